@@ -1,0 +1,1 @@
+"""One module per paper: parameters, symbols, equations, observables."""

@@ -1,0 +1,15 @@
+"""Numerical back ends: precision contexts, root finders, result objects."""
+
+from .precision import agreement_digits, precision
+from .result import SolveResult
+from .roots import NewtonReport, bracketed_newton, bracketed_newton_vec, newton_system
+
+__all__ = [
+    "agreement_digits",
+    "precision",
+    "SolveResult",
+    "NewtonReport",
+    "bracketed_newton",
+    "bracketed_newton_vec",
+    "newton_system",
+]

@@ -1,0 +1,71 @@
+"""Spectral averages as SymPy objects.
+
+For a training covariance with eigenvalues ``lambda_i`` and a test covariance whose diagonal in
+that eigenbasis is ``mu_i``, the theories need averages
+
+.. math::  \\langle \\phi \\rangle = \\frac1d \\sum_{i=1}^d \\phi(\\lambda_i, \\mu_i).
+
+:class:`SpectralAverage` holds ``phi`` as an expression in the symbols :data:`LAMBDA_I`,
+:data:`MU_I` and the model's parameters. It is linear, so differentiation passes inside:
+``d<phi>/dx = <d phi/dx>`` (this is how exact Jacobians of self-consistent equations are formed).
+:func:`expand_averages` uses linearity to split sums and pull out factors that do not depend on
+the eigenvalue, which lets SymPy solve for quantities such as ``M'`` that appear both outside and
+inside an average.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+LAMBDA_I = sympy.Symbol("lambda_i", nonnegative=True)
+"""Eigenvalue of the training covariance (summation variable)."""
+
+MU_I = sympy.Symbol("mu_i", nonnegative=True)
+"""Diagonal entry of the test covariance in the training eigenbasis (summation variable)."""
+
+_SUMMATION = (LAMBDA_I, MU_I)
+
+
+class SpectralAverage(sympy.Function):
+    """``<phi>`` = (1/d) sum_i phi(lambda_i, mu_i); printed as a bracket."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, arg):
+        if not (arg.free_symbols & set(_SUMMATION)):
+            return arg  # <c> = c
+        return None
+
+    def _eval_derivative(self, s):
+        return SpectralAverage(sympy.diff(self.args[0], s))
+
+    def _latex(self, printer, exp=None):
+        inner = printer._print(self.args[0])
+        tex = r"\left\langle %s \right\rangle" % inner
+        return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+    def _sympystr(self, printer):
+        return "<%s>" % printer._print(self.args[0])
+
+
+def avg(expr) -> sympy.Expr:
+    """Shorthand for :class:`SpectralAverage`."""
+    return SpectralAverage(sympy.sympify(expr))
+
+
+def expand_averages(expr) -> sympy.Expr:
+    """Rewrite each average by linearity: ``<a f + b g> = a<f> + b<g>`` for ``a, b`` free of the
+    eigenvalue symbols. The inner expressions are expanded first."""
+
+    def split(arg):
+        arg = sympy.expand(arg)
+        total = sympy.Integer(0)
+        for term in sympy.Add.make_args(arg):
+            const, dep = [], []
+            for fac in sympy.Mul.make_args(term):
+                (dep if fac.free_symbols & set(_SUMMATION) else const).append(fac)
+            total += sympy.Mul(*const) * (SpectralAverage(sympy.Mul(*dep)) if dep else 1)
+        return total
+
+    return expr.replace(lambda e: isinstance(e, SpectralAverage), lambda e: split(e.args[0]))
