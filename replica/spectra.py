@@ -282,6 +282,16 @@ class SpectralPairs:
                 np.array([float(v) for v in self.weight]))
 
 
+def _exact_diagonal(C: Covariance):
+    """The diagonal of ``C`` as exact Fractions, or ``None`` if it is not rational."""
+    if C.diagonal is not None:
+        return list(C.diagonal)
+    if C.matrix is not None and all(isinstance(C.matrix[i][i], Fraction) for i in range(C.d)) \
+            and (C.scale is None or isinstance(C.scale, Fraction)):
+        return [C.matrix[i][i] * (C.scale if C.scale is not None else 1) for i in range(C.d)]
+    return None
+
+
 def spectral_pairs_mp(train: Covariance, test: Covariance) -> SpectralPairs:
     """:class:`SpectralPairs` at the working precision (mpmath).
 
@@ -292,11 +302,8 @@ def spectral_pairs_mp(train: Covariance, test: Covariance) -> SpectralPairs:
     d = train.d
     commuting = train.is_diagonal and test.is_diagonal
     if train.is_diagonal:
-        if train.diagonal is not None and (test.diagonal is not None or
-                                           all(isinstance(test.matrix[i][i], Fraction)
-                                               for i in range(d))):
-            tdiag = test.diagonal if test.diagonal is not None else \
-                [test.matrix[i][i] * (test.scale or 1) for i in range(d)]
+        tdiag = _exact_diagonal(test)
+        if train.diagonal is not None and tdiag is not None:
             counts: dict = {}
             for pair in zip(train.diagonal, tdiag):
                 counts[pair] = counts.get(pair, 0) + 1

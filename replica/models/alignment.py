@@ -484,3 +484,25 @@ def solve_params(p: AlignmentParams, dps: int = 30, verify: bool = True,
     return SolveResult(model=model, params=p.echo(), dps=dps, groups=groups, converged=True,
                        iterations=iters, residual=rep.residual, condition=rep.condition,
                        digits=digits, digits_how=how, notes=notes)
+
+
+def misalignment_spectrum(alpha, tau, kappa, rho, lam=0, d=None, train="identity", dps: int = 30):
+    """Eigenvalues ``k_i`` of ``K = q F + (q lambda_tilde - sigma^2) F'`` paired with the
+    training eigenvalues ``lambda_i`` (sorted by ``lambda_i`` decreasing), at ``dps`` digits.
+
+    ``e_misalign = (1/d) sum_i mu_i k_i``: at fixed trace of ``C_test`` the rank-one test along the
+    direction with the smallest ``k_i`` minimises the error (spec §3.9).
+    """
+    p = make_params(alpha, tau, kappa, rho, lam, d, train, train)
+    start = _float_start(p)
+    with precision(dps):
+        vals, _, _ = _solve_mp_once(p, start)
+        pairs = spectral_pairs_mp(p.train, p.train)
+        pv = _param_values_mp(p, pairs)
+        k_expr = K_I.subs(kappa, sympy.oo) if p.kappa == INF else K_I
+        fn = sympy.lambdify([LAMBDA_I, M, M_prime, q, lambda_tilde, sigma] + list(PARAM_SYMBOLS),
+                            k_expr, modules="mpmath")
+        out = sorted(((l, fn(l, vals["M"], vals["M_prime"], vals["q"], vals["lambda_tilde"],
+                             vals["sigma"], *pv)) for l in set(pairs.lam)),
+                     key=lambda t: -t[0])
+    return [l for l, _ in out], [k for _, k in out]

@@ -59,7 +59,7 @@ def expand_averages(expr) -> sympy.Expr:
     eigenvalue symbols. The inner expressions are expanded first."""
 
     def split(arg):
-        arg = sympy.expand(arg)
+        arg = sympy.expand_mul(arg, deep=False)
         total = sympy.Integer(0)
         for term in sympy.Add.make_args(arg):
             const, dep = [], []
