@@ -17,6 +17,7 @@ from .errors import ReplicaError
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
 COMMAND_MODULES = [
     "replica.commands.solve",
+    "replica.commands.transition",
 ]
 
 

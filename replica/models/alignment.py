@@ -69,6 +69,16 @@ F_I = 1 / (A_COEFF * LAMBDA_I + z)
 SELF_CONSISTENCY = M - avg(F_I)
 """Paper eq. (17): zero at M = M_kappa(z)."""
 
+a_coeff = sympy.Symbol("a", positive=True)
+M_OF_A = (1 - kappa * (1 - a_coeff)) / z
+"""M in terms of the coefficient a (inverting a = 1 - 1/kappa + z M/kappa)."""
+
+SELF_CONSISTENCY_A = sympy.expand(z * SELF_CONSISTENCY.subs(M, M_OF_A)).replace(
+    lambda e: isinstance(e, type(avg(F_I))), lambda e: avg(sympy.simplify(e.args[0])))
+"""z times eq. (17) with the unknown a instead of M: kappa(a - 1) + 1 - <z/(a lambda + z)> = 0.
+Increasing in a on (max(0, 1 - 1/kappa), 1]; solving for a keeps full relative precision when
+a is tiny (the collapsed phase at small z, where M = (1-kappa)/z + O(1) cancels)."""
+
 M_PRIME_CLOSED = -(avg(F_I**2) + M / kappa * avg(LAMBDA_I * F_I**2)) / \
     (1 + z / kappa * avg(LAMBDA_I * F_I**2))
 """dM/dz from implicit differentiation of eq. (17)."""
@@ -126,6 +136,8 @@ def _compiled(kappa_infinite: bool):
 
     g = k(SELF_CONSISTENCY)
     resolvent = compile_expressions([g, sympy.diff(g, M)], [M, z, kappa])
+    resolvent_a = compile_expressions([SELF_CONSISTENCY_A, sympy.diff(SELF_CONSISTENCY_A, a_coeff)],
+                                      [a_coeff, z, kappa])
     mprime = compile_expressions([k(M_PRIME_CLOSED)], [M, z, kappa])
     at_sigma = [k(e).subs(z, sigma) for e in (SELF_CONSISTENCY, sympy.diff(SELF_CONSISTENCY, M))]
     sig = SIGMA
@@ -142,7 +154,7 @@ def _compiled(kappa_infinite: bool):
     observables = compile_expressions(
         [Q, E_SCALAR, k(E_MISALIGN), k(RESOLVENT_MEASURE), E_IDG], obs_args)
     inverse = compile_expressions([INVERSE_MEASURE], [])
-    return dict(resolvent=resolvent, mprime=mprime, systems=systems, observables=observables,
+    return dict(resolvent=resolvent, resolvent_a=resolvent_a, mprime=mprime, systems=systems, observables=observables,
                 inverse=inverse)
 
 
@@ -306,23 +318,36 @@ def solve_float64(p: AlignmentParams | None = None, *, train=None, test=None, al
 # High-precision path
 # ---------------------------------------------------------------------------------------------
 def resolvent_mp(zv, kappa_v, pairs, start=None):
-    """``M_kappa(z)`` at the working precision (safeguarded Newton in the bracket of §3.1)."""
-    kinf = kappa_v == mpmath.inf
-    comp = _compiled(kinf)["resolvent"]
-    lo = mpmath.mpf(0) if kinf else max(mpmath.mpf(0), (1 - kappa_v) / zv)
-    hi = 1 / zv
-    c = mpmath.fsum(w * l for l, w in zip(pairs.lam, pairs.weight))
-    x0 = start if start is not None and lo < start < hi else 1 / (c + zv)
-    if not (lo < x0 <= hi):
-        x0 = (lo + hi) / 2
+    """``M_kappa(z)`` at the working precision.
 
-    def fdf(m):
-        g, dg = comp.mp([m, zv, kappa_v], pairs)
-        return g, dg
+    Solved for the coefficient ``a = 1 - 1/kappa + z M/kappa`` by safeguarded Newton on the
+    increasing function :data:`SELF_CONSISTENCY_A` in ``(max(0, 1 - 1/kappa), 1]`` (the bracket of
+    spec §3.1 for ``M``), then ``M = (1 - kappa (1 - a))/z``. For ``kappa = oo``, ``a = 1``.
+    ``start`` is an approximate ``M``.
+    """
+    if kappa_v == mpmath.inf:
+        comp = _compiled(True)["resolvent"]
+        return mpmath.fsum(w / (l + zv) for l, w in zip(pairs.lam, pairs.weight))
+    comp = _compiled(False)["resolvent_a"]
+    lo = max(mpmath.mpf(0), 1 - 1 / kappa_v)
+    hi = mpmath.mpf(1)
+    a0 = None
+    if start is not None:
+        a0 = 1 - 1 / kappa_v + zv * mpmath.mpf(start) / kappa_v
+    if a0 is None or not (lo < a0 < hi):
+        c = mpmath.fsum(w * l for l, w in zip(pairs.lam, pairs.weight))
+        a0 = 1 - 1 / kappa_v + zv / (c + zv) / kappa_v
+        if not (lo < a0 < hi):
+            a0 = (lo + hi) / 2
 
-    m, _ = bracketed_newton(fdf, lo, hi * (1 + mpmath.eps), x0, increasing=True,
-                            rtol=mpmath.eps * 4, what="M_kappa")
-    return m
+    def fdf(a):
+        h, dh = comp.mp([a, zv, kappa_v], pairs)
+        return h, dh
+
+    a, _ = bracketed_newton(fdf, lo, hi * (1 + 4 * mpmath.eps), a0, increasing=True,
+                            rtol=mpmath.eps * 4, what="M_kappa (coefficient a)")
+    del comp
+    return (1 - kappa_v * (1 - a)) / zv
 
 
 def _solve_mp_once(p: AlignmentParams, start=None):

@@ -1,0 +1,67 @@
+"""``replica transition MODEL ...``: locate a phase transition (or finite-alpha crossover)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from .common import add_dps, parse_dps
+
+
+def register(subparsers):
+    p = subparsers.add_parser(
+        "transition", help="locate a phase transition numerically",
+        description="Locate a model's phase transition. Without --alpha: the non-analytic point of "
+                    "the alpha -> oo limit (found numerically, never substituted). With --alpha A: "
+                    "the finite-alpha crossover, by the definition printed in the output.")
+    models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
+    a = models.add_parser("alignment", help="kappa_c for C_train = lowrank:F (paper A)",
+                          description="Task-diversity transition of paper A with a low-rank "
+                                      "C_train = P/F. --rho is the label-noise variance.")
+    a.add_argument("--rank-fraction", required=True, help="F = rank(C_train)/d, in (0, 1]")
+    a.add_argument("--tau", required=True, help="pretraining contexts n/d^2 (> 1)")
+    a.add_argument("--rho", required=True, help="label-noise variance")
+    a.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    add_dps(a)
+    a.set_defaults(run=_run_alignment)
+    i = models.add_parser("isotropic", help="kappa_c of paper B (memorisation -> ICL)",
+                          description="Task-diversity transition of paper B (C = I). --rho is "
+                                      "the label-noise variance.")
+    i.add_argument("--tau", required=True, help="pretraining contexts n/d^2 (> 1)")
+    i.add_argument("--rho", required=True, help="label-noise variance")
+    i.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    add_dps(i)
+    i.set_defaults(run=_run_isotropic)
+    return models
+
+
+def print_transition(res, as_json):
+    data = res.to_json_dict()
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    key = "kappa_c" if "kappa_c" in data else "rho_c"
+    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+    sys.stdout.write(f"{data['model']} transition ({params})\n"
+                     f"  {key} = {data[key]}  (error bound {data['error_bound']}, "
+                     f"{data['digits']} digits)\n  definition: {data['definition']}\n"
+                     f"  method: {data['method']}\n")
+    for n in data["notes"]:
+        sys.stdout.write(f"  note: {n}\n")
+
+
+def _run_alignment(args):
+    from ..transitions import alignment_transition
+
+    res = alignment_transition(args.rank_fraction, args.tau, args.rho, args.alpha,
+                               dps=parse_dps(args.dps))
+    print_transition(res, args.json)
+    return 0
+
+
+def _run_isotropic(args):
+    from ..transitions import isotropic_transition
+
+    res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps))
+    print_transition(res, args.json)
+    return 0

@@ -1,0 +1,164 @@
+r"""Phase transitions of the models, located numerically (``replica transition ...``).
+
+**Alignment and isotropic models** (papers A and B). For ridgeless pretraining with ``tau > 1`` the
+effective noise is :math:`\sigma = (\rho + c_{\rm train})/\alpha`, which tends to 0 as
+``alpha -> oo``. The theory then probes the resolvent of the sample task covariance ``R_k`` at
+vanishing argument, and its limit is governed by the **mass of the atom at zero** of the limiting
+spectral law of ``R_k``,
+
+.. math::  A(\kappa) = \lim_{\sigma\to0^+} \sigma\, M_\kappa(\sigma).
+
+``A`` is piecewise analytic in the task diversity ``kappa``; its non-analytic point is the
+transition (memorisation below, in-context learning above). The code computes ``A`` by Richardson
+extrapolation in ``sigma`` of the solved self-consistent equation (17) and locates the kink by
+branch intersection (:func:`replica.numerics.transitions.locate_kink`); it never substitutes the
+expected answer (``kappa_c = rank(C_train)/d``, and ``1`` for the isotropic model).
+
+At finite ``alpha`` (``--alpha A``) the crossover is defined as the point of extremal curvature of
+the finite-``sigma`` indicator :math:`A_\alpha(\kappa) = \sigma M_\kappa(\sigma)` with
+:math:`\sigma = (\rho + c_{\rm train})/\alpha`, i.e. the root of
+:math:`\partial_\kappa^3 A_\alpha = 0`; it converges to the transition as ``alpha -> oo``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+
+import mpmath
+
+from .errors import ParameterError
+from .models import alignment as A
+from .numerics import precision
+from .numerics.transitions import Location, limit_to_zero, locate_crossover, locate_kink
+from .params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
+from .spectra import SpectralPairs
+
+
+@dataclasses.dataclass
+class TransitionResult:
+    model: str
+    params: dict
+    dps: int
+    key: str  # "kappa_c" or "rho_c"
+    location: Location
+    definition: str
+    method: str
+    notes: list
+
+    def to_json_dict(self):
+        from .numerics.result import decimal_string
+
+        digits = min(self.location.digits(), self.dps)
+        return {"model": self.model, "params": self.params, "dps": self.dps,
+                self.key: decimal_string(self.location.value, max(digits, 5)),
+                "error_bound": decimal_string(self.location.error_bound, 5),
+                "digits": digits, "definition": self.definition, "method": self.method,
+                "iterations": self.location.iterations, "converged": True, "notes": self.notes}
+
+
+def two_atom_pairs(rank_fraction) -> SpectralPairs:
+    """Spectrum of ``C_train = P/F`` (trace-normalised projector of rank ``F d``): eigenvalue
+    ``1/F`` with weight ``F`` and ``0`` with weight ``1 - F`` (exact ``F``, any ``d``)."""
+    f = to_mpf(rank_fraction)
+    lam, w = [1 / f], [f]
+    if rank_fraction < 1:
+        lam.append(mpmath.mpf(0))
+        w.append(1 - f)
+    return SpectralPairs(lam, list(lam), w, True)
+
+
+def atom_mass_indicator(pairs, sigma0):
+    """``kappa -> lim_{sigma->0} sigma M_kappa(sigma)`` (Richardson from ``sigma0``)."""
+
+    def indicator(kappa):
+        val, _ = limit_to_zero(lambda s: s * A.resolvent_mp(s, kappa, pairs), sigma0, levels=4)
+        return val
+
+    return indicator
+
+
+def finite_alpha_indicator(pairs, sigma):
+    def indicator(kappa):
+        return sigma * A.resolvent_mp(sigma, kappa, pairs)
+
+    return indicator
+
+
+def _check_tau(tau):
+    if tau <= 1:
+        raise ParameterError("--tau", "a sharp transition needs tau > 1 (for tau <= 1 the "
+                                      "effective ridge lambda_tilde stays finite as alpha -> oo)")
+
+
+def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
+    """Locate the kink of ``A(kappa)`` (``alpha is None``) or the finite-alpha crossover."""
+    with precision(dps):
+        lo, hi = (to_mpf(kappa_range[0]), to_mpf(kappa_range[1]))
+        if alpha is None:
+            sigma0 = mpmath.mpf(10) ** (-(dps // 2))
+            loc = locate_kink(atom_mass_indicator(pairs, sigma0), lo, hi, what="kappa_c")
+            definition = ("kappa_c: non-analytic point of A(kappa) = lim_{sigma->0} sigma "
+                          "M_kappa(sigma), the mass of the zero atom of the limiting spectrum of "
+                          "the sample task covariance R_k (alpha -> oo, ridgeless, tau > 1)")
+            method = ("A by Richardson extrapolation in sigma of the solved eq. (17); kink by "
+                      "second-difference scan and intersection of quadratic fits of the two "
+                      "analytic branches; error bound = last change of the location")
+        else:
+            sigma = (to_mpf(rho) + c_train) / to_mpf(alpha)
+            ind = finite_alpha_indicator(pairs, sigma)
+            # bracket the curvature extremum: scan, then zoom until the peak is resolved
+            a_, b_ = lo, hi
+            for _ in range(40):
+                grid = [a_ + (b_ - a_) * k / 32 for k in range(33)]
+                vals = [ind(k) for k in grid]
+                sec = [abs(vals[i + 1] - 2 * vals[i] + vals[i - 1]) for i in range(1, 32)]
+                i = max(range(len(sec)), key=lambda j: sec[j])
+                resolved = 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4
+                i += 1
+                if resolved:
+                    break
+                a_, b_ = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
+            loc = locate_crossover(ind, grid[i], bracket=(grid[i - 1], grid[i + 1]),
+                                   what="crossover")
+            definition = (f"kappa*(alpha): extremal curvature in kappa of A_alpha(kappa) = sigma "
+                          f"M_kappa(sigma) at sigma = (rho + c_train)/alpha, i.e. the root of its "
+                          f"third kappa-derivative (alpha = {exact_str(alpha)})")
+            method = ("zooming scan for the curvature peak, then Anderson-Bjorck on the third "
+                      "derivative (mpmath.diff); error bound from a Newton correction")
+        return loc, definition, method
+
+
+def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
+    """kappa_c for ``C_train = lowrank:F`` (paper A, spec §3.7(viii))."""
+    f = parse_exact(rank_fraction, "--rank-fraction")
+    if not (0 < f <= 1):
+        raise ParameterError("--rank-fraction", f"must lie in (0, 1], got {exact_str(f)}")
+    t = require_positive(parse_exact(tau, "--tau"), "--tau")
+    r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
+    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
+    _check_tau(t)
+    with precision(dps):
+        pairs = two_atom_pairs(f)
+    loc, definition, method = spectral_transition(pairs, mpmath.mpf(1), r, a, dps,
+                                                  (Fraction(1, 50), Fraction(3, 2)))
+    params = {"rank_fraction": exact_str(f), "tau": exact_str(t), "rho": exact_str(r),
+              "alpha": "inf" if a is None else exact_str(a)}
+    notes = ["in the alpha -> oo limit the location depends only on the training spectrum "
+             "(tau > 1 and rho enter only at finite alpha through sigma)"]
+    return TransitionResult("alignment", params, dps, "kappa_c", loc, definition, method, notes)
+
+
+def isotropic_transition(tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
+    """kappa_c of paper B (memorisation -> in-context learning)."""
+    t = require_positive(parse_exact(tau, "--tau"), "--tau")
+    r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
+    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
+    _check_tau(t)
+    with precision(dps):
+        pairs = two_atom_pairs(Fraction(1))
+    loc, definition, method = spectral_transition(pairs, mpmath.mpf(1), r, a, dps,
+                                                  (Fraction(1, 10), Fraction(3)))
+    params = {"tau": exact_str(t), "rho": exact_str(r),
+              "alpha": "inf" if a is None else exact_str(a)}
+    return TransitionResult("isotropic", params, dps, "kappa_c", loc, definition, method, [])
