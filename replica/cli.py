@@ -18,6 +18,7 @@ from .errors import ReplicaError
 COMMAND_MODULES = [
     "replica.commands.solve",
     "replica.commands.transition",
+    "replica.commands.phase_diagram",
 ]
 
 

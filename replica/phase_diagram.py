@@ -1,0 +1,184 @@
+r"""Phase diagrams: regions and boundary curves in two-parameter planes, as PNG and CSV.
+
+* :func:`alignment_specialisation` -- paper A's power-law specialisation: the relative gain
+  :math:`G = -100\,[E(p_{\rm tr}) - E(p_{\rm test})]/E(p_{\rm test})` of pretraining on a power law
+  :math:`p_{\rm tr}` when testing on :math:`p_{\rm test}`, over ``(kappa, p_tr - p_test)`` (float64
+  heatmap), and the boundary :math:`G = 0,\ p_{\rm tr} > p_{\rm test}` beyond which a steeper
+  pretraining spectrum stops helping, traced with
+  :func:`replica.numerics.transitions.trace_boundary` in mpmath (each point polished).
+* :func:`isotropic_nonmonotone` -- paper B's region of non-monotone error in ``alpha`` over
+  ``(kappa, rho)``: a point is inside when ``e(alpha)`` has an interior local minimum on the
+  ``alpha`` grid (float64 scan); the boundary in ``kappa`` at each ``rho`` is refined by bisection
+  on this indicator (the fallback method: the indicator is a yes/no function).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from .models import alignment as A
+from .numerics import precision
+from .numerics.transitions import trace_boundary
+from .spectra import Covariance, parse_spec
+
+
+def _powerlaw(p, d) -> Covariance:
+    if not isinstance(p, Fraction):
+        with mpmath.workdps(30):
+            p = Fraction(mpmath.nstr(mpmath.mpf(p), 25))
+    return parse_spec(f"powerlaw:{p.numerator}/{p.denominator}", d)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _write_csv(path, header, rows):
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p_test="0.9",
+                             kappas=None, dps_range=None, progress=None, dps=20):
+    """Heatmap of the gain and the boundary ``E(p_test + dp) = E(p_test)``, ``dp > 0``.
+
+    Writes ``alignment_specialisation.png``, ``alignment_specialisation_grid.csv`` and
+    ``alignment_specialisation_boundary.csv`` into ``out_dir``; returns the boundary points
+    ``[(kappa, dp), ...]`` (mpf).
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    kappas = np.linspace(0.2, 2.2, 41) if kappas is None else np.asarray(kappas, float)
+    dps_range = np.linspace(-0.4, 2.0, 49) if dps_range is None else np.asarray(dps_range, float)
+    pt = Fraction(p_test)
+    test = _powerlaw(pt, d)
+    common = dict(alpha=float(Fraction(alpha)), tau=float(Fraction(tau)),
+                  rho=float(Fraction(rho)), kappa=kappas)
+    base = A.solve_float64(train=test, test=test, **common)["e_icl"]
+    gain = np.empty((len(dps_range), len(kappas)))
+    for i, dp in enumerate(dps_range):
+        tr = _powerlaw(float(pt) + dp, d)
+        gain[i] = -100 * (A.solve_float64(train=tr, test=test, **common)["e_icl"] - base) / base
+        if progress:
+            progress(i + 1, len(dps_range))
+    rows = [(f"{k:.6g}", f"{dp:.6g}", f"{g:.10g}") for i, dp in enumerate(dps_range)
+            for k, g in zip(kappas, gain[i])]
+    _write_csv(os.path.join(out_dir, "alignment_specialisation_grid.csv"),
+               ["kappa", "p_train_minus_p_test", "gain_percent"], rows)
+
+    # boundary: at each kappa, the dp > 0 where the gain changes sign (bracketed on the grid)
+    boundary = []
+    pos = dps_range > 0
+    cand = [j for j in range(len(kappas))
+            if np.any(np.diff(np.sign(gain[pos, j])) < 0)]
+    if cand:
+        with precision(dps):
+            def f(k, dp):
+                tr = _powerlaw(pt + Fraction(mpmath.nstr(dp, dps)), d)
+                kw = dict(alpha=alpha, tau=tau, kappa=Fraction(mpmath.nstr(k, dps)), rho=rho,
+                          d=d, test=test, dps=dps, verify=False)
+                return (A.solve(train=tr, **kw)["e_icl"] - A.solve(train=test, **kw)["e_icl"])
+
+            j0 = cand[0]
+            col = gain[pos, j0]
+            i0 = int(np.where(np.diff(np.sign(col)) < 0)[0][0])
+            guess = dps_range[pos][i0]
+            ks = [mpmath.mpf(float(k)) for k in kappas[j0:]][::4]
+            if ks[-1] != kappas[-1]:
+                ks.append(mpmath.mpf(float(kappas[-1])))
+            boundary = trace_boundary(f, ks, guess, p2_bounds=(mpmath.mpf("0.01"), None),
+                                      max_turn=0.15, tol=mpmath.mpf(10) ** (-dps + 6))
+    _write_csv(os.path.join(out_dir, "alignment_specialisation_boundary.csv"),
+               ["kappa", "p_train_minus_p_test"],
+               [(mpmath.nstr(k, 15), mpmath.nstr(v, 15)) for k, v in boundary])
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6.4, 4.6))
+    lim = np.nanmax(np.abs(gain))
+    im = ax.pcolormesh(kappas, dps_range, gain, cmap="RdBu", vmin=-lim, vmax=lim, shading="auto")
+    fig.colorbar(im, ax=ax, label=r"gain $-100\,[E(p_{tr})-E(p_{test})]/E(p_{test})$ (%)")
+    if boundary:
+        ax.plot([float(k) for k, _ in boundary], [float(v) for _, v in boundary], "k.-", lw=1.2,
+                label="gain = 0 (traced, mpmath)")
+        ax.legend(loc="lower right", fontsize=8)
+    ax.axhline(0, color="grey", lw=0.6)
+    ax.set_xlabel(r"task diversity $\kappa$")
+    ax.set_ylabel(r"$p_{train} - p_{test}$")
+    ax.set_title(f"Power-law specialisation (d={d}, alpha={alpha}, tau={tau}, rho={rho}, "
+                 f"p_test={p_test})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, "alignment_specialisation.png"), dpi=130)
+    plt.close(fig)
+    return boundary
+
+
+def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
+    """True where ``e(alpha)`` (isotropic theory) has an interior local minimum on ``alphas``."""
+    ident = parse_spec("identity", 1)
+    with np.errstate(all="ignore"):
+        out = A.solve_float64(train=ident, test=ident, alpha=alphas, tau=tau, kappa=kappa,
+                              rho=rho)
+    e = out["e_icl"] if which == "e_icl" else out["e_idg"]
+    diff = np.diff(e, axis=-1)
+    return np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1)
+
+
+def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rhos=None,
+                          alphas=None, bisection_steps=12, progress=None):
+    """Region of non-monotone ``e(alpha)`` in ``(kappa, rho)``; PNG + CSV (grid and boundary)."""
+    os.makedirs(out_dir, exist_ok=True)
+    t = float(Fraction(tau))
+    kappas = np.linspace(0.1, 2.1, 41) if kappas is None else np.asarray(kappas, float)
+    rhos = np.linspace(0.01, 1.0, 25) if rhos is None else np.asarray(rhos, float)
+    alphas = np.logspace(-2, 3, 200) if alphas is None else np.asarray(alphas, float)
+    inside = nonmonotone_indicator(kappas[:, None, None], rhos[None, :, None], t,
+                                   alphas[None, None, :], which)
+    tag = f"isotropic_nonmonotone_{which}_tau{tau}"
+    _write_csv(os.path.join(out_dir, tag + "_grid.csv"), ["kappa", "rho", "nonmonotone"],
+               [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j])) for i, k in enumerate(kappas)
+                for j, r in enumerate(rhos)])
+    boundary = []
+    for j, r in enumerate(rhos):
+        col = inside[:, j]
+        for i in np.where(col[:-1] != col[1:])[0]:
+            a, b = kappas[i], kappas[i + 1]
+            va = col[i]
+            for _ in range(bisection_steps):
+                m = 0.5 * (a + b)
+                vm = bool(nonmonotone_indicator(np.array([m])[:, None], r, t,
+                                                alphas[None, :], which)[0])
+                if vm == va:
+                    a = m
+                else:
+                    b = m
+            boundary.append((0.5 * (a + b), r, 0.5 * (b - a)))
+        if progress:
+            progress(j + 1, len(rhos))
+    _write_csv(os.path.join(out_dir, tag + "_boundary.csv"), ["kappa", "rho", "half_width"],
+               [(f"{k:.10g}", f"{r:.6g}", f"{w:.2g}") for k, r, w in boundary])
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    ax.pcolormesh(kappas, rhos, inside.T.astype(float), cmap="Greys", vmin=0, vmax=2.5,
+                  shading="auto")
+    if boundary:
+        ax.plot([b[0] for b in boundary], [b[1] for b in boundary], "r.", ms=4,
+                label="boundary (bisection)")
+        ax.legend(fontsize=8)
+    ax.axvline(min(t, 1.0), color="b", lw=0.8, ls="--")
+    ax.set_xlabel(r"$\kappa$")
+    ax.set_ylabel(r"noise variance $\rho$")
+    ax.set_title(f"non-monotone {which} in alpha (shaded), isotropic, tau={tau}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, tag + ".png"), dpi=130)
+    plt.close(fig)
+    return inside, boundary
