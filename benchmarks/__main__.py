@@ -1,0 +1,26 @@
+"""``python -m benchmarks``: run every benchmark and rewrite its README section."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+MODULES = [
+    "benchmarks.alignment_speed",
+    "benchmarks.transition_precision",
+]
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    names = [m for m in MODULES if not argv or any(a in m for a in argv)]
+    for i, name in enumerate(names, 1):
+        t = time.perf_counter()
+        print(f"[{i}/{len(names)}] {name} ...", flush=True)
+        importlib.import_module(name).main()
+        print(f"    done in {time.perf_counter() - t:.0f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

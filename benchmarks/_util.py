@@ -1,0 +1,47 @@
+"""Shared helpers for the benchmarks: timing (median of repeats), machine line, README sections."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import statistics
+import time
+
+README = os.path.join(os.path.dirname(__file__), "README.md")
+
+
+def median_time(fn, repeats=5):
+    """Median wall time of ``fn()`` over ``repeats`` calls (and the last return value)."""
+    times = []
+    out = None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def machine_line():
+    return (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{time.strftime('%Y-%m-%d')}")
+
+
+def write_section(name, markdown):
+    """Replace (or append) the README section ``name``."""
+    text = open(README).read() if os.path.exists(README) else "# Benchmarks\n"
+    begin, end = f"<!-- BEGIN {name} -->", f"<!-- END {name} -->"
+    block = f"{begin}\n{markdown.rstrip()}\n{end}"
+    if begin in text and end in text:
+        text = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _: block, text,
+                      flags=re.S)
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    with open(README, "w") as fh:
+        fh.write(text)
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
