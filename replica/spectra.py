@@ -28,6 +28,7 @@ matrix ``R_k = (1/k) sum_j t_j t_j^T`` with ``t_j ~ N(0, c I)`` and ``k = kappa 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from fractions import Fraction
 
@@ -57,6 +58,130 @@ def marchenko_pastur_prime_expr(z, kappa, c=1):
     m = marchenko_pastur_expr(z, kappa, c)
     b = z + c - c / kappa
     return -m**2 / 2 * (1 + (z + c + c / kappa) / sympy.sqrt(b**2 + 4 * c * z / kappa))
+
+
+# -- Low-rank task covariance (arXiv 2510.04548, spec lowrank.md §2.2) ---------------------------
+#
+# S = (1/M0) sum_nu w_nu w_nu^T with w = sqrt(D/r) A v, A a D x r orthonormal frame, M0 = kappa D,
+# r = rho D: S = A W A^T / rho with W an r x r Wishart matrix of aspect ratio rho/kappa. Its
+# spectrum has an atom of mass 1 - min(kappa, rho) at 0 and a Marchenko--Pastur bulk. Convention
+# of that paper: g(z) = int dmu(t)/(t - z), evaluated at real z < 0 only.
+
+
+def _lowrank_b_s(z, kappa, rho):
+    """``b = kappa rho z + rho - kappa`` and ``s = sqrt(b^2 - 4 rho^2 kappa z)``; for ``z < 0``,
+    ``s > |b|``."""
+    b = kappa * rho * z + rho - kappa
+    return b, sympy.sqrt(b**2 - 4 * rho**2 * kappa * z)
+
+
+def lowrank_stieltjes_tilde_expr(z, kappa, rho):
+    r"""Subspace-restricted transform :math:`\tilde g(z) = \frac1r\operatorname{Tr}[A^\top
+    (S - z)^{-1} A]` of the low-rank task covariance (spec (R-S3)), a SymPy expression.
+
+    It is the root of :math:`\rho z\tilde g^2 + b\tilde g + \rho\kappa = 0`, :math:`b = \kappa\rho
+    z + \rho - \kappa`, on the branch :math:`\tilde g = -(b + s)/(2\rho z)`,
+    :math:`s = \sqrt{b^2 - 4\rho^2\kappa z}` (the "−√" branch, :math:`\tilde g \sim -1/z` as
+    :math:`z\to-\infty`; spec (R-S4)). For :math:`z < 0`, :math:`s > |b|`, so the same root is
+    written without cancellation as :math:`-(b+s)/(2\rho z)` when :math:`b > 0` and as
+    :math:`2\rho\kappa/(s - b)` (numerator and denominator multiplied by :math:`s - b`) when
+    :math:`b \le 0`. ``kappa = sympy.oo`` gives the limit :math:`\rho/(1 - \rho z)` (the
+    spectrum of :math:`P/\rho`).
+    """
+    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
+    if kappa == sympy.oo:
+        return rho / (1 - rho * z)
+    b, s = _lowrank_b_s(z, kappa, rho)
+    return sympy.Piecewise(((b + s) / (-2 * rho * z), b > 0), (2 * rho * kappa / (s - b), True))
+
+
+def lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n: int = 1):
+    r""":math:`\tilde g^{(n)}(z)` as a SymPy expression. From implicit differentiation of the
+    quadratic, :math:`\tilde g' = -\rho\tilde g(\tilde g+\kappa)/(2\rho z\tilde g + b)`, and on the
+    chosen branch :math:`2\rho z\tilde g + b = -s`, so :math:`\tilde g' = \rho\tilde g(\tilde g +
+    \kappa)/s` (every factor positive for :math:`z<0`: no cancellation). Higher orders follow by
+    the chain rule :math:`d/dz = \partial_z + \tilde g'\,\partial_{\tilde g}`."""
+    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
+    if n < 0:
+        raise ValueError("derivative order must be >= 0")
+    if kappa == sympy.oo:
+        return rho ** (n + 1) * sympy.factorial(n) / (1 - rho * z) ** (n + 1)
+    x = sympy.Dummy("x")
+    G = sympy.Dummy("gtilde")
+    _, s = _lowrank_b_s(x, kappa, rho)
+    d1 = rho * G * (G + kappa) / s
+    expr = G
+    for _ in range(n):
+        expr = sympy.diff(expr, x) + sympy.diff(expr, G) * d1
+    return expr.subs(G, lowrank_stieltjes_tilde_expr(x, kappa, rho)).subs(x, z)
+
+
+def lowrank_stieltjes_expr(z, kappa, rho):
+    r"""Full-space transform :math:`g(z) = \frac1D\operatorname{Tr}(S - z)^{-1}` (spec (R-S2)):
+    :math:`g = -(1-\rho)/z + \rho\tilde g` (the complement of the task subspace contributes the
+    pure pole; a sum of two positive terms for :math:`z < 0`). Equal to the spec's
+    :math:`[\kappa+\rho-\kappa\rho z-2-\sqrt{(\rho\kappa z+\rho-\kappa)^2-4\rho^2\kappa z}]/(2z)`."""
+    return lowrank_stieltjes_derivative_expr(z, kappa, rho, 0)
+
+
+def lowrank_stieltjes_prime_expr(z, kappa, rho):
+    r""":math:`g'(z) = \frac1D\operatorname{Tr}(S-z)^{-2} = (1-\rho)/z^2 + \rho\tilde g'(z)`."""
+    return lowrank_stieltjes_derivative_expr(z, kappa, rho, 1)
+
+
+def lowrank_stieltjes_derivative_expr(z, kappa, rho, n: int = 0):
+    r""":math:`g^{(n)}(z) = -(1-\rho)\,(-1)^n n!/z^{n+1} + \rho\,\tilde g^{(n)}(z)`."""
+    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
+    pole = -(1 - rho) * (-1) ** n * sympy.factorial(n) / z ** (n + 1)
+    if n == 0:
+        return pole + rho * lowrank_stieltjes_tilde_expr(z, kappa, rho)
+    return pole + rho * lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n)
+
+
+def lowrank_stieltjes_quadratic(g, z, kappa, rho):
+    r"""The quadratic that :math:`g` solves (spec (R-S2)):
+    :math:`z^2g^2 + zg(\kappa\rho z + 2 - \kappa - \rho) + (1-\rho)(\kappa\rho z + 1 - \kappa)
+    + \rho^2\kappa z`."""
+    return (z**2 * g**2 + z * g * (kappa * rho * z + 2 - kappa - rho)
+            + (1 - rho) * (kappa * rho * z + 1 - kappa) + rho**2 * kappa * z)
+
+
+def lowrank_stieltjes_tilde_quadratic(gt, z, kappa, rho):
+    r"""The quadratic that :math:`\tilde g` solves (spec (R-S3)):
+    :math:`\rho z\tilde g^2 + (\kappa\rho z + \rho - \kappa)\tilde g + \rho\kappa`."""
+    return rho * z * gt**2 + (kappa * rho * z + rho - kappa) * gt + rho * kappa
+
+
+@functools.lru_cache(maxsize=None)
+def _lowrank_mp_evaluator(n: int, tilde: bool, kappa_infinite: bool):
+    x, k, r = sympy.symbols("x kappa rho")
+    kk = sympy.oo if kappa_infinite else k
+    if tilde:
+        e = lowrank_stieltjes_tilde_expr(x, kk, r) if n == 0 else \
+            lowrank_stieltjes_tilde_derivative_expr(x, kk, r, n)
+    else:
+        e = lowrank_stieltjes_derivative_expr(x, kk, r, n)
+    return sympy.lambdify([x, k, r], e, modules="mpmath")
+
+
+def lowrank_stieltjes_mp(z, kappa, rho, n: int = 0, tilde: bool = False):
+    """Numeric :math:`g^{(n)}(z)` (or :math:`\\tilde g^{(n)}` with ``tilde=True``) at the working
+    precision, from the SymPy closed forms above. ``z``, ``kappa``, ``rho`` are mpf (``kappa`` may
+    be ``mpmath.inf``). Raises :class:`ParameterError` unless ``z < 0`` (the branch rule, spec
+    (R-S4): the closed form is the Stieltjes transform only there), ``0 < rho <= 1``, ``kappa > 0``.
+    """
+    z, rho = mpmath.mpf(z), mpmath.mpf(rho)
+    kappa = mpmath.mpf(kappa)
+    if not z < 0:
+        raise ParameterError("z", f"the low-rank Stieltjes transform is evaluated at z < 0 only, "
+                                  f"got z = {mpmath.nstr(z, 8)}")
+    if not (0 < rho <= 1):
+        raise ParameterError("rho", "rank ratio must lie in (0, 1]")
+    if not kappa > 0:
+        raise ParameterError("kappa", "must be positive")
+    kinf = mpmath.isinf(kappa)
+    return _lowrank_mp_evaluator(int(n), bool(tilde), kinf)(z, mpmath.mpf(1) if kinf else kappa,
+                                                            rho)
 
 
 # ---------------------------------------------------------------------------------------------
