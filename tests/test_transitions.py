@@ -109,3 +109,17 @@ def test_transition_cli_json(cli):
     rc, _, err = cli("transition", "alignment", "--rank-fraction", "1.5", "--tau", "2",
                      "--rho", "0.01")
     assert rc == 2 and "--rank-fraction" in err and err.count("\n") == 1
+
+
+def test_interpolation_peak_approaches_one_as_ridge_vanishes():
+    from replica.errors import ParameterError
+    from replica.transitions import isotropic_interpolation_peak
+
+    dist = []
+    for lam in ("0.01", "0.001", "0.0001"):
+        r = isotropic_interpolation_peak(10, "inf", "0.01", lam, dps=20)
+        with precision(20):
+            dist.append(abs(r.location.value - 1))
+    assert dist[0] > dist[1] > dist[2] and dist[2] < 1e-3
+    with pytest.raises(ParameterError, match="--lam"):
+        isotropic_interpolation_peak(10, "inf", "0.01", "0")

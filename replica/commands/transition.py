@@ -27,9 +27,15 @@ def register(subparsers):
     i = models.add_parser("isotropic", help="kappa_c of paper B (memorisation -> ICL)",
                           description="Task-diversity transition of paper B (C = I). --rho is "
                                       "the label-noise variance.")
-    i.add_argument("--tau", required=True, help="pretraining contexts n/d^2 (> 1)")
+    i.add_argument("--tau", default=None, help="pretraining contexts n/d^2 (> 1); required "
+                                               "unless --interpolation-peak")
     i.add_argument("--rho", required=True, help="label-noise variance")
     i.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    i.add_argument("--interpolation-peak", action="store_true",
+                   help="instead locate the tau of the double-descent peak of e_ICL "
+                        "(needs --alpha, --kappa and a ridge --lam > 0)")
+    i.add_argument("--kappa", default=None, help="task diversity (with --interpolation-peak)")
+    i.add_argument("--lam", default="0", help="ridge (with --interpolation-peak)")
     add_dps(i)
     i.set_defaults(run=_run_isotropic)
     return models
@@ -40,7 +46,7 @@ def print_transition(res, as_json):
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
-    key = "kappa_c" if "kappa_c" in data else "rho_c"
+    key = next(k for k in ("kappa_c", "rho_c", "tau_peak") if k in data)
     params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
     sys.stdout.write(f"{data['model']} transition ({params})\n"
                      f"  {key} = {data[key]}  (error bound {data['error_bound']}, "
@@ -60,8 +66,19 @@ def _run_alignment(args):
 
 
 def _run_isotropic(args):
-    from ..transitions import isotropic_transition
+    from ..errors import ParameterError
+    from ..transitions import isotropic_interpolation_peak, isotropic_transition
 
+    if args.interpolation_peak:
+        for flag in ("alpha", "kappa"):
+            if getattr(args, flag) is None:
+                raise ParameterError(f"--{flag}", "is required with --interpolation-peak")
+        res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho, args.lam,
+                                           dps=parse_dps(args.dps))
+        print_transition(res, args.json)
+        return 0
+    if args.tau is None:
+        raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
     res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps))
     print_transition(res, args.json)
     return 0
