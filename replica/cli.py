@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "replica.commands.solve",
     "replica.commands.transition",
     "replica.commands.phase_diagram",
+    "replica.commands.appendix",
 ]
 
 

@@ -1,0 +1,120 @@
+r"""PDF compilation with ``latexmk -pdf -interaction=nonstopmode -halt-on-error``.
+
+The document is compiled in a temporary folder (latexmk reruns pdflatex until cross-references
+settle); the PDF and the log are copied next to the ``.tex``. Failures are one line:
+
+* :class:`LatexToolMissing` (exit status 2) -- ``latexmk`` is not on ``PATH``;
+* :class:`LatexCompileError` (exit status 1) -- pdflatex stopped with an error (the first ``!``
+  line of the log and its line number), or the PDF still has undefined references.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from ..errors import ParameterError, ReplicaError
+
+LATEXMK_ARGS = ("-pdf", "-interaction=nonstopmode", "-halt-on-error")
+INSTALL_HINT = ("install TeX Live (Debian: apt-get install latexmk texlive-latex-recommended "
+                "texlive-fonts-recommended)")
+
+
+class LatexToolMissing(ParameterError):
+    """``latexmk`` is not installed (exit status 2, like any unusable option)."""
+
+    def __init__(self, option: str = "--pdf"):
+        super().__init__(option, f"latexmk not found on PATH; {INSTALL_HINT}, or omit {option}")
+
+
+class LatexCompileError(ReplicaError):
+    """pdflatex reported an error, or references stayed undefined."""
+
+    exit_status = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileReport:
+    """Where the PDF and log went, and what the log says."""
+
+    pdf: str
+    log: str
+    undefined_references: tuple
+    warnings: tuple
+    seconds: float
+
+
+def latexmk_path() -> str:
+    """Path of ``latexmk``; raises :class:`LatexToolMissing` when it is not installed."""
+    path = shutil.which("latexmk")
+    if path is None:
+        raise LatexToolMissing()
+    return path
+
+
+def _first_error(log_text: str) -> str:
+    lines = log_text.splitlines()
+    for i, ln in enumerate(lines):
+        if ln.startswith("! "):
+            where = next((m.group(0) for m in (re.match(r"l\.\d+", x) for x in lines[i:i + 12])
+                          if m), "")
+            return (ln[2:].strip() + (f" (input {where})" if where else "")).strip()
+    return "see the log"
+
+
+def undefined_references(log_text: str) -> list[str]:
+    """Labels reported as undefined in a LaTeX log."""
+    refs = re.findall(r"(?:Reference|Citation) `([^']+)'\s+on\s+page\s+\d+\s+undefined",
+                      log_text)
+    refs = ["".join(r.split()) for r in refs]
+    if not refs and "There were undefined references" in log_text:
+        refs = ["(unnamed)"]
+    return sorted(set(refs))
+
+
+def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:
+    """Compile ``tex_path``; the PDF and ``.log`` are written next to it."""
+    import time
+
+    exe = latexmk_path()
+    tex_path = os.path.abspath(tex_path)
+    if not os.path.isfile(tex_path):
+        raise ParameterError("tex", f"no such file: {tex_path}")
+    base = os.path.splitext(os.path.basename(tex_path))[0]
+    outdir = os.path.dirname(tex_path)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="replica-latex-") as work:
+        shutil.copy(tex_path, os.path.join(work, base + ".tex"))
+        try:
+            # Long log lines (kpathsea reads these from the environment) keep messages whole.
+            env = dict(os.environ, max_print_line="10000", error_line="254",
+                       half_error_line="238")
+            proc = subprocess.run([exe, *LATEXMK_ARGS, base + ".tex"], cwd=work, env=env,
+                                  capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise LatexCompileError(f"latexmk did not finish within {timeout:.0f} s on "
+                                    f"{tex_path}") from None
+        log_path = os.path.join(work, base + ".log")
+        log_text = ""
+        if os.path.exists(log_path):
+            with open(log_path, encoding="latin-1") as fh:
+                log_text = fh.read()
+            shutil.copy(log_path, os.path.join(outdir, base + ".log"))
+        pdf_work = os.path.join(work, base + ".pdf")
+        if proc.returncode != 0 or not os.path.exists(pdf_work):
+            raise LatexCompileError(f"LaTeX error in {os.path.basename(tex_path)}: "
+                                    f"{_first_error(log_text)}")
+        undefined = undefined_references(log_text)
+        if undefined:
+            raise LatexCompileError(f"{os.path.basename(tex_path)}: undefined references "
+                                    f"{', '.join(undefined)}")
+        pdf = os.path.join(outdir, base + ".pdf")
+        shutil.copy(pdf_work, pdf)
+    warnings = tuple(sorted(set(re.findall(r"LaTeX Warning: ([^\n]+)", log_text))))
+    return CompileReport(pdf, os.path.join(outdir, base + ".log"), tuple(undefined), warnings,
+                         time.perf_counter() - t0)
