@@ -224,14 +224,14 @@ def _check_blocks():
     return reassembled and sympy.expand(lhs - rhs) == 0
 
 
-def _check_h_z():
+def _check_h_z(gamma_blocks=GAMMA_BLOCKS, h_z_blocks=H_Z_BLOCKS):
     """On the same explicit matrices, the trace form with the displayed {Gamma} and {H_Z} equals
     the block read-out with {v21} = 0, and differs from it when {v21} is left free, so the
     assumption {v21} = 0 is exactly what the reduction needs."""
     vals, scalars = _block_values()
     vals_lin = dict(vals)
-    vals_lin[Gamma.subs(SIZES)] = _instantiate(GAMMA_BLOCKS, SIZES, vals)
-    vals_lin[H_Z.subs(SIZES)] = _instantiate(H_Z_BLOCKS, SIZES, vals)
+    vals_lin[Gamma.subs(SIZES)] = _instantiate(gamma_blocks, SIZES, vals)
+    vals_lin[H_Z.subs(SIZES)] = _instantiate(h_z_blocks, SIZES, vals)
     linear = _instantiate(LINEAR_READOUT, SIZES, vals_lin)[0, 0].subs(scalars)
     block = _instantiate(BLOCK_READOUT, SIZES, vals)[0, 0].subs(scalars)
     zero_v21 = {s: 0 for s in vals[v21.subs(SIZES)]}
@@ -291,7 +291,7 @@ DELTA = avg(LAMBDA_I * A.F_I) / A.kappa
 
 
 def _check_isotropic_self_consistency():
-    """For a scalar covariance (every {lambda_i} equal to {c}) the Marchenko--Pastur closed form
+    """For a scalar covariance (every {lambda_i} equal to {c}) the Marchenko–Pastur closed form
     {M_iso} solves the self-consistent equation identically in {z}, {kappa} and {c}: SymPy
     simplifies the residual to 0."""
     res = A.SELF_CONSISTENCY.subs(LAMBDA_I, c_sym).subs(
@@ -299,22 +299,23 @@ def _check_isotropic_self_consistency():
     return _is_zero(res)
 
 
-def _check_silverstein():
+def _check_silverstein(a_coeff=A.A_COEFF):
     """Summand level: {lambda_i} {f_i} = (1 - {z} {f_i})/{a} holds identically in {lambda_i}.
     Hence, with a generic summand f({lambda_i}), {delta} is the average of (1 - {z} f)/({kappa}
     {a}), which expand_averages splits into (1 - {z} <f>)/({kappa} {a}); with <f> = {M} (the
     self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the library's {a}. A
     wrong coefficient in {a} would leave a non-zero remainder."""
-    summand_ok = _is_zero(LAMBDA_I * A.F_I - (1 - A.z * A.F_I) / A.A_COEFF)
+    f_lib = A.F_I.subs(A.A_COEFF, a_coeff)
+    summand_ok = _is_zero(LAMBDA_I * f_lib - (1 - A.z * f_lib) / a_coeff)
     f = sympy.Function("f")(LAMBDA_I)
-    delta_expr = expand_averages(avg((1 - A.z * f) / A.A_COEFF)) / A.kappa
+    delta_expr = expand_averages(avg((1 - A.z * f) / a_coeff)) / A.kappa
     delta_expr = delta_expr.subs(avg(f), A.M)
     if delta_expr.has(f):
         return False
-    return summand_ok and _is_zero(1 / (1 + delta_expr) - A.A_COEFF)
+    return summand_ok and _is_zero(1 / (1 + delta_expr) - a_coeff)
 
 
-def _check_m_prime():
+def _check_m_prime(candidate=A.M_PRIME_CLOSED):
     """Differentiate the self-consistent equation with {M} = M({z}) a function of {z} (the
     derivative passes inside the average), pull dM/dz out of the averages with expand_averages,
     solve the resulting linear equation for {M_prime}, and compare with the library's
@@ -326,7 +327,7 @@ def _check_m_prime():
     if coeff.has(A.M_prime):
         return False
     solved = -dG.subs(A.M_prime, 0) / coeff
-    return _is_zero(solved - expand_averages(A.M_PRIME_CLOSED))
+    return _is_zero(solved - expand_averages(candidate))
 
 
 def _check_f_prime():
@@ -426,7 +427,7 @@ IDG_TAU_GT_1 = A.E_IDG.subs(A.q, A.Q).subs(A.lambda_tilde, 0)
 def _check_q():
     """At {tau} > 1 ({lambda_tilde} = 0), {tau} {q} with {sigma} = (1 + {rho})/{alpha} and
     {c_train} = 1 is identical (SymPy) to paper B's ridgeless in-distribution error for {tau} > 1
-    once {M} is replaced by B's Marchenko--Pastur value at that point; and at the piano point of
+    once {M} is replaced by B's Marchenko–Pastur value at that point; and at the piano point of
     the previous step the solver's {q}, {M} and {M_prime} match the spec's tabulated 0.0929626003,
     0.9258394245 and -1.1015751428 to 10 decimals."""
     sigma_iso = A.SIGMA.subs({A.lambda_tilde: 0, A.c_train: 1})
@@ -546,7 +547,7 @@ def _check_isotropic_numeric():
 
 def _check_isotropic_m_prime():
     """For a scalar covariance the library's {M_prime} formula (every {lambda_i} equal to {c}),
-    evaluated at the Marchenko--Pastur {M}, agrees with the displayed closed-form derivative to 45
+    evaluated at the Marchenko–Pastur {M}, agrees with the displayed closed-form derivative to 45
     digits at four points ({kappa} below, at and above 1; several {z} and {c}), computed with 50
     digits."""
     mp_closed = A.M_PRIME_CLOSED.subs(LAMBDA_I, c_sym)
@@ -647,7 +648,7 @@ TITLES = {
     "q": "The pretraining-error term", "e_scalar": "The scalar part",
     "e_misalign": "The matrix K and the misalignment part",
     "commuting_case": "Commuting covariances: the eigenvalue formula",
-    "isotropic_resolvent": "Marchenko--Pastur resolvent",
+    "isotropic_resolvent": "Marchenko–Pastur resolvent",
     "isotropic_m_prime": "Its derivative",
     "isotropic_idg": "In-distribution error above the interpolation threshold",
     "isotropic_reduction": "Numerical agreement with paper B",
@@ -777,19 +778,19 @@ def derivation() -> Derivation:
         Step("isotropic_resolvent",
              {"M": eq(M_iso, marchenko_pastur_expr(A.z, A.kappa, c_sym))},
              "For {C_train} = {c} I every {f_i} equals {M}, the self-consistent equation becomes "
-             "a quadratic in {M}, and its root on the physical branch is the Marchenko--Pastur "
+             "a quadratic in {M}, and its root on the physical branch is the Marchenko–Pastur "
              "transform used by paper B.",
              _check_isotropic_self_consistency),
         Step("isotropic_m_prime",
              {"M_prime": eq(sympy.Derivative(M_iso, A.z),
                             marchenko_pastur_prime_expr(A.z, A.kappa, c_sym))},
              "The general {M_prime} of [[m_prime]] reduces, for a scalar covariance, to the "
-             "closed-form derivative of the Marchenko--Pastur transform.",
+             "closed-form derivative of the Marchenko–Pastur transform.",
              _check_isotropic_m_prime),
         Step("isotropic_idg",
              {"tau_q": eq(e_idg, IDG_TAU_GT_1)},
              "For {tau} > 1 the effective ridge vanishes and {e_idg} = {tau} {q} collapses to a "
-             "short expression; with {sigma} = {x_star} and {M} the Marchenko--Pastur value there "
+             "short expression; with {sigma} = {x_star} and {M} the Marchenko–Pastur value there "
              "it is paper B's in-distribution error.",
              _check_q),
         Step("isotropic_reduction",

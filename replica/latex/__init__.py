@@ -11,12 +11,12 @@
 
 from .compile import (CompileReport, LatexCompileError, LatexToolMissing, compile_pdf,
                       latexmk_path)
-from .document import CheckFailedError, normalise, render
+from .document import CheckFailedError, comparable, normalise, render
 from .printing import escape_text, plain_text, prose_to_latex, to_latex
 from .tables import Value, ValueTable
 from .appendix import AppendixResult, write_appendix
 
 __all__ = ["CompileReport", "LatexCompileError", "LatexToolMissing", "compile_pdf",
-           "latexmk_path", "CheckFailedError", "normalise", "render", "escape_text", "plain_text",
+           "latexmk_path", "CheckFailedError", "comparable", "normalise", "render", "escape_text", "plain_text",
            "prose_to_latex", "to_latex", "Value", "ValueTable", "AppendixResult",
            "write_appendix"]

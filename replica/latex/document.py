@@ -13,6 +13,7 @@ to a label that does not exist is an error at rendering time, not a "??" in the 
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 
@@ -44,7 +45,10 @@ def _is_display(obj) -> bool:
 def _check_text(step) -> str:
     if step.check is None:
         return "This step is a definition; there is nothing to check."
-    doc = inspect.getdoc(step.check)
+    check = step.check
+    while isinstance(check, functools.partial):  # the docstring of the function it wraps
+        check = check.func
+    doc = inspect.getdoc(check)
     return " ".join(doc.split()) if doc else "The step's check callable ran."
 
 
@@ -148,3 +152,13 @@ def normalise(text: str) -> str:
             continue
         out.append(ln)
     return "\n".join(out).strip("\n") + "\n"
+
+
+def comparable(text: str) -> str:
+    """``text`` with the differences that SymPy versions make in printing removed: all whitespace,
+    thin spaces ``\\,`` and the ``\\left``/``\\right`` size markers. Two documents that agree
+    after this differ only in typesetting, not in content (used to compare regenerated appendices
+    with the committed ones)."""
+    text = re.sub(r"\\(left|right)(?![a-zA-Z])", "", text)
+    text = text.replace("\\,", "")
+    return re.sub(r"\s+", "", text)
