@@ -32,7 +32,44 @@ def register(subparsers):
     _common_ak(i)
     add_dps(i)
     i.set_defaults(run=_run_isotropic)
+
+    _register_lowrank(models)
     return models
+
+
+# -- lowrank (arXiv 2510.04548) -----------------------------------------------------------------
+def _register_lowrank(models):
+    lr = models.add_parser(
+        "lowrank", help="low-rank tasks: RS saddle point, TM/IDG/ODG errors (arXiv 2510.04548)",
+        description="Replica-symmetric saddle point of linear attention trained on low-rank "
+                    "tasks (Takanami, Takahashi, Kabashima). Notation of that paper: --rho is "
+                    "the task-RANK RATIO r/D and --sigma the label-noise STANDARD DEVIATION "
+                    "(in the alignment/isotropic models --rho is the noise variance).")
+    lr.add_argument("--alpha", required=True, help="pretraining context length ratio L/D")
+    lr.add_argument("--tau", required=True, help="pretraining prompts M/D^2 (tau = gamma*kappa)")
+    lr.add_argument("--kappa", required=True, help="distinct pretraining tasks M0/D ('inf': a "
+                                                   "fresh task per prompt; needs --lam 0)")
+    lr.add_argument("--rho", required=True, help="task-RANK RATIO r/D in (0, 1] (NOT the noise "
+                                                 "variance of papers A/B)")
+    lr.add_argument("--sigma", required=True, help="pretraining label-noise STANDARD DEVIATION "
+                                                   "(variance sigma^2)")
+    lr.add_argument("--lam", default="0", help="ridge lambda per distinct task (objective "
+                                               "lambda*M0*||Gamma||^2/2; default 0)")
+    lr.add_argument("--alpha-test", default=None, help="test context length ratio (default "
+                                                       "alpha)")
+    lr.add_argument("--sigma-test", default="0", help="test label-noise standard deviation "
+                                                      "(default 0)")
+    add_dps(lr)
+    lr.set_defaults(run=_run_lowrank)
+
+
+def _run_lowrank(args):
+    from ..models import lowrank
+
+    res = lowrank.solve(args.alpha, args.tau, args.kappa, args.rho, args.sigma, args.lam,
+                        args.alpha_test, args.sigma_test, dps=parse_dps(args.dps))
+    print_result(res, args.json)
+    return 0
 
 
 def _common_ak(p):
