@@ -1,0 +1,158 @@
+r"""Finite-size simulations of linear attention trained by exact ridge regression.
+
+>>> from replica.simulate import simulate
+>>> r = simulate("isotropic", d=8, seeds=3, alpha=2, tau=3, kappa=1, rho="1/100")
+>>> sorted(r.errors)
+['e_icl', 'e_idg']
+>>> r.errors["e_icl"].seeds
+3
+
+Each seed ``i`` of a run with base seed ``S`` uses ``numpy.random.SeedSequence(S).spawn(N)[i]``,
+so a run is reproducible and seed ``i`` is the same in any run (``simulate``, ``replica sweep``).
+For every error (and, lowrank, every order parameter) the result holds the mean over seeds, its
+standard error (sample standard deviation / sqrt(N)), the theory value at the nominal parameters
+and the z-score ``(mean - theory) / sem``.
+
+Modules: :mod:`.sampling` (tasks, contexts, the exact-in-law fast sampler), :mod:`.solver`
+(structured primal/dual ridge, naive dense reference), :mod:`.evaluate` (exact expected test
+error, Monte Carlo, order parameters), :mod:`.experiment` (one seed of each model, theory),
+:mod:`.report` (theory-vs-simulation tables and plots).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .experiment import (ERROR_KEYS, MODELS, ORDER_KEYS, Experiment, make_experiment, run_seed,
+                         theory)
+
+
+def _num(x):
+    """A float as its shortest round-trip decimal string (``None`` stays ``None``)."""
+    return None if x is None else repr(float(x))
+
+
+@dataclasses.dataclass
+class Estimate:
+    """Mean over seeds with its standard error, the theory value and the z-score."""
+
+    mean: float
+    sem: float | None
+    seeds: int
+    theory: float | None = None
+
+    @property
+    def z(self) -> float | None:
+        if self.theory is None or self.sem is None or self.sem == 0:
+            return None
+        return (self.mean - self.theory) / self.sem
+
+    @property
+    def relative_deviation(self) -> float | None:
+        if self.theory is None or self.theory == 0:
+            return None
+        return (self.mean - self.theory) / abs(self.theory)
+
+    @classmethod
+    def from_values(cls, values, theory_value=None) -> "Estimate":
+        v = np.asarray(values, dtype=float)
+        sem = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else None
+        return cls(float(v.mean()), sem, int(v.size), theory_value)
+
+    def to_json_dict(self) -> dict:
+        return {"mean": _num(self.mean), "sem": _num(self.sem), "seeds": self.seeds,
+                "theory": _num(self.theory), "z": _num(self.z)}
+
+
+@dataclasses.dataclass
+class SimulationResult:
+    """Outcome of :func:`simulate` (JSON contract of ``DESIGN.md``: ``errors``,
+    ``order_parameters`` for lowrank, ``d``, ``seed``)."""
+
+    model: str
+    params: dict
+    d: int
+    seed: int
+    sizes: dict
+    options: dict
+    errors: dict
+    order_parameters: dict
+    per_seed: list
+    theory_dps: int | None
+    notes: list
+
+    def to_json_dict(self) -> dict:
+        out = {"model": self.model, "params": dict(self.params), "d": self.d, "seed": self.seed,
+               "seeds": len(self.per_seed), "sizes": dict(self.sizes),
+               "options": dict(self.options), "theory_dps": self.theory_dps,
+               "errors": {k: e.to_json_dict() for k, e in self.errors.items()}}
+        if self.model == "lowrank":
+            out["order_parameters"] = {k: e.to_json_dict()
+                                       for k, e in self.order_parameters.items()}
+        out["notes"] = list(self.notes)
+        return out
+
+
+def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed: int,
+              theory_dps: int | None) -> SimulationResult:
+    """Combine per-seed results (as returned by :func:`run_seed`) into a result."""
+    th = theory_values or {}
+    errors = {k: Estimate.from_values([r["errors"][k] for r in per_seed],
+                                      th.get("errors", {}).get(k))
+              for k in ERROR_KEYS[exp.model]}
+    order = {}
+    if exp.model == "lowrank":
+        order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
+                                         th.get("order_parameters", {}).get(k))
+                 for k in ORDER_KEYS}
+    notes = exp.notes()
+    if theory_values is None:
+        notes.append("no theory value: " + ("not requested" if theory_dps is None else
+                                            "replica.models.lowrank is not available"))
+    if len(per_seed) < 2:
+        notes.append("one seed: no standard error, no z-score")
+    sizes = {k: v for k, v in exp.sizes.items() if v is not None}
+    return SimulationResult(exp.model, exp.echo(), exp.d, seed, sizes, exp.options(), errors,
+                            order, per_seed, theory_dps if theory_values else None, notes)
+
+
+def seed_sequences(seed: int, seeds: int) -> list:
+    """``numpy.random.SeedSequence(seed).spawn(seeds)``."""
+    return np.random.SeedSequence(int(seed)).spawn(int(seeds))
+
+
+def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
+             dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
+             sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
+             **params) -> SimulationResult:
+    """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
+    the theory.
+
+    ``params`` are the model's parameters, as for ``solve`` (``alpha, tau, kappa, rho, lam`` and
+    ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test`` for lowrank), as
+    exact strings, ints or Fractions. ``test_prompts = 0`` evaluates each error by its exact
+    closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
+    """
+    from ..errors import ParameterError
+
+    try:
+        seeds_i, seed_i = int(seeds), int(seed)
+    except (TypeError, ValueError):
+        raise ParameterError("--seeds", f"seeds and seed must be integers, got {seeds!r}, "
+                                        f"{seed!r}") from None
+    if seeds_i < 1:
+        raise ParameterError("--seeds", f"must be at least 1, got {seeds_i}")
+    if seed_i < 0:
+        raise ParameterError("--seed", f"must be non-negative, got {seed_i}")
+    exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
+                          solver=solver, test_prompts=test_prompts, **params)
+    per_seed = [run_seed(exp, ss) for ss in seed_sequences(seed_i, seeds_i)]
+    th = theory(exp, dps) if with_theory else None
+    return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None)
+
+
+__all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "Estimate", "Experiment", "SimulationResult",
+           "aggregate", "make_experiment", "run_seed", "seed_sequences", "simulate", "theory"]

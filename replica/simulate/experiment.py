@@ -1,0 +1,376 @@
+r"""One finite-size experiment per model: parameters, one seed, and the theory to compare with.
+
+Sizes (``alignment.md`` §6, ``lowrank.md`` §1.1), computed exactly from the rational parameters:
+:math:`\ell = \lfloor\alpha d\rfloor`, :math:`n = \lfloor\tau d^2\rfloor`,
+:math:`k = \lfloor\kappa d\rfloor` (``kappa = inf``: a fresh task per context), and for the
+low-rank model :math:`r = \lfloor\rho D\rfloor`, :math:`\tilde L = \lfloor\tilde\alpha D\rfloor`.
+With ``balanced`` (paper B) every task is used :math:`\mathrm{round}(\tau d^2/k)` times and
+:math:`n` is that multiple of :math:`k`.
+
+One seed (:func:`run_seed`):
+
+* **alignment / isotropic** (papers A/B; :math:`\rho` = noise variance): pretraining tasks
+  :math:`\mathcal N(0, C_{\rm train})` (``isotropic``: :math:`\mathcal N(0,I)`, or uniform on the
+  sphere :math:`\|w\| = \sqrt d` with ``task_law="sphere"``), contexts assigned uniformly (or
+  balanced), :math:`h = (\hat w; s)`, ridge with regulariser :math:`n\lambda/d`. Errors:
+  ``e_icl`` on fresh tasks :math:`\mathcal N(0, C_{\rm test})` (:math:`\mathcal N(0,I)`) with
+  test context length :math:`\lfloor\alpha_{\rm test}d\rfloor`; ``e_idg`` on the pretraining tasks
+  with the training context length (the theory's :math:`\tau q` has no test length).
+* **lowrank** (:math:`\rho = r/D`, :math:`\sigma` = noise **standard deviation**): a Haar
+  subspace ``A``, :math:`M_0 = k` tasks :math:`\sqrt{D/r}Av`, :math:`h = \hat w`, ridge with
+  regulariser :math:`\lambda M_0`. Errors ``tm`` (training tasks), ``idg`` (fresh tasks in the
+  same subspace), ``odg`` (fresh tasks of fresh subspaces), test length :math:`\tilde L`, test
+  noise :math:`\tilde\sigma`; order parameters of §2.1.
+
+Errors are the exact closed-form expectations for the trained :math:`\Gamma`
+(:mod:`replica.simulate.evaluate`), or Monte-Carlo averages over ``test_prompts`` sampled prompts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..params import (INF, exact_str, parse_exact, require_nonnegative, require_positive)
+from ..spectra import Covariance, parse_spec
+from . import sampling
+from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
+from .solver import ridge_structured
+
+MODELS = ("alignment", "isotropic", "lowrank")
+ERROR_KEYS = {"alignment": ("e_icl", "e_idg"), "isotropic": ("e_icl", "e_idg"),
+              "lowrank": ("tm", "idg", "odg")}
+ORDER_KEYS = ("q", "m", "qbar", "mbar", "q0", "m0")
+PARAM_NAMES = {
+    "alignment": ("alpha", "tau", "kappa", "rho", "lam", "train", "test", "alpha_test"),
+    "isotropic": ("alpha", "tau", "kappa", "rho", "lam"),
+    "lowrank": ("alpha", "tau", "kappa", "rho", "sigma", "lam", "alpha_test", "sigma_test"),
+}
+SAMPLER_NAMES = ("fast", "direct")
+SOLVER_NAMES = ("auto", "primal", "dual", "naive")
+TASK_LAWS = ("gaussian", "sphere")
+
+
+def _floor(x: Fraction, d: int) -> int:
+    return math.floor(Fraction(x) * d)
+
+
+def _opt(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+@dataclasses.dataclass(frozen=True)
+class Experiment:
+    """Validated parameters of a finite-size experiment (exact rationals; ``kappa`` may be
+    ``"inf"``), the dimension ``d`` and the simulation options."""
+
+    model: str
+    params: tuple  # ((name, Fraction | "inf" | Covariance spec string), ...) in PARAM_NAMES order
+    d: int
+    task_law: str = "gaussian"
+    balanced: bool = False
+    sampler: str = "fast"
+    solver: str = "auto"
+    test_prompts: int = 0
+    train_cov: Covariance | None = None
+    test_cov: Covariance | None = None
+
+    def __getattr__(self, name):
+        for key, val in object.__getattribute__(self, "params"):
+            if key == name:
+                return val
+        raise AttributeError(name)
+
+    def echo(self) -> dict:
+        """Exact parameter strings (JSON ``"params"``), in the model's order."""
+        return {k: (v if isinstance(v, str) else exact_str(v)) for k, v in self.params}
+
+    def options(self) -> dict:
+        """Simulation options that change the random outcome (part of a cache key)."""
+        return {"task_law": self.task_law, "balanced": self.balanced, "sampler": self.sampler,
+                "solver": self.solver, "test_prompts": self.test_prompts}
+
+    @property
+    def sizes(self) -> dict:
+        """Integer sizes: ``ell``, ``n``, ``k`` (``None`` for kappa = inf), ``ell_test``; lowrank
+        also ``r``; and the number of parameters ``P``."""
+        d = self.d
+        kappa = dict(self.params)["kappa"]
+        k = None if kappa == INF else _floor(kappa, d)
+        n = _floor(dict(self.params)["tau"], d * d)
+        if self.balanced and k:
+            reps = math.floor(Fraction(n, 1) / k + Fraction(1, 2))
+            n = reps * k
+        out = {"ell": _floor(self.alpha, d), "n": n, "k": k,
+               "ell_test": _floor(self.alpha_test, d) if "alpha_test" in dict(self.params)
+               else _floor(self.alpha, d)}
+        if self.model == "lowrank":
+            out["r"] = _floor(self.rho, d)
+            out["P"] = d * d
+        else:
+            out["P"] = d * (d + 1)
+        return out
+
+    def effective(self) -> dict:
+        """The ratios the finite sizes realise (``ell/d``, ``n/d^2``, ``k/d``, ``r/D``)."""
+        s, d = self.sizes, self.d
+        out = {"alpha": Fraction(s["ell"], d), "tau": Fraction(s["n"], d * d)}
+        if s["k"] is not None:
+            out["kappa"] = Fraction(s["k"], d)
+        if "r" in s:
+            out["rho"] = Fraction(s["r"], d)
+        if "alpha_test" in dict(self.params):
+            out["alpha_test"] = Fraction(s["ell_test"], d)
+        return out
+
+    def notes(self) -> list[str]:
+        out = []
+        nominal = dict(self.params)
+        for key, val in self.effective().items():
+            if nominal[key] != val:
+                out.append(f"finite size: {key} = {exact_str(nominal[key])} realised as "
+                           f"{exact_str(val)} at d = {self.d}; the theory uses the nominal value")
+        if self.model == "alignment":
+            out.append("e_idg theory = tau*q is conjectural for anisotropic C_train "
+                       "(spec alignment.md §3.3)")
+        return out
+
+
+def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool = False,
+                    sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
+                    check_sizes: bool = True, **params) -> Experiment:
+    """Validate parameters (strings such as ``"3/10"``, ints, Fractions) for ``model``; raise
+    :class:`~replica.errors.ParameterError` naming the option on any bad input.
+    ``check_sizes=False`` skips the check that every size (``l, n, k, r``) is at least 1 at this
+    ``d`` (for theory-only use)."""
+    if model not in MODELS:
+        raise ParameterError("model", f"unknown model {model!r} ({', '.join(MODELS)})")
+    try:
+        dd = parse_exact(d, "--d")
+    except ParameterError:
+        raise
+    if dd != int(dd) or dd < 2:
+        raise ParameterError("--d", f"must be an integer >= 2, got {exact_str(dd)}")
+    d = int(dd)
+    names = PARAM_NAMES[model]
+    unknown = set(params) - set(names)
+    if unknown:
+        raise ParameterError(_opt(sorted(unknown)[0]), f"is not a parameter of {model}")
+    if sampler not in SAMPLER_NAMES:
+        raise ParameterError("--sampler", f"must be one of {', '.join(SAMPLER_NAMES)}")
+    if solver not in SOLVER_NAMES:
+        raise ParameterError("--solver", f"must be one of {', '.join(SOLVER_NAMES)}")
+    if task_law not in TASK_LAWS:
+        raise ParameterError("--task-law", f"must be one of {', '.join(TASK_LAWS)}")
+    if task_law == "sphere" and model != "isotropic":
+        raise ParameterError("--task-law", "sphere is paper B's choice: isotropic model only")
+    try:
+        test_prompts = int(test_prompts)
+    except (TypeError, ValueError):
+        raise ParameterError("--test-prompts", f"must be an integer, got {test_prompts!r}") \
+            from None
+    if test_prompts < 0 or test_prompts == 1:
+        raise ParameterError("--test-prompts", "must be 0 (closed form) or at least 2")
+    for req in ("alpha", "tau", "kappa", "rho") + (("sigma",) if model == "lowrank" else ()):
+        if params.get(req) is None:
+            raise ParameterError(_opt(req), "is required")
+    vals = {}
+    vals["alpha"] = require_positive(parse_exact(params["alpha"], "--alpha"), "--alpha")
+    vals["tau"] = require_positive(parse_exact(params["tau"], "--tau"), "--tau")
+    vals["kappa"] = require_positive(parse_exact(params["kappa"], "--kappa", allow_inf=True),
+                                     "--kappa", allow_inf=True)
+    vals["lam"] = require_nonnegative(parse_exact(params.get("lam", 0) or 0, "--lam"), "--lam")
+    train_cov = test_cov = None
+    if model == "lowrank":
+        rho = require_positive(parse_exact(params["rho"], "--rho"), "--rho")
+        if rho > 1:
+            raise ParameterError("--rho", f"the rank ratio must lie in (0, 1], got {exact_str(rho)}")
+        vals["rho"] = rho
+        vals["sigma"] = require_nonnegative(parse_exact(params["sigma"], "--sigma"), "--sigma")
+        if vals["kappa"] == INF:
+            raise ParameterError("--kappa", "the lowrank simulation needs a finite number of "
+                                            "training tasks (TM error, lambda*M0 ridge)")
+        if vals["lam"] == 0 and vals["tau"] <= 1:
+            raise ParameterError("--lam", "lowrank with lambda = 0 needs tau > 1 (no admissible "
+                                          "solution otherwise): pass --lam > 0")
+    else:
+        vals["rho"] = require_nonnegative(parse_exact(params["rho"], "--rho"), "--rho")
+        if vals["lam"] == 0 and vals["tau"] == 1:
+            raise ParameterError("--tau", "the ridgeless theory diverges at tau = 1 "
+                                          "(interpolation threshold); pass --lam > 0")
+    at = params.get("alpha_test")
+    if "alpha_test" in names:
+        vals["alpha_test"] = vals["alpha"] if at is None else require_positive(
+            parse_exact(at, "--alpha-test"), "--alpha-test")
+    if model == "lowrank":
+        vals["sigma_test"] = require_nonnegative(
+            parse_exact(params.get("sigma_test", 0) or 0, "--sigma-test"), "--sigma-test")
+    if model == "alignment":
+        for key in ("train", "test"):
+            if params.get(key) is None:
+                raise ParameterError(_opt(key), "is required")
+        train_cov = parse_spec(params["train"], d, "--train")
+        test_cov = parse_spec(params["test"], d, "--test")
+        vals["train"], vals["test"] = train_cov.spec, test_cov.spec
+    exp = Experiment(model, tuple((k, vals[k]) for k in names), d, task_law, bool(balanced),
+                     sampler, solver, test_prompts, train_cov, test_cov)
+    s = exp.sizes if check_sizes else {}
+    for key, what, opt in (("ell", "context length l = int(alpha d)", "--alpha"),
+                           ("n", "number of contexts n = int(tau d^2)", "--tau"),
+                           ("k", "number of tasks k = int(kappa d)", "--kappa"),
+                           ("r", "rank r = int(rho d)", "--rho"),
+                           ("ell_test", "test context length int(alpha_test d)", "--alpha-test")):
+        if key in s and s[key] is not None and s[key] < 1:
+            raise ParameterError(opt, f"at d = {d} the {what} is 0: increase --d or {opt}")
+    return exp
+
+
+# ---------------------------------------------------------------------------------------------
+# One seed
+# ---------------------------------------------------------------------------------------------
+def _covariance_sampler(cov: Covariance):
+    if cov.is_diagonal:
+        diag = cov.diag_f64()
+        return lambda rng, m: sampling.gaussian_tasks(rng, m, cov.d, diag=diag)
+    root = sampling.covariance_sqrt(cov.matrix_f64())
+    return lambda rng, m: sampling.gaussian_tasks(rng, m, cov.d, cov_sqrt=root)
+
+
+def _contexts(exp: Experiment, rng_tasks, draw_tasks):
+    """Pretraining tasks (rows) and the task of each context."""
+    s = exp.sizes
+    if s["k"] is None:
+        W = draw_tasks(rng_tasks, s["n"])
+        return W, W
+    W0 = draw_tasks(rng_tasks, s["k"])
+    idx = sampling.assign_tasks(rng_tasks, s["n"], s["k"], exp.balanced)
+    return W0, W0[idx]
+
+
+def _train(exp: Experiment, rng_data, W_ctx, noise: float, with_s: bool):
+    s = exp.sizes
+    w_hat, sq = sampling.SAMPLERS[exp.sampler](rng_data, W_ctx, s["ell"], noise)
+    xq, yq = sampling.query(rng_data, W_ctx, noise)
+    H = np.hstack([w_hat, sq[:, None]]) if with_s else w_hat
+    return ridge_structured(xq, H, yq, regulariser(exp), exp.solver)
+
+
+def regulariser(exp: Experiment) -> float:
+    r"""The ridge term :math:`c` of :math:`(\sum\phi\phi^\top + cI)\operatorname{vec}\Gamma =
+    \sum\phi y`: papers A/B minimise :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|^2`,
+    so :math:`c = n\lambda/d`; the low-rank paper minimises :math:`\frac12\sum_\mu(\cdot)^2 +
+    \frac{\lambda M_0}2\|\Gamma\|^2`, so :math:`c = \lambda M_0` with :math:`M_0 = k`."""
+    s = exp.sizes
+    if exp.model == "lowrank":
+        return float(exp.lam) * s["k"]
+    return float(exp.lam) * s["n"] / exp.d
+
+
+def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
+    """Simulate one independent draw (tasks, pretraining data, ridge, test errors).
+
+    Returns ``{"errors": {key: float}, "order_parameters": {...} (lowrank), "ridge": {...}}``.
+    The sub-streams of ``seed_seq`` are: 0 tasks (and subspace), 1 pretraining data, 2 test."""
+    rng_tasks, rng_data, rng_test = sampling.substreams(seed_seq, 3)
+    s, d = exp.sizes, exp.d
+    out: dict = {}
+    if exp.model == "lowrank":
+        A = sampling.haar_subspace(rng_tasks, d, s["r"])
+        W0, W_ctx = _contexts(exp, rng_tasks, lambda rng, m: sampling.lowrank_tasks(rng, A, m))
+        gamma, info = _train(exp, rng_data, W_ctx, float(exp.sigma) ** 2, with_s=False)
+        noise = float(exp.sigma_test) ** 2
+        r = s["r"]
+        laws = {
+            "tm": (TaskMoments.empirical(W0), lambda rng, m: W0[rng.integers(0, len(W0), m)]),
+            "idg": (TaskMoments.gaussian((d / r) * (A @ A.T)),
+                    lambda rng, m: sampling.lowrank_tasks(rng, A, m)),
+            "odg": (TaskMoments.fresh_subspace(d, r),
+                    lambda rng, m: sampling.fresh_subspace_tasks(rng, m, d, r)),
+        }
+        ells = {key: s["ell_test"] for key in laws}
+        out["order_parameters"] = lowrank_order_parameters(gamma, W0, A)
+    else:
+        if exp.model == "alignment":
+            draw_train = _covariance_sampler(exp.train_cov)
+            draw_test = _covariance_sampler(exp.test_cov)
+            test_mom = TaskMoments.gaussian(exp.test_cov.matrix_f64())
+        else:
+            if exp.task_law == "sphere":
+                draw_train = lambda rng, m: sampling.sphere_tasks(rng, m, d)  # noqa: E731
+            else:
+                draw_train = lambda rng, m: sampling.gaussian_tasks(rng, m, d)  # noqa: E731
+            draw_test = lambda rng, m: sampling.gaussian_tasks(rng, m, d)  # noqa: E731
+            test_mom = TaskMoments.gaussian(np.eye(d))
+        W0, W_ctx = _contexts(exp, rng_tasks, draw_train)
+        noise = float(exp.rho)
+        gamma, info = _train(exp, rng_data, W_ctx, noise, with_s=True)
+        laws = {"e_icl": (test_mom, draw_test),
+                "e_idg": (TaskMoments.empirical(W0),
+                          lambda rng, m: W0[rng.integers(0, len(W0), m)])}
+        ells = {"e_icl": s["ell_test"], "e_idg": s["ell"]}
+    errors = {}
+    for key, (mom, draw) in laws.items():
+        if exp.test_prompts:
+            errors[key] = monte_carlo_error(gamma, rng_test, draw, ells[key], noise,
+                                            exp.test_prompts, exp.sampler)[0]
+        else:
+            errors[key] = expected_error(gamma, mom, ells[key], noise)
+    out["errors"] = errors
+    out["ridge"] = {"method": info.method, "factor": info.factor, "seconds": info.seconds}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Theory
+# ---------------------------------------------------------------------------------------------
+def lowrank_theory_available() -> bool:
+    """Whether :mod:`replica.models.lowrank` (written separately) can be imported."""
+    try:
+        importlib.import_module("replica.models.lowrank")
+        return True
+    except ImportError:
+        return False
+
+
+def theory_result(exp: Experiment, dps: int = 20):
+    """The ``d = infinity`` theory at the nominal parameters as a
+    :class:`~replica.numerics.SolveResult` (not digit-verified), or ``None`` when the lowrank
+    theory module is not available. Papers A/B: :func:`replica.models.alignment.solve` (at the
+    finite-d spectrum) or :func:`replica.models.isotropic.solve`; lowrank:
+    :func:`replica.models.lowrank.solve` (the conventions agree: ``lowrank.md`` §1.4, §3.1)."""
+    p = exp.echo()
+    if exp.model == "alignment":
+        from ..models import alignment
+
+        return alignment.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["lam"], d=exp.d,
+                               train=exp.train_cov, test=exp.test_cov,
+                               alpha_test=p["alpha_test"], dps=dps, verify=False)
+    if exp.model == "isotropic":
+        from ..models import isotropic
+
+        return isotropic.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["lam"], dps=dps,
+                               verify=False)
+    if not lowrank_theory_available():
+        return None
+    lowrank = importlib.import_module("replica.models.lowrank")
+    extra = {"verify": False} if "verify" in inspect.signature(lowrank.solve).parameters else {}
+    return lowrank.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["sigma"], p["lam"],
+                         alpha_test=p["alpha_test"], sigma_test=p["sigma_test"], dps=dps, **extra)
+
+
+def theory(exp: Experiment, dps: int = 20) -> dict | None:
+    """:func:`theory_result` as floats: ``{"errors": {...}, "order_parameters": {...}}``
+    (``order_parameters`` for lowrank only), or ``None``."""
+    res = theory_result(exp, dps)
+    if res is None:
+        return None
+    out = {"errors": {k: float(res[k]) for k in ERROR_KEYS[exp.model]}}
+    if exp.model == "lowrank":
+        out["order_parameters"] = {k: float(res[k]) for k in ORDER_KEYS}
+    return out

@@ -1,0 +1,149 @@
+r"""Exact ridge regression for linear attention on Kronecker-structured features.
+
+The model is :math:`\hat y = x_q^\top\Gamma h = \langle\Gamma, x_qh^\top\rangle` with
+:math:`\Gamma\in\mathbb R^{d\times p}` (:math:`p = d+1` with the :math:`y^2` column of papers A/B,
+:math:`p = d` in the low-rank paper). Its feature vector is the Kronecker product
+:math:`\phi = x_q\otimes h\in\mathbb R^{P}`, :math:`P = dp`, and
+:math:`\hat y = \phi^\top\operatorname{vec}\Gamma` with the row-major ``vec`` of NumPy
+(:math:`\operatorname{vec}\Gamma_{ip+j} = \Gamma_{ij}`). For contexts :math:`\mu = 1..n` and a
+regulariser :math:`c\ge0`, the ridge estimator solves
+
+.. math:: \Big(\sum_\mu\phi_\mu\phi_\mu^\top + cI_P\Big)\operatorname{vec}\Gamma^*
+          = \sum_\mu\phi_\mu y_\mu
+          \quad\Longleftrightarrow\quad
+          \Gamma^* = \sum_\mu a_\mu\,x_\mu h_\mu^\top,\quad (K + cI_n)a = y,\quad
+          K_{\mu\nu} = (x_\mu\cdot x_\nu)(h_\mu\cdot h_\nu).
+
+Paper A/B's objective :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|_F^2` has
+:math:`c = n\lambda/d`; the low-rank paper's :math:`\frac12\sum_\mu(\cdot)^2 + \frac{\lambda M_0}2
+\|\Gamma\|_F^2` has :math:`c = \lambda M_0`. :math:`c = 0` means the ridgeless limit
+:math:`c\to0^+`: the least-squares solution (``n >= P``) or the minimum-norm interpolator
+(``n < P``), i.e. the pseudo-inverse solution.
+
+* :func:`ridge_primal` accumulates the :math:`P\times P` Gram matrix in chunks: for a chunk of
+  contexts it forms the Khatri--Rao (row-wise Kronecker) product of :math:`X_q` (``nc x d``) and
+  :math:`H` (``nc x p``), ``nc x P``, and adds its Gram with one BLAS ``syrk``; the ``n x P``
+  design is never stored. Cost :math:`nP^2 + P^3/3` flops, memory :math:`8P^2` bytes plus one
+  chunk.
+* :func:`ridge_dual` solves the ``n x n`` kernel system, the kernel being a Hadamard product of
+  two Gram matrices. Cost :math:`n^2(d+p) + n^3/3`, memory :math:`8n^2` bytes.
+* :func:`ridge_structured` picks the dual when ``n < P`` (cheaper, and for ``c = 0`` the only
+  well-posed form) and the primal otherwise.
+* :func:`ridge_naive` is the dense reference: it builds the full ``n x P`` design and calls
+  LAPACK least squares on the augmented system :math:`[\Phi; \sqrt c I]`. For tests and
+  benchmarks only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import scipy.linalg
+from scipy.linalg.blas import dsyrk
+
+#: Default memory for one chunk of Khatri--Rao rows in the primal solver.
+CHUNK_BYTES = 64 * 2**20
+
+
+@dataclasses.dataclass
+class RidgeInfo:
+    """How a ridge solve was done: ``method`` (``primal``, ``dual``, ``naive``), ``factor``
+    (``cholesky`` or ``eigh-pinv`` when the system was numerically singular), sizes and time."""
+
+    method: str
+    n: int
+    P: int
+    reg: float
+    factor: str = "cholesky"
+    seconds: float = 0.0
+
+
+def khatri_rao_rows(X: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """Row-wise Kronecker product: row ``mu`` is ``kron(X[mu], H[mu])`` (shape ``n x d p``)."""
+    n, d = X.shape
+    return (X[:, :, None] * H[:, None, :]).reshape(n, d * H.shape[1])
+
+
+def _spd_solve(A: np.ndarray, b: np.ndarray, upper_only: bool):
+    """Solve ``A x = b`` for symmetric PSD ``A`` (upper triangle valid if ``upper_only``):
+    Cholesky; if that fails (singular to working precision), the pseudo-inverse solution by a
+    symmetric eigendecomposition with the usual ``eps * P * max|ev|`` cut-off."""
+    try:
+        cf = scipy.linalg.cho_factor(A, lower=False, overwrite_a=False, check_finite=False)
+        x = scipy.linalg.cho_solve(cf, b, check_finite=False)
+        if np.all(np.isfinite(x)):
+            return x, "cholesky"
+    except np.linalg.LinAlgError:
+        pass
+    S = np.triu(A) + np.triu(A, 1).T if upper_only else (A + A.T) / 2
+    ev, vec = np.linalg.eigh(S)
+    cut = np.finfo(float).eps * S.shape[0] * max(np.abs(ev).max(), 1e-300)
+    inv = np.where(ev > cut, 1.0 / np.where(ev > cut, ev, 1.0), 0.0)
+    return vec @ (inv * (vec.T @ b)), "eigh-pinv"
+
+
+def ridge_primal(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float,
+                 chunk_bytes: int = CHUNK_BYTES):
+    """Primal ridge by chunked Khatri--Rao Gram accumulation; returns ``(Gamma, info)``."""
+    t0 = time.perf_counter()
+    n, d = X.shape
+    p = H.shape[1]
+    P = d * p
+    G = np.zeros((P, P), order="F")
+    rhs = np.zeros(P)
+    nc = max(1, int(chunk_bytes // (8 * P)))
+    for a in range(0, n, nc):
+        b = min(n, a + nc)
+        KR = khatri_rao_rows(X[a:b], H[a:b])  # C order: KR.T is Fortran-contiguous P x nc
+        G = dsyrk(1.0, KR.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+        rhs += KR.T @ y[a:b]
+    G[np.diag_indices(P)] += reg
+    g, factor = _spd_solve(G, rhs, upper_only=True)
+    return g.reshape(d, p), RidgeInfo("primal", n, P, float(reg), factor,
+                                      time.perf_counter() - t0)
+
+
+def ridge_dual(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float):
+    """Dual (kernel) ridge: ``K = (X X^T) * (H H^T)``; returns ``(Gamma, info)``."""
+    t0 = time.perf_counter()
+    n, d = X.shape
+    K = X @ X.T
+    K *= H @ H.T
+    K[np.diag_indices(n)] += reg
+    a, factor = _spd_solve(K, y, upper_only=False)
+    gamma = X.T @ (a[:, None] * H)
+    return gamma, RidgeInfo("dual", n, d * H.shape[1], float(reg), factor,
+                            time.perf_counter() - t0)
+
+
+def ridge_naive(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float):
+    """Dense reference: full ``n x P`` design, LAPACK least squares (``gelsd``) on
+    ``[Phi; sqrt(reg) I] x = [y; 0]`` (minimum-norm solution when ``reg = 0``)."""
+    t0 = time.perf_counter()
+    n, d = X.shape
+    p = H.shape[1]
+    Phi = khatri_rao_rows(X, H)
+    if reg > 0:
+        Phi = np.vstack([Phi, np.sqrt(reg) * np.eye(d * p)])
+        y = np.concatenate([y, np.zeros(d * p)])
+    g = scipy.linalg.lstsq(Phi, y, lapack_driver="gelsd", check_finite=False)[0]
+    return g.reshape(d, p), RidgeInfo("naive", n, d * p, float(reg), "gelsd",
+                                      time.perf_counter() - t0)
+
+
+def ridge_structured(X, H, y, reg, method: str = "auto", chunk_bytes: int = CHUNK_BYTES):
+    """Ridge estimator by the cheaper structured form (``auto``: dual iff ``n < P``), or the
+    form ``method`` names (``primal``, ``dual``, ``naive``); returns ``(Gamma, info)``."""
+    n = X.shape[0]
+    P = X.shape[1] * H.shape[1]
+    if method == "auto":
+        method = "dual" if n < P else "primal"
+    if method == "primal":
+        return ridge_primal(X, H, y, reg, chunk_bytes)
+    if method == "dual":
+        return ridge_dual(X, H, y, reg)
+    if method == "naive":
+        return ridge_naive(X, H, y, reg)
+    raise ValueError(f"unknown ridge method {method!r}")
