@@ -106,7 +106,7 @@ else:
             e = res.errors["e_icl"]
             e_sc = float(A.solve_float64(train=parse_spec("piano", SIM_D),
                                          test=parse_spec(ts, SIM_D, "--test"), alpha=ALPHA,
-                                         tau=TAU, kappa=k, rho=RHO)["e_scalar"])
+                                         tau=TAU, kappa=k, rho=RHO, lam=1e-6)["e_scalar"])
             sim_rows.append((t, ts, SIM_D, SIM_SEEDS, k, e.mean, e.sem, e.theory, e.z,
                              e.mean - e_sc))
     out.csv("_sim.csv", ["test", "test_at_sim_d", "d", "seeds", "kappa", "e_icl_mean",

@@ -1,0 +1,145 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # Low-rank tasks: $(\kappa,\rho)$ phase diagram with finite-$\alpha$ crossover lines
+#
+# Parameters of the §6.4 scan (`spec/lowrank.md`): $\lambda=0$, $\tau=2.25$, $\sigma=0.3$,
+# $\tilde\alpha=\alpha$, now over the whole plane of task diversity $\kappa$ and task-rank ratio
+# $\rho$. Two regions (§4.4): **task-rich** $\rho<\kappa$ (the training tasks span the task
+# subspace; IDG stays $O(1)$) and **task-scarce** $\rho>\kappa$ (a fraction $1-\kappa/\rho$ of the
+# subspace is never seen; $\varepsilon_{\rm IDG}/\alpha\to\sigma^2(\rho-\kappa)/(\rho(\tau-1)
+# (1+\sigma^2))>0$). Background: $\varepsilon_{\rm IDG}/\alpha$ from the replica solution at the
+# largest $\alpha$.
+#
+# **Where the boundary comes from.** At $\lambda=0$ the saddle point sits at $z=-\varepsilon$ with
+# $\varepsilon=(1+\sigma^2)/\alpha$ (§4.2), and the order parameters are built from the Stieltjes
+# transform $g(z)$ of the empirical task covariance $S$. The non-analyticity comes from the atom of
+# $S$'s spectrum at zero, of mass $1-\min(\kappa,\rho)$ (§4.1), measured by the indicator
+#
+# $$I_\alpha(\kappa,\rho)=\varepsilon\,g(-\varepsilon;\kappa,\rho)\ \xrightarrow{\ \alpha\to\infty\ }
+#   \ 1-\min(\kappa,\rho).$$
+#
+# By the dictionary of §5, $g(-\varepsilon)$ is paper A's resolvent $M_\kappa(\varepsilon)$ for
+# $C_{\rm train}=P/\rho$ (rank fraction $\rho$) and $\varepsilon$ is paper A's effective noise
+# $\sigma_A=(\rho_A+1)/\alpha$ with $\rho_A=\sigma^2$; so $I_\alpha$ is exactly the indicator
+# $A_\alpha(\kappa)=\sigma_AM_\kappa(\sigma_A)$ of `replica.transitions`. We therefore use that
+# module's definitions unchanged (no `replica phase-diagram lowrank` or low-rank transition command
+# exists yet):
+#
+# * $\alpha\to\infty$: $\kappa_c(\rho)$ = the non-analytic point in $\kappa$ of
+#   $\lim_{\varepsilon\to0}\varepsilon g(-\varepsilon)$ (Richardson extrapolation + branch
+#   intersection), located numerically — it should fall on the diagonal $\kappa=\rho$;
+# * finite $\alpha$: the crossover $\kappa^*(\rho;\alpha)$ = the point of extremal curvature in
+#   $\kappa$ of $I_\alpha$ (root of $\partial_\kappa^3I_\alpha$), which tends to $\kappa_c$ as
+#   $\alpha$ grows.
+#
+# The identity $g(-\varepsilon)=M_\kappa(\varepsilon)$ is checked below at 30 digits with the
+# low-rank Stieltjes transform of `replica.spectra`.
+
+# %%
+import os
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
+import _common  # noqa: E402
+
+from replica.models import alignment as A  # noqa: E402
+from replica.models import lowrank as L  # noqa: E402
+from replica.numerics import precision  # noqa: E402
+from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
+from replica.transitions import alignment_transition, two_atom_pairs  # noqa: E402
+
+args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
+out = _common.Outputs(args.out, "lr4_phase_diagram")
+TAU, SIGMA = "2.25", "0.3"
+SIGMA2 = str(Fraction(SIGMA) ** 2)
+ALPHAS = ["16", "256"] if args.quick else ["16", "64", "256", "1024"]
+BOUNDARY_RHOS = ["0.3", "0.6", "0.9"] if args.quick else [f"{r / 10:g}" for r in range(2, 11)]
+GRID = 12 if args.quick else 40
+A_BG = float(ALPHAS[-1])
+
+# %% [markdown]
+# ## The indicator identity $\varepsilon g(-\varepsilon)=\sigma_AM_\kappa(\sigma_A)$
+
+# %%
+with precision(30):
+    for kap, rho in (("0.5", "0.8"), ("1.5", "0.9"), ("0.3", "0.2")):
+        eps = (1 + mpmath.mpf(SIGMA) ** 2) / 64
+        g = lowrank_stieltjes_mp(-eps, mpmath.mpf(kap), mpmath.mpf(rho))
+        m = A.resolvent_mp(eps, mpmath.mpf(kap), two_atom_pairs(Fraction(rho)))
+        print(f"kappa={kap}, rho={rho}, alpha=64: g(-eps) = {mpmath.nstr(g, 20)}, "
+              f"M_kappa(eps) = {mpmath.nstr(m, 20)}")
+        assert abs(g - m) < mpmath.mpf(10) ** -25 * abs(g)
+
+# %% [markdown]
+# ## Background: $\varepsilon_{\rm IDG}/\alpha$ over $(\kappa,\rho)$ at the largest $\alpha$
+
+# %%
+KG = np.linspace(0.05, 1.5, GRID)
+RG = np.linspace(0.05, 1.0, GRID)
+K_, R_ = np.meshgrid(KG, RG, indexing="ij")
+th = L.solve_float64(alpha=A_BG, tau=float(TAU), kappa=K_, rho=R_, sigma=float(SIGMA), lam=0.0)
+bg = th["idg"] / A_BG
+lim = float(SIGMA) ** 2 * np.clip(R_ - K_, 0, None) / (R_ * (float(TAU) - 1)
+                                                       * (1 + float(SIGMA) ** 2))
+out.csv("_grid.csv", ["kappa", "rho", "alpha", "idg", "idg_over_alpha", "idg_over_alpha_limit",
+                      "m0"],
+        [(K_[i, j], R_[i, j], A_BG, th["idg"][i, j], bg[i, j], lim[i, j], th["m0"][i, j])
+         for i in range(GRID) for j in range(GRID)])
+
+# %% [markdown]
+# ## Transition ($\alpha\to\infty$) and crossover lines (finite $\alpha$)
+
+# %%
+brows = []
+for rho in BOUNDARY_RHOS:
+    res = alignment_transition(rho, TAU, SIGMA2, dps=20)
+    brows.append((float(rho), "inf", float(res.location.value),
+                  float(res.location.error_bound)))
+    for a in ALPHAS:
+        res = alignment_transition(rho, TAU, SIGMA2, alpha=a, dps=20)
+        brows.append((float(rho), a, float(res.location.value),
+                      float(res.location.error_bound)))
+out.csv("_boundary.csv", ["rho", "alpha", "kappa_c", "error_bound"], brows)
+for rho in BOUNDARY_RHOS:
+    sel = [b for b in brows if b[0] == float(rho)]
+    print(f"rho={rho}: " + ", ".join(f"alpha={b[1]}: kappa*={b[2]:.6f}" for b in sel))
+
+# %% [markdown]
+# ## Figure
+
+# %%
+plt = _common.pyplot()
+fig, ax = plt.subplots(figsize=(6.6, 5))
+im = ax.pcolormesh(KG, RG, bg.T, shading="auto", cmap="magma_r")
+fig.colorbar(im, ax=ax, label=fr"$\varepsilon_{{IDG}}/\alpha$ at $\alpha$={ALPHAS[-1]}")
+ax.plot([0.05, 1.0], [0.05, 1.0], "w--", lw=1, label=r"$\rho=\kappa$")
+cols = plt.cm.cool(np.linspace(0, 1, len(ALPHAS)))
+for a, c in zip(ALPHAS, cols):
+    sel = [b for b in brows if b[1] == a]
+    ax.plot([b[2] for b in sel], [b[0] for b in sel], "o-", color=c, ms=3,
+            label=fr"crossover $\kappa^*$, $\alpha$={a}")
+sel = [b for b in brows if b[1] == "inf"]
+ax.plot([b[2] for b in sel], [b[0] for b in sel], "k*", ms=8,
+        label=r"located $\kappa_c$ ($\alpha\to\infty$)")
+ax.text(1.0, 0.3, "task-rich\n" r"$\rho<\kappa$", color="k", fontsize=9)
+ax.text(0.12, 0.82, "task-scarce\n" r"$\rho>\kappa$", color="w", fontsize=9)
+ax.set_xlabel(r"task diversity $\kappa$")
+ax.set_ylabel(r"task-rank ratio $\rho$")
+ax.set_title(f"low-rank tasks: lambda=0, tau={TAU}, sigma={SIGMA}", fontsize=9)
+ax.legend(fontsize=6, loc="lower right")
+fig.tight_layout()
+out.figure(fig)
+plt.close(fig)
+out.report()
