@@ -20,6 +20,9 @@ COMMAND_MODULES = [
     "replica.commands.transition",
     "replica.commands.phase_diagram",
     "replica.commands.appendix",
+    "replica.commands.simulate",
+    "replica.commands.sweep",
+    "replica.commands.check",
 ]
 
 

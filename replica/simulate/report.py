@@ -1,0 +1,267 @@
+r"""Theory-vs-simulation reports (``replica check``): a table and a plot with the finite-size trend.
+
+For a model, a set of parameter points (at most one parameter varies: the x-axis) and several
+dimensions ``d``, the report holds for every point, ``d`` and error (lowrank: also order
+parameter) the simulated mean over seeds, its standard error, the theory value, the z-score and
+the relative deviation :math:`(\bar e_d - e_\infty)/|e_\infty|`. Finite-size corrections are
+expected to be :math:`O(1/d)` (``alignment.md`` §6, ``lowrank.md`` §7), so the trend panel
+plots the relative deviation against :math:`1/d`, where a correct theory is the intercept 0.
+
+The plot (matplotlib, Agg backend): theory as lines (a dense grid of the varied parameter, solved
+in-process), simulations as markers with standard-error bars, one marker shape per ``d``; a
+second panel with the order parameters (lowrank); a last panel with the trend in ``1/d``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from fractions import Fraction
+from pathlib import Path
+
+from ..errors import ParameterError, ReplicaError
+from ..params import INF, parse_exact
+from .experiment import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
+
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+@dataclasses.dataclass
+class CheckRow:
+    x: str | None  # value of the varied parameter (exact string), None if nothing varies
+    d: int
+    group: str  # "errors" or "order_parameters"
+    key: str
+    mean: float
+    sem: float | None
+    seeds: int
+    theory: float | None
+    z: float | None
+    relative_deviation: float | None
+
+
+@dataclasses.dataclass
+class CheckReport:
+    model: str
+    varied: str | None
+    params: dict  # fixed parameters (exact strings)
+    ds: list
+    seeds: int
+    rows: list
+    line: dict  # {"x": [...floats], group: {key: [...floats or None]}}
+    computed: int
+    cached: int
+    notes: list
+
+
+def varied_parameter(points: list[dict]) -> str | None:
+    """The one parameter whose value differs between ``points`` (``None`` if none); a
+    :class:`ParameterError` if several do."""
+    names = [k for k in points[0] if len({p[k] for p in points}) > 1]
+    if len(names) > 1:
+        raise ParameterError("--" + names[1].replace("_", "-"),
+                             "replica check varies at most one parameter (the x-axis); "
+                             f"got lists for {', '.join(names)}")
+    return names[0] if names else None
+
+
+def _numeric(text):
+    try:
+        v = parse_exact(text, "x", allow_inf=True)
+    except ParameterError:
+        return None
+    return None if v == INF else v
+
+
+def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
+                num: int = 41, dps: int = 20) -> dict:
+    """Theory on a dense grid of ``varied`` between the smallest and largest of ``values``
+    (plus the values themselves); points where the theory is undefined are skipped."""
+    from ..params import exact_str
+    from ..sweep import linspace_exact
+
+    nums = [_numeric(v) for v in values]
+    if any(v is None for v in nums) or num < 2:
+        grid = [v for v in nums if v is not None]
+    else:
+        lo, hi = min(nums), max(nums)
+        grid = sorted({Fraction(s) for s in linspace_exact(lo, hi, num)} | set(nums))
+    xs, vals = [], {}
+    for x in grid:
+        params = dict(fixed)
+        params[varied] = exact_str(x)
+        try:
+            exp = make_experiment(model, d, check_sizes=False, **params)
+            th = theory(exp, dps)
+        except ReplicaError:
+            continue
+        if th is None:
+            continue
+        xs.append(float(x))
+        for group, group_vals in th.items():
+            for k, v in group_vals.items():
+                vals.setdefault(group, {}).setdefault(k, []).append(v)
+    return {"x": xs, **vals}
+
+
+def run_check(model: str, points: list[dict], ds: list[int], seeds: int, seed: int = 0,
+              dps: int = 30, options: dict | None = None, line_points: int = 41,
+              **run_kwargs) -> CheckReport:
+    """Simulate every point at every ``d`` (``seeds`` seeds; through :mod:`replica.sweep`, so
+    cached and parallel) and collect the table and the theory line."""
+    from ..sweep import make_jobs, run_jobs, summarise
+
+    if seeds < 2:
+        raise ParameterError("--seeds", "a check needs at least 2 seeds (standard errors)")
+    if not ds:
+        raise ParameterError("--ds", "give at least one dimension")
+    varied = varied_parameter(points)
+    jobs = make_jobs(model, points, ds, seeds, seed, dps, with_theory=True, options=options)
+    run = run_jobs(jobs, **run_kwargs)
+    sims, _ = summarise(model, jobs, run)
+    rows = []
+    for r in sims:
+        x = r.params[varied] if varied else None
+        groups = [("errors", r.errors)]
+        if r.order_parameters:
+            groups.append(("order_parameters", r.order_parameters))
+        for gname, group in groups:
+            for key, e in group.items():
+                rows.append(CheckRow(x, r.d, gname, key, e.mean, e.sem, e.seeds, e.theory, e.z,
+                                     e.relative_deviation))
+    # parameters equal at every point (for display); defaults such as alpha_test = alpha vary
+    # with their parent, so the theory line starts from the user's own values instead
+    fixed = {k: v for k, v in sims[0].params.items()
+             if all(r.params[k] == v for r in sims)} if sims else {}
+    line = {}
+    notes = list(sims[0].notes) if sims else []
+    if varied:
+        given = {k: v for k, v in points[0].items() if k != varied}
+        line = theory_line(model, given, varied, [p[varied] for p in points], max(ds),
+                           line_points, min(dps, 20))
+        if model == "alignment":
+            notes.append(f"theory line at the d = {max(ds)} spectrum; table rows use the "
+                         "spectrum at their own d")
+    if rows and all(r.theory is None for r in rows):
+        notes.append("no theory available")
+    return CheckReport(model, varied, fixed, list(ds), seeds, rows, line, run.computed,
+                       run.cached, sorted(set(notes)))
+
+
+def _f(x, spec):
+    return "" if x is None else format(x, spec)
+
+
+def write_table(report: CheckReport, outdir: Path) -> list[Path]:
+    """``check.csv`` (full precision) and ``check.md`` (readable)."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    csv_path = outdir / "check.csv"
+    with open(csv_path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([report.varied or "point", "d", "group", "key", "mean", "sem", "seeds",
+                    "theory", "z", "relative_deviation"])
+        for r in report.rows:
+            w.writerow([r.x if r.x is not None else "", r.d, r.group, r.key, repr(r.mean),
+                        "" if r.sem is None else repr(r.sem), r.seeds,
+                        "" if r.theory is None else repr(r.theory),
+                        "" if r.z is None else repr(r.z),
+                        "" if r.relative_deviation is None else repr(r.relative_deviation)])
+    md_path = outdir / "check.md"
+    fixed = ", ".join(f"{k}={v}" for k, v in report.params.items())
+    lines = [f"# replica check {report.model}", "",
+             f"Fixed parameters: {fixed}. Dimensions: {', '.join(map(str, report.ds))}; "
+             f"{report.seeds} seeds each. Mean ± standard error over seeds; z = (mean - theory)"
+             f" / sem; rel. dev. = (mean - theory) / |theory|.", "",
+             f"| {report.varied or 'point'} | d | quantity | mean ± sem | theory | z | rel. dev. |",
+             "|---|---|---|---|---|---|---|"]
+    for r in report.rows:
+        lines.append(f"| {r.x if r.x is not None else '-'} | {r.d} | {r.key} | "
+                     f"{r.mean:.5g} ± {_f(r.sem, '.2g')} | {_f(r.theory, '.5g')} | "
+                     f"{_f(r.z, '.2f')} | {_f(r.relative_deviation, '+.3f')} |")
+    lines.append("")
+    lines += [f"- note: {n}" for n in report.notes]
+    lines.append(f"- jobs: {report.computed} computed, {report.cached} from the cache")
+    md_path.write_text("\n".join(lines) + "\n")
+    return [csv_path, md_path]
+
+
+def write_plot(report: CheckReport, outdir: Path) -> Path:
+    """``check.png``: theory lines, simulation markers with error bars, and the trend in 1/d."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = ["errors"] + (["order_parameters"] if report.model == "lowrank" else [])
+    fig, axes = plt.subplots(1, len(groups) + 1, figsize=(5.2 * (len(groups) + 1), 4.2))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    ds = sorted(report.ds)
+    for ax, group in zip(axes, groups):
+        keys = ERROR_KEYS[report.model] if group == "errors" else ORDER_KEYS
+        for ci, key in enumerate(keys):
+            colour = colours[ci % len(colours)]
+            rows = [r for r in report.rows if r.group == group and r.key == key]
+            if report.varied:
+                if report.line.get(group, {}).get(key):
+                    ax.plot(report.line["x"], report.line[group][key], "-", color=colour,
+                            label=f"{key} theory")
+                xs_all = sorted({float(_numeric(r.x)) for r in rows if _numeric(r.x) is not None})
+                span = (max(xs_all) - min(xs_all)) if len(xs_all) > 1 else 1.0
+                for di, d in enumerate(ds):
+                    sel = [r for r in rows if r.d == d and _numeric(r.x) is not None]
+                    off = (di - (len(ds) - 1) / 2) * 0.012 * span
+                    ax.errorbar([float(_numeric(r.x)) + off for r in sel], [r.mean for r in sel],
+                                yerr=[r.sem or 0 for r in sel], fmt=MARKERS[di % len(MARKERS)],
+                                color=colour, ms=4, capsize=2, linestyle="none",
+                                label=f"{key} d={d}" if ci == 0 or len(keys) == 1 else None)
+                ax.set_xlabel(report.varied)
+            else:
+                th = next((r.theory for r in rows if r.theory is not None), None)
+                if th is not None:
+                    ax.axhline(th, color=colour, lw=1, label=f"{key} theory")
+                sel = sorted(rows, key=lambda r: r.d)
+                ax.errorbar([1 / r.d for r in sel], [r.mean for r in sel],
+                            yerr=[r.sem or 0 for r in sel], fmt="o", color=colour, ms=4,
+                            capsize=2, label=f"{key} simulation")
+                ax.set_xlabel("1/d")
+                ax.set_xlim(left=0)
+        ax.set_title("errors" if group == "errors" else "order parameters")
+        ax.legend(fontsize=7, ncol=2)
+    ax = axes[-1]
+    allkeys = [(g, k) for g in groups
+               for k in (ERROR_KEYS[report.model] if g == "errors" else ORDER_KEYS)]
+    for ci, (g, key) in enumerate(allkeys):
+        colour = colours[ci % len(colours)]
+        xs = sorted({r.x for r in report.rows if r.group == g and r.key == key},
+                    key=lambda v: (v is None, str(v)))
+        for xi, x in enumerate(xs):
+            sel = sorted((r for r in report.rows if r.group == g and r.key == key and r.x == x
+                          and r.relative_deviation is not None), key=lambda r: r.d)
+            if not sel:
+                continue
+            scale = [abs(r.theory) for r in sel]
+            ax.errorbar([1 / r.d for r in sel], [r.relative_deviation for r in sel],
+                        yerr=[(r.sem or 0) / s for r, s in zip(sel, scale)], fmt="-o", ms=3,
+                        color=colour, alpha=0.8, capsize=2, lw=0.8,
+                        label=key if xi == 0 else None)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xlim(left=0)
+    ax.set_xlabel("1/d")
+    ax.set_ylabel("(simulation - theory) / |theory|")
+    ax.set_title("finite-size trend")
+    ax.legend(fontsize=7, ncol=2)
+    fig.suptitle(f"replica check {report.model}: " +
+                 ", ".join(f"{k}={v}" for k, v in report.params.items()), fontsize=8)
+    fig.tight_layout()
+    path = outdir / "check.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_report(report: CheckReport, outdir) -> list[Path]:
+    """Write ``check.csv``, ``check.md`` and ``check.png`` into ``outdir``."""
+    outdir = Path(outdir)
+    files = write_table(report, outdir)
+    files.append(write_plot(report, outdir))
+    return files

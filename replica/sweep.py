@@ -1,0 +1,465 @@
+"""Parameter sweeps: grids of (parameters x d x seeds), cached on disk, run locally or on Dask.
+
+A sweep is a list of :class:`Job` s. A ``simulate`` job is one seed of one finite-size experiment
+(:func:`replica.simulate.run_seed`); a ``theory`` job is one solve of the model's equations. Every
+finished job is written at once to the cache, one JSON file per job, named by the SHA-256 of its
+key: model, kind, the exact parameter strings (canonical: ``0.3`` and ``3/10`` are one key), ``d``
+(simulations, and alignment theory whose spectrum depends on ``d``), the base seed and seed index,
+``dps`` (theory), the simulation options and the code version (package version plus a hash of
+the source files the job runs). Numbers are stored as decimal strings. Files are written
+atomically (temporary file + rename), so a sweep that is killed leaves only complete entries, and
+running it again computes only the missing jobs.
+
+Seed ``i`` of a point with base seed ``S`` is ``SeedSequence(S).spawn(N)[i]``, as in
+``replica simulate``: a sweep and a single simulation agree seed by seed.
+
+Executors: ``serial`` (in this process), ``process`` (local processes,
+:class:`concurrent.futures.ProcessPoolExecutor`, the default) and ``dask``
+(:mod:`dask.distributed`, given a scheduler address or a ``Client``). Results always come back to
+this process, which alone writes the cache, so workers need no shared file system.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import json
+import os
+import sys
+import tempfile
+import time
+from fractions import Fraction
+from pathlib import Path
+
+from . import __version__
+from .errors import ParameterError
+from .params import INF, exact_str
+
+_SOURCES = {
+    "simulate": ("simulate", "spectra.py", "params.py"),
+    "theory": ("models", "numerics", "symbolic", "spectra.py", "params.py"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One unit of work. ``params`` is a tuple of ``(name, exact string)`` pairs."""
+
+    kind: str  # "simulate" or "theory"
+    model: str
+    params: tuple
+    d: int | None = None
+    seed: int | None = None
+    index: int | None = None
+    dps: int | None = None
+    options: tuple = ()
+
+    def point(self) -> tuple:
+        """The parameter point (with ``d`` for simulations), shared by its seeds."""
+        return (self.model, self.params, self.d, self.options)
+
+    def key(self) -> dict:
+        return {"kind": self.kind, "model": self.model, "params": dict(self.params), "d": self.d,
+                "seed": self.seed, "index": self.index, "dps": self.dps,
+                "options": dict(self.options), "code": code_version(self.kind)}
+
+    def digest(self) -> str:
+        text = json.dumps(self.key(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+_CODE_VERSIONS: dict = {}
+
+
+def code_version(kind: str) -> str:
+    """``replica`` version plus a hash of the source files that a job of ``kind`` runs."""
+    if kind not in _CODE_VERSIONS:
+        root = Path(__file__).parent
+        h = hashlib.sha256()
+        for entry in _SOURCES[kind]:
+            path = root / entry
+            files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+            for f in files:
+                h.update(str(f.relative_to(root)).encode())
+                h.update(f.read_bytes())
+        _CODE_VERSIONS[kind] = f"{__version__}+{h.hexdigest()[:12]}"
+    return _CODE_VERSIONS[kind]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building jobs
+# ---------------------------------------------------------------------------------------------
+def expand_grid(values: dict) -> list[dict]:
+    """Cartesian product of ``{name: [v1, v2, ...]}`` (a scalar counts as a one-element list),
+    in the order of the dict: ``[{name: v, ...}, ...]``."""
+    names = list(values)
+    lists = [v if isinstance(v, (list, tuple)) else [v] for v in values.values()]
+    return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
+
+
+def split_list(text, name: str) -> list[str]:
+    """``"1,2,3/10"`` -> ``["1", "2", "3/10"]`` (one-line error on an empty item)."""
+    items = [t.strip() for t in str(text).split(",")]
+    if not items or any(not t for t in items):
+        raise ParameterError(name, f"empty item in the list {text!r}")
+    return items
+
+
+def _canonical(model: str, d, options: dict, params: dict):
+    """Validate one point and return ``(experiment-or-None, exact echo)``."""
+    from .simulate import make_experiment
+
+    dd = d if d is not None else 64  # theory of isotropic/lowrank: any d validates the params
+    exp = make_experiment(model, dd, check_sizes=d is not None, **options, **params)
+    return exp, tuple(exp.echo().items()), tuple(sorted(exp.options().items()))
+
+
+def make_jobs(model: str, points: list[dict], ds=None, seeds: int = 0, seed: int = 0,
+              dps: int = 20, with_theory: bool = True, options: dict | None = None) -> list[Job]:
+    """Jobs for every point: ``seeds`` simulation seeds at each ``d`` in ``ds`` and (if
+    ``with_theory``) one theory solve per point (per ``d`` for alignment)."""
+    options = dict(options or {})
+    ds = list(ds or [])
+    if seeds and not ds:
+        raise ParameterError("--d", "a simulation sweep needs --d or --ds")
+    if model == "alignment" and not ds:
+        raise ParameterError("--d", "the alignment model needs --d or --ds (covariance size)")
+    jobs: list[Job] = []
+    seen: set = set()
+    for p in points:
+        for d in (ds or [None]):
+            _, echo, opt_items = _canonical(model, d, options, p)
+            if seeds:
+                jobs.extend(Job("simulate", model, echo, d, seed, i, None, opt_items)
+                            for i in range(seeds))
+            if with_theory:
+                td = d if model == "alignment" else None
+                job = Job("theory", model, echo, td, dps=dps)
+                if job not in seen:
+                    seen.add(job)
+                    jobs.append(job)
+    return jobs
+
+
+# ---------------------------------------------------------------------------------------------
+# Computing one job (runs in workers: module-level, picklable)
+# ---------------------------------------------------------------------------------------------
+def compute_job(job: Job) -> dict:
+    """Run one job; the result holds only decimal strings (and ``None``)."""
+    from .simulate import experiment
+
+    params = dict(job.params)
+    if job.kind == "simulate":
+        import numpy as np
+
+        exp = experiment.make_experiment(job.model, job.d, **dict(job.options), **params)
+        ss = np.random.SeedSequence(job.seed, spawn_key=(job.index,))
+        out = experiment.run_seed(exp, ss)
+        res = {"errors": {k: repr(v) for k, v in out["errors"].items()},
+               "ridge": {"method": out["ridge"]["method"], "factor": out["ridge"]["factor"]}}
+        if "order_parameters" in out:
+            res["order_parameters"] = {k: repr(v) for k, v in out["order_parameters"].items()}
+        return res
+    d = job.d if job.d is not None else 64
+    exp = experiment.make_experiment(job.model, d, check_sizes=False, **params)
+    solved = experiment.theory_result(exp, job.dps)
+    if solved is None:
+        return {"errors": None}
+    data = solved.to_json_dict()
+    res = {"errors": data["errors"], "digits": data["digits"]}
+    if "order_parameters" in data:
+        res["order_parameters"] = data["order_parameters"]
+    return res
+
+
+# ---------------------------------------------------------------------------------------------
+# Cache
+# ---------------------------------------------------------------------------------------------
+class Cache:
+    """One JSON file per finished job under ``root/<model>/<kind>/<2 hex>/<sha256>.json``."""
+
+    def __init__(self, root):
+        self.root = Path(root)
+
+    def path(self, job: Job) -> Path:
+        h = job.digest()
+        return self.root / job.model / job.kind / h[:2] / f"{h}.json"
+
+    def get(self, job: Job):
+        path = self.path(job)
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        if data.get("key") != json.loads(json.dumps(job.key())):
+            return None
+        return data.get("result")
+
+    def put(self, job: Job, result: dict):
+        path = self.path(job)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"key": job.key(), "result": result}, fh, indent=1, sort_keys=True)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    def count(self) -> int:
+        return sum(1 for _ in self.root.rglob("*.json")) if self.root.exists() else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress
+# ---------------------------------------------------------------------------------------------
+class Progress:
+    """A plain-text progress bar on a stream (stderr): redrawn in place on a terminal, one line
+    per 10 % otherwise."""
+
+    def __init__(self, total: int, cached: int, stream=None, enabled: bool = True):
+        self.total, self.cached, self.done = total, cached, cached
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and total > 0
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.monotonic()
+        self._last_decile = -1
+        self._draw()
+
+    def _draw(self, final: bool = False):
+        if not self.enabled:
+            return
+        frac = self.done / self.total if self.total else 1.0
+        decile = int(frac * 10)
+        if not self.tty and not final and decile == self._last_decile:
+            return
+        self._last_decile = decile
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        line = (f"sweep [{bar}] {self.done}/{self.total} jobs ({self.cached} cached, "
+                f"{time.monotonic() - self.t0:.1f} s)")
+        self.stream.write(("\r" + line) if self.tty else line + "\n")
+        self.stream.flush()
+
+    def update(self, n: int = 1):
+        self.done += n
+        self._draw()
+
+    def close(self):
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# Executors
+# ---------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _blas_threads(n: int):
+    """Set the BLAS/OpenMP thread variables while worker processes are started (they read them
+    at import), so that ``workers`` processes do not oversubscribe the cores."""
+    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    old = {k: os.environ.get(k) for k in names}
+    for k in names:
+        os.environ[k] = str(n)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _run_serial(jobs):
+    for job in jobs:
+        yield job, compute_job(job)
+
+
+def _run_processes(jobs, workers: int):
+    import concurrent.futures as cf
+    import multiprocessing
+
+    workers = max(1, min(workers, len(jobs)))
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    with _blas_threads(threads):
+        pool = cf.ProcessPoolExecutor(max_workers=workers,
+                                      mp_context=multiprocessing.get_context("spawn"))
+        futures = {pool.submit(compute_job, job): job for job in jobs}
+    try:
+        for fut in cf.as_completed(futures):
+            yield futures[fut], fut.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _run_dask(jobs, scheduler):
+    try:
+        import distributed
+    except ImportError:
+        raise ParameterError("--scheduler", "Dask is not installed: pip install "
+                                            "'replica[cluster]'") from None
+    if hasattr(scheduler, "scheduler_address"):  # a LocalCluster or another cluster object
+        scheduler = scheduler.scheduler_address
+    own = not isinstance(scheduler, distributed.Client)
+    if own:
+        try:
+            client = distributed.Client(scheduler, timeout=30)
+        except (OSError, TimeoutError) as exc:
+            raise ParameterError("--scheduler", f"cannot reach {scheduler}: {exc}") from None
+    else:
+        client = scheduler
+    futures = []
+    try:
+        futures = [client.submit(compute_job, job, pure=False, key=f"replica-{job.digest()}")
+                   for job in jobs]
+        index = {f.key: job for f, job in zip(futures, jobs)}
+        for fut in distributed.as_completed(futures):
+            yield index[fut.key], fut.result()
+    finally:
+        for f in futures:
+            f.cancel()
+        if own:
+            client.close()
+
+
+@dataclasses.dataclass
+class SweepRun:
+    """Outcome of :func:`run_jobs`: the result of every job, and how many were computed now."""
+
+    results: dict  # Job -> result dict
+    computed: int
+    cached: int
+    seconds: float
+
+
+def run_jobs(jobs: list[Job], cache_dir=None, executor: str = "process", workers: int | None = None,
+             scheduler=None, progress: bool = True, stream=None) -> SweepRun:
+    """Run ``jobs``, skipping those found in the cache at ``cache_dir`` and caching each finished
+    one at once. ``executor``: ``serial``, ``process`` or ``dask`` (``scheduler``: an address such
+    as ``tcp://127.0.0.1:8786`` or a ``distributed.Client``). A failing job stops the sweep (the
+    others are cancelled) and its exception propagates; finished jobs stay cached."""
+    t0 = time.monotonic()
+    cache = Cache(cache_dir) if cache_dir is not None else None
+    jobs = list(dict.fromkeys(jobs))
+    results = {}
+    todo = []
+    for job in jobs:
+        hit = cache.get(job) if cache is not None else None
+        if hit is not None:
+            results[job] = hit
+        else:
+            todo.append(job)
+    bar = Progress(len(jobs), len(results), stream, progress)
+    if todo:
+        if executor == "dask" or scheduler is not None:
+            stream_ = _run_dask(todo, scheduler)
+        elif executor == "process" and (workers or os.cpu_count() or 1) > 1 and len(todo) > 1:
+            stream_ = _run_processes(todo, workers or os.cpu_count() or 1)
+        elif executor in ("serial", "process"):
+            stream_ = _run_serial(todo)
+        else:
+            raise ParameterError("--executor", f"unknown executor {executor!r}")
+        try:
+            for job, res in stream_:
+                results[job] = res
+                if cache is not None:
+                    cache.put(job, res)
+                bar.update()
+        finally:
+            bar.close()
+    else:
+        bar.close()
+    return SweepRun(results, len(todo), len(jobs) - len(todo), time.monotonic() - t0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+# ---------------------------------------------------------------------------------------------
+def summarise(model: str, jobs: list[Job], run: SweepRun) -> list:
+    """Group a finished sweep into :class:`replica.simulate.SimulationResult` s (one per point and
+    ``d``, with the theory attached) and theory-only rows; returns ``(simulations, theories)``
+    where ``theories`` maps ``(params, d)`` to the theory result dict."""
+    from .simulate import aggregate, make_experiment
+
+    theories = {}
+    groups: dict = {}
+    for job in jobs:
+        res = run.results[job]
+        if job.kind == "theory":
+            theories[(job.params, job.d)] = res
+        else:
+            groups.setdefault(job.point() + (job.seed,), []).append((job.index, res))
+    sims = []
+    for (mdl, params, d, options, seed), items in groups.items():
+        items.sort(key=lambda t: t[0])
+        per_seed = [{g: {k: float(v) for k, v in r[g].items()}
+                     for g in ("errors", "order_parameters") if g in r} for _, r in items]
+        th = theories.get((params, d if mdl == "alignment" else None))
+        th_f = None
+        if th is not None and th.get("errors") is not None:
+            th_f = {g: {k: float(v) for k, v in th[g].items() if v is not None}
+                    for g in ("errors", "order_parameters") if g in th}
+        exp = make_experiment(mdl, d, **dict(options), **dict(params))
+        dps = next((j.dps for j in jobs if j.kind == "theory"), None)
+        sims.append(aggregate(exp, per_seed, th_f, seed, dps if th_f else None))
+    return sims, theories
+
+
+def write_csv(path, model: str, jobs: list[Job], run: SweepRun):
+    """Write the sweep as CSV: one row per simulated point and ``d`` (``<key>_mean``, ``_sem``,
+    ``_theory``, ``_z`` for every error and, lowrank, order parameter), or one row per theory
+    point when no simulation was asked for (decimal strings at the solve's precision)."""
+    import csv
+
+    from .simulate import ERROR_KEYS, ORDER_KEYS
+
+    sims, theories = summarise(model, jobs, run)
+    keys = list(ERROR_KEYS[model]) + (list(ORDER_KEYS) if model == "lowrank" else [])
+    names = [n for n, _ in jobs[0].params] if jobs else []
+    rows = []
+    if sims:
+        header = ["model"] + names + ["d", "seed", "seeds"] + \
+            [f"{k}_{s}" for k in keys for s in ("mean", "sem", "theory", "z")]
+        for r in sims:
+            est = dict(r.errors)
+            est.update(r.order_parameters)
+            row = [model] + [r.params[n] for n in names] + [r.d, r.seed, len(r.per_seed)]
+            for k in keys:
+                e = est[k].to_json_dict()
+                row += [e["mean"], e["sem"], e["theory"], e["z"]]
+            rows.append(row)
+    else:
+        header = ["model"] + names + (["d"] if model == "alignment" else []) + keys
+        for (params, d), th in theories.items():
+            vals = dict(th.get("errors") or {})
+            vals.update(th.get("order_parameters") or {})
+            row = [model] + [dict(params)[n] for n in names] + \
+                ([d] if model == "alignment" else []) + [vals.get(k) for k in keys]
+            rows.append(row)
+    path = Path(path)
+    if path.parent != Path(""):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for row in rows:
+            w.writerow(["" if v is None else v for v in row])
+    return len(rows)
+
+
+def linspace_exact(lo, hi, num: int) -> list[str]:
+    """``num`` equally spaced exact values from ``lo`` to ``hi`` as exact strings."""
+    a, b = Fraction(lo), Fraction(hi)
+    if num < 2:
+        return [exact_str(a)]
+    return [exact_str(a + (b - a) * i / (num - 1)) for i in range(num)]
+
+
+def is_finite_value(text) -> bool:
+    return str(text).strip().lower() not in (INF, "+inf", "infinity", "oo")
