@@ -16,6 +16,7 @@ from .base import CheckOutcome, Derivation, Section, run_check
 #: Derivation name -> module with a ``derivation()`` function.
 DERIVATIONS = {
     "alignment": "replica.derivations.alignment",
+    "lowrank": "replica.derivations.lowrank",
 }
 
 

@@ -26,6 +26,9 @@ from .templates import environment
 
 #: Displays whose LaTeX is longer than this (characters) are set with breqn's ``dmath``.
 LONG_DISPLAY = 150
+#: In long displays, fractions whose numerator prints longer than this are written as
+#: ``\frac{1}{den}\left(num\right)`` so that breqn can break them.
+BREAK_FRACTIONS = 100
 
 
 class CheckFailedError(ReplicaError):
@@ -118,8 +121,10 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
                     blocks.append(dict(kind="table", label=label, caption=prose(obj.caption), **t))
                 elif _is_display(obj):
                     tex = to_latex(obj, names)
-                    blocks.append(dict(kind="equation", label=label, tex=tex,
-                                       long=len(tex) > LONG_DISPLAY))
+                    long = len(tex) > LONG_DISPLAY
+                    if long:
+                        tex = to_latex(obj, names, break_fractions=BREAK_FRACTIONS)
+                    blocks.append(dict(kind="equation", label=label, tex=tex, long=long))
                 else:
                     raise TypeError(f"step {step.name!r}: object {key!r} of type "
                                     f"{type(obj).__name__} cannot be displayed")

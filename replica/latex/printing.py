@@ -29,7 +29,24 @@ DEFAULT_SETTINGS = dict(order="none", mul_symbol=None, ln_notation=True)
 
 
 class AppendixPrinter(LatexPrinter):
-    """:class:`LatexPrinter` whose ``symbol_names`` also rename matrix symbols and functions."""
+    """:class:`LatexPrinter` whose ``symbol_names`` also rename matrix symbols and functions.
+
+    With ``break_fractions = N`` a fraction whose numerator is a sum printing longer than ``N``
+    characters is written ``\\frac{1}{den}\\left(num\\right)``: breqn can break a display
+    inside ``\\left( ... \\right)`` but never inside ``\\frac``.
+    """
+
+    _default_settings = dict(LatexPrinter._default_settings, break_fractions=None)
+
+    def _print_Mul(self, expr):
+        limit = self._settings.get("break_fractions")
+        if limit:
+            num, den = sympy.fraction(expr)
+            if den != 1 and num.is_Add:
+                num_tex = self._print(num)
+                if len(num_tex) > limit:
+                    return r"\frac{1}{%s} \left(%s\right)" % (self._print(den), num_tex)
+        return super()._print_Mul(expr)
 
     def _print_MatrixSymbol(self, expr, **kwargs):
         names = self._settings.get("symbol_names") or {}
@@ -52,7 +69,8 @@ def to_latex(obj, symbol_names=None, **settings) -> str:
     """LaTeX of a SymPy object (or anything ``sympify`` accepts) for a display or inline formula.
 
     ``symbol_names`` maps :class:`sympy.Symbol`/:class:`sympy.MatrixSymbol` objects (or, for
-    undefined functions, their name as a string) to LaTeX.
+    undefined functions, their name as a string) to LaTeX. ``break_fractions=N`` rewrites long
+    fractions so that breqn can break them (see :class:`AppendixPrinter`).
     """
     opts = dict(DEFAULT_SETTINGS)
     opts.update(settings)
@@ -80,6 +98,7 @@ _MATH_UNICODE = {"\u2212": "-", "\u00b1": r"\pm", "\u00d7": r"\times", "\u2264":
                  "\u27e8": r"\langle", "\u27e9": r"\rangle", "\u2211": r"\sum", "\u221a": r"\surd",
                  "\u00b2": "^{2}", "\u00b3": "^{3}", "\u2032": "'", "\u2208": r"\in",
                  "\u03b5": r"\varepsilon", "\u03d5": r"\phi", "\u03c6": r"\varphi"}
+_SUPERSCRIPT = re.compile(r"\^(-?[A-Za-z0-9]+|\([^()]*\))")
 _ACCENTS = {"\u0302": r"\hat", "\u0303": r"\tilde", "\u0304": r"\bar", "\u0305": r"\bar"}
 
 
@@ -116,6 +135,16 @@ def escape_text(text: str) -> str:
         if text.startswith("->", i):
             out.append(r"$\to$")
             i += 2
+            continue
+        sup = _SUPERSCRIPT.match(text, i)
+        if sup:  # x^T, S^2, (S - z)^-1, chi^(n-1): a superscript in math mode
+            body = sup.group(1)
+            if body == "T":
+                out.append(r"$^{\top}$")
+            else:
+                body = body[1:-1] if body.startswith("(") else body
+                out.append("$^{%s}$" % escape_text(body).replace("$", ""))
+            i = sup.end()
             continue
         if ch in _SPECIALS:
             out.append(_SPECIALS[ch])
