@@ -96,7 +96,7 @@ def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
     with precision(dps):
         lo, hi = (to_mpf(kappa_range[0]), to_mpf(kappa_range[1]))
         if alpha is None:
-            sigma0 = mpmath.mpf(10) ** (-(dps // 2))
+            sigma0 = mpmath.mpf(10) ** (-(2 * dps // 3))
             loc = locate_kink(atom_mass_indicator(pairs, sigma0), lo, hi, what="kappa_c")
             definition = ("kappa_c: non-analytic point of A(kappa) = lim_{sigma->0} sigma "
                           "M_kappa(sigma), the mass of the zero atom of the limiting spectrum of "
@@ -215,3 +215,103 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
                             "B, spec §4.2), the regularised interpolation peak near tau = 1",
                             "scan of tau in [0.2, 5], then Anderson-Bjorck on d e_ICL/d tau "
                             "(mpmath.diff); error bound from a Newton correction", [note])
+
+
+# ---------------------------------------------------------------------------------------------
+# Low-rank model: the rho = kappa transition
+# ---------------------------------------------------------------------------------------------
+LOWRANK_INDICATORS = {
+    "m0": "m0 (overlap on the task subspace, spec (R5))",
+    "idg_over_alpha": "eps_IDG/alpha (sigma_test = 0, alpha_test = alpha; spec §4.4)",
+}
+
+
+def _lowrank_closed(dps_guard=True):
+    from .models import lowrank as L
+
+    keys, f = L._closed_form_compiled(False)
+    return keys, f
+
+
+def lowrank_indicator_value(name, alpha_v, tau_v, kappa_v, sigma_v, rho_v):
+    """The indicator at finite ``alpha`` from the lambda = 0 closed form (T1)-(T5)."""
+    keys, f = _lowrank_closed()
+    vals = dict(zip(keys, f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)))
+    if name == "m0":
+        return vals["m0"]
+    # eps_IDG = 1 - 2 m0 + q0 + qbar/alpha at sigma_test = 0, alpha_test = alpha
+    return (1 - 2 * vals["m0"] + vals["q0"] + vals["qbar"] / alpha_v) / alpha_v
+
+
+def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
+                       indicator: str = "m0") -> TransitionResult:
+    r"""rho_c of the low-rank model (spec lowrank.md §4.4), found numerically.
+
+    Without ``alpha``: the non-analytic point in ``rho`` of :math:`\lim_{\alpha\to\infty} I(\rho)`
+    for the indicator ``I`` (``m0`` or ``idg_over_alpha``) at ``lambda = 0``, ``tau > 1``; the
+    limit by Richardson extrapolation in ``1/alpha`` of the closed form (T1)-(T5), the kink by
+    branch intersection. With ``alpha``: the extremal-curvature point of ``I(rho)`` at that
+    ``alpha``.
+    """
+    k = require_positive(parse_exact(kappa, "--kappa"), "--kappa")
+    t = require_positive(parse_exact(tau, "--tau"), "--tau")
+    s = require_nonnegative(parse_exact(sigma, "--sigma"), "--sigma")
+    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
+    if indicator not in LOWRANK_INDICATORS:
+        raise ParameterError("--indicator", f"choose one of {', '.join(LOWRANK_INDICATORS)}")
+    if indicator == "idg_over_alpha" and s == 0:
+        raise ParameterError("--sigma", "eps_IDG/alpha has no kink at sigma = 0 (the O(alpha) "
+                                        "structural term is proportional to sigma^2); use "
+                                        "--indicator m0")
+    _check_tau(t)
+    with precision(dps):
+        kv, tv, sv = to_mpf(k), to_mpf(t), to_mpf(s)
+        lo = max(mpmath.mpf(1) / 100, kv / 10)
+        hi = mpmath.mpf(1)
+        if not kv < hi:
+            raise ParameterError("--kappa", "the transition rho_c = kappa lies outside the rank "
+                                            "range (0, 1] when kappa >= 1: every rho is task-rich")
+        if a is None:
+            eps0 = mpmath.mpf(10) ** (-(2 * dps // 3))
+
+            def ind(r):
+                val, _ = limit_to_zero(
+                    lambda e: lowrank_indicator_value(indicator, (1 + sv**2) / e, tv, kv, sv, r),
+                    eps0, levels=4)
+                return val
+
+            loc = locate_kink(ind, lo, hi - (hi - lo) / 1000, what="rho_c")
+            definition = (f"rho_c: non-analytic point in rho of lim_{{alpha->oo}} "
+                          f"{LOWRANK_INDICATORS[indicator]} at lambda = 0")
+            method = ("limit by Richardson extrapolation in 1/alpha of the lambda = 0 closed form "
+                      "(T1)-(T5); kink by second-difference scan and intersection of quadratic "
+                      "fits of the two analytic branches; error bound = last change of the "
+                      "location")
+        else:
+            av = to_mpf(a)
+
+            def ind(r):
+                return lowrank_indicator_value(indicator, av, tv, kv, sv, r)
+
+            a_, b_ = lo, hi - (hi - lo) / 1000
+            for _ in range(40):
+                grid = [a_ + (b_ - a_) * j / 32 for j in range(33)]
+                vals = [ind(r) for r in grid]
+                sec = [abs(vals[j + 1] - 2 * vals[j] + vals[j - 1]) for j in range(1, 32)]
+                i = max(range(len(sec)), key=lambda j: sec[j])
+                resolved = 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4
+                i += 1
+                if resolved:
+                    break
+                a_, b_ = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
+            loc = locate_crossover(ind, grid[i], bracket=(grid[i - 1], grid[i + 1]),
+                                   what="crossover")
+            definition = (f"rho*(alpha): extremal curvature in rho of "
+                          f"{LOWRANK_INDICATORS[indicator]} at alpha = {exact_str(a)}, "
+                          f"lambda = 0 (root of its third rho-derivative)")
+            method = ("zooming scan for the curvature peak, then Anderson-Bjorck on the third "
+                      "derivative (mpmath.diff); error bound from a Newton correction")
+    params = {"kappa": exact_str(k), "tau": exact_str(t), "sigma": exact_str(s),
+              "alpha": "inf" if a is None else exact_str(a), "indicator": indicator}
+    notes = ["rho is the task-rank ratio here (low-rank paper notation), sigma the noise std"]
+    return TransitionResult("lowrank", params, dps, "rho_c", loc, definition, method, notes)

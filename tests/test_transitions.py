@@ -123,3 +123,54 @@ def test_interpolation_peak_approaches_one_as_ridge_vanishes():
     assert dist[0] > dist[1] > dist[2] and dist[2] < 1e-3
     with pytest.raises(ParameterError, match="--lam"):
         isotropic_interpolation_peak(10, "inf", "0.01", "0")
+
+
+LOWRANK_POINTS = [("1/2", "9/4", "3/10"), ("0.3", "2", "0.5"), ("0.7", "3", "0.1"),
+                  ("0.15", "1.5", "1"), ("0.9", "5", "0.05")]
+
+
+@pytest.mark.parametrize("kappa,tau,sigma", LOWRANK_POINTS)
+def test_lowrank_rho_c_equals_kappa_25_digits(kappa, tau, sigma):
+    from replica.transitions import lowrank_transition
+
+    r = lowrank_transition(kappa, tau, sigma, dps=50)
+    with precision(50):
+        k = mpmath.mpf(sympy.Rational(kappa).p) / sympy.Rational(kappa).q
+        assert abs(r.location.value - k) < mpmath.mpf(10) ** -25
+        assert abs(r.location.value - k) <= r.location.error_bound
+
+
+def test_lowrank_idg_indicator_and_noiseless_case():
+    from replica.errors import ParameterError
+    from replica.transitions import lowrank_transition
+
+    r = lowrank_transition("1/2", "9/4", "3/10", dps=40, indicator="idg_over_alpha")
+    with precision(40):
+        assert abs(r.location.value - mpmath.mpf(1) / 2) < mpmath.mpf(10) ** -20
+    r0 = lowrank_transition("1/2", "9/4", "0", dps=40)  # noiseless: a kink of m0 all the same
+    with precision(40):
+        assert abs(r0.location.value - mpmath.mpf(1) / 2) < mpmath.mpf(10) ** -20
+    with pytest.raises(ParameterError, match="--sigma"):
+        lowrank_transition("1/2", "9/4", "0", indicator="idg_over_alpha")
+
+
+def test_lowrank_crossover_sharpens_towards_kappa():
+    from replica.transitions import lowrank_transition
+
+    offs = []
+    for a in ("1e2", "1e4", "1e6", "1e8"):
+        r = lowrank_transition("1/2", "9/4", "3/10", alpha=a, dps=30)
+        with precision(30):
+            offs.append(abs(r.location.value - mpmath.mpf(1) / 2))
+    assert offs[0] > offs[1] > offs[2] > offs[3]
+    assert offs[3] < 1e-6
+
+
+def test_lowrank_transition_cli(cli):
+    rc, out, err = cli("transition", "lowrank", "--kappa", "0.4", "--tau", "2.6", "--sigma",
+                       "0.01", "--dps", "40", "--json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["rho_c"].startswith("0.4000000000000000000000") and "m0" in data["definition"]
+    rc, _, err = cli("transition", "lowrank", "--kappa", "0.4", "--tau", "0.5", "--sigma", "0")
+    assert rc == 2 and "--tau" in err

@@ -24,6 +24,19 @@ def register(subparsers):
     a.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
     add_dps(a)
     a.set_defaults(run=_run_alignment)
+    lr = models.add_parser("lowrank", help="rho_c of the low-rank model (rho = rank ratio)",
+                           description="Task-rank transition of the low-rank model "
+                                       "(arXiv 2510.04548). Here rho is the task-RANK ratio and "
+                                       "sigma the label-noise standard deviation.")
+    lr.add_argument("--kappa", required=True, help="task diversity M0/D, in (0, 1)")
+    lr.add_argument("--tau", required=True, help="pretraining prompts M/D^2 (> 1)")
+    lr.add_argument("--sigma", required=True, help="label-noise standard deviation")
+    lr.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    lr.add_argument("--indicator", default="m0", choices=["m0", "idg_over_alpha"],
+                    help="quantity whose kink (alpha -> oo) or curvature peak defines the "
+                         "transition (default m0)")
+    add_dps(lr)
+    lr.set_defaults(run=_run_lowrank)
     i = models.add_parser("isotropic", help="kappa_c of paper B (memorisation -> ICL)",
                           description="Task-diversity transition of paper B (C = I). --rho is "
                                       "the label-noise variance.")
@@ -80,5 +93,14 @@ def _run_isotropic(args):
     if args.tau is None:
         raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
     res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps))
+    print_transition(res, args.json)
+    return 0
+
+
+def _run_lowrank(args):
+    from ..transitions import lowrank_transition
+
+    res = lowrank_transition(args.kappa, args.tau, args.sigma, args.alpha, dps=parse_dps(args.dps),
+                             indicator=args.indicator)
     print_transition(res, args.json)
     return 0

@@ -8,7 +8,8 @@ The transitions of these models are sharp only in a limit (alpha -> oo, or an im
   Used for the mass of the atom at zero of a spectral law, :math:`A = \lim_{s\to0^+} s\,M(s)`.
 * :func:`locate_kink` -- the non-analytic point of a piecewise-analytic function of one
   parameter: a scan of second differences brackets it; then the two analytic branches are fitted
-  (quadratics through three points on each side, at distance ``h, 2h, 3h``) and intersected, and
+  (polynomials of degree 4 through five points on each side, at distances ``h, ..., 5h``) and
+  intersected, and
   ``h`` shrinks until the intersection stops moving. The reported error bound is the change of
   the location between the last two refinements (plus the evaluation error of the indicator
   propagated through the intersection).
@@ -83,38 +84,34 @@ class Location:
         return max(0, int(mpmath.floor(-mpmath.log10(rel))))
 
 
-def _quadratic(xs, ys):
-    """Coefficients (c0, c1, c2) of the quadratic through three points (in ``x``)."""
-    (x0, x1, x2), (y0, y1, y2) = xs, ys
-    d01 = (y1 - y0) / (x1 - x0)
-    d12 = (y2 - y1) / (x2 - x1)
-    c2 = (d12 - d01) / (x2 - x0)
-    c1 = d01 - c2 * (x0 + x1)
-    c0 = y0 - c1 * x0 - c2 * x0**2
-    return c0, c1, c2
+def _local_polynomial(ts, ys):
+    """Coefficients ``c_0..c_n`` (ascending) of the polynomial through ``(ts[i], ys[i])``."""
+    n = len(ts)
+    V = mpmath.matrix([[t**j for j in range(n)] for t in ts])
+    c = mpmath.lu_solve(V, mpmath.matrix(list(ys)))
+    return [c[j] for j in range(n)]
 
 
-def _intersect(left, right, centre, h):
-    """Root of ``left - right`` (quadratics) nearest to ``centre``."""
-    a = left[2] - right[2]
-    b = left[1] - right[1]
-    c = left[0] - right[0]
-    if abs(a) <= mpmath.eps * (abs(b) + abs(c)) * 16 or a == 0:
-        if b == 0:
-            raise ConvergenceError("kink: the two branches are parallel (no intersection)")
-        return -c / b
-    disc = b * b - 4 * a * c
-    if disc < 0:
-        # branches do not cross in the real line: take the point of closest approach
-        return -b / (2 * a)
-    sq = mpmath.sqrt(disc)
-    qq = -(b + (sq if b >= 0 else -sq)) / 2  # stable: no cancellation for the small root
-    roots = [qq / a, c / qq] if qq != 0 else [-b / (2 * a)]
-    return min(roots, key=lambda r: abs(r - centre))
+def _intersect_local(left, right):
+    """Root nearest ``t = 0`` of the difference of two local polynomials (Newton from 0, then a
+    check of all roots by ``polyroots`` if Newton wanders)."""
+    diff = [a - b for a, b in zip(left, right)]
+    while len(diff) > 1 and diff[-1] == 0:
+        diff.pop()
+    if len(diff) == 1:
+        raise ConvergenceError("kink: the two branches coincide (no intersection)")
+    try:
+        roots = mpmath.polyroots(diff[::-1], maxsteps=200, extraprec=mpmath.mp.prec)
+    except mpmath.libmp.libhyper.NoConvergence:
+        raise ConvergenceError("kink: the branch fits do not intersect") from None
+    real = [mpmath.re(r) for r in roots if abs(mpmath.im(r)) <= 1e-10 * (1 + abs(r))]
+    if not real:
+        raise ConvergenceError("kink: the branch fits do not intersect on the real line")
+    return min(real, key=abs)
 
 
 def locate_kink(indicator: Callable, lo, hi, *, n_scan: int = 33, tol=None, h_min=None,
-                max_refine: int = 40, what: str = "transition") -> Location:
+                max_refine: int = 40, degree: int = 4, what: str = "transition") -> Location:
     """Non-analytic point of ``indicator`` on ``(lo, hi)``.
 
     ``indicator(p)`` returns the value of a piecewise-analytic function (for example the atom
@@ -134,23 +131,24 @@ def locate_kink(indicator: Callable, lo, hi, *, n_scan: int = 33, tol=None, h_mi
                                f"{mpmath.nstr(hi, 8)})", tried=f"scan of {n_scan} points")
     centre = grid[k]
     h = step
-    # rounding floor: the fits extrapolate (amplification <= 7 per branch) values known to a few
-    # ulps; no location is claimed more precisely than ~100 ulps of the working precision
+    # rounding floor: the fits extrapolate (amplification 2^(degree+1) - 1 per branch) values
+    # known to a few ulps; no location is claimed more precisely than ~100 ulps
     floor = 100 * mpmath.eps * max(1, abs(centre))
-    h_floor = h_min or mpmath.mpf(10) ** (-(mpmath.mp.dps // 6))
+    h_floor = h_min or mpmath.mpf(10) ** (-(mpmath.mp.dps // 4))
     history = [centre]
     estimates = []
     for it in range(1, max_refine + 1):
-        if centre - 3 * h <= lo or centre + 3 * h >= hi:
-            h = min(centre - lo, hi - centre) / 4
+        npts = degree + 1
+        if centre - npts * h <= lo or centre + npts * h >= hi:
+            h = min(centre - lo, hi - centre) / (npts + 1)
             if h <= 0:
                 break
             continue
-        xl = [centre - h * j for j in (3, 2, 1)]
-        xr = [centre + h * j for j in (1, 2, 3)]
-        left = _quadratic(xl, [indicator(x) for x in xl])
-        right = _quadratic(xr, [indicator(x) for x in xr])
-        new = _intersect(left, right, centre, h)
+        tl = [-mpmath.mpf(j) for j in range(npts, 0, -1)]
+        tr = [mpmath.mpf(j) for j in range(1, npts + 1)]
+        left = _local_polynomial(tl, [indicator(centre + h * t) for t in tl])
+        right = _local_polynomial(tr, [indicator(centre + h * t) for t in tr])
+        new = centre + h * _intersect_local(left, right)
         history.append(new)
         if not (centre - 2 * h < new < centre + 2 * h):
             # the kink is not inside the fitted window: re-centre, keep the window wide
