@@ -57,3 +57,15 @@ def test_phase_diagram_cli(cli, tmp_path):
     assert (tmp_path / "alignment_specialisation.png").exists()
     rc, _, err = cli("phase-diagram", "alignment", "-o", tmp_path, "--d", "-3")
     assert rc == 2 and "--d" in err
+
+
+def test_lowrank_phase_diagram(tmp_path):
+    from replica.phase_diagram import lowrank_phase_diagram
+
+    rows = lowrank_phase_diagram(tmp_path, alphas=("1e3",), kappas=["0.3", "0.6"], grid=9,
+                                 dps=30)
+    assert (tmp_path / "lowrank_phase_diagram.png").stat().st_size > 0
+    located = {r[0]: float(r[2]) for r in rows if r[1] == "inf"}
+    assert abs(located[0.3] - 0.3) < 1e-15 and abs(located[0.6] - 0.6) < 1e-15
+    cross = {r[0]: float(r[2]) for r in rows if r[1] == "1e3"}
+    assert 0.29 < cross[0.3] < 0.3 and 0.59 < cross[0.6] < 0.6  # crossover below rho_c

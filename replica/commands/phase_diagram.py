@@ -31,6 +31,17 @@ def register(subparsers):
     a.add_argument("--rho", default="0.01", help="label-noise variance")
     a.add_argument("--p-test", default="0.9", help="test power-law exponent")
     a.set_defaults(run=_run_alignment)
+    lr = models.add_parser("lowrank", help="(kappa, rho) diagram: task-rich / task-scarce regions, "
+                                           "located transition and finite-alpha crossovers",
+                           description="Low-rank model (rho = task-rank ratio, sigma = noise "
+                                       "std), lambda = 0.")
+    lr.add_argument("-o", "--out", required=True, help="output folder")
+    lr.add_argument("--tau", default="9/4")
+    lr.add_argument("--sigma", default="3/10")
+    lr.add_argument("--alphas", default="1e2,1e3,1e4", help="comma-separated alphas for the "
+                                                            "crossover lines")
+    lr.add_argument("--dps", default="30")
+    lr.set_defaults(run=_run_lowrank)
     i = models.add_parser("isotropic", help="region of non-monotone error in alpha over "
                                             "(kappa, rho)")
     i.add_argument("-o", "--out", required=True, help="output folder")
@@ -69,4 +80,24 @@ def _run_isotropic(args):
                                  progress=_progress("boundary rows"))
     print(f"wrote {args.out}/isotropic_nonmonotone_{args.error}_tau{args.tau}.png, _grid.csv, "
           f"_boundary.csv ({len(b)} boundary points)")
+    return 0
+
+
+def _run_lowrank(args):
+    from ..params import parse_exact, require_nonnegative, require_positive
+    from ..phase_diagram import lowrank_phase_diagram
+    from .common import parse_dps
+
+    t = require_positive(parse_exact(args.tau, "--tau"), "--tau")
+    if t <= 1:
+        from ..errors import ParameterError
+
+        raise ParameterError("--tau", "the lambda = 0 diagram needs tau > 1")
+    require_nonnegative(parse_exact(args.sigma, "--sigma"), "--sigma")
+    alphas = tuple(a.strip() for a in args.alphas.split(",") if a.strip())
+    for a in alphas:
+        require_positive(parse_exact(a, "--alphas"), "--alphas")
+    rows = lowrank_phase_diagram(args.out, tau=args.tau, sigma=args.sigma, alphas=alphas,
+                                 dps=parse_dps(args.dps), progress=_progress("transitions"))
+    print(f"wrote {args.out}/lowrank_phase_diagram.png and _boundary.csv ({len(rows)} rows)")
     return 0
