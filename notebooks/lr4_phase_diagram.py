@@ -58,6 +58,7 @@ from replica.models import alignment as A  # noqa: E402
 from replica.models import lowrank as L  # noqa: E402
 from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
+from replica import transitions  # noqa: E402
 from replica.transitions import alignment_transition, two_atom_pairs  # noqa: E402
 
 args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
@@ -66,6 +67,7 @@ TAU, SIGMA = "2.25", "0.3"
 SIGMA2 = str(Fraction(SIGMA) ** 2)
 ALPHAS = ["16", "256"] if args.quick else ["16", "64", "256", "1024"]
 BOUNDARY_RHOS = ["0.3", "0.6", "0.9"] if args.quick else [f"{r / 10:g}" for r in range(2, 11)]
+BOUNDARY_KAPPAS = ["0.5"] if args.quick else ["0.3", "0.5", "0.7", "0.9"]
 GRID = 12 if args.quick else 40
 A_BG = float(ALPHAS[-1])
 
@@ -117,6 +119,30 @@ for rho in BOUNDARY_RHOS:
     print(f"rho={rho}: " + ", ".join(f"alpha={b[1]}: kappa*={b[2]:.6f}" for b in sel))
 
 # %% [markdown]
+# ## The same boundary crossed in the other direction: $\rho_c(\kappa)$
+#
+# Where `replica.transitions.lowrank_transition` is available, it locates the transition in
+# $\rho$ at fixed $\kappa<1$ from the low-rank model itself, with the indicator $m_0$ (overlap on
+# the task subspace, $\to\min(\kappa,\rho)/\rho$ as $\alpha\to\infty$): the kink of the
+# $\alpha\to\infty$ limit, and at finite $\alpha$ the extremal curvature in $\rho$.
+
+# %%
+lowrank_transition = getattr(transitions, "lowrank_transition", None)
+rrows = []
+if lowrank_transition is None:
+    print("replica.transitions.lowrank_transition not available: rho_c(kappa) skipped")
+else:
+    for kap in BOUNDARY_KAPPAS:
+        for a in [None] + ALPHAS:
+            res = lowrank_transition(kap, TAU, SIGMA, alpha=a, dps=20)
+            rrows.append((float(kap), "inf" if a is None else a, float(res.location.value),
+                          float(res.location.error_bound)))
+    out.csv("_boundary_rho.csv", ["kappa", "alpha", "rho_c", "error_bound"], rrows)
+    for kap in BOUNDARY_KAPPAS:
+        print(f"kappa={kap}: " + ", ".join(f"alpha={b[1]}: rho*={b[2]:.6f}" for b in rrows
+                                            if b[0] == float(kap)))
+
+# %% [markdown]
 # ## Figure
 
 # %%
@@ -133,6 +159,13 @@ for a, c in zip(ALPHAS, cols):
 sel = [b for b in brows if b[1] == "inf"]
 ax.plot([b[2] for b in sel], [b[0] for b in sel], "k*", ms=8,
         label=r"located $\kappa_c$ ($\alpha\to\infty$)")
+for a, c in zip(ALPHAS, cols):
+    sel = [b for b in rrows if b[1] == a]
+    ax.plot([b[0] for b in sel], [b[2] for b in sel], "s", color=c, ms=4, mfc="none")
+sel = [b for b in rrows if b[1] == "inf"]
+if sel:
+    ax.plot([b[0] for b in sel], [b[2] for b in sel], "kD", ms=4,
+            label=r"$\rho_c(\kappa)$ from $m_0$ (squares: finite $\alpha$)")
 ax.text(1.0, 0.3, "task-rich\n" r"$\rho<\kappa$", color="k", fontsize=9)
 ax.text(0.12, 0.82, "task-scarce\n" r"$\rho>\kappa$", color="w", fontsize=9)
 ax.set_xlabel(r"task diversity $\kappa$")
