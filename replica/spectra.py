@@ -68,11 +68,59 @@ def marchenko_pastur_prime_expr(z, kappa, c=1):
 # of that paper: g(z) = int dmu(t)/(t - z), evaluated at real z < 0 only.
 
 
-def _lowrank_b_s(z, kappa, rho):
-    """``b = kappa rho z + rho - kappa`` and ``s = sqrt(b^2 - 4 rho^2 kappa z)``; for ``z < 0``,
-    ``s > |b|``."""
-    b = kappa * rho * z + rho - kappa
-    return b, sympy.sqrt(b**2 - 4 * rho**2 * kappa * z)
+def _lowrank_s(z, kappa, rho):
+    r""":math:`s = \sqrt{b^2 - 4\rho^2\kappa z}`, :math:`b = \kappa\rho z + \rho - \kappa`, with
+    the radicand written as a sum of non-negative terms for :math:`z < 0` (:math:`w = -z`):
+    :math:`s^2 = \kappa^2\rho^2w^2 + 2\kappa\rho(\rho+\kappa)w + (\rho-\kappa)^2`. For
+    :math:`z < 0`, :math:`s > |b|`."""
+    w = -z
+    return sympy.sqrt(kappa**2 * rho**2 * w**2 + 2 * kappa * rho * (rho + kappa) * w
+                      + (rho - kappa) ** 2)
+
+
+def lowrank_atom_masses(kappa, rho):
+    r"""``(p0, pt0)``: the masses at 0 of the spectrum of S, :math:`p_0 = 1 - \min(\kappa,\rho)`,
+    and of the spectrum restricted to the task subspace, :math:`\tilde p_0 = (1 - \kappa/\rho)_+`
+    (written with ``Abs``: :math:`\min(\kappa,\rho) = (\kappa + \rho - |\kappa-\rho|)/2`).
+    ``kappa = sympy.oo``: ``(1 - rho, 0)``."""
+    kappa, rho = sympy.sympify(kappa), sympy.sympify(rho)
+    if kappa == sympy.oo:
+        return 1 - rho, sympy.Integer(0)
+    d = sympy.Abs(rho - kappa)
+    return 1 - (kappa + rho - d) / 2, (rho - kappa + d) / (2 * rho)
+
+
+def lowrank_regular_expr(z, kappa, rho, n: int = 0):
+    r""":math:`h^{(n)}(z)`, the atom-free part of the restricted transform:
+    :math:`\tilde g(z) = -\tilde p_0/z + h(z)` with
+
+    .. math:: h(z) = \frac{\kappa\,(\kappa + \rho - |\kappa - \rho|)}
+                         {s + \kappa\rho w + |\rho - \kappa|},\qquad w = -z,
+
+    i.e. :math:`2\rho\kappa/(s + \kappa\rho w + \kappa - \rho)` for :math:`\rho\le\kappa` and
+    :math:`2\kappa^2/(s + \kappa\rho w + \rho - \kappa)` for :math:`\rho > \kappa`. Derivation: the
+    root :math:`\tilde g = -(b+s)/(2\rho z)` of the quadratic (spec (R-S3), the "−√" branch),
+    minus the pole, is :math:`(s - \kappa\rho w - |\rho-\kappa|)/(2\rho w)` plus, for
+    :math:`\rho\le\kappa`, nothing; multiplying by the conjugate uses :math:`s^2 - (\kappa\rho w +
+    |\rho - \kappa|)^2 = 4\kappa\rho\min(\kappa,\rho) w`. Every term is positive for :math:`z < 0`,
+    so :math:`h` and (differentiating this form) its derivatives have no cancellation, even as
+    :math:`z\to 0^-` where :math:`\tilde g \sim \tilde p_0/|z|`. ``kappa = sympy.oo``:
+    :math:`h = \rho/(1 - \rho z)`."""
+    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
+    if n < 0:
+        raise ValueError("derivative order must be >= 0")
+    x = sympy.Dummy("x", negative=True)
+    if kappa == sympy.oo:
+        h = rho / (1 - rho * x)
+    else:
+        d = sympy.Abs(rho - kappa)
+        h = kappa * (kappa + rho - d) / (_lowrank_s(x, kappa, rho) - kappa * rho * x + d)
+    return sympy.diff(h, x, n).subs(x, z)
+
+
+def _pole_derivative(p, z, n):
+    """n-th derivative of -p/z."""
+    return -p * (-1) ** n * sympy.factorial(n) / z ** (n + 1)
 
 
 def lowrank_stieltjes_tilde_expr(z, kappa, rho):
@@ -80,62 +128,43 @@ def lowrank_stieltjes_tilde_expr(z, kappa, rho):
     (S - z)^{-1} A]` of the low-rank task covariance (spec (R-S3)), a SymPy expression.
 
     It is the root of :math:`\rho z\tilde g^2 + b\tilde g + \rho\kappa = 0`, :math:`b = \kappa\rho
-    z + \rho - \kappa`, on the branch :math:`\tilde g = -(b + s)/(2\rho z)`,
-    :math:`s = \sqrt{b^2 - 4\rho^2\kappa z}` (the "−√" branch, :math:`\tilde g \sim -1/z` as
-    :math:`z\to-\infty`; spec (R-S4)). For :math:`z < 0`, :math:`s > |b|`, so the same root is
-    written without cancellation as :math:`-(b+s)/(2\rho z)` when :math:`b > 0` and as
-    :math:`2\rho\kappa/(s - b)` (numerator and denominator multiplied by :math:`s - b`) when
-    :math:`b \le 0`. ``kappa = sympy.oo`` gives the limit :math:`\rho/(1 - \rho z)` (the
-    spectrum of :math:`P/\rho`).
-    """
-    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
-    if kappa == sympy.oo:
-        return rho / (1 - rho * z)
-    b, s = _lowrank_b_s(z, kappa, rho)
-    return sympy.Piecewise(((b + s) / (-2 * rho * z), b > 0), (2 * rho * kappa / (s - b), True))
+    z + \rho - \kappa`, on the branch :math:`\tilde g = -(b + s)/(2\rho z)` (the "−√" branch,
+    :math:`\tilde g \sim -1/z` as :math:`z\to-\infty`; spec (R-S4)), written as the pole of the atom
+    plus the regular part: :math:`\tilde g = -\tilde p_0/z + h(z)` (:func:`lowrank_atom_masses`,
+    :func:`lowrank_regular_expr`), a sum of two non-negative terms for :math:`z < 0`.
+    ``kappa = sympy.oo`` gives the limit :math:`\rho/(1 - \rho z)` (the spectrum of
+    :math:`P/\rho`)."""
+    return lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, 0)
 
 
 def lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n: int = 1):
-    r""":math:`\tilde g^{(n)}(z)` as a SymPy expression. From implicit differentiation of the
-    quadratic, :math:`\tilde g' = -\rho\tilde g(\tilde g+\kappa)/(2\rho z\tilde g + b)`, and on the
-    chosen branch :math:`2\rho z\tilde g + b = -s`, so :math:`\tilde g' = \rho\tilde g(\tilde g +
-    \kappa)/s` (every factor positive for :math:`z<0`: no cancellation). Higher orders follow by
-    the chain rule :math:`d/dz = \partial_z + \tilde g'\,\partial_{\tilde g}`."""
-    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
-    if n < 0:
-        raise ValueError("derivative order must be >= 0")
-    if kappa == sympy.oo:
-        return rho ** (n + 1) * sympy.factorial(n) / (1 - rho * z) ** (n + 1)
-    x = sympy.Dummy("x")
-    G = sympy.Dummy("gtilde")
-    _, s = _lowrank_b_s(x, kappa, rho)
-    d1 = rho * G * (G + kappa) / s
-    expr = G
-    for _ in range(n):
-        expr = sympy.diff(expr, x) + sympy.diff(expr, G) * d1
-    return expr.subs(G, lowrank_stieltjes_tilde_expr(x, kappa, rho)).subs(x, z)
+    r""":math:`\tilde g^{(n)}(z) = \frac{d^n}{dz^n}(-\tilde p_0/z) + h^{(n)}(z)`. (Implicit
+    differentiation of the quadratic gives the equivalent :math:`\tilde g' = \rho\tilde g(\tilde g
+    + \kappa)/s`; the tests check it.)"""
+    z = sympy.sympify(z)
+    _, pt0 = lowrank_atom_masses(kappa, rho)
+    return _pole_derivative(pt0, z, n) + lowrank_regular_expr(z, kappa, rho, n)
 
 
 def lowrank_stieltjes_expr(z, kappa, rho):
     r"""Full-space transform :math:`g(z) = \frac1D\operatorname{Tr}(S - z)^{-1}` (spec (R-S2)):
-    :math:`g = -(1-\rho)/z + \rho\tilde g` (the complement of the task subspace contributes the
-    pure pole; a sum of two positive terms for :math:`z < 0`). Equal to the spec's
+    :math:`g = -(1-\rho)/z + \rho\tilde g = -p_0/z + \rho h(z)` (the complement of the task
+    subspace contributes the pure pole). Equal to the spec's
     :math:`[\kappa+\rho-\kappa\rho z-2-\sqrt{(\rho\kappa z+\rho-\kappa)^2-4\rho^2\kappa z}]/(2z)`."""
     return lowrank_stieltjes_derivative_expr(z, kappa, rho, 0)
 
 
 def lowrank_stieltjes_prime_expr(z, kappa, rho):
-    r""":math:`g'(z) = \frac1D\operatorname{Tr}(S-z)^{-2} = (1-\rho)/z^2 + \rho\tilde g'(z)`."""
+    r""":math:`g'(z) = \frac1D\operatorname{Tr}(S-z)^{-2} = p_0/z^2 + \rho h'(z)`."""
     return lowrank_stieltjes_derivative_expr(z, kappa, rho, 1)
 
 
 def lowrank_stieltjes_derivative_expr(z, kappa, rho, n: int = 0):
-    r""":math:`g^{(n)}(z) = -(1-\rho)\,(-1)^n n!/z^{n+1} + \rho\,\tilde g^{(n)}(z)`."""
-    z, kappa, rho = sympy.sympify(z), sympy.sympify(kappa), sympy.sympify(rho)
-    pole = -(1 - rho) * (-1) ** n * sympy.factorial(n) / z ** (n + 1)
-    if n == 0:
-        return pole + rho * lowrank_stieltjes_tilde_expr(z, kappa, rho)
-    return pole + rho * lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n)
+    r""":math:`g^{(n)}(z) = \frac{d^n}{dz^n}(-p_0/z) + \rho\,h^{(n)}(z)`,
+    :math:`p_0 = 1 - \min(\kappa, \rho)`."""
+    z, rho = sympy.sympify(z), sympy.sympify(rho)
+    p0, _ = lowrank_atom_masses(kappa, rho)
+    return _pole_derivative(p0, z, n) + rho * lowrank_regular_expr(z, kappa, rho, n)
 
 
 def lowrank_stieltjes_quadratic(g, z, kappa, rho):
@@ -157,8 +186,7 @@ def _lowrank_mp_evaluator(n: int, tilde: bool, kappa_infinite: bool):
     x, k, r = sympy.symbols("x kappa rho")
     kk = sympy.oo if kappa_infinite else k
     if tilde:
-        e = lowrank_stieltjes_tilde_expr(x, kk, r) if n == 0 else \
-            lowrank_stieltjes_tilde_derivative_expr(x, kk, r, n)
+        e = lowrank_stieltjes_tilde_derivative_expr(x, kk, r, n)
     else:
         e = lowrank_stieltjes_derivative_expr(x, kk, r, n)
     return sympy.lambdify([x, k, r], e, modules="mpmath")

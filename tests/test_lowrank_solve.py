@@ -290,3 +290,19 @@ def test_exact_parameters_echo():
     res = L.solve("0.3e1", "9/4", "1.5", "0.9", "3/10", dps=15, verify=False)
     assert res.params == {"alpha": "3", "tau": "9/4", "kappa": "3/2", "rho": "9/10",
                           "sigma": "3/10", "lam": "0", "alpha_test": "3", "sigma_test": "0"}
+
+
+def test_float64_keeps_its_digits_at_huge_alpha():
+    """With the atom of the spectrum split off (g = -p0/z + rho h), every reported float64 value,
+    including the small decomposition parts, stays accurate at alpha = 1e12 (z ~ -1e-12, g ~ 1e12)."""
+    out = L.solve_float64(1e12, 2.6, 0.4, 0.7, 0.01, 0.0)
+    ref = L.solve("1e12", "2.6", "0.4", "0.7", "0.01", 0, dps=30)
+    flat = dict(ref.values())
+    for prot in L.ERROR_KEYS:
+        for part in L.PART_KEYS:
+            flat[f"{prot}_{part}"] = ref.groups["decomposition"][prot][part]
+    for key, val in flat.items():
+        if val == 0:
+            assert float(out[key]) == 0.0
+            continue
+        assert abs(float(out[key]) - float(val)) <= 1e-10 * abs(float(val)), key

@@ -7,7 +7,8 @@ import pytest
 import sympy
 
 from replica.errors import ParameterError
-from replica.spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_expr,
+from replica.spectra import (lowrank_atom_masses, lowrank_regular_expr,
+                             lowrank_stieltjes_derivative_expr, lowrank_stieltjes_expr,
                              lowrank_stieltjes_mp, lowrank_stieltjes_prime_expr,
                              lowrank_stieltjes_quadratic, lowrank_stieltjes_tilde_derivative_expr,
                              lowrank_stieltjes_tilde_expr, lowrank_stieltjes_tilde_quadratic)
@@ -188,3 +189,29 @@ def test_empirical_spectrum_and_trace_identities():
                                    1 + 2 * zv * ge + zv**2 * g1e, rtol=1e-11)
         np.testing.assert_allclose(np.mean(ev**3 / (ev - zv) ** 2),
                                    trS + 2 * zv + 3 * zv**2 * ge + zv**3 * g1e, rtol=1e-11)
+
+
+@pytest.mark.parametrize("k,r", [("0.5", "0.3"), ("0.3", "0.7"), ("0.01", "1"), ("0.5", "0.5"),
+                                 ("2", "0.99")])
+def test_atom_split_is_cancellation_free_in_float64(k, r):
+    """g = -p0/z + rho h(z), gtilde = -ptilde0/z + h(z): the regular part h and its derivatives,
+    evaluated in float64 from the closed form, keep full relative precision from z = -1e-14 to
+    z = -1e6 (the atom's pole is exact; nothing of size 1/|z| is subtracted)."""
+    z, kk, rr = sympy.symbols("z kappa rho")
+    f64 = [sympy.lambdify([z, kk, rr], lowrank_regular_expr(z, kk, rr, n), "numpy")
+           for n in range(3)]
+    p0, pt0 = lowrank_atom_masses(kk, rr)
+    with mpmath.workdps(100):  # the reference subtracts poles up to 1e42 from g''
+        km, rm = mpmath.mpf(k), mpmath.mpf(r)
+        p0v = mpmath.mpf(1) - min(km, rm)
+        pt0v = max(mpmath.mpf(0), 1 - km / rm)
+        assert abs(sympy.lambdify([kk, rr], p0, "mpmath")(km, rm) - p0v) < mpmath.mpf(10) ** -50
+        assert abs(sympy.lambdify([kk, rr], pt0, "mpmath")(km, rm) - pt0v) < \
+            mpmath.mpf(10) ** -50
+        for w in ("1e-14", "1e-8", "1e-3", "0.1", "1", "10", "1e3", "1e6"):
+            zv = -mpmath.mpf(w)
+            for n in range(3):
+                pole = -pt0v * (-1) ** n * mpmath.factorial(n) / zv ** (n + 1)
+                ref = lowrank_stieltjes_mp(zv, km, rm, n, tilde=True) - pole
+                got = f64[n](-float(w), float(k), float(r))
+                assert abs(got - float(ref)) <= 4e-15 * abs(float(ref)), (w, n)

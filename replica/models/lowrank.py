@@ -86,6 +86,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import inspect
+import os
 from fractions import Fraction
 
 import mpmath
@@ -96,7 +99,8 @@ from ..errors import ConvergenceError, ParameterError
 from ..numerics import (NewtonReport, SolveResult, agreement_digits, bracketed_newton,
                         bracketed_newton_vec, precision)
 from ..params import INF, exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
-from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
+from ..spectra import (lowrank_atom_masses, lowrank_regular_expr,
+                       lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
                        lowrank_stieltjes_tilde_quadratic)
 from ..symbolic.saddle import (Alias, SaddlePoint, SpectralFunction, is_zero, replace_functions,
@@ -357,18 +361,38 @@ def _check_lambda0_closed_form() -> bool:
 # ---------------------------------------------------------------------------------------------
 # Numeric back ends, generated from the derived equations
 # ---------------------------------------------------------------------------------------------
-SPECTRAL_VALUES = {G[0](z): sympy.Symbol("G0"), G[1](z): sympy.Symbol("G1"),
-                   G[2](z): sympy.Symbol("G2"), GT[1](z): sympy.Symbol("GT1")}
-"""The spectral function values at ``z`` that the compiled expressions take as inputs
-(g, g', g'', gtilde'); :func:`_spectral_closed_forms` supplies them from the closed forms."""
+P0, PT0 = sympy.symbols("p0 ptilde0", nonnegative=True)
+H0, H1, H2 = sympy.symbols("h0 h1 h2", positive=True)
+SPECTRAL_INPUTS = (P0, PT0, H0, H1, H2)
+"""Numeric inputs of the compiled expressions that carry the spectrum: the atom masses
+``p0 = 1 - min(kappa, rho)`` (of S) and ``ptilde0 = (1 - kappa/rho)_+`` (of S restricted to the
+task subspace), and the regular part ``h, h', h''`` at ``z`` (:func:`replica.spectra.
+lowrank_regular_expr`)."""
+
+
+def split_spectral(expr, at=z):
+    r"""Replace :math:`g^{(n)}(a) = rac{d^n}{da^n}(-p_0/a) + 
+ho h^{(n)}(a)` and
+    :math:`	ilde g^{(n)}(a) = rac{d^n}{da^n}(-	ilde p_0/a) + h^{(n)}(a)` (pole of the atom at 0
+    plus regular part) at the argument ``at``. After ``cancel`` the poles drop out of every
+    combination that is regular (e.g. :math:`g + zg' = 
+ho(h + zh')`,
+    :math:`1 + zg = 1 - p_0 + 
+ho z h`), so the numeric evaluation has no
+    :math:`O(1/z)` cancellation (large alpha, where :math:`z pprox -(1+\sigma^2)/lpha`)."""
+    hs = (H0, H1, H2)
+    rep = {}
+    for n in range(3):
+        pole = -(-1) ** n * sympy.factorial(n) / at ** (n + 1)
+        rep[G[n](at)] = P0 * pole + rho * hs[n]
+        rep[GT[n](at)] = PT0 * pole + hs[n]
+    return sympy.sympify(expr).xreplace(rep)
 
 
 def _spectral_closed_forms(kappa_value) -> list:
-    """Closed forms (SymPy, :mod:`replica.spectra`) of the values in :data:`SPECTRAL_VALUES`."""
-    return [lowrank_stieltjes_derivative_expr(z, kappa_value, rho, 0),
-            lowrank_stieltjes_derivative_expr(z, kappa_value, rho, 1),
-            lowrank_stieltjes_derivative_expr(z, kappa_value, rho, 2),
-            lowrank_stieltjes_tilde_derivative_expr(z, kappa_value, rho, 1)]
+    """Closed forms (SymPy, :mod:`replica.spectra`) of :data:`SPECTRAL_INPUTS` at ``z``."""
+    p0, pt0 = lowrank_atom_masses(kappa_value, rho)
+    return [p0, pt0] + [lowrank_regular_expr(z, kappa_value, rho, n) for n in range(3)]
 
 
 REPORTED_ORDER = ("q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat",
@@ -383,85 +407,208 @@ REPORT_KEYS = REPORTED_ORDER + ERROR_KEYS + tuple(f"{p}_{k}" for p in ERROR_KEYS
 @functools.lru_cache(maxsize=None)
 def _reported_exprs() -> dict:
     """Every reported value as an expression in theta = (q, m, chi, qbar, chibar), z, the
-    abstract spectral functions at z, and the parameters (conjugates substituted, cancelled)."""
+    spectral inputs (:func:`split_spectral`) and the parameters, conjugates substituted and
+    cancelled.
+
+    The order parameters are reported as solved. In the errors and their parts, the overlaps
+    ``m_X`` and ``q_X`` are replaced by their saddle-point formulas (equal at the fixed point):
+    then ``1 - 2 m_X + q_X^S`` cancels symbolically to a manifestly non-negative form (e.g.
+    ``z^2 (g + z g')`` for TM), so small errors keep their relative precision."""
     H = SADDLE.conjugate_map()
+    fp = fixed_point_equations()
+
+    def fin(e):
+        return sympy.cancel(split_spectral(e.xreplace(H)))
+
     out = {str(s): s for s in ORDER_PARAMETERS}
     out.update({str(s): H[s] for s in CONJUGATES})
     out["z"] = z
     for k, v in (("mbar", MBAR), ("m0", M0), ("q0", Q0)):
-        out[k] = sympy.cancel(v.xreplace(H))
-    ov = {m: m, q: q, mbar: out["mbar"], m0: out["m0"], q0: out["q0"], qbar: qbar}
+        out[k] = fin(v)
+    ov = {m: fp[m], q: fp[q], mbar: MBAR, m0: M0, q0: Q0, qbar: fp[qbar]}
     for prot in ERROR_KEYS:
-        out[prot] = sympy.cancel(error_expr(prot).xreplace(ov))
+        out[prot] = fin(error_expr(prot).xreplace(ov))
     for prot, parts in decomposition_exprs().items():
         for part, e in parts.items():
-            out[f"{prot}_{part}"] = sympy.cancel(e.xreplace(H).xreplace(ov))
+            out[f"{prot}_{part}"] = fin(e.xreplace(ov))
     return out
 
 
-@functools.lru_cache(maxsize=None)
-def _compiled(kappa_infinite: bool):
-    r"""Numeric evaluators (``"np"``: float64, vectorised; ``"mp"``: mpmath), generated from the
-    derived equations. Arguments: ``theta`` (5), the parameters (:data:`PARAMS`), then ``z`` and
-    the spectral values (:data:`SPECTRAL_VALUES`) where they enter:
+# -- A disk cache of the generated evaluator code ----------------------------------------------
+# Deriving the equations and generating the evaluators takes a few seconds per process; the
+# generated Python source is cached, keyed on the source of the three modules the expressions come
+# from (this one, replica.symbolic.saddle, replica.spectra) and the SymPy/mpmath/NumPy versions, so
+# any change to the equations regenerates it. REPLICA_LAMBDIFY_CACHE=0 disables the cache;
+# REPLICA_LAMBDIFY_CACHE=DIR sets its folder (default ~/.cache/replica/lambdify).
+_MODULES = {"mp": "mpmath", "np": "numpy"}
 
-    * ``z(theta, params)``; ``spectral(z, kappa, rho)`` -> (g, g', g'', gtilde') closed forms;
+
+@functools.lru_cache(maxsize=None)
+def _cache_folder():
+    setting = os.environ.get("REPLICA_LAMBDIFY_CACHE", "")
+    if setting.lower() in ("0", "off", "no", "false"):
+        return None
+    folder = setting or os.path.join(os.path.expanduser("~"), ".cache", "replica", "lambdify")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder
+
+
+@functools.lru_cache(maxsize=None)
+def _code_key() -> str:
+    from ..symbolic import saddle as _saddle
+    from .. import spectra as _spectra
+
+    h = hashlib.sha256()
+    for path in (__file__, _saddle.__file__, _spectra.__file__):
+        with open(path, "rb") as fh:
+            h.update(fh.read())
+    h.update(f"{sympy.__version__} {mpmath.__version__} {np.__version__}".encode())
+    return h.hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=None)
+def _namespace(backend):
+    """The global namespace ``lambdify`` gives its generated code for ``backend``."""
+    return sympy.lambdify([], [], modules=_MODULES[backend]).__globals__
+
+
+def _cache_path(name):
+    folder = _cache_folder()
+    return None if folder is None else os.path.join(folder, f"lowrank-{_code_key()}-{name}.py")
+
+
+def _load_cached(name, backend):
+    path = _cache_path(name)
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as fh:
+            source = fh.read()
+        ns = dict(_namespace(backend))
+        exec(compile(source, path, "exec"), ns)  # noqa: S102 - our own generated code
+        return ns["_lambdifygenerated"]
+    except Exception:  # a damaged cache file: regenerate
+        return None
+
+
+def _store_cached(name, f):
+    path = _cache_path(name)
+    if path is None:
+        return
+    try:
+        source = inspect.getsource(f)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(source)
+        os.replace(tmp, path)
+    except (OSError, TypeError):
+        pass
+
+
+class _Compiled:
+    r"""Numeric evaluators (``"np"``: float64, vectorised; ``"mp"``: mpmath), generated from the
+    derived equations on first use (``comp[group][backend]``). Arguments: ``theta`` (5), the
+    parameters (:data:`PARAMS`), then ``z`` and :data:`SPECTRAL_INPUTS` where they enter:
+
+    * ``z(theta, params)``; ``spectral(z, kappa, rho)`` -> (p0, ptilde0, h, h', h'');
     * ``phi``: Phi(theta) (5 values); ``jac``: the exact d Phi/d theta (25 values, row-major),
-      by the chain rule :math:`\partial_\theta\Phi|_z + (d\Phi/dz)\,\partial_\theta z`
+      by the chain rule :math:`\partial_	heta\Phi|_z + (d\Phi/dz)\,\partial_	heta z`
       with :math:`dg/dz = g'` and :math:`dg'/dz = g''`;
-    * ``report``: every value of :data:`REPORT_KEYS`.
+    * ``report``: every value of :data:`REPORT_KEYS`;
+    * ``ridge``: (h(u), h'(u)) of :data:`EFFECTIVE_RIDGE_EQUATION`; ``ridge_start``: (m, chi,
+      chibar) given u (:func:`effective_ridge_start`).
 
     With ``kappa_infinite``, ``lambda = 0`` and ``kappa -> oo`` are substituted (the closed map
     and the reported expressions are then kappa-free, and the spectral closed forms are the
     kappa = oo ones).
     """
-    phi, z_theta = reduced_map()
-    kval = sympy.oo if kappa_infinite else kappa
-    spec_syms = list(SPECTRAL_VALUES.values())
 
-    def prep(e):
-        if kappa_infinite:
+    GROUPS = ("z", "spectral", "phi", "jac", "report", "ridge", "ridge_start")
+
+    def __init__(self, kappa_infinite: bool):
+        self.kappa_infinite = kappa_infinite
+        self._funcs: dict = {}
+
+    def _prep(self, e):
+        if self.kappa_infinite:
             e = sympy.cancel(e.subs(lam, 0)).subs(kappa, sympy.oo)
         return e
 
-    phi_list = [phi[s] for s in ORDER_PARAMETERS]
-    dz = [sympy.diff(z_theta, v) for v in ORDER_PARAMETERS]
-    jac = []
-    for e in phi_list:
-        de_dz = sympy.diff(e, z).xreplace(SPECTRAL_VALUES)
-        es = e.xreplace(SPECTRAL_VALUES)
-        jac += [sympy.diff(es, v) + de_dz * dzv for v, dzv in zip(ORDER_PARAMETERS, dz)]
-    phi_s = [e.xreplace(SPECTRAL_VALUES) for e in phi_list]
-    rep = _reported_exprs()
-    rep_s = [rep[k].xreplace(SPECTRAL_VALUES) for k in REPORT_KEYS]
-    for name, exprs in (("phi", phi_s), ("jac", jac), ("report", rep_s)):
+    @functools.cached_property
+    def _theta_args(self):
+        return list(ORDER_PARAMETERS) + list(PARAMS) + [z] + list(SPECTRAL_INPUTS)
+
+    def _exprs(self, key):
+        """(expressions, argument symbols) of the group ``key``."""
+        if key == "spectral":
+            kval = sympy.oo if self.kappa_infinite else kappa
+            return _spectral_closed_forms(kval), [z, kappa, rho]
+        phi, z_theta = reduced_map()
+        if key == "z":
+            return [self._prep(z_theta)], list(ORDER_PARAMETERS) + list(PARAMS)
+        phi_list = [phi[s_] for s_ in ORDER_PARAMETERS]
+        if key == "phi":
+            exprs = [sympy.cancel(split_spectral(e)) for e in phi_list]
+        elif key == "jac":
+            dz = [sympy.diff(z_theta, v) for v in ORDER_PARAMETERS]
+            exprs = []
+            for e in phi_list:
+                de_dz = split_spectral(sympy.diff(e, z))
+                es = split_spectral(e)
+                exprs += [sympy.diff(es, v) + de_dz * dzv for v, dzv in zip(ORDER_PARAMETERS, dz)]
+        elif key == "report":
+            rep = _reported_exprs()
+            exprs = [rep[k] for k in REPORT_KEYS]
+        elif key in ("ridge", "ridge_start"):
+            zu = -EPS - u
+            if key == "ridge":
+                exprs = [EFFECTIVE_RIDGE_EQUATION, sympy.diff(EFFECTIVE_RIDGE_EQUATION, u)]
+            else:
+                st = effective_ridge_start()
+                exprs = [st[v] for v in (m, chi, chibar)]
+            exprs = [self._prep(split_spectral(e, zu)) for e in exprs]
+            return exprs, [u] + list(PARAMS) + list(SPECTRAL_INPUTS)
+        else:
+            raise KeyError(key)
+        exprs = [self._prep(e) for e in exprs]
         for e in exprs:
             if e.atoms(SpectralFunction):
-                raise RuntimeError(f"{name}: a spectral function outside SPECTRAL_VALUES remains")
-    args = list(ORDER_PARAMETERS) + list(PARAMS) + [z] + spec_syms
-    out = {}
+                raise RuntimeError(f"{key}: a spectral function was not split")
+        return exprs, self._theta_args
 
-    def make(key, exprs, arglist):
-        exprs = [prep(e) for e in exprs]
-        out[key] = {mod: sympy.lambdify(arglist, exprs, modules=mod, cse=True)
-                    for mod in ("mpmath", "numpy")}
-        out[key]["mp"], out[key]["np"] = out[key].pop("mpmath"), out[key].pop("numpy")
+    def get(self, key, backend):
+        k = (key, backend)
+        if k not in self._funcs:
+            name = f"{key}-{backend}-{'kinf' if self.kappa_infinite else 'k'}"
+            f = _load_cached(name, backend)
+            if f is None:
+                exprs, args = self._exprs(key)
+                f = sympy.lambdify(args, exprs, modules=_MODULES[backend], cse=True)
+                _store_cached(name, f)
+            self._funcs[k] = f
+        return self._funcs[k]
 
-    make("z", [z_theta], list(ORDER_PARAMETERS) + list(PARAMS))
-    make("phi", phi_s, args)
-    make("jac", jac, args)
-    make("report", rep_s, args)
-    spectral = _spectral_closed_forms(kval)
-    out["spectral"] = {"mp": sympy.lambdify([z, kappa, rho], spectral, "mpmath", cse=True),
-                       "np": sympy.lambdify([z, kappa, rho], spectral, "numpy", cse=True)}
-    # The effective-ridge start: h(u), h'(u), and (m, chi, chibar) given u.
-    at_u = {k_.func(-EPS - u): v for k_, v in SPECTRAL_VALUES.items()}
-    st = effective_ridge_start()
-    ridge = [EFFECTIVE_RIDGE_EQUATION, sympy.diff(EFFECTIVE_RIDGE_EQUATION, u)]
-    make("ridge", [e.xreplace(at_u) for e in ridge], [u] + list(PARAMS) + spec_syms)
-    make("ridge_start", [st[v].xreplace(at_u) for v in (m, chi, chibar)],
-         [u] + list(PARAMS) + spec_syms)
-    return out
+    def __getitem__(self, key):
+        if key not in self.GROUPS:
+            raise KeyError(key)
+        return _Backends(self, key)
+
+
+class _Backends:
+    def __init__(self, comp, key):
+        self.comp, self.key = comp, key
+
+    def __getitem__(self, backend):
+        return self.comp.get(self.key, backend)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(kappa_infinite: bool) -> _Compiled:
+    """The (lazily compiled) evaluators for finite or infinite kappa (:class:`_Compiled`)."""
+    return _Compiled(kappa_infinite)
 
 
 class _Evaluator:
@@ -1073,29 +1220,33 @@ def closed_form_lambda0(alpha, tau, kappa, rho, sigma, dps: int = 30) -> dict:
 # The derivation, as steps (for the tests and the LaTeX appendix)
 # ---------------------------------------------------------------------------------------------
 def _check_spectral() -> bool:
-    """The closed forms solve their quadratics (each branch of the piecewise form), the two
-    branches are the same root, g = -(1-rho)/z + rho gtilde, and the derivative forms equal
-    numerical derivatives (mpmath, 30 digits, at points on both sides of the branch switch)."""
+    """The closed forms solve their quadratics and g = -(1-rho)/z + rho gtilde (symbolically in
+    z, for rational (kappa, rho) on both sides of rho = kappa and at rho = 1), gtilde' equals the
+    implicit-differentiation form rho gtilde (gtilde + kappa)/s, and the derivative forms equal
+    numerical derivatives (mpmath, 30 digits)."""
     zs = sympy.Symbol("z", negative=True)
-    gt = lowrank_stieltjes_tilde_expr(zs, kappa, rho)
-    branches = [b for b, _ in gt.args]
-    for branch in branches:
-        if not is_zero(lowrank_stieltjes_tilde_quadratic(branch, zs, kappa, rho)):
+    R = sympy.Rational
+    for kv, rv in ((R(3, 2), R(9, 10)), (R(2, 5), R(7, 10)), (R(1, 2), R(1, 2)), (R(1, 3), 1)):
+        gt = lowrank_stieltjes_tilde_expr(zs, kv, rv)
+        g0 = lowrank_stieltjes_derivative_expr(zs, kv, rv, 0)
+        if not is_zero(lowrank_stieltjes_tilde_quadratic(gt, zs, kv, rv)):
             return False
-        gfull = -(1 - rho) / zs + rho * branch
-        if not is_zero(lowrank_stieltjes_quadratic(gfull, zs, kappa, rho)):
+        if not is_zero(lowrank_stieltjes_quadratic(g0, zs, kv, rv)):
             return False
-    (n0, d0), (n1, d1) = (sympy.fraction(sympy.together(b)) for b in branches)
-    if not is_zero(n0 * d1 - n1 * d0):
-        return False
-    g0 = lowrank_stieltjes_derivative_expr(zs, kappa, rho, 0)
-    if not is_zero(sympy.piecewise_fold(g0 - (-(1 - rho) / zs + rho * gt))):
-        return False
+        if not is_zero(g0 - (-(1 - rv) / zs + rv * gt)):
+            return False
+        b = kv * rv * zs + rv - kv
+        s_ = sympy.sqrt(b**2 - 4 * rv**2 * kv * zs)
+        d1 = lowrank_stieltjes_tilde_derivative_expr(zs, kv, rv, 1)
+        for zv in (R(-1, 10), R(-3)):
+            lhs = sympy.N(d1.subs(zs, zv), 40)
+            rhs = sympy.N((rv * gt * (gt + kv) / s_).subs(zs, zv), 40)
+            if abs(lhs - rhs) > 1e-30 * abs(lhs):
+                return False
     f = {n: sympy.lambdify([zs, kappa, rho], lowrank_stieltjes_derivative_expr(zs, kappa, rho, n),
                            "mpmath") for n in range(3)}
-    ft = {n: sympy.lambdify([zs, kappa, rho], lowrank_stieltjes_tilde_expr(zs, kappa, rho) if n == 0
-                            else lowrank_stieltjes_tilde_derivative_expr(zs, kappa, rho, n),
-                            "mpmath") for n in range(3)}
+    ft = {n: sympy.lambdify([zs, kappa, rho], lowrank_stieltjes_tilde_derivative_expr(
+        zs, kappa, rho, n), "mpmath") for n in range(3)}
     with mpmath.workdps(30):
         for zv, kv, rv in (("-0.1", "0.4", "0.7"), ("-2", "3", "0.5"), ("-0.3", "0.5", "1"),
                            ("-1", "2", "0.2")):

@@ -254,6 +254,13 @@ class SaddlePoint:
     def _elimination(self, alias: Alias, avoid=()):
         """``(symbol, solution)`` that rewrites the alias definition ``a = expr(...)`` as a
         substitution for one of its symbols in terms of ``a`` (parameters preferred)."""
+        key = (alias, tuple(avoid))
+        cache = self.__dict__.setdefault("_elim_cache", {})
+        if key not in cache:
+            cache[key] = self._find_elimination(alias, avoid)
+        return cache[key]
+
+    def _find_elimination(self, alias: Alias, avoid=()):
         candidates = []
         if alias.eliminate is not None:
             candidates.append(alias.eliminate)
@@ -315,14 +322,15 @@ class SaddlePoint:
         out = {}
         for u in self.variables + self.conjugates:
             target = self.partner(u)
-            cond = self.stationarity[u]
-            if sympy.diff(cond, target, 2) != 0 and not is_zero(sympy.diff(cond, target, 2)):
+            cond = sympy.together(self.stationarity[u])
+            num, den = sympy.fraction(cond)
+            num = sympy.expand(num)
+            # num = c0 + c1 * target must be linear in target, with target absent from den
+            c1 = sympy.diff(num, target)
+            if den.has(target) or c1.has(target) or c1 == 0:
                 raise SaddlePointError(f"d{self.name}/d{u} = 0 is not linear in {target}")
-            sols = sympy.solve(cond, target, dict=True)
-            if len(sols) != 1:
-                raise SaddlePointError(f"d{self.name}/d{u} = 0 has {len(sols)} solutions for "
-                                       f"{target}")
-            out[target] = tidy(sols[0][target], self._collect_symbols(target))
+            c0 = num.subs(target, 0)
+            out[target] = tidy(-c0 / c1, self._collect_symbols(target))
         order = list(self.conjugates) + list(self.variables)
         return {t: out[t] for t in order}
 

@@ -1,0 +1,143 @@
+"""Low-rank model (arXiv 2510.04548): speed of the float64 grid solver and of a 50-digit solve,
+and where float64 loses digits (large alpha).
+
+1. ``lowrank.solve_float64`` on grids of 10^4 points (100 alphas x 100 rank ratios, and a
+   tau < 1 ridge grid), with the default method (effective-ridge start, Newton-accelerated damped
+   iteration) and with the authors' scheme (``method="damped"``: start at theta = 1, damped
+   iteration alone); every point converged to a relative change below 1e-13 (or the float64
+   rounding floor).
+2. One point (golden point 2 of spec §6.3) at 50 digits, with and without the verifying re-solve.
+3. float64 against a verified 30-digit solve as alpha grows (lambda = 0, tau = 2.6, kappa = 0.4,
+   rho = 0.7, sigma = 0.01), over every reported value (order parameters, errors, all twelve
+   decomposition parts): with the atom of the spectrum split off analytically
+   (g = -p0/z + rho h(z)) float64 keeps 11+ digits up to alpha = 1e14, and the mpmath solve
+   certifies 30 digits with its default guard digits.
+
+Run ``python -m benchmarks.lowrank_speed`` (rewrites its section of ``benchmarks/README.md``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import mpmath
+import numpy as np
+
+from replica.models import lowrank as L
+
+try:
+    from ._util import machine_line, median_time, table, write_section
+except ImportError:  # run as a script
+    from _util import machine_line, median_time, table, write_section  # type: ignore
+
+NAME = "lowrank_speed"
+
+
+def grid_rows():
+    A, R = np.meshgrid(np.logspace(-0.5, 3, 100), np.linspace(0.05, 1.0, 100))
+    cases = [
+        ("alpha x rho, tau=2.25, kappa=1/2, sigma=0.3, lam=0", dict(alpha=A, tau=2.25,
+                                                                   kappa=0.5, rho=R,
+                                                                   sigma=0.3, lam=0.0)),
+        ("alpha x rho, tau=2.25, kappa=1/2, sigma=0.3, lam=0.1", dict(alpha=A, tau=2.25,
+                                                                     kappa=0.5, rho=R,
+                                                                     sigma=0.3, lam=0.1)),
+        ("alpha x rho, tau=1/2, kappa=1/2, sigma=0.5, lam=0.1", dict(alpha=A, tau=0.5,
+                                                                    kappa=0.5, rho=R,
+                                                                    sigma=0.5, lam=0.1)),
+    ]
+    rows = []
+    for label, kw in cases:
+        cells = [label]
+        for method in ("ridge-newton", "damped"):
+            t, out = median_time(lambda: L.solve_float64(method=method, **kw), repeats=3)
+            assert np.all(out["converged"])
+            cells += [f"{t:.3f} s", f"{int(out['iterations'].max())}"]
+        rows.append(cells)
+    return rows
+
+
+def point_rows():
+    args = ("2.3", "1.7", "1", "0.2", "0.003", "3")
+    rows = []
+    for verify in (False, True):
+        t, res = median_time(lambda: L.solve(*args, dps=50, verify=verify), repeats=3)
+        rows.append(["golden point 2, dps 50" + (" + verification" if verify else ""),
+                     f"{t * 1000:.0f} ms", str(res.digits), mpmath.nstr(res.residual, 3)])
+    return rows
+
+
+def _flat(res):
+    out = dict(res.values())
+    for prot in L.ERROR_KEYS:
+        for part in L.PART_KEYS:
+            out[f"{prot}_{part}"] = res.groups["decomposition"][prot][part]
+    return out
+
+
+def precision_rows():
+    rows = []
+    for e in (2, 6, 10, 14):
+        a = f"1e{e}"
+        out = L.solve_float64(10.0**e, 2.6, 0.4, 0.7, 0.01, 0.0)
+        t, ref = median_time(lambda: L.solve(a, "2.6", "0.4", "0.7", "0.01", 0, dps=30),
+                             repeats=1)
+        worst, worst_key = 0.0, ""
+        for key, val in _flat(ref).items():
+            if val == 0:
+                continue
+            with mpmath.workdps(40):
+                rel = float(abs(mpmath.mpf(float(out[key])) - val) / abs(val))
+            if rel > worst:
+                worst, worst_key = rel, key
+        rows.append([f"10^{e}", f"{worst:.1e} ({worst_key})",
+                     f"{max(0.0, -np.log10(max(worst, 1e-17))):.1f}", str(ref.digits),
+                     ref.digits_how.split("(")[-1].rstrip(")"), f"{t:.2f} s"])
+    return rows
+
+
+def main():
+    t0 = time.perf_counter()
+    L._compiled(False)
+    cold = time.perf_counter() - t0
+    g = grid_rows()
+    p = point_rows()
+    pr = precision_rows()
+    md = [
+        "## Low-rank model: float64 grids, a 50-digit point, float64 precision at large alpha",
+        "",
+        f"Machine: {machine_line()}. One-off cost per process (derive the equations from the "
+        f"free energy, compile float64 and mpmath evaluators): {cold:.1f} s.",
+        "",
+        "Float64 grids of 10^4 points (alpha in [10^-0.5, 10^3] log-spaced x rho in [0.05, 1]), "
+        "median of 3 runs; relative tolerance 1e-13 (or the float64 rounding floor). "
+        "`ridge-newton` (default): effective-ridge start + Newton-accelerated damped iteration; "
+        "`damped`: the authors' scheme (start at 1, damped iteration alone, adaptive damping).",
+        "",
+        table(["grid", "ridge-newton", "max sweeps", "damped", "max sweeps"], g),
+        "",
+        "One point at 50 digits (median of 3; the verification re-solves at 80 digits and "
+        "compares every reported value):",
+        "",
+        table(["case", "time", "digits", "residual"], p),
+        "",
+        "Float64 against the verified 30-digit solve as alpha grows (lambda = 0, tau = 2.6, "
+        "kappa = 0.4, rho = 0.7, sigma = 0.01): worst relative error over every reported value "
+        "(14 order parameters, 3 errors, 12 decomposition parts). At large alpha, z ~ -1/alpha, "
+        "g ~ alpha and the regular combinations (1 + z g, g + z g', ...) are O(1): written "
+        "naively they would lose log10(alpha) digits (before the atom split, float64 gave "
+        "relative errors of order 100 for the memorization parts at alpha = 1e14). The float64 "
+        "path keeps 11-13 digits throughout (the rest is the float64 iteration's stopping "
+        "rule and the Jacobian's condition, which grows like alpha), and the mpmath solve "
+        "certifies 30 digits with its default 5 guard digits at every alpha (the solver raises "
+        "the working precision by itself when its re-solve disagrees).",
+        "",
+        table(["alpha", "float64 worst rel. error", "float64 digits", "mpmath digits",
+               "mpmath working precision", "mpmath time"], pr),
+    ]
+    write_section(NAME, "\n".join(md))
+    print("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()
