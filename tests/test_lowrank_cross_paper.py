@@ -53,3 +53,23 @@ def test_lowrank_equals_alignment_with_a_two_atom_spectrum(p):
         if p["lam"] > 0:
             assert agreement_digits(to_mpf(p["lam"]) / lr["qhat"], same["lambda_tilde"],
                                     dps) >= 25
+
+
+def test_ridgeless_limit_at_tau_below_one_is_paper_a_ridgeless():
+    """spec §4.2: at tau < 1 there is no solution at lambda = 0, but lambda -> 0+ is regular:
+    lambda/qhat -> paper A's effective ridge and the errors tend to A's ridgeless values (the
+    difference is O(lambda))."""
+    a, t, k, r, s = Fr(2), Fr(1, 2), Fr(3, 4), Fr(2, 5), Fr(1, 2)
+    spec = f"lowrank:{r}"
+    same = A.solve(a, t, k, s**2, 0, d=10, train=spec, test=spec, dps=30)
+    iso = A.solve(a, t, k, s**2, 0, d=10, train=spec, test="identity", dps=30)
+    devs = []
+    for lam in (Fr(1, 10**8), Fr(1, 10**9)):
+        lr = L.solve(a, t, k, r, s, lam, sigma_test=s, dps=30)
+        with mpmath.workdps(30):
+            assert agreement_digits(to_mpf(lam) / lr["qhat"], same["lambda_tilde"], 30) >= 7
+            devs.append([abs(lr["idg"] - same["e_icl"]), abs(lr["odg"] - iso["e_icl"]),
+                         abs(lr["tm"] - to_mpf(t) * same["q"])])
+    with mpmath.workdps(30):
+        for d1, d2 in zip(*devs):
+            assert d1 < mpmath.mpf(10) ** -6 and 8 < d1 / d2 < 12  # O(lambda)

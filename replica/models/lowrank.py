@@ -67,14 +67,30 @@ Closed form at :math:`\lambda = 0`, :math:`\tau > 1` (T1--T5): :math:`\hat q = (
 :math:`\Delta = \tau/(\tau-1)`, :math:`z = -\varepsilon`, ... (:data:`LAMBDA0_CLOSED_FORM`,
 checked symbolically to satisfy the derived fixed point).
 
-Numerics. The closed map :math:`\theta = \Phi(\theta)` on :math:`\theta = (q, m, \chi, \bar q,
-\bar\chi)` (the conjugates substituted; :math:`\kappa` then enters only through ``z`` and ``g``)
-is iterated with damping in float64, vectorised over parameter grids, with a relative stopping
-rule and a batched float64 Newton finish; then Newton's method at the target precision with the
-exact SymPy Jacobian of :math:`(\theta - \Phi(\theta))_i/s_i` (fixed scales :math:`s_i`: the
-residual is relative) polishes the float64 solution. If the float64 path fails (e.g. a huge
-``alpha``), a damped iteration in mpmath provides the start. Every reported value is verified by
-a re-solve at ``dps + max(10, dps // 2)`` digits.
+Numerics.
+
+* Spectrum: :math:`g(z) = -p_0/z + \rho h(z)` with the atom :math:`p_0 = 1 - \min(\kappa,\rho)`
+  at 0 and a regular part :math:`h` written without cancellation
+  (:func:`replica.spectra.lowrank_regular_expr`); substituted into the derived equations
+  (:func:`split_spectral`) and cancelled, the :math:`1/z` poles drop out symbolically, so nothing
+  of size :math:`g \sim \alpha` is subtracted numerically at large ``alpha``.
+* Start: eliminating :math:`\chi, \bar\chi` gives one monotone equation for the effective ridge
+  :math:`u = -z - \varepsilon = \lambda/\hat q` (:data:`EFFECTIVE_RIDGE_EQUATION`; paper A's
+  ridge equation), solved by bracketed Newton.
+* Float64 (vectorised over parameter grids): the damped fixed-point iteration of the closed map
+  :math:`\theta = \Phi(\theta)`, :math:`\theta = (q, m, \chi, \bar q, \bar\chi)` (conjugates
+  substituted; :math:`\kappa` then enters only through ``z`` and ``g``), relative stopping rule,
+  accelerated by batched Newton steps with the exact Jacobian (``method="damped"``: the
+  authors' scheme alone, from :math:`\theta = 1`).
+* Target precision: Newton's method with the exact SymPy Jacobian of
+  :math:`(\theta - \Phi(\theta))_i/s_i` (fixed scales :math:`s_i`: the residual is relative)
+  from the float64 solution; if float64 fails (e.g. ``alpha`` beyond its range) a damped mpmath
+  iteration from the effective-ridge start provides it. The working precision carries guard
+  digits; every reported value is verified by a re-solve at higher precision, and the guard is
+  raised if they disagree (:func:`solve_params`).
+* The evaluators are generated from the SymPy expressions (``lambdify`` with common
+  subexpressions) on first use, and their source is cached on disk keyed on the source of the
+  modules the equations come from (``REPLICA_LAMBDIFY_CACHE``).
 
 ``kappa = inf`` (a fresh task per prompt): the per-task ridge :math:`\lambda M_0` is then infinite
 unless :math:`\lambda = 0`; at :math:`\lambda = 0` the closed map depends on :math:`\kappa` only
@@ -103,8 +119,7 @@ from ..spectra import (lowrank_atom_masses, lowrank_regular_expr,
                        lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
                        lowrank_stieltjes_tilde_quadratic)
-from ..symbolic.saddle import (Alias, SaddlePoint, SpectralFunction, is_zero, replace_functions,
-                               spectral_family)
+from ..symbolic.saddle import Alias, SaddlePoint, SpectralFunction, is_zero, spectral_family
 from ..symbolic.steps import Step
 
 # ---------------------------------------------------------------------------------------------
@@ -315,7 +330,6 @@ def _check_effective_ridge() -> bool:
 # ---------------------------------------------------------------------------------------------
 # The closed form at lambda = 0 (T1)-(T5)
 # ---------------------------------------------------------------------------------------------
-_e = sympy.Symbol("varepsilon", positive=True)
 _gl, _gl1, _gtl1 = G[0](-EPS), G[1](-EPS), GT[1](-EPS)
 _X = sigma**2 + EPS * (1 - EPS * _gl)
 LAMBDA0_CLOSED_FORM = {
@@ -1192,17 +1206,18 @@ def solve_params(p: LowRankParams, dps: int = 30, verify: bool = True,
 # ---------------------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
 def _closed_form_compiled(kappa_infinite: bool):
+    """(T1)-(T5) compiled for mpmath: the spectral functions at z = -epsilon split into pole and
+    regular part (:func:`split_spectral`) and cancelled, so that e.g. g - epsilon g' =
+    rho (h - epsilon h') carries no O(alpha) cancellation."""
     kval = sympy.oo if kappa_infinite else kappa
-    x = sympy.Symbol("x", negative=True)
-    impl = {G[0]: lambda a: lowrank_stieltjes_derivative_expr(a, kval, rho, 0),
-            G[1]: lambda a: lowrank_stieltjes_derivative_expr(a, kval, rho, 1),
-            GT[1]: lambda a: lowrank_stieltjes_tilde_derivative_expr(a, kval, rho, 1)}
-    del x
-    keys = [str(s) for s in LAMBDA0_CLOSED_FORM]
-    exprs = [replace_functions(e, impl) for e in LAMBDA0_CLOSED_FORM.values()]
-    exprs.append(replace_functions(LAMBDA0_E_TR, impl))
-    f = sympy.lambdify([alpha, tau, kappa, sigma, rho], exprs, modules="mpmath", cse=True)
-    return keys + ["E_tr"], f
+    keys = [str(s_) for s_ in LAMBDA0_CLOSED_FORM] + ["E_tr"]
+    exprs = list(LAMBDA0_CLOSED_FORM.values()) + [LAMBDA0_E_TR]
+    exprs = [sympy.cancel(split_spectral(e, -EPS)) for e in exprs]
+    spectral = [e.subs(z, -EPS) for e in _spectral_closed_forms(kval)]
+    args = [alpha, tau, kappa, sigma, rho]
+    f = sympy.lambdify(args + list(SPECTRAL_INPUTS), exprs, modules="mpmath", cse=True)
+    fs = sympy.lambdify(args, spectral, modules="mpmath", cse=True)
+    return keys, lambda *a: f(*a, *fs(*a))
 
 
 def closed_form_lambda0(alpha, tau, kappa, rho, sigma, dps: int = 30) -> dict:
