@@ -75,9 +75,9 @@ c0, c1, d0, d1 = sympy.symbols("c_0 c_1 d_0 d_1")
 err_sym = {k: sympy.Symbol(f"varepsilon_{k.upper()}") for k in L.ERROR_KEYS}
 part_sym = {(p, k): sympy.Symbol(f"varepsilon_{p.upper()}^{k}") for p in L.ERROR_KEYS
             for k in L.PART_KEYS}
-idg_rate = sympy.Symbol("idg_rate")
-odg_rate = sympy.Symbol("odg_rate")
-m0_limit = sympy.Symbol("m0_limit")
+idg_rate = sympy.Limit(err_sym["idg"] / L.alpha, L.alpha, sympy.oo)
+odg_rate = sympy.Limit(err_sym["odg"] / L.alpha, L.alpha, sympy.oo)
+m0_limit = sympy.Limit(L.m0, L.alpha, sympy.oo)
 
 SYMBOL_NAMES = dict(L.SYMBOL_NAMES)
 SYMBOL_NAMES.update({
@@ -88,9 +88,6 @@ SYMBOL_NAMES.update({
     E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}",
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
-    idg_rate: r"\lim_{\alpha\to\infty}\varepsilon_{\rm IDG}/\alpha",
-    odg_rate: r"\lim_{\alpha\to\infty}\varepsilon_{\rm ODG}/\alpha",
-    m0_limit: r"\lim_{\alpha\to\infty} m_{0}",
 })
 SYMBOL_NAMES.update({s: r"\varepsilon_{\rm %s}" % k.upper() for k, s in err_sym.items()})
 _PART_SHORT = {"signal": "sig", "memorization": "mem", "structural": "str", "noise": "noise"}
@@ -355,6 +352,14 @@ z_neg = sympy.Symbol("z", negative=True)
 
 def _gtilde_closed():
     return lowrank_stieltjes_tilde_expr(z_neg, L.kappa, L.rho)
+
+
+def _g_from_gtilde():
+    """g in terms of gtilde: the library's closed forms give g - rho gtilde = pole (computed,
+    simplified), so g = pole + rho gtilde."""
+    g_closed = lowrank_stieltjes_derivative_expr(z_neg, L.kappa, L.rho, 0)
+    pole = sympy.simplify(sympy.piecewise_fold(g_closed - L.rho * _gtilde_closed()))
+    return sympy.Add(pole, L.rho * GT[0](z_neg), evaluate=False)
 
 
 def _root_branch():
@@ -780,8 +785,7 @@ def derivation() -> Derivation:
              {"gtilde": eq(GT[0](z_neg), _root_branch()),
               "gtilde_prime": eq(GT[1](z_neg), lowrank_stieltjes_tilde_derivative_expr(
                   z_neg, L.kappa, L.rho, 1).subs(_gtilde_closed(), GT[0](z_neg))),
-              "g": eq(G[0](z_neg), lowrank_stieltjes_derivative_expr(z_neg, L.kappa, L.rho, 0)
-                      .subs(lowrank_stieltjes_tilde_expr(z_neg, L.kappa, L.rho), GT[0](z_neg))),
+              "g": eq(G[0](z_neg), _g_from_gtilde()),
               "quadratic_g": eq(lowrank_stieltjes_quadratic(G[0](z_neg), z_neg, L.kappa, L.rho),
                                 0),
               "quadratic_gtilde": eq(lowrank_stieltjes_tilde_quadratic(GT[0](z_neg), z_neg,

@@ -10,9 +10,12 @@ Everything mathematical in an appendix goes through :func:`to_latex`, a thin lay
 * relations (``Eq``) print as ``lhs = rhs``; block matrices print with brackets.
 
 :func:`escape_text` makes prose safe for LaTeX, and :func:`prose_to_latex` turns a step's sentence
-into LaTeX: ``{name}`` renders a named SymPy object inline (``$...$``), ``[[label]]`` becomes an
-equation reference ``\eqref{...}``, ``[[section:label]]`` a section reference. Nothing in the prose
-is interpreted as LaTeX.
+into LaTeX: ``{name}`` renders a named SymPy object inline (``$...$``; the derivation's ``inline``
+table first, else the symbol of that name with its display name), ``[[label]]`` becomes a reference
+(``\eqref{...}`` to an equation, ``Table~\ref{...}`` to a table). Nothing in the prose is
+interpreted as LaTeX; a few plain-text conventions are typeset: ``->`` as an arrow, ``x^T`` /
+``S^2`` / ``A^-1`` / ``c^(n-1)`` as superscripts, Unicode Greek letters (with combining hats,
+tildes, bars) and common math characters in math mode.
 """
 
 from __future__ import annotations
