@@ -108,7 +108,7 @@ def test_killed_sweep_resumes(tmp_path):
     computes exactly the missing ones and the result equals an uninterrupted sweep."""
     cache = tmp_path / "cache"
     argv = ["isotropic", "--alpha", "2", "--tau", "3", "--kappa", "1", "--rho", "0.01",
-            "--ds", "24", "--seeds", "14", "--seed", "3", "--no-theory", "--workers", "1",
+            "--ds", "32", "--seeds", "14", "--seed", "3", "--no-theory", "--workers", "1",
             "--cache", str(cache), "-o", str(tmp_path / "killed.csv"), "--no-progress"]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "replica.cli", "sweep"] + argv, env=env,
@@ -126,7 +126,7 @@ def test_killed_sweep_resumes(tmp_path):
     done = Cache(cache).count()
     assert 3 <= done < 14
     assert not list(cache.rglob(".tmp-*"))  # no half-written entry is visible as a result
-    jobs = make_jobs("isotropic", [dict(ISO)], [24], 14, seed=3, with_theory=False)
+    jobs = make_jobs("isotropic", [dict(ISO)], [32], 14, seed=3, with_theory=False)
     resumed = run_jobs(jobs, cache, executor="serial", progress=False)
     assert resumed.cached == done and resumed.computed == 14 - done
     fresh = run_jobs(jobs, None, executor="serial", progress=False)

@@ -41,7 +41,7 @@ from ..params import (INF, exact_str, parse_exact, require_nonnegative, require_
 from ..spectra import Covariance, parse_spec
 from . import sampling
 from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
-from .solver import ridge_structured
+from .solver import blas_threads_for, ridge_structured
 
 MODELS = ("alignment", "isotropic", "lowrank")
 ERROR_KEYS = {"alignment": ("e_icl", "e_idg"), "isotropic": ("e_icl", "e_idg"),
@@ -277,6 +277,11 @@ def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
 
     Returns ``{"errors": {key: float}, "order_parameters": {...} (lowrank), "ridge": {...}}``.
     The sub-streams of ``seed_seq`` are: 0 tasks (and subspace), 1 pretraining data, 2 test."""
+    with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
+        return _run_seed(exp, seed_seq)
+
+
+def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
     rng_tasks, rng_data, rng_test = sampling.substreams(seed_seq, 3)
     s, d = exp.sizes, exp.d
     out: dict = {}

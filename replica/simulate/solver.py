@@ -36,6 +36,7 @@ Paper A/B's objective :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|_F^2` 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 
@@ -45,6 +46,38 @@ from scipy.linalg.blas import dsyrk
 
 #: Default memory for one chunk of Khatri--Rao rows in the primal solver.
 CHUNK_BYTES = 64 * 2**20
+
+#: Systems smaller than this (P for the primal, n for the dual) run with one BLAS thread.
+SINGLE_THREAD_BELOW = 1500
+
+_CONTROLLER: list = []
+
+
+def _controller():
+    """A ``threadpoolctl.ThreadpoolController`` (created once, after NumPy/SciPy are loaded),
+    or ``None`` when threadpoolctl is not installed."""
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER.append(ThreadpoolController())
+        except ImportError:
+            _CONTROLLER.append(None)
+    return _CONTROLLER[0]
+
+
+@contextlib.contextmanager
+def blas_threads_for(size: int):
+    """Run small problems (``size < SINGLE_THREAD_BELOW``) with one BLAS thread: for matrices of
+    a few hundred rows the threads' synchronisation costs more than it gains, and on a busy
+    machine multi-threaded OpenBLAS on small matrices is up to 20 times slower (measured).
+    Needs the optional ``threadpoolctl``; without it the BLAS threading is left alone."""
+    ctl = _controller() if size < SINGLE_THREAD_BELOW else None
+    if ctl is None:
+        yield
+        return
+    with ctl.limit(limits=1, user_api="blas"):
+        yield
 
 
 @dataclasses.dataclass
