@@ -30,8 +30,8 @@
 # $C_{\rm train}=P/\rho$ (rank fraction $\rho$) and $\varepsilon$ is paper A's effective noise
 # $\sigma_A=(\rho_A+1)/\alpha$ with $\rho_A=\sigma^2$; so $I_\alpha$ is exactly the indicator
 # $A_\alpha(\kappa)=\sigma_AM_\kappa(\sigma_A)$ of `replica.transitions`. We therefore use that
-# module's definitions unchanged (no `replica phase-diagram lowrank` or low-rank transition command
-# exists yet):
+# module's definitions unchanged (this was written before the low-rank phase-diagram command
+# existed; its result is overlaid below as a cross-check):
 #
 # * $\alpha\to\infty$: $\kappa_c(\rho)$ = the non-analytic point in $\kappa$ of
 #   $\lim_{\varepsilon\to0}\varepsilon g(-\varepsilon)$ (Richardson extrapolation + branch
@@ -58,7 +58,7 @@ from replica.models import alignment as A  # noqa: E402
 from replica.models import lowrank as L  # noqa: E402
 from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
-from replica import transitions  # noqa: E402
+from replica import phase_diagram  # noqa: E402
 from replica.transitions import alignment_transition, two_atom_pairs  # noqa: E402
 
 args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
@@ -119,24 +119,28 @@ for rho in BOUNDARY_RHOS:
     print(f"rho={rho}: " + ", ".join(f"alpha={b[1]}: kappa*={b[2]:.6f}" for b in sel))
 
 # %% [markdown]
-# ## The same boundary crossed in the other direction: $\rho_c(\kappa)$
+# ## The library's low-rank phase diagram, and the boundary crossed in the other direction
 #
-# Where `replica.transitions.lowrank_transition` is available, it locates the transition in
-# $\rho$ at fixed $\kappa<1$ from the low-rank model itself, with the indicator $m_0$ (overlap on
-# the task subspace, $\to\min(\kappa,\rho)/\rho$ as $\alpha\to\infty$): the kink of the
-# $\alpha\to\infty$ limit, and at finite $\alpha$ the extremal curvature in $\rho$.
+# `replica.phase_diagram.lowrank_phase_diagram` (the `replica phase-diagram lowrank` command)
+# draws the same plane from the low-rank model itself: at fixed $\kappa<1$ it locates
+# $\rho_c(\kappa)$ as the kink of $\lim_{\alpha\to\infty}m_0(\rho)$ ($m_0\to\min(\kappa,\rho)/\rho$,
+# the overlap on the task subspace) with `replica.transitions.lowrank_transition`, and the
+# finite-$\alpha$ crossovers $\rho^*(\alpha)$ as the extremal curvature of $m_0(\rho)$. Its files go
+# to `lr4_phase_diagram/`; its points are overlaid below (diamonds and squares) on the
+# $\kappa^*(\rho)$ lines computed above, an independent route to the same boundary.
 
 # %%
-lowrank_transition = getattr(transitions, "lowrank_transition", None)
+lowrank_phase_diagram = getattr(phase_diagram, "lowrank_phase_diagram", None)
 rrows = []
-if lowrank_transition is None:
-    print("replica.transitions.lowrank_transition not available: rho_c(kappa) skipped")
+if lowrank_phase_diagram is None:
+    print("replica.phase_diagram.lowrank_phase_diagram not available: rho_c(kappa) skipped")
 else:
-    for kap in BOUNDARY_KAPPAS:
-        for a in [None] + ALPHAS:
-            res = lowrank_transition(kap, TAU, SIGMA, alpha=a, dps=20)
-            rrows.append((float(kap), "inf" if a is None else a, float(res.location.value),
-                          float(res.location.error_bound)))
+    sub = os.path.join(args.out, "lr4_phase_diagram")
+    lib_rows = lowrank_phase_diagram(sub, tau=TAU, sigma=SIGMA, alphas=tuple(ALPHAS),
+                                     kappas=BOUNDARY_KAPPAS, grid=GRID, dps=20)
+    for name in ("lowrank_phase_diagram.png", "lowrank_phase_diagram_boundary.csv"):
+        out.add(os.path.join(sub, name))
+    rrows = [(float(k), str(a), float(v), float(e)) for k, a, v, e in lib_rows if v != ""]
     out.csv("_boundary_rho.csv", ["kappa", "alpha", "rho_c", "error_bound"], rrows)
     for kap in BOUNDARY_KAPPAS:
         print(f"kappa={kap}: " + ", ".join(f"alpha={b[1]}: rho*={b[2]:.6f}" for b in rrows

@@ -12,7 +12,8 @@ Steps (each can be skipped with ``--skip STEP``):
    transition, each with a finite-alpha crossover, and paper B's interpolation peak with ridge;
 4. ``appendix`` -- write both LaTeX appendices (``replica.latex``), compiled to PDF when
    ``latexmk`` is installed (the checks of step 1 are reused, not re-run);
-5. ``phase`` -- the phase diagrams of ``replica.phase_diagram`` (PNG + CSV);
+5. ``phase`` -- the phase diagrams of ``replica.phase_diagram`` (PNG + CSV): paper A's power-law
+   specialisation, paper B's non-monotonicity regions, the low-rank (kappa, rho) diagram;
 6. ``figures`` -- every notebook in ``notebooks/`` in quick mode (two at a time);
 7. a summary table (``summary.txt``) and the list of files written.
 
@@ -261,8 +262,23 @@ def phase_section(out_dir, quick: bool):
         tag = f"isotropic_nonmonotone_{which}_tau{tau}"
         written += [os.path.join(out_dir, tag + s) for s in (".png", "_grid.csv",
                                                              "_boundary.csv")]
-    notes = ["the low-rank (kappa, rho) phase diagram is drawn by notebooks/lr4_phase_diagram.py "
-             "(figures step)"]
+    notes = []
+    from . import phase_diagram
+
+    low = getattr(phase_diagram, "lowrank_phase_diagram", None)
+    if low is None:
+        notes.append("replica.phase_diagram has no lowrank_phase_diagram: the low-rank (kappa, "
+                     "rho) diagram comes from notebooks/lr4_phase_diagram.py (figures step)")
+    else:
+        if quick:
+            rows = low(out_dir, alphas=("16", "256"), kappas=["0.3", "0.5", "0.7"], grid=12,
+                       dps=20)
+        else:
+            rows = low(out_dir)
+        print(f"    lowrank (kappa, rho): {sum(1 for r in rows if r[2] != '')} located points",
+              flush=True)
+        written += [os.path.join(out_dir, f) for f in ("lowrank_phase_diagram.png",
+                                                       "lowrank_phase_diagram_boundary.csv")]
     return written, notes
 
 

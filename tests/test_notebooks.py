@@ -52,7 +52,9 @@ EXPECTED = {
     "lr3_transition_scan": ["lr3_transition_scan.png", "lr3_transition_scan_theory.csv",
                             "lr3_transition_scan_approach.csv"],
     "lr4_phase_diagram": ["lr4_phase_diagram.png", "lr4_phase_diagram_grid.csv",
-                          "lr4_phase_diagram_boundary.csv"],
+                          "lr4_phase_diagram_boundary.csv", "lr4_phase_diagram_boundary_rho.csv",
+                          "lr4_phase_diagram/lowrank_phase_diagram.png",
+                          "lr4_phase_diagram/lowrank_phase_diagram_boundary.csv"],
 }
 
 
@@ -381,12 +383,12 @@ def test_lr4_phase_diagram(runs):
         assert close(r["idg"], ref["idg"], rtol=1e-8)
         assert close(r["idg_over_alpha"], float(r["idg"]) / float(r["alpha"]), rtol=1e-12)
     assert not math.isnan(sum(float(r["idg"]) for r in grid))
-    out, _ = runs
-    if os.path.exists(os.path.join(out, "lr4_phase_diagram_boundary_rho.csv")):
-        # rho_c(kappa) from the low-rank model's own indicator m0 (replica.transitions)
-        br = rows(runs, "lr4_phase_diagram_boundary_rho.csv")
-        for kap in {r["kappa"] for r in br}:
-            sel = {r["alpha"]: float(r["rho_c"]) for r in br if r["kappa"] == kap}
-            assert abs(sel["inf"] - float(kap)) < 1e-5
-            finite = [v for _, v in sorted((float(a), v) for a, v in sel.items() if a != "inf")]
-            assert all(v < sel["inf"] for v in finite) and all(np.diff(finite) > 0)
+    # rho_c(kappa) from replica.phase_diagram.lowrank_phase_diagram (indicator m0), the same
+    # boundary crossed in rho: the sharp transition on the diagonal, crossovers below it
+    br = rows(runs, "lr4_phase_diagram_boundary_rho.csv")
+    assert br
+    for kap in {r["kappa"] for r in br}:
+        sel = {r["alpha"]: float(r["rho_c"]) for r in br if r["kappa"] == kap}
+        assert abs(sel["inf"] - float(kap)) < 1e-5
+        finite = [v for _, v in sorted((float(a), v) for a, v in sel.items() if a != "inf")]
+        assert all(v < sel["inf"] for v in finite) and all(np.diff(finite) > 0)
