@@ -381,7 +381,7 @@ def run_jobs(jobs: list[Job], cache_dir=None, executor: str = "process", workers
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
-def summarise(model: str, jobs: list[Job], run: SweepRun) -> list:
+def summarise(model: str, jobs: list[Job], run: SweepRun) -> tuple:
     """Group a finished sweep into :class:`replica.simulate.SimulationResult` s (one per point and
     ``d``, with the theory attached) and theory-only rows; returns ``(simulations, theories)``
     where ``theories`` maps ``(params, d)`` to the theory result dict."""

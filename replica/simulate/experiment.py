@@ -151,10 +151,7 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
     ``d`` (for theory-only use)."""
     if model not in MODELS:
         raise ParameterError("model", f"unknown model {model!r} ({', '.join(MODELS)})")
-    try:
-        dd = parse_exact(d, "--d")
-    except ParameterError:
-        raise
+    dd = parse_exact(d, "--d")
     if dd != int(dd) or dd < 2:
         raise ParameterError("--d", f"must be an integer >= 2, got {exact_str(dd)}")
     d = int(dd)
