@@ -1220,6 +1220,14 @@ def _closed_form_compiled(kappa_infinite: bool):
     return keys, lambda *a: f(*a, *fs(*a))
 
 
+def closed_form_lambda0_evaluator(kappa_infinite: bool = False):
+    """``(keys, f)``: ``f(alpha, tau, kappa, sigma, rho)`` (mpf, at the caller's precision; the
+    ``kappa`` argument is ignored when ``kappa_infinite``) returns the values of (T1)-(T5) in the
+    order of ``keys`` (those of :func:`closed_form_lambda0`). For fast repeated evaluation, e.g.
+    scans in ``alpha`` or ``rho``; no parameter checks (``tau > 1`` is required)."""
+    return _closed_form_compiled(bool(kappa_infinite))
+
+
 def closed_form_lambda0(alpha, tau, kappa, rho, sigma, dps: int = 30) -> dict:
     """(T1)--(T5) at the working precision ``dps``: ``{qhat, mhat, qbarhat, z, mbar, m, m0, chi,
     chibar, chihat, chibarhat, q, qbar, q0, E_tr}`` (mpf). Requires ``tau > 1``."""
