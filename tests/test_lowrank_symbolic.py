@@ -107,6 +107,7 @@ def test_derivation_step_names_are_unique_and_complete():
     names = [s.name for s in L.derivation_steps()]
     assert len(names) == len(set(names))
     for must in ("free_energy", "agrees_with_spec", "reduced_map", "spectral_closed_forms",
+                 "spectral_atom_split",
                  "observables", "errors", "decomposition", "effective_ridge",
                  "lambda0_closed_form"):
         assert must in names

@@ -1282,6 +1282,37 @@ def _check_spectral() -> bool:
     return True
 
 
+def _check_atom_split() -> bool:
+    """The atom-split closed form of g equals the spec's formula (R-S2) (50 digits, both sides of
+    rho = kappa, small and large |z|); the atom masses are the limits -z g(z) as z -> 0-; and in
+    the split equations the poles cancel: 1 + z g and g + z g' have no 1/z term."""
+    zs, kk, rr = sympy.symbols("z kappa rho")
+    spec_g = (kk + rr - kk * rr * zs - 2 - sympy.sqrt((rr * kk * zs + rr - kk) ** 2
+                                                      - 4 * rr**2 * kk * zs)) / (2 * zs)
+    f_spec = sympy.lambdify([zs, kk, rr], spec_g, "mpmath")
+    f_mine = sympy.lambdify([zs, kk, rr], lowrank_stieltjes_derivative_expr(zs, kk, rr, 0),
+                            "mpmath")
+    p0f = sympy.lambdify([kk, rr], lowrank_atom_masses(kk, rr)[0], "mpmath")
+    with mpmath.workdps(50):
+        for kv, rv in (("0.4", "0.7"), ("1.5", "0.9"), ("0.5", "0.5"), ("0.3", "1")):
+            kv, rv = mpmath.mpf(kv), mpmath.mpf(rv)
+            for zv in ("-1e-3", "-0.5", "-40"):
+                zv = mpmath.mpf(zv)
+                if abs(f_spec(zv, kv, rv) - f_mine(zv, kv, rv)) > mpmath.mpf(10) ** -40:
+                    return False
+            tiny = -mpmath.mpf(10) ** -40  # -z g = p0 + O(|z|^(1/2)) (the edge at rho = kappa)
+            if abs(-tiny * f_mine(tiny, kv, rv) - p0f(kv, rv)) > mpmath.mpf(10) ** -18:
+                return False
+    for e in (1 + z * G[0](z), G[0](z) + z * G[1](z), G[0](z) - z * G[1](z)):
+        if sympy.fraction(sympy.cancel(split_spectral(e)))[1].has(z) and \
+                e != G[0](z) - z * G[1](z):
+            return False
+    # g + z g' = rho (h + z h') carries no atom; g - z g' keeps the pole 2 p0/(-z) (a check
+    # that the test can fail)
+    return (not sympy.cancel(split_spectral(G[0](z) + z * G[1](z))).has(P0)
+            and sympy.cancel(split_spectral(G[0](z) - z * G[1](z))).has(P0))
+
+
 def _check_reduced_kappa_free() -> bool:
     """After substituting the conjugates, kappa enters the closed map only through z (and g)."""
     phi, z_theta = reduced_map()
@@ -1323,7 +1354,8 @@ def derivation_steps() -> list[Step]:
 
     ``free_energy``, ``stationarity_<u>`` (10), ``fixed_point_<u>`` (10) from the general
     mechanism, then ``agrees_with_spec``, ``spectral_argument``, ``reduced_map``,
-    ``spectral_closed_forms``, ``observables`` (its check: ``rho = 1`` gives IDG = ODG),
+    ``spectral_closed_forms``, ``spectral_atom_split``, ``observables`` (its check: ``rho = 1``
+    gives IDG = ODG),
     ``errors``, ``decomposition``, ``effective_ridge``, ``lambda0_closed_form``. Each ``objects`` dict holds SymPy objects; ``check()`` verifies.
     """
     steps = SADDLE.steps()
@@ -1362,6 +1394,18 @@ def derivation_steps() -> list[Step]:
         "on the branch gtilde ~ -1/z, and the complement of the task subspace adds the pole "
         "-(1-rho)/z to g.",
         _check_spectral))
+    p0s, pt0s = lowrank_atom_masses(kappa, rho)
+    hfun = sympy.Function("h")
+    steps.append(Step(
+        "spectral_atom_split",
+        {"g": sympy.Eq(G[0](zs), -P0 / zs + rho * hfun(zs)),
+         "gtilde": sympy.Eq(GT[0](zs), -PT0 / zs + hfun(zs)),
+         "p0": sympy.Eq(P0, p0s), "ptilde0": sympy.Eq(PT0, pt0s),
+         "h": sympy.Eq(hfun(zs), lowrank_regular_expr(zs, kappa, rho, 0))},
+        "Splitting off the atom at 0 (mass 1 - min(kappa, rho) for S, (1 - kappa/rho)_+ on the "
+        "task subspace) leaves a regular part h whose closed form has only positive terms for "
+        "z < 0; substituted into the equations, the 1/z poles cancel symbolically.",
+        _check_atom_split))
     steps.append(Step(
         "observables",
         {"mbar": sympy.Eq(mbar, MBAR), "m0": sympy.Eq(m0, M0), "q0": sympy.Eq(q0, Q0)},
