@@ -318,16 +318,17 @@ class SaddlePoint:
     def fixed_point(self) -> dict:
         """``{target: rhs}`` solving each stationarity condition for the variable paired with it:
         conjugates first (from :math:`\\partial\\Phi/\\partial\\theta_i = 0`), then order
-        parameters (from :math:`\\partial\\Phi/\\partial\\hat\\theta_i = 0`)."""
+        parameters (from :math:`\\partial\\Phi/\\partial\\hat\\theta_i = 0`). Written as one
+        fraction, the condition's numerator must be linear in the target, ``c0 + c1 target``
+        (then ``target = -c0/c1``); otherwise :class:`SaddlePointError`."""
         out = {}
         for u in self.variables + self.conjugates:
             target = self.partner(u)
             cond = sympy.together(self.stationarity[u])
-            num, den = sympy.fraction(cond)
-            num = sympy.expand(num)
-            # num = c0 + c1 * target must be linear in target, with target absent from den
+            num = sympy.expand(sympy.fraction(cond)[0])
+            # num = c0 + c1 * target must be linear in target (cond = 0 <=> num = 0)
             c1 = sympy.diff(num, target)
-            if den.has(target) or c1.has(target) or c1 == 0:
+            if c1.has(target) or c1 == 0:
                 raise SaddlePointError(f"d{self.name}/d{u} = 0 is not linear in {target}")
             c0 = num.subs(target, 0)
             out[target] = tidy(-c0 / c1, self._collect_symbols(target))
