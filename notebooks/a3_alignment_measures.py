@@ -119,7 +119,7 @@ for ax, m in zip(axes.flat, MEASURES):
         x = [vals[t][m][i] for t in TESTS]
         y = [vals[t]["e_icl"][i] for t in TESTS]
         ax.scatter(x, y, s=14, color=colors[i], label=fr"$\kappa$={k:g}: $r_s$={spear[m][i]:.2f}")
-    if m in ("inverse", "cka_inv"):
+    if m == "inverse":
         ax.set_xscale("log")
     ax.set_xlabel(titles[m])
     ax.set_ylabel(r"theory $E_{ICL}$")
