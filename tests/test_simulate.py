@@ -43,6 +43,19 @@ def test_structured_equals_naive(with_s, reg, n_factor):
     assert info.method == ("dual" if n < P else "primal")
 
 
+def test_singular_system_falls_back_to_the_pseudo_inverse():
+    v = np.array([1.0, 2.0, 2.0])
+    builds = []
+
+    def build():
+        builds.append(1)
+        return np.asfortranarray(np.outer(v, v))  # rank one: Cholesky meets a zero pivot
+
+    x, how = solver._spd_solve(build, v.copy(), upper_only=False)
+    assert how == "eigh-pinv" and len(builds) == 2
+    assert np.allclose(x, v / (v @ v))  # the minimum-norm solution A^+ b
+
+
 def test_primal_chunking_is_exact_and_never_builds_the_design(monkeypatch):
     """The primal Gram is accumulated chunk by chunk: no Khatri-Rao block has more rows than a
     chunk, and the result does not depend on the chunk size."""

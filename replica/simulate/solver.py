@@ -23,8 +23,8 @@ Paper A/B's objective :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|_F^2` 
 * :func:`ridge_primal` accumulates the :math:`P\times P` Gram matrix in chunks: for a chunk of
   contexts it forms the Khatri--Rao (row-wise Kronecker) product of :math:`X_q` (``nc x d``) and
   :math:`H` (``nc x p``), ``nc x P``, and adds its Gram with one BLAS ``syrk``; the ``n x P``
-  design is never stored. Cost :math:`nP^2 + P^3/3` flops, memory :math:`8P^2` bytes plus one
-  chunk.
+  design is never stored. Cost :math:`nP^2 + P^3/3` flops, memory :math:`8P^2` bytes (the
+  Cholesky factorisation is in place) plus one chunk.
 * :func:`ridge_dual` solves the ``n x n`` kernel system, the kernel being a Hadamard product of
   two Gram matrices. Cost :math:`n^2(d+p) + n^3/3`, memory :math:`8n^2` bytes.
 * :func:`ridge_structured` picks the dual when ``n < P`` (cheaper, and for ``c = 0`` the only
@@ -99,18 +99,25 @@ def khatri_rao_rows(X: np.ndarray, H: np.ndarray) -> np.ndarray:
     return (X[:, :, None] * H[:, None, :]).reshape(n, d * H.shape[1])
 
 
-def _spd_solve(A: np.ndarray, b: np.ndarray, upper_only: bool):
-    """Solve ``A x = b`` for symmetric PSD ``A`` (upper triangle valid if ``upper_only``):
-    Cholesky; if that fails (singular to working precision), the pseudo-inverse solution by a
-    symmetric eigendecomposition with the usual ``eps * P * max|ev|`` cut-off."""
+def _spd_solve(build, b: np.ndarray, upper_only: bool):
+    """Solve ``A x = b`` for the symmetric PSD matrix ``A = build()`` (only its upper triangle
+    is valid if ``upper_only``), factorised in place by Cholesky. If that fails (``A`` singular to
+    working precision: a ridgeless system without full rank), ``A`` is built again and the
+    pseudo-inverse solution is returned, by a symmetric eigendecomposition with the cut-off
+    ``eps * P * max|ev|``. ``build`` should return a Fortran-ordered array, so that nothing is
+    copied: the peak memory is one matrix."""
+    A = build()
     try:
-        cf = scipy.linalg.cho_factor(A, lower=False, overwrite_a=False, check_finite=False)
+        cf = scipy.linalg.cho_factor(A, lower=False, overwrite_a=True, check_finite=False)
         x = scipy.linalg.cho_solve(cf, b, check_finite=False)
         if np.all(np.isfinite(x)):
             return x, "cholesky"
     except np.linalg.LinAlgError:
         pass
+    del A
+    A = build()
     S = np.triu(A) + np.triu(A, 1).T if upper_only else (A + A.T) / 2
+    del A
     ev, vec = np.linalg.eigh(S)
     cut = np.finfo(float).eps * S.shape[0] * max(np.abs(ev).max(), 1e-300)
     inv = np.where(ev > cut, 1.0 / np.where(ev > cut, ev, 1.0), 0.0)
@@ -119,33 +126,48 @@ def _spd_solve(A: np.ndarray, b: np.ndarray, upper_only: bool):
 
 def ridge_primal(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float,
                  chunk_bytes: int = CHUNK_BYTES):
-    """Primal ridge by chunked Khatri--Rao Gram accumulation; returns ``(Gamma, info)``."""
+    """Primal ridge by chunked Khatri--Rao Gram accumulation; returns ``(Gamma, info)``.
+    Memory: the ``P x P`` Gram (factorised in place) and one chunk of ``chunk_bytes``."""
     t0 = time.perf_counter()
     n, d = X.shape
     p = H.shape[1]
     P = d * p
-    G = np.zeros((P, P), order="F")
-    rhs = np.zeros(P)
     nc = max(1, int(chunk_bytes // (8 * P)))
-    for a in range(0, n, nc):
-        b = min(n, a + nc)
-        KR = khatri_rao_rows(X[a:b], H[a:b])  # C order: KR.T is Fortran-contiguous P x nc
-        G = dsyrk(1.0, KR.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
-        rhs += KR.T @ y[a:b]
-    G[np.diag_indices(P)] += reg
-    g, factor = _spd_solve(G, rhs, upper_only=True)
+    rhs = np.zeros(P)  # filled during the first build (inside _spd_solve, before it is used)
+    first = [True]
+
+    def build():
+        G = np.zeros((P, P), order="F")
+        for a in range(0, n, nc):
+            b = min(n, a + nc)
+            KR = khatri_rao_rows(X[a:b], H[a:b])  # C order: KR.T is Fortran-contiguous
+            G = dsyrk(1.0, KR.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+            if first[0]:
+                rhs[:] += KR.T @ y[a:b]
+        first[0] = False
+        G[np.diag_indices(P)] += reg
+        return G
+
+    g, factor = _spd_solve(build, rhs, upper_only=True)
     return g.reshape(d, p), RidgeInfo("primal", n, P, float(reg), factor,
                                       time.perf_counter() - t0)
 
 
-def ridge_dual(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float):
-    """Dual (kernel) ridge: ``K = (X X^T) * (H H^T)``; returns ``(Gamma, info)``."""
+def ridge_dual(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float,
+               block_rows: int = 2048):
+    """Dual (kernel) ridge: ``K = (X X^T) * (H H^T)``, the Hadamard product formed in row blocks
+    so that the peak memory is one ``n x n`` matrix; returns ``(Gamma, info)``."""
     t0 = time.perf_counter()
     n, d = X.shape
-    K = X @ X.T
-    K *= H @ H.T
-    K[np.diag_indices(n)] += reg
-    a, factor = _spd_solve(K, y, upper_only=False)
+
+    def build():
+        K = X @ X.T
+        for a in range(0, n, block_rows):
+            K[a:a + block_rows] *= H[a:a + block_rows] @ H.T
+        K[np.diag_indices(n)] += reg
+        return K.T  # symmetric: the transpose is the same matrix, Fortran-ordered
+
+    a, factor = _spd_solve(build, y, upper_only=False)
     gamma = X.T @ (a[:, None] * H)
     return gamma, RidgeInfo("dual", n, d * H.shape[1], float(reg), factor,
                             time.perf_counter() - t0)
