@@ -146,3 +146,13 @@ def test_check_two_varied_parameters_is_an_error(tmp_path, capsys):
                  "-o", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "at most one parameter" in err and err.count("\n") == 1
+
+
+def test_check_with_a_spec_as_the_varied_parameter(tmp_path):
+    rep = run_check("alignment", [dict(alpha="2", tau="4", kappa="1", rho="0.01", train="piano",
+                                       test=t) for t in ("identity", "spike:1")], [6, 8],
+                    seeds=2, dps=20, executor="serial", progress=False)
+    assert rep.varied == "test" and rep.line == {"x": []}
+    assert {r.x for r in rep.rows} == {"identity", "spike:1"}
+    files = write_report(rep, tmp_path)
+    assert files[-1].stat().st_size > 10_000

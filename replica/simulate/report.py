@@ -202,18 +202,29 @@ def write_plot(report: CheckReport, outdir: Path) -> Path:
             colour = colours[ci % len(colours)]
             rows = [r for r in report.rows if r.group == group and r.key == key]
             if report.varied:
-                if report.line.get(group, {}).get(key):
+                xs = list(dict.fromkeys(r.x for r in rows))
+                numeric = all(_numeric(x) is not None for x in xs)
+                # numeric x: true positions; SPEC strings or inf: categories 0, 1, ...
+                pos = {x: float(_numeric(x)) if numeric else float(i) for i, x in enumerate(xs)}
+                if numeric and report.line.get(group, {}).get(key):
                     ax.plot(report.line["x"], report.line[group][key], "-", color=colour,
                             label=f"{key} theory")
-                xs_all = sorted({float(_numeric(r.x)) for r in rows if _numeric(r.x) is not None})
-                span = (max(xs_all) - min(xs_all)) if len(xs_all) > 1 else 1.0
+                elif not numeric:
+                    top = [r for r in rows if r.d == max(ds) and r.theory is not None]
+                    ax.plot([pos[r.x] for r in top], [r.theory for r in top], "_", ms=18,
+                            mew=2, color=colour, label=f"{key} theory (d={max(ds)} spectrum)"
+                            if report.model == "alignment" else f"{key} theory")
+                span = (max(pos.values()) - min(pos.values())) if len(pos) > 1 else 1.0
                 for di, d in enumerate(ds):
-                    sel = [r for r in rows if r.d == d and _numeric(r.x) is not None]
-                    off = (di - (len(ds) - 1) / 2) * 0.012 * span
-                    ax.errorbar([float(_numeric(r.x)) + off for r in sel], [r.mean for r in sel],
+                    sel = [r for r in rows if r.d == d]
+                    off = (di - (len(ds) - 1) / 2) * (0.012 if numeric else 0.06) * span
+                    ax.errorbar([pos[r.x] + off for r in sel], [r.mean for r in sel],
                                 yerr=[r.sem or 0 for r in sel], fmt=MARKERS[di % len(MARKERS)],
                                 color=colour, ms=4, capsize=2, linestyle="none",
                                 label=f"{key} d={d}" if ci == 0 or len(keys) == 1 else None)
+                if not numeric:
+                    ax.set_xticks(list(pos.values()), [str(x) for x in pos], rotation=20,
+                                  fontsize=7)
                 ax.set_xlabel(report.varied)
             else:
                 th = next((r.theory for r in rows if r.theory is not None), None)
