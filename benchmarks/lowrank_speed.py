@@ -116,6 +116,7 @@ def cold_start_times():
 
 
 def main():
+    load = os.getloadavg()[0]
     cold, warm = cold_start_times()
     g = grid_rows()
     p = point_rows()
@@ -123,7 +124,8 @@ def main():
     md = [
         "## Low-rank model: float64 grids, a 50-digit point, float64 precision at large alpha",
         "",
-        f"Machine: {machine_line()}. A fresh process (import + one 30-digit solve) takes "
+        f"Machine: {machine_line()} (load average {load:.1f} when started: the machine was "
+        f"shared, so times are upper bounds). A fresh process (import + one 30-digit solve) takes "
         f"{cold:.1f} s when it derives the equations from the free energy and generates the "
         f"float64/mpmath evaluators, {warm:.1f} s when it loads them from the code cache "
         f"(`REPLICA_LAMBDIFY_CACHE`).",
