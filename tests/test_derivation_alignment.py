@@ -4,7 +4,6 @@ and the committed appendix ``derivations/alignment.tex`` is what the code genera
 import os
 
 import pytest
-import sympy
 
 from conftest import REPO
 from replica.derivations import alignment as D
