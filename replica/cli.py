@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "replica.commands.solve",
     "replica.commands.transition",
     "replica.commands.phase_diagram",
+    "replica.commands.expand",
     "replica.commands.appendix",
     "replica.commands.simulate",
     "replica.commands.sweep",
