@@ -9,6 +9,8 @@ import time
 MODULES = [
     "benchmarks.alignment_speed",
     "benchmarks.transition_precision",
+    "benchmarks.lowrank_speed",
+    "benchmarks.simulate_speed",
 ]
 
 

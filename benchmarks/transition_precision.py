@@ -59,6 +59,74 @@ def crossover_float64(alpha, F=0.5, rho=0.01):
     return brentq(third, lo, hi, xtol=1e-16)
 
 
+def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
+    """rho*(alpha) in float64: zooming scan of m0(rho) from ``lowrank.solve_float64`` (lambda =
+    0), third derivative by central differences, brentq."""
+    from replica.models import lowrank as L
+
+    def ind(r):
+        r = np.atleast_1d(np.asarray(r, float))
+        return L.solve_float64(alpha=alpha, tau=tau, kappa=kappa, rho=r, sigma=sigma,
+                               strict=False)["m0"]
+
+    a, b = 0.05, 0.999
+    for _ in range(60):
+        grid = np.linspace(a, b, 33)
+        v = ind(grid)
+        if not np.all(np.isfinite(v)):
+            return None
+        sec = np.abs(v[2:] - 2 * v[1:-1] + v[:-2])
+        i = int(np.argmax(sec))
+        if 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4:
+            break
+        i += 1
+        a, b = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
+        if b - a < 1e-15:
+            return None
+    h = (grid[1] - grid[0]) / 4
+
+    def third(r):
+        f = ind(r + h * np.array([-2, -1, 1, 2]))
+        return (f[3] - 2 * f[2] + 2 * f[1] - f[0]) / (2 * h**3)
+
+    lo, hi = grid[i], grid[i + 2]
+    if not (np.isfinite(third(lo)) and np.isfinite(third(hi))) or \
+            np.sign(third(lo)) == np.sign(third(hi)):
+        return None
+    return brentq(third, lo, hi, xtol=1e-16)
+
+
+def run_lowrank():
+    from replica.transitions import lowrank_transition
+
+    rows = []
+    for e in (2, 4, 6, 8, 10, 12, 16, 20, 30):
+        t = time.perf_counter()
+        r = lowrank_transition("1/2", "9/4", "3/10", alpha=f"1e{e}", dps=40)
+        tm = time.perf_counter() - t
+        with mpmath.workdps(45):
+            off = r.location.value - mpmath.mpf(1) / 2
+            try:
+                with np.errstate(all="ignore"):
+                    x64 = lowrank_crossover_float64(10.0**e)
+            except Exception:  # float64 breakdown is what this table shows
+                x64 = None
+            if x64 is None:
+                f64 = "failed (no resolvable curvature peak)"
+            else:
+                err = abs(mpmath.mpf(x64) - r.location.value)
+                f64 = f"{x64 - 0.5:.3e} (error {mpmath.nstr(err, 2)})"
+            rows.append((f"10^{e}", mpmath.nstr(off, 12), mpmath.nstr(off * 10**e, 10),
+                         f64, f"{tm:.2f} s"))
+    t = time.perf_counter()
+    rc = lowrank_transition("1/2", "9/4", "3/10", dps=50)
+    tm = time.perf_counter() - t
+    with mpmath.workdps(60):
+        err = abs(rc.location.value - mpmath.mpf(1) / 2)
+    return rows, (mpmath.nstr(rc.location.value, 30), mpmath.nstr(err, 2),
+                  mpmath.nstr(rc.location.error_bound, 2), rc.location.digits(), f"{tm:.2f} s")
+
+
 def run():
     rows = []
     for e in (2, 4, 6, 8, 10, 12, 16, 20, 30):
@@ -102,6 +170,14 @@ def run():
           "(target: 25 digits in under 30 s):", "",
           table(["rank fraction", "kappa_c", "true error", "reported bound", "digits", "time"],
                 kink)]
+    lr_rows, lr_kink = run_lowrank()
+    md += ["", "Low-rank model, kappa = 1/2, tau = 9/4, sigma = 0.3, lambda = 0: crossover "
+           "rho*(alpha) (extremal curvature of m0(rho), 40 digits) against the same definition in "
+           "float64 (``lowrank.solve_float64``):", "",
+           table(["alpha", "rho* - 1/2 (mpmath)", "alpha (rho* - 1/2)", "float64 offset",
+                  "mpmath time"], lr_rows), "",
+           "rho_c (alpha -> oo, kink of lim m0) at dps 50:", "",
+           table(["rho_c", "true error", "reported bound", "digits", "time"], [lr_kink])]
     return "\n".join(md)
 
 
