@@ -11,6 +11,7 @@ MODULES = [
     "benchmarks.transition_precision",
     "benchmarks.lowrank_speed",
     "benchmarks.simulate_speed",
+    "benchmarks.cost_growth",
 ]
 
 
