@@ -24,52 +24,10 @@ from replica.transitions import alignment_transition
 from ._util import machine_line, table, write_section
 
 
-def crossover_float64(alpha, F=0.5, rho=0.01):
-    lam = np.array([1 / F, 0.0])
-    w = np.array([F, 1 - F])
-    arrays = (lam, lam, w)
-    sigma = (rho + 1.0) / alpha
-
-    def ind(k):
-        k = np.atleast_1d(np.asarray(k, float))
-        return sigma * A.resolvent_f64(np.full_like(k, sigma), k, arrays)
-
-    a, b = 1 / 50, 1.5
-    for _ in range(60):
-        grid = np.linspace(a, b, 33)
-        v = ind(grid)
-        sec = np.abs(v[2:] - 2 * v[1:-1] + v[:-2])
-        i = int(np.argmax(sec))
-        if 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4:
-            break
-        i += 1
-        a, b = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
-        if b - a < 1e-15:
-            return None
-    h = (grid[1] - grid[0]) / 4
-
-    def third(k):
-        x = k + h * np.array([-2, -1, 1, 2])
-        f = ind(x)
-        return (f[3] - 2 * f[2] + 2 * f[1] - f[0]) / (2 * h**3)
-
-    lo, hi = grid[i], grid[i + 2]
-    if np.sign(third(lo)) == np.sign(third(hi)):
-        return None
-    return brentq(third, lo, hi, xtol=1e-16)
-
-
-def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
-    """rho*(alpha) in float64: zooming scan of m0(rho) from ``lowrank.solve_float64`` (lambda =
-    0), third derivative by central differences, brentq."""
-    from replica.models import lowrank as L
-
-    def ind(r):
-        r = np.atleast_1d(np.asarray(r, float))
-        return L.solve_float64(alpha=alpha, tau=tau, kappa=kappa, rho=r, sigma=sigma,
-                               strict=False)["m0"]
-
-    a, b = 0.05, 0.999
+def crossover_f64(ind, a, b):
+    """The crossover definition of ``replica.numerics.transitions.locate_crossover`` in float64:
+    zooming scan of the second differences, third derivative by central differences (step a
+    quarter of the final scan step), brentq. ``None`` when float64 cannot resolve it."""
     for _ in range(60):
         grid = np.linspace(a, b, 33)
         v = ind(grid)
@@ -85,15 +43,41 @@ def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
             return None
     h = (grid[1] - grid[0]) / 4
 
-    def third(r):
-        f = ind(r + h * np.array([-2, -1, 1, 2]))
+    def third(x):
+        f = ind(x + h * np.array([-2, -1, 1, 2]))
         return (f[3] - 2 * f[2] + 2 * f[1] - f[0]) / (2 * h**3)
 
     lo, hi = grid[i], grid[i + 2]
-    if not (np.isfinite(third(lo)) and np.isfinite(third(hi))) or \
-            np.sign(third(lo)) == np.sign(third(hi)):
+    t_lo, t_hi = third(lo), third(hi)
+    if not (np.isfinite(t_lo) and np.isfinite(t_hi)) or np.sign(t_lo) == np.sign(t_hi):
         return None
     return brentq(third, lo, hi, xtol=1e-16)
+
+
+def crossover_float64(alpha, F=0.5, rho=0.01):
+    lam = np.array([1 / F, 0.0])
+    w = np.array([F, 1 - F])
+    arrays = (lam, lam, w)
+    sigma = (rho + 1.0) / alpha
+
+    def ind(k):
+        k = np.atleast_1d(np.asarray(k, float))
+        return sigma * A.resolvent_f64(np.full_like(k, sigma), k, arrays)
+
+    return crossover_f64(ind, 1 / 50, 1.5)
+
+
+def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
+    """rho*(alpha) in float64: zooming scan of m0(rho) from ``lowrank.solve_float64`` (lambda =
+    0), third derivative by central differences, brentq."""
+    from replica.models import lowrank as L
+
+    def ind(r):
+        r = np.atleast_1d(np.asarray(r, float))
+        return L.solve_float64(alpha=alpha, tau=tau, kappa=kappa, rho=r, sigma=sigma,
+                               strict=False)["m0"]
+
+    return crossover_f64(ind, 0.05, 0.999)
 
 
 def run_lowrank():

@@ -30,7 +30,8 @@ import mpmath
 from .errors import ParameterError
 from .models import alignment as A
 from .numerics import precision
-from .numerics.transitions import Location, limit_to_zero, locate_crossover, locate_kink
+from .numerics.transitions import (CROSSOVER_METHOD, Location, limit_to_zero, locate_crossover,
+                                  locate_kink)
 from .params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
 from .spectra import SpectralPairs
 
@@ -107,25 +108,11 @@ def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
         else:
             sigma = (to_mpf(rho) + c_train) / to_mpf(alpha)
             ind = finite_alpha_indicator(pairs, sigma)
-            # bracket the curvature extremum: scan, then zoom until the peak is resolved
-            a_, b_ = lo, hi
-            for _ in range(40):
-                grid = [a_ + (b_ - a_) * k / 32 for k in range(33)]
-                vals = [ind(k) for k in grid]
-                sec = [abs(vals[i + 1] - 2 * vals[i] + vals[i - 1]) for i in range(1, 32)]
-                i = max(range(len(sec)), key=lambda j: sec[j])
-                resolved = 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4
-                i += 1
-                if resolved:
-                    break
-                a_, b_ = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
-            loc = locate_crossover(ind, grid[i], bracket=(grid[i - 1], grid[i + 1]),
-                                   what="crossover")
+            loc = locate_crossover(ind, lo, hi, what="crossover")
             definition = (f"kappa*(alpha): extremal curvature in kappa of A_alpha(kappa) = sigma "
                           f"M_kappa(sigma) at sigma = (rho + c_train)/alpha, i.e. the root of its "
                           f"third kappa-derivative (alpha = {exact_str(alpha)})")
-            method = ("zooming scan for the curvature peak, then Anderson-Bjorck on the third "
-                      "derivative (mpmath.diff); error bound from a Newton correction")
+            method = CROSSOVER_METHOD
         return loc, definition, method
 
 
@@ -293,24 +280,11 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
             def ind(r):
                 return lowrank_indicator_value(indicator, av, tv, kv, sv, r)
 
-            a_, b_ = lo, hi - (hi - lo) / 1000
-            for _ in range(40):
-                grid = [a_ + (b_ - a_) * j / 32 for j in range(33)]
-                vals = [ind(r) for r in grid]
-                sec = [abs(vals[j + 1] - 2 * vals[j] + vals[j - 1]) for j in range(1, 32)]
-                i = max(range(len(sec)), key=lambda j: sec[j])
-                resolved = 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4
-                i += 1
-                if resolved:
-                    break
-                a_, b_ = grid[max(i - 2, 0)], grid[min(i + 2, 32)]
-            loc = locate_crossover(ind, grid[i], bracket=(grid[i - 1], grid[i + 1]),
-                                   what="crossover")
+            loc = locate_crossover(ind, lo, hi - (hi - lo) / 1000, what="crossover")
             definition = (f"rho*(alpha): extremal curvature in rho of "
                           f"{LOWRANK_INDICATORS[indicator]} at alpha = {exact_str(a)}, "
                           f"lambda = 0 (root of its third rho-derivative)")
-            method = ("zooming scan for the curvature peak, then Anderson-Bjorck on the third "
-                      "derivative (mpmath.diff); error bound from a Newton correction")
+            method = CROSSOVER_METHOD
     params = {"kappa": exact_str(k), "tau": exact_str(t), "sigma": exact_str(s),
               "alpha": "inf" if a is None else exact_str(a), "indicator": indicator}
     notes = ["rho is the task-rank ratio here (low-rank paper notation), sigma the noise std"]

@@ -176,36 +176,56 @@ def locate_kink(indicator: Callable, lo, hi, *, n_scan: int = 33, tol=None, h_mi
 # ---------------------------------------------------------------------------------------------
 # Crossovers (finite alpha)
 # ---------------------------------------------------------------------------------------------
-def locate_crossover(indicator: Callable, guess, *, bracket=None, what: str = "crossover"):
-    """Point of extremal curvature of a smooth ``indicator``: root of ``f'''`` near ``guess``.
+CROSSOVER_METHOD = ("zooming scan for the curvature peak, then Anderson-Bjorck on the third "
+                    "derivative (mpmath.diff); error bound from a Newton correction")
+
+
+def bracket_curvature_peak(indicator: Callable, lo, hi, n: int = 33, max_zoom: int = 40):
+    """Bracket the extremum of ``|f''|``: scan ``n`` points, and zoom in on the largest second
+    difference until the peak is resolved (its neighbours carry at least a quarter of it).
+    Returns ``(guess, (left, right))``."""
+    a, b = mpmath.mpf(lo), mpmath.mpf(hi)
+    for _ in range(max_zoom):
+        grid = [a + (b - a) * k / (n - 1) for k in range(n)]
+        vals = [indicator(x) for x in grid]
+        sec = [abs(vals[i + 1] - 2 * vals[i] + vals[i - 1]) for i in range(1, n - 1)]
+        i = max(range(len(sec)), key=lambda j: sec[j])
+        resolved = 0 < i < len(sec) - 1 and min(sec[i - 1], sec[i + 1]) > sec[i] / 4
+        i += 1
+        if resolved:
+            break
+        a, b = grid[max(i - 2, 0)], grid[min(i + 2, n - 1)]
+    return grid[i], (grid[i - 1], grid[i + 1])
+
+
+def locate_crossover(indicator: Callable, lo, hi, *, what: str = "crossover"):
+    """Point of extremal curvature of a smooth ``indicator`` on ``(lo, hi)``: the root of
+    the third derivative inside the bracket of :func:`bracket_curvature_peak`.
 
     Derivatives by ``mpmath.diff`` (which raises the working precision internally). The error
-    bound is the size of the last secant step.
+    bound is twice the size of a final Newton correction (third over fourth derivative).
     """
     def third(p):
         return mpmath.diff(indicator, p, 3)
 
-    x0 = mpmath.mpf(guess)
+    _, bracket = bracket_curvature_peak(indicator, lo, hi)
     try:
-        if bracket is not None:
-            a, b = mpmath.mpf(bracket[0]), mpmath.mpf(bracket[1])
-            if mpmath.sign(third(a)) == mpmath.sign(third(b)):
-                raise ValueError("no sign change of the third derivative on the bracket")
-            root = mpmath.findroot(third, (a, b), solver="anderson", verify=False)
-        else:
-            root = mpmath.findroot(third, x0, solver="secant", verify=False)
+        a, b = bracket
+        if mpmath.sign(third(a)) == mpmath.sign(third(b)):
+            raise ValueError("no sign change of the third derivative on the bracket")
+        root = mpmath.findroot(third, (a, b), solver="anderson", verify=False)
     except (ValueError, ZeroDivisionError) as exc:
         raise ConvergenceError(f"{what}: the root of the third derivative was not found ({exc})",
-                               tried="secant/anderson on mpmath.diff third derivative") from None
+                               tried="Anderson-Bjorck on mpmath.diff third derivative") from None
     # a posteriori: one Newton correction with the fourth derivative estimates the error left
     f3 = third(root)
     f4 = mpmath.diff(indicator, root, 4)
     if f4 == 0 or not mpmath.isfinite(root):
-        raise ConvergenceError(f"{what}: degenerate curvature extremum", tried="secant")
+        raise ConvergenceError(f"{what}: degenerate curvature extremum", tried="Anderson-Bjorck")
     err = abs(f3 / f4)
     if err > mpmath.mpf(10) ** (-(mpmath.mp.dps // 3)) * max(1, abs(root)):
-        raise ConvergenceError(f"{what}: the secant stopped {mpmath.nstr(err, 3)} from a root",
-                               tried="secant on mpmath.diff third derivative")
+        raise ConvergenceError(f"{what}: the iteration stopped {mpmath.nstr(err, 3)} from a root",
+                               tried="Anderson-Bjorck on mpmath.diff third derivative")
     return Location(root, 2 * err + mpmath.eps * abs(root) * 16, 0,
                     "extremal curvature (third derivative = 0)")
 
