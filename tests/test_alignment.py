@@ -121,10 +121,7 @@ def test_scaled_identity_equals_marchenko_pastur(kappa, c):
     """(17) with C = cI equals the closed form M_kappa(z; c) and M'_kappa(z; c), c != 1 too."""
     from replica.spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr
 
-    d = 4
-    C = parse_spec("file:/dev/null", 1) if False else None  # noqa: F841 (readability)
-    cov = A.Covariance(f"{c}I", d, diagonal=tuple([sympy.Rational(c)] * d)) \
-        if False else _scaled_identity(d, c)
+    cov = _scaled_identity(4, c)
     z = sympy.Rational(3, 10)
     with precision(40):
         pairs = spectral_pairs_mp(cov, cov)

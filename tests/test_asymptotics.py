@@ -1,6 +1,5 @@
 """alpha -> oo expansions of the low-rank model (replica.asymptotics) against direct solves."""
 
-import mpmath
 import pytest
 import sympy
 

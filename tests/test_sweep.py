@@ -9,13 +9,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from replica import sweep
 from replica.cli import main
-from replica.sweep import Cache, Job, make_jobs, run_jobs
+from replica.sweep import Cache, make_jobs, run_jobs
 
 ISO = dict(alpha=2, tau=3, kappa=1, rho="0.01")
 

@@ -326,7 +326,6 @@ def resolvent_mp(zv, kappa_v, pairs, start=None):
     ``start`` is an approximate ``M``.
     """
     if kappa_v == mpmath.inf:
-        comp = _compiled(True)["resolvent"]
         return mpmath.fsum(w / (l + zv) for l, w in zip(pairs.lam, pairs.weight))
     comp = _compiled(False)["resolvent_a"]
     lo = max(mpmath.mpf(0), 1 - 1 / kappa_v)
@@ -346,7 +345,6 @@ def resolvent_mp(zv, kappa_v, pairs, start=None):
 
     a, _ = bracketed_newton(fdf, lo, hi * (1 + 4 * mpmath.eps), a0, increasing=True,
                             rtol=mpmath.eps * 4, what="M_kappa (coefficient a)")
-    del comp
     return (1 - kappa_v * (1 - a)) / zv
 
 
