@@ -409,3 +409,31 @@ def test_empirical_resolvent_converges_like_one_over_d(spec):
     slope = np.polyfit(np.log(ds), np.log(np.abs(errs)), 1)[0]
     assert -1.5 < slope < -0.6, (errs, slope)
     assert abs(errs[-1]) < abs(errs[0]) / 4
+
+
+# ------------------------------------------------------------------------------------------------
+# Cancellation-free forms used by the numerics
+# ------------------------------------------------------------------------------------------------
+def test_stable_forms_equal_the_paper_forms():
+    """With a = A_COEFF(M) and M = <f>: M_OF_A_STABLE = <f>, M_PRIME_STABLE = M_PRIME_CLOSED and
+    A_PRIME_STABLE = (M + z M')/kappa (via the summand identity f - z f^2 = a lambda f^2)."""
+    at = {A.a_coeff: A.A_COEFF}
+    assert sympy.simplify(A.F_I_A.subs(at) - A.F_I) == 0
+    assert sympy.simplify(A.M_PRIME_STABLE.subs(at) - A.M_PRIME_CLOSED) == 0
+    # summand identity behind a'
+    assert sympy.simplify(A.F_I_A - A.z * A.F_I_A**2 - A.a_coeff * LAMBDA_I * A.F_I_A**2) == 0
+    S2, T2 = sympy.symbols("S2 T2")
+    names = {avg(A.F_I_A**2): S2, avg(LAMBDA_I * A.F_I_A**2): T2}
+    mp_closed = A.M_PRIME_STABLE.xreplace(names)
+    lhs = ((A.M + A.z * mp_closed) / A.kappa).subs(A.M, A.z * S2 + A.a_coeff * T2)
+    assert sympy.simplify(lhs - A.A_PRIME_STABLE.xreplace(names)) == 0
+
+
+def test_full_digits_deep_in_the_collapsed_phase():
+    """alpha = 10^12, kappa < 1: a = O(1/alpha); the a-form keeps every digit (the M-form lost
+    11 of 30 digits in e_misalign)."""
+    r = A.solve("1e12", 4, "1/2", "0.01", d=3, dps=30)
+    assert r.digits >= 29
+    hi = A.solve("1e12", 4, "1/2", "0.01", d=3, dps=60, verify=False)
+    for key in ("e_icl", "e_misalign", "resolvent", "M", "M_prime"):
+        assert agreement_digits(r[key], hi[key], 30) >= 29, key

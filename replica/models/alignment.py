@@ -39,7 +39,7 @@ import sympy
 
 from ..errors import ConvergenceError, ParameterError
 from ..numerics import (SolveResult, agreement_digits, bracketed_newton, bracketed_newton_vec,
-                        newton_system, precision)
+                        precision, system_report)
 from ..params import INF, exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
 from ..spectra import Covariance, parse_spec, spectral_pairs_f64, spectral_pairs_mp
 from ..symbolic import LAMBDA_I, MU_I, avg, compile_expressions
@@ -120,6 +120,36 @@ INVERSE_MEASURE = avg(MU_I / LAMBDA_I)
 E_IDG = tau * q
 """In-distribution error: tau q (exact in the isotropic case; conjectural otherwise)."""
 
+# ---------------------------------------------------------------------------------------------
+# The same quantities with the coefficient a as an independent variable (what the numerics use)
+# ---------------------------------------------------------------------------------------------
+# In the collapsed phase at small z (kappa below the rank fraction, alpha large) a = O(z), and
+# a = 1 - 1/kappa + z M/kappa computed from M cancels to O(z) from O(1) terms; likewise
+# a' = (M + z M')/kappa cancels from O(1/z). The numerics therefore solve for a directly
+# (SELF_CONSISTENCY_A) and use the algebraically identical forms below, whose averages have
+# positive terms. The tests check each identity symbolically.
+F_I_A = 1 / (a_coeff * LAMBDA_I + z)
+"""f_i = 1/(a lambda_i + z) with a independent (equal to F_I at a = A_COEFF)."""
+
+M_OF_A_STABLE = avg(F_I_A)
+"""M = <1/(a lambda + z)>: a sum of positive terms."""
+
+M_PRIME_STABLE = -(avg(F_I_A**2) + M / kappa * avg(LAMBDA_I * F_I_A**2)) / \
+    (1 + z / kappa * avg(LAMBDA_I * F_I_A**2))
+"""M_PRIME_CLOSED with f written through a."""
+
+a_prime = sympy.Symbol("a'")
+A_PRIME_STABLE = a_coeff * avg(LAMBDA_I * F_I_A**2) / (kappa + z * avg(LAMBDA_I * F_I_A**2))
+"""a' = (M + z M')/kappa = a <lambda f^2>/(kappa + z <lambda f^2>), from M - z<f^2> =
+a<lambda f^2> (summand algebra: f - z f^2 = a lambda f^2)."""
+
+K_I_STABLE = (q * F_I_A + (q * lambda_tilde - sigma**2)
+              * (-(a_prime * LAMBDA_I + 1) * F_I_A**2)).subs(z, sigma)
+"""K_I with f and a' as above."""
+
+E_MISALIGN_STABLE = avg(MU_I * K_I_STABLE)
+RESOLVENT_MEASURE_STABLE = avg(MU_I * F_I_A.subs(z, sigma))
+
 
 # ---------------------------------------------------------------------------------------------
 # Compiled evaluators
@@ -139,6 +169,9 @@ def _compiled(kappa_infinite: bool):
     resolvent_a = compile_expressions([SELF_CONSISTENCY_A, sympy.diff(SELF_CONSISTENCY_A, a_coeff)],
                                       [a_coeff, z, kappa])
     mprime = compile_expressions([k(M_PRIME_CLOSED)], [M, z, kappa])
+    a_inf = {a_coeff: 1} if kappa_infinite else {}
+    stable = compile_expressions([k(M_OF_A_STABLE.subs(a_inf)), k(M_PRIME_STABLE.subs(a_inf)),
+                                  k(A_PRIME_STABLE.subs(a_inf))], [M, a_coeff, z, kappa])
     at_sigma = [k(e).subs(z, sigma) for e in (SELF_CONSISTENCY, sympy.diff(SELF_CONSISTENCY, M))]
     sig = SIGMA
     sys_args = [M, lambda_tilde] + list(PARAM_SYMBOLS)
@@ -150,12 +183,13 @@ def _compiled(kappa_infinite: bool):
         systems[regime] = compile_expressions(F + J, sys_args)
     F1 = [e1.subs(lambda_tilde, 0)]
     systems["interpolating"] = compile_expressions(F1 + [sympy.diff(F1[0], M)], sys_args)
-    obs_args = [M, M_prime, q, lambda_tilde, sigma] + list(PARAM_SYMBOLS)
+    obs_args = [M, M_prime, q, lambda_tilde, sigma, a_coeff, a_prime] + list(PARAM_SYMBOLS)
     observables = compile_expressions(
-        [Q, E_SCALAR, k(E_MISALIGN), k(RESOLVENT_MEASURE), E_IDG], obs_args)
+        [Q, E_SCALAR, k(E_MISALIGN_STABLE.subs(a_inf)), k(RESOLVENT_MEASURE_STABLE.subs(a_inf)),
+         E_IDG], obs_args)
     inverse = compile_expressions([INVERSE_MEASURE], [])
-    return dict(resolvent=resolvent, resolvent_a=resolvent_a, mprime=mprime, systems=systems, observables=observables,
-                inverse=inverse)
+    return dict(resolvent=resolvent, resolvent_a=resolvent_a, mprime=mprime, stable=stable,
+                systems=systems, observables=observables, inverse=inverse)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,24 +266,28 @@ def _param_values_mp(p: AlignmentParams, pairs):
 # ---------------------------------------------------------------------------------------------
 # Float64 path (vectorised over parameter grids)
 # ---------------------------------------------------------------------------------------------
-def resolvent_f64(zv, kappa_v, arrays, kappa_infinite=False):
-    """``M_kappa(z)`` in float64 for arrays ``z``, ``kappa`` (broadcast), by safeguarded Newton
-    on the monotone ``G(M) = M - <f>`` in the bracket ``(max(0, (1-kappa)/z), 1/z]``."""
-    comp = _compiled(kappa_infinite)["resolvent"]
+def resolvent_f64(zv, kappa_v, arrays, kappa_infinite=False, return_a=False):
+    """``M_kappa(z)`` in float64 for arrays ``z``, ``kappa`` (broadcast): safeguarded Newton on
+    the increasing :data:`SELF_CONSISTENCY_A` for ``a`` in ``(max(0, 1 - 1/kappa), 1]``, then
+    ``M = <1/(a lambda + z)>`` (positive terms). ``return_a`` also returns ``a``."""
     zv, kappa_v = np.broadcast_arrays(np.asarray(zv, float), np.asarray(kappa_v, float))
-    lam_arr = arrays[0]
-    c = float(np.sum(arrays[0] * arrays[2]))
-    lo = np.maximum(0.0, (1 - kappa_v) / zv) if not kappa_infinite else np.zeros_like(zv)
-    hi = 1.0 / zv * (1 + 1e-15)
-    x0 = np.clip(1.0 / (c + zv), lo + 0.5 * (hi - lo) * 1e-3, hi)
-    del lam_arr
+    lam_, _, w_ = arrays
+    if kappa_infinite:
+        a = np.ones_like(zv)
+    else:
+        comp = _compiled(False)["resolvent_a"]
+        c = float(np.sum(lam_ * w_))
+        lo = np.maximum(0.0, 1 - 1 / kappa_v)
+        hi = np.ones_like(zv) * (1 + 4e-16)
+        a0 = np.clip(1 - 1 / kappa_v + zv / (c + zv) / kappa_v, lo + (hi - lo) * 1e-3, 1.0)
 
-    def fdf(m):
-        g, dg = comp.f64([m, zv, kappa_v], arrays)
-        return g, dg
+        def fdf(a_):
+            return comp.f64([a_, zv, kappa_v], arrays)
 
-    m, _ = bracketed_newton_vec(fdf, lo, hi, x0, increasing=True, rtol=4e-16, what="M_kappa")
-    return m
+        a, _ = bracketed_newton_vec(fdf, lo, hi, a0, increasing=True, rtol=4e-16,
+                                    what="M_kappa (coefficient a)")
+    m = np.sum(w_ / (a[..., None] * lam_ + zv[..., None]), axis=-1)
+    return (m, a) if return_a else m
 
 
 def solve_float64(p: AlignmentParams | None = None, *, train=None, test=None, alpha=None,
@@ -282,10 +320,10 @@ def solve_float64(p: AlignmentParams | None = None, *, train=None, test=None, al
     comp = _compiled(kinf)
     x0 = (rho + c_tr) / alpha
 
-    def m_and_mp(s):
-        m = resolvent_f64(s, kappa, arrays, kinf)
-        (mp_,) = comp["mprime"].f64([m, s, kappa], arrays)
-        return m, mp_
+    def m_and_mp(s, with_a=False):
+        m, a = resolvent_f64(s, kappa, arrays, kinf, return_a=True)
+        _, mp_, ap = comp["stable"].f64([m, a, s, kappa], arrays)
+        return (m, mp_, a, ap) if with_a else (m, mp_)
 
     need = (lam > 0) | (tau < 1)
     lt = np.zeros_like(x0)
@@ -305,8 +343,8 @@ def solve_float64(p: AlignmentParams | None = None, *, train=None, test=None, al
                                      increasing=True, rtol=4e-16, what="lambda_tilde")
         lt = np.where(need, lt, 0.0)
     s = x0 + lt
-    m, mp_ = m_and_mp(s)
-    obs_args = lambda qv: [m, mp_, qv, lt, s, alpha, alpha_test, tau, kappa, rho, lam,
+    m, mp_, a, ap = m_and_mp(s, with_a=True)
+    obs_args = lambda qv: [m, mp_, qv, lt, s, a, ap, alpha, alpha_test, tau, kappa, rho, lam,
                            np.full_like(m, c_tr), np.full_like(m, c_te)]
     qv = comp["observables"].f64(obs_args(np.zeros_like(m)), arrays)[0]
     _, e_sc, e_mis, res, e_idg = comp["observables"].f64(obs_args(qv), arrays)
@@ -317,38 +355,45 @@ def solve_float64(p: AlignmentParams | None = None, *, train=None, test=None, al
 # ---------------------------------------------------------------------------------------------
 # High-precision path
 # ---------------------------------------------------------------------------------------------
-def resolvent_mp(zv, kappa_v, pairs, start=None):
+def resolvent_mp(zv, kappa_v, pairs, start=None, return_a=False):
     """``M_kappa(z)`` at the working precision.
 
     Solved for the coefficient ``a = 1 - 1/kappa + z M/kappa`` by safeguarded Newton on the
     increasing function :data:`SELF_CONSISTENCY_A` in ``(max(0, 1 - 1/kappa), 1]`` (the bracket of
-    spec §3.1 for ``M``), then ``M = (1 - kappa (1 - a))/z``. For ``kappa = oo``, ``a = 1``.
-    ``start`` is an approximate ``M``.
+    spec §3.1 for ``M``), then ``M = <1/(a lambda + z)>`` (positive terms: full relative
+    precision in both phases). For ``kappa = oo``, ``a = 1``. ``start`` is an approximate ``M``;
+    ``return_a`` also returns ``a``.
     """
     if kappa_v == mpmath.inf:
-        return mpmath.fsum(w / (l + zv) for l, w in zip(pairs.lam, pairs.weight))
-    comp = _compiled(False)["resolvent_a"]
-    lo = max(mpmath.mpf(0), 1 - 1 / kappa_v)
-    hi = mpmath.mpf(1)
-    a0 = None
-    if start is not None:
-        a0 = 1 - 1 / kappa_v + zv * mpmath.mpf(start) / kappa_v
-    if a0 is None or not (lo < a0 < hi):
-        c = mpmath.fsum(w * l for l, w in zip(pairs.lam, pairs.weight))
-        a0 = 1 - 1 / kappa_v + zv / (c + zv) / kappa_v
-        if not (lo < a0 < hi):
-            a0 = (lo + hi) / 2
+        a = mpmath.mpf(1)
+    else:
+        comp = _compiled(False)["resolvent_a"]
+        lo = max(mpmath.mpf(0), 1 - 1 / kappa_v)
+        hi = mpmath.mpf(1)
+        a0 = None
+        if start is not None:
+            a0 = 1 - 1 / kappa_v + zv * mpmath.mpf(start) / kappa_v
+        if a0 is None or not (lo < a0 < hi):
+            c = mpmath.fsum(w * l for l, w in zip(pairs.lam, pairs.weight))
+            a0 = 1 - 1 / kappa_v + zv / (c + zv) / kappa_v
+            if not (lo < a0 < hi):
+                a0 = (lo + hi) / 2
 
-    def fdf(a):
-        h, dh = comp.mp([a, zv, kappa_v], pairs)
-        return h, dh
+        def fdf(a_):
+            h, dh = comp.mp([a_, zv, kappa_v], pairs)
+            return h, dh
 
-    a, _ = bracketed_newton(fdf, lo, hi * (1 + 4 * mpmath.eps), a0, increasing=True,
-                            rtol=mpmath.eps * 4, what="M_kappa (coefficient a)")
-    return (1 - kappa_v * (1 - a)) / zv
+        a, _ = bracketed_newton(fdf, lo, hi * (1 + 4 * mpmath.eps), a0, increasing=True,
+                                rtol=mpmath.eps * 4, what="M_kappa (coefficient a)")
+    m = mpmath.fsum(w / (a * l + zv) for l, w in zip(pairs.lam, pairs.weight))
+    return (m, a) if return_a else m
 
 
 def _solve_mp_once(p: AlignmentParams, start=None):
+    """Nested safeguarded solves (lambda_tilde outside, the coefficient a inside), then the
+    observables from the cancellation-free forms; the residual and the Jacobian's condition are
+    those of the (M, lambda_tilde) system (paper eq. (17) and the lambda_tilde equation)
+    evaluated at the solution with the exact SymPy Jacobian."""
     pairs = spectral_pairs_mp(p.train, p.test)
     vals = _param_values_mp(p, pairs)
     a_, at_, t_, k_, r_, l_, ctr, cte = vals
@@ -357,15 +402,17 @@ def _solve_mp_once(p: AlignmentParams, start=None):
     x0 = (r_ + ctr) / a_
     iterations = 0
     regime = p.regime
+
+    def m_mp(s, with_a=False):
+        m, a = resolvent_mp(s, k_, pairs, return_a=True)
+        _, mp_, ap = comp["stable"].mp([m, a, s, k_], pairs)
+        return (m, mp_, a, ap) if with_a else (m, mp_)
+
     if regime == "interpolating":
         lt = mpmath.mpf(0)
-        guess = mpmath.mpf(start[0]) if start else None
-        m = resolvent_mp(x0, k_, pairs, guess)
     else:
         def fdf(l):
-            s = x0 + l
-            m = resolvent_mp(s, k_, pairs)
-            (mp_,) = comp["mprime"].mp([m, s, k_], pairs)
+            m, mp_ = m_mp(x0 + l)
             return l * m - (1 - t_) - t_ * l_ / l, m + l * mp_ + t_ * l_ / l**2
 
         if start is not None and start[1] > 0:
@@ -377,41 +424,28 @@ def _solve_mp_once(p: AlignmentParams, start=None):
                 l0 = t_ * l_ / ((t_ - 1) * m0)
         lt, iterations = bracketed_newton(fdf, mpmath.mpf(0), mpmath.inf, l0, increasing=True,
                                           rtol=mpmath.eps * 8, what="lambda_tilde")
-        m = resolvent_mp(x0 + lt, k_, pairs)
-    # Newton polish on the full system with the exact SymPy Jacobian (residual, condition).
+    s = x0 + lt
+    m, mp_, a, ap = m_mp(s, with_a=True)
     system = comp["systems"][regime]
     if regime == "interpolating":
-        def F(x):
-            return system.mp([x[0], mpmath.mpf(0)] + vals, pairs)[:1]
-
-        def J(x):
-            return mpmath.matrix([[system.mp([x[0], mpmath.mpf(0)] + vals, pairs)[1]]])
-
-        rep = newton_system(F, J, [m], what="alignment resolvent equation")
-        m = rep.x[0]
+        out = system.mp([m, mpmath.mpf(0)] + vals, pairs)
+        rep = system_report([out[0]], mpmath.matrix([[out[1]]]), scale=[m])
     else:
-        def F(x):
-            return system.mp(list(x) + vals, pairs)[:2]
-
-        def J(x):
-            out = system.mp(list(x) + vals, pairs)
-            return mpmath.matrix([[out[2], out[3]], [out[4], out[5]]])
-
-        rep = newton_system(F, J, [m, lt], what="alignment (M, lambda_tilde) system")
-        m, lt = rep.x
-    s = x0 + lt
-    (mp_,) = comp["mprime"].mp([m, s, k_], pairs)
+        out = system.mp([m, lt] + vals, pairs)
+        rep = system_report(out[:2], mpmath.matrix([[out[2], out[3]], [out[4], out[5]]]),
+                            scale=[m, max(lt * m, 1)])
     obs = comp["observables"]
-    qv = obs.mp([m, mp_, 0, lt, s] + vals, pairs)[0]
-    _, e_sc, e_mis, res, e_idg = obs.mp([m, mp_, qv, lt, s] + vals, pairs)
+    qv = obs.mp([m, mp_, 0, lt, s, a, ap] + vals, pairs)[0]
+    _, e_sc, e_mis, res, e_idg = obs.mp([m, mp_, qv, lt, s, a, ap] + vals, pairs)
     values = dict(M=m, M_prime=mp_, lambda_tilde=lt, sigma=s, q=qv, e_scalar=e_sc,
-                  e_misalign=e_mis, e_icl=e_sc + e_mis, e_idg=e_idg, resolvent=res)
+                  e_misalign=e_mis, e_icl=e_sc + e_mis, e_idg=e_idg, resolvent=res, a=a,
+                  a_prime=ap)
     if p.train.rank() == p.d:
         values["inverse"] = comp["inverse"].mp([], pairs)[0]
     else:
         values["inverse"] = None
     values["cka_inv"] = cka_inverse_mp(p.train, p.test)
-    return values, rep, iterations + rep.iterations
+    return values, rep, iterations
 
 
 def cka_inverse_mp(A: Covariance, B: Covariance):
@@ -521,11 +555,9 @@ def misalignment_spectrum(alpha, tau, kappa, rho, lam=0, d=None, train="identity
     with precision(dps):
         vals, _, _ = _solve_mp_once(p, start)
         pairs = spectral_pairs_mp(p.train, p.train)
-        pv = _param_values_mp(p, pairs)
-        k_expr = K_I.subs(kappa, sympy.oo) if p.kappa == INF else K_I
-        fn = sympy.lambdify([LAMBDA_I, M, M_prime, q, lambda_tilde, sigma] + list(PARAM_SYMBOLS),
-                            k_expr, modules="mpmath")
-        out = sorted(((l, fn(l, vals["M"], vals["M_prime"], vals["q"], vals["lambda_tilde"],
-                             vals["sigma"], *pv)) for l in set(pairs.lam)),
+        fn = sympy.lambdify([LAMBDA_I, q, lambda_tilde, sigma, a_coeff, a_prime], K_I_STABLE,
+                            modules="mpmath")
+        out = sorted(((l, fn(l, vals["q"], vals["lambda_tilde"], vals["sigma"], vals["a"],
+                             vals["a_prime"])) for l in set(pairs.lam)),
                      key=lambda t: -t[0])
     return [l for l, _ in out], [k for _, k in out]

@@ -2,7 +2,8 @@
 
 from .precision import agreement_digits, precision
 from .result import SolveResult
-from .roots import NewtonReport, bracketed_newton, bracketed_newton_vec, newton_system
+from .roots import (NewtonReport, bracketed_newton, bracketed_newton_vec, newton_system,
+                    system_report)
 
 __all__ = [
     "agreement_digits",
@@ -12,4 +13,5 @@ __all__ = [
     "bracketed_newton",
     "bracketed_newton_vec",
     "newton_system",
+    "system_report",
 ]

@@ -142,3 +142,21 @@ def newton_system(F: Callable, J: Callable, x0, *, tol=None, maxiter: int = 60,
             return NewtonReport([x[i] for i in range(n)], it, res, cond)
     raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
                            f"(residual {mpmath.nstr(res, 3)})", tried="damped Newton, exact Jacobian")
+
+
+def system_report(F, J, scale=None) -> NewtonReport:
+    """Residual and condition of a square system at a solution found by other means.
+
+    ``F`` is the list of equation values, ``J`` the exact Jacobian (``mpmath.matrix``). The
+    residual is the max-norm of ``F_i / scale_i`` (relative to the size of the unknown that
+    equation determines, when ``scale`` is given); the condition number is the infinity-norm
+    condition of ``J``.
+    """
+    n = len(F)
+    sc = [1] * n if scale is None else [max(abs(v), mpmath.eps) for v in scale]
+    res = max(abs(f) / s for f, s in zip(F, sc))
+    try:
+        cond = mpmath.norm(J, mpmath.inf) * mpmath.norm(mpmath.inverse(J), mpmath.inf)
+    except ZeroDivisionError:
+        cond = mpmath.inf
+    return NewtonReport([], 0, res, cond)
