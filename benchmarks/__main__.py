@@ -12,6 +12,8 @@ MODULES = [
     "benchmarks.lowrank_speed",
     "benchmarks.simulate_speed",
     "benchmarks.cost_growth",
+    "benchmarks.simulate_vs_theory",
+    "benchmarks.dask_scaling",
 ]
 
 
