@@ -307,3 +307,24 @@ def test_bad_parameters(model, kwargs, option):
     with pytest.raises(ParameterError) as exc:
         simulate(model, 8, seeds=1, with_theory=False, **kwargs)
     assert str(exc.value).startswith(option)
+
+
+def test_theory_at_realised_ratios():
+    """--theory-at realised evaluates the theory at ell/d, n/d^2, k/d, r/D of the integer sizes."""
+    from fractions import Fraction
+
+    from replica.models import lowrank
+    from replica.simulate import make_experiment
+    from replica.simulate.experiment import theory_result
+
+    exp = make_experiment("lowrank", 32, alpha="2.3", tau="1.7", kappa="1", rho="0.2",
+                          sigma="0.003", lam="3")
+    eff = exp.effective()
+    assert eff["rho"] == Fraction(6, 32) and eff["alpha"] == Fraction(73, 32)
+    r = theory_result(exp, 20, at="realised")
+    ref = lowrank.solve(eff["alpha"], eff["tau"], eff["kappa"], eff["rho"], "0.003", "3",
+                        dps=20, verify=False)
+    assert abs(r["q0"] - ref["q0"]) < 1e-15
+    nominal = theory_result(exp, 20)
+    assert abs(nominal["q0"] - r["q0"]) > 1e-3  # the rounding offset it removes
+    assert any("realised value" in n for n in exp.notes("realised"))

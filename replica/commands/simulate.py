@@ -119,6 +119,9 @@ def register(subparsers):
                                                    "SeedSequence(S0).spawn(N)[i]; default 0)")
         add_simulation_options(m, model)
         m.add_argument("--no-theory", action="store_true", help="skip the theory solve")
+        m.add_argument("--theory-at", default="nominal", choices=("nominal", "realised"),
+                       help="theory at the nominal ratios (default) or at those the integer "
+                            "sizes realise (ell/d, n/d^2, k/d, r/D)")
         m.add_argument("--dps", default="30", help="digits of the theory solve (default 30)")
         m.add_argument("--json", action="store_true", help="print one JSON object")
         m.set_defaults(run=_run, sim_model=model)
@@ -132,7 +135,8 @@ def _run(args):
     dps = parse_dps(args.dps)
     res = simulate(model, args.d, parse_int(args.seeds, "--seeds", minimum=1),
                    parse_int(args.seed, "--seed", minimum=0), with_theory=not args.no_theory,
-                   dps=dps, **collect_options(args, model), **collect_params(args, model))
+                   dps=dps, theory_at=args.theory_at, **collect_options(args, model),
+                   **collect_params(args, model))
     if args.json:
         sys.stdout.write(json.dumps(res.to_json_dict(), indent=2) + "\n")
         return 0

@@ -97,7 +97,7 @@ class SimulationResult:
 
 
 def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed: int,
-              theory_dps: int | None) -> SimulationResult:
+              theory_dps: int | None, theory_at: str = "nominal") -> SimulationResult:
     """Combine per-seed results (as returned by :func:`run_seed`) into a result."""
     th = theory_values or {}
     errors = {k: Estimate.from_values([r["errors"][k] for r in per_seed],
@@ -108,7 +108,7 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
         order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
                                          th.get("order_parameters", {}).get(k))
                  for k in ORDER_KEYS}
-    notes = exp.notes()
+    notes = exp.notes(theory_at)
     if theory_values is None:
         notes.append("no theory value: " + ("not requested" if theory_dps is None else
                                             "replica.models.lowrank is not available"))
@@ -127,7 +127,7 @@ def seed_sequences(seed: int, seeds: int) -> list:
 def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
              dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
              sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
-             **params) -> SimulationResult:
+             theory_at: str = "nominal", **params) -> SimulationResult:
     """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
     the theory.
 
@@ -135,6 +135,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test`` for lowrank), as
     exact strings, ints or Fractions. ``test_prompts = 0`` evaluates each error by its exact
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
+    ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
     """
     from ..errors import ParameterError
 
@@ -150,8 +151,8 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
                           solver=solver, test_prompts=test_prompts, **params)
     per_seed = [run_seed(exp, ss) for ss in seed_sequences(seed_i, seeds_i)]
-    th = theory(exp, dps) if with_theory else None
-    return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None)
+    th = theory(exp, dps, theory_at) if with_theory else None
+    return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None, theory_at)
 
 
 __all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "Estimate", "Experiment", "SimulationResult",

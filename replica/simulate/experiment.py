@@ -129,13 +129,15 @@ class Experiment:
             out["alpha_test"] = Fraction(s["ell_test"], d)
         return out
 
-    def notes(self) -> list[str]:
+    def notes(self, theory_at: str = "nominal") -> list[str]:
         out = []
         nominal = dict(self.params)
+        which = ("the theory uses the realised value" if theory_at == "realised"
+                 else "the theory uses the nominal value (--theory-at realised to change)")
         for key, val in self.effective().items():
             if nominal[key] != val:
                 out.append(f"finite size: {key} = {exact_str(nominal[key])} realised as "
-                           f"{exact_str(val)} at d = {self.d}; the theory uses the nominal value")
+                           f"{exact_str(val)} at d = {self.d}; {which}")
         if self.model == "alignment":
             out.append("e_idg theory = tau*q is conjectural for anisotropic C_train "
                        "(spec alignment.md §3.3)")
@@ -340,13 +342,22 @@ def lowrank_theory_available() -> bool:
         return False
 
 
-def theory_result(exp: Experiment, dps: int = 20):
-    """The ``d = infinity`` theory at the nominal parameters as a
+def theory_result(exp: Experiment, dps: int = 20, at: str = "nominal"):
+    """The ``d = infinity`` theory at the nominal parameters (``at="realised"``: at the ratios
+    ``ell/d, n/d^2, k/d, r/D`` the integer sizes realise, which removes the O(1/d) rounding
+    offset, e.g. ``r = int(0.2 D)`` at ``D = 32, 48, 64``) as a
     :class:`~replica.numerics.SolveResult` (not digit-verified), or ``None`` when the lowrank
     theory module is not available. Papers A/B: :func:`replica.models.alignment.solve` (at the
     finite-d spectrum) or :func:`replica.models.isotropic.solve`; lowrank:
     :func:`replica.models.lowrank.solve` (the conventions agree: ``lowrank.md`` §1.4, §3.1)."""
     p = exp.echo()
+    if at == "realised":
+        p = dict(p)
+        p.update({k: exact_str(v) for k, v in exp.effective().items()})
+    elif at != "nominal":
+        from ..errors import ParameterError
+
+        raise ParameterError("--theory-at", f"choose nominal or realised, got {at!r}")
     if exp.model == "alignment":
         from ..models import alignment
 
@@ -366,10 +377,10 @@ def theory_result(exp: Experiment, dps: int = 20):
                          alpha_test=p["alpha_test"], sigma_test=p["sigma_test"], dps=dps, **extra)
 
 
-def theory(exp: Experiment, dps: int = 20) -> dict | None:
+def theory(exp: Experiment, dps: int = 20, at: str = "nominal") -> dict | None:
     """:func:`theory_result` as floats: ``{"errors": {...}, "order_parameters": {...}}``
     (``order_parameters`` for lowrank only), or ``None``."""
-    res = theory_result(exp, dps)
+    res = theory_result(exp, dps, at)
     if res is None:
         return None
     out = {"errors": {k: float(res[k]) for k in ERROR_KEYS[exp.model]}}
