@@ -60,7 +60,7 @@ def _data(d, tau, seed=0):
     return xq, np.hstack([w_hat, s[:, None]]), yq
 
 
-def equal_d(ds=(12, 16, 24, 32), taus=(4.0, 0.5)):
+def equal_d(ds=(12, 16, 24, 32, 48, 64), taus=(4.0, 0.5)):
     rows = []
     for tau in taus:
         for d in ds:
