@@ -211,7 +211,10 @@ class Cache:
             raise
 
     def count(self) -> int:
-        return sum(1 for _ in self.root.rglob("*.json")) if self.root.exists() else 0
+        """Finished entries; a ``.tmp-*`` file left by a process killed mid-write is not one."""
+        if not self.root.exists():
+            return 0
+        return sum(1 for p in self.root.rglob("*.json") if not p.name.startswith(".tmp-"))
 
 
 # ---------------------------------------------------------------------------------------------
