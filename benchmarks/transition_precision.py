@@ -67,6 +67,31 @@ def crossover_float64(alpha, F=0.5, rho=0.01):
     return crossover_f64(ind, 1 / 50, 1.5)
 
 
+def crossover_rows(locate, float64, exponents=(2, 4, 6, 8, 10, 12, 16, 20, 30)):
+    """Table rows for alpha = 10^e: the mpmath crossover ``locate(alpha)`` (offset from 1/2 and
+    the offset times alpha) against ``float64(alpha)``, with the mpmath time."""
+    rows = []
+    for e in exponents:
+        t = time.perf_counter()
+        r = locate(f"1e{e}")
+        tm = time.perf_counter() - t
+        with mpmath.workdps(45):
+            off = r.location.value - mpmath.mpf(1) / 2
+            try:
+                with np.errstate(all="ignore"):
+                    x64 = float64(10.0**e)
+            except Exception:  # float64 breakdown is what these tables show
+                x64 = None
+            if x64 is None:
+                f64 = "failed (no resolvable curvature peak)"
+            else:
+                err = abs(mpmath.mpf(x64) - r.location.value)
+                f64 = f"{x64 - 0.5:.3e} (error {mpmath.nstr(err, 2)})"
+            rows.append((f"10^{e}", mpmath.nstr(off, 12), mpmath.nstr(off * 10**e, 10), f64,
+                         f"{tm:.2f} s"))
+    return rows
+
+
 def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
     """rho*(alpha) in float64: zooming scan of m0(rho) from ``lowrank.solve_float64`` (lambda =
     0), third derivative by central differences, brentq."""
@@ -83,25 +108,9 @@ def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
 def run_lowrank():
     from replica.transitions import lowrank_transition
 
-    rows = []
-    for e in (2, 4, 6, 8, 10, 12, 16, 20, 30):
-        t = time.perf_counter()
-        r = lowrank_transition("1/2", "9/4", "3/10", alpha=f"1e{e}", dps=40)
-        tm = time.perf_counter() - t
-        with mpmath.workdps(45):
-            off = r.location.value - mpmath.mpf(1) / 2
-            try:
-                with np.errstate(all="ignore"):
-                    x64 = lowrank_crossover_float64(10.0**e)
-            except Exception:  # float64 breakdown is what this table shows
-                x64 = None
-            if x64 is None:
-                f64 = "failed (no resolvable curvature peak)"
-            else:
-                err = abs(mpmath.mpf(x64) - r.location.value)
-                f64 = f"{x64 - 0.5:.3e} (error {mpmath.nstr(err, 2)})"
-            rows.append((f"10^{e}", mpmath.nstr(off, 12), mpmath.nstr(off * 10**e, 10),
-                         f64, f"{tm:.2f} s"))
+    rows = crossover_rows(
+        lambda alpha: lowrank_transition("1/2", "9/4", "3/10", alpha=alpha, dps=40),
+        lowrank_crossover_float64)
     t = time.perf_counter()
     rc = lowrank_transition("1/2", "9/4", "3/10", dps=50)
     tm = time.perf_counter() - t
@@ -112,26 +121,8 @@ def run_lowrank():
 
 
 def run():
-    rows = []
-    for e in (2, 4, 6, 8, 10, 12, 16, 20, 30):
-        alpha = f"1e{e}"
-        t = time.perf_counter()
-        r = alignment_transition("1/2", 2, "0.01", alpha=alpha, dps=40)
-        tm = time.perf_counter() - t
-        with mpmath.workdps(45):
-            off = r.location.value - mpmath.mpf(1) / 2
-            try:
-                with np.errstate(all="ignore"):
-                    x64 = crossover_float64(10.0**e)
-            except Exception:  # float64 breakdown is the point of this benchmark
-                x64 = None
-            if x64 is None:
-                f64 = "failed (no resolvable curvature peak)"
-            else:
-                err = abs(mpmath.mpf(x64) - r.location.value)
-                f64 = f"{x64 - 0.5:.3e} (error {mpmath.nstr(err, 2)})"
-            rows.append((f"10^{e}", mpmath.nstr(off, 12), mpmath.nstr(off * 10**e, 12), f64,
-                         f"{tm:.2f} s"))
+    rows = crossover_rows(lambda alpha: alignment_transition("1/2", 2, "0.01", alpha=alpha,
+                                                             dps=40), crossover_float64)
     kink = []
     for F in ("1/2", "3/10", "7/9"):
         t = time.perf_counter()
