@@ -48,7 +48,7 @@ from ..numerics import agreement_digits, precision
 from ..params import parse_exact, to_mpf
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr, parse_spec
 from ..symbolic import LAMBDA_I, MU_I, Step, avg, expand_averages
-from .base import Derivation, Section
+from .base import Derivation, Section, cached_solver
 
 KEY = "alignment"
 
@@ -368,14 +368,7 @@ PIANO_TAU_LT_1 = dict(alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=120, train
 DPS = 30
 
 
-@functools.lru_cache(maxsize=None)
-def _solve_alignment(items):
-    return A.solve(dps=DPS, **dict(items))
-
-
-def solve_alignment(**kw):
-    """Cached :func:`replica.models.alignment.solve` at the appendix's precision."""
-    return _solve_alignment(tuple(sorted(kw.items())))
+solve_alignment = cached_solver(A.solve, DPS)
 
 
 def _check_sigma():

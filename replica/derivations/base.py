@@ -13,6 +13,7 @@ displayed equation of a step, or to one of its objects).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any, Mapping
 
@@ -91,3 +92,17 @@ def run_check(step: Step) -> CheckOutcome:
     except Exception as exc:  # a broken check is a failed check, reported with its cause
         ok, reason = False, f"{type(exc).__name__}: {exc}"
     return CheckOutcome(step.name, bool(ok), reason, time.perf_counter() - t0)
+
+
+def cached_solver(solve, dps: int):
+    """``solve(dps=dps, **kw)`` memoised on its keyword arguments (the appendix solves the same
+    parameter points for several steps and tables)."""
+    @functools.lru_cache(maxsize=None)
+    def _cached(items):
+        return solve(dps=dps, **dict(items))
+
+    def solver(**kw):
+        return _cached(tuple(sorted(kw.items())))
+
+    solver.__doc__ = f"Cached ``{solve.__module__}.{solve.__name__}`` at {dps} digits."
+    return solver

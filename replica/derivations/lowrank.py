@@ -41,7 +41,7 @@ from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quad
                        lowrank_stieltjes_tilde_quadratic)
 from ..symbolic import Step
 from . import alignment as AD
-from .base import Derivation, Section
+from .base import Derivation, Section, cached_solver
 
 KEY = "lowrank"
 G, GT = L.G, L.GT
@@ -277,14 +277,7 @@ GOLDEN = (
 DPS = 30
 
 
-@functools.lru_cache(maxsize=None)
-def _solve(items):
-    return L.solve(dps=DPS, **dict(items))
-
-
-def solve_lowrank(**kw):
-    """Cached :func:`replica.models.lowrank.solve` at the appendix's precision."""
-    return _solve(tuple(sorted(kw.items())))
+solve_lowrank = cached_solver(L.solve, DPS)
 
 
 def _stationarity_residuals(params, result):
