@@ -3,7 +3,7 @@
 The sweep is 48 simulation jobs of the low-rank model (golden point 1 of ``lowrank.md`` §6.3:
 alpha = 2, tau = 9/4, kappa = 3/2, rho = 0.9, sigma = 0.3; one seed per job, exact closed-form
 errors, no theory solve) at D = 24 (about 10 ms a job: overhead-bound) and at D = 32 (about
-45 ms a job). Each is run through :func:`replica.sweep.run_jobs` with
+45 ms a job). Each is run through :func:`replica.simulate.sweep.run_jobs` with
 
 * ``serial``: in this process;
 * ``process`` with 1 and 2 workers (``ProcessPoolExecutor``, spawn). ``run_jobs`` runs a
@@ -32,7 +32,7 @@ import statistics
 import tempfile
 import time
 
-from replica.sweep import make_jobs, run_jobs
+from replica.simulate.sweep import make_jobs, run_jobs
 
 from ._util import machine_line, table, write_section
 
@@ -105,7 +105,7 @@ def main():
           f"Machine: {machine_line()} (load average {load:.1f} when started: other processes "
           "may share the 2 cores, and then the parallel speed-ups are lower bounds). "
           f"{N_JOBS} low-rank simulation jobs (golden point 1, one seed each, no theory) per "
-          "sweep through `replica.sweep.run_jobs`, fresh cache "
+          "sweep through `replica.simulate.sweep.run_jobs`, fresh cache "
           f"every run; wall time = median of {REPEATS} runs (first run shown too); speed-up "
           "against the serial median. Dask: `LocalCluster(processes=True, threads_per_worker=1, "
           "host='127.0.0.1')`, started once per worker count (start-up time in the notes, not "

@@ -2,10 +2,10 @@
 
 For each model (alignment, isotropic, lowrank) three parameter points of the specs are simulated
 at d = 32, 48, 64 (``SEEDS`` seeds each, exact closed-form test errors) through
-:func:`replica.sweep.make_jobs` / :func:`replica.sweep.run_jobs` (two local processes, fresh
-cache). For every error the table gives the mean over seeds +- its standard error, the theory at
-the nominal parameters, the relative gap ``(mean - theory)/theory`` and ``z = (mean - theory) /
-sem``. The finite-size trend is a weighted least-squares fit ``gap(d) = a + b/d`` over the three
+:func:`replica.simulate.sweep.make_jobs` / :func:`replica.simulate.sweep.run_jobs` (two local
+processes, fresh cache). For every error the table gives the mean over seeds +- its standard
+error, the theory at the nominal parameters, the relative gap ``(mean - theory)/theory`` and
+``z = (mean - theory) / sem``. The finite-size trend is a weighted least-squares fit ``gap(d) = a + b/d`` over the three
 d (weights 1/sem^2); ``a`` is the gap extrapolated to d = infinity and should be consistent with
 0. The same fit is repeated against the theory at the *realised* ratios (``l/d``, ``n/d^2``,
 ``k/d``, ``r/D`` of the integer sizes ``int(alpha d)`` etc.), which removes the rounding of the
@@ -37,7 +37,7 @@ import numpy as np
 
 from replica.params import exact_str
 from replica.simulate import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
-from replica.sweep import make_jobs, run_jobs, summarise
+from replica.simulate.sweep import make_jobs, run_jobs, summarise
 
 from ._util import machine_line, table, write_section
 

@@ -19,13 +19,13 @@ import numpy as np
 from scipy.optimize import brentq
 
 from replica.models import alignment as A
-from replica.transitions import alignment_transition
+from replica.analysis.transitions import alignment_transition
 
 from ._util import machine_line, table, write_section
 
 
 def crossover_f64(ind, a, b):
-    """The crossover definition of ``replica.numerics.transitions.locate_crossover`` in float64:
+    """The crossover definition of ``replica.numerics.continuation.locate_crossover`` in float64:
     zooming scan of the second differences, third derivative by central differences (step a
     quarter of the final scan step), brentq. ``None`` when float64 cannot resolve it."""
     for _ in range(60):
@@ -106,7 +106,7 @@ def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
 
 
 def run_lowrank():
-    from replica.transitions import lowrank_transition
+    from replica.analysis.transitions import lowrank_transition
 
     rows = crossover_rows(
         lambda alpha: lowrank_transition("1/2", "9/4", "3/10", alpha=alpha, dps=40),

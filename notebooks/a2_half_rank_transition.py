@@ -27,8 +27,8 @@
 #   E_{\rm ICL}(I)\to\rho+\Big(1+\frac{c\rho}{1+\rho}\Big)\big(1-\min(\kappa,r)\big),$$
 #
 # with $r=1/2$: a kink at $\kappa=r$. The notebook locates the kink numerically with
-# `replica.transitions.alignment_transition` (the $\alpha\to\infty$ non-analytic point of the
-# zero-atom mass $\lim_{\sigma\to0}\sigma M_\kappa(\sigma)$, and its finite-$\alpha$ crossover at
+# `replica.analysis.transitions.alignment_transition` (the $\alpha\to\infty$ non-analytic point
+# of the zero-atom mass $\lim_{\sigma\to0}\sigma M_\kappa(\sigma)$, and its finite-$\alpha$ crossover at
 # $\alpha=80$), never by substituting $r$. Dotted guides at $\kappa=1/2$ and at error $=\rho$.
 #
 # **Simulations** at small $d$ (the paper's $d=80$ with $\tau=80$ means $n=512\,000$ contexts and
@@ -48,7 +48,7 @@ import _common  # noqa: E402
 
 from replica.models import alignment as A  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
-from replica.transitions import alignment_transition  # noqa: E402
+from replica.analysis.transitions import alignment_transition  # noqa: E402
 
 args = _common.parse_args("Paper A half-rank figure (spec alignment.md §5.2)")
 out = _common.Outputs(args.out, "a2_half_rank_transition")

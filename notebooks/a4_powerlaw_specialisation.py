@@ -18,7 +18,7 @@
 #
 # against $(\kappa,\,p_{\rm tr}-p_{\rm test})$. The authors' repository holds no Transformer
 # outputs; this notebook draws the **linear-attention theory** on the same axes with
-# `replica.phase_diagram.alignment_specialisation`: $E$ is the §3 theory error
+# `replica.analysis.phase_diagram.alignment_specialisation`: $E$ is the §3 theory error
 # $E_{\rm ICL}(C_{\rm train}=\text{powerlaw}(p_{\rm tr}),\,C_{\rm test}=\text{powerlaw}(0.9))$
 # (float64 heatmap), and the boundary $G=0$ with $p_{\rm tr}>p_{\rm test}$, beyond which a steeper
 # pretraining spectrum stops helping, is traced by continuation in mpmath.
@@ -37,7 +37,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.phase_diagram import alignment_specialisation  # noqa: E402
+from replica.analysis.phase_diagram import alignment_specialisation  # noqa: E402
 
 args = _common.parse_args("Paper A power-law specialisation heatmap (spec alignment.md §5.4)")
 out = _common.Outputs(args.out, "a4_powerlaw_specialisation")
@@ -46,7 +46,7 @@ KAPPAS = np.linspace(0.2, 2.2, 9 if args.quick else 41)
 DP = np.linspace(-0.4, 2.0, 13 if args.quick else 49)
 
 # %% [markdown]
-# ## Heatmap and boundary (written by `replica.phase_diagram`)
+# ## Heatmap and boundary (written by `replica.analysis.phase_diagram`)
 
 # %%
 sub = os.path.join(args.out, "a4_powerlaw_specialisation")

@@ -27,8 +27,8 @@
 # $\{6,10,20\}$, $\{10,20,40\}$).
 #
 # The crossover location at each finite $\alpha$ is computed with
-# `replica.transitions.isotropic_transition` (extremal curvature in $\kappa$ of the zero-atom
-# indicator $\sigma M_\kappa(\sigma)$, $\sigma=(\rho+1)/\alpha$); it should tend to the
+# `replica.analysis.transitions.isotropic_transition` (extremal curvature in $\kappa$ of the
+# zero-atom indicator $\sigma M_\kappa(\sigma)$, $\sigma=(\rho+1)/\alpha$); it should tend to the
 # $\alpha\to\infty$ transition, located by the same module as a kink, not substituted.
 #
 # **Simulations** (paper B's protocol: sphere tasks, balanced assignment, ridge $10^{-6}$) at small
@@ -46,7 +46,7 @@ import _common  # noqa: E402
 
 from replica.models import alignment as A  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
-from replica.transitions import isotropic_transition  # noqa: E402
+from replica.analysis.transitions import isotropic_transition  # noqa: E402
 
 args = _common.parse_args("Paper B kappa = 1 transition sharpening (spec alignment.md §4.4)")
 out = _common.Outputs(args.out, "b2_kappa_transition")

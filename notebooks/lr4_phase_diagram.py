@@ -29,8 +29,8 @@
 # By the dictionary of §5, $g(-\varepsilon)$ is paper A's resolvent $M_\kappa(\varepsilon)$ for
 # $C_{\rm train}=P/\rho$ (rank fraction $\rho$) and $\varepsilon$ is paper A's effective noise
 # $\sigma_A=(\rho_A+1)/\alpha$ with $\rho_A=\sigma^2$; so $I_\alpha$ is exactly the indicator
-# $A_\alpha(\kappa)=\sigma_AM_\kappa(\sigma_A)$ of `replica.transitions`. We therefore use that
-# module's definitions unchanged (this was written before the low-rank phase-diagram command
+# $A_\alpha(\kappa)=\sigma_AM_\kappa(\sigma_A)$ of `replica.analysis.transitions`. We therefore
+# use that module's definitions unchanged (this was written before the low-rank phase-diagram command
 # existed; its result is overlaid below as a cross-check):
 #
 # * $\alpha\to\infty$: $\kappa_c(\rho)$ = the non-analytic point in $\kappa$ of
@@ -58,8 +58,8 @@ from replica.models import alignment as A  # noqa: E402
 from replica.models import lowrank as L  # noqa: E402
 from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
-from replica import phase_diagram  # noqa: E402
-from replica.transitions import alignment_transition, two_atom_pairs  # noqa: E402
+from replica.analysis import phase_diagram  # noqa: E402
+from replica.analysis.transitions import alignment_transition, two_atom_pairs  # noqa: E402
 
 args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
 out = _common.Outputs(args.out, "lr4_phase_diagram")
@@ -121,10 +121,10 @@ for rho in BOUNDARY_RHOS:
 # %% [markdown]
 # ## The library's low-rank phase diagram, and the boundary crossed in the other direction
 #
-# `replica.phase_diagram.lowrank_phase_diagram` (the `replica phase-diagram lowrank` command)
-# draws the same plane from the low-rank model itself: at fixed $\kappa<1$ it locates
+# `replica.analysis.phase_diagram.lowrank_phase_diagram` (the `replica phase-diagram lowrank`
+# command) draws the same plane from the low-rank model itself: at fixed $\kappa<1$ it locates
 # $\rho_c(\kappa)$ as the kink of $\lim_{\alpha\to\infty}m_0(\rho)$ ($m_0\to\min(\kappa,\rho)/\rho$,
-# the overlap on the task subspace) with `replica.transitions.lowrank_transition`, and the
+# the overlap on the task subspace) with `replica.analysis.transitions.lowrank_transition`, and the
 # finite-$\alpha$ crossovers $\rho^*(\alpha)$ as the extremal curvature of $m_0(\rho)$. Its files go
 # to `lr4_phase_diagram/`; its points are overlaid below (diamonds and squares) on the
 # $\kappa^*(\rho)$ lines computed above, an independent route to the same boundary.
@@ -133,7 +133,8 @@ for rho in BOUNDARY_RHOS:
 lowrank_phase_diagram = getattr(phase_diagram, "lowrank_phase_diagram", None)
 rrows = []
 if lowrank_phase_diagram is None:
-    print("replica.phase_diagram.lowrank_phase_diagram not available: rho_c(kappa) skipped")
+    print("replica.analysis.phase_diagram.lowrank_phase_diagram not available: "
+          "rho_c(kappa) skipped")
 else:
     sub = os.path.join(args.out, "lr4_phase_diagram")
     lib_rows = lowrank_phase_diagram(sub, tau=TAU, sigma=SIGMA, alphas=tuple(ALPHAS),

@@ -7,13 +7,14 @@ Steps (each can be skipped with ``--skip STEP``):
 2. ``solve`` -- solve the alignment (paper A), isotropic (paper B) and low-rank models at high
    precision on reference points, with the digits each value guarantees (verified by a re-solve
    at more digits), and compare the golden values of the specs;
-3. ``transitions`` -- locate the phase transitions numerically (``replica.transitions``): paper
-   A's kappa_c = rank/d for a half-rank C_train, paper B's kappa_c = 1, the low-rank rho = kappa
-   transition, each with a finite-alpha crossover, and paper B's interpolation peak with ridge;
+3. ``transitions`` -- locate the phase transitions numerically (``replica.analysis.transitions``):
+   paper A's kappa_c = rank/d for a half-rank C_train, paper B's kappa_c = 1, the low-rank
+   rho = kappa transition, each with a finite-alpha crossover, and paper B's interpolation peak
+   with ridge;
 4. ``appendix`` -- write both LaTeX appendices (``replica.latex``), compiled to PDF when
    ``latexmk`` is installed (the checks of step 1 are reused, not re-run);
-5. ``phase`` -- the phase diagrams of ``replica.phase_diagram`` (PNG + CSV): paper A's power-law
-   specialisation, paper B's non-monotonicity regions, the low-rank (kappa, rho) diagram;
+5. ``phase`` -- the phase diagrams of ``replica.analysis.phase_diagram`` (PNG + CSV): paper A's
+   power-law specialisation, paper B's non-monotonicity regions, the low-rank (kappa, rho) diagram;
 6. ``figures`` -- every notebook in ``notebooks/`` in quick mode (two at a time);
 7. a summary table (``summary.txt``) and the list of files written.
 
@@ -162,7 +163,7 @@ def lowrank_section(dps: int):
 # ---------------------------------------------------------------------------------------------
 def transitions_section(dps: int):
     """Locate the transitions; return (table text, csv rows, notes)."""
-    from . import transitions as T
+    from .analysis import transitions as T
 
     jobs = [
         ("alignment, C_train = lowrank:1/2, tau=4", "kappa_c", "1/2",
@@ -182,8 +183,8 @@ def transitions_section(dps: int):
         jobs.append(("lowrank via paper A's C_train = P/rho, rho=1/2, tau=9/4, sigma^2=9/100",
                      "kappa_c", "1/2",
                      lambda a: T.alignment_transition("1/2", "9/4", "9/100", alpha=a, dps=dps)))
-        notes.append("replica.transitions has no lowrank_transition: the low-rank rho = kappa "
-                     "transition is located with alignment_transition at C_train = P/rho "
+        notes.append("replica.analysis.transitions has no lowrank_transition: the low-rank "
+                     "rho = kappa transition is located with alignment_transition at C_train = P/rho "
                      "(identical indicator by spec/lowrank.md §5)")
     rows, csv_rows = [], []
     for label, key, expected, fn in jobs:
@@ -237,7 +238,7 @@ def appendix_section(out_dir, outcomes, pdf: bool):
 def phase_section(out_dir, quick: bool):
     import numpy as np
 
-    from .phase_diagram import alignment_specialisation, isotropic_nonmonotone
+    from .analysis.phase_diagram import alignment_specialisation, isotropic_nonmonotone
 
     written = []
     if quick:
@@ -263,12 +264,12 @@ def phase_section(out_dir, quick: bool):
         written += [os.path.join(out_dir, tag + s) for s in (".png", "_grid.csv",
                                                              "_boundary.csv")]
     notes = []
-    from . import phase_diagram
+    from .analysis import phase_diagram
 
     low = getattr(phase_diagram, "lowrank_phase_diagram", None)
     if low is None:
-        notes.append("replica.phase_diagram has no lowrank_phase_diagram: the low-rank (kappa, "
-                     "rho) diagram comes from notebooks/lr4_phase_diagram.py (figures step)")
+        notes.append("replica.analysis.phase_diagram has no lowrank_phase_diagram: the "
+                     "low-rank (kappa, rho) diagram comes from notebooks/lr4_phase_diagram.py (figures step)")
     else:
         if quick:
             rows = low(out_dir, alphas=("16", "256"), kappas=["0.3", "0.5", "0.7"], grid=12,

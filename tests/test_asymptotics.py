@@ -1,9 +1,10 @@
-"""alpha -> oo expansions of the low-rank model (replica.asymptotics) against direct solves."""
+"""alpha -> oo expansions of the low-rank model (replica.analysis.asymptotics) against direct
+solves."""
 
 import pytest
 import sympy
 
-from replica import asymptotics as S
+from replica.analysis import asymptotics as S
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits, precision
 

@@ -16,7 +16,7 @@ from replica.derivations.base import CheckOutcome
 from replica.errors import ParameterError
 from replica.latex import (CheckFailedError, Value, ValueTable, escape_text, normalise,
                            prose_to_latex, render, to_latex)
-from replica.latex.compile import undefined_references
+from replica.latex.pdf import undefined_references
 from replica.models import alignment as A
 from replica.numerics import SolveResult
 from replica.symbolic import Step

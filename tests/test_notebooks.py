@@ -383,8 +383,8 @@ def test_lr4_phase_diagram(runs):
         assert close(r["idg"], ref["idg"], rtol=1e-8)
         assert close(r["idg_over_alpha"], float(r["idg"]) / float(r["alpha"]), rtol=1e-12)
     assert not math.isnan(sum(float(r["idg"]) for r in grid))
-    # rho_c(kappa) from replica.phase_diagram.lowrank_phase_diagram (indicator m0), the same
-    # boundary crossed in rho: the sharp transition on the diagonal, crossovers below it
+    # rho_c(kappa) from replica.analysis.phase_diagram.lowrank_phase_diagram (indicator m0), the
+    # same boundary crossed in rho: the sharp transition on the diagonal, crossovers below it
     br = rows(runs, "lr4_phase_diagram_boundary_rho.csv")
     assert br
     for kap in {r["kappa"] for r in br}:

@@ -1,12 +1,12 @@
-"""Phase diagrams (replica.phase_diagram): files written, boundaries on the zero set."""
+"""Phase diagrams (replica.analysis.phase_diagram): files written, boundaries on the zero set."""
 
 import csv
 
 import numpy as np
 
 from replica.models import alignment as A
-from replica.phase_diagram import (_powerlaw, alignment_specialisation, isotropic_nonmonotone,
-                                   nonmonotone_indicator)
+from replica.analysis.phase_diagram import (_powerlaw, alignment_specialisation,
+                                            isotropic_nonmonotone, nonmonotone_indicator)
 
 
 def test_alignment_specialisation_boundary_is_a_zero_of_the_gain(tmp_path):
@@ -60,7 +60,7 @@ def test_phase_diagram_cli(cli, tmp_path):
 
 
 def test_lowrank_phase_diagram(tmp_path):
-    from replica.phase_diagram import lowrank_phase_diagram
+    from replica.analysis.phase_diagram import lowrank_phase_diagram
 
     rows = lowrank_phase_diagram(tmp_path, alphas=("1e3",), kappas=["0.3", "0.6"], grid=9,
                                  dps=30)

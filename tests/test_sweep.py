@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from replica import sweep
+from replica.simulate import sweep
 from replica.cli import main
-from replica.sweep import Cache, make_jobs, run_jobs
+from replica.simulate.sweep import Cache, make_jobs, run_jobs
 
 ISO = dict(alpha=2, tau=3, kappa=1, rho="0.01")
 

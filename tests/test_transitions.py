@@ -1,4 +1,4 @@
-"""Transition location, continuation and boundary tracing (replica.numerics.transitions)."""
+"""Transition location, continuation and boundary tracing (replica.numerics.continuation)."""
 
 import json
 
@@ -6,10 +6,10 @@ import mpmath
 import pytest
 import sympy
 
+from replica.analysis.transitions import alignment_transition, isotropic_transition
 from replica.numerics import precision
-from replica.numerics.transitions import (continuation, limit_to_zero, locate_kink,
+from replica.numerics.continuation import (continuation, limit_to_zero, locate_kink,
                                           trace_boundary)
-from replica.transitions import alignment_transition, isotropic_transition
 
 
 @pytest.mark.parametrize("F", ["1/2", "3/10", "7/9", "1/5", "9/10"])
@@ -113,7 +113,7 @@ def test_transition_cli_json(cli):
 
 def test_interpolation_peak_approaches_one_as_ridge_vanishes():
     from replica.errors import ParameterError
-    from replica.transitions import isotropic_interpolation_peak
+    from replica.analysis.transitions import isotropic_interpolation_peak
 
     dist = []
     for lam in ("0.01", "0.001", "0.0001"):
@@ -131,7 +131,7 @@ LOWRANK_POINTS = [("1/2", "9/4", "3/10"), ("0.3", "2", "0.5"), ("0.7", "3", "0.1
 
 @pytest.mark.parametrize("kappa,tau,sigma", LOWRANK_POINTS)
 def test_lowrank_rho_c_equals_kappa_25_digits(kappa, tau, sigma):
-    from replica.transitions import lowrank_transition
+    from replica.analysis.transitions import lowrank_transition
 
     r = lowrank_transition(kappa, tau, sigma, dps=50)
     with precision(50):
@@ -142,7 +142,7 @@ def test_lowrank_rho_c_equals_kappa_25_digits(kappa, tau, sigma):
 
 def test_lowrank_idg_indicator_and_noiseless_case():
     from replica.errors import ParameterError
-    from replica.transitions import lowrank_transition
+    from replica.analysis.transitions import lowrank_transition
 
     r = lowrank_transition("1/2", "9/4", "3/10", dps=40, indicator="idg_over_alpha")
     with precision(40):
@@ -155,7 +155,7 @@ def test_lowrank_idg_indicator_and_noiseless_case():
 
 
 def test_lowrank_crossover_sharpens_towards_kappa():
-    from replica.transitions import lowrank_transition
+    from replica.analysis.transitions import lowrank_transition
 
     offs = []
     for a in ("1e2", "1e4", "1e6", "1e8"):

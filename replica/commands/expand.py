@@ -10,7 +10,7 @@ def register(subparsers):
                                           "closed form (T1)-(T5), on one side of rho = kappa.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     lr = models.add_parser("lowrank", help="low-rank model (rho = task-rank ratio)")
-    from ..asymptotics import QUANTITIES, SIDES
+    from ..analysis.asymptotics import QUANTITIES, SIDES
 
     lr.add_argument("--quantity", required=True, choices=QUANTITIES)
     lr.add_argument("--side", required=True, choices=SIDES,
@@ -24,7 +24,7 @@ def register(subparsers):
 def _run(args):
     import sympy
 
-    from ..asymptotics import expansion, powers_of_alpha
+    from ..analysis.asymptotics import expansion, powers_of_alpha
     from ..errors import ParameterError
 
     try:

@@ -54,7 +54,7 @@ def register(subparsers):
 def _run_alignment(args):
     from ..errors import ParameterError
     from ..params import parse_exact, require_nonnegative, require_positive
-    from ..phase_diagram import alignment_specialisation
+    from ..analysis.phase_diagram import alignment_specialisation
 
     d = require_positive(parse_exact(args.d, "--d"), "--d")
     if d.denominator != 1:
@@ -73,7 +73,7 @@ def _run_alignment(args):
 
 def _run_isotropic(args):
     from ..params import parse_exact, require_positive
-    from ..phase_diagram import isotropic_nonmonotone
+    from ..analysis.phase_diagram import isotropic_nonmonotone
 
     require_positive(parse_exact(args.tau, "--tau"), "--tau")
     _, b = isotropic_nonmonotone(args.out, tau=args.tau, which=args.error,
@@ -85,7 +85,7 @@ def _run_isotropic(args):
 
 def _run_lowrank(args):
     from ..params import parse_exact, require_nonnegative, require_positive
-    from ..phase_diagram import lowrank_phase_diagram
+    from ..analysis.phase_diagram import lowrank_phase_diagram
     from .common import parse_dps
 
     t = require_positive(parse_exact(args.tau, "--tau"), "--tau")

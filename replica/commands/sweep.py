@@ -32,7 +32,7 @@ def add_run_options(p):
 
 
 def parse_ds(text, name="--ds") -> list[int]:
-    from ..sweep import split_list
+    from ..simulate.sweep import split_list
 
     out = []
     for item in split_list(text, name):
@@ -42,7 +42,7 @@ def parse_ds(text, name="--ds") -> list[int]:
 
 def grid_from_args(args, model: str) -> list[dict]:
     """Cartesian product of the (comma-separated) model options."""
-    from ..sweep import expand_grid, split_list
+    from ..simulate.sweep import expand_grid, split_list
 
     params = collect_params(args, model)
     lists = {}
@@ -83,7 +83,7 @@ def register(subparsers):
 
 
 def _run(args):
-    from ..sweep import make_jobs, run_jobs, write_csv
+    from ..simulate.sweep import make_jobs, run_jobs, write_csv
 
     model = args.sim_model
     seeds = parse_int(args.seeds, "--seeds", minimum=0)

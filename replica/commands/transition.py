@@ -70,7 +70,7 @@ def print_transition(res, as_json):
 
 
 def _run_alignment(args):
-    from ..transitions import alignment_transition
+    from ..analysis.transitions import alignment_transition
 
     res = alignment_transition(args.rank_fraction, args.tau, args.rho, args.alpha,
                                dps=parse_dps(args.dps))
@@ -80,7 +80,7 @@ def _run_alignment(args):
 
 def _run_isotropic(args):
     from ..errors import ParameterError
-    from ..transitions import isotropic_interpolation_peak, isotropic_transition
+    from ..analysis.transitions import isotropic_interpolation_peak, isotropic_transition
 
     if args.interpolation_peak:
         for flag in ("alpha", "kappa"):
@@ -98,7 +98,7 @@ def _run_isotropic(args):
 
 
 def _run_lowrank(args):
-    from ..transitions import lowrank_transition
+    from ..analysis.transitions import lowrank_transition
 
     res = lowrank_transition(args.kappa, args.tau, args.sigma, args.alpha, dps=parse_dps(args.dps),
                              indicator=args.indicator)

@@ -32,7 +32,7 @@ import functools
 import mpmath
 import sympy
 
-from .. import asymptotics as AS
+from ..analysis import asymptotics as AS
 from ..latex.tables import Value, ValueTable
 from ..models import lowrank as L
 from ..numerics import agreement_digits, precision
@@ -593,14 +593,14 @@ def _check_kink():
 
 
 def series_display(side: str):
-    """epsilon_IDG on ``side``: the library's large-alpha series (replica.asymptotics), without
-    the terms that vanish as alpha -> infinity."""
+    """epsilon_IDG on ``side``: the library's large-alpha series (replica.analysis.asymptotics),
+    without the terms that vanish as alpha -> infinity."""
     return AS.expansion("idg", side, 1)
 
 
 def _check_series():
-    """Two derivations agree: in the library's series (replica.asymptotics, from sympy series of
-    the closed form on each side) the coefficient of alpha on the task-scarce side equals the
+    """Two derivations agree: in the library's series (replica.analysis.asymptotics, from sympy series
+    of the closed form on each side) the coefficient of alpha on the task-scarce side equals the
     rate derived here with tilde p_0 = 1 - {kappa}/{rho}, and the task-rich series has no
     positive power of alpha. At {rho} = {kappa} the powers are alpha^(1/2), 1, alpha^(-1/2):
     epsilon_IDG grows like the square root of alpha. Numerically ({kappa} = {rho} = 1/2, {tau} =
@@ -883,8 +883,8 @@ def derivation() -> Derivation:
              _check_idg_rate),
         Step("series_step",
              {side: eq(idg_side[side], series_display(side)) for side in AS.SIDES},
-             "The library's large-alpha series of the IDG error (replica.asymptotics: the closed "
-             "form of [[lambda0_step]] expanded on each side of the transition; terms that "
+             "The library's large-alpha series of the IDG error "
+             "(replica.analysis.asymptotics: the closed form of [[lambda0_step]] expanded on each side of the transition; terms that "
              "vanish as {alpha} -> infinity are not shown) contains the "
              "rate of [[idg_rate_step.rate]]; at {rho} = {kappa} the bulk of the restricted "
              "spectrum reaches zero, the square root in the transform no longer has a Laurent "

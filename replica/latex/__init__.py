@@ -9,7 +9,7 @@
 * :func:`write_appendix` -- all of it for one paper, into a folder.
 """
 
-from .compile import (CompileReport, LatexCompileError, LatexToolMissing, compile_pdf,
+from .pdf import (CompileReport, LatexCompileError, LatexToolMissing, compile_pdf,
                       latexmk_path)
 from .document import CheckFailedError, comparable, normalise, render
 from .printing import escape_text, plain_text, prose_to_latex, to_latex

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from .compile import CompileReport, compile_pdf, latexmk_path
+from .pdf import CompileReport, compile_pdf, latexmk_path
 from .document import render
 
 

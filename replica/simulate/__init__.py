@@ -16,7 +16,8 @@ and the z-score ``(mean - theory) / sem``.
 Modules: :mod:`.sampling` (tasks, contexts, the exact-in-law fast sampler), :mod:`.solver`
 (structured primal/dual ridge, naive dense reference), :mod:`.evaluate` (exact expected test
 error, Monte Carlo, order parameters), :mod:`.experiment` (one seed of each model, theory),
-:mod:`.report` (theory-vs-simulation tables and plots).
+:mod:`.report` (theory-vs-simulation tables and plots), :mod:`.sweep` (grids of points, cached on
+disk, run locally or on Dask).
 """
 
 from __future__ import annotations

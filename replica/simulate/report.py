@@ -78,7 +78,7 @@ def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
     """Theory on a dense grid of ``varied`` between the smallest and largest of ``values``
     (plus the values themselves); points where the theory is undefined are skipped."""
     from ..params import exact_str
-    from ..sweep import linspace_exact
+    from .sweep import linspace_exact
 
     nums = [_numeric(v) for v in values]
     if any(v is None for v in nums) or num < 2:
@@ -107,9 +107,9 @@ def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
 def run_check(model: str, points: list[dict], ds: list[int], seeds: int, seed: int = 0,
               dps: int = 30, options: dict | None = None, line_points: int = 41,
               **run_kwargs) -> CheckReport:
-    """Simulate every point at every ``d`` (``seeds`` seeds; through :mod:`replica.sweep`, so
-    cached and parallel) and collect the table and the theory line."""
-    from ..sweep import make_jobs, run_jobs, summarise
+    """Simulate every point at every ``d`` (``seeds`` seeds; through
+    :mod:`replica.simulate.sweep`, so cached and parallel) and collect the table and the theory line."""
+    from .sweep import make_jobs, run_jobs, summarise
 
     if seeds < 2:
         raise ParameterError("--seeds", "a check needs at least 2 seeds (standard errors)")

@@ -28,8 +28,8 @@ import functools
 
 import sympy
 
-from .errors import ParameterError
-from .models import lowrank as L
+from ..errors import ParameterError
+from ..models import lowrank as L
 
 e = sympy.Symbol("varepsilon", positive=True)
 """Small parameter (1 + sigma^2)/alpha."""

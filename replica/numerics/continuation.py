@@ -1,4 +1,7 @@
-r"""Locating phase transitions, crossovers and boundaries -- numerically, at high precision.
+r"""Numerical continuation and the location of transitions, crossovers and boundaries.
+
+Generic methods, independent of any model (the models' transitions built on them are in
+:mod:`replica.analysis.transitions`), run at high precision.
 
 The transitions of these models are sharp only in a limit (alpha -> oo, or an implicit ridge
 ``(1 + noise)/alpha -> 0``); at finite alpha they are smooth crossovers that sharpen. The tools:

@@ -11,7 +11,7 @@ spectral law of ``R_k``,
 ``A`` is piecewise analytic in the task diversity ``kappa``; its non-analytic point is the
 transition (memorisation below, in-context learning above). The code computes ``A`` by Richardson
 extrapolation in ``sigma`` of the solved self-consistent equation (17) and locates the kink by
-branch intersection (:func:`replica.numerics.transitions.locate_kink`); it never substitutes the
+branch intersection (:func:`replica.numerics.continuation.locate_kink`); it never substitutes the
 expected answer (``kappa_c = rank(C_train)/d``, and ``1`` for the isotropic model).
 
 At finite ``alpha`` (``--alpha A``) the crossover is defined as the point of extremal curvature of
@@ -27,13 +27,13 @@ from fractions import Fraction
 
 import mpmath
 
-from .errors import ParameterError
-from .models import alignment as A
-from .numerics import precision
-from .numerics.transitions import (CROSSOVER_METHOD, Location, limit_to_zero, locate_crossover,
-                                  locate_kink)
-from .params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
-from .spectra import SpectralPairs
+from ..errors import ParameterError
+from ..models import alignment as A
+from ..numerics import precision
+from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
+                                     locate_crossover, locate_kink)
+from ..params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
+from ..spectra import SpectralPairs
 
 
 @dataclasses.dataclass
@@ -48,7 +48,7 @@ class TransitionResult:
     notes: list
 
     def to_json_dict(self):
-        from .numerics.result import decimal_string
+        from ..numerics.result import decimal_string
 
         digits = min(self.location.digits(), self.dps)
         return {"model": self.model, "params": self.params, "dps": self.dps,
@@ -160,7 +160,7 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
     ``mpmath.diff``) bracketed from a scan over ``tau in [0.2, 5]``. With ``lam = 0`` the ridgeless
     error diverges at ``tau = 1`` (a pole of ``q``): there is no finite peak to locate.
     """
-    from .models import isotropic as B
+    from ..models import isotropic as B
 
     a = require_positive(parse_exact(alpha, "--alpha"), "--alpha")
     k = require_positive(parse_exact(kappa, "--kappa", allow_inf=True), "--kappa", allow_inf=True)
@@ -214,7 +214,7 @@ LOWRANK_INDICATORS = {
 
 
 def _lowrank_closed(dps_guard=True):
-    from .models import lowrank as L
+    from ..models import lowrank as L
 
     keys, f = L._closed_form_compiled(False)
     return keys, f

@@ -33,9 +33,9 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from . import __version__
-from .errors import ParameterError
-from .params import INF, exact_str
+from .. import __version__
+from ..errors import ParameterError
+from ..params import INF, exact_str
 
 _SOURCES = {
     "simulate": ("simulate", "spectra.py", "params.py"),
@@ -76,7 +76,7 @@ _CODE_VERSIONS: dict = {}
 def code_version(kind: str) -> str:
     """``replica`` version plus a hash of the source files that a job of ``kind`` runs."""
     if kind not in _CODE_VERSIONS:
-        root = Path(__file__).parent
+        root = Path(__file__).parent.parent  # the replica package
         h = hashlib.sha256()
         for entry in _SOURCES[kind]:
             path = root / entry
@@ -109,7 +109,7 @@ def split_list(text, name: str) -> list[str]:
 
 def _canonical(model: str, d, options: dict, params: dict):
     """Validate one point and return ``(experiment-or-None, exact echo)``."""
-    from .simulate import make_experiment
+    from . import make_experiment
 
     dd = d if d is not None else 64  # theory of isotropic/lowrank: any d validates the params
     exp = make_experiment(model, dd, check_sizes=d is not None, **options, **params)
@@ -148,7 +148,7 @@ def make_jobs(model: str, points: list[dict], ds=None, seeds: int = 0, seed: int
 # ---------------------------------------------------------------------------------------------
 def compute_job(job: Job) -> dict:
     """Run one job; the result holds only decimal strings (and ``None``)."""
-    from .simulate import experiment
+    from . import experiment
 
     params = dict(job.params)
     if job.kind == "simulate":
@@ -388,7 +388,7 @@ def summarise(model: str, jobs: list[Job], run: SweepRun) -> tuple:
     """Group a finished sweep into :class:`replica.simulate.SimulationResult` s (one per point and
     ``d``, with the theory attached) and theory-only rows; returns ``(simulations, theories)``
     where ``theories`` maps ``(params, d)`` to the theory result dict."""
-    from .simulate import aggregate, make_experiment
+    from . import aggregate, make_experiment
 
     theories = {}
     groups: dict = {}
@@ -420,7 +420,7 @@ def write_csv(path, model: str, jobs: list[Job], run: SweepRun):
     point when no simulation was asked for (decimal strings at the solve's precision)."""
     import csv
 
-    from .simulate import ERROR_KEYS, ORDER_KEYS
+    from . import ERROR_KEYS, ORDER_KEYS
 
     sims, theories = summarise(model, jobs, run)
     keys = list(ERROR_KEYS[model]) + (list(ORDER_KEYS) if model == "lowrank" else [])

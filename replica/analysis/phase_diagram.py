@@ -5,7 +5,7 @@ r"""Phase diagrams: regions and boundary curves in two-parameter planes, as PNG 
   :math:`p_{\rm tr}` when testing on :math:`p_{\rm test}`, over ``(kappa, p_tr - p_test)`` (float64
   heatmap), and the boundary :math:`G = 0,\ p_{\rm tr} > p_{\rm test}` beyond which a steeper
   pretraining spectrum stops helping, traced with
-  :func:`replica.numerics.transitions.trace_boundary` in mpmath (each point polished).
+  :func:`replica.numerics.continuation.trace_boundary` in mpmath (each point polished).
 * :func:`isotropic_nonmonotone` -- paper B's region of non-monotone error in ``alpha`` over
   ``(kappa, rho)``: a point is inside when ``e(alpha)`` has an interior local minimum on the
   ``alpha`` grid (float64 scan); the boundary in ``kappa`` at each ``rho`` is refined by bisection
@@ -21,11 +21,11 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .errors import ConvergenceError
-from .models import alignment as A
-from .numerics import precision
-from .numerics.transitions import trace_boundary
-from .spectra import Covariance, parse_spec
+from ..errors import ConvergenceError
+from ..models import alignment as A
+from ..numerics import precision
+from ..numerics.continuation import trace_boundary
+from ..spectra import Covariance, parse_spec
 
 
 def _powerlaw(p, d) -> Covariance:
@@ -192,12 +192,12 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     Background: :math:`\log_{10}(\varepsilon_{\rm IDG}/\alpha)` at the largest ``alpha`` (float64
     grid, ``lowrank.solve_float64``). Lines: the transition :math:`\rho_c(\kappa)` located at each
     ``kappa`` as the kink of :math:`\lim_{\alpha\to\infty} m_0(\rho)`
-    (:func:`replica.transitions.lowrank_transition`, never substituted), separating task-rich
-    (``rho < rho_c``) from task-scarce (``rho > rho_c``), and the finite-``alpha`` crossovers
-    :math:`\rho^*(\alpha)` (extremal curvature of :math:`m_0(\rho)`). Writes
+    (:func:`replica.analysis.transitions.lowrank_transition`, never substituted), separating
+    task-rich (``rho < rho_c``) from task-scarce (``rho > rho_c``), and the finite-``alpha``
+    crossovers :math:`\rho^*(\alpha)` (extremal curvature of :math:`m_0(\rho)`). Writes
     ``lowrank_phase_diagram.png`` and ``lowrank_phase_diagram_boundary.csv``; returns the rows.
     """
-    from .models import lowrank as L
+    from ..models import lowrank as L
     from .transitions import lowrank_transition
 
     os.makedirs(out_dir, exist_ok=True)
