@@ -11,7 +11,7 @@ True
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def solve(model: str, dps: int = 30, **params):

@@ -31,7 +31,7 @@ def build_parser() -> OneLineParser:
     parser = OneLineParser(prog="replica",
                            description="Workbench for the replica and random-matrix theory of "
                                        "in-context learning by linear attention.")
-    from . import __version__
+    from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"replica {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,

@@ -216,9 +216,9 @@ def transitions_section(dps: int):
 def appendix_section(out_dir, outcomes, pdf: bool):
     """Write each appendix (PDF if ``pdf`` and latexmk exists); return (written, notes)."""
     try:
-        from .latex import write_appendix
+        from .derivations.appendix import write_appendix
     except ImportError as exc:
-        return [], [f"replica.latex not available ({exc}): appendices skipped"]
+        return [], [f"replica.derivations.appendix not available ({exc}): appendices skipped"]
     written, notes = [], []
     if pdf and shutil.which("latexmk") is None:
         notes.append("latexmk not found: appendices written as .tex only (no PDF)")

@@ -29,7 +29,7 @@ def register(subparsers):
 
 
 def _run(args):
-    from ..latex import write_appendix
+    from ..derivations.appendix import write_appendix
 
     result = write_appendix(args.derivation, args.out, pdf=args.pdf)
     passed = sum(o.passed for o in result.outcomes)

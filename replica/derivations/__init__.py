@@ -1,10 +1,10 @@
 """One derivation per paper, as ordered lists of :class:`~replica.symbolic.Step` records.
 
 ``get("alignment")`` / ``get("lowrank")`` build (once per process) the
-:class:`~replica.derivations.base.Derivation` from which ``replica appendix`` writes the LaTeX
-appendix; the generated ``.tex`` files are kept in the repository's top-level ``derivations/``
-folder. The step lists live in this package so that an installed ``replica`` finds them from any
-working directory.
+:class:`~replica.derivations.base.Derivation` from which ``replica appendix``
+(:func:`replica.derivations.appendix.write_appendix`) writes the LaTeX appendix; the generated
+``.tex`` files are kept in the repository's top-level ``derivations/`` folder. The step lists
+live in this package so that an installed ``replica`` finds them from any working directory.
 """
 
 from __future__ import annotations

@@ -1,22 +1,19 @@
-"""LaTeX appendices generated from the derivation steps, and their compilation to PDF.
+"""LaTeX rendering of derivations, and compilation to PDF (this package knows no derivation:
+the appendices are written by :mod:`replica.derivations.appendix`).
 
 * :func:`to_latex` -- SymPy -> LaTeX with display names (``\\hat{q}``, ``\\tilde{\\lambda}``, ...)
   and the stored term order;
 * :class:`ValueTable`, :class:`Value` -- tables of solved values printed to their guaranteed digits;
 * :func:`render` -- a :class:`~replica.derivations.base.Derivation` to a LaTeX document (Jinja2
   template, numbered displays with ``\\label``/``\\eqref`` cross-references);
-* :func:`compile_pdf` -- ``latexmk -pdf -interaction=nonstopmode -halt-on-error``;
-* :func:`write_appendix` -- all of it for one paper, into a folder.
+* :func:`compile_pdf` -- ``latexmk -pdf -interaction=nonstopmode -halt-on-error``.
 """
 
-from .pdf import (CompileReport, LatexCompileError, LatexToolMissing, compile_pdf,
-                      latexmk_path)
 from .document import CheckFailedError, comparable, normalise, render
+from .pdf import CompileReport, LatexCompileError, LatexToolMissing, compile_pdf, latexmk_path
 from .printing import escape_text, plain_text, prose_to_latex, to_latex
 from .tables import Value, ValueTable
-from .appendix import AppendixResult, write_appendix
 
 __all__ = ["CompileReport", "LatexCompileError", "LatexToolMissing", "compile_pdf",
            "latexmk_path", "CheckFailedError", "comparable", "normalise", "render", "escape_text", "plain_text",
-           "prose_to_latex", "to_latex", "Value", "ValueTable", "AppendixResult",
-           "write_appendix"]
+           "prose_to_latex", "to_latex", "Value", "ValueTable"]

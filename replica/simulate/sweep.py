@@ -33,9 +33,9 @@ import time
 from fractions import Fraction
 from pathlib import Path
 
-from .. import __version__
 from ..errors import ParameterError
 from ..params import INF, exact_str
+from ..version import __version__
 
 _SOURCES = {
     "simulate": ("simulate", "spectra.py", "params.py"),

@@ -1,12 +1,13 @@
-"""Write one paper's appendix: run the checks, render the ``.tex``, optionally compile the PDF."""
+"""Write one paper's appendix: run the checks of its derivation, render the ``.tex`` with
+:mod:`replica.latex`, optionally compile the PDF."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from .pdf import CompileReport, compile_pdf, latexmk_path
-from .document import render
+from ..latex import CompileReport, compile_pdf, latexmk_path, render
+from . import get
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,8 +27,6 @@ def write_appendix(name: str, outdir: str, pdf: bool = False, symbol_names=None,
     :class:`~replica.latex.document.CheckFailedError` and nothing is written. With ``pdf`` a
     missing ``latexmk`` is reported before any work is done.
     """
-    from ..derivations import get
-
     if pdf:
         latexmk_path()
     doc = get(name)
