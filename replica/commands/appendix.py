@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from ..derivations import DERIVATIONS
+#: The derivations' names, written out so that building the parser does not import SymPy;
+#: ``tests/test_cli_startup.py`` checks they equal :data:`replica.derivations.DERIVATIONS`.
+DERIVATION_NAMES = ("alignment", "lowrank")
 
 
 def register(subparsers):
@@ -19,8 +21,8 @@ def register(subparsers):
                     "the library's SymPy objects; every step's check runs first. alignment: paper "
                     "A (rho = noise variance); lowrank: the low-rank paper (rho = rank ratio, "
                     "sigma^2 = noise variance).")
-    p.add_argument("derivation", choices=list(DERIVATIONS), metavar="{%s}" % ",".join(DERIVATIONS),
-                   help="which paper's derivation")
+    p.add_argument("derivation", choices=DERIVATION_NAMES,
+                   metavar="{%s}" % ",".join(DERIVATION_NAMES), help="which paper's derivation")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--pdf", action="store_true",
                    help="also compile NAME.pdf with latexmk (TeX Live)")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+#: The choices of ``--side`` and ``--quantity``, written out so that building the parser does not
+#: import SymPy; ``tests/test_cli_startup.py`` checks they equal
+#: :data:`replica.analysis.asymptotics.SIDES` and :data:`~replica.analysis.asymptotics.QUANTITIES`.
+SIDES = ("scarce", "rich", "critical")
+QUANTITIES = ("m", "mbar", "m0", "q", "qbar", "q0", "chi", "chibar", "tm", "idg", "odg")
+
 
 def register(subparsers):
     p = subparsers.add_parser("expand", help="large-alpha expansions (SymPy series)",
@@ -10,8 +16,6 @@ def register(subparsers):
                                           "closed form (T1)-(T5), on one side of rho = kappa.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     lr = models.add_parser("lowrank", help="low-rank model (rho = task-rank ratio)")
-    from ..analysis.asymptotics import QUANTITIES, SIDES
-
     lr.add_argument("--quantity", required=True, choices=QUANTITIES)
     lr.add_argument("--side", required=True, choices=SIDES,
                     help="scarce: rho > kappa; rich: rho < kappa; critical: rho = kappa")

@@ -1,0 +1,69 @@
+"""``replica --help`` stays light: building the parser imports no numerical library, and the help
+of every command and model prints (exit 0). Timings are measured by benchmarks, not here."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from replica.cli import build_parser
+
+#: Not imported by ``build_parser()``: each command imports what it needs when it runs.
+HEAVY_MODULES = ("sympy", "mpmath", "numpy", "scipy", "matplotlib", "dask", "distributed")
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict:
+    """``{name: sub-parser}`` of a parser's sub-commands (empty when it has none)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def _help_invocations() -> list[tuple]:
+    out = [()]
+    for command, sub in _subcommands(build_parser()).items():
+        out.append((command,))
+        out.extend((command, model) for model in _subcommands(sub))
+    return out
+
+
+def test_building_the_parser_imports_no_heavy_module():
+    code = ("import json, sys\n"
+            "from replica.cli import build_parser\n"
+            "build_parser()\n"
+            f"print(json.dumps([m for m in {HEAVY_MODULES!r} if m in sys.modules]))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+def test_every_command_and_model_is_listed():
+    invocations = _help_invocations()
+    assert ("solve", "lowrank") in invocations and ("appendix",) in invocations
+    assert len({i[0] for i in invocations if i}) == 8
+
+
+@pytest.mark.parametrize("words", _help_invocations(), ids=lambda w: " ".join(w) or "replica")
+def test_help_exits_0(words):
+    proc = subprocess.run([sys.executable, "-m", "replica.cli", *words, "--help"],
+                          capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: replica " + " ".join(words))
+    assert proc.stderr == ""
+
+
+def test_written_out_choices_equal_the_library_lists():
+    from replica.analysis import asymptotics
+    from replica.commands import appendix, expand
+    from replica.derivations import DERIVATIONS
+
+    assert appendix.DERIVATION_NAMES == tuple(DERIVATIONS)
+    assert expand.SIDES == asymptotics.SIDES
+    assert expand.QUANTITIES == asymptotics.QUANTITIES
