@@ -13,10 +13,13 @@ Reference: ``alignment.solve(dps=50)``. Error = |E_ICL - reference|.
 
 from __future__ import annotations
 
+
 import mpmath
 import numpy as np
 from scipy.optimize import brentq
 
+import replica
+from replica.numerics.driver import solve_float64
 from replica.models import alignment as A
 from replica.spectra import parse_spec
 
@@ -64,11 +67,12 @@ def run():
     rows = []
     ratios = []
     for train, test, tau in CASES:
-        ref = A.solve(d=D, train=train, test=test, tau=tau, dps=50, verify=False, **KW)["e_icl"]
-        p = A.make_params(d=D, train=train, test=test, tau=tau, **KW)
-        t64, out = median_time(lambda: A.solve_float64(p), 5)
-        t30, r30 = median_time(lambda: A.solve(d=D, train=train, test=test, tau=tau, dps=30,
-                                               verify=False, **KW), 3)
+        ref = replica.solve("alignment", d=D, train=train, test=test, tau=tau, dps=50, verify=False,
+                            **KW)["e_icl"]
+        p = A.PROBLEM.parse(d=D, train=train, test=test, tau=tau, **KW)  # parameters built once
+        t64, out = median_time(lambda: solve_float64(A.PROBLEM, **p), 5)
+        t30, r30 = median_time(lambda: replica.solve("alignment", d=D, train=train, test=test,
+                                                     tau=tau, dps=30, verify=False, **KW), 3)
         tmc, emc = median_time(lambda: mc_theory(train, test, float(eval(tau))), 1)
         with mpmath.workdps(60):
             e64 = abs(mpmath.mpf(float(out["e_icl"])) - ref)

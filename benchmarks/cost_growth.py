@@ -9,28 +9,30 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 
-from replica.models import alignment as A
-from replica.models import isotropic as B
-from replica.models import lowrank as L
+import replica
 from replica.spectra import parse_spec
 
 from ._util import machine_line, median_time, table, write_section
 
 DPS = (30, 50, 100, 200)
 CASES = {
-    "alignment piano d=120, tau=4": lambda dps, v: A.solve(2, 4, 2, "0.01", d=120, train="piano",
-                                                           test="piano", dps=dps, verify=v),
-    "alignment piano d=120, tau=1/2": lambda dps, v: A.solve(2, "1/2", "1/2", "0.01", d=120,
-                                                             train="piano", test="spike:1",
-                                                             dps=dps, verify=v),
-    "isotropic ridge, tau=1": lambda dps, v: B.solve(2, 1, "1/2", "0.01", "0.1", dps=dps,
-                                                     verify=v),
-    "lowrank golden 1 (lam=0)": lambda dps, v: L.solve(2, "9/4", "3/2", "0.9", "0.3", dps=dps,
-                                                       verify=v),
-    "lowrank golden 3 (tau<1, lam=0.1)": lambda dps, v: L.solve(1, "1/2", "1/2", "0.3", "0.5",
-                                                                lam="0.1", dps=dps, verify=v),
+    "alignment piano d=120, tau=4": lambda dps, v: replica.solve(
+        "alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=120, train="piano", test="piano",
+        dps=dps, verify=v),
+    "alignment piano d=120, tau=1/2": lambda dps, v: replica.solve(
+        "alignment", alpha=2, tau="1/2", kappa="1/2", rho="0.01", d=120, train="piano",
+        test="spike:1", dps=dps, verify=v),
+    "isotropic ridge, tau=1": lambda dps, v: replica.solve("isotropic", alpha=2, tau=1, kappa="1/2",
+                                                           rho="0.01", lam="0.1", dps=dps,
+                                                           verify=v),
+    "lowrank golden 1 (lam=0)": lambda dps, v: replica.solve(
+        "lowrank", alpha=2, tau="9/4", kappa="3/2", rho="0.9", sigma="0.3", dps=dps, verify=v),
+    "lowrank golden 3 (tau<1, lam=0.1)": lambda dps, v: replica.solve(
+        "lowrank", alpha=1, tau="1/2", kappa="1/2", rho="0.3", sigma="0.5", lam="0.1", dps=dps,
+        verify=v),
 }
 
 
@@ -48,11 +50,11 @@ def run():
     piano = parse_spec("piano", 120)
     for n in (100, 1000, 10000, 100000):
         a = np.logspace(-0.5, 2, n)
-        t_a, _ = median_time(lambda: A.solve_float64(train=piano, test=piano, alpha=a, tau=4.0,
-                                                     kappa=2.0, rho=0.01), 3)
+        t_a, _ = median_time(lambda: replica.solve_float64(
+            "alignment", train=piano, test=piano, alpha=a, tau=4.0, kappa=2.0, rho=0.01), 3)
         rho = np.linspace(0.05, 1.0, n)
-        t_l, _ = median_time(lambda: L.solve_float64(alpha=2.0, tau=2.25, kappa=0.5, rho=rho,
-                                                     sigma=0.3), 3)
+        t_l, _ = median_time(lambda: replica.solve_float64(
+            "lowrank", alpha=2.0, tau=2.25, kappa=0.5, rho=rho, sigma=0.3), 3)
         grid_rows.append((f"{n:,}", f"{t_a:.3f} s", f"{n / t_a:,.0f}", f"{t_l:.3f} s",
                           f"{n / t_l:,.0f}"))
     md = ["## Cost growth: working precision and grid size", "",

@@ -18,6 +18,7 @@ Run ``python -m benchmarks.lowrank_speed`` (rewrites its section of ``benchmarks
 
 from __future__ import annotations
 
+
 import os
 import subprocess
 import sys
@@ -26,6 +27,7 @@ import tempfile
 import mpmath
 import numpy as np
 
+import replica
 from replica.models import lowrank as L
 
 try:
@@ -52,8 +54,9 @@ def grid_rows():
     rows = []
     for label, kw in cases:
         cells = [label]
-        for method in ("ridge-newton", "damped"):
-            t, out = median_time(lambda: L.solve_float64(method=method, **kw), repeats=3)
+        for method in ("start", "damped"):
+            t, out = median_time(lambda: replica.solve_float64("lowrank", method=method, **kw),
+                                 repeats=3)
             assert np.all(out["converged"])
             cells += [f"{t:.3f} s", f"{int(out['iterations'].max())}"]
         rows.append(cells)
@@ -61,10 +64,11 @@ def grid_rows():
 
 
 def point_rows():
-    args = ("2.3", "1.7", "1", "0.2", "0.003", "3")
+    point = dict(alpha="2.3", tau="1.7", kappa="1", rho="0.2", sigma="0.003", lam="3")
     rows = []
     for verify in (False, True):
-        t, res = median_time(lambda: L.solve(*args, dps=50, verify=verify), repeats=3)
+        t, res = median_time(lambda: replica.solve("lowrank", **point, dps=50, verify=verify),
+                             repeats=3)
         rows.append(["golden point 2, dps 50" + (" + verification" if verify else ""),
                      f"{t * 1000:.0f} ms", str(res.digits), mpmath.nstr(res.residual, 3)])
     return rows
@@ -82,8 +86,10 @@ def precision_rows():
     rows = []
     for e in (2, 6, 10, 14):
         a = f"1e{e}"
-        out = L.solve_float64(10.0**e, 2.6, 0.4, 0.7, 0.01, 0.0)
-        t, ref = median_time(lambda: L.solve(a, "2.6", "0.4", "0.7", "0.01", 0, dps=30),
+        out = replica.solve_float64("lowrank", alpha=10.0**e, tau=2.6, kappa=0.4, rho=0.7,
+                                    sigma=0.01, lam=0.0)
+        t, ref = median_time(lambda: replica.solve("lowrank", alpha=a, tau="2.6", kappa="0.4",
+                                                   rho="0.7", sigma="0.01", lam=0, dps=30),
                              repeats=1)
         worst, worst_key = 0.0, ""
         for key, val in _flat(ref).items():
@@ -102,8 +108,9 @@ def precision_rows():
 def cold_start_times():
     """Seconds for import + one 30-digit solve in a fresh process: generating the evaluators
     (empty code cache), then loading them from the cache."""
-    code = ("import time; t = time.perf_counter(); from replica.models import lowrank as L; "
-            "L.solve(2, '9/4', '3/2', '9/10', '3/10', 0, dps=30); "
+    code = ("import time; t = time.perf_counter(); import replica; "
+            "replica.solve('lowrank', alpha=2, tau='9/4', kappa='3/2', rho='9/10', sigma='3/10', "
+            "dps=30); "
             "print(time.perf_counter() - t)")
     out = []
     with tempfile.TemporaryDirectory() as folder:
@@ -132,10 +139,10 @@ def main():
         "",
         "Float64 grids of 10^4 points (alpha in [10^-0.5, 10^3] log-spaced x rho in [0.05, 1]), "
         "median of 3 runs; relative tolerance 1e-13 (or the float64 rounding floor). "
-        "`ridge-newton` (default): effective-ridge start + Newton-accelerated damped iteration; "
+        "`start` (default): effective-ridge start + Newton-accelerated damped iteration; "
         "`damped`: the authors' scheme (start at 1, damped iteration alone, adaptive damping).",
         "",
-        table(["grid", "ridge-newton", "max sweeps", "damped", "max sweeps"], g),
+        table(["grid", "start", "max sweeps", "damped", "max sweeps"], g),
         "",
         "One point at 50 digits (median of 3; the verification re-solves at 80 digits and "
         "compares every reported value):",

@@ -28,6 +28,7 @@ section of ``benchmarks/README.md``). ``REPLICA_BENCH_SEEDS`` overrides the numb
 
 from __future__ import annotations
 
+
 import math
 import os
 import tempfile
@@ -35,6 +36,7 @@ import time
 
 import numpy as np
 
+import replica
 from replica.params import exact_str
 from replica.simulate import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
 from replica.simulate.sweep import make_jobs, run_jobs, summarise
@@ -315,7 +317,6 @@ def _order_section(data):
 
 
 def _b1_section(data):
-    from replica.models import isotropic
 
     p = B1
     ds = DS + tuple(d for d, _ in B1_LARGE)
@@ -329,12 +330,13 @@ def _b1_section(data):
     fit_all = _trend(data, "B1", "e_icl", ds=ds)[2]
     big = tuple(d for d in ds if d >= DS[-1])
     fit_big = _trend(data, "B1", "e_icl", ds=big)[2]
-    th0 = float(isotropic.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], 0, dps=DPS,
-                                verify=False)["e_icl"])
+    th0 = float(replica.solve("isotropic", alpha=p["alpha"], tau=p["tau"], kappa=p["kappa"],
+                              rho=p["rho"], lam=0, dps=DPS, verify=False)["e_icl"])
     th5 = data[("B1", "e_icl", DS[0])][2]
     # the interpolation threshold is n = P = d(d+1): the theory at tau' = n/P = 2d/(d+1)
-    tp = {d: float(isotropic.solve(p["alpha"], f"{2 * d}/{d + 1}", p["kappa"], p["rho"], 0,
-                                   dps=DPS, verify=False)["e_icl"]) for d in ds}
+    tp = {d: float(replica.solve("isotropic", alpha=p["alpha"], tau=f"{2 * d}/{d + 1}",
+                                 kappa=p["kappa"], rho=p["rho"], lam=0, dps=DPS,
+                                 verify=False)["e_icl"]) for d in ds}
     share = {d: (tp[d] - th5) / (data[("B1", "e_icl", d)][0] - th5) for d in ds}
     md = ["**Notebook b1 point** (isotropic, alpha = 10, tau = 2, kappa = 1/2, rho = 0.01, "
           "lambda = 1e-5, tasks on the sphere, balanced assignment: paper B's protocol, as "

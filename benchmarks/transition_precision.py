@@ -3,13 +3,14 @@
 1. Finite-alpha crossover ``kappa*(alpha)`` of the alignment model with ``C_train = lowrank:1/2``
    (tau = 2, rho = 0.01), alpha = 10^2 ... 10^30: mpmath at 40 digits (``replica transition
    alignment --alpha A``) against the same definition computed in float64 (zooming scan of the
-   indicator sigma M(sigma) by ``alignment.resolvent_f64``, third derivative by central
+   indicator sigma M(sigma) by the alignment model's ``resolvent`` system in float64, third derivative by central
    differences, brentq). The crossover approaches kappa_c = 1/2 like 1/alpha; its width shrinks
    like alpha^(-1/2), and float64 loses it.
 2. Time to locate kappa_c (alpha -> oo) to >= 25 digits at dps 50, for three rank fractions.
 """
 
 from __future__ import annotations
+
 
 import time
 from fractions import Fraction
@@ -18,6 +19,8 @@ import mpmath
 import numpy as np
 from scipy.optimize import brentq
 
+import replica
+from replica.numerics.driver import evaluator
 from replica.models import alignment as A
 from replica.analysis.transitions import alignment_transition
 
@@ -55,6 +58,7 @@ def crossover_f64(ind, a, b):
 
 
 def crossover_float64(alpha, F=0.5, rho=0.01):
+    _, resolvent_f64 = evaluator(A.PROBLEM, "resolvent", backend="np")
     lam = np.array([1 / F, 0.0])
     w = np.array([F, 1 - F])
     arrays = (lam, lam, w)
@@ -62,7 +66,7 @@ def crossover_float64(alpha, F=0.5, rho=0.01):
 
     def ind(k):
         k = np.atleast_1d(np.asarray(k, float))
-        return sigma * A.resolvent_f64(np.full_like(k, sigma), k, arrays)
+        return sigma * resolvent_f64(np.full_like(k, sigma), k, spectrum=arrays)[0]
 
     return crossover_f64(ind, 1 / 50, 1.5)
 
@@ -95,12 +99,11 @@ def crossover_rows(locate, float64, exponents=(2, 4, 6, 8, 10, 12, 16, 20, 30)):
 def lowrank_crossover_float64(alpha, kappa=0.5, tau=2.25, sigma=0.3):
     """rho*(alpha) in float64: zooming scan of m0(rho) from ``lowrank.solve_float64`` (lambda =
     0), third derivative by central differences, brentq."""
-    from replica.models import lowrank as L
 
     def ind(r):
         r = np.atleast_1d(np.asarray(r, float))
-        return L.solve_float64(alpha=alpha, tau=tau, kappa=kappa, rho=r, sigma=sigma,
-                               strict=False)["m0"]
+        return replica.solve_float64("lowrank", alpha=alpha, tau=tau, kappa=kappa, rho=r,
+                                     sigma=sigma, strict=False)["m0"]
 
     return crossover_f64(ind, 0.05, 0.999)
 

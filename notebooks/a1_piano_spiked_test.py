@@ -48,7 +48,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
+import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
 args = _common.parse_args("Paper A piano figure (spec alignment.md §5.1)")
@@ -71,8 +71,8 @@ SIM_TESTS = ["piano", "spike:1", "spike:120"] if args.quick else TESTS
 train = parse_spec("piano", D)
 theory = {}
 for t in TESTS:
-    theory[t] = A.solve_float64(train=train, test=parse_spec(t, D, "--test"), alpha=ALPHA,
-                                tau=TAU, kappa=KAPPAS, rho=RHO)
+    theory[t] = replica.solve_float64("alignment", train=train, test=parse_spec(t, D, "--test"),
+                                      alpha=ALPHA, tau=TAU, kappa=KAPPAS, rho=RHO)
 rows = [(t, k, theory[t]["e_icl"][i], theory[t]["e_scalar"][i], theory[t]["e_misalign"][i],
          theory[t]["q"][i], theory[t]["sigma"][i])
         for t in TESTS for i, k in enumerate(KAPPAS)]
@@ -82,7 +82,8 @@ out.csv("_theory.csv", ["test", "kappa", "e_icl", "e_scalar", "e_misalign", "q",
 # ## Check against the spec's values at $\kappa=2$ (high precision, §5.1 table)
 
 # %%
-r = A.solve(alpha=2, tau=4, kappa=2, rho="0.01", d=D, train="piano", test="piano", dps=30)
+r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=D, train="piano",
+                  test="piano", dps=30)
 print(f"kappa=2: q = {float(r['q']):.10f} (spec 0.0929626003), e_scalar = "
       f"{float(r['e_scalar']):.10f} (0.2281094103), e_misalign = {float(r['e_misalign']):.10f} "
       f"(0.2424912674), digits {r.digits}")
@@ -104,9 +105,9 @@ else:
             res = simulate("alignment", d=SIM_D, seeds=SIM_SEEDS, seed=0, alpha="2", tau="4",
                            kappa=str(k), rho="0.01", lam="1e-6", train="piano", test=ts)
             e = res.errors["e_icl"]
-            e_sc = float(A.solve_float64(train=parse_spec("piano", SIM_D),
-                                         test=parse_spec(ts, SIM_D, "--test"), alpha=ALPHA,
-                                         tau=TAU, kappa=k, rho=RHO, lam=1e-6)["e_scalar"])
+            e_sc = float(replica.solve_float64("alignment", train=parse_spec("piano", SIM_D),
+                                               test=parse_spec(ts, SIM_D, "--test"), alpha=ALPHA,
+                                               tau=TAU, kappa=k, rho=RHO, lam=1e-6)["e_scalar"])
             sim_rows.append((t, ts, SIM_D, SIM_SEEDS, k, e.mean, e.sem, e.theory, e.z,
                              e.mean - e_sc))
     out.csv("_sim.csv", ["test", "test_at_sim_d", "d", "seeds", "kappa", "e_icl_mean",

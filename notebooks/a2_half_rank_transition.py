@@ -46,7 +46,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
+import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 from replica.analysis.transitions import alignment_transition  # noqa: E402
 
@@ -82,8 +82,8 @@ def tests(d):
 # %%
 train = parse_spec("lowrank:0.5", D)
 TESTS = tests(D)
-theory = {name: A.solve_float64(train=train, test=parse_spec(spec, D, "--test"), alpha=ALPHA,
-                                tau=TAU, kappa=KAPPAS, rho=RHO)
+theory = {name: replica.solve_float64("alignment", train=train, test=parse_spec(spec, D, "--test"),
+                                      alpha=ALPHA, tau=TAU, kappa=KAPPAS, rho=RHO)
           for name, spec in TESTS.items()}
 c = ALPHA / TAU
 coef = 1 + c * RHO / (1 + RHO)

@@ -44,7 +44,7 @@ from scipy.stats import spearmanr
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
+import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
 args = _common.parse_args("Paper A alignment measures and Spearman correlations (spec §3.8, §5.3)")
@@ -73,10 +73,11 @@ kap = np.array(KAPPAS)
 vals = {}  # test -> dict of arrays over kappa
 for t in TESTS:
     test = parse_spec(spec_of(t), D, "--test")
-    f = A.solve_float64(train=train, test=test, alpha=ALPHA, tau=TAU, kappa=kap, rho=RHO)
+    f = replica.solve_float64("alignment", train=train, test=test, alpha=ALPHA, tau=TAU, kappa=kap,
+                              rho=RHO)
     # inverse and CKA measures do not depend on kappa: one high-precision solve gives both
-    r = A.solve(alpha=2, tau=4, kappa=1, rho="0.01", d=D, train=train, test=test, dps=20,
-                verify=False)
+    r = replica.solve("alignment", alpha=2, tau=4, kappa=1, rho="0.01", d=D, train=train, test=test,
+                      dps=20, verify=False)
     vals[t] = {"e_icl": f["e_icl"], "e_misalign": f["e_misalign"], "resolvent": f["resolvent"],
                "inverse": np.full_like(kap, float(r["inverse"])),
                "cka_inv": np.full_like(kap, float(r["cka_inv"]))}

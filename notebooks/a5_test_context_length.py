@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
+import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
 args = _common.parse_args("Paper A test-time context length (spec alignment.md §5.8)")
@@ -58,8 +58,8 @@ SIM_AT = [0.5, 8.0] if args.quick else [0.1, 0.3, 1.0, 3.0, 10.0, 100.0]
 theory = {}
 for name, spec in COVS.items():
     cov = parse_spec(spec, D)
-    theory[name] = A.solve_float64(train=cov, test=cov, alpha=ALPHA, tau=TAU, kappa=KAPPA,
-                                   rho=RHO, lam=LAM, alpha_test=ALPHA_TEST)
+    theory[name] = replica.solve_float64("alignment", train=cov, test=cov, alpha=ALPHA, tau=TAU,
+                                         kappa=KAPPA, rho=RHO, lam=LAM, alpha_test=ALPHA_TEST)
 rows = [(name, a, theory[name]["e_icl"][i], theory[name]["e_scalar"][i],
          theory[name]["e_misalign"][i]) for name in COVS for i, a in enumerate(ALPHA_TEST)]
 out.csv("_theory.csv", ["covariance", "alpha_test", "e_icl", "e_scalar", "e_misalign"], rows)

@@ -39,7 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import isotropic  # noqa: E402
+import replica  # noqa: E402
 
 args = _common.parse_args("Paper B double descent in tau (spec alignment.md §4.4, §5.7)")
 out = _common.Outputs(args.out, "b1_double_descent_tau")
@@ -57,7 +57,7 @@ SIM_ALPHAS = ["10"] if args.quick else ["1", "10", "100"]
 
 
 def iso(**kw):
-    return isotropic.solve(dps=20, verify=False, **kw)
+    return replica.solve("isotropic", dps=20, verify=False, **kw)
 
 
 # %% [markdown]

@@ -44,7 +44,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
+import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 from replica.analysis.transitions import isotropic_transition  # noqa: E402
 
@@ -65,8 +65,8 @@ SIM_KAPPAS = [0.5, 2.0] if args.quick else [0.25, 0.5, 1.0, 2.0, 4.0]
 ident = parse_spec("identity", 1)
 theory = {}
 for a in ALPHAS:
-    f = A.solve_float64(train=ident, test=ident, alpha=float(a), tau=0.2 * a, kappa=KAPPAS,
-                        rho=RHO)
+    f = replica.solve_float64("alignment", train=ident, test=ident, alpha=float(a), tau=0.2 * a,
+                              kappa=KAPPAS, rho=RHO)
     theory[a] = f
 c = 5.0
 limit = (1 + c * RHO / (1 + RHO)) * np.clip(1 - KAPPAS, 0, None)

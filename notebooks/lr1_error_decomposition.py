@@ -43,7 +43,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import lowrank as L  # noqa: E402
+import replica  # noqa: E402
 
 args = _common.parse_args("Low-rank paper Fig. 1: error decomposition (spec lowrank.md §6.1)")
 out = _common.Outputs(args.out, "lr1_error_decomposition")
@@ -60,7 +60,8 @@ SIM_ALPHAS = ["1", "4"] if args.quick else ["0.5", "1", "2", "4", "8", "16"]
 # ## Theory (float64 solution of the saddle-point equations over the $\alpha$ grid)
 
 # %%
-th = L.solve_float64(alpha=ALPHAS, tau=TAU, kappa=KAPPA, rho=RHO, sigma=SIGMA, lam=0.0)
+th = replica.solve_float64("lowrank", alpha=ALPHAS, tau=TAU, kappa=KAPPA, rho=RHO, sigma=SIGMA,
+                           lam=0.0)
 rows = [(a, *(th[p][i] for p in PROTOCOLS),
          *(th[f"{p}_{part}"][i] for p in PROTOCOLS for part in PARTS))
         for i, a in enumerate(ALPHAS)]
@@ -74,7 +75,7 @@ for p in PROTOCOLS:
 # ## Check at the golden point $\alpha=2$ (spec §6.3, fixed point 1), high precision
 
 # %%
-r = L.solve(alpha=2, tau="2.25", kappa="1.5", rho="0.9", sigma="0.3", dps=30)
+r = replica.solve("lowrank", alpha=2, tau="2.25", kappa="1.5", rho="0.9", sigma="0.3", dps=30)
 gold = {"tm": 0.55040616, "idg": 0.75981063, "odg": 0.86820251}
 for p, g in gold.items():
     print(f"alpha=2: {p.upper()} = {float(r[p]):.10f} (spec {g})")

@@ -42,7 +42,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import lowrank as L  # noqa: E402
+import replica  # noqa: E402
 
 args = _common.parse_args("Low-rank order parameters vs simulation (spec lowrank.md §6.2(i))")
 out = _common.Outputs(args.out, "lr2_order_parameters")
@@ -57,7 +57,7 @@ SIM_KAPPAS = ["0.5", "1.5"] if args.quick else ["0.25", "0.5", "1", "1.5", "2"]
 # ## Theory
 
 # %%
-th = L.solve_float64(kappa=KAPPAS, **P)
+th = replica.solve_float64("lowrank", kappa=KAPPAS, **P)
 out.csv("_theory.csv", ["kappa"] + KEYS + ["tm", "idg", "odg"],
         [(k, *(th[key][i] for key in KEYS + ["tm", "idg", "odg"])) for i, k in enumerate(KAPPAS)])
 imax = int(np.argmax(th["m0"]))
@@ -65,7 +65,8 @@ print(f"m0 is largest at kappa = {KAPPAS[imax]:.3f} (m0 = {th['m0'][imax]:.5f});
       f"{KAPPAS[int(np.argmax(th['q0']))]:.3f}")
 
 # %%
-r = L.solve(alpha="2.3", tau="1.7", kappa=1, rho="0.2", sigma="0.003", lam=3, dps=30)
+r = replica.solve("lowrank", alpha="2.3", tau="1.7", kappa=1, rho="0.2", sigma="0.003", lam=3,
+                  dps=30)
 gold = {"q": 0.47800230, "m": 0.67868216, "qbar": 0.08914485, "q0": 0.42047444,
         "m0": 0.63217627}
 for k, g in gold.items():

@@ -40,7 +40,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import lowrank as L  # noqa: E402
+import replica  # noqa: E402
 
 args = _common.parse_args("Low-rank transition scan (spec lowrank.md §6.4)")
 out = _common.Outputs(args.out, "lr3_transition_scan")
@@ -54,7 +54,7 @@ RHOS = np.union1d(np.round(np.linspace(0.1, 1.0, 10 if args.quick else 91), 10),
 
 # %%
 A_, R_ = np.meshgrid(ALPHAS, RHOS, indexing="ij")
-th = L.solve_float64(alpha=A_, tau=TAU, kappa=KAPPA, rho=R_, sigma=SIGMA, lam=0.0)
+th = replica.solve_float64("lowrank", alpha=A_, tau=TAU, kappa=KAPPA, rho=R_, sigma=SIGMA, lam=0.0)
 lim_idg = SIGMA**2 * np.clip(RHOS - KAPPA, 0, None) / (RHOS * (TAU - 1) * (1 + SIGMA**2))
 lim_m0 = np.minimum(KAPPA, RHOS) / RHOS
 rows = [(a, r, th["tm"][i, j], th["idg"][i, j], th["odg"][i, j], th["m0"][i, j],
@@ -80,7 +80,7 @@ for i, a in enumerate(ALPHAS):
 out.csv("_approach.csv", ["alpha", "max_dev_idg_over_alpha", "max_dev_m0"], dev_rows)
 
 # %%
-r = L.solve(alpha=1024, tau="2.25", kappa="0.5", rho="0.8", sigma="0.3", dps=30)
+r = replica.solve("lowrank", alpha=1024, tau="2.25", kappa="0.5", rho="0.8", sigma="0.3", dps=30)
 j = int(np.argmin(abs(RHOS - 0.8)))
 print(f"alpha=1024, rho=0.8: IDG = {float(r['idg']):.12f} (mpmath), {th['idg'][-1, j]:.12f} "
       f"(float64); digits {r.digits}")

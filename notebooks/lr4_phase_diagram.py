@@ -54,12 +54,11 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else "")
 import _common  # noqa: E402
 
-from replica.models import alignment as A  # noqa: E402
-from replica.models import lowrank as L  # noqa: E402
+import replica  # noqa: E402
 from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
 from replica.analysis import phase_diagram  # noqa: E402
-from replica.analysis.transitions import alignment_transition, two_atom_pairs  # noqa: E402
+from replica.analysis.transitions import alignment_transition, resolvent, two_atom_pairs  # noqa: E402
 
 args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
 out = _common.Outputs(args.out, "lr4_phase_diagram")
@@ -79,7 +78,7 @@ with precision(30):
     for kap, rho in (("0.5", "0.8"), ("1.5", "0.9"), ("0.3", "0.2")):
         eps = (1 + mpmath.mpf(SIGMA) ** 2) / 64
         g = lowrank_stieltjes_mp(-eps, mpmath.mpf(kap), mpmath.mpf(rho))
-        m = A.resolvent_mp(eps, mpmath.mpf(kap), two_atom_pairs(Fraction(rho)))
+        m = resolvent(two_atom_pairs(Fraction(rho)))(eps, mpmath.mpf(kap))
         print(f"kappa={kap}, rho={rho}, alpha=64: g(-eps) = {mpmath.nstr(g, 20)}, "
               f"M_kappa(eps) = {mpmath.nstr(m, 20)}")
         assert abs(g - m) < mpmath.mpf(10) ** -25 * abs(g)
@@ -91,7 +90,8 @@ with precision(30):
 KG = np.linspace(0.05, 1.5, GRID)
 RG = np.linspace(0.05, 1.0, GRID)
 K_, R_ = np.meshgrid(KG, RG, indexing="ij")
-th = L.solve_float64(alpha=A_BG, tau=float(TAU), kappa=K_, rho=R_, sigma=float(SIGMA), lam=0.0)
+th = replica.solve_float64("lowrank", alpha=A_BG, tau=float(TAU), kappa=K_, rho=R_,
+                           sigma=float(SIGMA), lam=0.0)
 bg = th["idg"] / A_BG
 lim = float(SIGMA) ** 2 * np.clip(R_ - K_, 0, None) / (R_ * (float(TAU) - 1)
                                                        * (1 + float(SIGMA) ** 2))

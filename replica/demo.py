@@ -25,6 +25,8 @@ still run, and the exit status is 1.
 
 from __future__ import annotations
 
+import replica
+
 import argparse
 import concurrent.futures
 import csv
@@ -126,17 +128,16 @@ LOWRANK_CASES = [
 def alignment_section(dps: int):
     """Table of paper A / paper B solves at ``dps`` digits (B's closed forms against A's
     equations at C = I: the digits on which they agree)."""
-    from .models import alignment, isotropic
     from .numerics import agreement_digits
 
     rows = []
     for label, kw in ALIGNMENT_CASES:
-        r = alignment.solve(dps=dps, **kw)
+        r = replica.solve("alignment", dps=dps, **kw)
         rows.append((label, _fmt(r["e_icl"]), _fmt(r["e_scalar"]), _fmt(r["e_misalign"]),
                      r.digits))
     for label, kw in ISOTROPIC_CASES:
-        r = isotropic.solve(dps=dps, **kw)
-        a = alignment.solve(dps=dps, d=1, train="identity", test="identity", **kw)
+        r = replica.solve("isotropic", dps=dps, **kw)
+        a = replica.solve("alignment", dps=dps, d=1, train="identity", test="identity", **kw)
         agree = agreement_digits(r["e_icl"], a["e_icl"], dps)
         rows.append((label + f" (A agrees {agree} dig.)", _fmt(r["e_icl"]), _fmt(r["e_scalar"]),
                      _fmt(r["e_misalign"]), r.digits))
@@ -145,11 +146,10 @@ def alignment_section(dps: int):
 
 def lowrank_section(dps: int):
     """Table of low-rank solves at the spec's golden points; returns (text, failures)."""
-    from .models import lowrank
 
     rows, failures = [], []
     for label, kw, gold in LOWRANK_CASES:
-        r = lowrank.solve(dps=dps, **kw)
+        r = replica.solve("lowrank", dps=dps, **kw)
         dev = max(abs(float(r[k]) - g) for k, g in zip(("tm", "idg", "odg"), gold))
         if dev > 1e-8:
             failures.append(f"lowrank {label}: deviates from the spec's golden values by {dev:.1e}")

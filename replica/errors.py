@@ -32,11 +32,13 @@ class ParameterError(ReplicaError, ValueError):
 
 
 class ConvergenceError(ReplicaError, ArithmeticError):
-    """A solver did not converge; ``tried`` says what was attempted."""
+    """A solver did not converge; ``tried`` says what was attempted, ``status`` (a
+    :class:`replica.numerics.result.Status` value such as ``"max-iterations"``) what happened."""
 
     exit_status = 3
 
-    def __init__(self, message: str, tried: str = ""):
+    def __init__(self, message: str, tried: str = "", status: str = "stalled"):
         self.tried = tried
+        self.status = getattr(status, "value", status)
         text = message if not tried else f"{message} (tried: {tried})"
         super().__init__(text)

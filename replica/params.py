@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-import mpmath
-
 from .errors import ParameterError
 
 INF = "inf"
@@ -62,6 +60,8 @@ def parse_exact(value, name: str, *, allow_inf: bool = False):
 
 def to_mpf(x):
     """Exact rational (or ``"inf"``) to ``mpf`` at the current working precision."""
+    import mpmath  # here, not at import: the command line reads parameters without mpmath
+
     if x == INF:
         return mpmath.inf
     x = Fraction(x)

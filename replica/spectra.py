@@ -38,6 +38,7 @@ import sympy
 
 from .errors import ParameterError
 from .params import parse_exact, to_mpf
+from .symbolic.codegen import mp_function
 
 # ---------------------------------------------------------------------------------------------
 # Closed-form Stieltjes transforms (SymPy, the single source for every numeric back end)
@@ -189,7 +190,7 @@ def _lowrank_mp_evaluator(n: int, tilde: bool, kappa_infinite: bool):
         e = lowrank_stieltjes_tilde_derivative_expr(x, kk, r, n)
     else:
         e = lowrank_stieltjes_derivative_expr(x, kk, r, n)
-    return sympy.lambdify([x, k, r], e, modules="mpmath")
+    return mp_function([x, k, r], e)
 
 
 def lowrank_stieltjes_mp(z, kappa, rho, n: int = 0, tilde: bool = False):

@@ -7,11 +7,14 @@ import numpy as np
 import pytest
 import sympy
 
+import replica
 from replica.models import alignment as A
 from replica.models import isotropic as B
 from replica.numerics import agreement_digits, precision
+from replica.analysis.phase_diagram import misalignment_spectrum
 from replica.spectra import parse_spec, spectral_pairs_mp
-from replica.symbolic import LAMBDA_I, avg, expand_averages
+from replica.symbolic import LAMBDA_I, Evaluator, avg, expand_averages
+from replica.analysis.transitions import resolvent
 
 # ------------------------------------------------------------------------------------------------
 # Isotropic reduction: C_train = C_test = I gives paper B's closed forms (>= 40 digits at dps 50)
@@ -34,12 +37,16 @@ GRID = [
     ("3", "1", "inf", "1/10", "1/10"),
 ]
 
+M_PRIME = Evaluator([A.M_PRIME_CLOSED], [A.M, A.z, A.kappa])
+"""M'(z) from its closed form (implicit differentiation of eq. (17))."""
+
 
 @pytest.mark.parametrize("alpha,tau,kappa,rho,lam", GRID)
 def test_isotropic_reduction_40_digits(alpha, tau, kappa, rho, lam):
-    a = A.solve(alpha, tau, kappa, rho, lam, d=3, train="identity", test="identity", dps=50,
-                verify=False)
-    b = B.solve(alpha, tau, kappa, rho, lam, dps=50, verify=False)
+    a = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho, lam=lam, d=3,
+                      train="identity", test="identity", dps=50, verify=False)
+    b = replica.solve("isotropic", alpha=alpha, tau=tau, kappa=kappa, rho=rho, lam=lam, dps=50,
+                      verify=False)
     for key in ("e_icl", "e_idg", "q", "sigma", "lambda_tilde", "M", "M_prime", "e_scalar",
                 "e_misalign"):
         if b[key] == 0:
@@ -50,8 +57,10 @@ def test_isotropic_reduction_40_digits(alpha, tau, kappa, rho, lam):
 
 def test_isotropic_reduction_is_independent_of_d_and_trace_normalisation():
     """C_train = C_test = I at d = 1 and d = 7 give the same theory (only the spectrum matters)."""
-    r1 = A.solve(2, "1/2", "1/2", "1/100", d=1, dps=40, verify=False)
-    r7 = A.solve(2, "1/2", "1/2", "1/100", d=7, dps=40, verify=False)
+    r1 = replica.solve("alignment", alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=1, dps=40,
+                       verify=False)
+    r7 = replica.solve("alignment", alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=7, dps=40,
+                       verify=False)
     assert agreement_digits(r1["e_icl"], r7["e_icl"], 40) >= 38
 
 
@@ -70,13 +79,10 @@ def test_idg_equals_tau_q_symbolically_for_tau_gt_1():
                                                  ("3", "1/2", "inf", "1/10")])
 def test_idg_equals_tau_q_for_tau_lt_1(alpha, tau, kappa, rho):
     """B's (structurally different) tau < 1 IDG closed form equals tau q to 45 digits."""
-    r = B.solve(alpha, tau, kappa, rho, dps=50, verify=False)
+    r = replica.solve("isotropic", alpha=alpha, tau=tau, kappa=kappa, rho=rho, dps=50, verify=False)
+    assert r.variant.startswith("ridgeless_below")  # e_idg is B's closed form, q is A's (C.14)
     with precision(50):
-        c = B._compiled(kappa == "inf")
-        vals = [mpmath.mpf(sympy.Rational(alpha)), mpmath.mpf(sympy.Rational(tau)),
-                mpmath.mpf(1) if kappa == "inf" else mpmath.mpf(sympy.Rational(kappa)),
-                mpmath.mpf(sympy.Rational(rho)), mpmath.mpf(0)]
-        idg_closed = c["idg_lt1"](*vals)
+        idg_closed = r["e_idg"]
         assert agreement_digits(idg_closed, mpmath.mpf(sympy.Rational(tau)) * r["q"], 50) >= 45
 
 
@@ -126,8 +132,8 @@ def test_scaled_identity_equals_marchenko_pastur(kappa, c):
     with precision(40):
         pairs = spectral_pairs_mp(cov, cov)
         k = mpmath.mpf(sympy.Rational(kappa))
-        m = A.resolvent_mp(mpmath.mpf(z), k, pairs)
-        (mp_,) = A._compiled(False)["mprime"].mp([m, mpmath.mpf(z), k], pairs)
+        m = resolvent(pairs)(mpmath.mpf(z), k)
+        (mp_,) = M_PRIME.mp([m, mpmath.mpf(z), k], pairs)
         mcl = sympy.N(marchenko_pastur_expr(z, sympy.Rational(kappa), sympy.Rational(c)), 45)
         mpcl = sympy.N(marchenko_pastur_prime_expr(z, sympy.Rational(kappa), sympy.Rational(c)), 45)
         assert agreement_digits(m, mpmath.mpf(str(mcl)), 40) >= 38
@@ -148,13 +154,14 @@ def test_m_prime_matches_finite_difference_and_bracket():
         pairs = spectral_pairs_mp(cov, cov)
         k = mpmath.mpf("0.4")
         z = mpmath.mpf("0.7")
-        m = A.resolvent_mp(z, k, pairs)
+        M = resolvent(pairs)
+        m = M(z, k)
         assert max(0, (1 - k) / z) < m <= 1 / z
         a = 1 - 1 / k + z * m / k
         assert 0 < a <= 1
-        (mp_,) = A._compiled(False)["mprime"].mp([m, z, k], pairs)
+        (mp_,) = M_PRIME.mp([m, z, k], pairs)
         h = mpmath.mpf(10) ** -12
-        fd = (A.resolvent_mp(z + h, k, pairs) - A.resolvent_mp(z - h, k, pairs)) / (2 * h)
+        fd = (M(z + h, k) - M(z - h, k)) / (2 * h)
         assert agreement_digits(mp_, fd, 40) >= 20
 
 
@@ -169,7 +176,8 @@ def matches_given_decimals(x, text):
 # Golden values: piano, d = 120, kappa = 2, alpha = 2, tau = 4, rho = 0.01 (spec §5.1)
 # ------------------------------------------------------------------------------------------------
 def test_piano_golden_values():
-    r = A.solve(2, 4, 2, "0.01", d=120, train="piano", test="piano", dps=30)
+    r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=120, train="piano",
+                      test="piano", dps=30)
     golden = {"q": "0.0929626003", "M": "0.9258394245", "M_prime": "-1.1015751428",
               "e_scalar": "0.2281094103", "e_misalign": "0.2424912674"}
     for key, val in golden.items():
@@ -184,7 +192,8 @@ def test_piano_golden_values():
 # ------------------------------------------------------------------------------------------------
 def test_kappa_infinite_is_population_resolvent_and_continuous():
     """kappa = inf: F = (C + zI)^{-1}, M' = -<F^2>; and kappa = 10^30 approaches it."""
-    r_inf = A.solve(2, 4, "inf", "1/10", d=20, train="powerlaw:1", test="spike:2", dps=40)
+    r_inf = replica.solve("alignment", alpha=2, tau=4, kappa="inf", rho="1/10", d=20,
+                          train="powerlaw:1", test="spike:2", dps=40)
     cov = parse_spec("powerlaw:1", 20)
     with precision(40):
         lam = cov.diag_mp()
@@ -192,14 +201,16 @@ def test_kappa_infinite_is_population_resolvent_and_continuous():
         assert agreement_digits(r_inf["M"], mpmath.fsum(1 / (l + s) for l in lam) / 20, 40) >= 38
         assert agreement_digits(r_inf["M_prime"],
                                 -mpmath.fsum(1 / (l + s) ** 2 for l in lam) / 20, 40) >= 38
-    r_big = A.solve(2, 4, "1e30", "1/10", d=20, train="powerlaw:1", test="spike:2", dps=40)
+    r_big = replica.solve("alignment", alpha=2, tau=4, kappa="1e30", rho="1/10", d=20,
+                          train="powerlaw:1", test="spike:2", dps=40)
     assert agreement_digits(r_inf["e_icl"], r_big["e_icl"], 40) >= 25
 
 
 def test_kappa_tau_infinite_shrinkage_limit():
     """kappa = inf, tau -> inf: q -> 0 and E -> E_inf of the shrinkage estimator (§3.7(v))."""
     d = 16
-    r = A.solve(3, "1e24", "inf", "1/2", d=d, train="piano", test="powerlaw:1/2", dps=40)
+    r = replica.solve("alignment", alpha=3, tau="1e24", kappa="inf", rho="1/2", d=d, train="piano",
+                      test="powerlaw:1/2", dps=40)
     tr, te = parse_spec("piano", d), parse_spec("powerlaw:1/2", d)
     with precision(40):
         lam, mu = tr.diag_mp(), te.diag_mp()
@@ -218,7 +229,8 @@ def test_isotropic_alpha_tau_infinite(kappa):
     rho = mpmath.mpf("0.5")
     c = 2
     big = 10**20
-    r = A.solve(c * big, big, kappa, "0.5", d=2, dps=40, verify=False)
+    r = replica.solve("alignment", alpha=c * big, tau=big, kappa=kappa, rho="0.5", d=2, dps=40,
+                      verify=False)
     k = mpmath.mpf(kappa)
     with precision(40):
         limit = rho + (1 + c * rho / (1 + rho)) * max(1 - k, 0)
@@ -234,16 +246,18 @@ def test_low_rank_train_transition_limits():
     coef = 1 + rho / (1 + rho)  # c = 1
     for r_frac, kappa in (("1", "0.3"), ("1/2", "0.3"), ("1/2", "0.8")):
         rf, k = mpmath.mpf(sympy.Rational(r_frac)), mpmath.mpf(kappa)
-        same = A.solve(big, big, kappa, "0.5", d=10, train=f"lowrank:{r_frac}",
-                       test=f"lowrank:{r_frac}", dps=30, verify=False)
-        iso = A.solve(big, big, kappa, "0.5", d=10, train=f"lowrank:{r_frac}", test="identity",
-                      dps=30, verify=False)
+        same = replica.solve("alignment", alpha=big, tau=big, kappa=kappa, rho="0.5", d=10,
+                             train=f"lowrank:{r_frac}", test=f"lowrank:{r_frac}", dps=30,
+                             verify=False)
+        iso = replica.solve("alignment", alpha=big, tau=big, kappa=kappa, rho="0.5", d=10,
+                            train=f"lowrank:{r_frac}", test="identity", dps=30, verify=False)
         with precision(30):
             assert abs(same["e_icl"] - (rho + coef * max(1 - k / rf, 0))) < 1e-9
             assert abs(iso["e_icl"] - (rho + coef * (1 - min(k, rf)))) < 1e-9
             assert abs(same["e_idg"] - rho) < 1e-9
     # the spec's worked example: rho = 0.5, r = 1, kappa = 0.3 -> 1.4333..., not 1.55
-    ex = A.solve(big, big, "0.3", "0.5", d=1, dps=20, verify=False)
+    ex = replica.solve("alignment", alpha=big, tau=big, kappa="0.3", rho="0.5", d=1, dps=20,
+                       verify=False)
     assert mpmath.nstr(ex["e_icl"], 5) == "1.4333"
 
 
@@ -253,18 +267,21 @@ def test_double_descent_divergence_and_ridge_regularises():
     for eps in ("1e-6", "1e-9"):
         for sgn in (1, -1):
             tau = 1 + sgn * sympy.Rational(sympy.Float(eps, 30))
-            r = A.solve(2, str(tau), "1/2", "1/100", d=5, train="piano", test="piano", dps=40,
-                        verify=False)
+            r = replica.solve("alignment", alpha=2, tau=str(tau), kappa="1/2", rho="1/100", d=5,
+                              train="piano", test="piano", dps=40, verify=False)
             prods.append((sgn, r["q"] * abs(tau - 1)))
     with precision(40):
         for sgn in (1, -1):
             a, b = [p for s, p in prods if s == sgn]
             assert abs(a - b) / abs(b) < 1e-5 and abs(b) > 1e-3
-    r = A.solve(2, 1, "1/2", "1/100", lam="1/100", d=5, train="piano", test="piano", dps=30)
+    r = replica.solve("alignment", alpha=2, tau=1, kappa="1/2", rho="1/100", lam="1/100", d=5,
+                      train="piano", test="piano", dps=30)
     assert 0 < r["q"] < 100 and r["lambda_tilde"] > 0
     # lambda -> 0 at tau > 1: the ridge root tends to 0 and the ridgeless theory is recovered
-    r0 = A.solve(2, 3, "1/2", "1/100", d=5, train="piano", test="piano", dps=40)
-    rl = A.solve(2, 3, "1/2", "1/100", lam="1e-20", d=5, train="piano", test="piano", dps=40)
+    r0 = replica.solve("alignment", alpha=2, tau=3, kappa="1/2", rho="1/100", d=5, train="piano",
+                       test="piano", dps=40)
+    rl = replica.solve("alignment", alpha=2, tau=3, kappa="1/2", rho="1/100", lam="1e-20", d=5,
+                       train="piano", test="piano", dps=40)
     assert rl["lambda_tilde"] < 1e-18
     assert agreement_digits(r0["e_icl"], rl["e_icl"], 40) >= 15
 
@@ -292,7 +309,8 @@ def _bias_variance_form(r, lam, mu, kappa, rho, alpha):
 @pytest.mark.parametrize("tau,lam", [("4", "0"), ("1/2", "0"), ("1", "1/10")])
 def test_eigenvalue_form_equals_bias_variance_form(tau, lam):
     d = 12
-    r = A.solve(2, tau, "3/5", "1/100", lam, d=d, train="powerlaw:1.3", test="spike:4", dps=40)
+    r = replica.solve("alignment", alpha=2, tau=tau, kappa="3/5", rho="1/100", lam=lam, d=d,
+                      train="powerlaw:1.3", test="spike:4", dps=40)
     with precision(40):
         tr, te = parse_spec("powerlaw:1.3", d), parse_spec("spike:4", d)
         e = _bias_variance_form(r, tr.diag_mp(), te.diag_mp(), "0.6", mpmath.mpf(1) / 100, 2)
@@ -309,16 +327,18 @@ def test_non_commuting_rotation_invariance(tmp_path):
     te = parse_spec("powerlaw:2", d).diag_f64()
     np.save(tmp_path / "tr.npy", Q @ np.diag(tr) @ Q.T)
     np.save(tmp_path / "te.npy", Q @ np.diag(te) @ Q.T)
-    base = A.solve(2, "1/2", "1/2", "1/10", d=d, train="piano", test="powerlaw:2", dps=30)
-    rot = A.solve(2, "1/2", "1/2", "1/10", d=d, train=f"file:{tmp_path}/tr.npy",
-                  test=f"file:{tmp_path}/te.npy", dps=30)
+    base = replica.solve("alignment", alpha=2, tau="1/2", kappa="1/2", rho="1/10", d=d,
+                         train="piano", test="powerlaw:2", dps=30)
+    rot = replica.solve("alignment", alpha=2, tau="1/2", kappa="1/2", rho="1/10", d=d,
+                        train=f"file:{tmp_path}/tr.npy", test=f"file:{tmp_path}/te.npy", dps=30)
     # .npy entries are float64: agreement is limited by the ~1e-16 rounding of the rotated input
     assert agreement_digits(base["e_icl"], rot["e_icl"], 30) >= 13
     assert any("non-commuting" in n for n in rot.notes)
     # rotated test only: e_misalign = (1/d) sum k_i (u_i^T C_test u_i) with u_i = e_i
-    only = A.solve(2, "1/2", "1/2", "1/10", d=d, train="piano", test=f"file:{tmp_path}/te.npy",
-                   dps=30)
-    lam, k = A.misalignment_spectrum(2, "1/2", "1/2", "1/10", d=d, train="piano", dps=30)
+    only = replica.solve("alignment", alpha=2, tau="1/2", kappa="1/2", rho="1/10", d=d,
+                         train="piano", test=f"file:{tmp_path}/te.npy", dps=30)
+    lam, k = misalignment_spectrum(alpha=2, tau="1/2", kappa="1/2", rho="1/10", d=d, train="piano",
+                                   dps=30)
     Ct = Q @ np.diag(te) @ Q.T
     Ct *= d / np.trace(Ct)
     with precision(30):
@@ -331,19 +351,20 @@ def test_non_commuting_rotation_invariance(tmp_path):
                                             ("powerlaw:0.9", "1/2", "1")])
 def test_k_decreases_with_lambda_and_top_spike_is_optimal(spec, tau, kappa):
     d = 24
-    lam, k = A.misalignment_spectrum(2, tau, kappa, "1/100", d=d, train=spec, dps=30)
+    lam, k = misalignment_spectrum(alpha=2, tau=tau, kappa=kappa, rho="1/100", d=d, train=spec,
+                                   dps=30)
     assert all(k[i] < k[i + 1] for i in range(len(k) - 1))  # lambda sorted decreasing
-    errs = [A.solve(2, tau, kappa, "1/100", d=d, train=spec, test=f"spike:{j}", dps=20,
-                    verify=False)["e_icl"] for j in (1, 5, 12, 24)]
+    errs = [replica.solve("alignment", alpha=2, tau=tau, kappa=kappa, rho="1/100", d=d, train=spec,
+                          test=f"spike:{j}", dps=20, verify=False)["e_icl"] for j in (1, 5, 12, 24)]
     assert errs == sorted(errs)
 
 
 def test_alpha_test_only_changes_scalar_prefactor():
     kw = dict(alpha=2, tau=4, kappa="1/2", rho="1/100", d=10, train="piano", test="spike:3",
               dps=30)
-    base = A.solve(**kw)
-    same = A.solve(alpha_test=2, **kw)
-    other = A.solve(alpha_test=8, **kw)
+    base = replica.solve("alignment", **kw)
+    same = replica.solve("alignment", alpha_test=2, **kw)
+    other = replica.solve("alignment", alpha_test=8, **kw)
     assert agreement_digits(base["e_icl"], same["e_icl"], 30) >= 29
     for key in ("q", "sigma", "M", "M_prime", "e_misalign"):
         assert agreement_digits(base[key], other[key], 30) >= 29
@@ -354,10 +375,12 @@ def test_alpha_test_only_changes_scalar_prefactor():
 
 
 def test_measures_on_known_cases():
-    r = A.solve(2, 4, 2, "1/100", d=10, train="piano", test="piano", dps=30)
+    r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="1/100", d=10, train="piano",
+                      test="piano", dps=30)
     assert agreement_digits(r["inverse"], mpmath.mpf(1), 30) >= 29
     assert agreement_digits(r["cka_inv"], mpmath.mpf(1), 30) >= 29
-    singular = A.solve(2, 4, 2, "1/100", d=10, train="lowrank:1/2", test="identity", dps=20)
+    singular = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="1/100", d=10,
+                             train="lowrank:1/2", test="identity", dps=20)
     assert singular["inverse"] is None
     assert any("singular" in n for n in singular.notes)
 
@@ -371,14 +394,14 @@ def test_float64_grid_matches_high_precision():
     alphas = np.array([0.5, 2.0, 10.0])[:, None, None]
     taus = np.array([0.3, 0.8, 1.5, 4.0])[None, :, None]
     lams = np.array([0.0, 0.05])[None, None, :]
-    out = A.solve_float64(train=cov, test=spike, alpha=alphas, tau=taus, kappa=0.7, rho=0.05,
-                          lam=lams)
+    out = replica.solve_float64("alignment", train=cov, test=spike, alpha=alphas, tau=taus,
+                                kappa=0.7, rho=0.05, lam=lams)
     assert out["e_icl"].shape == (3, 4, 2)
     for (i, a), (j, t), (k, l) in itertools.product(enumerate([0.5, 2, 10]),
                                                     enumerate(["0.3", "0.8", "1.5", "4"]),
                                                     enumerate(["0", "0.05"])):
-        r = A.solve(str(a), t, "0.7", "0.05", l, d=40, train="powerlaw:0.9", test="spike:2",
-                    dps=25, verify=False)
+        r = replica.solve("alignment", alpha=str(a), tau=t, kappa="0.7", rho="0.05", lam=l, d=40,
+                          train="powerlaw:0.9", test="spike:2", dps=25, verify=False)
         assert abs(out["e_icl"][i, j, k] - float(r["e_icl"])) <= 1e-11 * abs(float(r["e_icl"]))
 
 
@@ -397,7 +420,7 @@ def test_empirical_resolvent_converges_like_one_over_d(spec):
         lam = C.diag_f64()
         k = int(kappa * d)
         with precision(20):
-            m_det = float(A.resolvent_mp(mpmath.mpf(z), mpmath.mpf(kappa), spectral_pairs_mp(C, C)))
+            m_det = float(resolvent(spectral_pairs_mp(C, C))(mpmath.mpf(z), mpmath.mpf(kappa)))
         draws = 24000 // d
         vals = np.empty(draws)
         for n in range(draws):
@@ -432,8 +455,9 @@ def test_stable_forms_equal_the_paper_forms():
 def test_full_digits_deep_in_the_collapsed_phase():
     """alpha = 10^12, kappa < 1: a = O(1/alpha); the a-form keeps every digit (the M-form lost
     11 of 30 digits in e_misalign)."""
-    r = A.solve("1e12", 4, "1/2", "0.01", d=3, dps=30)
+    r = replica.solve("alignment", alpha="1e12", tau=4, kappa="1/2", rho="0.01", d=3, dps=30)
     assert r.digits >= 29
-    hi = A.solve("1e12", 4, "1/2", "0.01", d=3, dps=60, verify=False)
+    hi = replica.solve("alignment", alpha="1e12", tau=4, kappa="1/2", rho="0.01", d=3, dps=60,
+                       verify=False)
     for key in ("e_icl", "e_misalign", "resolvent", "M", "M_prime"):
         assert agreement_digits(r[key], hi[key], 30) >= 29, key

@@ -4,6 +4,7 @@ solves."""
 import pytest
 import sympy
 
+import replica
 from replica.analysis import asymptotics as S
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits, precision
@@ -18,7 +19,8 @@ POINTS = {"scarce": dict(tau="13/5", kappa="2/5", rho="7/10", sigma="3/10"),
 def test_expansion_matches_direct_solve_at_alpha_1e12(side, name):
     p = POINTS[side]
     alpha = 10**12
-    r = L.solve(alpha, p["tau"], p["kappa"], p["rho"], p["sigma"], dps=40, verify=False)
+    r = replica.solve("lowrank", alpha=alpha, tau=p["tau"], kappa=p["kappa"], rho=p["rho"],
+                      sigma=p["sigma"], dps=40, verify=False)
     with precision(40):
         approx = S.evaluate(name, side, alpha, **p)
         exact = r[name]
@@ -31,7 +33,8 @@ def test_truncation_error_scales_like_alpha_cubed(side):
     p = POINTS[side]
     errs = []
     for alpha in (10**4, 2 * 10**4):
-        r = L.solve(alpha, p["tau"], p["kappa"], p["rho"], p["sigma"], dps=40, verify=False)
+        r = replica.solve("lowrank", alpha=alpha, tau=p["tau"], kappa=p["kappa"], rho=p["rho"],
+                          sigma=p["sigma"], dps=40, verify=False)
         with precision(40):
             errs.append(abs(S.evaluate("q0", side, alpha, **p) - r["q0"]))
     with precision(40):

@@ -18,7 +18,7 @@ from replica.latex import (CheckFailedError, Value, ValueTable, escape_text, nor
                            prose_to_latex, render, to_latex)
 from replica.latex.pdf import undefined_references
 from replica.models import alignment as A
-from replica.numerics import SolveResult
+from replica.numerics import Result, Status
 from replica.symbolic import Step
 
 
@@ -89,7 +89,7 @@ def test_placeholders_and_references():
 # Tables
 # ---------------------------------------------------------------------------------------------
 def _result(value, digits):
-    return SolveResult(model="x", params={}, dps=30, groups={"g": {"v": value}}, converged=True,
+    return Result(model="x", params={}, dps=30, groups={"g": {"v": value}}, status=Status.CONVERGED,
                        iterations=1, residual=0, digits=digits)
 
 

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import replica
 
 ORDER = "q m chi qbar chibar qhat mhat chihat qbarhat chibarhat z mbar m0 q0".split()
 PARTS = ["signal", "memorization", "structural", "noise"]
@@ -86,28 +87,14 @@ def test_kappa_inf_with_ridge_is_a_clear_error(cli):
     assert rc == 2 and "--lam" in err and len(err.strip().splitlines()) == 1
 
 
-def test_convergence_failure_exits_3_saying_what_was_tried(monkeypatch, capsys):
-    from replica import cli as cli_module
-    from replica.errors import ConvergenceError
-    from replica.models import lowrank as L
-
-    def stalled(*args, **kwargs):
-        raise ConvergenceError("low-rank saddle point: Newton stalled",
-                               tried="Newton with exact Jacobian and step halving")
-
-    monkeypatch.setattr(L, "_newton", stalled)
-    rc = cli_module.main(BASE + ["--dps", "15"])
-    err = capsys.readouterr().err
-    assert rc == 3 and "tried" in err and len(err.strip().splitlines()) == 1
-
-
 def test_float64_nonconvergence_is_a_convergence_error():
     from replica.errors import ConvergenceError
-    from replica.models import lowrank as L
 
     with pytest.raises(ConvergenceError, match="tried"):
-        L.solve_float64(2.0, 2.25, 1.5, 0.9, 0.3, method="damped", maxiter=3)
-    out = L.solve_float64(2.0, 2.25, 1.5, 0.9, 0.3, method="damped", maxiter=3, strict=False)
+        replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=1.5, rho=0.9, sigma=0.3,
+                              method="damped", maxiter=3)
+    out = replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=1.5, rho=0.9, sigma=0.3,
+                                method="damped", maxiter=3, strict=False)
     assert not bool(out["converged"]) and out["tm"] != out["tm"]  # NaN, flagged
 
 

@@ -13,8 +13,7 @@ from fractions import Fraction as Fr
 import mpmath
 import pytest
 
-from replica.models import alignment as A
-from replica.models import lowrank as L
+import replica
 from replica.numerics import agreement_digits
 from replica.params import to_mpf
 
@@ -36,13 +35,14 @@ POINTS = [
 @pytest.mark.parametrize("p", POINTS, ids=lambda p: f"tau={p['tau']},lam={p['lam']}")
 def test_lowrank_equals_alignment_with_a_two_atom_spectrum(p):
     dps = 40
-    lr = L.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["sigma"], p["lam"],
-                 sigma_test=p["sigma"], dps=dps)
+    lr = replica.solve("lowrank", alpha=p["alpha"], tau=p["tau"], kappa=p["kappa"], rho=p["rho"],
+                       sigma=p["sigma"], lam=p["lam"], sigma_test=p["sigma"], dps=dps)
     lam_a = p["kappa"] * p["lam"] / p["tau"]
     spec = f"lowrank:{p['rho']}"
-    common = (p["alpha"], p["tau"], p["kappa"], p["sigma"] ** 2, lam_a)
-    same = A.solve(*common, d=10, train=spec, test=spec, dps=dps)
-    iso = A.solve(*common, d=10, train=spec, test="identity", dps=dps)
+    common = dict(alpha=p["alpha"], tau=p["tau"], kappa=p["kappa"], rho=p["sigma"] ** 2,
+                  lam=lam_a)
+    same = replica.solve("alignment", **common, d=10, train=spec, test=spec, dps=dps)
+    iso = replica.solve("alignment", **common, d=10, train=spec, test="identity", dps=dps)
     assert lr.digits >= 35 and same.digits >= 35 and iso.digits >= 35
     with mpmath.workdps(dps):
         assert agreement_digits(lr["idg"], same["e_icl"], dps) >= 25
@@ -61,11 +61,14 @@ def test_ridgeless_limit_at_tau_below_one_is_paper_a_ridgeless():
     difference is O(lambda))."""
     a, t, k, r, s = Fr(2), Fr(1, 2), Fr(3, 4), Fr(2, 5), Fr(1, 2)
     spec = f"lowrank:{r}"
-    same = A.solve(a, t, k, s**2, 0, d=10, train=spec, test=spec, dps=30)
-    iso = A.solve(a, t, k, s**2, 0, d=10, train=spec, test="identity", dps=30)
+    same = replica.solve("alignment", alpha=a, tau=t, kappa=k, rho=s**2, lam=0, d=10, train=spec,
+                         test=spec, dps=30)
+    iso = replica.solve("alignment", alpha=a, tau=t, kappa=k, rho=s**2, lam=0, d=10, train=spec,
+                        test="identity", dps=30)
     devs = []
     for lam in (Fr(1, 10**8), Fr(1, 10**9)):
-        lr = L.solve(a, t, k, r, s, lam, sigma_test=s, dps=30)
+        lr = replica.solve("lowrank", alpha=a, tau=t, kappa=k, rho=r, sigma=s, lam=lam,
+                           sigma_test=s, dps=30)
         with mpmath.workdps(30):
             assert agreement_digits(to_mpf(lam) / lr["qhat"], same["lambda_tilde"], 30) >= 7
             devs.append([abs(lr["idg"] - same["e_icl"]), abs(lr["odg"] - iso["e_icl"]),

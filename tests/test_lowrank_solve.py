@@ -11,6 +11,7 @@ import replica
 from replica.errors import ParameterError
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits
+from replica.numerics.driver import evaluate, solve_params
 from replica.params import to_mpf
 
 # spec lowrank.md §6.3, with sigma_test = 0 and alpha_test = alpha. (alpha, tau, kappa, lam,
@@ -42,7 +43,7 @@ def _half_ulp(text):
 
 def _solve_golden(n, dps=30):
     (a, t, k, lam, s, r), _ = GOLDEN[n]
-    return L.solve(a, t, k, r, s, lam, dps=dps)
+    return replica.solve("lowrank", alpha=a, tau=t, kappa=k, rho=r, sigma=s, lam=lam, dps=dps)
 
 
 @pytest.fixture(scope="module")
@@ -61,11 +62,11 @@ def test_golden_fixed_points_to_all_digits_given(golden_results, n):
             assert abs(got - mpmath.mpf(text)) <= _half_ulp(text), (key, got, text)
 
 
-@pytest.mark.parametrize("method", ["ridge-newton", "damped"])
+@pytest.mark.parametrize("method", ["start", "damped"])
 def test_golden_fixed_points_float64(method):
     for n, ((a, t, k, lam, s, r), want) in GOLDEN.items():
-        out = L.solve_float64(float(a), float(t), float(k), float(r), float(s), float(lam),
-                              method=method)
+        out = replica.solve_float64("lowrank", alpha=float(a), tau=float(t), kappa=float(k),
+                                    rho=float(r), sigma=float(s), lam=float(lam), method=method)
         assert bool(out["converged"])
         for key, text in want.items():
             assert abs(float(out[key]) - float(text)) <= float(_half_ulp(text)) + 1e-12, \
@@ -107,11 +108,14 @@ def test_lambda0_closed_form_equals_the_solved_fixed_point(params):
     qhat = (tau-1)/kappa and Delta = tau/(tau-1) exactly; E_tr = tau X/(tau-1) = TM error at
     sigma_test = sigma."""
     a, t, k, r, s = params
-    res = L.solve(a, t, k, r, s, 0, sigma_test=s, dps=50)
-    cf = L.closed_form_lambda0(a, t, k, r, s, dps=50)
+    res = replica.solve("lowrank", alpha=a, tau=t, kappa=k, rho=r, sigma=s, lam=0, sigma_test=s,
+                        dps=50)
+    cf = evaluate(L.PROBLEM, "lambda0", alpha=a, tau=t, kappa=k, rho=r, sigma=s, dps=50)
     assert res.digits == 50
     with mpmath.workdps(50):
         for key, val in cf.items():
+            if key in L.ERROR_KEYS:  # the closed form's errors are at sigma_test = 0
+                continue
             if key == "E_tr":
                 assert agreement_digits(val, res["tm"], 50) >= 40
                 continue
@@ -124,7 +128,8 @@ def test_lambda0_closed_form_equals_the_solved_fixed_point(params):
 
 def test_rho_one_idg_equals_odg():
     for lam in ("0", "0.2"):
-        res = L.solve("3", "1.6", "0.8", "1", "0.4", lam, dps=30)
+        res = replica.solve("lowrank", alpha="3", tau="1.6", kappa="0.8", rho="1", sigma="0.4",
+                            lam=lam, dps=30)
         assert agreement_digits(res["idg"], res["odg"], 30) >= 29
         assert agreement_digits(res["m0"], res["mbar"], 30) >= 29
         assert agreement_digits(res["q0"], res["qbar"], 30) >= 29
@@ -135,8 +140,8 @@ def test_rho_one_idg_equals_odg():
 
 @pytest.mark.parametrize("sigma_test,alpha_test", [("0", None), ("0.7", "5"), ("0.3", "1/3")])
 def test_decomposition_sums_to_the_errors_and_signal_is_nonnegative(sigma_test, alpha_test):
-    res = L.solve("2", "0.8", "0.6", "0.5", "0.3", "0.05", alpha_test=alpha_test,
-                  sigma_test=sigma_test, dps=30)
+    res = replica.solve("lowrank", alpha="2", tau="0.8", kappa="0.6", rho="0.5", sigma="0.3",
+                        lam="0.05", alpha_test=alpha_test, sigma_test=sigma_test, dps=30)
     d = res.groups["decomposition"]
     with mpmath.workdps(30):
         st = to_mpf(Fr(sigma_test))
@@ -151,7 +156,8 @@ def test_decomposition_sums_to_the_errors_and_signal_is_nonnegative(sigma_test, 
 def test_decomposition_on_a_float64_grid():
     a = np.array([0.5, 2, 8, 32])[:, None]
     r = np.array([0.1, 0.4, 0.7, 1.0])[None, :]
-    out = L.solve_float64(a, 2.25, 0.5, r, 0.3, 0.0, sigma_test=0.2)
+    out = replica.solve_float64("lowrank", alpha=a, tau=2.25, kappa=0.5, rho=r, sigma=0.3, lam=0.0,
+                                sigma_test=0.2)
     for prot in L.ERROR_KEYS:
         parts = sum(out[f"{prot}_{p}"] for p in L.PART_KEYS)
         np.testing.assert_allclose(parts, out[prot], rtol=1e-12)
@@ -161,8 +167,10 @@ def test_decomposition_on_a_float64_grid():
 
 
 def test_alpha_test_shifts_all_three_errors_by_the_same_amount():
-    r1 = L.solve("4", "1.2", "3", "0.5", "0.9", "0.1", alpha_test="2", dps=25)
-    r2 = L.solve("4", "1.2", "3", "0.5", "0.9", "0.1", alpha_test="8", dps=25)
+    r1 = replica.solve("lowrank", alpha="4", tau="1.2", kappa="3", rho="0.5", sigma="0.9",
+                       lam="0.1", alpha_test="2", dps=25)
+    r2 = replica.solve("lowrank", alpha="4", tau="1.2", kappa="3", rho="0.5", sigma="0.9",
+                       lam="0.1", alpha_test="8", dps=25)
     with mpmath.workdps(25):
         shifts = [r1[k] - r2[k] for k in L.ERROR_KEYS]
         assert abs(shifts[0] - shifts[1]) < mpmath.mpf(10) ** -22
@@ -173,7 +181,8 @@ def test_alpha_test_shifts_all_three_errors_by_the_same_amount():
 
 def test_tm_equals_training_error_at_test_equal_train():
     """epsilon_TM(sigma_test = sigma, alpha_test = alpha) = E_tr = Delta^2 chihat kappa/tau."""
-    res = L.solve("3", "0.7", "2", "0.6", "0.5", "0.2", sigma_test="0.5", dps=30)
+    res = replica.solve("lowrank", alpha="3", tau="0.7", kappa="2", rho="0.6", sigma="0.5",
+                        lam="0.2", sigma_test="0.5", dps=30)
     with mpmath.workdps(30):
         eps = (1 + mpmath.mpf("0.25")) / 3
         delta = 1 + res["chi"] + eps * res["chibar"]
@@ -182,7 +191,8 @@ def test_tm_equals_training_error_at_test_equal_train():
 
 
 def test_effective_ridge_holds_at_the_solution():
-    res = L.solve("1", "0.5", "0.5", "0.3", "0.5", "0.1", dps=30)
+    res = replica.solve("lowrank", alpha="1", tau="0.5", kappa="0.5", rho="0.3", sigma="0.5",
+                        lam="0.1", dps=30)
     with mpmath.workdps(30):
         lam, eps, kap, tau = mpmath.mpf("0.1"), mpmath.mpf("1.25"), mpmath.mpf("0.5"), \
             mpmath.mpf("0.5")
@@ -194,29 +204,33 @@ def test_effective_ridge_holds_at_the_solution():
 
 
 def test_kappa_infinite_is_the_limit():
-    inf = L.solve("2", "2.25", "inf", "0.9", "0.3", 0, dps=30)
-    big = L.solve("2", "2.25", "1e15", "0.9", "0.3", 0, dps=30)
+    inf = replica.solve("lowrank", alpha="2", tau="2.25", kappa="inf", rho="0.9", sigma="0.3",
+                        lam=0, dps=30)
+    big = replica.solve("lowrank", alpha="2", tau="2.25", kappa="1e15", rho="0.9", sigma="0.3",
+                        lam=0, dps=30)
     assert inf.digits == 30
     for key in ("q", "m", "chi", "qbar", "chibar", "z", "mbar", "m0", "q0", "tm", "idg", "odg"):
         assert agreement_digits(inf[key], big[key], 30) >= 13, key
     assert inf["qhat"] == 0 and inf["chihat"] == 0
     assert any("kappa = inf" in n for n in inf.notes)
-    cf = L.closed_form_lambda0("2", "2.25", "inf", "0.9", "0.3", dps=30)
+    cf = evaluate(L.PROBLEM, "lambda0_kappa_infinite", alpha="2", tau="2.25", kappa="inf",
+                  rho="0.9", sigma="0.3", dps=30)
     assert agreement_digits(cf["q0"], inf["q0"], 30) >= 28
-    out = L.solve_float64(2.0, 2.25, np.inf, 0.9, 0.3)
+    out = replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=np.inf, rho=0.9, sigma=0.3)
     assert abs(float(out["tm"]) - float(inf["tm"])) < 1e-12
 
 
 def test_mpmath_fallback_start_and_huge_alpha():
-    p = L.make_params("2.3", "1.7", "1", "0.2", "0.003", "3")
-    a = L.solve_params(p, dps=30)
-    b = L.solve_params(p, dps=30, force_mp_start=True)
+    p = L.PROBLEM.parse(alpha="2.3", tau="1.7", kappa="1", rho="0.2", sigma="0.003", lam="3")
+    a = solve_params(L.PROBLEM, p, dps=30)
+    b = solve_params(L.PROBLEM, p, dps=30, force_mp_start=True)
     assert any("float64 start unavailable" in n for n in b.notes)
     for key in L.REPORT_KEYS[:17]:
         assert agreement_digits(a[key], b[key], 30) >= 29, key
     # alpha beyond float64: the float64 start fails and the mpmath path takes over, with the
     # guard digits needed for the O(alpha) / O(1/alpha) cancellations
-    huge = L.solve("1e400", "2.6", "0.4", "0.7", "0.01", 0, dps=20)
+    huge = replica.solve("lowrank", alpha="1e400", tau="2.6", kappa="0.4", rho="0.7", sigma="0.01",
+                         lam=0, dps=20)
     assert huge.digits == 20 and any("float64 start unavailable" in n for n in huge.notes)
     with mpmath.workdps(20):
         # alpha -> oo: m0 -> min(kappa, rho)/rho, TM -> sigma^2 min(kappa,rho)/(tau-1) (T4)
@@ -233,7 +247,8 @@ def test_large_alpha_expansion_has_order_one_over_alpha_residual():
     for rho_ in ("0.3", "0.7"):
         devs = []
         for a in ("1e6", "2e6"):
-            res = L.solve(a, "2.25", "0.5", rho_, "0.3", 0, dps=30)
+            res = replica.solve("lowrank", alpha=a, tau="2.25", kappa="0.5", rho=rho_, sigma="0.3",
+                                lam=0, dps=30)
             with mpmath.workdps(30):
                 r, k, s2 = mpmath.mpf(rho_), mpmath.mpf("0.5"), mpmath.mpf("0.09")
                 lim = s2 * max(r - k, 0) / (r * mpmath.mpf("1.25") * (1 + s2))
@@ -244,29 +259,46 @@ def test_large_alpha_expansion_has_order_one_over_alpha_residual():
 
 def test_float64_grid_matches_high_precision_and_reports():
     alphas = np.array([1.0, 4.0, 16.0])
-    out = L.solve_float64(alphas, 0.5, 0.5, 0.3, 0.5, 0.1)
+    out = replica.solve_float64("lowrank", alpha=alphas, tau=0.5, kappa=0.5, rho=0.3, sigma=0.5,
+                                lam=0.1)
     assert set(L.REPORT_KEYS) <= set(out) and out["iterations"].shape == (3,)
     assert np.all(out["residual"] < 1e-11)
     for i, a in enumerate(alphas):
-        res = L.solve(int(a), "0.5", "0.5", "0.3", "0.5", "0.1", dps=20, verify=False)
+        res = replica.solve("lowrank", alpha=int(a), tau="0.5", kappa="0.5", rho="0.3", sigma="0.5",
+                            lam="0.1", dps=20, verify=False)
         for key in ("q", "qbar", "chibar", "tm", "idg", "odg", "q0"):
             assert abs(float(out[key][i]) - float(res[key])) <= 1e-11 * abs(float(res[key]))
 
 
 def test_float64_near_the_interpolation_threshold_and_tiny_ridge():
+    names = ("alpha", "tau", "kappa", "rho", "sigma", "lam")
     for args in [(2, 1.001, 1.5, 0.9, 0.3, 0.0), (1, 0.99, 0.5, 0.3, 0.5, 1e-6)]:
-        out = L.solve_float64(*args)
-        res = L.solve(*[str(v) for v in args], dps=20, verify=False)
+        out = replica.solve_float64("lowrank", **dict(zip(names, args)))
+        res = replica.solve("lowrank", **dict(zip(names, map(str, args))), dps=20, verify=False)
         assert abs(float(out["tm"]) - float(res["tm"])) < 1e-9 * float(res["tm"])
 
 
 def test_float64_parameter_errors():
     with pytest.raises(ParameterError, match="--lam"):
-        L.solve_float64(2.0, 0.5, 1.0, 0.5, 0.3, 0.0)
+        replica.solve_float64("lowrank", alpha=2.0, tau=0.5, kappa=1.0, rho=0.5, sigma=0.3, lam=0.0)
     with pytest.raises(ParameterError, match="--rho"):
-        L.solve_float64(2.0, 2.0, 1.0, np.array([0.5, 1.5]), 0.3, 0.0)
-    with pytest.raises(ParameterError, match="--kappa"):
-        L.solve_float64(2.0, 2.0, np.array([1.0, np.inf]), 0.5, 0.3, 0.0)
+        replica.solve_float64("lowrank", alpha=2.0, tau=2.0, kappa=1.0, rho=np.array([0.5, 1.5]),
+                              sigma=0.3, lam=0.0)
+    with pytest.raises(ParameterError, match="--lam"):
+        replica.solve_float64("lowrank", alpha=2.0, tau=2.0, kappa=np.array([1.0, np.inf]),
+                              rho=0.5, sigma=0.3, lam=np.array([0.0, 0.1]))
+
+
+def test_float64_grid_mixing_finite_and_infinite_kappa():
+    """Each grid point is solved by the variant of the model that applies there (kappa = inf
+    has its own), with the values of separate solves."""
+    kw = dict(alpha=2.0, tau=2.0, rho=0.5, sigma=0.3, lam=0.0)
+    mixed = replica.solve_float64("lowrank", kappa=np.array([1.0, np.inf]), **kw)
+    finite = replica.solve_float64("lowrank", kappa=1.0, **kw)
+    infinite = replica.solve_float64("lowrank", kappa=np.inf, **kw)
+    for key in ("q", "m0", "tm", "idg"):
+        assert mixed[key][0] == finite[key] and mixed[key][1] == infinite[key]
+    assert mixed["converged"].all()
 
 
 @pytest.mark.parametrize("kwargs,name", [
@@ -280,14 +312,15 @@ def test_parameter_errors_name_the_parameter(kwargs, name):
     base = dict(alpha="2", tau="2", kappa="1", rho="0.5", sigma="0.3", lam="0")
     base.update(kwargs)
     with pytest.raises(ParameterError) as exc:
-        L.solve(**base, dps=15)
+        replica.solve("lowrank", **base, dps=15)
     assert exc.value.parameter == name
     if kwargs == dict(tau="0.5"):
         assert "no admissible solution" in str(exc.value) and "--lam > 0" in str(exc.value)
 
 
 def test_exact_parameters_echo():
-    res = L.solve("0.3e1", "9/4", "1.5", "0.9", "3/10", dps=15, verify=False)
+    res = replica.solve("lowrank", alpha="0.3e1", tau="9/4", kappa="1.5", rho="0.9", sigma="3/10",
+                        dps=15, verify=False)
     assert res.params == {"alpha": "3", "tau": "9/4", "kappa": "3/2", "rho": "9/10",
                           "sigma": "3/10", "lam": "0", "alpha_test": "3", "sigma_test": "0"}
 
@@ -295,8 +328,10 @@ def test_exact_parameters_echo():
 def test_float64_keeps_its_digits_at_huge_alpha():
     """With the atom of the spectrum split off (g = -p0/z + rho h), every reported float64 value,
     including the small decomposition parts, stays accurate at alpha = 1e12 (z ~ -1e-12, g ~ 1e12)."""
-    out = L.solve_float64(1e12, 2.6, 0.4, 0.7, 0.01, 0.0)
-    ref = L.solve("1e12", "2.6", "0.4", "0.7", "0.01", 0, dps=30)
+    out = replica.solve_float64("lowrank", alpha=1e12, tau=2.6, kappa=0.4, rho=0.7, sigma=0.01,
+                                lam=0.0)
+    ref = replica.solve("lowrank", alpha="1e12", tau="2.6", kappa="0.4", rho="0.7", sigma="0.01",
+                        lam=0, dps=30)
     flat = dict(ref.values())
     for prot in L.ERROR_KEYS:
         for part in L.PART_KEYS:

@@ -4,6 +4,7 @@ mechanism it uses (``replica.symbolic.saddle``)."""
 import pytest
 import sympy
 
+from replica.derivations import lowrank_steps as S
 from replica.models import lowrank as L
 from replica.symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, is_zero,
                                      spectral_family, verify_steps)
@@ -73,8 +74,8 @@ def test_mechanism_rejects_an_alias_through_an_alias():
 def test_stationarity_of_R1_is_exactly_R2_to_R8():
     """Each derived fixed-point equation minus the spec's (R2)-(R3), (R5)-(R8) cancels to 0,
     with g and g' abstract."""
-    residuals = L.SADDLE.compare(L.SPEC_EQUATIONS)
-    assert set(residuals) == set(L.SPEC_EQUATIONS) and len(residuals) == 10
+    residuals = L.SADDLE.compare(S.PUBLISHED_EQUATIONS)
+    assert set(residuals) == set(S.PUBLISHED_EQUATIONS) and len(residuals) == 10
     for target, res in residuals.items():
         assert is_zero(res), (target, res)
 
@@ -96,7 +97,7 @@ def test_conjugates_at_the_saddle():
     assert is_zero(fp[L.chibarhat] - L.EPS * fp[L.chihat])
 
 
-@pytest.mark.parametrize("step", L.derivation_steps(), ids=lambda s: s.name)
+@pytest.mark.parametrize("step", S.derivation_steps(), ids=lambda s: s.name)
 def test_every_derivation_step_verifies(step):
     assert isinstance(step, Step)
     assert step.sentence and isinstance(step.objects, dict)
@@ -104,9 +105,9 @@ def test_every_derivation_step_verifies(step):
 
 
 def test_derivation_step_names_are_unique_and_complete():
-    names = [s.name for s in L.derivation_steps()]
+    names = [s.name for s in S.derivation_steps()]
     assert len(names) == len(set(names))
-    for must in ("free_energy", "agrees_with_spec", "reduced_map", "spectral_closed_forms",
+    for must in ("free_energy", "agrees_with_published", "reduced_map", "spectral_closed_forms",
                  "spectral_atom_split",
                  "observables", "errors", "decomposition", "effective_ridge",
                  "lambda0_closed_form"):
@@ -117,10 +118,10 @@ def test_derivation_step_names_are_unique_and_complete():
 
 def test_checks_are_not_vacuous():
     """A wrong reference equation is detected; a wrong closed form is detected."""
-    wrong = dict(L.SPEC_EQUATIONS)
+    wrong = dict(S.PUBLISHED_EQUATIONS)
     wrong[L.q] = wrong[L.q] + L.z**3 * L.G[1](L.z) / L.qhat**2 / 10
     assert not L.SADDLE.agrees_with(wrong)
-    wrong_h = dict(L.SPEC_EQUATIONS)
+    wrong_h = dict(S.PUBLISHED_EQUATIONS)
     wrong_h[L.chihat] = wrong_h[L.chihat] * L.Z_DEFINITION  # nonsense
     assert not L.SADDLE.agrees_with(wrong_h)
 

@@ -5,6 +5,7 @@ vectorised float64 path, or paper B's closed forms where it used paper A's equat
 
 from __future__ import annotations
 
+
 import concurrent.futures
 import csv
 import math
@@ -16,8 +17,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from replica.models import alignment as A
-from replica.models import isotropic
+import replica
+from replica.analysis.phase_diagram import misalignment_spectrum
 from replica.spectra import parse_spec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -131,8 +132,8 @@ def test_a1_piano_data(runs):
                                        "spike:120"}
     for r in pick([r for r in th if r["test"] == "spike:99"]) + pick(
             [r for r in th if r["test"] == "piano"]):
-        ref = A.solve(alpha=2, tau=4, kappa=exact(r["kappa"]), rho="0.01", d=120, train="piano",
-                      test=r["test"], dps=25, verify=False)
+        ref = replica.solve("alignment", alpha=2, tau=4, kappa=exact(r["kappa"]), rho="0.01", d=120,
+                            train="piano", test=r["test"], dps=25, verify=False)
         for key in ("e_icl", "e_scalar", "e_misalign", "q"):
             assert close(r[key], ref[key]), (r, key)
     # the spike on the bottom eigendirection is the worst test at every kappa, the top the best
@@ -143,9 +144,9 @@ def test_a1_piano_data(runs):
     assert sim
     for r in sim:
         d = int(r["d"])
-        ref = A.solve_float64(train=parse_spec("piano", d),
-                              test=parse_spec(r["test_at_sim_d"], d, "--test"), alpha=2.0,
-                              tau=4.0, kappa=float(r["kappa"]), rho=0.01, lam=1e-6)
+        ref = replica.solve_float64("alignment", train=parse_spec("piano", d),
+                                    test=parse_spec(r["test_at_sim_d"], d, "--test"), alpha=2.0,
+                                    tau=4.0, kappa=float(r["kappa"]), rho=0.01, lam=1e-6)
         assert close(r["e_icl_theory_at_d"], ref["e_icl"], rtol=1e-8)
         assert close(r["e_misalign_mean"], float(r["e_icl_mean"]) - float(ref["e_scalar"]),
                      rtol=1e-12)
@@ -161,8 +162,8 @@ def test_a2_half_rank_data(runs):
              "powerlaw:0.5", "max-aligned spike": "spike:2"}
     for name, spec in specs.items():
         for r in pick([r for r in th if r["test"] == name], 2):
-            ref = A.solve(alpha=80, tau=80, kappa=exact(r["kappa"]), rho="0.01", d=80,
-                          train="lowrank:0.5", test=spec, dps=25, verify=False)
+            ref = replica.solve("alignment", alpha=80, tau=80, kappa=exact(r["kappa"]), rho="0.01",
+                                d=80, train="lowrank:0.5", test=spec, dps=25, verify=False)
             assert close(r["e_icl"], ref["e_icl"]), (name, r)
     # the unaligned power law, recomputed from its eigenvalues (d - j)^(-1/2)
     out, _ = runs
@@ -170,12 +171,12 @@ def test_a2_half_rank_data(runs):
     assert np.allclose(np.load(os.path.join(out, "a2_unaligned_powerlaw_d80.npy")), lam)
     r = [r for r in th if r["test"] == "unaligned powerlaw"][-1]
     mu = lam * 80 / lam.sum()
-    ref = A.solve_float64(train=parse_spec("lowrank:0.5", 80),
-                          test=parse_spec("identity", 80), alpha=80.0, tau=80.0,
-                          kappa=float(r["kappa"]), rho=0.01)
+    ref = replica.solve_float64("alignment", train=parse_spec("lowrank:0.5", 80),
+                                test=parse_spec("identity", 80), alpha=80.0, tau=80.0,
+                                kappa=float(r["kappa"]), rho=0.01)
     # e_misalign = (1/d) sum mu_i k_i with k_i = K's eigenvalue on the two atoms
-    k_top, k_null = A.misalignment_spectrum(80, 80, exact(r["kappa"]), "0.01", d=80,
-                                            train="lowrank:0.5")[1]
+    k_top, k_null = misalignment_spectrum(alpha=80, tau=80, kappa=exact(r["kappa"]), rho="0.01",
+                                          d=80, train="lowrank:0.5")[1]
     e_mis = (mu[:40].sum() * float(k_top) + mu[40:].sum() * float(k_null)) / 80
     assert close(r["e_icl"], float(ref["e_scalar"]) + e_mis, rtol=1e-8)
     for r in th:
@@ -196,8 +197,9 @@ def test_a3_measures_and_spearman(runs):
     d = 40  # quick mode
     assert len({r["test"] for r in th}) == 17
     for r in pick(th, 4):
-        ref = A.solve(alpha=2, tau=4, kappa=exact(r["kappa"]), rho="0.01", d=d,
-                      train="powerlaw:0.9", test=r["test"].split(" ")[0], dps=25, verify=False)
+        ref = replica.solve("alignment", alpha=2, tau=4, kappa=exact(r["kappa"]), rho="0.01", d=d,
+                            train="powerlaw:0.9", test=r["test"].split(" ")[0], dps=25,
+                            verify=False)
         for key in ("e_icl", "e_misalign", "resolvent", "inverse", "cka_inv"):
             assert close(r[key], ref[key], rtol=1e-8), (r, key)
     sp = rows(runs, "a3_alignment_measures_spearman.csv")
@@ -224,11 +226,11 @@ def test_a4_specialisation_grid(runs):
     test = parse_spec("powerlaw:0.9", d)
     for r in pick(grid, 4):
         k, dp = float(r["kappa"]), float(r["p_train_minus_p_test"])
-        base = A.solve(alpha=1, tau=4, kappa=exact(k), rho="0.01", d=d, train=test, test=test,
-                       dps=20, verify=False)["e_icl"]
+        base = replica.solve("alignment", alpha=1, tau=4, kappa=exact(k), rho="0.01", d=d,
+                             train=test, test=test, dps=20, verify=False)["e_icl"]
         tr = parse_spec(f"powerlaw:{exact(0.9 + dp)}", d)
-        e = A.solve(alpha=1, tau=4, kappa=exact(k), rho="0.01", d=d, train=tr, test=test,
-                    dps=20, verify=False)["e_icl"]
+        e = replica.solve("alignment", alpha=1, tau=4, kappa=exact(k), rho="0.01", d=d, train=tr,
+                          test=test, dps=20, verify=False)["e_icl"]
         assert close(r["gain_percent"], -100 * float((e - base) / base), rtol=1e-6, atol=1e-8)
     best = rows(runs, "a4_powerlaw_specialisation_best.csv")
     # specialisation helps most at the lowest task diversity
@@ -243,8 +245,9 @@ def test_a5_test_context_length(runs):
         e = [float(r["e_icl"]) for r in sel]
         assert all(np.diff(e) < 0)
         for r in pick(sel, 2):
-            ref = A.solve(alpha=2, tau=4, kappa=1, rho="0.01", lam="1e-4", d=50, train=spec,
-                          test=spec, alpha_test=exact(r["alpha_test"]), dps=25, verify=False)
+            ref = replica.solve("alignment", alpha=2, tau=4, kappa=1, rho="0.01", lam="1e-4", d=50,
+                                train=spec, test=spec, alpha_test=exact(r["alpha_test"]), dps=25,
+                                verify=False)
             assert close(r["e_icl"], ref["e_icl"], rtol=1e-8), (name, r)
         # alpha_test enters only through e_scalar: e_misalign does not move
         assert np.ptp([float(r["e_misalign"]) for r in sel]) < 1e-12
@@ -259,13 +262,13 @@ def test_b1_double_descent(runs):
     th = rows(runs, "b1_double_descent_tau_theory.csv")
     for r in pick([r for r in th if r["panel"] == "ridgeless"], 4):
         # the notebook used paper B's closed forms; recompute with paper A's equations at C = I
-        ref = A.solve(alpha=r["alpha"], tau=exact(r["tau"]), kappa=r["kappa"], rho="0.01", d=1,
-                      dps=25, verify=False)
+        ref = replica.solve("alignment", alpha=r["alpha"], tau=exact(r["tau"]), kappa=r["kappa"],
+                            rho="0.01", d=1, dps=25, verify=False)
         assert close(r["e_icl"], ref["e_icl"], rtol=1e-8) and close(r["e_idg"], ref["e_idg"],
                                                                     rtol=1e-8)
     for r in pick([r for r in th if r["panel"] == "ridge"], 4):
-        ref = A.solve(alpha=10, tau=exact(r["tau"]), kappa="inf", rho="0.01", lam=r["lam"], d=1,
-                      dps=25, verify=False)
+        ref = replica.solve("alignment", alpha=10, tau=exact(r["tau"]), kappa="inf", rho="0.01",
+                            lam=r["lam"], d=1, dps=25, verify=False)
         assert close(r["e_icl"], ref["e_icl"], rtol=1e-8)
     # the ridgeless error grows towards tau = 1 from both sides
     for a in ("1", "10", "100"):
@@ -280,8 +283,8 @@ def test_b1_double_descent(runs):
     assert at1["1e-5"] > 10 and at1["0.1"] < 1
     sim = rows(runs, "b1_double_descent_tau_sim.csv")
     for r in sim:
-        ref = isotropic.solve(alpha=r["alpha"], tau=exact(r["tau"]), kappa=r["kappa"],
-                              rho="0.01", lam=r["lam"], dps=20, verify=False)
+        ref = replica.solve("isotropic", alpha=r["alpha"], tau=exact(r["tau"]), kappa=r["kappa"],
+                            rho="0.01", lam=r["lam"], dps=20, verify=False)
         assert close(r["e_icl_theory"], ref["e_icl"], rtol=1e-8)
 
 
@@ -289,8 +292,8 @@ def test_b2_kappa_transition(runs):
     th = rows(runs, "b2_kappa_transition_theory.csv")
     for a in ("6", "20", "1000"):
         for r in pick([r for r in th if r["alpha"] == a], 2):
-            ref = isotropic.solve(alpha=a, tau=exact(r["tau"]), kappa=exact(r["kappa"]),
-                                  rho="0.01", dps=25, verify=False)
+            ref = replica.solve("isotropic", alpha=a, tau=exact(r["tau"]), kappa=exact(r["kappa"]),
+                                rho="0.01", dps=25, verify=False)
             assert close(r["g_task"], ref["e_icl"] - ref["e_idg"], rtol=1e-7, atol=1e-10)
             assert close(r["g_task_limit"], (1 + 0.05 / 1.01) * max(1 - float(r["kappa"]), 0),
                          rtol=1e-12)
@@ -307,18 +310,11 @@ def test_b2_kappa_transition(runs):
 # ---------------------------------------------------------------------------------------------
 # Low-rank paper
 # ---------------------------------------------------------------------------------------------
-def lowrank():
-    from replica.models import lowrank as L
-
-    return L
-
-
 def test_lr1_decomposition(runs):
-    L = lowrank()
     th = rows(runs, "lr1_error_decomposition_theory.csv")
     for r in pick(th, 3):
-        ref = L.solve(alpha=exact(r["alpha"]), tau="2.25", kappa="1.5", rho="0.9", sigma="0.3",
-                      dps=25, verify=False)
+        ref = replica.solve("lowrank", alpha=exact(r["alpha"]), tau="2.25", kappa="1.5", rho="0.9",
+                            sigma="0.3", dps=25, verify=False)
         for p in ("tm", "idg", "odg"):
             assert close(r[p], ref[p], rtol=1e-8)
             parts = ("signal", "memorization", "structural", "noise")
@@ -333,11 +329,10 @@ def test_lr1_decomposition(runs):
 
 
 def test_lr2_order_parameters(runs):
-    L = lowrank()
     th = rows(runs, "lr2_order_parameters_theory.csv")
     for r in pick(th, 3):
-        ref = L.solve(alpha="2.3", tau="1.7", kappa=exact(r["kappa"]), rho="0.2",
-                      sigma="0.003", lam=3, dps=25, verify=False)
+        ref = replica.solve("lowrank", alpha="2.3", tau="1.7", kappa=exact(r["kappa"]), rho="0.2",
+                            sigma="0.003", lam=3, dps=25, verify=False)
         for key in ("q", "m", "qbar", "mbar", "q0", "m0", "idg"):
             assert close(r[key], ref[key], rtol=1e-8), key
     sim = rows(runs, "lr2_order_parameters_sim.csv")
@@ -347,11 +342,10 @@ def test_lr2_order_parameters(runs):
 
 
 def test_lr3_transition_scan(runs):
-    L = lowrank()
     th = rows(runs, "lr3_transition_scan_theory.csv")
     for r in pick(th, 3):
-        ref = L.solve(alpha=r["alpha"], tau="2.25", kappa="0.5", rho=exact(r["rho"]),
-                      sigma="0.3", dps=25, verify=False)
+        ref = replica.solve("lowrank", alpha=r["alpha"], tau="2.25", kappa="0.5",
+                            rho=exact(r["rho"]), sigma="0.3", dps=25, verify=False)
         for key in ("tm", "idg", "odg", "m0"):
             assert close(r[key], ref[key], rtol=1e-8), key
     for r in th:
@@ -365,7 +359,6 @@ def test_lr3_transition_scan(runs):
 
 
 def test_lr4_phase_diagram(runs):
-    L = lowrank()
     b = rows(runs, "lr4_phase_diagram_boundary.csv")
     for r in b:
         if r["alpha"] == "inf":
@@ -378,8 +371,8 @@ def test_lr4_phase_diagram(runs):
         assert all(np.diff([v for _, v in finite]) > 0)
     grid = rows(runs, "lr4_phase_diagram_grid.csv")
     for r in pick(grid, 3):
-        ref = L.solve(alpha=r["alpha"], tau="2.25", kappa=exact(r["kappa"]),
-                      rho=exact(r["rho"]), sigma="0.3", dps=25, verify=False)
+        ref = replica.solve("lowrank", alpha=r["alpha"], tau="2.25", kappa=exact(r["kappa"]),
+                            rho=exact(r["rho"]), sigma="0.3", dps=25, verify=False)
         assert close(r["idg"], ref["idg"], rtol=1e-8)
         assert close(r["idg_over_alpha"], float(r["idg"]) / float(r["alpha"]), rtol=1e-12)
     assert not math.isnan(sum(float(r["idg"]) for r in grid))

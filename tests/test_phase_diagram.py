@@ -4,7 +4,7 @@ import csv
 
 import numpy as np
 
-from replica.models import alignment as A
+import replica
 from replica.analysis.phase_diagram import (_powerlaw, alignment_specialisation,
                                             isotropic_nonmonotone, nonmonotone_indicator)
 
@@ -19,14 +19,16 @@ def test_alignment_specialisation_boundary_is_a_zero_of_the_gain(tmp_path):
     test = _powerlaw("0.9", 16)
     for k, dp in pts[:: max(1, len(pts) // 3)]:
         tr = _powerlaw(0.9 + float(dp), 16)
-        e = A.solve_float64(train=tr, test=test, alpha=1, tau=4, kappa=float(k), rho=0.01)
-        e0 = A.solve_float64(train=test, test=test, alpha=1, tau=4, kappa=float(k), rho=0.01)
+        e = replica.solve_float64("alignment", train=tr, test=test, alpha=1, tau=4, kappa=float(k),
+                                  rho=0.01)
+        e0 = replica.solve_float64("alignment", train=test, test=test, alpha=1, tau=4,
+                                   kappa=float(k), rho=0.01)
         assert abs(float(e["e_icl"] - e0["e_icl"])) < 1e-9
         # just below the boundary steeper pretraining helps, just above it hurts
-        lo = A.solve_float64(train=_powerlaw(0.9 + float(dp) - 0.05, 16), test=test, alpha=1,
-                             tau=4, kappa=float(k), rho=0.01)["e_icl"]
-        hi = A.solve_float64(train=_powerlaw(0.9 + float(dp) + 0.05, 16), test=test, alpha=1,
-                             tau=4, kappa=float(k), rho=0.01)["e_icl"]
+        lo = replica.solve_float64("alignment", train=_powerlaw(0.9 + float(dp) - 0.05, 16),
+                                   test=test, alpha=1, tau=4, kappa=float(k), rho=0.01)["e_icl"]
+        hi = replica.solve_float64("alignment", train=_powerlaw(0.9 + float(dp) + 0.05, 16),
+                                   test=test, alpha=1, tau=4, kappa=float(k), rho=0.01)["e_icl"]
         assert lo < e0["e_icl"] < hi
     with open(tmp_path / "alignment_specialisation_grid.csv") as fh:
         rows = list(csv.DictReader(fh))

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 import pytest
 import scipy.stats
 
+import replica
 from replica.errors import ParameterError
 from replica.simulate import make_experiment, run_seed, seed_sequences, simulate
 from replica.simulate import evaluate, sampling, solver
@@ -313,7 +315,6 @@ def test_theory_at_realised_ratios():
     """--theory-at realised evaluates the theory at ell/d, n/d^2, k/d, r/D of the integer sizes."""
     from fractions import Fraction
 
-    from replica.models import lowrank
     from replica.simulate import make_experiment
     from replica.simulate.experiment import theory_result
 
@@ -322,8 +323,8 @@ def test_theory_at_realised_ratios():
     eff = exp.effective()
     assert eff["rho"] == Fraction(6, 32) and eff["alpha"] == Fraction(73, 32)
     r = theory_result(exp, 20, at="realised")
-    ref = lowrank.solve(eff["alpha"], eff["tau"], eff["kappa"], eff["rho"], "0.003", "3",
-                        dps=20, verify=False)
+    ref = replica.solve("lowrank", alpha=eff["alpha"], tau=eff["tau"], kappa=eff["kappa"],
+                        rho=eff["rho"], sigma="0.003", lam="3", dps=20, verify=False)
     assert abs(r["q0"] - ref["q0"]) < 1e-15
     nominal = theory_result(exp, 20)
     assert abs(nominal["q0"] - r["q0"]) > 1e-3  # the rounding offset it removes

@@ -21,14 +21,14 @@ P/rho, noise variance sigma^2, lambda_A = (kappa/tau) lambda; test noise sigma~ 
 
 from __future__ import annotations
 
+
 import math
 from fractions import Fraction
 
 import pytest
 
-from replica.models import alignment
+import replica
 from replica.simulate import simulate
-from replica.simulate.experiment import lowrank_theory_available
 
 ALLOWANCE_A = 6.0
 REMAINDER = 0.02
@@ -60,10 +60,10 @@ def _cross_paper_theory(p: dict) -> dict:
     sigma2 = Fraction(p["sigma"]) ** 2
     lam_a = Fraction(p["kappa"]) * Fraction(p.get("lam", 0)) / Fraction(p["tau"])
     common = dict(d=8, train=f"lowrank:{p['rho']}", dps=20, verify=False)
-    same = alignment.solve(p["alpha"], p["tau"], p["kappa"], sigma2, lam_a,
-                           test=f"lowrank:{p['rho']}", **common)
-    iso = alignment.solve(p["alpha"], p["tau"], p["kappa"], sigma2, lam_a, test="identity",
-                          **common)
+    same = replica.solve("alignment", alpha=p["alpha"], tau=p["tau"], kappa=p["kappa"], rho=sigma2,
+                         lam=lam_a, test=f"lowrank:{p['rho']}", **common)
+    iso = replica.solve("alignment", alpha=p["alpha"], tau=p["tau"], kappa=p["kappa"], rho=sigma2,
+                        lam=lam_a, test="identity", **common)
     return {"tm": float(same["e_idg"]), "idg": float(same["e_icl"]), "odg": float(iso["e_icl"])}
 
 
@@ -71,8 +71,7 @@ def _runs(model, p):
     kw = dict(p)
     if model == "lowrank":
         kw["sigma_test"] = p["sigma"]
-    with_theory = model != "lowrank" or lowrank_theory_available()
-    return {d: simulate(model, d, seeds=SEEDS[d], seed=2024, dps=20, with_theory=with_theory,
+    return {d: simulate(model, d, seeds=SEEDS[d], seed=2024, dps=20, with_theory=True,
                         **kw) for d in DS}
 
 
@@ -104,9 +103,8 @@ def test_simulation_approaches_theory(model, index):
     if model == "lowrank":
         cross = _cross_paper_theory(p)
         theory = {d: cross for d in DS}
-        if lowrank_theory_available():
-            for key, value in cross.items():  # the two theories agree (lowrank.md §5)
-                assert runs[DS[0]].errors[key].theory == pytest.approx(value, rel=1e-10)
+        for key, value in cross.items():  # the two theories agree (the cross-paper identity)
+            assert runs[DS[0]].errors[key].theory == pytest.approx(value, rel=1e-10)
     else:
         # alignment: the theory is evaluated at each d's own spectrum (piano, power law)
         theory = {d: {k: e.theory for k, e in res.errors.items()} for d, res in runs.items()}
@@ -117,7 +115,6 @@ def test_lowrank_order_parameters_agree_with_theory():
     """lowrank.md §6.2(i): alpha = 2.3, tau = 1.7, sigma = 0.003, lambda = 3, rho = 0.2, at
     kappa = 0.5, 1, 1.5 (D = 10, 20, 30 instead of the notebook's 70): the finite-D estimators
     q, m, qbar, mbar, q0, m0 of §2.1 approach the replica order parameters."""
-    pytest.importorskip("replica.models.lowrank")
     for kappa in ("0.5", "1", "1.5"):
         runs = {}
         for D, seeds in ((10, 60), (20, 30), (30, 20)):

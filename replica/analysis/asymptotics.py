@@ -18,7 +18,7 @@ task-rich side (:math:`\kappa = \rho + \Delta`) it is a Laurent series in :math:
 each series with ``sympy.series`` (the branch of :math:`\tilde g` written without cancellation on
 each side), and :func:`powers_of_alpha` lists the powers that occur.
 
-Errors use :math:`\tilde\sigma = 0` and :math:`\tilde\alpha = \alpha` (spec §4.4):
+Errors use :math:`\tilde\sigma = 0` and :math:`\tilde\alpha = \alpha`:
 :math:`\varepsilon_X = 1 - 2m_X + q_X + \bar q/\alpha`.
 """
 
@@ -30,6 +30,7 @@ import sympy
 
 from ..errors import ParameterError
 from ..models import lowrank as L
+from ..spectra import lowrank_stieltjes_derivative_expr, lowrank_stieltjes_tilde_derivative_expr
 
 e = sympy.Symbol("varepsilon", positive=True)
 """Small parameter (1 + sigma^2)/alpha."""
@@ -53,16 +54,15 @@ def side_substitution(side: str) -> dict:
 
 
 def spectral_functions(side: str):
-    r"""``(g, g', gtilde')`` at ``z = -varepsilon`` as explicit expressions on ``side``
-    (``g'(z) = -d g/d varepsilon``)."""
+    r"""``(g, g', gtilde')`` at ``z = -varepsilon`` as explicit expressions on ``side``: the
+    closed forms of :mod:`replica.spectra` (pole of the atom plus a regular part without
+    cancellation), in which ``|rho - kappa|`` becomes ``Delta`` (or 0) on each side."""
     sub = side_substitution(side)
     r, k = L.rho.subs(sub), L.kappa.subs(sub)
     zz = -e
-    b = k * r * zz + r - k
-    s = sympy.sqrt(b**2 - 4 * r**2 * k * zz)
-    gt = (b + s) / (2 * r * e) if side == "scarce" else 2 * r * k / (s - b)
-    g = (1 - r) / e + r * gt
-    return g, -sympy.diff(g, e), -sympy.diff(gt, e)
+    return (lowrank_stieltjes_derivative_expr(zz, k, r, 0),
+            lowrank_stieltjes_derivative_expr(zz, k, r, 1),
+            lowrank_stieltjes_tilde_derivative_expr(zz, k, r, 1))
 
 
 @functools.lru_cache(maxsize=None)
@@ -82,11 +82,13 @@ def _spectral_series(side: str, order: int) -> dict:
 
 
 def _closed_form(name: str):
+    """``name`` at lambda = 0 from the closed form (T1)-(T5); an error (``tm idg odg``) is the
+    model's error expression at sigma_test = 0, alpha_test = alpha with the closed form inserted."""
     cf = L.LAMBDA0_CLOSED_FORM
     sym = {str(k_): k_ for k_ in cf}
-    if name in ("tm", "idg", "odg"):
-        mx, qx = {"tm": ("m", "q"), "idg": ("m0", "q0"), "odg": ("mbar", "qbar")}[name]
-        return 1 - 2 * cf[sym[mx]] + cf[sym[qx]] + cf[sym["qbar"]] / L.alpha
+    if name in L.ERROR_KEYS:
+        err = L.error_expr(name).subs({L.sigma_test: 0, L.alpha_test: L.alpha})
+        return err.xreplace(cf)
     if name not in sym:
         raise ParameterError("quantity", f"unknown quantity {name!r} ({', '.join(QUANTITIES)})")
     return cf[sym[name]]

@@ -23,8 +23,10 @@ import numpy as np
 
 from ..errors import ConvergenceError
 from ..models import alignment as A
+from ..models import get as get_model
 from ..numerics import precision
 from ..numerics.continuation import trace_boundary
+from ..numerics.driver import solve, solve_float64, solve_params
 from ..spectra import Covariance, parse_spec
 
 
@@ -66,11 +68,12 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
     test = _powerlaw(pt, d)
     common = dict(alpha=float(Fraction(alpha)), tau=float(Fraction(tau)),
                   rho=float(Fraction(rho)), kappa=kappas)
-    base = A.solve_float64(train=test, test=test, **common)["e_icl"]
+    base = solve_float64(get_model("alignment"), train=test, test=test, **common)["e_icl"]
     gain = np.empty((len(dps_range), len(kappas)))
     for i, dp in enumerate(dps_range):
         tr = _powerlaw(float(pt) + dp, d)
-        gain[i] = -100 * (A.solve_float64(train=tr, test=test, **common)["e_icl"] - base) / base
+        gain[i] = -100 * (solve_float64(get_model("alignment"), train=tr, test=test,
+                                        **common)["e_icl"] - base) / base
         if progress:
             progress(i + 1, len(dps_range))
     rows = [(f"{k:.6g}", f"{dp:.6g}", f"{g:.10g}") for i, dp in enumerate(dps_range)
@@ -89,7 +92,9 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
                 tr = _powerlaw(pt + Fraction(mpmath.nstr(dp, dps)), d)
                 kw = dict(alpha=alpha, tau=tau, kappa=Fraction(mpmath.nstr(k, dps)), rho=rho,
                           d=d, test=test, dps=dps, verify=False)
-                return (A.solve(train=tr, **kw)["e_icl"] - A.solve(train=test, **kw)["e_icl"])
+                problem = get_model("alignment")
+                return (solve(problem, train=tr, **kw)["e_icl"]
+                        - solve(problem, train=test, **kw)["e_icl"])
 
             j0 = cand[0]
             col = gain[pos, j0]
@@ -127,8 +132,8 @@ def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
     """True where ``e(alpha)`` (isotropic theory) has an interior local minimum on ``alphas``."""
     ident = parse_spec("identity", 1)
     with np.errstate(all="ignore"):
-        out = A.solve_float64(train=ident, test=ident, alpha=alphas, tau=tau, kappa=kappa,
-                              rho=rho)
+        out = solve_float64(get_model("alignment"), train=ident, test=ident, alpha=alphas, tau=tau,
+                            kappa=kappa, rho=rho)
     e = out["e_icl"] if which == "e_icl" else out["e_idg"]
     diff = np.diff(e, axis=-1)
     return np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1)
@@ -197,7 +202,6 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     crossovers :math:`\rho^*(\alpha)` (extremal curvature of :math:`m_0(\rho)`). Writes
     ``lowrank_phase_diagram.png`` and ``lowrank_phase_diagram_boundary.csv``; returns the rows.
     """
-    from ..models import lowrank as L
     from .transitions import lowrank_transition
 
     os.makedirs(out_dir, exist_ok=True)
@@ -229,13 +233,15 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     rg = np.linspace(0.05, 1.0, grid)
     a_max = float(Fraction(alphas[-1])) if "e" not in alphas[-1] else float(alphas[-1])
     with np.errstate(all="ignore"):
-        out = L.solve_float64(alpha=a_max, tau=float(Fraction(tau)), kappa=kg[:, None],
-                              rho=rg[None, :], sigma=float(Fraction(sigma)), strict=False)
+        out = solve_float64(get_model("lowrank"), alpha=a_max, tau=float(Fraction(tau)),
+                            kappa=kg[:, None], rho=rg[None, :], sigma=float(Fraction(sigma)),
+                            strict=False)
     field = np.log10(out["idg"] / a_max)
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.2, 4.8))
     im = ax.pcolormesh(kg, rg, field.T, shading="auto", cmap="viridis")
-    fig.colorbar(im, ax=ax, label=rf"$\log_{{10}}(\varepsilon_{{IDG}}/\alpha)$ at $\alpha$={alphas[-1]}")
+    fig.colorbar(im, ax=ax,
+                 label=rf"$\log_{{10}}(\varepsilon_{{IDG}}/\alpha)$ at $\alpha$={alphas[-1]}")
     styles = ["w-", "r--", "C1-.", "m:"]
     for j, a in enumerate(("inf",) + tuple(alphas)):
         pts = [(r[0], float(r[2])) for r in rows if r[1] == a and r[2] != ""]
@@ -252,3 +258,27 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     fig.savefig(os.path.join(out_dir, "lowrank_phase_diagram.png"), dpi=130)
     plt.close(fig)
     return rows
+
+
+def misalignment_spectrum(dps: int = 30, **params):
+    """Eigenvalues ``k_i`` of ``K = q F + (q lambda_tilde - sigma^2) F'`` paired with the
+    training eigenvalues ``lambda_i`` (sorted by ``lambda_i`` decreasing), at ``dps`` digits, for
+    the alignment model's parameters ``params`` (``test`` defaults to ``train``; it does not enter
+    K). ``e_misalign = (1/d) sum_i mu_i k_i``: at fixed trace of ``C_test`` the rank-one test
+    along the direction with the smallest ``k_i`` minimises the error. ``k_i`` is the model's
+    :data:`~replica.models.alignment.K_I_STABLE` at the solution."""
+    from ..spectra import spectral_pairs_mp
+    from ..symbolic import LAMBDA_I, Evaluator
+
+    problem = get_model("alignment")
+    params.setdefault("test", params.get("train"))
+    p = problem.schema.parse(params)
+    r = solve_params(problem, p, dps=dps, verify=False)
+    v = r.all_values
+    K = Evaluator([A.K_I_STABLE], [LAMBDA_I, A.q, A.lambda_tilde, A.sigma, A.a_coeff, A.a_prime])
+    with precision(dps):
+        pairs = spectral_pairs_mp(p.train, p.train)
+        out = sorted(((lam, K.mp([lam, v["q"], v["lambda_tilde"], v["sigma"], v["a"],
+                                  v["a_prime"]])[0]) for lam in set(pairs.lam)),
+                     key=lambda t: -t[0])
+    return [lam for lam, _ in out], [k for _, k in out]

@@ -29,9 +29,12 @@ import mpmath
 
 from ..errors import ParameterError
 from ..models import alignment as A
+from ..models import isotropic as B
+from ..models import lowrank as L
 from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
                                      locate_crossover, locate_kink)
+from ..numerics.driver import evaluator
 from ..params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
 from ..spectra import SpectralPairs
 
@@ -69,19 +72,34 @@ def two_atom_pairs(rank_fraction) -> SpectralPairs:
     return SpectralPairs(lam, list(lam), w, True)
 
 
+def resolvent(pairs):
+    """``(z, kappa) -> M_kappa(z)`` for the spectrum ``pairs``: paper A's eq. (17) solved by the
+    engine (the alignment model's ``resolvent`` system), at the caller's working precision."""
+    _, f = evaluator(A.PROBLEM, "resolvent")
+    _, f_inf = evaluator(A.PROBLEM, "resolvent_kappa_infinite")
+
+    def M(z, kappa):
+        return (f_inf if kappa == mpmath.inf else f)(z, kappa, spectrum=pairs)[0]
+
+    return M
+
+
 def atom_mass_indicator(pairs, sigma0):
     """``kappa -> lim_{sigma->0} sigma M_kappa(sigma)`` (Richardson from ``sigma0``)."""
+    M = resolvent(pairs)
 
     def indicator(kappa):
-        val, _ = limit_to_zero(lambda s: s * A.resolvent_mp(s, kappa, pairs), sigma0, levels=4)
+        val, _ = limit_to_zero(lambda s: s * M(s, kappa), sigma0, levels=4)
         return val
 
     return indicator
 
 
 def finite_alpha_indicator(pairs, sigma):
+    M = resolvent(pairs)
+
     def indicator(kappa):
-        return sigma * A.resolvent_mp(sigma, kappa, pairs)
+        return sigma * M(sigma, kappa)
 
     return indicator
 
@@ -160,8 +178,6 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
     ``mpmath.diff``) bracketed from a scan over ``tau in [0.2, 5]``. With ``lam = 0`` the ridgeless
     error diverges at ``tau = 1`` (a pole of ``q``): there is no finite peak to locate.
     """
-    from ..models import isotropic as B
-
     a = require_positive(parse_exact(alpha, "--alpha"), "--alpha")
     k = require_positive(parse_exact(kappa, "--kappa", allow_inf=True), "--kappa", allow_inf=True)
     r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
@@ -170,9 +186,12 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
         raise ParameterError("--lam", "the ridgeless ICL error diverges at tau = 1 (pole of q); "
                                       "pass --lam > 0 to locate the finite interpolation peak")
 
+    names, f = evaluator(B.PROBLEM, "ridge_kappa_infinite" if k == "inf" else "ridge")
+    i_icl = names.index("e_icl")
+
     def e_icl(t):
-        return B._solve_once(dict(alpha=a, tau=Fraction(mpmath.nstr(t, mpmath.mp.dps + 5)),
-                                  kappa=k, rho=r, lam=lm))[0]["e_icl"]
+        kv = mpmath.inf if k == "inf" else to_mpf(k)
+        return f(to_mpf(a), t, kv, to_mpf(r), to_mpf(lm))[i_icl]
 
     with precision(dps):
         grid = [mpmath.mpf("0.2") + mpmath.mpf("4.8") * j / 96 for j in range(97)]
@@ -213,21 +232,15 @@ LOWRANK_INDICATORS = {
 }
 
 
-def _lowrank_closed(dps_guard=True):
-    from ..models import lowrank as L
-
-    keys, f = L._closed_form_compiled(False)
-    return keys, f
-
-
 def lowrank_indicator_value(name, alpha_v, tau_v, kappa_v, sigma_v, rho_v):
-    """The indicator at finite ``alpha`` from the lambda = 0 closed form (T1)-(T5)."""
-    keys, f = _lowrank_closed()
+    """The indicator at finite ``alpha`` from the lambda = 0 closed form (T1)-(T5) (the low-rank
+    model's ``lambda0`` system, which also reports eps_IDG at sigma_test = 0, alpha_test =
+    alpha)."""
+    keys, f = evaluator(L.PROBLEM, "lambda0")
     vals = dict(zip(keys, f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)))
     if name == "m0":
         return vals["m0"]
-    # eps_IDG = 1 - 2 m0 + q0 + qbar/alpha at sigma_test = 0, alpha_test = alpha
-    return (1 - 2 * vals["m0"] + vals["q0"] + vals["qbar"] / alpha_v) / alpha_v
+    return vals["idg"] / alpha_v
 
 
 def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,

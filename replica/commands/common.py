@@ -18,7 +18,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def add_dps(p):
     p.add_argument("--dps", default="30", help="working precision in decimal digits (default 30)")
-    p.add_argument("--json", action="store_true", help="print one JSON object (DESIGN.md contract)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def parse_dps(text) -> int:
@@ -31,8 +31,28 @@ def parse_dps(text) -> int:
     return v
 
 
+def run_solve(problem, raw: dict, dps: int, as_json: bool) -> int:
+    """Solve ``problem`` at ``raw`` and print the result; a solve that fails prints its status
+    (as JSON with ``--json``) and returns exit status 3."""
+    from ..errors import ConvergenceError
+    from ..numerics.driver import solve_params
+
+    params = problem.schema.parse(raw)
+    try:
+        res = solve_params(problem, params, dps=dps)
+    except ConvergenceError as exc:
+        if as_json:
+            sys.stdout.write(json.dumps({"model": problem.name, "params": params.echo(),
+                                         "dps": dps, "status": exc.status,
+                                         "converged": False, "message": str(exc)}, indent=2)
+                             + "\n")
+        raise
+    print_result(res, as_json)
+    return 0
+
+
 def print_result(result, as_json: bool, stream=None):
-    """Print a :class:`~replica.numerics.SolveResult` as JSON or as a readable table."""
+    """Print a :class:`~replica.numerics.Result` as JSON or as a readable table."""
     stream = stream or sys.stdout
     data = result.to_json_dict()
     if as_json:
@@ -40,11 +60,12 @@ def print_result(result, as_json: bool, stream=None):
         return
     params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
     stream.write(f"{data['model']}  ({params})\n")
-    stream.write(f"  dps {data['dps']}, digits guaranteed: {data['digits']} "
+    stream.write(f"  status {data['status']}; dps {data['dps']}, digits guaranteed: "
+                 f"{data['digits']} "
                  f"({data['digits_how']}); residual {data['residual']}, "
                  f"condition {data['condition']}, iterations {data['iterations']}\n")
     skip = {"model", "params", "dps", "digits", "digits_how", "converged", "iterations",
-            "residual", "condition", "notes"}
+            "residual", "condition", "notes", "status"}
     for group, vals in data.items():
         if group in skip or not isinstance(vals, dict):
             continue

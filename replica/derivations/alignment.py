@@ -41,6 +41,7 @@ import functools
 import mpmath
 import sympy
 
+from ..numerics.driver import solve
 from ..latex.tables import Value, ValueTable
 from ..models import alignment as A
 from ..models import isotropic as B
@@ -49,6 +50,7 @@ from ..params import parse_exact, to_mpf
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr, parse_spec
 from ..symbolic import LAMBDA_I, MU_I, Step, avg, expand_averages
 from .base import Derivation, Section, cached_solver
+from ..symbolic.codegen import mp_function
 
 KEY = "alignment"
 
@@ -368,7 +370,7 @@ PIANO_TAU_LT_1 = dict(alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=120, train
 DPS = 30
 
 
-solve_alignment = cached_solver(A.solve, DPS)
+solve_alignment = cached_solver(A.PROBLEM, DPS)
 
 
 def _check_sigma():
@@ -461,8 +463,7 @@ def _k_values(base):
     """k_i at every eigenvalue of the piano spectrum, from the displayed K_I at the solved
     intermediates (30-digit solve with C_test = C_train)."""
     r = solve_alignment(test="piano", **base)
-    f = sympy.lambdify([LAMBDA_I, A.q, A.M, A.M_prime, A.lambda_tilde, A.sigma, A.kappa], A.K_I,
-                       modules="mpmath")
+    f = mp_function([LAMBDA_I, A.q, A.M, A.M_prime, A.lambda_tilde, A.sigma, A.kappa], A.K_I)
     with precision(DPS):
         lams = parse_spec("piano", base["d"]).diag_mp()
         kap = to_mpf(parse_exact(base["kappa"], "kappa"))
@@ -505,8 +506,8 @@ def isotropic_comparison():
     (``d = 1``), paper B's closed forms, and the digits on which ``e_icl`` and ``e_idg`` agree."""
     rows = []
     for p in ISO_POINTS:
-        ra = A.solve(d=1, train="identity", test="identity", dps=ISO_DPS, **p)
-        rb = B.solve(dps=ISO_DPS, **p)
+        ra = solve(A.PROBLEM, d=1, train="identity", test="identity", dps=ISO_DPS, **p)
+        rb = solve(B.PROBLEM, dps=ISO_DPS, **p)
         agree_icl = agreement_digits(ra["e_icl"], rb["e_icl"], ISO_DPS)
         agree_idg = agreement_digits(ra["e_idg"], rb["e_idg"], ISO_DPS)
         rows.append((p, ra, rb, agree_icl, agree_idg))
@@ -544,11 +545,9 @@ def _check_isotropic_m_prime():
     digits at four points ({kappa} below, at and above 1; several {z} and {c}), computed with 50
     digits."""
     mp_closed = A.M_PRIME_CLOSED.subs(LAMBDA_I, c_sym)
-    f = sympy.lambdify([A.M, A.z, A.kappa, c_sym], mp_closed, modules="mpmath")
-    g = sympy.lambdify([A.z, A.kappa, c_sym], marchenko_pastur_expr(A.z, A.kappa, c_sym),
-                       modules="mpmath")
-    h = sympy.lambdify([A.z, A.kappa, c_sym], marchenko_pastur_prime_expr(A.z, A.kappa, c_sym),
-                       modules="mpmath")
+    f = mp_function([A.M, A.z, A.kappa, c_sym], mp_closed)
+    g = mp_function([A.z, A.kappa, c_sym], marchenko_pastur_expr(A.z, A.kappa, c_sym))
+    h = mp_function([A.z, A.kappa, c_sym], marchenko_pastur_prime_expr(A.z, A.kappa, c_sym))
     with precision(50):
         for z_, k_, c_ in (("0.3", "0.5", "1"), ("1.7", "2.5", "0.8"), ("0.05", "1", "2"),
                            ("4", "0.2", "1.3")):

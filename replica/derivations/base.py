@@ -94,15 +94,17 @@ def run_check(step: Step) -> CheckOutcome:
     return CheckOutcome(step.name, bool(ok), reason, time.perf_counter() - t0)
 
 
-def cached_solver(solve, dps: int):
-    """``solve(dps=dps, **kw)`` memoised on its keyword arguments (the appendix solves the same
-    parameter points for several steps and tables)."""
+def cached_solver(problem, dps: int):
+    """The engine's verified solve of ``problem`` at ``dps`` digits, memoised on its keyword
+    arguments (the appendix solves the same parameter points for several steps and tables)."""
+    from ..numerics.driver import solve
+
     @functools.lru_cache(maxsize=None)
     def _cached(items):
-        return solve(dps=dps, **dict(items))
+        return solve(problem, dps=dps, **dict(items))
 
     def solver(**kw):
         return _cached(tuple(sorted(kw.items())))
 
-    solver.__doc__ = f"Cached ``{solve.__module__}.{solve.__name__}`` at {dps} digits."
+    solver.__doc__ = f"Cached solve of the {problem.name} model at {dps} digits."
     return solver

@@ -7,8 +7,8 @@ deviation.
 The steps are built on the objects exported by :mod:`replica.models.lowrank` (free energy (R1),
 the :class:`~replica.symbolic.saddle.SaddlePoint` derived from it, observables, errors,
 decomposition, the :math:`\lambda = 0` closed form) and :mod:`replica.spectra` (the Stieltjes
-transforms); the checks of :func:`replica.models.lowrank.derivation_steps` are reused where they
-verify the displayed objects. Added here:
+transforms); the checks of :func:`replica.derivations.lowrank_steps.derivation_steps` are reused
+where they verify the displayed objects. Added here:
 
 * the model: low-rank tasks :math:`w = \sqrt{D/r}\,Av` with covariance :math:`P/\rho`, and the
   linear form :math:`\hat y = \operatorname{tr}(\Gamma H^\top) = x_q^\top\Gamma\hat w`, where
@@ -39,9 +39,12 @@ from ..numerics import agreement_digits, precision
 from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
                        lowrank_stieltjes_tilde_quadratic)
+from ..numerics.driver import evaluate
 from ..symbolic import Step
 from . import alignment as AD
+from . import lowrank_steps
 from .base import Derivation, Section, cached_solver
+from ..symbolic.codegen import mp_function
 
 KEY = "lowrank"
 G, GT = L.G, L.GT
@@ -108,7 +111,7 @@ def eq(lhs, rhs):
 
 def _imported_checks() -> dict:
     """The model module's derivation steps by name (their checks verify the exported objects)."""
-    return {s.name: s for s in L.derivation_steps()}
+    return {s.name: s for s in lowrank_steps.derivation_steps()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,7 +280,7 @@ GOLDEN = (
 DPS = 30
 
 
-solve_lowrank = cached_solver(L.solve, DPS)
+solve_lowrank = cached_solver(L.PROBLEM, DPS)
 
 
 def _stationarity_residuals(params, result):
@@ -290,8 +293,8 @@ def _stationarity_residuals(params, result):
                L.lam: params["lam"], L.sigma: params["sigma"], L.rho: params["rho"]}
         par = {k: sympy.Rational(str(v)) for k, v in par.items()}
         zz = sympy.Symbol("zz", negative=True)
-        gfun = [sympy.lambdify([zz, L.kappa, L.rho],
-                               lowrank_stieltjes_derivative_expr(zz, L.kappa, L.rho, k), "mpmath")
+        gfun = [mp_function([zz, L.kappa, L.rho],
+                               lowrank_stieltjes_derivative_expr(zz, L.kappa, L.rho, k))
                 for k in range(2)]
         kap, rh = (mpmath.mpf(par[L.kappa].p) / par[L.kappa].q,
                    mpmath.mpf(par[L.rho].p) / par[L.rho].q)
@@ -303,7 +306,7 @@ def _stationarity_residuals(params, result):
             e = e.replace(lambda x: isinstance(x, G[1]), lambda x: sympy.Symbol("_g1"))
             args = [sympy.Symbol("_g0"), sympy.Symbol("_g1"), L.z] + \
                 [s for s in L.ORDER_PARAMETERS + L.CONJUGATES]
-            f = sympy.lambdify(args, e, "mpmath")
+            f = mp_function(args, e)
             out.append(f(gvals[0], gvals[1], zval, *[vals[str(s)] for s in
                                                      L.ORDER_PARAMETERS + L.CONJUGATES]))
         return out
@@ -430,8 +433,8 @@ def _check_closed_form_numeric():
         return False
     params, _ = GOLDEN[0]
     r = solve_lowrank(**params)
-    cf = L.closed_form_lambda0(params["alpha"], params["tau"], params["kappa"], params["rho"],
-                               params["sigma"], dps=DPS + 10)
+    cf = evaluate(L.PROBLEM, "lambda0", dps=DPS + 10,
+                  **{k: params[k] for k in ("alpha", "tau", "kappa", "rho", "sigma")})
     return all(agreement_digits(cf[k], r[k], DPS) >= 25
                for k in ("q", "m", "chi", "qbar", "chibar", "q0"))
 
@@ -504,12 +507,13 @@ def _asymptotics():
 
 
 def _idg_over_alpha(alpha_v, rho_v, kappa_v="1/2", tau_v="9/4", sigma_v="3/10", dps=DPS):
-    """epsilon_IDG/alpha from the closed form at lambda = 0 (tilde sigma = 0, tilde alpha = alpha),
-    at ``dps`` digits."""
-    cf = L.closed_form_lambda0(alpha_v, tau_v, kappa_v, rho_v, sigma_v, dps=dps)
+    """epsilon_IDG/alpha from the closed form at lambda = 0 (tilde sigma = 0, tilde alpha = alpha;
+    the model's ``lambda0`` system), at ``dps`` digits."""
+    cf = evaluate(L.PROBLEM, "lambda0", dps=dps, alpha=alpha_v, tau=tau_v, kappa=kappa_v,
+                  rho=rho_v, sigma=sigma_v)
     with precision(dps):
         a = mpmath.mpf(sympy.Rational(str(alpha_v)).p) / sympy.Rational(str(alpha_v)).q
-        return (1 - 2 * cf["m0"] + cf["q0"] + cf["qbar"] / a) / a
+        return cf["idg"] / a
 
 
 def _rate_value(rho_v, kappa_v="1/2", tau_v="9/4", sigma_v="3/10"):
@@ -529,8 +533,7 @@ def _check_pole_strengths():
     if below != 0 or sympy.simplify(above - (1 - L.kappa / L.rho)) != 0:
         return False
     zz = sympy.Symbol("zz", negative=True)
-    f = sympy.lambdify([zz, L.kappa, L.rho], lowrank_stieltjes_tilde_expr(zz, L.kappa, L.rho),
-                       "mpmath")
+    f = mp_function([zz, L.kappa, L.rho], lowrank_stieltjes_tilde_expr(zz, L.kappa, L.rho))
     with precision(40):
         for rv, ptv in ((mpmath.mpf("0.3"), 0), (mpmath.mpf("0.7"), 1 - mpmath.mpf("0.5") /
                                                   mpmath.mpf("0.7"))):
@@ -660,7 +663,7 @@ def _check_order_equations():
     the authors' code: every difference cancels with g and g' abstract."""
     imp = _imported_checks()
     return all(imp[f"fixed_point_{t}"].verify() for t in L.ORDER_PARAMETERS) and \
-        imp["agrees_with_spec"].verify()
+        imp["agrees_with_published"].verify()
 
 
 def _z_at_saddle():
@@ -807,7 +810,7 @@ def derivation() -> Derivation:
              {"h": eq(L.EFFECTIVE_RIDGE_EQUATION, 0)},
              "Eliminating the order parameters leaves one scalar equation for the effective ridge "
              "u = {lam}/{qhat}, paper A's ridge equation with M(z) = g(-z).",
-             L._check_effective_ridge),
+             _imported_checks()["effective_ridge"].check),
         Step("reduced_map_step",
              {**{str(t): eq(t, e) for t, e in phi.items()}, "z": eq(L.z, z_theta)},
              "Substituting the conjugates gives a closed map on the five order parameters in "

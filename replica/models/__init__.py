@@ -1,1 +1,25 @@
-"""One module per paper: parameters, symbols, equations, observables."""
+"""The built-in models, each a declaration (:class:`replica.problem.Problem`) of its mathematics:
+``alignment`` (paper A), ``isotropic`` (paper B), ``lowrank``. :func:`get` loads one by name.
+
+Their parameter schemas are in :mod:`replica.models.parameters` (no SymPy needed to read them).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+NAMES = ("alignment", "isotropic", "lowrank")
+TITLES = {
+    "alignment": "paper A: arbitrary C_train, C_test (arXiv 2509.26551)",
+    "isotropic": "paper B: closed forms, C = I (arXiv 2405.11751)",
+    "lowrank": "low-rank tasks: RS saddle point, TM/IDG/ODG errors (arXiv 2510.04548)",
+}
+
+
+def get(name: str):
+    """The :class:`~replica.problem.Problem` of the built-in model ``name``."""
+    from ..errors import ParameterError
+
+    if name not in NAMES:
+        raise ParameterError("model", f"unknown model {name!r} ({', '.join(NAMES)})")
+    return importlib.import_module(f"{__name__}.{name}").PROBLEM

@@ -1,19 +1,46 @@
-"""Result objects: a solve never returns a bare number.
+"""Result objects: a solve never returns a bare number, and its status says what happened.
 
-:class:`SolveResult` carries the values (``mpmath.mpf`` at the working precision, grouped as the
-JSON contract of ``DESIGN.md`` groups them) together with how far they can be trusted:
-``converged``, ``iterations``, ``residual`` (max-norm of the equations at the solution),
-``condition`` (of the Jacobian, where there is one), ``digits`` (significant digits guaranteed
-by agreement with a re-solve at higher precision) and ``notes`` (caveats).
+:class:`Result` carries the values (``mpmath.mpf`` at the working precision, grouped as in the
+JSON output) together with how far they can be trusted: ``status`` (a :class:`Status`: what the
+driver observed), ``iterations``, ``residual`` (max-norm of the scaled equations at the solution),
+``condition`` (of the scaled Jacobian, where there is one), ``digits`` (significant digits
+guaranteed by agreement with a re-solve at higher precision) and ``notes`` (caveats).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 from typing import Any
 
 import mpmath
+
+
+class Status(str, enum.Enum):
+    """What a solve observed. Only ``CONVERGED`` and ``NOT_VERIFIED`` are results; every other
+    status is raised as a :class:`~replica.errors.ConvergenceError` (exit status 3)."""
+
+    CONVERGED = "converged"
+    """Newton converged and the re-solve at higher precision agreed on at least one digit."""
+    NOT_VERIFIED = "not-verified"
+    """Newton converged; no re-solve was asked for (``verify=False``), so no digit is claimed."""
+    NO_DIGITS = "no-digits"
+    """A solution was found, but the re-solve at higher precision agrees on no digit."""
+    MAX_ITERATIONS = "max-iterations"
+    """The iteration limit was reached before convergence."""
+    SINGULAR_JACOBIAN = "singular-jacobian"
+    """The Jacobian of the system is singular at an iterate."""
+    STALLED = "stalled"
+    """No step lowers the residual any more, far from the working precision."""
+    INADMISSIBLE = "inadmissible"
+    """The iteration left the domain where the equations hold (e.g. a spectral argument >= 0)."""
+    NON_FINITE = "non-finite"
+    """An equation evaluated to a non-finite number."""
+
+    @property
+    def is_result(self) -> bool:
+        return self in (Status.CONVERGED, Status.NOT_VERIFIED)
 
 
 def decimal_string(x, digits: int) -> str | None:
@@ -33,20 +60,29 @@ def decimal_string(x, digits: int) -> str | None:
 
 
 @dataclasses.dataclass
-class SolveResult:
-    """Outcome of one solve of a model's equations at one parameter point."""
+class Result:
+    """Outcome of one solve of a problem's equations at one parameter point."""
 
     model: str
     params: dict[str, str]
     dps: int
     groups: dict[str, dict[str, Any]]
-    converged: bool
+    status: Status
     iterations: int
     residual: Any
     condition: Any = None
     digits: int | None = None
     digits_how: str = ""
     notes: list[str] = dataclasses.field(default_factory=list)
+    variant: str = ""
+    all_values: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
+    """Every value the system reports (also those no group shows, e.g. a coefficient used by a
+    consumer), by name."""
+
+    @property
+    def converged(self) -> bool:
+        """Whether the solve converged (a consequence of :attr:`status`, never a constant)."""
+        return self.status.is_result
 
     def __getitem__(self, name: str):
         """Look a value up by name in any group: ``result["q"]``, ``result["e_icl"]``."""
@@ -65,7 +101,7 @@ class SolveResult:
         return out
 
     def to_json_dict(self) -> dict[str, Any]:
-        ndig = self.digits if self.digits is not None else self.dps
+        ndig = self.digits if self.digits else self.dps
 
         def conv(v):
             if isinstance(v, dict):
@@ -78,10 +114,11 @@ class SolveResult:
             "dps": self.dps,
             "digits": self.digits,
             "digits_how": self.digits_how,
+            "status": self.status.value,
             "converged": self.converged,
             "iterations": self.iterations,
-            "residual": decimal_string(self.residual, 5),
-            "condition": decimal_string(self.condition, 5),
+            "residual": _finite_or_none(self.residual),
+            "condition": _finite_or_none(self.condition),
             "notes": list(self.notes),
         }
         for gname, group in self.groups.items():
@@ -90,3 +127,16 @@ class SolveResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_dict(), indent=2)
+
+
+def _finite_or_none(x):
+    """A diagnostic number as a 5-digit string; ``"inf"`` for an infinite condition number."""
+    if x is None:
+        return None
+    with mpmath.workdps(20):
+        v = mpmath.mpf(x)
+        if mpmath.isinf(v):
+            return "inf"
+        if mpmath.isnan(v):
+            return "nan"
+    return decimal_string(x, 5)

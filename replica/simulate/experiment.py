@@ -29,8 +29,6 @@ Errors are the exact closed-form expectations for the trained :math:`\Gamma`
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import math
 from fractions import Fraction
 
@@ -189,7 +187,8 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
     if model == "lowrank":
         rho = require_positive(parse_exact(params["rho"], "--rho"), "--rho")
         if rho > 1:
-            raise ParameterError("--rho", f"the rank ratio must lie in (0, 1], got {exact_str(rho)}")
+            raise ParameterError("--rho",
+                                 f"the rank ratio must lie in (0, 1], got {exact_str(rho)}")
         vals["rho"] = rho
         vals["sigma"] = require_nonnegative(parse_exact(params["sigma"], "--sigma"), "--sigma")
         if vals["kappa"] == INF:
@@ -333,48 +332,28 @@ def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Theory
 # ---------------------------------------------------------------------------------------------
-def lowrank_theory_available() -> bool:
-    """Whether :mod:`replica.models.lowrank` (written separately) can be imported."""
-    try:
-        importlib.import_module("replica.models.lowrank")
-        return True
-    except ImportError:
-        return False
-
-
 def theory_result(exp: Experiment, dps: int = 20, at: str = "nominal"):
     """The ``d = infinity`` theory at the nominal parameters (``at="realised"``: at the ratios
     ``ell/d, n/d^2, k/d, r/D`` the integer sizes realise, which removes the O(1/d) rounding
     offset, e.g. ``r = int(0.2 D)`` at ``D = 32, 48, 64``) as a
-    :class:`~replica.numerics.SolveResult` (not digit-verified), or ``None`` when the lowrank
-    theory module is not available. Papers A/B: :func:`replica.models.alignment.solve` (at the
-    finite-d spectrum) or :func:`replica.models.isotropic.solve`; lowrank:
-    :func:`replica.models.lowrank.solve` (the conventions agree: ``lowrank.md`` §1.4, §3.1)."""
+    :class:`~replica.numerics.Result` (not digit-verified), solved by the engine from the model's
+    declaration (for ``alignment`` at the finite-d spectrum of the experiment's covariances). The
+    conventions of the simulation and the theory agree (tasks, noise, ridge per distinct task)."""
+    from ..models import get
+    from ..numerics.driver import solve
+
     p = exp.echo()
     if at == "realised":
         p = dict(p)
         p.update({k: exact_str(v) for k, v in exp.effective().items()})
     elif at != "nominal":
-        from ..errors import ParameterError
-
         raise ParameterError("--theory-at", f"choose nominal or realised, got {at!r}")
+    problem = get(exp.model)
+    raw = {k: v for k, v in p.items() if k in problem.schema and not
+           problem.schema[k].is_covariance and k != "d"}
     if exp.model == "alignment":
-        from ..models import alignment
-
-        return alignment.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["lam"], d=exp.d,
-                               train=exp.train_cov, test=exp.test_cov,
-                               alpha_test=p["alpha_test"], dps=dps, verify=False)
-    if exp.model == "isotropic":
-        from ..models import isotropic
-
-        return isotropic.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["lam"], dps=dps,
-                               verify=False)
-    if not lowrank_theory_available():
-        return None
-    lowrank = importlib.import_module("replica.models.lowrank")
-    extra = {"verify": False} if "verify" in inspect.signature(lowrank.solve).parameters else {}
-    return lowrank.solve(p["alpha"], p["tau"], p["kappa"], p["rho"], p["sigma"], p["lam"],
-                         alpha_test=p["alpha_test"], sigma_test=p["sigma_test"], dps=dps, **extra)
+        raw.update(d=exp.d, train=exp.train_cov, test=exp.test_cov)
+    return solve(problem, dps=dps, verify=False, **raw)
 
 
 def theory(exp: Experiment, dps: int = 20, at: str = "nominal") -> dict | None:

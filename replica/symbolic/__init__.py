@@ -1,9 +1,9 @@
-"""Symbolic machinery shared by the models: spectral averages kept abstract, their evaluation,
-and derivation steps."""
+"""The symbolic engine: spectral averages kept abstract, saddle points of free energies, the
+code generator that turns SymPy expressions into evaluators, and derivation steps."""
 
 from .spectral import LAMBDA_I, MU_I, SpectralAverage, avg, expand_averages
-from .compile import CompiledExpression, compile_expressions
+from .codegen import CodeCache, Evaluator, cache_key
 from .steps import Step
 
 __all__ = ["LAMBDA_I", "MU_I", "SpectralAverage", "avg", "expand_averages",
-           "CompiledExpression", "compile_expressions", "Step"]
+           "CodeCache", "Evaluator", "cache_key", "Step"]

@@ -1,0 +1,302 @@
+r"""Newton's method for square systems, in mpmath (one point) and in float64 (parameter grids).
+
+* :func:`newton_mp` -- Newton with the exact Jacobian at the working precision, with step halving
+  on the max-norm of the residual. It stops when the full Newton step is below ``1000 eps``
+  relative to the iterate (quadratic convergence has reached the working precision), or when no
+  step lowers the residual any more (the rounding floor) while the last step is already below
+  ``10**(-dps/2)`` -- the digits actually obtained are then measured by the caller's re-solve at
+  higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
+  :class:`~replica.numerics.result.Status` that describes the failure.
+* :func:`damped_mp` -- the damped fixed-point iteration :math:`x \leftarrow x + d(\Phi(x) - x)`
+  with adaptive damping, the slow but robust start for :func:`newton_mp` when no float64 start
+  exists.
+* :func:`iterate_grid` -- the same two ideas vectorised over the points of a float64 grid: at each
+  sweep a Newton step (batched linear solves, step halving, accepted only where the relative change
+  drops) and, for fixed-point systems, a damped step where Newton is rejected; every point keeps its
+  own damping and its own convergence flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import mpmath
+import numpy as np
+
+from ..errors import ConvergenceError
+from .result import Status
+
+
+@dataclasses.dataclass
+class NewtonReport:
+    """Where :func:`newton_mp` stopped: the solution, the steps taken, the max-norm of the residual
+    there, and the infinity-norm condition number of the Jacobian there."""
+
+    x: list
+    iterations: int
+    residual: Any
+    condition: Any
+
+
+def _condition(Jm) -> Any:
+    try:
+        return mpmath.norm(Jm, mpmath.inf) * mpmath.norm(mpmath.inverse(Jm), mpmath.inf)
+    except ZeroDivisionError:
+        return mpmath.inf
+
+
+def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system"
+              ) -> NewtonReport:
+    """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``."""
+    y = mpmath.matrix([mpmath.mpf(v) for v in y0])
+    n = len(y)
+
+    def norm(v):
+        return max(abs(v[i]) for i in range(n)) if n else mpmath.mpf(0)
+
+    def as_list(v):
+        return [v[i] for i in range(n)]
+
+    fy = F(as_list(y))
+    if not all(mpmath.isfinite(v) for v in fy):
+        raise ConvergenceError(f"{what}: the equations are not finite at the start",
+                               tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
+    res = norm(fy)
+    small = mpmath.eps * 1000
+    floor_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
+    for it in range(1, maxiter + 1):
+        Jy = J(as_list(y))
+        try:
+            dy = mpmath.lu_solve(Jy, mpmath.matrix([-v for v in fy]))
+        except ZeroDivisionError:
+            dy = None
+        if dy is None or not all(mpmath.isfinite(dy[i]) for i in range(n)):
+            raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
+                                   tried="Newton with the exact Jacobian",
+                                   status=Status.SINGULAR_JACOBIAN)
+        step = norm(dy)
+        scale_y = max(norm(y), 1)
+        if step <= small * scale_y:
+            y = y + dy
+            fy = F(as_list(y))
+            return NewtonReport(as_list(y), it, norm(fy), _condition(J(as_list(y))))
+        t = mpmath.mpf(1)
+        for _ in range(30):
+            yn = y + t * dy
+            fn = F(as_list(yn))
+            rn = norm(fn)
+            if rn < res and all(mpmath.isfinite(v) for v in fn):
+                break
+            t /= 2
+        else:
+            if step <= floor_ok * scale_y:
+                return NewtonReport(as_list(y), it, res, _condition(Jy))
+            raise ConvergenceError(f"{what}: Newton stalled (residual {mpmath.nstr(res, 3)}, "
+                                   f"step {mpmath.nstr(step, 3)})",
+                                   tried="Newton with the exact Jacobian and step halving",
+                                   status=Status.STALLED)
+        y, fy, res = yn, fn, rn
+    raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
+                           f"(residual {mpmath.nstr(res, 3)})",
+                           tried="Newton with the exact Jacobian and step halving",
+                           status=Status.MAX_ITERATIONS)
+
+
+def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
+              rtol=None, maxiter: int = 50000, what: str = "system") -> tuple[list, int]:
+    """Damped fixed-point iteration of ``x = phi(x)`` in mpmath with a relative stopping rule;
+    the damping halves (down to 1/64) whenever the relative change grows. Returns
+    ``(x, sweeps)``."""
+    d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
+    rtol = rtol if rtol is not None else mpmath.mpf(10) ** (-min(mpmath.mp.dps - 5, 14))
+    prev = mpmath.inf
+    for it in range(1, maxiter + 1):
+        if admissible is not None and not admissible(x):
+            raise ConvergenceError(f"{what}: the iteration left the admissible domain",
+                                   tried=f"damped fixed-point iteration, sweep {it}",
+                                   status=Status.INADMISSIBLE)
+        fx = phi(x)
+        if not all(mpmath.isfinite(v) for v in fx):
+            raise ConvergenceError(f"{what}: non-finite map value",
+                                   tried=f"damped fixed-point iteration, sweep {it}",
+                                   status=Status.NON_FINITE)
+        r = max(abs(a - b) / max(abs(a), abs(b)) for a, b in zip(fx, x))
+        if r < rtol:
+            return list(fx), it
+        if r >= prev:
+            d = max(d / 2, mpmath.mpf(1) / 64)
+        prev = r
+        x = [xi + d * (fi - xi) for xi, fi in zip(x, fx)]
+    raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
+                           tried="damped fixed-point iteration in mpmath (adaptive damping)",
+                           status=Status.MAX_ITERATIONS)
+
+
+def _relative_change(new, old):
+    scale = np.maximum(np.maximum(np.abs(new), np.abs(old)), 1e-300)
+    return np.max(np.abs(new - old) / scale, axis=0)
+
+
+def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
+                 damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf):
+    r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
+    still active).
+
+    ``phi(xa, idx)`` returns :math:`\Phi` at the points ``idx`` (an ``(n, m)`` array for ``xa`` of
+    shape ``(n, m)``), ``jac(xa, idx)`` the ``n*n`` entries of :math:`d\Phi/dx` (row-major). A
+    root system :math:`F = 0` may be passed as :math:`\Phi = x - F` with ``fixed_point=False``
+    (then only Newton steps are taken), but :func:`newton_grid` is the solver for those. Each sweep tries, at points whose relative change
+    :math:`\max_i |\Phi_i - x_i|/|x_i|` is below ``newton_from``, a Newton step on
+    :math:`x - \Phi(x)` (step halving, accepted only if the relative change drops); elsewhere --
+    and where Newton is rejected -- a fixed-point system takes the damped step
+    :math:`x \mathrel{+}= d(\Phi - x)`, each point halving its own ``d`` (down to 1/64) when its
+    change grows. With ``positive``, a point whose unknowns are not all positive is not admissible.
+    A point has converged when its relative change is below ``rtol`` (or stays within
+    ``100 rtol``, the rounding floor). Returns ``(x, converged, iterations, relative change)``.
+    """
+    n = x.shape[0]
+    shape = x.shape[1:]
+    N = int(np.prod(shape, dtype=int))
+    X = np.array(x, dtype=float).reshape(n, N)
+    done = np.zeros(N, bool)
+    iters = np.zeros(N, int)
+    rel = np.full(N, np.inf)
+    d = np.full(N, float(damping))
+    prev = np.full(N, np.inf)
+    idx = np.arange(N)
+    eye = np.eye(n)
+
+    def F(xv, ix):
+        m = ix.size
+        with np.errstate(all="ignore"):
+            return np.array([np.broadcast_to(v, (m,)) for v in phi(xv, ix)], dtype=float)
+
+    def change(fx, xv):
+        with np.errstate(all="ignore"):
+            r = _relative_change(fx, xv)
+        ok = np.all(np.isfinite(fx), axis=0)
+        if positive:
+            ok &= np.all(xv > 0, axis=0)
+        return np.where(ok, r, np.inf)
+
+    for it in range(1, maxiter + 1):
+        if idx.size == 0:
+            break
+        m = idx.size
+        xa = X[:, idx]
+        fx = F(xa, idx)
+        r = change(fx, xa)
+        newton = np.zeros(m, bool)
+        cand = (r < newton_from) & (r >= rtol)
+        if cand.any():
+            with np.errstate(all="ignore"):
+                Jm = np.array([np.broadcast_to(v, (m,)) for v in jac(xa, idx)], dtype=float)
+            A = eye - np.moveaxis(Jm.reshape(n, n, m), -1, 0)
+            b = (fx - xa).T
+            A[~cand] = eye
+            b[~cand] = 0.0
+            good = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
+            A[~good] = eye
+            b[~good] = 0.0
+            try:
+                dx = np.linalg.solve(A, b[..., None])[..., 0].T
+            except np.linalg.LinAlgError:
+                dx = np.zeros_like(xa)
+                good[:] = False
+            cand &= good
+            t = 1.0
+            for _ in range(5):
+                trial = cand & ~newton
+                if not trial.any():
+                    break
+                xn = np.where(trial, xa + t * dx, xa)
+                rn = change(F(xn, idx), xn)
+                acc = trial & (rn < r)
+                if positive:
+                    acc &= np.all(xn > 0, axis=0)
+                xa = np.where(acc, xn, xa)
+                r = np.where(acc, rn, r)
+                newton |= acc
+                t /= 2
+        plain = ~newton
+        worse = r >= prev[idx]
+        d[idx] = np.where(plain & worse, np.maximum(d[idx] / 2, 1 / 64),
+                          np.where(plain, np.minimum(d[idx] * 1.05, damping), d[idx]))
+        prev[idx] = np.where(plain, r, prev[idx])
+        ok = np.all(np.isfinite(fx), axis=0)
+        if fixed_point:
+            step_ok = plain & ok & (r >= rtol)
+            xa = np.where(step_ok, xa + d[idx] * (fx - xa), xa)
+            d[idx] = np.where(plain & ~ok, np.maximum(d[idx] / 4, 1 / 64), d[idx])
+        X[:, idx] = xa
+        iters[idx] = it
+        rel[idx] = r
+        fin = (r < rtol) | ((cand & ~newton) | (plain & worse)) & (r < 100 * rtol)
+        if not fixed_point:
+            # a root system takes no damped steps: a point Newton cannot improve has failed
+            stuck = plain & ~fin
+            fin |= stuck & (it >= 3)
+        done[idx[fin & (r < 100 * rtol)]] = True
+        idx = idx[~fin]
+    return (X.reshape((n,) + shape), done.reshape(shape), iters.reshape(shape),
+            rel.reshape(shape))
+
+
+def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
+    """Newton's method for a root system :math:`F(x) = 0` at every point of a float64 grid.
+
+    ``F(xa, idx)`` returns the ``n`` residuals at the points ``idx`` (an ``(n, m)`` array for
+    ``xa`` of shape ``(n, m)``), ``J(xa, idx)`` the ``n*n`` entries of :math:`dF/dx`
+    (row-major). Each sweep takes the Newton step (batched solves), halved up to 10 times until
+    the max-norm of :math:`F` decreases. A point has converged when its step is below ``rtol``
+    relative to the iterate (or its residual is exactly 0); a point whose Jacobian is singular or
+    whose values are not finite stops, not converged. Returns ``(x, converged, iterations,
+    relative step)``."""
+    n = x.shape[0]
+    shape = x.shape[1:]
+    N = int(np.prod(shape, dtype=int))
+    X = np.array(x, dtype=float).reshape(n, N)
+    done = np.zeros(N, bool)
+    iters = np.zeros(N, int)
+    rel = np.full(N, np.inf)
+    idx = np.arange(N)
+
+    def resid(xv, ix):
+        with np.errstate(all="ignore"):
+            return np.array([np.broadcast_to(v, (ix.size,)) for v in F(xv, ix)], dtype=float)
+
+    for it in range(1, maxiter + 1):
+        if idx.size == 0:
+            break
+        m = idx.size
+        xa = X[:, idx]
+        fx = resid(xa, idx)
+        res = np.max(np.abs(fx), axis=0)
+        with np.errstate(all="ignore"):
+            Jm = np.array([np.broadcast_to(v, (m,)) for v in J(xa, idx)], dtype=float)
+        A = np.moveaxis(Jm.reshape(n, n, m), -1, 0)
+        ok = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(fx), axis=0)
+        ok &= np.abs(np.linalg.det(np.where(ok[:, None, None], A, np.eye(n)))) > 0
+        A[~ok] = np.eye(n)
+        with np.errstate(all="ignore"):
+            dx = np.linalg.solve(A, (-fx.T)[..., None])[..., 0].T
+        dx[:, ~ok] = 0.0
+        t = np.ones(m)
+        xn = xa + dx
+        for _ in range(10):
+            better = np.max(np.abs(resid(xn, idx)), axis=0) < res
+            if np.all(better | ~ok):
+                break
+            t = np.where(better, t, t / 2)
+            xn = xa + t * dx
+        with np.errstate(all="ignore"):
+            step = np.max(np.abs(t * dx) / np.maximum(np.abs(xn), 1e-300), axis=0)
+        X[:, idx] = np.where(ok, xn, xa)
+        iters[idx] = it
+        rel[idx] = np.where(ok, step, np.inf)
+        conv = ok & ((step < rtol) | (res == 0))
+        done[idx[conv]] = True
+        idx = idx[ok & ~conv]
+    return (X.reshape((n,) + shape), done.reshape(shape), iters.reshape(shape),
+            rel.reshape(shape))
