@@ -41,6 +41,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in g
 import _common  # noqa: E402
 
 import replica  # noqa: E402
+from replica.derivations.lowrank import large_alpha_limits  # noqa: E402
+from replica.models import lowrank as L  # noqa: E402
+from replica.symbolic import Evaluator  # noqa: E402
 
 args = _common.parse_args("Low-rank transition scan (spec lowrank.md §6.4)")
 out = _common.Outputs(args.out, "lr3_transition_scan")
@@ -55,8 +58,10 @@ RHOS = np.union1d(np.round(np.linspace(0.1, 1.0, 10 if args.quick else 91), 10),
 # %%
 A_, R_ = np.meshgrid(ALPHAS, RHOS, indexing="ij")
 th = replica.solve_float64("lowrank", alpha=A_, tau=TAU, kappa=KAPPA, rho=R_, sigma=SIGMA, lam=0.0)
-lim_idg = SIGMA**2 * np.clip(RHOS - KAPPA, 0, None) / (RHOS * (TAU - 1) * (1 + SIGMA**2))
-lim_m0 = np.minimum(KAPPA, RHOS) / RHOS
+# the alpha -> oo limits, derived by SymPy from the lambda = 0 closed form (the appendix's step)
+LIM = large_alpha_limits()
+lim_idg, lim_m0 = Evaluator([LIM["idg_rate_explicit"], LIM["m0_explicit"]],
+                            [L.rho, L.kappa, L.tau, L.sigma]).f64([RHOS, KAPPA, TAU, SIGMA])
 rows = [(a, r, th["tm"][i, j], th["idg"][i, j], th["odg"][i, j], th["m0"][i, j],
          th["q0"][i, j], th["idg"][i, j] / a, lim_idg[j], lim_m0[j])
         for i, a in enumerate(ALPHAS) for j, r in enumerate(RHOS)]

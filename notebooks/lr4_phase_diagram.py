@@ -55,10 +55,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)) if "__file__" in g
 import _common  # noqa: E402
 
 import replica  # noqa: E402
+from replica.analysis import phase_diagram  # noqa: E402
+from replica.analysis.transitions import (alignment_transition, resolvent,  # noqa: E402
+                                          two_atom_pairs)
+from replica.derivations.lowrank import large_alpha_limits  # noqa: E402
+from replica.models import lowrank as L  # noqa: E402
 from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
-from replica.analysis import phase_diagram  # noqa: E402
-from replica.analysis.transitions import alignment_transition, resolvent, two_atom_pairs  # noqa: E402
+from replica.symbolic import Evaluator  # noqa: E402
 
 args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
 out = _common.Outputs(args.out, "lr4_phase_diagram")
@@ -93,8 +97,9 @@ K_, R_ = np.meshgrid(KG, RG, indexing="ij")
 th = replica.solve_float64("lowrank", alpha=A_BG, tau=float(TAU), kappa=K_, rho=R_,
                            sigma=float(SIGMA), lam=0.0)
 bg = th["idg"] / A_BG
-lim = float(SIGMA) ** 2 * np.clip(R_ - K_, 0, None) / (R_ * (float(TAU) - 1)
-                                                       * (1 + float(SIGMA) ** 2))
+LIM = large_alpha_limits()["idg_rate_explicit"]  # alpha -> oo, derived from the closed form
+lim = Evaluator([LIM], [L.rho, L.kappa, L.tau, L.sigma]).f64([R_, K_, float(TAU),
+                                                             float(SIGMA)])[0]
 out.csv("_grid.csv", ["kappa", "rho", "alpha", "idg", "idg_over_alpha", "idg_over_alpha_limit",
                       "m0"],
         [(K_[i, j], R_[i, j], A_BG, th["idg"][i, j], bg[i, j], lim[i, j], th["m0"][i, j])

@@ -25,7 +25,7 @@ def test_saddle_point_equations_are_the_derived_ones():
 
 
 def test_large_alpha_results_match_the_spec_statements():
-    a = D._asymptotics()
+    a = D.large_alpha_limits()
     s2, tau, kappa, rho = L.sigma**2, L.tau, L.kappa, L.rho
     above = a["idg_rate_explicit"].subs({rho: sympy.Rational(7, 10), kappa: sympy.Rational(1, 2)})
     spec = s2 * (sympy.Rational(7, 10) - sympy.Rational(1, 2)) / (
@@ -40,12 +40,12 @@ def test_wrong_rate_is_caught(monkeypatch):
     cf = dict(L.LAMBDA0_CLOSED_FORM)
     cf[L.q0] = cf[L.q0].replace(lambda e: isinstance(e, L.GT[1]), lambda e: 0)
     monkeypatch.setattr(L, "LAMBDA0_CLOSED_FORM", cf)
-    D._asymptotics.cache_clear()
+    D.large_alpha_limits.cache_clear()
     try:
         assert D._check_idg_rate() is False
     finally:
         monkeypatch.undo()
-        D._asymptotics.cache_clear()
+        D.large_alpha_limits.cache_clear()
     assert D._check_idg_rate() is True
 
 

@@ -182,8 +182,13 @@ def test_a2_half_rank_data(runs):
     for r in th:
         if r["test"] == "pretrain":
             k = float(r["kappa"])
-            assert close(r["e_icl_limit_alpha_tau_inf"],
-                         0.01 + (1 + 0.01 / 1.01) * max(1 - k / 0.5, 0), rtol=1e-12)
+            # the notebook evaluates the model at alpha = tau = 1e12; the paper's closed-form
+            # limit is approached like 1/alpha, like alpha^(-1/2) at the kink kappa = 1/2
+            published = 0.01 + (1 + 0.01 / 1.01) * max(1 - k / 0.5, 0)
+            if abs(k - 0.5) < 1e-9:
+                assert abs(float(r["e_icl_limit_alpha_tau_inf"]) - published) < 1e-6
+            else:
+                assert close(r["e_icl_limit_alpha_tau_inf"], published, rtol=1e-9)
     tr = {r["quantity"]: float(r["value"]) for r in rows(runs,
                                                           "a2_half_rank_transition_transition.csv")}
     assert abs(tr["kappa_c_alpha_inf"] - 0.5) < 1e-8
@@ -295,8 +300,10 @@ def test_b2_kappa_transition(runs):
             ref = replica.solve("isotropic", alpha=a, tau=exact(r["tau"]), kappa=exact(r["kappa"]),
                                 rho="0.01", dps=25, verify=False)
             assert close(r["g_task"], ref["e_icl"] - ref["e_idg"], rtol=1e-7, atol=1e-10)
-            assert close(r["g_task_limit"], (1 + 0.05 / 1.01) * max(1 - float(r["kappa"]), 0),
-                         rtol=1e-12)
+            # the notebook evaluates the model at alpha = 1e12; the paper's limit (1 + c rho/(1 +
+            # rho)) (1 - kappa)_+ is approached like 1/alpha away from the kink at kappa = 1
+            published = (1 + 0.05 / 1.01) * max(1 - float(r["kappa"]), 0)
+            assert close(r["g_task_limit"], published, rtol=1e-8, atol=1e-9)
     # approach to the alpha -> oo limit: the largest alpha is closest to it below kappa = 1
     dev = {a: max(abs(float(r["g_task"]) - float(r["g_task_limit"])) for r in th
                   if r["alpha"] == a and float(r["kappa"]) < 0.7) for a in ("6", "20", "1000")}

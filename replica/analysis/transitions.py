@@ -35,7 +35,8 @@ from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
                                      locate_crossover, locate_kink)
 from ..numerics.driver import evaluator
-from ..params import exact_str, parse_exact, require_nonnegative, require_positive, to_mpf
+from . import parameters as SCHEMAS
+from ..params import INF, exact_str, to_mpf
 from ..spectra import SpectralPairs
 
 
@@ -104,12 +105,6 @@ def finite_alpha_indicator(pairs, sigma):
     return indicator
 
 
-def _check_tau(tau):
-    if tau <= 1:
-        raise ParameterError("--tau", "a sharp transition needs tau > 1 (for tau <= 1 the "
-                                      "effective ridge lambda_tilde stays finite as alpha -> oo)")
-
-
 def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
     """Locate the kink of ``A(kappa)`` (``alpha is None``) or the finite-alpha crossover."""
     with precision(dps):
@@ -136,19 +131,14 @@ def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
 
 def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
     """kappa_c for ``C_train = lowrank:F`` (paper A, spec §3.7(viii))."""
-    f = parse_exact(rank_fraction, "--rank-fraction")
-    if not (0 < f <= 1):
-        raise ParameterError("--rank-fraction", f"must lie in (0, 1], got {exact_str(f)}")
-    t = require_positive(parse_exact(tau, "--tau"), "--tau")
-    r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
-    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
-    _check_tau(t)
+    p = SCHEMAS.ALIGNMENT.parse(dict(rank_fraction=rank_fraction, tau=tau, rho=rho, alpha=alpha))
+    f, r = p.rank_fraction, p.rho
+    a = None if p.alpha == INF else p.alpha
     with precision(dps):
         pairs = two_atom_pairs(f)
     loc, definition, method = spectral_transition(pairs, mpmath.mpf(1), r, a, dps,
                                                   (Fraction(1, 50), Fraction(3, 2)))
-    params = {"rank_fraction": exact_str(f), "tau": exact_str(t), "rho": exact_str(r),
-              "alpha": "inf" if a is None else exact_str(a)}
+    params = p.echo()
     notes = ["in the alpha -> oo limit the location depends only on the training spectrum "
              "(tau > 1 and rho enter only at finite alpha through sigma)"]
     return TransitionResult("alignment", params, dps, "kappa_c", loc, definition, method, notes)
@@ -156,16 +146,14 @@ def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30) -> 
 
 def isotropic_transition(tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
     """kappa_c of paper B (memorisation -> in-context learning)."""
-    t = require_positive(parse_exact(tau, "--tau"), "--tau")
-    r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
-    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
-    _check_tau(t)
+    p = SCHEMAS.ISOTROPIC.parse(dict(tau=tau, rho=rho, alpha=alpha))
+    r = p.rho
+    a = None if p.alpha == INF else p.alpha
     with precision(dps):
         pairs = two_atom_pairs(Fraction(1))
     loc, definition, method = spectral_transition(pairs, mpmath.mpf(1), r, a, dps,
                                                   (Fraction(1, 10), Fraction(3)))
-    params = {"tau": exact_str(t), "rho": exact_str(r),
-              "alpha": "inf" if a is None else exact_str(a)}
+    params = p.echo()
     return TransitionResult("isotropic", params, dps, "kappa_c", loc, definition, method, [])
 
 
@@ -178,13 +166,8 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
     ``mpmath.diff``) bracketed from a scan over ``tau in [0.2, 5]``. With ``lam = 0`` the ridgeless
     error diverges at ``tau = 1`` (a pole of ``q``): there is no finite peak to locate.
     """
-    a = require_positive(parse_exact(alpha, "--alpha"), "--alpha")
-    k = require_positive(parse_exact(kappa, "--kappa", allow_inf=True), "--kappa", allow_inf=True)
-    r = require_nonnegative(parse_exact(rho, "--rho"), "--rho")
-    lm = require_nonnegative(parse_exact(lam, "--lam"), "--lam")
-    if lm == 0:
-        raise ParameterError("--lam", "the ridgeless ICL error diverges at tau = 1 (pole of q); "
-                                      "pass --lam > 0 to locate the finite interpolation peak")
+    p = SCHEMAS.INTERPOLATION_PEAK.parse(dict(alpha=alpha, kappa=kappa, rho=rho, lam=lam))
+    a, k, r, lm = p.alpha, p.kappa, p.rho, p.lam
 
     names, f = evaluator(B.PROBLEM, "ridge_kappa_infinite" if k == "inf" else "ridge")
     i_icl = names.index("e_icl")
@@ -212,13 +195,12 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
         err = abs(slope(root) / curv) if curv != 0 else mpmath.inf
         loc = Location(root, 2 * err + 64 * mpmath.eps, 0, "root of the tau-derivative")
         peak = e_icl(root)
-    params = {"alpha": exact_str(a), "kappa": exact_str(k), "rho": exact_str(r),
-              "lam": exact_str(lm)}
+    params = p.echo()
     with precision(dps):
         note = f"e_ICL at the peak = {mpmath.nstr(peak, 15)}"
     return TransitionResult("isotropic", params, dps, "tau_peak", loc,
                             "tau_peak: interior maximum of the ridge ICL error e_ICL(tau) (paper "
-                            "B, spec §4.2), the regularised interpolation peak near tau = 1",
+                            "B), the regularised interpolation peak near tau = 1",
                             "scan of tau in [0.2, 5], then Anderson-Bjorck on d e_ICL/d tau "
                             "(mpmath.diff); error bound from a Newton correction", [note])
 
@@ -253,24 +235,19 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
     branch intersection. With ``alpha``: the extremal-curvature point of ``I(rho)`` at that
     ``alpha``.
     """
-    k = require_positive(parse_exact(kappa, "--kappa"), "--kappa")
-    t = require_positive(parse_exact(tau, "--tau"), "--tau")
-    s = require_nonnegative(parse_exact(sigma, "--sigma"), "--sigma")
-    a = None if alpha is None else require_positive(parse_exact(alpha, "--alpha"), "--alpha")
+    p = SCHEMAS.LOWRANK.parse(dict(kappa=kappa, tau=tau, sigma=sigma, alpha=alpha))
+    k, t, s = p.kappa, p.tau, p.sigma
+    a = None if p.alpha == INF else p.alpha
     if indicator not in LOWRANK_INDICATORS:
         raise ParameterError("--indicator", f"choose one of {', '.join(LOWRANK_INDICATORS)}")
     if indicator == "idg_over_alpha" and s == 0:
         raise ParameterError("--sigma", "eps_IDG/alpha has no kink at sigma = 0 (the O(alpha) "
                                         "structural term is proportional to sigma^2); use "
                                         "--indicator m0")
-    _check_tau(t)
     with precision(dps):
         kv, tv, sv = to_mpf(k), to_mpf(t), to_mpf(s)
         lo = max(mpmath.mpf(1) / 100, kv / 10)
         hi = mpmath.mpf(1)
-        if not kv < hi:
-            raise ParameterError("--kappa", "the transition rho_c = kappa lies outside the rank "
-                                            "range (0, 1] when kappa >= 1: every rho is task-rich")
         if a is None:
             eps0 = mpmath.mpf(10) ** (-(2 * dps // 3))
 
@@ -298,7 +275,6 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
                           f"{LOWRANK_INDICATORS[indicator]} at alpha = {exact_str(a)}, "
                           f"lambda = 0 (root of its third rho-derivative)")
             method = CROSSOVER_METHOD
-    params = {"kappa": exact_str(k), "tau": exact_str(t), "sigma": exact_str(s),
-              "alpha": "inf" if a is None else exact_str(a), "indicator": indicator}
+    params = dict(p.echo(), indicator=indicator)
     notes = ["rho is the task-rank ratio here (low-rank paper notation), sigma the noise std"]
     return TransitionResult("lowrank", params, dps, "rho_c", loc, definition, method, notes)

@@ -464,9 +464,6 @@ def pole_strengths():
     return _pole_strength("rho<kappa"), _pole_strength("rho>kappa")
 
 
-PT0_PIECEWISE = None  # built lazily in _asymptotics()
-
-
 def _laurent(expr):
     """Replace g(-eps), g'(-eps), gtilde'(-eps) in a closed-form expression by their small-eps
     forms: an atom p_0 (tilde p_0) at zero plus a spectrum bounded away from zero gives
@@ -480,8 +477,9 @@ def _laurent(expr):
 
 
 @functools.lru_cache(maxsize=None)
-def _asymptotics():
-    """Leading large-alpha behaviour at lambda = 0, tau > 1 (tilde sigma = 0, tilde alpha = alpha):
+def large_alpha_limits():
+    """The alpha -> oo limits of the low-rank model, derived from the closed form (the notebooks
+    draw these curves). Leading large-alpha behaviour at lambda = 0, tau > 1 (tilde sigma = 0, tilde alpha = alpha):
     ``{"idg_rate", "odg_rate", "m0"}`` as expressions in p_0, tilde p_0, and the regime values."""
     cf = L.LAMBDA0_CLOSED_FORM
     e_ = sympy.Symbol("e_small", positive=True)
@@ -517,7 +515,7 @@ def _idg_over_alpha(alpha_v, rho_v, kappa_v="1/2", tau_v="9/4", sigma_v="3/10", 
 
 
 def _rate_value(rho_v, kappa_v="1/2", tau_v="9/4", sigma_v="3/10"):
-    e = _asymptotics()["idg_rate_explicit"]
+    e = large_alpha_limits()["idg_rate_explicit"]
     val = e.subs({L.rho: sympy.Rational(rho_v), L.kappa: sympy.Rational(kappa_v),
                   L.tau: sympy.Rational(tau_v), L.sigma: sympy.Rational(sigma_v)})
     return sympy.nsimplify(val)
@@ -549,7 +547,7 @@ def _check_idg_rate():
     approaches it: at {kappa} = 1/2, {tau} = 9/4, {sigma} = 3/10 and {rho} = 0.3 or 0.7, the
     distance of epsilon_IDG/alpha from the rate at alpha = 1e6 is below 1e-5 and halves (ratio
     in [0.4, 0.6]) when alpha doubles: an O(1/alpha) residual."""
-    rate = _asymptotics()["idg_rate"]
+    rate = large_alpha_limits()["idg_rate"]
     expected_shape = L.sigma**2 * pt0 / ((L.tau - 1) * (1 + L.sigma**2))
     if sympy.simplify(rate - expected_shape) != 0:
         return False
@@ -570,7 +568,7 @@ def _check_kink():
     {sigma}^2)): a kink (SymPy). The limit of {m0} is min({kappa}, {rho})/{rho}. At alpha = 1e6
     the closed form shows it: epsilon_IDG/alpha is below 1e-4 at {rho} = 0.45 and within 1e-4 of
     the rate at {rho} = 0.55 ({kappa} = 1/2)."""
-    a = _asymptotics()
+    a = large_alpha_limits()
     rate = a["idg_rate_explicit"]
     below = rate.subs(L.rho, L.kappa / 2)
     if sympy.simplify(below) != 0:
@@ -611,7 +609,7 @@ def _check_series():
     and quadrupling alpha multiplies epsilon_IDG by 2 to within 1 %."""
     scarce = sympy.expand(AS.expansion("idg", "scarce", 1))
     coeff = scarce.coeff(L.alpha, 1)
-    rate = _asymptotics()["idg_rate"].subs(pt0, 1 - L.kappa / L.rho)
+    rate = large_alpha_limits()["idg_rate"].subs(pt0, 1 - L.kappa / L.rho)
     if sympy.simplify(coeff - rate) != 0:
         return False
     if any(p > 0 for p in AS.powers_of_alpha("idg", "rich", 1)):
@@ -710,7 +708,7 @@ def derivation() -> Derivation:
     fp = L.fixed_point_equations()
     stat = L.SADDLE.stationarity
     phi, z_theta = L.reduced_map()
-    asym = _asymptotics()
+    asym = large_alpha_limits()
 
     def chk(name):
         return imp[name].check

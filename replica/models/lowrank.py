@@ -309,6 +309,7 @@ def split_spectral(expr, at=z):
     return sympy.sympify(expr).xreplace(rep)
 
 
+@functools.lru_cache(maxsize=None)
 def spectral_closed_forms(kappa_value=kappa) -> list:
     """Closed forms (:mod:`replica.spectra`) of :data:`SPECTRAL_INPUTS` at ``z``."""
     p0, pt0 = lowrank_atom_masses(kappa_value, rho)
@@ -363,6 +364,13 @@ def _kappa_infinite(e):
     return sympy.cancel(e.subs(lam, 0)).subs(kappa, sympy.oo)
 
 
+def _inputs(kval):
+    """The spectral inputs with their closed forms, built when code is generated (not when the
+    generated code is loaded from the cache)."""
+    return [(s_, (lambda i=i: spectral_closed_forms(kval)[i]))
+            for i, s_ in enumerate(SPECTRAL_INPUTS)]
+
+
 def _system(variant: str) -> System:
     """The closed map theta = Phi(theta) (``"finite"`` or ``"kappa_infinite"``), or the lambda = 0
     closed form (``"lambda0"``, ``"lambda0_kappa_infinite"``: no unknowns; parameters alpha, tau,
@@ -379,8 +387,7 @@ def _system(variant: str) -> System:
         return System(unknowns=(), parameters=(alpha, tau, kappa, sigma, rho), symbols={
             k_: SYMBOLS[k_] for k_ in ("alpha", "tau", "kappa", "sigma", "rho")},
             residuals=[], report=report, start=Start(exact=True),
-            aliases=[(z, -EPS)], spectral_inputs=list(zip(SPECTRAL_INPUTS,
-                                                          spectral_closed_forms(kval))),
+            aliases=[(z, -EPS)], spectral_inputs=_inputs(kval),
             evaluation_form=lambda e: prep(sympy.cancel(split_spectral(e, -EPS))))
     root = ScalarRoot(
         unknown=u, equation=lambda: prep(EFFECTIVE_RIDGE_EQUATION.xreplace({_gu: G[0](z)})),
@@ -395,7 +402,7 @@ def _system(variant: str) -> System:
     return System(
         unknowns=ORDER_PARAMETERS, parameters=PARAMS, symbols=SYMBOLS,
         fixed_point=phi, aliases=[(z, lambda: prep(reduced_map()[1]))],
-        spectral_inputs=list(zip(SPECTRAL_INPUTS, spectral_closed_forms(kval))),
+        spectral_inputs=_inputs(kval),
         evaluation_form=lambda e: prep(sympy.cancel(split_spectral(e))),
         jacobian_form=lambda e: prep(split_spectral(e)),
         report=[(k_, (lambda k_=k_: reported_expressions()[k_])) for k_ in REPORT_KEYS],

@@ -166,12 +166,8 @@ class Machine:
     def spectrum(self, params, backend):
         if self.system.spectrum is None:
             return None
-        from ..spectra import spectral_pairs_f64, spectral_pairs_mp
-
         train, test = self.system.spectrum(params)
-        if backend == "mp":
-            return spectral_pairs_mp(train, test)
-        return spectral_pairs_f64(train, test).as_arrays()
+        return _pairs(train, test, backend)
 
     # -- staged evaluation --------------------------------------------------------------------
     def stage(self, backend, x, P, spec):
@@ -513,12 +509,34 @@ class StartMachine:
         return [u] + inner_vals, np.full(shape, iters)
 
 
+_PAIRS: dict = {}
+
+
+def _pairs(train, test, backend):
+    """Spectral pairs of two covariances (immutable objects), cached by identity (hashing a
+    covariance's exact entries costs more than evaluating a float64 point); mpmath pairs per
+    working precision."""
+    from ..spectra import spectral_pairs_f64, spectral_pairs_mp
+
+    key = (id(train), id(test), backend, mpmath.mp.prec if backend == "mp" else 0)
+    hit = _PAIRS.get(key)
+    if hit is not None and hit[0] is train and hit[1] is test:
+        return hit[2]
+    pairs = (spectral_pairs_mp(train, test) if backend == "mp"
+             else spectral_pairs_f64(train, test).as_arrays())
+    if len(_PAIRS) > 64:
+        _PAIRS.clear()
+    _PAIRS[key] = (train, test, pairs)
+    return pairs
+
+
 @functools.lru_cache(maxsize=None)
 def machine(problem: Problem, variant: str) -> Machine:
     """The compiled :class:`Machine` of ``problem``'s ``variant`` (one per process)."""
     return Machine(problem, variant)
 
 
+@functools.lru_cache(maxsize=None)
 def evaluator(problem: Problem, system_name: str, backend: str = "mp"):
     """``(names, f)``: ``f(*values, spectrum=None)`` evaluates the system ``system_name`` of
     ``problem`` (a variant or any other system it declares, e.g. a closed form) at numeric

@@ -133,6 +133,21 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
                            status=Status.MAX_ITERATIONS)
 
 
+def _grid_state(x):
+    """Bookkeeping of a grid iteration on ``x`` (shape ``(n, *grid)``): ``(n, grid shape, number
+    of points, the iterates flattened to (n, N), converged flags, iteration counts, last
+    change)``."""
+    n, shape = x.shape[0], x.shape[1:]
+    N = int(np.prod(shape, dtype=int))
+    return (n, shape, N, np.array(x, dtype=float).reshape(n, N), np.zeros(N, bool),
+            np.zeros(N, int), np.full(N, np.inf))
+
+
+def _grid_result(X, done, iters, rel, n, shape):
+    return (X.reshape((n,) + shape), done.reshape(shape), iters.reshape(shape),
+            rel.reshape(shape))
+
+
 def _relative_change(new, old):
     scale = np.maximum(np.maximum(np.abs(new), np.abs(old)), 1e-300)
     return np.max(np.abs(new - old) / scale, axis=0)
@@ -155,13 +170,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     A point has converged when its relative change is below ``rtol`` (or stays within
     ``100 rtol``, the rounding floor). Returns ``(x, converged, iterations, relative change)``.
     """
-    n = x.shape[0]
-    shape = x.shape[1:]
-    N = int(np.prod(shape, dtype=int))
-    X = np.array(x, dtype=float).reshape(n, N)
-    done = np.zeros(N, bool)
-    iters = np.zeros(N, int)
-    rel = np.full(N, np.inf)
+    n, shape, N, X, done, iters, rel = _grid_state(x)
     d = np.full(N, float(damping))
     prev = np.full(N, np.inf)
     idx = np.arange(N)
@@ -239,8 +248,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             fin |= stuck & (it >= 3)
         done[idx[fin & (r < 100 * rtol)]] = True
         idx = idx[~fin]
-    return (X.reshape((n,) + shape), done.reshape(shape), iters.reshape(shape),
-            rel.reshape(shape))
+    return _grid_result(X, done, iters, rel, n, shape)
 
 
 def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
@@ -253,13 +261,7 @@ def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
     relative to the iterate (or its residual is exactly 0); a point whose Jacobian is singular or
     whose values are not finite stops, not converged. Returns ``(x, converged, iterations,
     relative step)``."""
-    n = x.shape[0]
-    shape = x.shape[1:]
-    N = int(np.prod(shape, dtype=int))
-    X = np.array(x, dtype=float).reshape(n, N)
-    done = np.zeros(N, bool)
-    iters = np.zeros(N, int)
-    rel = np.full(N, np.inf)
+    n, shape, N, X, done, iters, rel = _grid_state(x)
     idx = np.arange(N)
 
     def resid(xv, ix):
@@ -298,5 +300,4 @@ def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
         conv = ok & ((step < rtol) | (res == 0))
         done[idx[conv]] = True
         idx = idx[ok & ~conv]
-    return (X.reshape((n,) + shape), done.reshape(shape), iters.reshape(shape),
-            rel.reshape(shape))
+    return _grid_result(X, done, iters, rel, n, shape)

@@ -35,8 +35,9 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import ParameterError
-from ..params import (INF, exact_str, parse_exact, require_nonnegative, require_positive)
-from ..spectra import Covariance, parse_spec
+from ..models.parameters import SCHEMAS
+from ..params import (INF, exact_str, parse_exact)
+from ..spectra import Covariance
 from . import sampling
 from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
 from .solver import blas_threads_for, ridge_structured
@@ -174,47 +175,19 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
             from None
     if test_prompts < 0 or test_prompts == 1:
         raise ParameterError("--test-prompts", "must be 0 (closed form) or at least 2")
-    for req in ("alpha", "tau", "kappa", "rho") + (("sigma",) if model == "lowrank" else ()):
-        if params.get(req) is None:
-            raise ParameterError(_opt(req), "is required")
-    vals = {}
-    vals["alpha"] = require_positive(parse_exact(params["alpha"], "--alpha"), "--alpha")
-    vals["tau"] = require_positive(parse_exact(params["tau"], "--tau"), "--tau")
-    vals["kappa"] = require_positive(parse_exact(params["kappa"], "--kappa", allow_inf=True),
-                                     "--kappa", allow_inf=True)
-    vals["lam"] = require_nonnegative(parse_exact(params.get("lam", 0) or 0, "--lam"), "--lam")
+    # the model's parameters are validated by its declared schema (domains, defaults, rules)
+    schema = SCHEMAS[model]
+    raw = {k: params.get(k) for k in names}
+    if "d" in schema:
+        raw["d"] = d
+    p = schema.parse(raw)
+    if model == "lowrank" and p.kappa == INF:
+        raise ParameterError("--kappa", "the lowrank simulation needs a finite number of "
+                                        "training tasks (TM error, lambda*M0 ridge)")
+    vals = {k: p[k] for k in names}
     train_cov = test_cov = None
-    if model == "lowrank":
-        rho = require_positive(parse_exact(params["rho"], "--rho"), "--rho")
-        if rho > 1:
-            raise ParameterError("--rho",
-                                 f"the rank ratio must lie in (0, 1], got {exact_str(rho)}")
-        vals["rho"] = rho
-        vals["sigma"] = require_nonnegative(parse_exact(params["sigma"], "--sigma"), "--sigma")
-        if vals["kappa"] == INF:
-            raise ParameterError("--kappa", "the lowrank simulation needs a finite number of "
-                                            "training tasks (TM error, lambda*M0 ridge)")
-        if vals["lam"] == 0 and vals["tau"] <= 1:
-            raise ParameterError("--lam", "lowrank with lambda = 0 needs tau > 1 (no admissible "
-                                          "solution otherwise): pass --lam > 0")
-    else:
-        vals["rho"] = require_nonnegative(parse_exact(params["rho"], "--rho"), "--rho")
-        if vals["lam"] == 0 and vals["tau"] == 1:
-            raise ParameterError("--tau", "the ridgeless theory diverges at tau = 1 "
-                                          "(interpolation threshold); pass --lam > 0")
-    at = params.get("alpha_test")
-    if "alpha_test" in names:
-        vals["alpha_test"] = vals["alpha"] if at is None else require_positive(
-            parse_exact(at, "--alpha-test"), "--alpha-test")
-    if model == "lowrank":
-        vals["sigma_test"] = require_nonnegative(
-            parse_exact(params.get("sigma_test", 0) or 0, "--sigma-test"), "--sigma-test")
     if model == "alignment":
-        for key in ("train", "test"):
-            if params.get(key) is None:
-                raise ParameterError(_opt(key), "is required")
-        train_cov = parse_spec(params["train"], d, "--train")
-        test_cov = parse_spec(params["test"], d, "--test")
+        train_cov, test_cov = p.train, p.test
         vals["train"], vals["test"] = train_cov.spec, test_cov.spec
     exp = Experiment(model, tuple((k, vals[k]) for k in names), d, task_law, bool(balanced),
                      sampler, solver, test_prompts, train_cov, test_cov)
