@@ -14,6 +14,7 @@ MODULES = [
     "benchmarks.cost_growth",
     "benchmarks.simulate_vs_theory",
     "benchmarks.dask_scaling",
+    "benchmarks.engine_redesign",
 ]
 
 
