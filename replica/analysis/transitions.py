@@ -76,8 +76,8 @@ def two_atom_pairs(rank_fraction) -> SpectralPairs:
 def resolvent(pairs):
     """``(z, kappa) -> M_kappa(z)`` for the spectrum ``pairs``: paper A's eq. (17) solved by the
     engine (the alignment model's ``resolvent`` system), at the caller's working precision."""
-    _, f = evaluator(A.PROBLEM, "resolvent")
-    _, f_inf = evaluator(A.PROBLEM, "resolvent_kappa_infinite")
+    _, f = evaluator(A.PROBLEM, "resolvent", names=("M",))
+    _, f_inf = evaluator(A.PROBLEM, "resolvent_kappa_infinite", names=("M",))
 
     def M(z, kappa):
         return (f_inf if kappa == mpmath.inf else f)(z, kappa, spectrum=pairs)[0]
@@ -218,11 +218,11 @@ def lowrank_indicator_value(name, alpha_v, tau_v, kappa_v, sigma_v, rho_v):
     """The indicator at finite ``alpha`` from the lambda = 0 closed form (T1)-(T5) (the low-rank
     model's ``lambda0`` system, which also reports eps_IDG at sigma_test = 0, alpha_test =
     alpha)."""
-    keys, f = evaluator(L.PROBLEM, "lambda0")
-    vals = dict(zip(keys, f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)))
     if name == "m0":
-        return vals["m0"]
-    return vals["idg"] / alpha_v
+        return evaluator(L.PROBLEM, "lambda0", names=("m0",))[1](alpha_v, tau_v, kappa_v,
+                                                                  sigma_v, rho_v)[0]
+    _, f = evaluator(L.PROBLEM, "lambda0", names=("idg",))
+    return f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)[0] / alpha_v
 
 
 def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,

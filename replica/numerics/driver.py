@@ -157,6 +157,20 @@ class Machine:
             out.append(self.evaluation_form(e))
         return out
 
+    def report_subset(self, names: tuple) -> str:
+        """The name of an evaluator group for the reported values ``names`` only."""
+        group = "report:" + ",".join(names)
+        if group not in self.ev:
+            index = [self.report_names.index(n) for n in names]
+            self.ev[group] = Evaluator(
+                build=lambda: [self._report_exprs_cached[i] for i in index], args=self.args,
+                cache=self.cache, name="report-" + "-".join(names))
+        return group
+
+    @functools.cached_property
+    def _report_exprs_cached(self):
+        return self._report_exprs()
+
     # -- numeric parameters -------------------------------------------------------------------
     def parameter_values_mp(self, params: Params) -> list:
         names = {sym: name for name, sym in self.system.symbols.items()}
@@ -537,31 +551,39 @@ def machine(problem: Problem, variant: str) -> Machine:
 
 
 @functools.lru_cache(maxsize=None)
-def evaluator(problem: Problem, system_name: str, backend: str = "mp"):
+def evaluator(problem: Problem, system_name: str, backend: str = "mp", names: tuple = ()):
     """``(names, f)``: ``f(*values, spectrum=None)`` evaluates the system ``system_name`` of
     ``problem`` (a variant or any other system it declares, e.g. a closed form) at numeric
     parameter values given in the order of the system's ``parameters`` (``mpf`` at the caller's
     working precision for ``"mp"``; floats or arrays for ``"np"``) and returns the reported values
-    in the order of ``names``. The system is solved from its declared start, which must be exact
-    (or the system have no unknowns): this is the fast path for repeated evaluation, e.g. an
-    indicator inside a transition search, with no verification."""
+    in the order of ``names`` (all of them by default; a subset generates code for those only).
+    The system is solved from its declared start, which must be exact (or the system have no
+    unknowns): this is the fast path for repeated evaluation, e.g. an indicator inside a
+    transition search, with no verification."""
     m = machine(problem, system_name)
     if m.n and not m.system.start.exact:
         raise ValueError(f"{problem.name}/{system_name}: evaluator() needs an exact start")
+    group = "report"
+    if names:
+        unknown = [n for n in names if n not in m.report_names]
+        if unknown:
+            raise KeyError(f"{problem.name}/{system_name} reports no {unknown[0]!r}")
+        group = m.report_subset(tuple(names))
+    out_names = list(names) if names else list(m.report_names)
 
     def f(*P, spectrum=None):
         P = list(P)
         if backend == "mp":
             x = m._start.mp(P, spectrum)[0] if m.n else []
-            return m.evaluate("report", "mp", x, P, spectrum)
+            return m.evaluate(group, "mp", x, P, spectrum)
         shape = np.broadcast_shapes(*(np.shape(v) for v in P)) if P else ()
         P = [np.broadcast_to(np.asarray(v, float), shape) for v in P]
         x = m._start.f64(P, spectrum, shape)[0] if m.n else np.zeros((0,) + shape)
         with np.errstate(all="ignore"):
             return [np.broadcast_to(np.asarray(v, float), shape)
-                    for v in m.evaluate("report", "np", x, P, spectrum)]
+                    for v in m.evaluate(group, "np", x, P, spectrum)]
 
-    return list(m.report_names), f
+    return out_names, f
 
 
 def evaluate(problem: Problem, system_name: str, *, dps: int = 30, **raw) -> dict:

@@ -241,8 +241,8 @@ class Evaluator:
                 avgs.append(np.sum(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=float),
                                    axis=-1))
         shape = np.broadcast_shapes(*(v.shape for v in vals)) if vals else ()
-        out = outer(*vals, *avgs)
-        return [np.broadcast_to(np.asarray(o, dtype=float), shape) for o in out]
+        out = [np.asarray(o, dtype=float) for o in outer(*vals, *avgs)]
+        return [o if o.shape == shape else np.broadcast_to(o, shape) for o in out]
 
     def __call__(self, backend: str, values, spectrum=None) -> list:
         return self.mp(values, spectrum) if backend == "mp" else self.f64(values, spectrum)
