@@ -1,4 +1,4 @@
-"""The ``replica`` command line (contract: ``DESIGN.md``).
+"""The ``replica`` command line (its options and JSON output are documented in the README).
 
 Exit status: 0 success; 2 bad input (one line naming the parameter); 3 a solve that did not
 converge (one line saying what was tried); 1 an internal error (one line; set ``REPLICA_DEBUG=1``

@@ -70,7 +70,7 @@ class Estimate:
 
 @dataclasses.dataclass
 class SimulationResult:
-    """Outcome of :func:`simulate` (JSON contract of ``DESIGN.md``: ``errors``,
+    """Outcome of :func:`simulate` (its JSON output: ``errors``,
     ``order_parameters`` for lowrank, ``d``, ``seed``)."""
 
     model: str

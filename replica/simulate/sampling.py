@@ -1,6 +1,6 @@
 r"""Random data of the finite-size linear-attention experiments.
 
-Conventions (``spec/alignment.md`` §1, ``spec/lowrank.md`` §1.2): inputs
+Conventions (those of the papers, as the theory uses them): inputs
 :math:`x\sim\mathcal N(0, I_d/d)`; labels :math:`y = \langle x, w\rangle + \epsilon` with
 :math:`\epsilon\sim\mathcal N(0, \nu)` (``nu`` is the noise **variance**: paper A/B's
 :math:`\rho`, the low-rank paper's :math:`\sigma^2`). A context of length :math:`\ell` enters the
