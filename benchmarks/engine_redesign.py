@@ -377,7 +377,6 @@ def main(argv=None):
         subprocess.run(["git", "-C", REPO, "worktree", "remove", "--force", worktree],
                        capture_output=True, text=True)
         shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run(["git", "-C", REPO, "worktree", "prune"], capture_output=True, text=True)
 
     md = markdown(rows, args.baseline, commit, repeats)
     print(md)
