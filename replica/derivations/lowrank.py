@@ -1,6 +1,6 @@
 r"""Derivation of the low-rank paper's replica theory, step by step (appendix ``lowrank``).
 
-Takanami, Takahashi, Kabashima, arXiv:2510.04548; spec ``shared/spec/lowrank.md``. Notation of
+Takanami, Takahashi, Kabashima, arXiv:2510.04548. Notation of
 that paper: :math:`\rho = r/D` is the task-rank ratio, :math:`\sigma` the label-noise standard
 deviation.
 
@@ -18,7 +18,7 @@ where they verify the displayed objects. Added here:
 * the replicated partition function, the replica trick and the replica-symmetric ansatz, as
   stated equations with checks of the identities they rest on (zero-temperature limit of a
   Gaussian integral; :math:`\lim_{n\to0} n^{-1}\log\det Q` of the RS matrix);
-* numerical checks of (R1) at the spec's golden fixed points;
+* numerical checks of (R1) at the three golden fixed points of the authors' code;
 * the :math:`\alpha\to\infty` expansion at :math:`\lambda = 0` and the transition at
   :math:`\rho = \kappa`, derived by SymPy from the closed form (T1)--(T5) with the small-
   :math:`\varepsilon` (Laurent) forms of :math:`g, g', \tilde g'`, whose pole strengths (the
@@ -313,7 +313,7 @@ def _stationarity_residuals(params, result):
 
 
 def _check_golden():
-    """At the spec's three golden fixed points (lambda = 0 with tau > 1, a ridge point, and a
+    """At the three golden fixed points of the authors' code (lambda = 0 with tau > 1, a ridge point, and a
     tau < 1 point) the solver's order parameters, z and the three errors agree with the authors'
     tabulated values to the decimals given (1e-8 for the 8-decimal entries; z of point 1 is given
     as -0.545), and all ten partial derivatives of the displayed free energy, evaluated there with
