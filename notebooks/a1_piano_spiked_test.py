@@ -79,7 +79,7 @@ rows = [(t, k, theory[t]["e_icl"][i], theory[t]["e_scalar"][i], theory[t]["e_mis
 out.csv("_theory.csv", ["test", "kappa", "e_icl", "e_scalar", "e_misalign", "q", "sigma"], rows)
 
 # %% [markdown]
-# ## Check against the spec's values at $\kappa=2$ (high precision, §5.1 table)
+# ## Check against paper A's values at $\kappa=2$ (high precision, §5.1 table)
 
 # %%
 r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=D, train="piano",

@@ -27,7 +27,7 @@
 #  +\underbrace{q_X^T+\tfrac{1}{\tilde\alpha}\bar q^T}_{\text{memorisation noise}}
 #  +\underbrace{q_X^R+\tfrac{1}{\tilde\alpha}\bar q^R}_{\text{structural noise}} .$$
 #
-# The labels memorisation = T and structural = R are the spec's **inferred** mapping (§3.2), not
+# The labels memorisation = T and structural = R are an **inferred** mapping (§3.2), not
 # checked against the paper's text. Dashed: total; solid: the three parts.
 #
 # **Simulations** (§7): exact ridge solution of the pretraining objective (M6) at dimension $D$

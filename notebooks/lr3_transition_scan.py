@@ -12,7 +12,7 @@
 #
 # Scan of `spec/lowrank.md` §6.4: $\lambda=0$, $\tau=2.25$, $\kappa=0.5$, $\sigma=0.3$,
 # $\tilde\alpha=\alpha$, $\tilde\sigma=0$, $\alpha\in\{4,16,64,256,1024\}$, task-rank ratio
-# $\rho\in[0.1,1]$ (the spec's points $\{0.1,0.3,0.4,0.45,0.5,0.55,0.6,0.8,1\}$ lie on the grid).
+# $\rho\in[0.1,1]$ (the reference points $\{0.1,0.3,0.4,0.45,0.5,0.55,0.6,0.8,1\}$ lie on the grid).
 #
 # **Mechanism** (§4.4). The $M_0=\kappa D$ training tasks span $\min(\kappa,\rho)D$ of the
 # $r=\rho D$ subspace directions. Task-rich ($\rho<\kappa$): the whole subspace is seen, $m_0\to1$
@@ -28,7 +28,7 @@
 # $(1+\sigma^2)/\alpha$ of the finite context (§4.1) smooths the kink; the curves approach it as
 # $\alpha$ grows. TM stays $O(1)$ throughout; ODG grows $\propto\alpha$ on both sides.
 #
-# Theory only (the spec's scan is a theory target): `replica.models.lowrank.solve_float64`, with a
+# Theory only (a theory scan): `replica.models.lowrank.solve_float64`, with a
 # 30-digit `lowrank.solve` check at one point.
 
 # %%

@@ -145,14 +145,14 @@ def alignment_section(dps: int):
 
 
 def lowrank_section(dps: int):
-    """Table of low-rank solves at the spec's golden points; returns (text, failures)."""
+    """Table of low-rank solves at the authors' golden points; returns (text, failures)."""
 
     rows, failures = [], []
     for label, kw, gold in LOWRANK_CASES:
         r = replica.solve("lowrank", dps=dps, **kw)
         dev = max(abs(float(r[k]) - g) for k, g in zip(("tm", "idg", "odg"), gold))
         if dev > 1e-8:
-            failures.append(f"lowrank {label}: deviates from the spec's golden values by {dev:.1e}")
+            failures.append(f"lowrank {label}: deviates from the authors' golden values by {dev:.1e}")
         rows.append((label, _fmt(r["tm"]), _fmt(r["idg"]), _fmt(r["odg"]), r.digits,
                      f"{dev:.1e}"))
     return _table(rows, ("case", "TM", "IDG", "ODG", "digits", "|spec - value|")), failures

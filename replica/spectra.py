@@ -1,6 +1,6 @@
 """Covariance models for task vectors, and closed-form Stieltjes transforms.
 
-A covariance of size ``d`` is given by a SPEC string (``DESIGN.md``):
+A covariance of size ``d`` is given by a SPEC string:
 
 ==================  ==========================================================================
 ``identity``        all eigenvalues 1
@@ -54,7 +54,7 @@ def marchenko_pastur_expr(z, kappa, c=1):
 
 
 def marchenko_pastur_prime_expr(z, kappa, c=1):
-    """SymPy expression of ``dM_kappa/dz`` in the closed form of the spec (§3.1):
+    """SymPy expression of ``dM_kappa/dz`` in closed form:
     ``-M^2/2 [1 + (z + c + c/kappa)/sqrt((z + c - c/kappa)^2 + 4 c z/kappa)]``."""
     m = marchenko_pastur_expr(z, kappa, c)
     b = z + c - c / kappa
@@ -150,7 +150,7 @@ def lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n: int = 1):
 def lowrank_stieltjes_expr(z, kappa, rho):
     r"""Full-space transform :math:`g(z) = \frac1D\operatorname{Tr}(S - z)^{-1}` (spec (R-S2)):
     :math:`g = -(1-\rho)/z + \rho\tilde g = -p_0/z + \rho h(z)` (the complement of the task
-    subspace contributes the pure pole). Equal to the spec's
+    subspace contributes the pure pole). Equal to the published
     :math:`[\kappa+\rho-\kappa\rho z-2-\sqrt{(\rho\kappa z+\rho-\kappa)^2-4\rho^2\kappa z}]/(2z)`."""
     return lowrank_stieltjes_derivative_expr(z, kappa, rho, 0)
 
@@ -244,7 +244,7 @@ class Covariance:
 
     # -- entries -------------------------------------------------------------------------------
     def diag_mp(self) -> list:
-        """Diagonal entries as ``mpf`` at the working precision (normalised as the spec says)."""
+        """Diagonal entries as ``mpf`` at the working precision (normalised to trace d)."""
         if self.power is not None:
             raw = [mpmath.mpf(j + 1) ** (-to_mpf(self.power)) for j in range(self.d)]
             s = self.d / mpmath.fsum(raw)

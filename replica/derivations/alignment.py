@@ -1,7 +1,7 @@
 r"""Derivation of paper A's asymptotic ICL error, step by step (appendix ``alignment``).
 
 Letey, Zavatone-Veth, Lu, Pehlevan, arXiv:2509.26551; paper B (Lu et al., arXiv:2405.11751) for
-the isotropic closed forms. Spec: ``shared/spec/alignment.md``.
+the isotropic closed forms.
 
 The steps, in order:
 
@@ -423,7 +423,7 @@ def _check_q():
     """At {tau} > 1 ({lambda_tilde} = 0), {tau} {q} with {sigma} = (1 + {rho})/{alpha} and
     {c_train} = 1 is identical (SymPy) to paper B's ridgeless in-distribution error for {tau} > 1
     once {M} is replaced by B's Marchenko–Pastur value at that point; and at the piano point of
-    the previous step the solver's {q}, {M} and {M_prime} match the spec's tabulated 0.0929626003,
+    the previous step the solver's {q}, {M} and {M_prime} match paper A's tabulated 0.0929626003,
     0.9258394245 and -1.1015751428 to 10 decimals."""
     sigma_iso = A.SIGMA.subs({A.lambda_tilde: 0, A.c_train: 1})
     tq = IDG_TAU_GT_1.subs(A.sigma, sigma_iso)
@@ -432,7 +432,7 @@ def _check_q():
 
 
 def _check_e_scalar():
-    """The solver's {e_scalar} at the piano point ({C_test} = {C_train}) matches the spec's
+    """The solver's {e_scalar} at the piano point ({C_test} = {C_train}) matches paper A's
     tabulated 0.2281094103 to 10 decimals; {e_scalar} depends on {C_test} only through
     {c_test}, so the rank-one test spike:1 of the last section gives the same value to all
     guaranteed digits."""
@@ -447,7 +447,7 @@ def _check_misalign_trace():
     rotation) and a full symmetric {C_test}, (1/3) tr({C_test} K) for K = U diag({k_i}) U^T
     equals the displayed average with {mu_i} = u_i^T {C_test} u_i, exactly, for symbolic {q},
     {M}, {M_prime}, {lambda_tilde}, {sigma} and {kappa}. At the piano point, {e_misalign} ({C_test}
-    = {C_train}) matches the spec's 0.2424912674 to 10 decimals."""
+    = {C_train}) matches paper A's 0.2424912674 to 10 decimals."""
     U = _rational_rotation()
     lams = [sympy.Rational(1, 2), sympy.Integer(1), sympy.Rational(3, 2)]
     C_te = sympy.Matrix([[2, 1, 0], [1, 1, sympy.Rational(-1, 2)], [0, sympy.Rational(-1, 2), 3]])

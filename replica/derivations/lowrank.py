@@ -338,7 +338,7 @@ def _golden_table():
         for k in ("tm", "idg", "odg"):
             rows.append((f"point {i}", err_sym[k], Value.from_result(r, k), golden[k]))
     return ValueTable(
-        caption="The errors at the spec's golden fixed points (1: alpha = 2, tau = 9/4, kappa = "
+        caption="The errors at the authors' golden fixed points (1: alpha = 2, tau = 9/4, kappa = "
                 "3/2, lambda = 0, sigma = 3/10, rho = 9/10; 2: alpha = 23/10, tau = 17/10, "
                 "kappa = 1, lambda = 3, sigma = 3/1000, rho = 1/5; 3: alpha = 1, tau = 1/2, "
                 "kappa = 1/2, lambda = 1/10, sigma = 1/2, rho = 3/10), solved at 30 digits and "
@@ -390,7 +390,7 @@ def _decomposition_table():
         caption="Decomposition of the three errors at golden point 1 (tilde sigma = 0, so the "
                 "noise part is 0), solved at 30 digits and printed to 15 (all guaranteed). The "
                 "labels memorization (T-terms) and "
-                "structural (R-terms) follow the spec's inferred mapping.",
+                "structural (R-terms) follow an inferred mapping.",
         columns=("error", "total", "signal", "memorization", "structural", "noise"),
         rows=tuple(rows), align="llllll")
 
@@ -773,7 +773,7 @@ def derivation() -> Derivation:
         Step("golden_points",
              {"table": _golden_table()},
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
-             "authors' values at the spec's three golden fixed points.",
+             "authors' values at the authors' three golden fixed points.",
              _check_golden),
     ), "From the training loss to the replica-symmetric free energy (R1).")
     s_saddle = Section("Saddle-point equations", (
@@ -927,12 +927,12 @@ def derivation() -> Derivation:
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
             "random-matrix steps, and its equation numbers are not reproduced. The free energy "
-            "(R1) is the spec's reconstruction: its stationarity reproduces every fixed-point "
+            "(R1) is a reconstruction: its stationarity reproduces every fixed-point "
             "equation of the authors' code (checked symbolically here) and its extremum "
             "reproduces the authors' golden values; the average from the replicated partition "
             "function to (R1) is stated, not derived.",
             "The names memorisation and structural for the second and third parts of the "
-            "decomposition follow the spec's inferred mapping.",
+            "decomposition follow an inferred mapping.",
             "The rates of the IDG and ODG errors use the Laurent expansion of the transforms at "
             "an atom separated from the rest of the spectrum, which fails at rho = kappa; there "
             "only the series of the library's asymptotics module (half-integer powers of alpha) "

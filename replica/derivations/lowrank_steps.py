@@ -137,7 +137,7 @@ def _check_spectral() -> bool:
 
 
 def _check_atom_split() -> bool:
-    """The atom-split closed form of g equals the spec's formula (R-S2) (50 digits, both sides of
+    """The atom-split closed form of g equals the published formula (R-S2) (50 digits, both sides of
     rho = kappa, small and large |z|); the atom masses are the limits -z g(z) as z -> 0-; and in
     the split equations the poles cancel: 1 + z g and g + z g' have no 1/z term."""
     zs, kk, rr = sympy.symbols("z kappa rho")
@@ -196,7 +196,7 @@ def _check_tm_is_training_error() -> bool:
 
 
 def _check_z() -> bool:
-    """(R2) gives qbarhat = epsilon qhat, and then the alias z is the spec's (R4)."""
+    """(R2) gives qbarhat = epsilon qhat, and then the alias z is the published (R4)."""
     fp = fixed_point_equations()
     return is_zero(fp[qbarhat] - EPS * fp[qhat]) and is_zero(
         Z_DEFINITION.subs(qbarhat, EPS * qhat) - PUBLISHED_Z)
