@@ -15,13 +15,38 @@ from __future__ import annotations
 
 from .version import __version__
 
-__all__ = ["__version__", "solve", "solve_float64"]
+__all__ = ["__version__", "solve", "solve_float64", "load_model"]
+
+
+def _problem(model):
+    """A built-in model's name, a model file's path (``*.py``), a declared model or a problem."""
+    if isinstance(model, str):
+        if model.endswith(".py"):
+            from .modeling import load_model_file
+
+            return load_model_file(model)
+        from .models import get
+
+        return get(model)
+    from .modeling import as_problem
+
+    return as_problem(model)
+
+
+def load_model(path: str):
+    """The :class:`~replica.problem.Problem` declared by the model file ``path`` (see
+    :mod:`replica.modeling`)."""
+    from .modeling import load_model_file
+
+    return load_model_file(path)
 
 
 def solve(model, dps: int = 30, verify: bool = True, **params):
     """Solve ``model`` at one parameter point to ``dps`` digits.
 
-    ``model`` is a built-in model's name (``"alignment"``, ``"isotropic"``, ``"lowrank"``) or a
+    ``model`` is a built-in model's name (``"alignment"``, ``"isotropic"``, ``"lowrank"``), the
+    path of a model file (``"examples/ridge_regression.py"``), a declared model
+    (:class:`replica.modeling.SaddlePointModel`, :class:`~replica.modeling.FixedPointModel`) or a
     :class:`~replica.problem.Problem`; ``params`` are its parameters by name (strings such as
     ``"3/10"``, ints, Fractions, floats read through their shortest decimal). Returns a
     :class:`replica.numerics.Result`: the values by name (``r["e_icl"]``), ``status``,
@@ -31,11 +56,7 @@ def solve(model, dps: int = 30, verify: bool = True, **params):
     """
     from .numerics.driver import solve as engine_solve
 
-    if isinstance(model, str):
-        from .models import get
-
-        model = get(model)
-    return engine_solve(model, dps=dps, verify=verify, **params)
+    return engine_solve(_problem(model), dps=dps, verify=verify, **params)
 
 
 def solve_float64(model, **params) -> dict:
@@ -44,8 +65,4 @@ def solve_float64(model, **params) -> dict:
     ``converged``, ``status``, ``iterations`` and ``residual`` per point."""
     from .numerics.driver import solve_float64 as engine_solve_float64
 
-    if isinstance(model, str):
-        from .models import get
-
-        model = get(model)
-    return engine_solve_float64(model, **params)
+    return engine_solve_float64(_problem(model), **params)

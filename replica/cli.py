@@ -11,12 +11,13 @@ import importlib
 import os
 import sys
 
-from .commands.common import OneLineParser
+from .commands.common import OneLineParser, route_model_file
 from .errors import ReplicaError
 
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
 COMMAND_MODULES = [
     "replica.commands.solve",
+    "replica.commands.equations",
     "replica.commands.transition",
     "replica.commands.phase_diagram",
     "replica.commands.expand",
@@ -44,6 +45,7 @@ def build_parser() -> OneLineParser:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
+        argv = route_model_file(argv)
         args = build_parser().parse_args(argv)
         return int(args.run(args) or 0)
     except ReplicaError as exc:

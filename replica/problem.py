@@ -443,12 +443,16 @@ class Problem:
     * ``source_files``: the files whose contents determine the expressions; given, the generated
       code is cached on disk keyed on their contents (so a problem's name and variants must be
       unique among the problems those files declare); empty, code is generated once per process.
+    * ``saddle_point``: the :class:`~replica.symbolic.saddle.SaddlePoint` the systems were derived
+      from, if any (``replica equations`` prints its stationarity conditions); ``symbol_names``:
+      LaTeX names of symbols for displays.
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,
                  systems: Callable[[str], System], groups: Mapping, notes: Sequence[Note] = (),
                  direct: Mapping | None = None, source_files: Sequence[str] = (),
-                 description: str = "", guard_digits: int = 5):
+                 description: str = "", guard_digits: int = 5, saddle_point: Any = None,
+                 symbol_names: Mapping | None = None):
         self.name = name
         self.schema = schema
         self.title = title
@@ -461,6 +465,9 @@ class Problem:
         self.direct = dict(direct or {})
         self.source_files = tuple(source_files)
         self.guard_digits = guard_digits
+        self.saddle_point = saddle_point
+        self.symbol_names = dict(symbol_names or {})
+        self.model = None
 
     def __repr__(self):
         return f"Problem({self.name!r})"

@@ -47,7 +47,7 @@ def test_building_the_parser_imports_no_heavy_module():
 def test_every_command_and_model_is_listed():
     invocations = _help_invocations()
     assert ("solve", "lowrank") in invocations and ("appendix",) in invocations
-    assert len({i[0] for i in invocations if i}) == 8
+    assert len({i[0] for i in invocations if i}) == 9
 
 
 @pytest.mark.parametrize("words", _help_invocations(), ids=lambda w: " ".join(w) or "replica")

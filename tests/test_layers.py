@@ -22,7 +22,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 LAYERS = (
     ("base", ("replica.errors", "replica.params", "replica.version")),
     ("engine", ("replica.problem", "replica.symbolic", "replica.numerics", "replica.spectra")),
-    ("declarations", ("replica.models",)),
+    ("declarations", ("replica.models", "replica.modeling")),
     ("rendering", ("replica.latex",)),
     ("consumers", ("replica.analysis", "replica.simulate", "replica.derivations")),
     ("commands", ("replica.commands", "replica.cli", "replica.demo", PACKAGE)),

@@ -1,13 +1,14 @@
 """``replica solve MODEL ...``: solve a model's equations at one parameter point.
 
 The options of each model are its declared parameter schema (:mod:`replica.models.parameters`),
-so the parsers are built without loading a model; the solve itself goes through the engine
+so the parsers are built without loading a model (``--model PATH`` loads a model file and offers
+its schema's options); the solve itself goes through the engine
 (:func:`replica.numerics.driver.solve_params`).
 """
 
 from __future__ import annotations
 
-from .common import add_dps, parse_dps, run_solve
+from .common import add_dps, add_user_model_parser, parse_dps, run_solve
 
 DESCRIPTIONS = {
     "alignment": "Paper A's asymptotic ICL error for arbitrary pretraining and test task "
@@ -33,12 +34,17 @@ def register(subparsers):
         SCHEMAS[name].add_arguments(sp)
         add_dps(sp)
         sp.set_defaults(run=_run, schema=SCHEMAS[name])
+    sp = add_user_model_parser(models, "solve", "Solve its equations at one point.")
+    if sp is not None:
+        sp.set_defaults(run=_run, schema=sp.get_default("problem").schema)
+        sp.get_default("problem").schema.add_arguments(sp)
+        add_dps(sp)
     return models
 
 
 def _run(args):
     from .. import models
 
-    problem = models.get(args.model)
+    problem = getattr(args, "problem", None) or models.get(args.model)
     return run_solve(problem, args.schema.raw_from_namespace(args), parse_dps(args.dps),
                      args.json)

@@ -430,6 +430,7 @@ PROBLEM = Problem(
     systems=_system,
     groups={"order_parameters": list(REPORTED_ORDER), "errors": list(ERROR_KEYS),
             "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS} for p_ in ERROR_KEYS}},
-    notes=NOTES, source_files=[os.path.abspath(__file__)],
+    notes=NOTES, source_files=[os.path.abspath(__file__)], saddle_point=SADDLE,
+    symbol_names=SYMBOL_NAMES,
     description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.")
 """The low-rank model, declared."""

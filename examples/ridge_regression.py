@@ -1,0 +1,67 @@
+r"""Ridge regression with Gaussian covariates in the proportional limit, as a replica free energy.
+
+Data: inputs :math:`x \in \mathbb R^d`, :math:`x \sim N(0, C)` (``--covariance SPEC --d D``;
+``C = I`` by default); a teacher :math:`w \sim N(0, I_d)`; labels
+:math:`y = \langle w, x\rangle/\sqrt d + \sigma\varepsilon`, :math:`\varepsilon \sim N(0, 1)`;
+:math:`n = \alpha d` samples. Estimator
+:math:`\hat w = \arg\min \sum_i (y_i - \langle \hat w, x_i\rangle/\sqrt d)^2 + \lambda\|\hat w\|^2`.
+
+Order parameters: :math:`m = \hat w^\top C w/d`, :math:`q = \hat w^\top C \hat w/d` and the
+susceptibility :math:`V` (the zero-temperature limit of :math:`\beta` times the replica variance),
+with conjugates :math:`\hat m, \hat q, \hat V`. With the objective halved (a square loss
+:math:`\ell = \tfrac12(y - \hat y)^2` and penalty :math:`\tfrac\lambda2\|\hat w\|^2`, which has the
+same minimiser), the replica-symmetric free energy at :math:`\beta\to\infty` is
+
+.. math::
+    \Phi = -m\hat m + \tfrac12 q\hat V - \tfrac12 V\hat q
+           + \tfrac12\Big\langle\frac{\hat m^2 c^2 + \hat q c}{\lambda + \hat V c}\Big\rangle
+           - \frac{\alpha}{2}\,\frac{\langle c\rangle - 2m + q + \sigma^2}{1 + V},
+
+the average over the eigenvalues :math:`c` of :math:`C`: the entropic part is the Gaussian
+integral over :math:`\hat w` of the penalty plus the conjugate terms (averaged over the teacher and
+the Gaussian field), the energetic part is :math:`\alpha` times the Moreau envelope of the square
+loss at the cavity field. Test error :math:`E(y - \hat y)^2 = \sigma^2 + \langle c\rangle - 2m + q`;
+training error (the training residual is the cavity residual divided by :math:`1 + V`):
+:math:`(\langle c\rangle - 2m + q + \sigma^2)/(1 + V)^2`.
+
+    replica solve --model examples/ridge_regression.py --alpha 2 --lam 1/10 --sigma 1/2 --json
+"""
+
+import sympy
+
+from replica.modeling import LAMBDA_I, Parameter, Rule, SaddlePointModel, avg
+
+alpha, lam = sympy.symbols("alpha lam", positive=True)
+sigma = sympy.Symbol("sigma", nonnegative=True)
+m, q, V = sympy.symbols("m q V", real=True)
+mhat, qhat, Vhat = sympy.symbols("mhat qhat Vhat", real=True)
+c = LAMBDA_I  # an eigenvalue of the input covariance C
+
+ERROR = avg(c) - 2 * m + q + sigma**2  # the generalisation error's energetic combination
+
+FREE_ENERGY = (-m * mhat + q * Vhat / 2 - V * qhat / 2
+               + avg((mhat**2 * c**2 + qhat * c) / (lam + Vhat * c)) / 2
+               - alpha * ERROR / (2 * (1 + V)))
+
+MODEL = SaddlePointModel(
+    "ridge_regression",
+    title="Ridge regression with Gaussian covariates (proportional limit)",
+    free_energy=FREE_ENERGY,
+    pairs=[(m, mhat), (q, Vhat), (V, qhat)],
+    parameters=[
+        Parameter("alpha", "samples per dimension n/d"),
+        Parameter("lam", "ridge penalty lambda (objective sum of squares + lambda |w|^2)",
+                  domain="nonnegative"),
+        Parameter("sigma", "label-noise standard deviation", domain="nonnegative"),
+        Parameter("d", "dimension of --covariance (only needed for a non-identity SPEC)",
+                  domain="positive_integer", default=1),
+        Parameter("covariance", "input covariance SPEC (identity, powerlaw:P, file:PATH, ...)",
+                  domain="covariance", default="identity"),
+    ],
+    rules=[Rule("lam", lambda p: (p.lam == 0) & (p.alpha <= 1),
+                "lam = 0 (ridgeless) needs alpha > 1")],
+    observables={"errors": {"test": sigma**2 + avg(c) - 2 * m + q,
+                            "train": ERROR / (1 + V) ** 2}},
+    start={m: sympy.Rational(1, 2), q: sympy.Rational(1, 2), V: 1},
+    symbol_names={lam: r"\lambda", Vhat: r"\hat V", qhat: r"\hat q", mhat: r"\hat m"},
+)
