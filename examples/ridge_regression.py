@@ -63,5 +63,7 @@ MODEL = SaddlePointModel(
     observables={"errors": {"test": sigma**2 + avg(c) - 2 * m + q,
                             "train": ERROR / (1 + V) ** 2}},
     start={m: sympy.Rational(1, 2), q: sympy.Rational(1, 2), V: 1},
-    symbol_names={lam: r"\lambda", Vhat: r"\hat V", qhat: r"\hat q", mhat: r"\hat m"},
+    positive_unknowns=True,  # m, q and V are positive at the physical solution ...
+    admissible=[(V, "V > 0")],  # ... and the other root of the V equation has V < 0
+    symbol_names={lam: r"\lambda", c: "c_i"},
 )

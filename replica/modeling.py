@@ -260,8 +260,8 @@ class _Declared:
         names = self._spectrum_names
         if not names:
             return None
-        train = params[names[0]]
-        test = params[names[-1]]
+        train = getattr(params, names[0])
+        test = getattr(params, names[-1])
         return train, test
 
     # -- the problem ----------------------------------------------------------------------------

@@ -213,3 +213,100 @@ def test_model_error_raised_in_python(tmp_path):
     path.write_text(HEADER + BAD_FILES["not_linear"][0] + "\n")
     with pytest.raises(ModelError, match="not linear"):
         load_model_file(str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# transition, phase-diagram, sweep, appendix on a model file
+# ---------------------------------------------------------------------------------------------
+def test_transition_peak_equals_the_marchenko_pastur_peak(capsys):
+    """The double-descent peak of the test error in alpha (lam = 1/100, sigma = 1/2), located by
+    the generic command, against the maximum of the random-matrix closed form."""
+    rc = main(["transition", "--model", RIDGE, "--vary", "alpha", "--between", "1/2,3",
+               "--quantity", "test", "--lam", "1/100", "--sigma", "1/2", "--dps", "25",
+               "--json"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["digits"] >= 20
+    with mpmath.workdps(40):
+        def dtest(a):
+            return mpmath.diff(lambda t: marchenko_pastur_ridge_mp(t)[0], a)
+
+        peak = mpmath.findroot(dtest, mpmath.mpf("0.99"))
+        got = mpmath.mpf(data["location"])
+        assert abs(got - peak) < mpmath.mpf(10) ** (1 - data["digits"]) * peak, (got, peak)
+        value = marchenko_pastur_ridge_mp(peak)[0]
+        assert abs(mpmath.mpf(data["value"]) - value) < mpmath.mpf(10) ** (1 - data["digits"])
+
+
+def marchenko_pastur_ridge_mp(alpha):
+    """:func:`marchenko_pastur_ridge` at an mpf alpha (lam = 1/100, sigma = 1/2)."""
+    lam, s2 = mpmath.mpf(1) / 100, mpmath.mpf(1) / 4
+    g = 1 / alpha
+
+    def G(z):
+        w = z / alpha
+        return ((1 - g - w) - mpmath.sqrt((1 - g - w) ** 2 - 4 * g * w)) / (2 * g * w) / alpha
+
+    G0, G1 = G(-lam), mpmath.diff(G, -lam)
+    return (s2 + lam**2 * G1 + s2 * (G0 - lam * G1),)
+
+
+def test_transition_reports_a_missing_extremum_as_exit_3(capsys):
+    rc = main(["transition", "--model", RIDGE, "--vary", "alpha", "--between", "2,5",
+               "--quantity", "test", "--lam", "1/100", "--sigma", "1/2"])
+    err = capsys.readouterr().err
+    assert rc == 3 and "at its end" in err
+
+
+def test_phase_diagram_and_sweep_on_a_model_file(tmp_path, capsys):
+    import csv
+
+    out = tmp_path / "pd"
+    rc = main(["phase-diagram", "--model", RIDGE, "--x", "alpha:0.2:5:24", "--y",
+               "lam:1e-3:1:6:log", "--quantity", "test", "--sigma", "1/2", "--trace-max",
+               "-o", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    rows = list(csv.DictReader(open(out / "ridge_regression_test_alpha_lam.csv")))
+    assert len(rows) == 24 * 6 and all(r["converged"] == "True" for r in rows)
+    # a grid value against the closed form
+    r0 = rows[7]
+    a, lam = sympy.Rational(r0["alpha"]), sympy.Rational(r0["lam"])
+    with mpmath.workdps(30):
+        ref = marchenko_pastur_ridge(a, lam, "1/2")[0]
+    assert abs(float(r0["test"]) - float(ref)) < 1e-10
+    assert (out / "ridge_regression_test_alpha_lam.png").stat().st_size > 10000
+    boundary = list(csv.DictReader(open(out / "ridge_regression_test_alpha_lam_boundary.csv")))
+    assert boundary and all(0.8 < float(b["alpha_at_max"]) < 1.3 for b in boundary)
+    csv_path = tmp_path / "sweep.csv"
+    rc = main(["sweep", "--model", RIDGE, "--alpha", "2,4", "--lam", "1/10", "--sigma", "1/2",
+               "--dps", "20", "-o", str(csv_path), "--no-progress"])
+    assert rc == 0
+    rows = list(csv.DictReader(open(csv_path)))
+    assert [r["alpha"] for r in rows] == ["2.0", "4.0"] and rows[0]["lam_exact"] == "1/10"
+    assert rows[0]["status"] == "converged" and int(rows[0]["digits"]) == 20
+    with mpmath.workdps(30):
+        assert abs(mpmath.mpf(rows[0]["test"]) - marchenko_pastur_ridge("2", "1/10", "1/2")[0]) \
+            < 1e-19
+    capsys.readouterr()
+    rc = main(["sweep", "--model", RIDGE, "--alpha", "2", "--lam", "1/10", "--sigma", "1/2",
+               "-o", str(csv_path)])
+    assert rc == 2 and "exists" in capsys.readouterr().err
+
+
+@pytest.mark.pdf
+def test_appendix_of_a_model_file_compiles(tmp_path, capsys):
+    from replica.latex import latexmk_path
+
+    try:
+        latexmk_path()
+    except Exception:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("latexmk not installed")
+    rc = main(["appendix", "--model", RIDGE, "-o", str(tmp_path), "--pdf", "--at",
+               "alpha=2,lam=1/10,sigma=1/2"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "15/15 step checks passed" in out
+    tex = (tmp_path / "ridge-regression.tex").read_text()
+    assert r"\hat{V}" in tex and "0.4426645464" in tex
+    assert (tmp_path / "ridge-regression.pdf").exists()

@@ -21,19 +21,56 @@ def register(subparsers):
                     "the library's SymPy objects; every step's check runs first. alignment: paper "
                     "A (rho = noise variance); lowrank: the low-rank paper (rho = rank ratio, "
                     "sigma^2 = noise variance).")
-    p.add_argument("derivation", choices=DERIVATION_NAMES,
-                   metavar="{%s}" % ",".join(DERIVATION_NAMES), help="which paper's derivation")
+    from .common import USER_MODEL, user_problem
+
+    choices = DERIVATION_NAMES + ((USER_MODEL,) if user_problem() is not None else ())
+    p.add_argument("derivation", choices=choices,
+                   metavar="{%s}" % ",".join(DERIVATION_NAMES), help="which paper's derivation "
+                   "(or --model PATH: the derivation of a model file)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--pdf", action="store_true",
                    help="also compile NAME.pdf with latexmk (TeX Live)")
+    p.add_argument("--at", default=None, metavar="NAME=VALUE,...",
+                   help="with --model: also tabulate the solution at this parameter point")
+    p.add_argument("--dps", default="30", help="with --at: digits of the solve (default 30)")
     p.set_defaults(run=_run)
     return p
 
 
+def parse_point(text: str, problem) -> dict:
+    """``{name: value}`` from ``"alpha=2,lam=1/10"`` (validated by the problem's schema)."""
+    from ..errors import ParameterError
+
+    out = {}
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        name, eq, value = item.partition("=")
+        name = name.strip().lstrip("-").replace("-", "_")
+        if not eq or not value.strip():
+            raise ParameterError("--at", f"expected NAME=VALUE, got {item!r}")
+        if name not in problem.schema:
+            raise ParameterError("--at", f"unknown parameter {name!r} (this model has "
+                                         f"{', '.join(problem.schema.names)})")
+        out[name] = value.strip()
+    problem.schema.parse(out)
+    return out
+
+
 def _run(args):
     from ..derivations.appendix import write_appendix
+    from ..errors import ParameterError
+    from .common import USER_MODEL, parse_dps, user_problem
 
-    result = write_appendix(args.derivation, args.out, pdf=args.pdf)
+    if args.derivation == USER_MODEL:
+        problem = user_problem()
+        point = parse_point(args.at, problem) if args.at else None
+        result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
+                                dps=parse_dps(args.dps))
+    else:
+        if args.at is not None:
+            raise ParameterError("--at", "is only for --model PATH")
+        result = write_appendix(args.derivation, args.out, pdf=args.pdf)
     passed = sum(o.passed for o in result.outcomes)
     sys.stdout.write(f"{result.tex}  ({passed}/{len(result.outcomes)} step checks passed)\n")
     if result.pdf is not None:

@@ -135,3 +135,41 @@ def add_user_model_parser(models, command: str, help_text: str):
                            description=f"{title}. {help_text}")
     sp.set_defaults(problem=problem)
     return sp
+
+
+def add_schema_options(parser, schema, note: str = ""):
+    """Every parameter of ``schema`` as an optional ``--NAME`` (requiredness is checked when the
+    values are parsed, so that a command can vary a required parameter)."""
+    for p in schema.parameters:
+        parser.add_argument(p.option, dest=p.name, default=None, metavar=p.name.upper(),
+                            help=p.help + note)
+
+
+def given_values(args, schema) -> dict:
+    """``{name: raw}`` of the schema options given on the command line."""
+    return {p.name: getattr(args, p.name) for p in schema.parameters
+            if getattr(args, p.name, None) is not None}
+
+
+def progress_bar(label: str, stream=None):
+    """A ``report(i, n)`` callback: a bar redrawn in place on a terminal, one line per tenth
+    of the work otherwise (so that logs hold no carriage returns)."""
+    stream = stream or sys.stderr
+    tty = hasattr(stream, "isatty") and stream.isatty()
+    state = {"last": -1}
+
+    def report(i, n):
+        if tty:
+            width = 30
+            done = int(width * i / max(n, 1))
+            stream.write(f"\r{label} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
+            if i == n:
+                stream.write("\n")
+        else:
+            tenth = int(10 * i / max(n, 1))
+            if tenth != state["last"] or i == n:
+                state["last"] = tenth
+                stream.write(f"{label}: {i}/{n}\n")
+        stream.flush()
+
+    return report

@@ -48,7 +48,61 @@ def register(subparsers):
     i.add_argument("--tau", default="0.5")
     i.add_argument("--error", choices=["e_icl", "e_idg"], default="e_icl")
     i.set_defaults(run=_run_isotropic)
+    _register_model_file(models)
     return models
+
+
+def _register_model_file(models):
+    from .common import add_schema_options, add_user_model_parser
+
+    sp = add_user_model_parser(
+        models, "phase-diagram",
+        "Map a reported quantity over two parameters (float64 grid), written as CSV and PNG, "
+        "with a level set (--level) or the line of maxima along x (--trace-max).")
+    if sp is None:
+        return
+    sp.add_argument("-o", "--out", required=True, help="output folder")
+    sp.add_argument("--x", required=True, metavar="NAME:LO:HI[:N][:log]",
+                    help="horizontal axis, e.g. alpha:0.2:5:60")
+    sp.add_argument("--y", required=True, metavar="NAME:LO:HI[:N][:log]",
+                    help="vertical axis, e.g. lam:1e-3:1:40:log")
+    sp.add_argument("--quantity", required=True, help="a reported value (see replica solve)")
+    sp.add_argument("--level", default=None, help="draw the level set quantity = LEVEL")
+    sp.add_argument("--trace-max", action="store_true",
+                    help="trace the maximum along x for each y (written as _boundary.csv)")
+    add_schema_options(sp, sp.get_default("problem").schema, " (fixed)")
+    sp.set_defaults(run=_run_model_file)
+
+
+def parse_axis(text: str, option: str) -> tuple:
+    """``(name, lo, hi, n, log)`` from ``NAME:LO:HI[:N][:log]``."""
+    from ..errors import ParameterError
+
+    parts = [t.strip() for t in str(text).split(":")]
+    log = parts[-1].lower() == "log"
+    if log:
+        parts = parts[:-1]
+    if len(parts) not in (3, 4) or not all(parts):
+        raise ParameterError(option, f"expected NAME:LO:HI[:N][:log], got {text!r}")
+    n = 40
+    if len(parts) == 4:
+        try:
+            n = int(parts[3])
+        except ValueError:
+            raise ParameterError(option, f"N must be an integer, got {parts[3]!r}") from None
+    return parts[0].replace("-", "_"), parts[1], parts[2], n, log
+
+
+def _run_model_file(args):
+    from ..analysis.scan import plane
+    from .common import given_values, progress_bar
+
+    problem = args.problem
+    paths = plane(problem, given_values(args, problem.schema), parse_axis(args.x, "--x"),
+                  parse_axis(args.y, "--y"), args.quantity, args.out, level=args.level,
+                  trace_max=args.trace_max, progress=progress_bar("grid rows"))
+    print("wrote " + ", ".join(paths[k] for k in sorted(paths)))
+    return 0
 
 
 def _run_alignment(args):

@@ -79,7 +79,56 @@ def register(subparsers):
         add_run_options(m)
         m.add_argument("-o", "--output", required=True, help="CSV file to write")
         m.set_defaults(run=_run, sim_model=model)
+    _register_model_file(models)
     return models
+
+
+def _register_model_file(models):
+    from .common import add_schema_options, add_user_model_parser
+
+    sp = add_user_model_parser(
+        models, "sweep",
+        "Solve its equations on a grid (every parameter option may be a comma-separated list; "
+        "the grid is their Cartesian product), verified at --dps digits, written as CSV.")
+    if sp is None:
+        return
+    add_schema_options(sp, sp.get_default("problem").schema, " (comma-separated list allowed)")
+    sp.add_argument("--dps", default="30", help="digits of each solve (default 30)")
+    sp.add_argument("-o", "--output", required=True, help="CSV file to write")
+    sp.add_argument("--force", action="store_true", help="overwrite an existing --output")
+    sp.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    sp.set_defaults(run=_run_model_file)
+
+
+def _run_model_file(args):
+    import os
+
+    from ..analysis.scan import sweep_rows, write_sweep_csv
+    from ..simulate.sweep import expand_grid, split_list
+    from .common import given_values, progress_bar
+
+    problem = args.problem
+    out = args.output
+    if os.path.isdir(out):
+        raise ParameterError("--output", f"{out!r} is a directory")
+    if os.path.exists(out) and not args.force:
+        raise ParameterError("--output", f"{out!r} exists (pass --force to overwrite)")
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise ParameterError("--output", f"folder {parent!r} does not exist")
+    lists = {k: split_list(v, "--" + k.replace("_", "-"))
+             for k, v in given_values(args, problem.schema).items()}
+    grid = expand_grid(lists)
+    for point in grid:  # every point is validated before any work
+        problem.schema.parse(point)
+    rows = sweep_rows(problem, grid, parse_dps(args.dps),
+                      progress=None if args.no_progress else progress_bar("sweep"))
+    write_sweep_csv(out, problem, rows)
+    failed = sum(1 for r in rows if r["status"] != "converged")
+    sys.stderr.write(f"replica sweep: {len(rows)} rows written to {out}"
+                     + (f" ({failed} did not converge: status in the CSV)" if failed else "")
+                     + "\n")
+    return 0
 
 
 def _run(args):

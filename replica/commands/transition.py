@@ -51,7 +51,57 @@ def register(subparsers):
     i.add_argument("--lam", default="0", help="ridge (with --interpolation-peak)")
     add_dps(i)
     i.set_defaults(run=_run_isotropic)
+    _register_model_file(models)
     return models
+
+
+def _register_model_file(models):
+    from .common import add_schema_options, add_user_model_parser
+
+    sp = add_user_model_parser(
+        models, "transition",
+        "Locate where a reported quantity has an interior maximum or minimum in one parameter, "
+        "or crosses a level, the other parameters fixed.")
+    if sp is None:
+        return
+    sp.add_argument("--vary", required=True, metavar="NAME", help="the parameter to vary")
+    sp.add_argument("--between", required=True, metavar="LO,HI",
+                    help="the interval of the varied parameter")
+    sp.add_argument("--quantity", required=True, help="a reported value (see replica solve)")
+    sp.add_argument("--kind", default="max", choices=["max", "min", "level"],
+                    help="interior maximum (default), minimum, or crossing of --level")
+    sp.add_argument("--level", default=None, help="the level, with --kind level")
+    sp.add_argument("--points", default="64", help="float64 scan points that bracket it "
+                                                   "(default 64)")
+    sp.add_argument("--log", action="store_true", help="scan on a logarithmic grid")
+    add_schema_options(sp, sp.get_default("problem").schema, " (fixed)")
+    add_dps(sp)
+    sp.set_defaults(run=_run_model_file)
+
+
+def _run_model_file(args):
+    from ..analysis.scan import locate
+    from ..errors import ParameterError
+    from .common import given_values
+    from .simulate import parse_int
+
+    problem = args.problem
+    parts = [t.strip() for t in args.between.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ParameterError("--between", f"expected LO,HI, got {args.between!r}")
+    res = locate(problem, given_values(args, problem.schema), args.vary.replace("-", "_"),
+                 parts[0], parts[1], args.quantity, kind=args.kind, level=args.level,
+                 dps=parse_dps(args.dps), points=parse_int(args.points, "--points", minimum=5),
+                 log=True if args.log else None)
+    data = res.to_json_dict()
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+    sys.stdout.write(f"{data['model']} ({params})\n  {data['vary']} = {data['location']}  "
+                     f"({data['digits']} digits; {data['quantity']} = {data['value']})\n"
+                     f"  definition: {data['definition']}\n  method: {data['method']}\n")
+    return 0
 
 
 def print_transition(res, as_json):

@@ -19,17 +19,25 @@ class AppendixResult:
     pdf: CompileReport | None = None
 
 
-def write_appendix(name: str, outdir: str, pdf: bool = False, symbol_names=None,
-                   outcomes=None) -> AppendixResult:
+def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
+                   outcomes=None, point: dict | None = None, dps: int = 30) -> AppendixResult:
     """Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
 
     The checks of every step run first (unless ``outcomes`` are given); a failing check raises
     :class:`~replica.latex.document.CheckFailedError` and nothing is written. With ``pdf`` a
-    missing ``latexmk`` is reported before any work is done.
+    missing ``latexmk`` is reported before any work is done. ``name`` may also be a declared
+    model's :class:`~replica.problem.Problem` (:func:`replica.derivations.model.derivation_for`,
+    with a table of the solution at ``point``, solved at ``dps`` digits).
     """
     if pdf:
         latexmk_path()
-    doc = get(name)
+    if isinstance(name, str):
+        doc = get(name)
+    else:
+        from .model import derivation_for
+
+        doc = derivation_for(name, point=point, dps=dps)
+        name = doc.key
     if outcomes is None:
         outcomes = doc.run_checks()
     text = render(doc, symbol_names=symbol_names, outcomes=outcomes)

@@ -57,6 +57,9 @@ class Derivation:
     titles: Mapping[str, str] = dataclasses.field(default_factory=dict)
     missing: tuple = ()
     sources: tuple = ()
+    origin: str = ""
+    """Where the steps come from, for the generated file's header (default: the derivation's
+    module, ``replica/derivations/KEY.py``)."""
 
     def __post_init__(self):
         names = [s.name for s in self.steps]

@@ -140,7 +140,8 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
                               check=prose(_check_text(step)), status=state))
         sections.append(dict(title=escape_text(section.title), label=f"sec:{doc.key}:{si}",
                              intro=prose(section.intro) if section.intro else "", steps=steps))
-    context = dict(key=doc.key, title=escape_text(doc.title), intro=prose(doc.intro),
+    context = dict(key=doc.key, origin=doc.origin or f"replica/derivations/{doc.key}.py",
+                   title=escape_text(doc.title), intro=prose(doc.intro),
                    sections=sections, missing=[prose(m) for m in doc.missing],
                    sources=[prose(s) for s in doc.sources])
     text = environment().get_template("appendix.tex").render(doc=context)

@@ -392,21 +392,24 @@ class SaddlePoint:
         unknown, one fixed-point step per unknown, and the reduced map."""
         p = prefix
         name = self.name
-        out = [Step(f"{p}free_energy",
-                    {"free_energy": self.free_energy, "pairs": self.pairs,
-                     "aliases": {al.symbol: al.expression for al in self.aliases}},
+        objects = {"free_energy": sympy.Eq(sympy.Symbol(name), self.free_energy)}
+        for al in self.aliases:
+            objects[f"alias_{al.symbol}"] = sympy.Eq(al.symbol, al.expression)
+        pairs = ", ".join(f"({{{a}}}, {{{b}}})" for a, b in self.pairs)
+        out = [Step(f"{p}free_energy", objects,
                     f"The replica-symmetric free energy {name} is extremised over the order "
-                    f"parameters and their conjugates, with "
-                    + (", ".join(f"{al.symbol} = {al.expression}" for al in self.aliases)
-                       or "no aliases") + " kept as symbols and spectral functions abstract.",
+                    f"parameters and their conjugates, paired as {pairs}, with "
+                    + (", ".join(f"{{{al.symbol}}}" for al in self.aliases) + " kept as symbols"
+                       if self.aliases else "no aliases")
+                    + " and spectral functions abstract.",
                     None)]
         for u in self.unknowns:
             out.append(Step(
                 f"{p}stationarity_{u}",
                 {"variable": u, "derivative": self.stationarity[u],
                  "equation": sympy.Eq(self.stationarity[u], 0)},
-                f"Differentiate {name} with respect to {u}, with the chain rule through "
-                + (", ".join(str(a) for a in self._alias_symbols) or "no alias")
+                f"Differentiate {name} with respect to {{{u}}}, with the chain rule through "
+                + (", ".join(f"{{{a}}}" for a in self._alias_symbols) or "no alias")
                 + " and the derivative of each abstract spectral function being the next one.",
                 functools.partial(self.check_derivative, u)))
         for t, rhs in self.fixed_point.items():
@@ -414,7 +417,8 @@ class SaddlePoint:
             out.append(Step(
                 f"{p}fixed_point_{t}",
                 {"variable": t, "rhs": rhs, "equation": sympy.Eq(t, rhs), "from": u},
-                f"The condition d{name}/d{u} = 0 is linear in {t}; solving it gives {t}.",
+                f"The condition d{name}/d{{{u}}} = 0 is linear in {{{t}}}; solving it gives "
+                f"{{{t}}}.",
                 functools.partial(self.check_solution, t)))
         return out
 

@@ -1,0 +1,384 @@
+r"""Curves, located points and parameter planes for any declared model (built-in or a model file).
+
+Everything here asks the engine for a named reported value :math:`Q` of a problem as a function of
+one parameter :math:`x` (the others fixed), and never looks inside the model:
+
+* :func:`locate` finds where :math:`Q` has an interior maximum or minimum in :math:`x`
+  (:math:`dQ/dx = 0`; e.g. a double-descent peak) or crosses a level (:math:`Q = L`). A float64
+  scan (:func:`replica.numerics.driver.solve_float64`) brackets it; the bracket is refined by a
+  bracketing root finder on the condition evaluated from solves at a raised precision :math:`w`
+  (:math:`dQ/dx` by a central difference with step :math:`h = 10^{-w/3}|x|`, whose truncation
+  error :math:`O(h^2)` and rounding error :math:`O(10^{-w}/h)` are both :math:`10^{-2w/3}`; with
+  :math:`w \approx 1.5\,\mathrm{dps} + 10` both lie below the requested digits). The whole
+  location is repeated at :math:`w + \max(10, w/2)` digits, and the reported ``digits`` are the
+  agreement of the two (capped at ``dps``) -- evidence, not an enclosure.
+* :func:`plane` solves a float64 grid over two parameters, writes it as CSV and draws :math:`Q` as
+  a map, with the level set :math:`Q = L` or the line of maxima along :math:`x` traced on it.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from ..errors import ConvergenceError, ParameterError
+from ..numerics.driver import solve_float64, solve_params
+from ..numerics.precision import agreement_digits, precision
+from ..numerics.result import decimal_string
+
+KINDS = ("max", "min", "level")
+
+
+def _numeric_parameter(problem, name: str, option: str):
+    if name not in problem.schema:
+        raise ParameterError(option, f"unknown parameter {name!r} (this model has "
+                                     f"{', '.join(problem.schema.names)})")
+    p = problem.schema[name]
+    if p.is_covariance or p._domain().integer:
+        raise ParameterError(option, f"{name!r} is not a continuous numeric parameter")
+    return p
+
+
+def _quantity(problem, quantity: str):
+    names = problem.report_names()
+    if quantity not in names:
+        raise ParameterError("--quantity", f"unknown quantity {quantity!r} (this model reports "
+                                           f"{', '.join(names)})")
+    return quantity
+
+
+def _exact(x) -> Fraction:
+    """An mpf (or float) as the exact rational it represents."""
+    x = mpmath.mpf(x)
+    man, exp = x.man_exp
+    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+
+
+@dataclasses.dataclass
+class Located:
+    """A located point: ``location`` of ``vary`` where ``quantity`` has its ``kind``."""
+
+    model: str
+    params: dict
+    vary: str
+    quantity: str
+    kind: str
+    level: str | None
+    location: object
+    value: object
+    digits: int
+    agreement: object
+    dps: int
+    definition: str
+    method: str
+    notes: list
+
+    def to_json_dict(self) -> dict:
+        nd = max(self.digits, 1)
+        return {"model": self.model, "params": self.params, "vary": self.vary,
+                "quantity": self.quantity, "kind": self.kind, "level": self.level,
+                "location": decimal_string(self.location, nd),
+                "value": decimal_string(self.value, nd), "digits": self.digits,
+                "agreement": decimal_string(self.agreement, 3), "dps": self.dps,
+                "definition": self.definition, "method": self.method, "notes": self.notes}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_dict(), indent=2)
+
+
+def _scan_float64(problem, fixed: dict, vary: str, xs: np.ndarray, quantity: str):
+    out = solve_float64(problem, strict=False, **{**fixed, vary: xs})
+    q = np.where(out["converged"], out[quantity], np.nan)
+    return q
+
+
+def _bracket(xs, q, kind, level):
+    """Indices ``(i, j)`` of a float64 bracket of the condition, or a message why there is none."""
+    if np.all(np.isnan(q)):
+        return None, "no point of the float64 scan converged"
+    if kind in ("max", "min"):
+        s = q if kind == "max" else -q
+        i = int(np.nanargmax(s))
+        if i == 0 or i == len(xs) - 1:
+            return None, f"the {kind}imum over the interval is at its end (x = {xs[i]:.6g})"
+        return (i - 1, i + 1), ""
+    f = q - level
+    sign = np.sign(f)
+    for i in range(len(xs) - 1):
+        if np.isfinite(f[i]) and np.isfinite(f[i + 1]) and sign[i] * sign[i + 1] < 0:
+            return (i, i + 1), ""
+    return None, f"the quantity does not cross {level:.6g} on the interval"
+
+
+def _condition(problem, fixed_params: dict, vary: str, quantity: str, kind: str, level, work):
+    """The scalar condition at ``work`` digits: ``dQ/dx`` or ``Q - level``."""
+    schema = problem.schema
+
+    def Q(x):
+        params = schema.parse({**fixed_params, vary: _exact(x)})
+        r = solve_params(problem, params, dps=work, verify=False)
+        return r.all_values[quantity]
+
+    if kind == "level":
+        lv = mpmath.mpf(level)
+        return (lambda x: Q(x) - lv), Q
+
+    def dQ(x):
+        h = mpmath.mpf(10) ** (-(work // 3)) * max(abs(x), mpmath.mpf(1) / 1000)
+        return (Q(x + h) - Q(x - h)) / (2 * h)
+
+    return dQ, Q
+
+
+def _refine(cond, a, b, work):
+    """A root of ``cond`` in the bracket ``[a, b]`` at ``work`` digits (Illinois regula falsi
+    with bisection safeguards, stopping at relative width ``10^-(work - 5)``)."""
+    fa, fb = cond(a), cond(b)
+    if fa == 0:
+        return a, 0
+    if fb == 0:
+        return b, 0
+    if fa * fb > 0:
+        raise ConvergenceError("the condition has no sign change on the refined bracket",
+                               tried="float64 bracket, then the condition at raised precision",
+                               status="stalled")
+    tol = mpmath.mpf(10) ** (-(work - 5))
+    side = 0
+    for it in range(400):
+        c = (a * fb - b * fa) / (fb - fa)
+        if not (min(a, b) < c < max(a, b)) or it % 6 == 5:
+            c = (a + b) / 2
+        fc = cond(c)
+        if fc == 0 or abs(b - a) <= tol * max(abs(c), 1):
+            return c, it + 1
+        if fa * fc < 0:
+            b, fb = c, fc
+            if side == -1:
+                fa /= 2
+            side = -1
+        else:
+            a, fa = c, fc
+            if side == 1:
+                fb /= 2
+            side = 1
+    raise ConvergenceError("the located point did not converge", tried="400 bracketing steps",
+                           status="max-iterations")
+
+
+def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "max",
+           level=None, dps: int = 30, points: int = 64, log: bool | None = None,
+           progress=None) -> Located:
+    """Locate the interior maximum / minimum (``kind``) of ``quantity`` in ``vary`` on
+    ``[lo, hi]``, or where it crosses ``level`` (``kind="level"``), the other parameters at
+    ``fixed`` (raw values by name). See the module docstring for the method."""
+    if kind not in KINDS:
+        raise ParameterError("--kind", f"must be one of {', '.join(KINDS)}")
+    p = _numeric_parameter(problem, vary, "--vary")
+    _quantity(problem, quantity)
+    if vary in fixed:
+        raise ParameterError(p.option, f"is the varied parameter (--vary {vary}); do not fix it")
+    lo_v = p.parse(lo, {})
+    hi_v = p.parse(hi, {})
+    if not lo_v < hi_v:
+        raise ParameterError("--between", f"needs LO < HI, got {lo} and {hi}")
+    if kind == "level":
+        if level is None:
+            raise ParameterError("--level", "is required with --kind level")
+        from ..params import parse_exact
+
+        level = parse_exact(level, "--level")
+    elif level is not None:
+        raise ParameterError("--level", "is only for --kind level")
+    base = problem.schema.parse({**fixed, vary: lo_v})  # validates the fixed parameters
+    fixed_params = {k: v for k, v in base.items() if k != vary}
+    if log is None:
+        log = lo_v > 0 and hi_v / lo_v >= 100
+    xs = (np.geomspace(float(lo_v), float(hi_v), points) if log
+          else np.linspace(float(lo_v), float(hi_v), points))
+    q = _scan_float64(problem, {k: (v if not isinstance(v, Fraction) else str(v))
+                                for k, v in fixed_params.items()}, vary, xs, quantity)
+    br, why = _bracket(xs, q, kind, float(level) if level is not None else None)
+    if br is None:
+        raise ConvergenceError(f"{problem.name}: cannot locate the {kind} of {quantity} in "
+                               f"{vary}: {why}", tried=f"float64 scan of {points} points",
+                               status="stalled")
+    works = []
+    w1 = int(math.ceil(1.5 * dps)) + 10
+    works = [w1, w1 + max(10, w1 // 2)]
+    found = []
+    for w in works:
+        with precision(w):
+            cond, Q = _condition(problem, fixed_params, vary, quantity, kind, level, w)
+            a, b = mpmath.mpf(xs[br[0]]), mpmath.mpf(xs[br[1]])
+            x, its = _refine(cond, a, b, w)
+            found.append((x, Q(x), its))
+        if progress:
+            progress(len(found), len(works))
+    (x1, q1, its), (x2, q2, _) = found
+    with precision(works[1]):
+        digits = min(dps, agreement_digits(x1, x2, works[0]), agreement_digits(q1, q2, works[0]))
+        diff = abs(x1 - x2)
+    if digits <= 0:
+        raise ConvergenceError(f"{problem.name}: the located point does not agree between "
+                               f"{works[0]} and {works[1]} digits", tried="two refinements",
+                               status="no-digits")
+    what = {"max": f"the interior maximum of {quantity} in {vary}",
+            "min": f"the interior minimum of {quantity} in {vary}",
+            "level": f"where {quantity} = {level} in {vary}"}[kind]
+    cond_text = (f"d {quantity}/d {vary} = 0" if kind != "level" else f"{quantity} - {level} = 0")
+    return Located(
+        model=problem.name, params={k: v for k, v in base.echo().items() if k != vary},
+        vary=vary, quantity=quantity, kind=kind,
+        level=None if level is None else str(level), location=x1, value=q1, digits=digits,
+        agreement=diff, dps=dps, definition=f"{what} on [{lo}, {hi}]: the root of {cond_text}",
+        method=(f"float64 scan of {points} points to bracket it; bracketing root finder on "
+                f"{cond_text} at {works[0]} digits"
+                + (" (derivative by central difference with step 10^-"
+                   f"{works[0] // 3}|x|)" if kind != "level" else "")
+                + f", {its} steps; digits = agreement with the same location at {works[1]} "
+                  "digits"),
+        notes=[])
+
+
+def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str, *,
+          level=None, trace_max: bool = False, progress=None) -> dict:
+    """Solve ``quantity`` on a float64 grid over two parameters and draw it.
+
+    ``x`` and ``y`` are ``(name, lo, hi, n, log)``. Writes ``MODEL_QUANTITY_X_Y.csv`` (one row per
+    grid point: x, y, the quantity, converged) and ``.png`` (the quantity as a colour map; with
+    ``level`` the level set, with ``trace_max`` the maximum along x for each y, also written as
+    ``_boundary.csv``). Returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    _quantity(problem, quantity)
+    axes = []
+    for spec, option in ((x, "--x"), (y, "--y")):
+        name, lo, hi, n, log = spec
+        p = _numeric_parameter(problem, name, option)
+        if name in fixed:
+            raise ParameterError(p.option, f"is an axis ({option} {name}); do not fix it")
+        lo_v, hi_v = p.parse(lo, {}), p.parse(hi, {})
+        if not lo_v < hi_v:
+            raise ParameterError(option, f"needs LO < HI, got {lo} and {hi}")
+        if log and lo_v <= 0:
+            raise ParameterError(option, "a log axis needs LO > 0")
+        if not 2 <= n <= 2000:
+            raise ParameterError(option, f"needs 2..2000 points, got {n}")
+        vals = (np.geomspace(float(lo_v), float(hi_v), n) if log
+                else np.linspace(float(lo_v), float(hi_v), n))
+        axes.append((name, vals, log))
+    if axes[0][0] == axes[1][0]:
+        raise ParameterError("--y", "must differ from --x")
+    (xn, xv, xlog), (yn, yv, ylog) = axes
+    problem.schema.parse({**fixed, xn: str(Fraction(xv[0]).limit_denominator(10**12)),
+                          yn: str(Fraction(yv[0]).limit_denominator(10**12))})
+    X, Y = np.meshgrid(xv, yv)
+    rows = []
+    Q = np.full(X.shape, np.nan)
+    conv = np.zeros(X.shape, bool)
+    for j in range(len(yv)):
+        out = solve_float64(problem, strict=False, **{**fixed, xn: X[j], yn: Y[j]})
+        conv[j] = out["converged"]
+        Q[j] = np.where(conv[j], out[quantity], np.nan)
+        if progress:
+            progress(j + 1, len(yv))
+    os.makedirs(out_dir, exist_ok=True)
+    stem = os.path.join(out_dir, f"{problem.name}_{quantity}_{xn}_{yn}")
+    with open(stem + ".csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([xn, yn, quantity, "converged"])
+        for j in range(len(yv)):
+            for i in range(len(xv)):
+                w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])),
+                            repr(float(Q[j, i])), bool(conv[j, i])])
+    paths = {"csv": stem + ".csv", "png": stem + ".png"}
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    mesh = ax.pcolormesh(X, Y, Q, shading="auto", cmap="viridis")
+    fig.colorbar(mesh, ax=ax, label=quantity)
+    if level is not None:
+        cs = ax.contour(X, Y, Q, levels=[float(level)], colors="white", linewidths=1.5)
+        ax.clabel(cs, fmt={float(level): f"{quantity} = {level}"}, fontsize=8)
+    if trace_max:
+        with np.errstate(all="ignore"):
+            idx = np.array([np.nanargmax(r) if np.any(np.isfinite(r)) else -1 for r in Q])
+        interior = (idx > 0) & (idx < len(xv) - 1)
+        bx, by = xv[idx[interior]], yv[interior]
+        ax.plot(bx, by, "w--", lw=1.5, label=f"maximum of {quantity} along {xn}")
+        ax.legend(loc="best", fontsize=8)
+        with open(stem + "_boundary.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([yn, f"{xn}_at_max", f"{quantity}_max"])
+            for j in np.nonzero(interior)[0]:
+                w.writerow([repr(float(yv[j])), repr(float(xv[idx[j]])),
+                            repr(float(Q[j, idx[j]]))])
+        paths["boundary"] = stem + "_boundary.csv"
+    ax.set_xscale("log" if xlog else "linear")
+    ax.set_yscale("log" if ylog else "linear")
+    ax.set_xlabel(xn)
+    ax.set_ylabel(yn)
+    fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
+    ax.set_title(f"{problem.title or problem.name}\n{quantity}" + (f" ({fixed_text})"
+                                                                   if fixed_text else ""),
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(stem + ".png", dpi=130)
+    plt.close(fig)
+    return paths
+
+
+def sweep_rows(problem, grid: list, dps: int, progress=None) -> list:
+    """One verified solve per grid point (``{name: raw}``): rows with the exact parameters, the
+    status, the verified digits and every reported value (``None`` where the solve failed)."""
+    from ..numerics.driver import solve
+
+    rows = []
+    names = problem.report_names()
+    for i, point in enumerate(grid):
+        params = problem.schema.parse(point)
+        row = {"params": params.echo()}
+        try:
+            r = solve(problem, dps=dps, **point)
+            row.update(status=r.status.value, digits=r.digits,
+                       values={n: r.all_values.get(n) for n in names})
+        except ConvergenceError as exc:
+            row.update(status=exc.status, digits=0, values={n: None for n in names})
+        rows.append(row)
+        if progress:
+            progress(i + 1, len(grid))
+    return rows
+
+
+def write_sweep_csv(path: str, problem, rows: list) -> None:
+    """CSV with numeric columns: each parameter as a float (``NAME``) and exactly
+    (``NAME_exact``; covariances as their SPEC), ``status``, ``digits`` and each reported value to
+    its verified digits (empty where the solve failed)."""
+    names = problem.report_names()
+    numeric = [p.name for p in problem.schema.parameters if not p.is_covariance]
+    other = [p.name for p in problem.schema.parameters if p.is_covariance]
+    header = numeric + [f"{n}_exact" for n in numeric] + other + ["status", "digits"] + names
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        for row in rows:
+            echo = row["params"]
+            cells = []
+            for n in numeric:
+                v = echo[n]
+                cells.append("inf" if v == "inf" else repr(float(Fraction(v))))
+            cells += [echo[n] for n in numeric] + [echo[n] for n in other]
+            cells += [row["status"], row["digits"]]
+            cells += ["" if row["values"][n] is None
+                      else decimal_string(row["values"][n], max(row["digits"], 1)) for n in names]
+            w.writerow(cells)
+    os.replace(tmp, path)
