@@ -109,7 +109,7 @@ class _Declared:
                  spectrum=None, rules: Sequence[Rule] = (), notes: Sequence = (),
                  admissible: Sequence = (), title: str = "", description: str = "",
                  symbol_names: Mapping | None = None, positive_unknowns: bool = False,
-                 guard_digits: int = 5):
+                 guard_digits: int = 5, symbols: Mapping | None = None):
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ModelError(f"model name {name!r} must be a non-empty word "
                              "(letters, digits, '_' or '-')")
@@ -141,6 +141,11 @@ class _Declared:
         self.symbol_names = dict(symbol_names or {})
         self.positive_unknowns = positive_unknowns
         self.guard_digits = guard_digits
+        self.explicit_symbols = dict(symbols or {})
+        for k, v in self.explicit_symbols.items():
+            if k not in self.schema or not isinstance(v, sympy.Symbol):
+                raise ModelError(f"model {name!r}: symbols= maps parameter names to SymPy "
+                                 f"symbols; {k!r} -> {v!r} is not one")
         self._spectrum_names = self._spectrum_parameters(spectrum)
         self._check_defaults()
 
@@ -207,6 +212,9 @@ class _Declared:
         for p in self.schema.parameters:
             if p.is_covariance:
                 continue
+            if p.name in self.explicit_symbols:
+                out[p.name] = self.explicit_symbols[p.name]
+                continue
             syms = found.get(p.name, set())
             if len(syms) > 1:
                 raise ModelError(f"model {self.name!r}: parameter {p.name!r} appears as "
@@ -224,14 +232,20 @@ class _Declared:
             isinstance(v, StieltjesOf) for v in self.spectral.values())
 
     def _check_observables(self, allowed: set):
+        """Every observable refers only to ``allowed`` symbols and earlier observables (by name,
+        whatever the symbol's assumptions: they are rewritten to ``Symbol(name)``)."""
         known = set(allowed)
+        earlier: set = set()
         for members in self.observables.values():
             for k, e in members.items():
-                bad = _free_symbols(e) - known
+                rename = {s: sympy.Symbol(s.name) for s in _free_symbols(e)
+                          if s not in known and s.name in earlier}
+                e = members[k] = e.xreplace(rename)
+                bad = _free_symbols(e) - known - {sympy.Symbol(n) for n in earlier}
                 if bad:
                     raise ModelError(f"model {self.name!r}: observable {k!r} refers to unknown "
                                      f"symbol(s) {_names(bad)}")
-                known.add(sympy.Symbol(k))
+                earlier.add(k)
 
     # -- evaluation form ------------------------------------------------------------------------
     def evaluation_form(self, expr):

@@ -252,14 +252,32 @@ def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
         return _run_seed(exp, seed_seq)
 
 
+def _train_lowrank(exp: Experiment, rng_tasks, rng_data):
+    s, d = exp.sizes, exp.d
+    A = sampling.haar_subspace(rng_tasks, d, s["r"])
+    W0, W_ctx = _contexts(exp, rng_tasks, lambda rng, m: sampling.lowrank_tasks(rng, A, m))
+    gamma, info = _train(exp, rng_data, W_ctx, float(exp.sigma) ** 2, with_s=False)
+    return gamma, info, W0, A
+
+
+def train_lowrank(exp: Experiment, seed_seq: np.random.SeedSequence):
+    r"""The trained :math:`\Gamma` of one low-rank seed (the same draw as :func:`run_seed`), with
+    the pretraining tasks ``W0`` (rows) and the subspace basis ``A`` (``D x r``), so that it can
+    be tested on any task law (:func:`replica.simulate.evaluate.expected_error`)."""
+    if exp.model != "lowrank":
+        raise ValueError("train_lowrank needs a lowrank experiment")
+    rng_tasks, rng_data, _ = sampling.substreams(seed_seq, 3)
+    with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
+        gamma, _, W0, A = _train_lowrank(exp, rng_tasks, rng_data)
+    return gamma, W0, A
+
+
 def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
     rng_tasks, rng_data, rng_test = sampling.substreams(seed_seq, 3)
     s, d = exp.sizes, exp.d
     out: dict = {}
     if exp.model == "lowrank":
-        A = sampling.haar_subspace(rng_tasks, d, s["r"])
-        W0, W_ctx = _contexts(exp, rng_tasks, lambda rng, m: sampling.lowrank_tasks(rng, A, m))
-        gamma, info = _train(exp, rng_data, W_ctx, float(exp.sigma) ** 2, with_s=False)
+        gamma, info, W0, A = _train_lowrank(exp, rng_tasks, rng_data)
         noise = float(exp.sigma_test) ** 2
         r = s["r"]
         laws = {
