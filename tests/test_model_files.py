@@ -310,3 +310,91 @@ def test_appendix_of_a_model_file_compiles(tmp_path, capsys):
     tex = (tmp_path / "ridge-regression.tex").read_text()
     assert r"\hat{V}" in tex and "0.4426645464" in tex
     assert (tmp_path / "ridge-regression.pdf").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# FixedPointModel, aliases and abstract spectral functions
+# ---------------------------------------------------------------------------------------------
+def _susceptibility_model(spectral, parameters):
+    r"""The ridge susceptibility alone, as residuals: with :math:`\hat V = \alpha/(1+V)` and
+    :math:`z = -\lambda/\hat V`, :math:`V = \langle c/(\lambda + \hat V c)\rangle =
+    (1 + z g(z))/\hat V` for :math:`g(z) = \langle 1/(c - z)\rangle`."""
+    from replica.modeling import Alias, FixedPointModel, spectral_family
+
+    alpha, lam = sympy.symbols("alpha lam", positive=True)
+    V, z = sympy.symbols("V z", real=True)
+    g = spectral_family("g_test")
+    Vhat = alpha / (1 + V)
+    return FixedPointModel(
+        "susceptibility", residuals=[V * Vhat - (1 + z * g[0](z))], unknowns=[V],
+        aliases=[Alias(z, -lam * (1 + V) / alpha)], spectral={g: spectral(g)},
+        parameters=parameters, observables={"dV": sympy.diff(g[0](z), z)},
+        start={V: 1}, positive_unknowns=True)
+
+
+def test_fixed_point_model_with_stieltjes_of_a_spectrum(ridge):
+    from replica.modeling import Parameter, StieltjesOf
+
+    model = _susceptibility_model(lambda g: StieltjesOf("covariance"), [
+        Parameter("alpha", "a"), Parameter("lam", "l"),
+        Parameter("d", "d", domain="positive_integer", default=1),
+        Parameter("covariance", "C", domain="covariance", default="identity")])
+    for cov, d in (("identity", 1), ("powerlaw:1", 30)):
+        r = model.solve(dps=30, alpha=2, lam="1/10", covariance=cov, d=d)
+        ref = solve(ridge, dps=30, alpha=2, lam="1/10", sigma=0, covariance=cov, d=d)
+        with mpmath.workdps(40):
+            assert abs(r["V"] - ref["V"]) < mpmath.mpf(10) ** -28
+
+
+def test_fixed_point_model_with_a_closed_form_spectral_function(ridge):
+    from replica.modeling import Parameter
+
+    z = sympy.Symbol("w")
+    model = _susceptibility_model(lambda g: (lambda w: 1 / (1 - w)),  # g of C = I
+                                  [Parameter("alpha", "a"), Parameter("lam", "l")])
+    r = model.solve(dps=30, alpha="1/2", lam="1/3")
+    ref = solve(ridge, dps=30, alpha="1/2", lam="1/3", sigma=0)
+    with mpmath.workdps(40):
+        assert abs(r["V"] - ref["V"]) < mpmath.mpf(10) ** -28
+        zz = -mpmath.mpf(1) / 3 * (1 + r["V"]) * 2
+        assert abs(r["dV"] - 1 / (1 - zz) ** 2) < mpmath.mpf(10) ** -28  # g' from the closed form
+    assert z not in model.problem.system("main").parameters
+
+
+# ---------------------------------------------------------------------------------------------
+# expand: series derived from the equations
+# ---------------------------------------------------------------------------------------------
+def test_series_of_the_ridgeless_risk_is_the_geometric_series(ridge):
+    """At lam = 0 the test error is sigma^2 alpha/(alpha - 1) for every covariance C (the
+    averages cancel): its 1/alpha series is sigma^2 (1 + 1/alpha + ... ), derived order by
+    order from the saddle-point equations with the spectrum kept abstract."""
+    from replica.analysis.series import series
+
+    out = series(ridge, "alpha", 4, "test", values={"lam": 0})
+    sigma = sympy.Symbol("sigma", nonnegative=True)
+    assert out["quantity"] == [sigma**2] * 5
+
+
+def test_series_approaches_the_solution_at_the_expected_rate(ridge):
+    """lam = 1/10, sigma = 1/2, C = I: the order-3 series in 1/alpha against verified solves at
+    alpha = 50, 100, 200; the error falls by about 2^4 per doubling (the first omitted term)."""
+    from replica.analysis.series import series
+    from replica.symbolic.spectral import LAMBDA_I, SpectralAverage
+
+    out = series(ridge, "alpha", 3, "test", values={"lam": "1/10", "sigma": "1/2"})
+    alpha = sympy.Symbol("alpha", positive=True)
+    at_identity = out["series"].replace(lambda e: isinstance(e, SpectralAverage),
+                                        lambda e: e.args[0].subs(LAMBDA_I, 1))
+    errs = []
+    for a in (50, 100, 200):
+        r = solve(ridge, dps=30, alpha=a, lam="1/10", sigma="1/2")
+        with mpmath.workdps(30):
+            errs.append(abs(r["test"] - mpmath.mpf(sympy.N(at_identity.subs(alpha, a), 40))))
+    for e1, e2 in zip(errs, errs[1:]):
+        assert 12 < e1 / e2 < 20, errs
+
+
+def test_cli_expand_model_file(capsys):
+    assert main(["expand", "--model", RIDGE, "--parameter", "alpha", "--quantity", "test",
+                 "--order", "2", "--lam", "0", "--sigma", "1/2"]) == 0
+    assert "test = 1/4 + 1/(4*alpha) + 1/(4*alpha**2) + O(1/alpha^3)" in capsys.readouterr().out

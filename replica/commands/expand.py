@@ -22,7 +22,59 @@ def register(subparsers):
     lr.add_argument("--order", default="3", help="keep powers of (1+sigma^2)/alpha below this")
     lr.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
     lr.set_defaults(run=_run)
+    _register_model_file(models)
     return models
+
+
+def _register_model_file(models):
+    from .common import add_schema_options, add_user_model_parser
+
+    sp = add_user_model_parser(
+        models, "expand",
+        "Power series of its solution and of a reported quantity in one parameter, derived "
+        "order by order from its equations (other parameters symbolic unless given).")
+    if sp is None:
+        return
+    sp.add_argument("--parameter", required=True, help="the expansion parameter")
+    sp.add_argument("--at", default="inf", help="inf (series in 1/x, default), 0, or a value x0")
+    sp.add_argument("--quantity", default=None, help="a reported value to expand")
+    sp.add_argument("--order", default="3", help="highest power kept (default 3)")
+    sp.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
+    add_schema_options(sp, sp.get_default("problem").schema, " (fixed; symbolic if omitted)")
+    sp.set_defaults(run=_run_model_file)
+
+
+def _run_model_file(args):
+    import sympy
+
+    from ..analysis.series import series
+    from ..errors import ParameterError
+    from .common import given_values
+
+    problem = args.problem
+    try:
+        order = int(args.order)
+    except ValueError:
+        raise ParameterError("--order", f"must be an integer, got {args.order!r}") from None
+    fixed = given_values(args, problem.schema)
+    name = args.parameter.replace("-", "_")
+    if name in fixed:
+        raise ParameterError("--parameter", f"{name!r} is also given a value")
+    values = {}
+    for k, v in fixed.items():
+        p = problem.schema[k]
+        if p.is_covariance or p._domain().integer:
+            raise ParameterError(p.option, "series keep spectra abstract; omit this option")
+        values[k] = p.parse(v, {})
+    out = series(problem, name, order, args.quantity, at=args.at, values=values)
+    show = sympy.latex if args.latex else sympy.sstr
+    var = {"inf": f"1/{name}", "0": name}.get(args.at, f"({name} - {args.at})")
+    print(f"{problem.name}: series in {var}, to order {order}")
+    for u, cs in out["unknowns"].items():
+        print(f"  {u}: " + ", ".join(show(c) for c in cs))
+    if out["series"] is not None:
+        print(f"{args.quantity} = " + show(out["series"]) + f" + O({var}^{order + 1})")
+    return 0
 
 
 def _run(args):

@@ -26,6 +26,15 @@ MU_I = sympy.Symbol("mu_i", nonnegative=True)
 _SUMMATION = (LAMBDA_I, MU_I)
 
 
+def depends_on_index(expr) -> bool:
+    """Whether ``expr`` depends on the summation index ``i`` (through ``lambda_i`` or ``mu_i``)
+    outside any average it contains: an average is a constant for an enclosing one."""
+    inner = expr.atoms(SpectralAverage) if isinstance(expr, sympy.Basic) else ()
+    if inner:
+        expr = expr.xreplace({a: sympy.Dummy() for a in inner})
+    return bool(sympy.sympify(expr).free_symbols & set(_SUMMATION))
+
+
 class SpectralAverage(sympy.Function):
     """``<phi>`` = (1/d) sum_i phi(lambda_i, mu_i); printed as a bracket."""
 
@@ -33,8 +42,8 @@ class SpectralAverage(sympy.Function):
 
     @classmethod
     def eval(cls, arg):
-        if not (arg.free_symbols & set(_SUMMATION)):
-            return arg  # <c> = c
+        if not depends_on_index(arg):
+            return arg  # <c> = c (an average inside is a constant too: <<phi>> = <phi>)
         return None
 
     def _eval_derivative(self, s):
@@ -56,7 +65,7 @@ def avg(expr) -> sympy.Expr:
 
 def expand_averages(expr) -> sympy.Expr:
     """Rewrite each average by linearity: ``<a f + b g> = a<f> + b<g>`` for ``a, b`` free of the
-    eigenvalue symbols. The inner expressions are expanded first."""
+    eigenvalue symbols (or averages themselves). The inner expressions are expanded first."""
 
     def split(arg):
         arg = sympy.expand_mul(arg, deep=False)
@@ -64,7 +73,7 @@ def expand_averages(expr) -> sympy.Expr:
         for term in sympy.Add.make_args(arg):
             const, dep = [], []
             for fac in sympy.Mul.make_args(term):
-                (dep if fac.free_symbols & set(_SUMMATION) else const).append(fac)
+                (dep if depends_on_index(fac) else const).append(fac)
             total += sympy.Mul(*const) * (SpectralAverage(sympy.Mul(*dep)) if dep else 1)
         return total
 

@@ -1,0 +1,181 @@
+r"""Series of a declared model's solution in one parameter, derived symbolically from its equations.
+
+For a system :math:`F(\theta; x) = 0` (a fixed-point map :math:`F = \theta - \Phi`, or residuals;
+aliases substituted, spectral functions replaced by their closed forms or kept as abstract
+averages :math:`\langle\cdot\rangle`, which differentiation passes into), write :math:`x` through
+a small :math:`\varepsilon` -- :math:`x = 1/\varepsilon` (``at="inf"``), :math:`x = \varepsilon`
+(``at="0"``) or :math:`x = x_0 + \varepsilon` -- and expand
+:math:`\theta(\varepsilon) = \theta_0 + \theta_1\varepsilon + \dots`:
+
+1. the leading order solves :math:`F(\theta_0; \varepsilon = 0) = 0` (SymPy ``solve``; with several
+   solutions, the one nearest the engine's numeric solution at a point close to the limit, when
+   numeric values of the other parameters are given);
+2. order :math:`k \ge 1` is linear: :math:`J_0\theta_k = -r_k`, :math:`J_0 = \partial F/\partial
+   \theta` at :math:`(\theta_0, 0)` and :math:`r_k` the :math:`\varepsilon^k` coefficient of
+   :math:`F` with the lower orders inserted (a singular :math:`J_0` means the expansion is not a
+   power series in :math:`\varepsilon`: an error says so);
+3. a reported quantity is expanded by inserting the series.
+
+Parameters not given stay symbolic. The tests compare the series with the engine's solutions as
+the limit is approached (the error falls like :math:`\varepsilon^{K}`) and with known closed forms.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from ..errors import ConvergenceError, ParameterError
+
+LIMITS = ("inf", "0")
+
+
+def _lazy(v):
+    return v() if callable(v) and not isinstance(v, sympy.Basic) else v
+
+
+def _system_exprs(problem):
+    variant = problem.variants[0][0]
+    S = problem.system(variant)
+    form = S.evaluation_form or (lambda e: e)
+    aliases = []
+    for a, e in S.aliases:
+        e = _lazy(e)
+        for b, f in aliases:
+            e = e.xreplace({b: f})
+        aliases.append((a, e))
+    amap = dict(aliases)
+
+    def ready(e):
+        return form(sympy.sympify(_lazy(e)).xreplace(amap)).xreplace(amap)
+
+    if S.fixed_point is not None:
+        fp = _lazy(S.fixed_point)
+        eqs = [ready(x - fp[x]) for x in S.unknowns]
+    else:
+        eqs = [ready(r) for r in _lazy(S.residuals)]
+    report, defined = {}, {}
+    for entry in S.report:
+        name, e = entry[0], sympy.sympify(_lazy(entry[1]))
+        sym = entry[2] if len(entry) > 2 and entry[2] is not None else sympy.Symbol(name)
+        e = e.xreplace(defined)
+        defined[sym] = e
+        report[name] = ready(e)
+    return list(S.unknowns), eqs, report, S
+
+
+def _cancel_inside(expr):
+    """``expr`` with every spectral average's argument cancelled to one fraction (so that a
+    substitution such as ``alpha = 1/epsilon`` leaves it finite at ``epsilon = 0``)."""
+    from ..symbolic.spectral import SpectralAverage, expand_averages
+
+    expr = expr.replace(lambda e: isinstance(e, SpectralAverage),
+                        lambda e: SpectralAverage(sympy.cancel(e.args[0])))
+    return expand_averages(expr)
+
+
+def _taylor(expr, eps, order):
+    """Coefficients ``[c_0, ..., c_order]`` of ``expr`` in ``eps`` at 0 (by differentiation;
+    averages are differentiated inside)."""
+    out = []
+    d = expr
+    for k in range(order + 1):
+        c = _cancel_inside(d.subs(eps, 0))
+        out.append(sympy.simplify(c / sympy.factorial(k)))
+        d = sympy.diff(d, eps)
+    return out
+
+
+def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
+           at: str = "inf", values: dict | None = None, choose_at=None) -> dict:
+    """``{"epsilon": eps, "x_of_eps": x(eps), "unknowns": {theta: [c_0..c_K]},
+    "quantity": [a_0..a_K] or None, "series": the quantity's series as an expression in x}``.
+    ``values`` fixes other parameters (exact); ``choose_at`` is a value of ``parameter`` near
+    the limit used to pick the leading-order branch numerically."""
+    if not 1 <= order <= 8:
+        raise ParameterError("--order", f"must lie in 1..8, got {order}")
+    if parameter not in problem.schema:
+        raise ParameterError("--parameter", f"unknown parameter {parameter!r} (this model has "
+                                            f"{', '.join(problem.schema.names)})")
+    unknowns, eqs, report, S = _system_exprs(problem)
+    if quantity is not None and quantity not in report:
+        raise ParameterError("--quantity", f"unknown quantity {quantity!r} (this model reports "
+                                           f"{', '.join(report)})")
+    sym = S.symbols.get(parameter)
+    if sym is None:
+        raise ParameterError("--parameter", f"{parameter!r} is not a symbol of the equations")
+    values = dict(values or {})
+    subs = {S.symbols[k]: sympy.nsimplify(v) for k, v in values.items() if k in S.symbols}
+    eps = sympy.Symbol("epsilon", positive=True)
+    if at == "inf":
+        x_of = 1 / eps
+    elif at == "0":
+        x_of = eps
+    else:
+        x_of = sympy.nsimplify(at) + eps
+    eqs = [sympy.together(_cancel_inside(e.xreplace(subs).subs(sym, x_of))) for e in eqs]
+    # clear each equation's denominator where it is a power of eps (keeps eps = 0 finite)
+    cleared = []
+    for e in eqs:
+        num, den = sympy.fraction(sympy.together(e))
+        cleared.append(sympy.expand(num) if den.has(eps) else e)
+    eqs = cleared
+    lead = [sympy.simplify(e.subs(eps, 0)) for e in eqs]
+    if any(e.has(sympy.zoo, sympy.oo, sympy.nan) for e in lead):
+        raise ConvergenceError(f"{problem.name}: the equations are singular at {parameter} = "
+                               f"{at}", tried="leading order of the expansion",
+                               status="singular-jacobian")
+    sols = sympy.solve(lead, unknowns, dict=True)
+    if not sols:
+        raise ConvergenceError(f"{problem.name}: no leading-order solution at {parameter} = {at}",
+                               tried="sympy.solve of the leading-order equations",
+                               status="stalled")
+    if len(sols) > 1:
+        sols = [_choose(problem, sols, unknowns, parameter, values, choose_at)]
+    theta0 = sols[0]
+    coeffs = {u: [sympy.simplify(theta0[u])] for u in unknowns}
+    J0 = sympy.Matrix([[sympy.diff(e, u) for u in unknowns] for e in eqs]).subs(
+        {**theta0, eps: 0})
+    J0 = J0.applyfunc(sympy.simplify)
+    if sympy.simplify(J0.det()) == 0:
+        raise ConvergenceError(f"{problem.name}: the leading-order Jacobian is singular at "
+                               f"{parameter} = {at}: the solution is not a power series in "
+                               "epsilon there", tried="order-by-order expansion",
+                               status="singular-jacobian")
+    J0inv = J0.inv()
+    for k in range(1, order + 1):
+        trunc = {u: sum(c * eps**j for j, c in enumerate(coeffs[u])) for u in unknowns}
+        r = sympy.Matrix([_taylor(_cancel_inside(e.xreplace(trunc)), eps, k)[k] for e in eqs])
+        step = (-J0inv * r).applyfunc(sympy.simplify)
+        for u, v in zip(unknowns, step):
+            coeffs[u].append(v)
+    out = {"epsilon": eps, "x_of_eps": x_of, "unknowns": coeffs, "quantity": None,
+           "series": None, "parameter": parameter, "at": at}
+    if quantity is not None:
+        trunc = {u: sum(c * eps**j for j, c in enumerate(coeffs[u])) for u in unknowns}
+        q = _cancel_inside(report[quantity].xreplace(subs).subs(sym, x_of).xreplace(trunc))
+        a = _taylor(q, eps, order)
+        eps_of_x = 1 / sym if at == "inf" else (sym if at == "0" else sym - sympy.nsimplify(at))
+        out["quantity"] = a
+        out["series"] = sum(c * eps_of_x**j for j, c in enumerate(a))
+    return out
+
+
+def _choose(problem, sols, unknowns, parameter, values, choose_at):
+    """The leading-order solution nearest the engine's solution close to the limit."""
+    from ..numerics.driver import solve
+
+    if choose_at is None or any(p.name not in values and p.required
+                                for p in problem.schema.parameters if p.name != parameter):
+        raise ConvergenceError(f"{problem.name}: {len(sols)} leading-order solutions; give the "
+                               "other parameters numeric values to choose one",
+                               tried="sympy.solve", status="stalled")
+    r = solve(problem, dps=20, verify=False, **{**values, parameter: choose_at})
+    def dist(s):
+        total = 0.0
+        for u in unknowns:
+            try:
+                total += abs(complex(s[u]) - float(r.all_values[str(u)]))
+            except TypeError:
+                return float("inf")
+        return total
+    return min(sols, key=dist)
