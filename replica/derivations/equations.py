@@ -65,9 +65,12 @@ def equation_blocks(problem, systems: bool = False, variant: str | None = None) 
                 eqs += [(None, r) for r in _lazy(sysm.residuals)]
                 form = "residuals"
             origin = "derived" if S is not None else "declared"
-            unknowns = ", ".join(map(str, sysm.unknowns)) or "no unknowns"
+            if sysm.unknowns:
+                what = f"{form} in {', '.join(map(str, sysm.unknowns))}; {origin}"
+            else:
+                what = "a closed form: no unknowns, every reported value is explicit"
             out.append(Block(f"system_{v}", f"System solved by the engine, variant {v!r} "
-                                            f"({form} in {unknowns}; {origin})", eqs))
+                                            f"({what})", eqs))
     return out
 
 
