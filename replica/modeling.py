@@ -65,7 +65,8 @@ from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFami
 from .symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage, avg
 
 __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file", "as_problem",
-           "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED", "DOMAINS", "Domain", "Note", "Alias", "avg",
+           "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED", "DOMAINS", "Domain", "Note",
+           "Alias", "avg",
            "LAMBDA_I", "MU_I", "spectral_family"]
 
 

@@ -283,7 +283,6 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     problem.schema.parse({**fixed, xn: str(Fraction(xv[0]).limit_denominator(10**12)),
                           yn: str(Fraction(yv[0]).limit_denominator(10**12))})
     X, Y = np.meshgrid(xv, yv)
-    rows = []
     Q = np.full(X.shape, np.nan)
     conv = np.zeros(X.shape, bool)
     for j in range(len(yv)):
