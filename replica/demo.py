@@ -15,8 +15,11 @@ Steps (each can be skipped with ``--skip STEP``):
    ``latexmk`` is installed (the checks of step 1 are reused, not re-run);
 5. ``phase`` -- the phase diagrams of ``replica.analysis.phase_diagram`` (PNG + CSV): paper A's
    power-law specialisation, paper B's non-monotonicity regions, the low-rank (kappa, rho) diagram;
-6. ``figures`` -- every notebook in ``notebooks/`` in quick mode (two at a time);
-7. a summary table (``summary.txt``) and the list of files written.
+6. ``models`` -- the model files of ``examples/`` (your own model, end to end): each solved at a
+   reference point with its verified digits; for ridge regression also its equations, the
+   double-descent peak located in alpha, a (alpha, lam) map and its appendix;
+7. ``figures`` -- every notebook in ``notebooks/`` in quick mode (two at a time);
+8. a summary table (``summary.txt``) and the list of files written.
 
 A missing optional part (the notebooks folder outside a source checkout, ``latexmk``, a model
 without a derivation) is skipped with a printed note. A step that fails is reported, the others
@@ -37,9 +40,21 @@ import sys
 import time
 import traceback
 
-STEPS = ("derive", "solve", "transitions", "appendix", "phase", "figures")
+STEPS = ("derive", "solve", "transitions", "appendix", "phase", "models", "figures")
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOKS = os.path.join(REPO, "notebooks")
+EXAMPLES = os.path.join(REPO, "examples")
+
+#: Reference points of the example model files: (file, parameters, reported quantities).
+EXAMPLE_POINTS = (
+    ("ridge_regression.py", dict(alpha=2, lam="1/10", sigma="1/2"), ("test", "train")),
+    ("ridge_regression.py", dict(alpha=2, lam="1/10", sigma="1/2", covariance="powerlaw:1",
+                                 d=100), ("test", "train")),
+    ("lowrank_partial_overlap.py", dict(alpha=2, tau="9/4", kappa="3/2", rho="1/2",
+                                        sigma="3/10", phi="1/4"), ("e_phi", "idg", "odg")),
+    ("structured_teacher.py", dict(alpha=2, lam="1/100", sigma="1/10", d=50,
+                                   covariance="powerlaw:1", teacher="powerlaw:2"), ("test",)),
+)
 
 
 def _table(rows, header):
@@ -284,7 +299,50 @@ def phase_section(out_dir, quick: bool):
 
 
 # ---------------------------------------------------------------------------------------------
-# 6. notebook figures
+# 6. model files
+# ---------------------------------------------------------------------------------------------
+def models_section(out_dir, dps: int, pdf: bool, quick: bool):
+    """Solve every example model file at its reference point; for ridge regression also write
+    its equations, locate its double-descent peak, map it and write its appendix. Returns
+    ``(table text, written, notes)``."""
+    from .analysis.scan import locate, plane
+    from .derivations.appendix import write_appendix
+    from .derivations.equations import as_latex, equation_blocks
+
+    if not os.path.isdir(EXAMPLES):
+        return "", [], [f"no examples folder at {EXAMPLES}: model files skipped"]
+    os.makedirs(out_dir, exist_ok=True)
+    rows, written, notes = [], [], []
+    for fname, point, keys in EXAMPLE_POINTS:
+        problem = replica.load_model(os.path.join(EXAMPLES, fname))
+        r = replica.solve(problem, dps=dps, **point)
+        where = ", ".join(f"{k}={v}" for k, v in point.items())
+        for k in keys:
+            rows.append((fname, where, k, _fmt(r[k], min(r.digits, 20)), r.digits))
+    ridge = replica.load_model(os.path.join(EXAMPLES, "ridge_regression.py"))
+    path = os.path.join(out_dir, "ridge_regression_equations.tex")
+    with open(path, "w") as fh:
+        fh.write(as_latex(ridge, equation_blocks(ridge)))
+    written.append(path)
+    peak = locate(ridge, {"lam": "1/100", "sigma": "1/2"}, "alpha", "1/2", "3", "test",
+                  dps=min(dps, 30))
+    rows.append(("ridge_regression.py", "lam=1/100, sigma=1/2", "alpha at the peak of test",
+                 _fmt(peak.location, min(peak.digits, 20)), peak.digits))
+    paths = plane(ridge, {"sigma": "1/2"}, ("alpha", "0.2", "5", 30 if quick else 120, False),
+                  ("lam", "1e-3", "1", 10 if quick else 60, True), "test", out_dir,
+                  trace_max=True)
+    written += [paths[k] for k in sorted(paths)]
+    res = write_appendix(ridge, os.path.join(out_dir, "appendix"), pdf=pdf,
+                         point=dict(alpha=2, lam="1/10", sigma="1/2"), dps=dps)
+    written.append(res.tex)
+    if res.pdf is not None:
+        written.append(res.pdf.pdf)
+    text = _table(rows, ("model file", "point", "quantity", "value", "digits"))
+    return text, written, notes
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. notebook figures
 # ---------------------------------------------------------------------------------------------
 def notebook_names():
     if not os.path.isdir(NOTEBOOKS):
@@ -392,6 +450,21 @@ def main(argv=None) -> int:
                 files, nts = phase_section(os.path.join(out, "phase_diagrams"), args.quick)
                 written += files
                 notes += nts
+            elif step == "models":
+                pdf = not (args.quick or args.no_pdf)
+                if pdf:
+                    try:
+                        from .latex import latexmk_path
+
+                        latexmk_path()
+                    except Exception:
+                        pdf = False
+                text, files, nts = models_section(os.path.join(out, "models"), dps, pdf,
+                                                  args.quick)
+                written += files
+                notes += nts
+                if text:
+                    section(f"Model files (examples/) at {dps} digits", text)
             elif step == "figures":
                 names = notebook_names()
                 if args.notebooks:

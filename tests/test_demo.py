@@ -34,7 +34,9 @@ def test_quick_demo_succeeds_and_lists_its_files(quick_demo):
     for rel in ("summary.txt", "transitions.csv", "derivation_checks.csv",
                 "appendices/alignment.tex", "phase_diagrams/alignment_specialisation.png",
                 "phase_diagrams/isotropic_nonmonotone_e_icl_tau0.5.png",
-                "figures/a3_alignment_measures.png", "figures/a3_alignment_measures_spearman.csv"):
+                "figures/a3_alignment_measures.png", "figures/a3_alignment_measures_spearman.csv",
+                "models/ridge_regression_equations.tex", "models/appendix/ridge-regression.tex",
+                "models/ridge_regression_test_alpha_lam.png"):
         assert os.path.join(out, rel) in listed, rel
 
 
@@ -58,6 +60,8 @@ def test_quick_demo_contents(quick_demo):
     assert "FAILURES" not in summary
     for gold in ("0.5504061604", "0.1593966135", "0.7084030437"):  # spec lowrank.md §6.3
         assert gold in summary
+    # the model files: ridge regression's Marchenko-Pastur value and its double-descent peak
+    assert "0.44266454647306691891" in summary and "0.99362749950664536" in summary
 
 
 def test_demo_functions_and_bad_notebook_name(tmp_path, capsys):

@@ -25,7 +25,8 @@ LAYERS = (
     ("declarations", ("replica.models", "replica.modeling")),
     ("rendering", ("replica.latex",)),
     ("consumers", ("replica.analysis", "replica.simulate", "replica.derivations")),
-    ("commands", ("replica.commands", "replica.cli", "replica.demo", PACKAGE)),
+    ("commands", ("replica.commands", "replica.cli", "replica.demo", "replica.__main__",
+                  PACKAGE)),
 )
 
 #: Upward imports inside ``replica/models/`` that are known and wait for the models' redesign:
