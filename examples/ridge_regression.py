@@ -20,7 +20,10 @@ same minimiser), the replica-symmetric free energy at :math:`\beta\to\infty` is
 the average over the eigenvalues :math:`c` of :math:`C`: the entropic part is the Gaussian
 integral over :math:`\hat w` of the penalty plus the conjugate terms (averaged over the teacher and
 the Gaussian field), the energetic part is :math:`\alpha` times the Moreau envelope of the square
-loss at the cavity field. Test error :math:`E(y - \hat y)^2 = \sigma^2 + \langle c\rangle - 2m + q`;
+loss at the cavity field. The library computes this free energy from the model itself
+(:mod:`replica.derivations.gaussian_ridge`: replicated Gaussian integrals, the replica limit and
+zero temperature with the Gaussian replica calculus), and ``tests/test_gaussian_ridge.py`` checks
+that it is the one written here. Test error :math:`E(y - \hat y)^2 = \sigma^2 + \langle c\rangle - 2m + q`;
 training error (the training residual is the cavity residual divided by :math:`1 + V`):
 :math:`(\langle c\rangle - 2m + q + \sigma^2)/(1 + V)^2`.
 
