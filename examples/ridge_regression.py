@@ -32,6 +32,7 @@ training error (the training residual is the cavity residual divided by :math:`1
 
 import sympy
 
+from replica.derivations import gaussian_ridge
 from replica.modeling import LAMBDA_I, Parameter, Rule, SaddlePointModel, avg
 
 alpha, lam = sympy.symbols("alpha lam", positive=True)
@@ -50,6 +51,7 @@ MODEL = SaddlePointModel(
     "ridge_regression",
     title="Ridge regression with Gaussian covariates (proportional limit)",
     free_energy=FREE_ENERGY,
+    derivation=gaussian_ridge,  # computes FREE_ENERGY from the model; the appendix starts there
     pairs=[(m, mhat), (q, Vhat), (V, qhat)],
     parameters=[
         Parameter("alpha", "samples per dimension n/d"),

@@ -322,11 +322,21 @@ class SaddlePointModel(_Declared):
     :class:`~replica.symbolic.saddle.Alias` records (or ``(symbol, expression)`` pairs).
     ``observables``: expressions in the order parameters, conjugates, aliases, parameters and
     earlier observables (by name). ``start``: initial values of the order parameters (default 1)
-    for the float64 iteration. The remaining keywords are those of :class:`FixedPointModel`.
+    for the float64 iteration. ``derivation``: an object with ``steps()`` and ``free_energy()``
+    (e.g. :mod:`replica.derivations.gaussian_ridge`) that computes the free energy from the model;
+    the appendix then starts there and checks that it equals ``free_energy``. The remaining
+    keywords are those of :class:`FixedPointModel`.
     """
 
-    def __init__(self, name: str, *, free_energy, pairs: Sequence, parameters, **kw):
+    def __init__(self, name: str, *, free_energy, pairs: Sequence, parameters,
+                 derivation=None, **kw):
         super().__init__(name, parameters=parameters, **kw)
+        if derivation is not None and not (callable(getattr(derivation, "steps", None))
+                                           and callable(getattr(derivation, "free_energy",
+                                                                None))):
+            raise ModelError(f"model {name!r}: derivation= needs an object with steps() and "
+                             "free_energy() (e.g. a module of replica.derivations)")
+        self.derivation = derivation
         try:
             self.free_energy = sympy.sympify(free_energy)
         except (sympy.SympifyError, TypeError):

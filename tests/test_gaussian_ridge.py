@@ -8,18 +8,9 @@ import pytest
 import sympy
 
 from replica.derivations import gaussian_ridge
-from replica.symbolic.spectral import LAMBDA_I, SpectralAverage
+from replica.symbolic.spectral import on_symbolic_spectrum
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def on_symbolic_spectrum(expr, k=3):
-    r"""Every average replaced by its value on a spectrum of ``k`` symbolic eigenvalues
-    :math:`c_1..c_k` with weights :math:`1/k`. Two expressions linear in the averages that agree
-    identically in :math:`c_1..c_k` agree for every spectrum (set the :math:`c_j` equal)."""
-    cs = sympy.symbols(f"c1:{k + 1}", positive=True)
-    return expr.replace(lambda e: isinstance(e, SpectralAverage),
-                        lambda e: sum(e.args[0].subs(LAMBDA_I, cj) for cj in cs) / k)
 
 
 def test_derived_free_energy_equals_the_declared_one():

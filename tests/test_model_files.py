@@ -306,7 +306,8 @@ def test_appendix_of_a_model_file_compiles(tmp_path, capsys):
     rc = main(["appendix", "--model", RIDGE, "-o", str(tmp_path), "--pdf", "--at",
                "alpha=2,lam=1/10,sigma=1/2"])
     out = capsys.readouterr().out
-    assert rc == 0 and "15/15 step checks passed" in out
+    assert rc == 0 and "21/21 step checks passed" in out
+    assert "From the model to the free energy" in (tmp_path / "ridge-regression.tex").read_text()
     tex = (tmp_path / "ridge-regression.tex").read_text()
     assert r"\hat{V}" in tex and "0.4426645464" in tex
     assert (tmp_path / "ridge-regression.pdf").exists()

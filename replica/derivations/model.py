@@ -3,6 +3,8 @@ an appendix: from the free energy to a solved, verified point.
 
 For a model with a free energy (:class:`replica.modeling.SaddlePointModel`):
 
+0. when the model names a ``derivation``, its steps from the model (the loss, the data and the
+   replicated integrals) to the free energy, and a check that it equals the declared one;
 1. the free energy and its aliases, *as declared* (the input of the derivation);
 2. every stationarity condition :math:`\partial f/\partial u = 0`, computed by differentiating the
    free energy (check: the derivative through the aliases equals the derivative of the free energy
@@ -45,6 +47,22 @@ def _closed_map_step(model) -> Step:
                 "The conjugate half of the fixed point involves only the order parameters, so "
                 "substituting it into the other half gives a closed map on the order parameters: "
                 "the system the engine solves (Newton's method with the exact Jacobian).", check)
+
+
+def _equals_declared(model) -> Step:
+    from ..symbolic.spectral import on_symbolic_spectrum
+
+    derived = model.derivation.free_energy()
+
+    def check():
+        """The derived and the declared free energy are identical: their difference vanishes
+        identically on a spectrum of three symbolic eigenvalues (both are linear in the
+        averages, so they agree for every spectrum)."""
+        return sympy.simplify(on_symbolic_spectrum(derived - model.free_energy)) == 0
+
+    return Step("derived_equals_declared", {"derived": sympy.Eq(sympy.Symbol("f"), derived)},
+                "The free energy computed from the model is the one the model declares, which "
+                "the following sections differentiate.", check)
 
 
 def _declared_step(problem) -> Step:
@@ -98,6 +116,10 @@ def derivation_for(problem, point: dict | None = None, dps: int = 30) -> Derivat
     model = getattr(problem, "model", None)
     S = getattr(problem, "saddle_point", None)
     sections = []
+    derivation = getattr(model, "derivation", None) if model is not None else None
+    if derivation is not None:
+        sections.append(Section("From the model to the free energy",
+                                tuple(derivation.steps()) + (_equals_declared(model),)))
     if S is not None:
         steps = S.steps()
         first, stationarity = steps[0], [s for s in steps if s.name.startswith("stationarity_")]

@@ -78,3 +78,14 @@ def expand_averages(expr) -> sympy.Expr:
         return total
 
     return expr.replace(lambda e: isinstance(e, SpectralAverage), lambda e: split(e.args[0]))
+
+
+def on_symbolic_spectrum(expr, k: int = 3):
+    r"""``expr`` with every average replaced by its value on a spectrum of ``k`` symbolic
+    eigenvalues :math:`c_1, \dots, c_k` (weights :math:`1/k`; ``lambda_i`` only). Two expressions
+    linear in the averages that agree identically in the :math:`c_j` agree for every spectrum
+    (take the :math:`c_j` equal to any eigenvalue): an exact test of such identities."""
+    cs = sympy.symbols(f"c1:{k + 1}", positive=True)
+    return sympy.sympify(expr).replace(
+        lambda e: isinstance(e, SpectralAverage),
+        lambda e: sum(e.args[0].subs(LAMBDA_I, cj) for cj in cs) / k)
