@@ -518,6 +518,9 @@ def load_model_file(path: str) -> Problem:
     if not path or not os.path.isfile(path):
         raise ModelError(f"--model: no such file: {path!r}")
     path = os.path.abspath(path)
+    import sys
+
+    before = set(sys.modules)
     try:
         namespace = runpy.run_path(path, run_name="replica_model")
     except ReplicaError as exc:
@@ -541,5 +544,25 @@ def load_model_file(path: str) -> Problem:
         found = cands[0]
     problem = as_problem(found)
     if not problem.source_files:
-        problem.source_files = (path,)
+        problem.source_files = (path,) + _imported_sources(before)
     return problem
+
+
+def _imported_sources(before: set) -> tuple:
+    """The source files whose contents the generated code of a model file depends on: every
+    module of this package (a model file may reuse a built-in model's expressions) and every
+    module the file imported from outside the Python installation (the user's own helpers)."""
+    import os
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    files = []
+    for root, _, names in os.walk(here):
+        files += [os.path.join(root, f) for f in sorted(names) if f.endswith(".py")]
+    installed = tuple(os.path.abspath(p) for p in {sys.prefix, sys.base_prefix,
+                                                   sys.exec_prefix} if p)
+    for name in sorted(set(sys.modules) - before):
+        f = getattr(sys.modules.get(name), "__file__", None)
+        if f and f.endswith(".py") and not os.path.abspath(f).startswith(installed + (here,)):
+            files.append(os.path.abspath(f))
+    return tuple(sorted(files))

@@ -399,3 +399,36 @@ def test_cli_expand_model_file(capsys):
     assert main(["expand", "--model", RIDGE, "--parameter", "alpha", "--quantity", "test",
                  "--order", "2", "--lam", "0", "--sigma", "1/2"]) == 0
     assert "test = 1/4 + 1/(4*alpha) + 1/(4*alpha**2) + O(1/alpha^3)" in capsys.readouterr().out
+
+
+def test_generated_code_cache_follows_the_files_a_model_imports(tmp_path):
+    """The disk cache of a model file's generated code is keyed on the file, the package and the
+    user's helper modules it imports: changing a helper changes the result (two processes
+    sharing one cache folder)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "helper.py").write_text("COEFF = 2\n")
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import sympy
+        from helper import COEFF
+        from replica.modeling import FixedPointModel, Parameter
+        a = sympy.Symbol("a", positive=True)
+        x = sympy.Symbol("x", positive=True)
+        MODEL = FixedPointModel("helper_model", equations={x: COEFF * a / (1 + x)},
+                                parameters=[Parameter("a", "a")], positive_unknowns=True)
+    """))
+    env = dict(os.environ, REPLICA_LAMBDIFY_CACHE=str(tmp_path / "cache"),
+               PYTHONPATH=str(tmp_path) + os.pathsep + REPO)
+
+    def solve_x():
+        out = subprocess.run([sys.executable, "-m", "replica.cli", "solve", "--model",
+                              str(tmp_path / "model.py"), "--a", "4", "--json"],
+                             capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return mpmath.mpf(json.loads(out.stdout)["order_parameters"]["x"])
+
+    with mpmath.workdps(30):
+        assert abs(solve_x() - (mpmath.sqrt(33) - 1) / 2) < 1e-25  # x^2 + x = 8
+        (tmp_path / "helper.py").write_text("COEFF = 3\n")
+        assert abs(solve_x() - (mpmath.sqrt(49) - 1) / 2) < 1e-25  # x^2 + x = 12: x = 3
