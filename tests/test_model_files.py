@@ -432,3 +432,22 @@ def test_generated_code_cache_follows_the_files_a_model_imports(tmp_path):
         assert abs(solve_x() - (mpmath.sqrt(33) - 1) / 2) < 1e-25  # x^2 + x = 8
         (tmp_path / "helper.py").write_text("COEFF = 3\n")
         assert abs(solve_x() - (mpmath.sqrt(49) - 1) / 2) < 1e-25  # x^2 + x = 12: x = 3
+
+
+def test_generic_transition_on_a_builtin_model_matches_its_own_locator(capsys):
+    """``--model isotropic`` goes through the generic commands: the maximum of e_icl in tau
+    located by ``replica transition --model`` equals paper B's interpolation peak located by the
+    model's own ``transition isotropic --interpolation-peak`` (two different methods)."""
+    from replica.analysis.transitions import isotropic_interpolation_peak
+
+    rc = main(["transition", "--model", "isotropic", "--vary", "tau", "--between", "1/2,3",
+               "--quantity", "e_icl", "--alpha", "10", "--kappa", "inf", "--rho", "1/100",
+               "--lam", "1/1000", "--dps", "20", "--json"])
+    assert rc == 0
+    data = json.loads(capsys.readouterr().out)
+    own = isotropic_interpolation_peak("10", "inf", "1/100", "1/1000", dps=20).to_json_dict()
+    digits = min(data["digits"], own["digits"])
+    assert digits >= 15
+    with mpmath.workdps(30):
+        a, b = mpmath.mpf(data["location"]), mpmath.mpf(own["tau_peak"])
+        assert abs(a - b) <= mpmath.mpf(10) ** (1 - digits) * abs(b), (a, b)

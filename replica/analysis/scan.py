@@ -321,8 +321,14 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 w.writerow([repr(float(yv[j])), repr(float(xv[idx[j]])),
                             repr(float(Q[j, idx[j]]))])
         paths["boundary"] = stem + "_boundary.csv"
-    ax.set_xscale("log" if xlog else "linear")
-    ax.set_yscale("log" if ylog else "linear")
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    for axis, log in ((ax.xaxis, xlog), (ax.yaxis, ylog)):
+        if log:
+            (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
+            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xn)
     ax.set_ylabel(yn)
     fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())

@@ -92,7 +92,9 @@ def route_model_file(argv: list) -> list:
     """``argv`` with ``--model PATH`` (or ``--model=PATH``) after the command word replaced by
     the model token :data:`USER_MODEL` right after the command; the file is loaded
     (:func:`replica.modeling.load_model_file`) so that the command's parser can offer the
-    model's parameters. Without ``--model`` the list is returned unchanged."""
+    model's parameters. ``PATH`` may also name a built-in model (``--model lowrank``), which
+    then goes through the same generic commands. Without ``--model`` the list is returned
+    unchanged."""
     argv = list(argv)
     _LOADED.clear()
     idx = next((i for i, t in enumerate(argv) if t == "--model" or t.startswith("--model=")),
@@ -109,9 +111,18 @@ def route_model_file(argv: list) -> list:
     else:
         path = argv[idx][len("--model="):]
         del argv[idx]
-    from ..modeling import load_model_file
+    import os
 
-    _LOADED["problem"] = load_model_file(path)
+    from ..models import NAMES
+
+    if path in NAMES and not os.path.exists(path):  # a built-in model through the generic path
+        from ..models import get
+
+        _LOADED["problem"] = get(path)
+    else:
+        from ..modeling import load_model_file
+
+        _LOADED["problem"] = load_model_file(path)
     _LOADED["path"] = path
     command = next(i for i, t in enumerate(argv) if not t.startswith("-"))
     argv.insert(command + 1, USER_MODEL)
