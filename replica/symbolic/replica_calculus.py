@@ -69,6 +69,7 @@ its derivatives in :math:`b` as averages of resolvent entries.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 
 import mpmath
@@ -220,30 +221,40 @@ def average_common_field(M: RSBlock, covariance) -> RSBlock:
     return RSBlock(M.A, M.B - _matrix(covariance), M.n)
 
 
+@functools.lru_cache(maxsize=64)
+def _quadrature(matrix: tuple, field: tuple, dps: int):
+    """The explicit Gaussian integral over R^dim by mpmath quadrature (memoised: the checks of a
+    correct and a wrong formula share it)."""
+    dim = len(field)
+    with mpmath.workdps(dps):
+        Mn = [[mpmath.mpf(v) for v in row] for row in matrix]
+        h = [mpmath.mpf(v) for v in field]
+
+        def integrand(*x):
+            quad = mpmath.fsum(x[i] * Mn[i][j] * x[j] for i in range(dim) for j in range(dim))
+            return mpmath.exp(-quad / 2 + mpmath.fsum(h[i] * x[i] for i in range(dim)))
+
+        lim = [-mpmath.inf, mpmath.inf]
+        return mpmath.quad(integrand, *([lim] * dim))
+
+
 def check_gaussian_integral(M: RSBlock, h, values: dict, n: int, dps: int = 20,
                             log_value=None) -> bool:
     """:func:`gaussian_integral_log` (or the given ``log_value``, an expression in ``n`` and the
     symbols of ``values``) at integer ``n`` against numerical quadrature of the explicit integral
     (``k n <= 3``; relative agreement to ``dps - 5`` digits)."""
+    dim = M.k * n
+    if dim > 3:
+        raise ValueError("quadrature check is for k n <= 3")
+    Mx = M.at(n).explicit(n, values)
+    hv = _matrix(h).reshape(M.k, 1).subs(values) if h is not None else sympy.zeros(M.k, 1)
+    matrix = tuple(tuple(str(sympy.N(v, dps + 5)) for v in Mx.row(i)) for i in range(Mx.rows))
+    field = tuple(str(sympy.N(hv[i % M.k], dps + 5)) for i in range(dim))
+    value = _quadrature(matrix, field, dps)
     with mpmath.workdps(dps):
-        Mx = M.at(n).explicit(n, values)
-        Mn = mpmath.matrix([[mpmath.mpf(sympy.N(v, dps + 5)) for v in Mx.row(i)]
-                            for i in range(Mx.rows)])
-        hv = _matrix(h).reshape(M.k, 1).subs(values) if h is not None else sympy.zeros(M.k, 1)
-        hfull = [mpmath.mpf(sympy.N(hv[i % M.k], dps + 5)) for i in range(M.k * n)]
-        dim = M.k * n
-        if dim > 3:
-            raise ValueError("quadrature check is for k n <= 3")
-
-        def integrand(*x):
-            quad = mpmath.fsum(x[i] * Mn[i, j] * x[j] for i in range(dim) for j in range(dim))
-            return mpmath.exp(-quad / 2 + mpmath.fsum(hfull[i] * x[i] for i in range(dim)))
-
-        lim = [-mpmath.inf, mpmath.inf]
-        value = mpmath.quad(integrand, *([lim] * dim))
         sym = (gaussian_integral_log(M.at(n), h) if log_value is None
                else sympy.sympify(log_value).subs(M.n, n))
-        predicted = mpmath.exp(mpmath.mpf(sympy.N(sym.subs(values), dps + 5)))
+        predicted = mpmath.exp(mpmath.mpf(str(sympy.N(sym.subs(values), dps + 5))))
         return abs(value - predicted) <= mpmath.mpf(10) ** (5 - dps) * abs(predicted)
 
 
