@@ -424,9 +424,12 @@ class Note:
 class Direct:
     """A reported value computed directly from the parameters (not from the solution), e.g. a
     similarity measure of two covariance matrices: ``function(params)`` at the working precision
-    returns an ``mpf`` or ``None`` (undefined)."""
+    returns an ``mpf`` or ``None`` (undefined). ``enclose(params)``, if given, returns a ball
+    (python-flint ``arb``, at the current ball precision) that contains the exact value, so that a
+    certified solve can prove its digits; without it the value is reported as not enclosed."""
 
     function: Callable
+    enclose: Callable | None = None
 
 
 class Problem:

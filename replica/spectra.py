@@ -38,7 +38,7 @@ import sympy
 
 from .errors import ParameterError
 from .params import parse_exact, to_mpf
-from .symbolic.codegen import mp_function
+from .symbolic.codegen import NotEnclosable, mp_function
 
 # ---------------------------------------------------------------------------------------------
 # Closed-form Stieltjes transforms (SymPy, the single source for every numeric back end)
@@ -489,3 +489,69 @@ def spectral_pairs_f64(train: Covariance, test: Covariance) -> SpectralPairs:
         lam = np.clip(evals, 0, None)
         mu = np.einsum("ai,ab,bi->i", U, test.matrix_f64(), U)
     return SpectralPairs(list(lam), list(mu), [1.0 / d] * d, train.is_diagonal and test.is_diagonal)
+
+
+def _fraction_ball(v):
+    """An exact rational (or a binary float, exactly) as a ball."""
+    import flint
+
+    if isinstance(v, Fraction):
+        return flint.arb(v.numerator) / v.denominator
+    if isinstance(v, int):
+        return flint.arb(v)
+    if isinstance(v, float):
+        if not np.isfinite(v):
+            raise NotEnclosable("a covariance entry is not finite")
+        num, den = v.as_integer_ratio()
+        return flint.arb(num) / den
+    raise NotEnclosable(f"a covariance entry of type {type(v).__name__} has no exact value")
+
+
+def diagonal_balls(C: Covariance) -> list:
+    """Balls containing the exact diagonal entries of ``C`` (normalised as in :meth:`diag_mp`) at
+    the current ball precision; a power law is evaluated in ball arithmetic."""
+    import flint
+
+    if C.power is not None:
+        p = _fraction_ball(C.power)
+        raw = [flint.arb(j + 1) ** (-p) for j in range(C.d)]
+        total = sum(raw[1:], raw[0])
+        return [v * C.d / total for v in raw]
+    if C.diagonal is not None:
+        return [_fraction_ball(v) for v in C.diagonal]
+    scale = _fraction_ball(C.scale) if C.scale is not None else None
+    out = [_fraction_ball(C.matrix[i][i]) for i in range(C.d)]
+    return [v * scale for v in out] if scale is not None else out
+
+
+def matrix_entry_ball(C: Covariance, i: int, j: int):
+    """A ball containing the exact entry ``(i, j)`` of a full covariance matrix ``C``."""
+    v = _fraction_ball(C.matrix[i][j])
+    return v * _fraction_ball(C.scale) if C.scale is not None else v
+
+
+def spectral_pairs_ball(train: Covariance, test: Covariance) -> SpectralPairs:
+    """:class:`SpectralPairs` as balls (python-flint ``arb``) that contain the exact pairs, for a
+    diagonal ``C_train``: its eigenbasis is then the coordinate basis, so ``lambda_i`` and
+    ``mu_i`` are diagonal entries, enclosed exactly (rational entries) or by ball evaluation (a
+    power law). Exactly equal rational pairs are merged with their multiplicity. A full
+    ``C_train`` raises :class:`~replica.symbolic.codegen.NotEnclosable`: its numerical
+    eigendecomposition is not enclosed."""
+    import flint
+
+    d = train.d
+    if not train.is_diagonal:
+        raise NotEnclosable("C_train is a full matrix: its numerically computed eigenvectors "
+                            "are not enclosed")
+    tdiag = _exact_diagonal(test)
+    if train.diagonal is not None and tdiag is not None:
+        counts: dict = {}
+        for pair in zip(train.diagonal, tdiag):
+            counts[pair] = counts.get(pair, 0) + 1
+        return SpectralPairs([_fraction_ball(a) for a, _ in counts],
+                             [_fraction_ball(b) for _, b in counts],
+                             [flint.arb(c) / d for c in counts.values()],
+                             train.is_diagonal and test.is_diagonal)
+    lam, mu = diagonal_balls(train), diagonal_balls(test)
+    w = flint.arb(1) / d
+    return SpectralPairs(lam, mu, [w] * d, test.is_diagonal)

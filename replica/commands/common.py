@@ -31,15 +31,17 @@ def parse_dps(text) -> int:
     return v
 
 
-def run_solve(problem, raw: dict, dps: int, as_json: bool) -> int:
+def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False) -> int:
     """Solve ``problem`` at ``raw`` and print the result; a solve that fails prints its status
-    (as JSON with ``--json``) and returns exit status 3."""
+    (as JSON with ``--json``) and returns exit status 3. With ``certify`` the result is proved
+    by ball arithmetic; a failed proof prints the result with its certificate and exits 3."""
     from ..errors import ConvergenceError
     from ..numerics.driver import solve_params
+    from ..numerics.result import Status
 
     params = problem.schema.parse(raw)
     try:
-        res = solve_params(problem, params, dps=dps)
+        res = solve_params(problem, params, dps=dps, certify=certify)
     except ConvergenceError as exc:
         if as_json:
             sys.stdout.write(json.dumps({"model": problem.name, "params": params.echo(),
@@ -48,6 +50,10 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool) -> int:
                              + "\n")
         raise
     print_result(res, as_json)
+    if res.status == Status.NOT_CERTIFIED:
+        raise ConvergenceError(f"{problem.name}: not certified: {res.certificate.reason}",
+                               tried=f"ball arithmetic at {res.certificate.precision} digits",
+                               status=res.status.value)
     return 0
 
 
@@ -65,7 +71,7 @@ def print_result(result, as_json: bool, stream=None):
                  f"({data['digits_how']}); residual {data['residual']}, "
                  f"condition {data['condition']}, iterations {data['iterations']}\n")
     skip = {"model", "params", "dps", "digits", "digits_how", "converged", "iterations",
-            "residual", "condition", "notes", "status"}
+            "residual", "condition", "notes", "status", "certified", "certificate"}
     for group, vals in data.items():
         if group in skip or not isinstance(vals, dict):
             continue
@@ -75,6 +81,12 @@ def print_result(result, as_json: bool, stream=None):
                 stream.write(f"    {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()) + "\n")
             else:
                 stream.write(f"    {k:<14} {v if v is not None else '(undefined)'}\n")
+    if "certificate" in data:
+        c = data["certificate"]
+        stream.write(f"  certified: {'yes' if c['certified'] else 'no'} ({c['method']}"
+                     + (f"; {c['reason']}" if c["reason"] else "") + ")\n")
+        for k, iv in c["enclosures"].items():
+            stream.write(f"    {k:<14} in [{iv[0]}, {iv[1]}]\n")
     for n in data["notes"]:
         stream.write(f"  note: {n}\n")
 

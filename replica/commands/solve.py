@@ -10,6 +10,14 @@ from __future__ import annotations
 
 from .common import add_dps, add_user_model_parser, parse_dps, run_solve
 
+
+def _add_certify(p):
+    p.add_argument("--certify", action="store_true",
+                   help="prove the result: a Krawczyk inclusion in ball arithmetic (python-flint "
+                        "arb) shows that a unique solution lies in a small box, and every "
+                        "reported value is enclosed over it; digits are then those the "
+                        "enclosures prove (exit 3 with the reason if the proof fails)")
+
 DESCRIPTIONS = {
     "alignment": "Paper A's asymptotic ICL error for arbitrary pretraining and test task "
                  "covariances. Notation of paper A: --rho is the label-noise variance.",
@@ -33,12 +41,14 @@ def register(subparsers):
         sp = models.add_parser(name, help=TITLES[name], description=DESCRIPTIONS[name])
         SCHEMAS[name].add_arguments(sp)
         add_dps(sp)
+        _add_certify(sp)
         sp.set_defaults(run=_run, schema=SCHEMAS[name])
     sp = add_user_model_parser(models, "solve", "Solve its equations at one point.")
     if sp is not None:
         sp.set_defaults(run=_run, schema=sp.get_default("problem").schema)
         sp.get_default("problem").schema.add_arguments(sp)
         add_dps(sp)
+        _add_certify(sp)
     return models
 
 
@@ -47,4 +57,4 @@ def _run(args):
 
     problem = getattr(args, "problem", None) or models.get(args.model)
     return run_solve(problem, args.schema.raw_from_namespace(args), parse_dps(args.dps),
-                     args.json)
+                     args.json, certify=args.certify)

@@ -261,36 +261,76 @@ def _inverse_measure(params):
     return Evaluator([INVERSE_MEASURE], []).mp([], spectral_pairs_mp(params.train, params.test))[0]
 
 
-def cka_inverse_mp(A, B):
+def _inverse_measure_ball(params):
+    """A ball containing <C_test C_train^-1>, from the same expression over the enclosed spectral
+    pairs (``None`` for singular C_train)."""
+    from ..spectra import spectral_pairs_ball
+    from ..symbolic.codegen import Evaluator
+
+    if params.train.rank() != params.d:
+        return None
+    pairs = spectral_pairs_ball(params.train, params.test)
+    return Evaluator([INVERSE_MEASURE], []).arb([], pairs)[0]
+
+
+def _cka_inverse(A, B, diag, entry, total, sqrt):
     """``[cka(A,B)/sqrt(cka(A,A) cka(B,B))]^{-1}`` with ``cka(A,B) = tr(HAHB)/(d-1)^2`` and the
     centring ``H = I - 11^T/d``; uses ``tr(HAHB) = tr(AB) - (2/d)(A1).(B1) + (1^T A 1)(1^T B 1)/d^2``.
-    ``None`` when the centred alignment vanishes."""
+    The arithmetic is passed in: ``diag(C)`` (a diagonal covariance's entries), ``entry(C, i, j)``
+    (a full one's), ``total`` (a sum) and ``sqrt``, so that the same formula runs in mpmath and in
+    ball arithmetic. ``None`` unless the centred alignment is (certainly) nonzero."""
     d = A.d
 
     def parts(C):
         if C.is_diagonal:
-            v = C.diag_mp()
-            return ("diag", v, v, mpmath.fsum(v))
-        mat = C.matrix_mp()
-        row = [mpmath.fsum(mat[i, j] for j in range(d)) for i in range(d)]
-        return ("mat", mat, row, mpmath.fsum(row))
+            v = diag(C)
+            return ("diag", v, v, total(v))
+        mat = [[entry(C, i, j) for j in range(d)] for i in range(d)]
+        row = [total(r) for r in mat]
+        return ("mat", mat, row, total(row))
+
+    def at(X, i, j):
+        if X[0] == "mat":
+            return X[1][i][j]
+        return X[1][i] if i == j else 0
 
     def trace_prod(X, Y):
         if X[0] == "diag" and Y[0] == "diag":
-            return mpmath.fsum(x * y for x, y in zip(X[1], Y[1]))
-        mx = X[1] if X[0] == "mat" else mpmath.diag(X[1])
-        my = Y[1] if Y[0] == "mat" else mpmath.diag(Y[1])
-        return mpmath.fsum(mx[i, j] * my[j, i] for i in range(d) for j in range(d))
+            return total([x * y for x, y in zip(X[1], Y[1])])
+        return total([at(X, i, j) * at(Y, j, i) for i in range(d) for j in range(d)])
 
     def hsic(X, Y):
-        return trace_prod(X, Y) - 2 * mpmath.fsum(x * y for x, y in zip(X[2], Y[2])) / d \
+        return trace_prod(X, Y) - 2 * total([x * y for x, y in zip(X[2], Y[2])]) / d \
             + X[3] * Y[3] / d**2
 
     PA, PB = parts(A), parts(B)
     ab, aa, bb = hsic(PA, PB), hsic(PA, PA), hsic(PB, PB)
-    if ab == 0 or aa <= 0 or bb <= 0:
+    if not (ab != 0 and aa > 0 and bb > 0):
         return None
-    return mpmath.sqrt(aa * bb) / ab
+    return sqrt(aa * bb) / ab
+
+
+def cka_inverse_mp(A, B):
+    """The inverse centred kernel alignment of ``A`` and ``B`` at the working precision (see
+    :func:`_cka_inverse`); ``None`` when the centred alignment vanishes."""
+    return _cka_inverse(A, B, lambda C: C.diag_mp(), lambda C, i, j: C._mat_entry_mp(i, j),
+                        mpmath.fsum, mpmath.sqrt)
+
+
+def cka_inverse_ball(params):
+    """A ball containing the inverse centred kernel alignment (python-flint ``arb``): the exact
+    covariance entries, summed in ball arithmetic."""
+    from ..spectra import diagonal_balls, matrix_entry_ball
+    from ..symbolic.codegen import NotEnclosable
+
+    def total(xs):
+        return sum(xs[1:], xs[0]) if xs else 0
+
+    out = _cka_inverse(params.train, params.test, diagonal_balls, matrix_entry_ball, total,
+                       lambda v: v.sqrt())
+    if out is None and cka_inverse_mp(params.train, params.test) is not None:
+        raise NotEnclosable("the centred alignment cannot be bounded away from zero")
+    return out
 
 
 NOTES = (
@@ -319,8 +359,9 @@ PROBLEM = Problem(
     groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg"],
             "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
             "measures": ["e_misalign", "resolvent", "inverse", "cka_inv"]},
-    direct={"inverse": Direct(_inverse_measure),
-            "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test))},
+    direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
+            "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
+                              enclose=cka_inverse_ball)},
     notes=NOTES, source_files=[os.path.abspath(__file__)], guard_digits=0,
     description="Paper A's asymptotic ICL error for arbitrary pretraining and test task "
                 "covariances.")

@@ -530,8 +530,10 @@ def _pairs(train, test, backend):
     """Spectral pairs of two covariances (immutable objects), cached by identity (hashing a
     covariance's exact entries costs more than evaluating a float64 point); mpmath pairs per
     working precision."""
-    from ..spectra import spectral_pairs_f64, spectral_pairs_mp
+    from ..spectra import spectral_pairs_ball, spectral_pairs_f64, spectral_pairs_mp
 
+    if backend == "arb":  # balls at the current ball precision (not cached: built once a solve)
+        return spectral_pairs_ball(train, test)
     key = (id(train), id(test), backend, mpmath.mp.prec if backend == "mp" else 0)
     hit = _PAIRS.get(key)
     if hit is not None and hit[0] is train and hit[1] is test:
@@ -633,9 +635,16 @@ def float64_start(problem: Problem, params: Params):
 
 
 def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool = True,
-                 force_mp_start: bool = False, max_guard_rounds: int = MAX_GUARD_ROUNDS
-                 ) -> Result:
-    """:func:`solve` for validated parameters (``force_mp_start`` skips the float64 start)."""
+                 force_mp_start: bool = False, max_guard_rounds: int = MAX_GUARD_ROUNDS,
+                 certify: bool = False) -> Result:
+    """:func:`solve` for validated parameters (``force_mp_start`` skips the float64 start).
+
+    ``certify=True`` also proves the result (:func:`replica.numerics.certify.certify_point`):
+    the solution of the verifying re-solve is certified in ball arithmetic at that re-solve's
+    precision (once more at twice that precision if the enclosures are too wide for ``dps``
+    digits); on success the values are the midpoints of their enclosures and ``digits`` is what
+    the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
+    certificate says why. Either way :attr:`Result.certificate` holds the certificate."""
     variant = problem.variant_of(params)
     m = machine(problem, variant)
     if force_mp_start:
@@ -653,7 +662,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             break
         hi = work + max(10, work // 2)
         with precision(hi):
-            ref, _, _ = m.solve_mp_once(params, start)
+            ref, rep_hi, _ = m.solve_mp_once(params, start)
             ref_direct = {k: d.function(params) for k, d in problem.direct.items()}
             agree = min([agreement_digits(values[k], ref[k], work) for k in values]
                         + [agreement_digits(direct[k], ref_direct[k], work) for k in direct
@@ -666,25 +675,63 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
         lost = work - agree
         guard_rounds += 1
         work = work + lost + 5 if agree > 0 else 2 * work
+    cert = None
+    if certify:
+        if not verify:
+            hi = work + max(10, work // 2)
+            with precision(hi):
+                _, rep_hi, _ = m.solve_mp_once(params, start)
+            digits, how = 0, "not verified"
+        cert = _certificate(problem, m, params, dps, hi, rep_hi.x, start, direct)
+        if cert.certified:
+            for k in list(values) + list(direct):
+                if k in cert.enclosures:
+                    (values if k in values else direct)[k] = cert.value(k)
+            agreed = digits
+            digits = min(dps, cert.min_digits(dps))
+            how = f"enclosures proved by a {cert.method.split(':')[0]}"
+            if verify:
+                how += f"; agreement with a re-solve at {hi} digits: {agreed}"
     allv = dict(values)
     allv.update(direct)
     notes = problem.notes_for(params, allv)
     if start is None and m.n:
         notes.append(f"float64 start unavailable ({why}); started from the declared start in "
                      "mpmath")
-    if verify and digits < dps:
+    if cert is not None and not cert.certified:
+        notes.append(f"not certified: {cert.reason}; agreement digits ({digits}) are evidence, "
+                     "not proof")
+        status = Status.NOT_CERTIFIED
+        digits = 0
+    elif verify and digits < dps:
         notes.append(f"only {digits} digits could be verified after {guard_rounds} rounds of "
                      "guard digits")
-    if verify and digits == 0:
+    if verify and digits == 0 and cert is None:
         raise ConvergenceError(f"{problem.name}: solved, but the re-solve at higher precision "
                                "agrees on no digit (cancellation or underflow beyond the working "
                                "precision)", tried=how, status=Status.NO_DIGITS)
-    status = Status.CONVERGED if verify else Status.NOT_VERIFIED
+    if cert is None or cert.certified:
+        status = Status.CONVERGED if (verify or cert is not None) else Status.NOT_VERIFIED
     groups = _group_values(problem.groups, allv)
     return Result(model=problem.name, params=params.echo(), dps=dps, groups=groups,
                   status=status, iterations=iters, residual=rep.residual,
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
-                  variant=variant, all_values=allv)
+                  variant=variant, all_values=allv, certificate=cert)
+
+
+def _certificate(problem, m, params, dps, cp, x, start, direct):
+    """Certify the solution ``x`` (accurate to ``cp`` digits) at precision ``cp``; if the
+    enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
+    from .certify import certify_point
+
+    enclosers = {k: problem.direct[k].enclose for k, v in direct.items() if v is not None}
+    cert = certify_point(m, params, x, cp, direct=enclosers)
+    if cert.certified and cert.min_digits(dps) < dps:
+        cp *= 2
+        with precision(cp):
+            _, rep, _ = m.solve_mp_once(params, start)
+        cert = certify_point(m, params, rep.x, cp, direct=enclosers)
+    return cert
 
 
 def _group_values(layout: Mapping, values: Mapping) -> dict:

@@ -24,6 +24,20 @@ def precision(dps: int):
         yield
 
 
+@contextlib.contextmanager
+def ball_precision(dps: int):
+    """Run the body with python-flint's ball arithmetic (``arb``) at ``dps`` decimal digits (its
+    global context is restored on exit)."""
+    import flint
+
+    saved = flint.ctx.prec
+    flint.ctx.dps = int(dps)
+    try:
+        yield
+    finally:
+        flint.ctx.prec = saved
+
+
 def agreement_digits(a, b, cap: int) -> int:
     """Significant decimal digits on which ``a`` and ``b`` agree, at most ``cap``.
 

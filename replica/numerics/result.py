@@ -4,7 +4,8 @@
 JSON output) together with how far they can be trusted: ``status`` (a :class:`Status`: what the
 driver observed), ``iterations``, ``residual`` (max-norm of the scaled equations at the solution),
 ``condition`` (of the scaled Jacobian, where there is one), ``digits`` (significant digits
-guaranteed by agreement with a re-solve at higher precision) and ``notes`` (caveats).
+guaranteed by agreement with a re-solve at higher precision or, in a certified solve, proved by
+ball-arithmetic enclosures: then ``certificate`` holds the proof) and ``notes`` (caveats).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ import mpmath
 
 
 class Status(str, enum.Enum):
-    """What a solve observed. Only ``CONVERGED`` and ``NOT_VERIFIED`` are results; every other
-    status is raised as a :class:`~replica.errors.ConvergenceError` (exit status 3)."""
+    """What a solve observed. Only ``CONVERGED`` and ``NOT_VERIFIED`` are results; ``NOT_CERTIFIED``
+    is returned (with its certificate) by a certified solve whose proof failed, and the command
+    line exits 3 on it; every other status is raised as a
+    :class:`~replica.errors.ConvergenceError` (exit status 3)."""
 
     CONVERGED = "converged"
     """Newton converged and the re-solve at higher precision agreed on at least one digit."""
@@ -37,6 +40,9 @@ class Status(str, enum.Enum):
     """The iteration left the domain where the equations hold (e.g. a spectral argument >= 0)."""
     NON_FINITE = "non-finite"
     """An equation evaluated to a non-finite number."""
+    NOT_CERTIFIED = "not-certified"
+    """A certified solve was asked for and the ball-arithmetic proof failed (the certificate says
+    why): the values are those of the solve, and no digit is claimed."""
 
     @property
     def is_result(self) -> bool:
@@ -78,6 +84,8 @@ class Result:
     all_values: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False)
     """Every value the system reports (also those no group shows, e.g. a coefficient used by a
     consumer), by name."""
+    certificate: Any = None
+    """The :class:`~replica.numerics.certify.Certificate` of a certified solve, else ``None``."""
 
     @property
     def converged(self) -> bool:
@@ -123,6 +131,9 @@ class Result:
         }
         for gname, group in self.groups.items():
             out[gname] = conv(group)
+        if self.certificate is not None:
+            out["certified"] = bool(self.certificate.certified)
+            out["certificate"] = self.certificate.to_json_dict(max(ndig, 1))
         return out
 
     def to_json(self) -> str:

@@ -6,9 +6,16 @@ one *backend*:
 * ``"mp"`` -- mpmath at the caller's working precision (parameters arrive as ``mpf``; rationals in
   the expressions are printed as ``mpf(p)/mpf(q)``, never through a binary float);
 * ``"np"`` -- NumPy float64, vectorised: the arguments may be arrays of any common shape (a
-  parameter grid).
+  parameter grid);
+* ``"arb"`` -- ball arithmetic (python-flint's ``arb``) at the precision of
+  :func:`replica.numerics.precision.ball_precision`: every operation returns a ball that is
+  guaranteed to contain the exact value for every point of the argument balls, so an evaluation
+  over a box of unknowns *encloses* the expressions' range on it (the basis of certified solves,
+  :mod:`replica.numerics.certify`). Rationals are printed as exact quotients of integers; an
+  expression whose value cannot be enclosed (a ``Piecewise`` whose branch depends on a comparison,
+  a function with no ball version) raises :class:`NotEnclosable` naming it.
 
-Both come from ``sympy.lambdify`` (with common subexpressions eliminated) of the same
+All come from ``sympy.lambdify`` (with common subexpressions eliminated) of the same
 expressions: no formula is typed twice. An expression may contain spectral averages
 :math:`\langle\phi\rangle = \sum_j w_j\,\phi(\lambda_j, \mu_j)`
 (:class:`~replica.symbolic.spectral.SpectralAverage`): each distinct average becomes an inner
@@ -25,6 +32,7 @@ so any change to an equation regenerates it. ``REPLICA_LAMBDIFY_CACHE=0`` disabl
 
 from __future__ import annotations
 
+import builtins
 import functools
 import hashlib
 import inspect
@@ -38,8 +46,140 @@ import sympy
 
 from .spectral import LAMBDA_I, MU_I, SpectralAverage
 
-BACKENDS = {"mp": "mpmath", "np": "numpy"}
-"""Backend name -> the ``lambdify`` module it uses."""
+BACKENDS = {"mp": "mpmath", "np": "numpy", "arb": "arb"}
+"""Backend name -> the ``lambdify`` module it uses (``"arb"``: :data:`ARB_NAMESPACE`)."""
+
+
+class NotEnclosable(ValueError):
+    """An expression has no ball-arithmetic evaluation (the reason says which part)."""
+
+
+def _arb():
+    import flint
+
+    return flint.arb
+
+
+def _arb_of(x):
+    """``x`` as a ball: an ``arb`` unchanged, an integer exactly, an ``mpf`` exactly (its binary
+    value)."""
+    arb = _arb()
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, int):
+        return arb(x)
+    if isinstance(x, mpmath.mpf):
+        if mpmath.isinf(x):
+            return arb.pos_inf() if x > 0 else arb.neg_inf()
+        sign, man, exp, _ = x._mpf_
+        return _ball_float(sign, man, exp)
+    raise NotEnclosable(f"cannot enclose a value of type {type(x).__name__}")
+
+
+def _ball_float(sign, man, exp):
+    """The exact value of a binary floating-point constant, as a ball of radius 0."""
+    return _arb()((-man if sign else man, exp))
+
+
+def _ball_ipow(x, n: int):
+    """``x**n`` for an integer ``n`` by repeated squaring. (python-flint's ``**`` returns NaN for
+    a ball that contains zero; products of balls are always enclosures.) An even power is taken
+    of ``|x|``; a negative power is the reciprocal."""
+    b = _arb_of(x)
+    if n < 0:
+        return 1 / _ball_ipow(b, -n)
+    if n % 2 == 0:
+        b = abs(b)
+    out, base = _arb()(1), b
+    while n:
+        if n & 1:
+            out = out * base
+        n >>= 1
+        if n:
+            base = base * base
+    return out
+
+
+def _ball_max(*xs):
+    out = _arb_of(xs[0])
+    for x in xs[1:]:
+        out = out.max(_arb_of(x))
+    return out
+
+
+def _ball_min(*xs):
+    out = _arb_of(xs[0])
+    for x in xs[1:]:
+        out = out.min(_arb_of(x))
+    return out
+
+
+def _arb_namespace() -> dict:
+    """Names the generated ball-arithmetic code may use: constructors, elementary functions (each
+    accepting integers too), ``max``/``min`` of balls (the builtins would compare balls, which is
+    not an enclosure), ``inf`` and the constants at the current precision."""
+    arb = _arb()
+    return {
+        "mpf": lambda v: _arb_of(v) if not isinstance(v, str) else arb(v),
+        "ball_float": _ball_float,
+        "ball_ipow": _ball_ipow,
+        "sqrt": lambda v: _arb_of(v).sqrt(),
+        "exp": lambda v: _arb_of(v).exp(),
+        "log": lambda v: _arb_of(v).log(),
+        "expm1": lambda v: _arb_of(v).expm1(),
+        "log1p": lambda v: _arb_of(v).log1p(),
+        "atan": lambda v: _arb_of(v).atan(),
+        "sign": lambda v: _arb_of(v).sgn(),
+        "fabs": lambda v: abs(_arb_of(v)),
+        "max": _ball_max,
+        "min": _ball_min,
+        "inf": arb.pos_inf(),
+        "ball_pi": lambda: arb.pi(),
+        "ball_e": lambda: arb.const_e(),
+    }
+
+
+class _ArbPrinter:
+    """Built lazily (SymPy's printer module is imported only when code is generated)."""
+
+    cls = None
+
+    @classmethod
+    def get(cls):
+        if cls.cls is None:
+            from sympy.printing.pycode import MpmathPrinter
+
+            class ArbPrinter(MpmathPrinter):
+                """MpmathPrinter whose constants are exact balls and whose comparisons refuse."""
+
+                def _print_Float(self, e):
+                    sign, man, exp, _ = e._mpf_
+                    return f"ball_float({sign}, {int(man)}, {exp})"
+
+                def _print_Pi(self, e):
+                    return "ball_pi()"
+
+                def _print_Exp1(self, e):
+                    return "ball_e()"
+
+                def _print_Pow(self, e, rational=False):
+                    if e.exp.is_Integer and e.exp not in (1, -1):
+                        return f"ball_ipow({self._print(e.base)}, {int(e.exp)})"
+                    return super()._print_Pow(e, rational=rational)
+
+                def _print_Abs(self, e):
+                    return f"abs({self._print(e.args[0])})"
+
+                def _print_Piecewise(self, e):
+                    raise NotEnclosable("a Piecewise expression (its branch depends on a "
+                                        "comparison of balls)")
+
+                def _print_Relational(self, e):
+                    raise NotEnclosable(f"a comparison ({e})")
+
+            cls.cls = ArbPrinter
+        return cls.cls({"fully_qualified_modules": False, "inline": True,
+                        "allow_unknown_functions": True, "user_functions": {}})
 
 ENGINE_SOURCES = ("spectral.py", "saddle.py", "codegen.py")
 """Files of this package whose contents enter every cache key."""
@@ -49,22 +189,27 @@ ENGINE_SOURCES = ("spectral.py", "saddle.py", "codegen.py")
 def _namespace(backend: str) -> dict:
     """The global namespace ``lambdify`` gives its generated code for ``backend`` (plus
     ``functools.reduce``, which the printers use for ``Max``/``Min``)."""
+    if backend == "arb":
+        return _arb_namespace()
     ns = dict(sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
     ns.setdefault("reduce", functools.reduce)
     return ns
+
+
+def _global_names(f) -> set:
+    """The global names a generated function (and the functions nested in it) uses."""
+    names = set(f.__code__.co_names)
+    for const in f.__code__.co_consts:
+        if hasattr(const, "co_names"):
+            names |= set(const.co_names)
+    return names
 
 
 def _cacheable(f, backend: str) -> bool:
     """Whether every global name the generated function uses is in the standard namespace (so
     that its source, loaded again, runs)."""
     ns = _namespace(backend)
-    names = set(f.__code__.co_names)
-    for const in f.__code__.co_consts:
-        if hasattr(const, "co_names"):
-            names |= set(const.co_names)
-    import builtins
-
-    return all(n in ns or hasattr(builtins, n) for n in names)
+    return all(n in ns or hasattr(builtins, n) for n in _global_names(f))
 
 
 class CodeCache:
@@ -192,10 +337,13 @@ class Evaluator:
                 dummies.append(d)
                 mapping[a] = d
             current = [e.xreplace(mapping) for e in current]
-        module = BACKENDS[backend]
-        outer = sympy.lambdify(self.args + dummies, current, modules=module, cse=True)
-        inners = [sympy.lambdify([LAMBDA_I, MU_I] + self.args + before, e, modules=module,
-                                 cse=True) for e, before in inner_exprs]
+        if backend == "arb":
+            outer, inners = self._generate_arb(current, dummies, inner_exprs)
+        else:
+            module = BACKENDS[backend]
+            outer = sympy.lambdify(self.args + dummies, current, modules=module, cse=True)
+            inners = [sympy.lambdify([LAMBDA_I, MU_I] + self.args + before, e, modules=module,
+                                     cse=True) for e, before in inner_exprs]
         if self.cache is not None and cname and all(
                 _cacheable(f, backend) for f in [outer] + inners):
             try:
@@ -205,6 +353,23 @@ class Evaluator:
                 self.cache.store(cname, "\n\n".join(parts))
             except (OSError, TypeError):
                 pass
+        return outer, inners
+
+    def _generate_arb(self, current, dummies, inner_exprs):
+        """Ball-arithmetic functions (raises :class:`NotEnclosable` for an expression that has
+        none)."""
+        ns = _arb_namespace()
+
+        def make(args, exprs):
+            f = sympy.lambdify(args, exprs, modules=[ns], printer=_ArbPrinter.get(), cse=True)
+            missing = sorted(n for n in _global_names(f)
+                             if n not in ns and not hasattr(builtins, n))
+            if missing:
+                raise NotEnclosable(f"no ball arithmetic for {', '.join(missing)}")
+            return f
+
+        outer = make(self.args + dummies, current)
+        inners = [make([LAMBDA_I, MU_I] + self.args + before, e) for e, before in inner_exprs]
         return outer, inners
 
     def functions(self, backend: str):
@@ -244,7 +409,22 @@ class Evaluator:
         out = [np.asarray(o, dtype=float) for o in outer(*vals, *avgs)]
         return [o if o.shape == shape else np.broadcast_to(o, shape) for o in out]
 
+    def arb(self, values, pairs=None) -> list:
+        """Enclosures (``arb`` balls) of the expressions for every point of the argument balls
+        ``values``; ``pairs`` holds the spectral pairs as balls (``lam``, ``mu``, ``weight``),
+        each average an exact ball sum over them."""
+        outer, inners = self.functions("arb")
+        avgs: list = []
+        for f in inners:
+            total = _arb_of(0)
+            for lam, mu, w in zip(pairs.lam, pairs.mu, pairs.weight):
+                total += w * f(lam, mu, *values, *avgs)
+            avgs.append(total)
+        return [_arb_of(v) for v in outer(*values, *avgs)]
+
     def __call__(self, backend: str, values, spectrum=None) -> list:
+        if backend == "arb":
+            return self.arb(values, spectrum)
         return self.mp(values, spectrum) if backend == "mp" else self.f64(values, spectrum)
 
 

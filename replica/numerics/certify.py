@@ -1,0 +1,405 @@
+r"""Certified solves: ball-arithmetic enclosures that prove existence, uniqueness and digits.
+
+A verified solve (:func:`replica.numerics.driver.solve_params`) measures its digits by agreement
+with a re-solve at higher precision: strong evidence, not proof. This module turns a computed
+solution into a *proof* with interval (ball) arithmetic, python-flint's ``arb``, evaluating the
+same SymPy expressions through the code generator's ``"arb"`` backend.
+
+The Krawczyk test
+-----------------
+Let :math:`F(x; p) = 0` be a declared square system (a fixed-point system :math:`x = \Phi(x)` as
+:math:`F = x - \Phi`), :math:`\tilde x` an approximate solution and :math:`s` positive scales (powers
+of two near :math:`|\tilde x_j|`), so that in the unknowns :math:`y_j = x_j/s_j` a box of radius
+:math:`r` is relative. With a preconditioner :math:`Y \approx J(\tilde y)^{-1}` (an exactly
+represented matrix; its accuracy affects only how tight the test is, never its truth) the
+Krawczyk operator of a box :math:`X \ni \tilde y` is
+
+.. math::  K(X) = \tilde y - Y F(\tilde y) + \bigl(I - Y J(X)\bigr)(X - \tilde y),
+
+where :math:`J(X)` is a ball enclosure of the Jacobian over all of :math:`X`. If
+:math:`K(X) \subset \operatorname{int} X`, then :math:`X` contains **exactly one** solution of
+:math:`F = 0` (Krawczyk 1969; the uniqueness part is due to Moore and to Rump): by the mean-value
+theorem the Newton-like map :math:`g(y) = y - Y F(y)` sends :math:`X` into :math:`K(X)`, so Brouwer's
+theorem gives a fixed point of :math:`g`, a zero of :math:`F` because :math:`Y` is then nonsingular;
+and :math:`\|I - YJ(X)\| < 1` makes :math:`g` a contraction, so the zero is unique. Every
+evaluation is done in ball arithmetic, so rounding cannot invalidate the inclusion.
+
+The box radius is found by :math:`\varepsilon`-inflation: it starts at a few times
+:math:`|Y F(\tilde y)|`, grows while the inclusion fails, and the search gives up with a reason
+(a singular Jacobian, an expression that cannot be enclosed on the box, a box that would have to be
+larger than :data:`MAX_RADIUS`). After success the box is tightened by
+:math:`X \leftarrow K(X) \cap X` (each step keeps the solution).
+
+What is enclosed
+----------------
+The parameters enter as exact balls (rationals are balls around :math:`p/q` of the working radius;
+integers and binary numbers are exact), the spectral pairs of a covariance as balls containing the
+exact eigenvalue pairs (:func:`replica.spectra.spectral_pairs_ball`), the solution as the box, and
+every reported value is evaluated over the box: its ball contains the exact value of the model at
+the exact parameters. The admissibility conditions of the system must hold *for every point of the
+box* (each enclosure strictly positive), so a solution on an inadmissible branch is not certified.
+Values computed directly from the parameters (:class:`replica.problem.Direct`) are enclosed where
+their declaration provides a ball evaluation.
+
+A certificate's digits are those its enclosures prove: a ball :math:`m \pm r` proves
+:math:`k` significant digits when :math:`r / \max(|m| - r, 10^{-c}) \le 10^{-k}` (the same relative
+measure, with the same absolute floor :math:`10^{-c}` for values near zero, as the agreement digits
+of an uncertified solve).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import math
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+
+from ..params import INF
+from ..symbolic.codegen import NotEnclosable
+from .precision import ball_precision, precision
+
+MAX_RADIUS = Fraction(1, 1000)
+"""Largest relative box radius the inflation tries before giving up."""
+
+INFLATIONS = 14
+"""Number of inflation steps of the box radius."""
+
+TIGHTENINGS = 3
+"""Steps :math:`X \\leftarrow K(X) \\cap X` after the inclusion succeeded."""
+
+
+def _arb():
+    import flint
+
+    return flint.arb
+
+
+def ball_fraction(b, which: str) -> Fraction:
+    """The exact lower (``which="lo"``), upper (``"hi"``) endpoint or midpoint (``"mid"``) of a
+    finite ball as a Fraction."""
+    end = {"lo": b.lower, "hi": b.upper, "mid": b.mid}[which]()
+    man, exp = end.man_exp()
+    man, exp = int(man), int(exp)
+    return Fraction(man * 2 ** exp) if exp >= 0 else Fraction(man, 2 ** (-exp))
+
+
+def ball_to_mpf(b):
+    """The midpoint of a finite ball as an ``mpf`` (exact when the working precision holds it)."""
+    man, exp = b.mid().man_exp()
+    return mpmath.mpf((int(man), int(exp)))
+
+
+def is_finite(b) -> bool:
+    return bool(b.is_finite())
+
+
+def directed_decimal(x: Fraction, digits: int, up: bool) -> str:
+    """``x`` rounded to ``digits`` significant decimal digits, down (toward -inf) or up."""
+    ctx = decimal.Context(prec=max(int(digits), 1),
+                          rounding=decimal.ROUND_CEILING if up else decimal.ROUND_FLOOR,
+                          Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+    value = ctx.divide(decimal.Decimal(x.numerator), decimal.Decimal(x.denominator))
+    return format(value, "e") if value != 0 else "0"
+
+
+def ball_digits(b, cap: int) -> int:
+    """Significant decimal digits a ball proves, at most ``cap`` (0 for a non-finite ball)."""
+    if not is_finite(b):
+        return 0
+    rad = ball_fraction(b, "hi") - ball_fraction(b, "mid")
+    if rad == 0:
+        return cap
+    mid = abs(ball_fraction(b, "mid"))
+    scale = max(mid - rad, Fraction(1, 10 ** cap))
+    rel = rad / scale
+    if rel >= 1:
+        return 0
+    # the largest k with rel <= 10**-k
+    k = int(math.floor(-math.log10(float(rel)))) if rel > Fraction(1, 10 ** 300) else cap
+    while k > 0 and rel > Fraction(1, 10 ** k):
+        k -= 1
+    while k < cap and rel <= Fraction(1, 10 ** (k + 1)):
+        k += 1
+    return min(k, cap)
+
+
+@dataclasses.dataclass
+class Certificate:
+    """The outcome of a certification: ``certified`` (the Krawczyk inclusion held, the box is
+    admissible and every reported value has a finite enclosure), ``reason`` (why not, else
+    ``""``), the ``box`` of the unknowns and the ``enclosures`` of the reported values (``arb``
+    balls; a value with no enclosure is listed in ``not_enclosed`` with the reason), the
+    ``precision`` (decimal digits) of the ball arithmetic and the relative ``radius`` of the box
+    in scaled unknowns."""
+
+    certified: bool
+    reason: str = ""
+    method: str = ""
+    precision: int = 0
+    radius: Any = None
+    box: dict = dataclasses.field(default_factory=dict)
+    enclosures: dict = dataclasses.field(default_factory=dict)
+    not_enclosed: dict = dataclasses.field(default_factory=dict)
+
+    def digits(self, name: str, cap: int) -> int:
+        b = self.enclosures.get(name)
+        if b is None:
+            return 0
+        with ball_precision(self.precision + 10):  # endpoints are read at this precision
+            return ball_digits(b, cap)
+
+    def min_digits(self, cap: int) -> int:
+        """Digits proved for every enclosed value (``cap`` if there is none)."""
+        return min([self.digits(k, cap) for k in self.enclosures] + [cap])
+
+    def interval(self, name: str, digits: int) -> list | None:
+        """``[lo, hi]`` decimal strings, rounded outward, that contain the value."""
+        return self.interval_of(self.enclosures.get(name), digits)
+
+    def to_json_dict(self, digits: int = 20) -> dict:
+        """The certificate for the JSON output: enclosures as outward-rounded ``[lo, hi]``
+        strings with ``digits + 3`` significant digits."""
+        out = {"certified": self.certified, "reason": self.reason or None,
+               "method": self.method, "precision": self.precision,
+               "radius": None if self.radius is None else directed_decimal(
+                   Fraction(self.radius), 3, up=True)}
+        nd = max(int(digits), 1) + 3
+        out["box"] = {k: self.interval_of(v, nd) for k, v in self.box.items()}
+        out["enclosures"] = {k: self.interval(k, nd) for k in self.enclosures}
+        if self.not_enclosed:
+            out["not_enclosed"] = dict(self.not_enclosed)
+        return out
+
+    def interval_of(self, b, digits):
+        """``[lo, hi]`` of a ball as outward-rounded decimal strings."""
+        if b is None or not is_finite(b):
+            return None
+        with ball_precision(self.precision + 10):
+            return [directed_decimal(ball_fraction(b, "lo"), digits, up=False),
+                    directed_decimal(ball_fraction(b, "hi"), digits, up=True)]
+
+    def value(self, name: str):
+        """The midpoint of the enclosure of ``name`` as an ``mpf`` (at the certificate's
+        precision), or ``None``."""
+        b = self.enclosures.get(name)
+        if b is None:
+            return None
+        with precision(self.precision + 10):
+            return ball_to_mpf(b)
+
+
+def parameter_balls(machine, params) -> list:
+    """The numeric parameters of a compiled system as exact balls (in its argument order)."""
+    arb = _arb()
+    names = {sym: name for name, sym in machine.system.symbols.items()}
+    out = []
+    for s in machine.p:
+        v = params[names[s]]
+        if v == INF:
+            out.append(arb.pos_inf())
+        elif isinstance(v, Fraction):
+            out.append(arb(v.numerator) / v.denominator)
+        elif isinstance(v, int):
+            out.append(arb(v))
+        else:
+            raise NotEnclosable(f"parameter {names[s]} has no exact value")
+    return out
+
+
+def _power_of_two(v) -> int:
+    """An exponent ``e`` with ``2**e`` near ``|v|`` (``0`` for zero)."""
+    if v == 0:
+        return 0
+    _, e = mpmath.frexp(abs(v))
+    return int(e)
+
+
+class _Scaled:
+    """The system in scaled unknowns ``y = x / s`` with ``s`` powers of two (exact scaling)."""
+
+    def __init__(self, machine, P, spec, x_mp):
+        arb = _arb()
+        self.m, self.P, self.spec = machine, P, spec
+        self.exps = [_power_of_two(v) for v in x_mp]
+        self.s = [arb((1, e)) for e in self.exps]
+        self.y_mid = [_exact_ball(v) / si for v, si in zip(x_mp, self.s)]
+
+    def x_of(self, y):
+        return [yi * si for yi, si in zip(y, self.s)]
+
+    def F(self, y):
+        x = self.x_of(y)
+        fx = self.m.evaluate("equations", "arb", x, self.P, self.spec)
+        if self.m.fixed_point:
+            fx = [xi - fi for xi, fi in zip(x, fx)]
+        return fx
+
+    def J(self, y):
+        from flint import arb_mat
+
+        n, x = self.m.n, self.x_of(y)
+        jx = self.m.evaluate("jacobian", "arb", x, self.P, self.spec)
+        rows = []
+        for i in range(n):
+            row = []
+            for j in range(n):
+                v = jx[n * i + j]
+                if self.m.fixed_point:
+                    v = (1 if i == j else 0) - v
+                row.append(v * self.s[j])
+            rows.append(row)
+        return arb_mat(rows)
+
+
+def _exact_ball(v):
+    """An ``mpf`` as the exact ball of its binary value."""
+    sign, man, exp, _ = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))._mpf_
+    return _arb()((-man if sign else man, exp))
+
+
+def _finite_all(balls) -> bool:
+    return all(is_finite(b) for b in balls)
+
+
+def _upper(b) -> Fraction:
+    """An upper bound of ``|b|`` as a Fraction."""
+    return max(abs(ball_fraction(b, "lo")), abs(ball_fraction(b, "hi")))
+
+
+def krawczyk(machine, P, spec, x_mp, dps: int):
+    """Run the Krawczyk test around ``x_mp``: ``(box of the unknowns as balls, radius, "")`` on
+    success, ``(None, radius, reason)`` otherwise."""
+    from flint import arb_mat
+
+    arb = _arb()
+    n = machine.n
+    sc = _Scaled(machine, P, spec, x_mp)
+    f_mid = sc.F(sc.y_mid)
+    if not _finite_all(f_mid):
+        return None, None, "the equations cannot be enclosed at the computed solution"
+    j_mid = sc.J(sc.y_mid)
+    try:
+        A = mpmath.matrix([[ball_to_mpf(j_mid[i, j]) for j in range(n)] for i in range(n)])
+        Ainv = mpmath.inverse(A)
+    except (ZeroDivisionError, ValueError):
+        return None, None, "the Jacobian is singular at the computed solution"
+    Y = arb_mat([[_exact_ball(Ainv[i, j]) for j in range(n)] for i in range(n)])
+    c = Y * arb_mat([[v] for v in f_mid])
+    step = max([_upper(c[i, 0]) for i in range(n)] + [Fraction(0)])
+    floor = Fraction(1, 2 ** max(int(dps * 3.32) - 20, 10))
+    radius = max(4 * step, floor)
+    identity = arb_mat([[1 if i == j else 0 for j in range(n)] for i in range(n)])
+    for _ in range(INFLATIONS):
+        if radius > MAX_RADIUS:
+            return None, radius, (f"no inclusion for boxes up to relative radius {float(MAX_RADIUS)}"
+                                  " (the Jacobian may be near-singular on the box, or the "
+                                  "candidate is not close to a solution)")
+        radius = _power_of_two_above(radius)
+        r = arb(0, arb((1, _log2(radius))))
+        delta = arb_mat([[r] for _ in range(n)])
+        box = [yi + r for yi in sc.y_mid]
+        jb = sc.J(box)
+        if not all(is_finite(jb[i, j]) for i in range(n) for j in range(n)):
+            return None, radius, "the Jacobian cannot be enclosed on the box (an expression is " \
+                                 "undefined on part of it)"
+        k = (identity - Y * jb) * delta
+        K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
+        if all(box[i].contains_interior(K[i]) for i in range(n)):
+            for _ in range(TIGHTENINGS):
+                box = [K[i].intersection(box[i]) for i in range(n)]
+                jb = sc.J(box)
+                dev = arb_mat([[box[i] - sc.y_mid[i]] for i in range(n)])
+                k = (identity - Y * jb) * dev
+                K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
+                if not all(box[i].contains(K[i]) for i in range(n)):
+                    break
+            return sc.x_of(box), radius, ""
+        grow = max(_upper(K[i] - sc.y_mid[i]) for i in range(n))
+        radius = max(radius * 8, 2 * grow) if is_finite_fraction(grow) else radius * 8
+    return None, radius, f"no inclusion after {INFLATIONS} inflations of the box"
+
+
+def _log2(v: Fraction) -> int:
+    """``log2`` of a power of two."""
+    return v.numerator.bit_length() - 1 if v >= 1 else -(v.denominator.bit_length() - 1)
+
+
+def _power_of_two_above(v: Fraction) -> Fraction:
+    """The smallest power of two ``>= v`` (``v > 0``): box radii are exact balls."""
+    k = v.numerator.bit_length() - v.denominator.bit_length()
+    p = Fraction(2) ** k
+    while p < v:
+        p *= 2
+    while p / 2 >= v:
+        p /= 2
+    return p
+
+
+def is_finite_fraction(v) -> bool:
+    return isinstance(v, Fraction)
+
+
+def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None) -> Certificate:
+    """Certify the solution ``x_mp`` (mpf, at least ``dps`` digits accurate) of ``machine``'s
+    system at ``params`` with ball arithmetic at ``dps`` digits; ``direct`` maps the names of
+    the (defined) values computed from the parameters to ``enclose(params)`` callables returning
+    a ball, or to ``None`` where there is no ball evaluation. The certificate holds only if every
+    reported value, these included, has a finite enclosure."""
+    method = (f"Krawczyk inclusion in ball arithmetic at {dps} digits (python-flint arb): a "
+              "unique solution in the box; every value enclosed over it")
+    if machine.n == 0:
+        method = (f"closed form evaluated in ball arithmetic at {dps} digits (python-flint "
+                  "arb)")
+    with ball_precision(dps), precision(dps):
+        try:
+            P = parameter_balls(machine, params)
+            spec = machine.spectrum(params, "arb")
+            if machine.n:
+                box, radius, why = krawczyk(machine, P, spec, x_mp, dps)
+                if box is None:
+                    return Certificate(False, reason=why, method=method, precision=dps,
+                                       radius=radius)
+            else:
+                box, radius = [], Fraction(0)
+            names = [str(s) for s in machine.x]
+            cert = Certificate(True, method=method, precision=dps, radius=radius,
+                               box=dict(zip(names, box)))
+            if machine.system.admissible:
+                adm = machine.evaluate("admissible", "arb", box, P, spec)
+                for value, (_, what) in zip(adm, machine.system.admissible):
+                    if not value > 0:
+                        cert.certified = False
+                        cert.reason = f"admissibility ({what}) is not proved on the box"
+                        return cert
+            values = machine.evaluate("report", "arb", box, P, spec)
+        except NotEnclosable as exc:
+            return Certificate(False, reason=f"not enclosable: {exc}", method=method,
+                               precision=dps)
+        for name, b in zip(machine.report_names, values):
+            if is_finite(b):
+                cert.enclosures[name] = b
+            else:
+                cert.not_enclosed[name] = "its enclosure over the box is not finite"
+        for name, enclose in (direct or {}).items():
+            if enclose is None:
+                cert.not_enclosed[name] = "computed from the parameters without a ball evaluation"
+                continue
+            try:
+                b = enclose(params)
+            except NotEnclosable as exc:
+                cert.not_enclosed[name] = str(exc)
+                continue
+            if b is None:
+                cert.not_enclosed[name] = "its ball evaluation found it undefined"
+            elif is_finite(b):
+                cert.enclosures[name] = b
+            else:
+                cert.not_enclosed[name] = "its enclosure is not finite"
+        if cert.not_enclosed:
+            cert.certified = False
+            first = next(iter(cert.not_enclosed))
+            cert.reason = f"{first}: {cert.not_enclosed[first]}"
+        return cert
