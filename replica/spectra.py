@@ -530,7 +530,26 @@ def matrix_entry_ball(C: Covariance, i: int, j: int):
     return v * _fraction_ball(C.scale) if C.scale is not None else v
 
 
+_BALL_PAIRS: dict = {}
+
+
 def spectral_pairs_ball(train: Covariance, test: Covariance) -> SpectralPairs:
+    """:func:`_spectral_pairs_ball`, remembered for the last few (immutable) covariance pairs at
+    each ball precision (a solve and its verifying re-solve ask for them several times)."""
+    import flint
+
+    key = (id(train), id(test), flint.ctx.prec)
+    hit = _BALL_PAIRS.get(key)
+    if hit is not None and hit[0] is train and hit[1] is test:
+        return hit[2]
+    pairs = _spectral_pairs_ball(train, test)
+    if len(_BALL_PAIRS) > 16:
+        _BALL_PAIRS.clear()
+    _BALL_PAIRS[key] = (train, test, pairs)
+    return pairs
+
+
+def _spectral_pairs_ball(train: Covariance, test: Covariance) -> SpectralPairs:
     """:class:`SpectralPairs` as balls (python-flint ``arb``) that contain the exact pairs, for a
     diagonal ``C_train``: its eigenbasis is then the coordinate basis, so ``lambda_i`` and
     ``mu_i`` are diagonal entries, enclosed exactly (rational entries) or by ball evaluation (a

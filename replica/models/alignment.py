@@ -35,6 +35,7 @@ outside, :math:`a` inside, so each is unique in its bracket). At ``tau > 1``, ``
 
 from __future__ import annotations
 
+import functools
 import os
 
 import mpmath
@@ -197,6 +198,11 @@ def reported(kinf: bool = False) -> list:
     ]
 
 
+_A_DOMAIN = ((a_coeff, "a > 0"), (a_coeff - (1 - 1 / kappa), "a > 1 - 1/kappa"))
+"""Where the coefficient a of the resolvent lives (a = 1 - 1/kappa + z M/kappa with z, M > 0):
+the self-consistency has other roots outside it, which are not the resolvent."""
+
+
 def _system(variant: str) -> System:
     """``ridge`` (lambda > 0, or lambda = 0 with tau < 1), ``interpolating`` (lambda = 0,
     tau > 1: lambda_tilde = 0), their ``_kappa_infinite`` forms (a = 1), and ``resolvent`` (and
@@ -219,7 +225,7 @@ def _system(variant: str) -> System:
                       report=[("M", M_OF_A_STABLE, M), ("a", a_coeff, a_coeff),
                               ("M_prime", M_PRIME_STABLE, M_prime)],
                       start=Start(roots=(root,), values={a_coeff: a_coeff}, exact=True),
-                      spectrum=None)
+                      spectrum=None, admissible=_A_DOMAIN)
     sig = SIGMA_OF_UNKNOWNS
     if base == "interpolating":
         sig = sig.subs(lambda_tilde, 0)
@@ -243,8 +249,10 @@ def _system(variant: str) -> System:
         roots = (outer,)
     report = [(n, e.subs(lambda_tilde, 0) if base == "interpolating" else e, s)
               for n, e, s in reported(kinf)]
+    admissible = ([] if kinf else list(_A_DOMAIN)) + (
+        [] if base == "interpolating" else [(lambda_tilde, "lambda_tilde > 0")])
     return System(unknowns=unknowns, parameters=PARAMETERS, symbols=SYMBOLS,
-                  residuals=residuals, report=report,
+                  residuals=residuals, report=report, admissible=admissible,
                   start=Start(roots=roots, values={u: u for u in unknowns}, exact=True),
                   evaluation_form=(lambda e: e.subs(kappa, sympy.oo)) if kinf else None,
                   spectrum=lambda p: (p.train, p.test))
@@ -254,23 +262,28 @@ def _system(variant: str) -> System:
 def _inverse_measure(params):
     """<C_test C_train^-1> (None for singular C_train), generated from INVERSE_MEASURE."""
     from ..spectra import spectral_pairs_mp
-    from ..symbolic.codegen import Evaluator
 
     if params.train.rank() != params.d:
         return None
-    return Evaluator([INVERSE_MEASURE], []).mp([], spectral_pairs_mp(params.train, params.test))[0]
+    return _inverse_measure_evaluator().mp([], spectral_pairs_mp(params.train, params.test))[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _inverse_measure_evaluator():
+    from ..symbolic.codegen import Evaluator
+
+    return Evaluator([INVERSE_MEASURE], [])
 
 
 def _inverse_measure_ball(params):
     """A ball containing <C_test C_train^-1>, from the same expression over the enclosed spectral
     pairs (``None`` for singular C_train)."""
     from ..spectra import spectral_pairs_ball
-    from ..symbolic.codegen import Evaluator
 
     if params.train.rank() != params.d:
         return None
     pairs = spectral_pairs_ball(params.train, params.test)
-    return Evaluator([INVERSE_MEASURE], []).arb([], pairs)[0]
+    return _inverse_measure_evaluator().arb([], pairs)[0]
 
 
 def _cka_inverse(A, B, diag, entry, total, sqrt):

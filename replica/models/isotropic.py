@@ -131,7 +131,9 @@ def _system(variant: str) -> System:
         return System(unknowns=(xi,), parameters=PARAMETERS, symbols=SYMBOLS,
                       residuals=[form(RIDGE_EQUATION)],
                       start=Start(roots=(root,), values={xi: xi}, exact=True),
-                      report=_intermediates(xi, ICL_RIDGE, tau * A.q, kinf))
+                      report=_intermediates(xi, ICL_RIDGE, tau * A.q, kinf),
+                      # the ridge equation has a second, negative root: not the effective ridge
+                      admissible=[(xi, "lambda_tilde > 0")])
     if base == "ridgeless_below":
         report = _intermediates(EPSILON, ICL_RIDGELESS_TAU_LT_1, IDG_RIDGELESS_TAU_LT_1, kinf)
     else:

@@ -40,7 +40,7 @@ from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, cache_key
 from ..symbolic.saddle import SpectralFunction
 from .newton import NewtonReport, damped_mp, iterate_grid, newton_grid, newton_mp
-from .precision import agreement_digits, precision
+from .precision import agreement_digits, ball_precision, precision
 from .result import Result, Status
 from .roots import bracketed_newton, bracketed_newton_vec
 
@@ -101,6 +101,8 @@ class Machine:
         self.ev["admissible"] = Evaluator(build=lambda: [_lazy(e) for e, _ in S.admissible],
                                           args=self.args, cache=self.cache, name="admissible")
         self._start = StartMachine(self)
+        self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
+        self._no_balls: set = set()  # evaluator groups without one
 
     # -- expressions ---------------------------------------------------------------------------
     @functools.cached_property
@@ -200,8 +202,52 @@ class Machine:
         return all(v > 0 for v in self.evaluate("admissible", "mp", x, P, spec))
 
     # -- mpmath solve ------------------------------------------------------------------------
-    def newton(self, x0, P, spec) -> NewtonReport:
-        """Newton at the working precision from ``x0`` in scaled unknowns."""
+    def ball_arguments(self, params):
+        """``(parameter balls, spectral balls)`` for evaluating the equations and the Jacobian
+        in ball arithmetic (python-flint ``arb``), or ``None`` where they have no ball
+        evaluation (a ``Piecewise`` expression, a full ``C_train``). Ball arithmetic is 4-6x
+        faster than mpmath for the same expressions (``benchmarks/certify_speed.py``); Newton
+        uses the midpoints as values (:meth:`newton`)."""
+        if self._balls_ok is False:
+            return None
+        from ..symbolic.codegen import NotEnclosable
+        from .certify import parameter_balls
+
+        try:
+            self.ev["equations"].functions("arb")
+            self.ev["jacobian"].functions("arb")
+            if self.alias_syms:
+                self.ev["aliases"].functions("arb")
+            if self.input_syms:
+                self.ev["inputs"].functions("arb")
+            out = parameter_balls(self, params), self.spectrum(params, "arb")
+        except NotEnclosable:
+            self._balls_ok = False
+            return None
+        self._balls_ok = True
+        return out
+
+    def _evaluate_fast(self, group, x, P, spec, balls):
+        """``evaluate(group, "mp", ...)``, computed in ball arithmetic at the working precision
+        when ``balls`` (:meth:`ball_arguments`) is given and every enclosure is finite (the
+        midpoints, rounded to the working precision, are the values); in mpmath otherwise."""
+        if balls is not None and group not in self._no_balls:
+            from ..symbolic.codegen import NotEnclosable, _arb_of
+            from .certify import ball_to_mpf
+
+            with ball_precision(mpmath.mp.dps):
+                try:
+                    out = self.evaluate(group, "arb", [_arb_of(v) for v in x], *balls)
+                except NotEnclosable:
+                    self._no_balls.add(group)
+                    out = None
+                if out is not None and all(b.is_finite() for b in out):
+                    return [ball_to_mpf(b) for b in out]
+        return self.evaluate(group, "mp", x, P, spec)
+
+    def newton(self, x0, P, spec, balls=None) -> NewtonReport:
+        """Newton at the working precision from ``x0`` in scaled unknowns (equations and
+        Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`)."""
         n = self.n
         scale = [max(abs(v), mpmath.mpf(10) ** -10) for v in x0]
         rscale = scale if self.fixed_point else [mpmath.mpf(1)] * n
@@ -211,34 +257,36 @@ class Machine:
 
         def F(y):
             x = theta(y)
-            fx = self.evaluate("equations", "mp", x, P, spec)
+            fx = self._evaluate_fast("equations", x, P, spec, balls)
             if self.fixed_point:
                 fx = [x[i] - fx[i] for i in range(n)]
             return [fx[i] / rscale[i] for i in range(n)]
 
         def J(y):
-            jx = self.evaluate("jacobian", "mp", theta(y), P, spec)
+            jx = self._evaluate_fast("jacobian", theta(y), P, spec, balls)
             sign = -1 if self.fixed_point else 1
             return mpmath.matrix([[((1 if (i == j and self.fixed_point) else 0)
                                     + sign * jx[n * i + j]) * scale[j] / rscale[i]
                                    for j in range(n)] for i in range(n)])
 
         rep = newton_mp(F, J, [x0[i] / scale[i] for i in range(n)],
-                        what=f"{self.problem.name} saddle point")
+                        what=f"{self.problem.name} saddle point", balls=balls is not None)
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
 
     def solve_mp_once(self, params: Params, start):
         """One solve at the working precision: ``(values, report, iterations, used_start)``."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
-        sweeps = 0
+        sweeps, balls = 0, None
         if self.n == 0:
             rep = NewtonReport([], 0, mpmath.mpf(0), None)
         else:
             rep = None
+            with ball_precision(mpmath.mp.dps):
+                balls = self.ball_arguments(params)
             if start is not None:
                 try:
-                    rep = self.newton([mpmath.mpf(v) for v in start], P, spec)
+                    rep = self.newton([mpmath.mpf(v) for v in start], P, spec, balls)
                 except ConvergenceError:
                     rep = None
             if rep is None:
@@ -249,7 +297,7 @@ class Machine:
                         admissible=lambda x: self.admissible_mp(x, P, spec),
                         what=f"{self.problem.name} saddle point")
                     sweeps += more
-                rep = self.newton(x0, P, spec)
+                rep = self.newton(x0, P, spec, balls)
         if not all(mpmath.isfinite(v) for v in rep.x):
             raise ConvergenceError(f"{self.problem.name}: non-finite solution",
                                    tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -258,7 +306,7 @@ class Machine:
             raise ConvergenceError(f"{self.problem.name}: the solution is not admissible ({what})",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.INADMISSIBLE)
-        vals = self.evaluate("report", "mp", rep.x, P, spec)
+        vals = self._evaluate_fast("report", rep.x, P, spec, balls)
         values = dict(zip(self.report_names, vals))
         for k, v in values.items():
             if not mpmath.isfinite(v):
@@ -656,14 +704,14 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     while True:
         with precision(work):
             values, rep, iters = m.solve_mp_once(params, start)
-            direct = {k: d.function(params) for k, d in problem.direct.items()}
+            direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
         if not verify:
             digits, how = None, "not verified"
             break
         hi = work + max(10, work // 2)
         with precision(hi):
             ref, rep_hi, _ = m.solve_mp_once(params, start)
-            ref_direct = {k: d.function(params) for k, d in problem.direct.items()}
+            ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
             agree = min([agreement_digits(values[k], ref[k], work) for k in values]
                         + [agreement_digits(direct[k], ref_direct[k], work) for k in direct
                            if direct[k] is not None and ref_direct[k] is not None] + [work])
@@ -717,6 +765,24 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   status=status, iterations=iters, residual=rep.residual,
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
                   variant=variant, all_values=allv, certificate=cert)
+
+
+def direct_value(d, params):
+    """A :class:`~replica.problem.Direct` value at the working precision: the midpoint of its
+    ball evaluation where it has one (python-flint, several times faster than mpmath for the
+    sums over d eigenvalues), else (or where the ball is not finite) ``d.function(params)``."""
+    if d.enclose is not None:
+        from ..symbolic.codegen import NotEnclosable
+        from .certify import ball_to_mpf
+
+        with ball_precision(mpmath.mp.dps):
+            try:
+                b = d.enclose(params)
+            except NotEnclosable:
+                b = None
+            if b is not None and b.is_finite():
+                return ball_to_mpf(b)
+    return d.function(params)
 
 
 def _certificate(problem, m, params, dps, cp, x, start, direct):

@@ -86,6 +86,9 @@ def _ball_ipow(x, n: int):
     a ball that contains zero; products of balls are always enclosures.) An even power is taken
     of ``|x|``; a negative power is the reciprocal."""
     b = _arb_of(x)
+    fast = b ** n  # python-flint's power (in C) is exact-rounded where it is finite
+    if fast.is_finite():
+        return fast
     if n < 0:
         return 1 / _ball_ipow(b, -n)
     if n % 2 == 0:
