@@ -15,6 +15,7 @@ MODULES = [
     "benchmarks.simulate_vs_theory",
     "benchmarks.dask_scaling",
     "benchmarks.engine_redesign",
+    "benchmarks.certify_speed",
 ]
 
 

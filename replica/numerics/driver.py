@@ -26,6 +26,7 @@ status per point.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 from typing import Mapping
@@ -203,6 +204,11 @@ class Machine:
 
     # -- mpmath solve ------------------------------------------------------------------------
     def ball_arguments(self, params):
+        if not _BALL_EVALUATION[0]:
+            return None
+        return self._ball_arguments(params)
+
+    def _ball_arguments(self, params):
         """``(parameter balls, spectral balls)`` for evaluating the equations and the Jacobian
         in ball arithmetic (python-flint ``arb``), or ``None`` where they have no ball
         evaluation (a ``Piecewise`` expression, a full ``C_train``). Ball arithmetic is 4-6x
@@ -767,11 +773,27 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   variant=variant, all_values=allv, certificate=cert)
 
 
+_BALL_EVALUATION = [True]
+
+
+@contextlib.contextmanager
+def ball_evaluation(enabled: bool):
+    """Within the body, Newton's evaluations at the working precision use ball arithmetic
+    (``enabled=True``, the default everywhere) or mpmath only (``False``: the baseline the
+    benchmarks compare with; both give the same verified digits)."""
+    saved = _BALL_EVALUATION[0]
+    _BALL_EVALUATION[0] = bool(enabled)
+    try:
+        yield
+    finally:
+        _BALL_EVALUATION[0] = saved
+
+
 def direct_value(d, params):
     """A :class:`~replica.problem.Direct` value at the working precision: the midpoint of its
     ball evaluation where it has one (python-flint, several times faster than mpmath for the
     sums over d eigenvalues), else (or where the ball is not finite) ``d.function(params)``."""
-    if d.enclose is not None:
+    if d.enclose is not None and _BALL_EVALUATION[0]:
         from ..symbolic.codegen import NotEnclosable
         from .certify import ball_to_mpf
 
