@@ -345,3 +345,134 @@ def test_ball_and_mpmath_evaluation_give_the_same_verified_digits(case):
         for k, v in fast.all_values.items():
             if v is not None:
                 assert agreement_digits(v, slow.all_values[k], dps) >= dps - 1, k
+
+
+# ---------------------------------------------------------------------------------------------
+# Certified transitions
+# ---------------------------------------------------------------------------------------------
+def test_interval_newton_proves_a_root_and_refuses_a_non_root():
+    import sympy
+
+    from replica.symbolic.codegen import Evaluator
+
+    t = sympy.Symbol("t")
+    for expr, start, ok in [(t**2 - 2, "1.4142", True), (t**2 + sympy.Rational(1, 10**6),
+                                                          "0.0001", False)]:
+        ev = Evaluator([expr, sympy.diff(expr, t)], [t])
+        with precision(40):
+            ball, why = C.interval_newton_root(lambda b: ev.arb([b])[0],
+                                               lambda b: ev.arb([b])[1], mpmath.mpf(start), 40)
+        if ok:
+            with ball_precision(50), mpmath.workdps(60):
+                lo, hi = C.ball_fraction(ball, "lo"), C.ball_fraction(ball, "hi")
+                assert lo < mpf_fraction(mpmath.sqrt(2)) < hi  # 1.4142 is 1.4e-5 off
+        else:
+            assert ball is None and why
+
+
+@pytest.mark.parametrize("F", ["1/2", "3/10", "1"])
+def test_closed_form_spectral_indicator_equals_the_solved_resolvent(F):
+    """The certificate of the alignment/isotropic transitions uses M_kappa(z) = g(-z) with the
+    low-rank Stieltjes transform (a stated identity of spectral laws); here it is compared with
+    eq. (17) solved by the engine for the same two-atom spectrum."""
+    import sympy
+
+    from replica.analysis import transitions as T
+
+    with precision(40):
+        M = T.resolvent(T.two_atom_pairs(Fraction(F)))  # pairs at the working precision
+        for s, k in [("1/100", "3/10"), ("1/1000", "7/10"), ("2", "5/4")]:
+            expr = T.spectral_indicator_expr(Fraction(F), Fraction(s)).subs(
+                T.KAPPA, sympy.Rational(k))
+            solved = mpmath.mpf(Fraction(s).numerator) / Fraction(s).denominator * M(
+                mpmath.mpf(Fraction(s).numerator) / Fraction(s).denominator,
+                mpmath.mpf(Fraction(k).numerator) / Fraction(k).denominator)
+            assert abs(mpmath.mpf(sympy.N(expr, 50)) - solved) < mpmath.mpf(10) ** -35
+
+
+CROSSOVERS = [
+    ("lowrank", dict(kappa="0.4", tau="2.6", sigma="0.01", alpha="1e6"), 40),
+    ("lowrank", dict(kappa="1/2", tau="9/4", sigma="3/10", alpha="100"), 30),
+    ("lowrank", dict(kappa="0.4", tau="2.6", sigma="0.01", alpha="1e4",
+                     indicator="idg_over_alpha"), 30),
+    ("alignment", dict(rank_fraction="1/2", tau="2", rho="0.01", alpha="80"), 30),
+    ("isotropic", dict(tau="2", rho="0.01", alpha="1000"), 30),
+]
+
+
+@pytest.mark.parametrize("model,kw,dps", CROSSOVERS,
+                         ids=["lowrank-1e6", "lowrank-100", "lowrank-idg", "alignment", "iso"])
+def test_finite_alpha_crossover_is_certified_and_encloses_a_2x_location(model, kw, dps):
+    from replica.analysis import transitions as T
+
+    fn = {"lowrank": T.lowrank_transition, "alignment": T.alignment_transition,
+          "isotropic": T.isotropic_transition}[model]
+    res = fn(**kw, dps=dps, certify=True)
+    cert = res.certificate
+    assert cert.certified, cert.reason
+    data = res.to_json_dict()
+    assert data["certified"] and data["digits"] == dps
+    # the numerical error bound of the located value holds against the proved enclosure
+    assert cert.consistent is True
+    ref = fn(**kw, dps=2 * dps).location.value  # independent, numerical, twice the digits
+    with ball_precision(cert.precision + 10), mpmath.workdps(2 * dps + 10):
+        lo, hi = C.ball_fraction(cert.enclosure, "lo"), C.ball_fraction(cert.enclosure, "hi")
+        slack = Fraction(1, 10 ** (2 * dps - 8))
+        assert lo - slack <= mpf_fraction(ref) <= hi + slack
+
+
+@pytest.mark.parametrize("model,kw,exact", [
+    ("lowrank", dict(kappa="0.4", tau="2.6", sigma="0.01"), Fraction(2, 5)),
+    ("lowrank", dict(kappa="0.4", tau="2.6", sigma="0.01", indicator="idg_over_alpha"),
+     Fraction(2, 5)),
+    ("alignment", dict(rank_fraction="3/10", tau="2", rho="0.01"), Fraction(3, 10)),
+    ("isotropic", dict(tau="2", rho="0.01"), Fraction(1)),
+], ids=["lowrank-m0", "lowrank-idg", "alignment", "isotropic"])
+def test_alpha_infinity_kink_is_proved_where_the_theory_puts_it(model, kw, exact):
+    """The enclosure comes from the closed-form limit (never from the expected answer); that it
+    contains rho_c = kappa, kappa_c = F or 1 is the check."""
+    from replica.analysis import transitions as T
+
+    fn = {"lowrank": T.lowrank_transition, "alignment": T.alignment_transition,
+          "isotropic": T.isotropic_transition}[model]
+    res = fn(**kw, dps=30, certify=True)
+    cert = res.certificate
+    assert cert.certified, cert.reason
+    with ball_precision(cert.precision + 10):
+        assert C.ball_fraction(cert.enclosure, "lo") <= exact <= C.ball_fraction(
+            cert.enclosure, "hi")
+    assert cert.consistent is True
+    assert any("kink" in c for c in cert.checks)
+
+
+def test_kink_certificate_refuses_a_smooth_limit():
+    import sympy
+
+    from replica.analysis.certified import kink_certificate
+
+    v = sympy.Symbol("v", positive=True)
+    with precision(30):
+        cert = kink_certificate(1 / (1 + v**2), v, mpmath.mpf("0.1"), mpmath.mpf(2),
+                                mpmath.mpf("0.5"), mpmath.mpf("1e-20"), 30)
+    assert not cert.certified and "zeros of |u| arguments" in cert.reason
+    # |v - 1|^3 has continuous first derivatives where its |u| argument vanishes: no kink of the
+    # kind the certificate proves (a jump of the first derivative)
+    with precision(30):
+        cert = kink_certificate(1 / (1 + v**2) + sympy.Abs(v - 1) ** 3, v, mpmath.mpf("0.1"),
+                                mpmath.mpf(2), mpmath.mpf("1.0000001"), mpmath.mpf("1e-3"), 30)
+    assert not cert.certified and "jump" in cert.reason
+    # a kink at 1, but a pole at 3/2 in the same interval: not the only non-analytic point
+    with precision(30):
+        cert = kink_certificate(sympy.Abs(v - 1) + 1 / (v - sympy.Rational(3, 2)), v,
+                                mpmath.mpf("0.1"), mpmath.mpf(2), mpmath.mpf("1.0000001"),
+                                mpmath.mpf("1e-3"), 30)
+    assert not cert.certified and "cannot show the limit analytic near 1.5" in cert.reason
+
+
+def test_interpolation_peak_says_its_bound_is_numerical():
+    status, out = run(["transition", "isotropic", "--interpolation-peak", "--alpha", "10",
+                       "--kappa", "inf", "--rho", "0.01", "--lam", "0.001", "--certify",
+                       "--json"])
+    data = json.loads(out)
+    assert status == 3 and data["certified"] is False
+    assert "the error bound is numerical" in data["certificate"]["reason"]

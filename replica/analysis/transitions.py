@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
+from typing import Any
 
 import mpmath
+import sympy
 
 from ..errors import ParameterError
 from ..models import alignment as A
@@ -50,16 +52,35 @@ class TransitionResult:
     definition: str
     method: str
     notes: list
+    certificate: Any = None
+    """A :class:`~replica.analysis.certified.TransitionCertificate` when a proof was asked for."""
 
     def to_json_dict(self):
         from ..numerics.result import decimal_string
 
         digits = min(self.location.digits(), self.dps)
-        return {"model": self.model, "params": self.params, "dps": self.dps,
-                self.key: decimal_string(self.location.value, max(digits, 5)),
-                "error_bound": decimal_string(self.location.error_bound, 5),
-                "digits": digits, "definition": self.definition, "method": self.method,
-                "iterations": self.location.iterations, "converged": True, "notes": self.notes}
+        value, bound = self.location.value, self.location.error_bound
+        cert = self.certificate
+        if cert is not None and cert.certified:
+            # the enclosure contains the exact point: its midpoint is reported, with the
+            # rigorous bound and the digits the enclosure proves
+            value = cert.midpoint()
+            bound = cert.bound_for(value)
+            digits = min(self.dps, cert.digits(self.dps))
+        elif cert is not None:
+            digits = 0
+        out = {"model": self.model, "params": self.params, "dps": self.dps,
+               self.key: decimal_string(value, max(digits, 5)),
+               "error_bound": decimal_string(bound, 5),
+               "digits": digits, "definition": self.definition, "method": self.method,
+               "iterations": self.location.iterations, "converged": True, "notes": self.notes}
+        if cert is not None:
+            out["certified"] = bool(cert.certified)
+            out["certificate"] = cert.to_json_dict(max(digits, 5))
+            out["certificate"]["located"] = decimal_string(self.location.value, self.dps)
+            out["certificate"]["located_error_bound"] = decimal_string(
+                self.location.error_bound, 5)
+        return out
 
 
 def two_atom_pairs(rank_fraction) -> SpectralPairs:
@@ -105,6 +126,42 @@ def finite_alpha_indicator(pairs, sigma):
     return indicator
 
 
+KAPPA = sympy.Symbol("kappa", positive=True)
+
+
+def spectral_indicator_expr(rank_fraction, sigma=None):
+    r"""The indicator of the alignment/isotropic transition as a closed form in ``KAPPA``:
+    :math:`\sigma M_\kappa(\sigma)` at the exact ``sigma`` or, with ``sigma=None``, its limit
+    :math:`A(\kappa) = \lim_{\sigma	o0^+}\sigma M_\kappa(\sigma)` (``sympy.limit``). For
+    ``C_train = P/F`` the resolvent of eq. (17) is the Stieltjes transform of the sample
+    covariance of tasks drawn from a rank-``F d`` law, :math:`M_\kappa(z) = g(-z)` with ``g``
+    from :func:`replica.spectra.lowrank_stieltjes_expr` at rank ratio ``F`` (the same spectral
+    law; stated, and checked against the solved eq. (17) in the tests)."""
+    from ..spectra import lowrank_stieltjes_expr
+
+    F = sympy.Rational(Fraction(rank_fraction).numerator, Fraction(rank_fraction).denominator)
+    if sigma is not None:
+        s = sympy.Rational(Fraction(sigma).numerator, Fraction(sigma).denominator)
+        return s * lowrank_stieltjes_expr(-s, KAPPA, F)
+    s = sympy.Symbol("s", positive=True)
+    return sympy.limit(s * lowrank_stieltjes_expr(-s, KAPPA, F), s, 0, "+")
+
+
+def _certificate_of(loc, indicator_expr, var, alpha, kappa_range, dps):
+    """The certificate of a located crossover (``alpha`` given) or kink."""
+    from .certified import crossover_certificate, kink_certificate
+
+    if alpha is not None:
+        cert = crossover_certificate(indicator_expr, var, loc.value, dps)
+        if cert.certified:
+            with precision(dps):
+                cert.consistent = bool(cert.bound_for(loc.value) <= loc.error_bound)
+        return cert
+    with precision(dps):
+        lo, hi = to_mpf(kappa_range[0]), to_mpf(kappa_range[1])
+    return kink_certificate(indicator_expr, var, lo, hi, loc.value, loc.error_bound, dps)
+
+
 def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
     """Locate the kink of ``A(kappa)`` (``alpha is None``) or the finite-alpha crossover."""
     with precision(dps):
@@ -129,8 +186,10 @@ def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
         return loc, definition, method
 
 
-def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
-    """kappa_c for ``C_train = lowrank:F`` (paper A, spec §3.7(viii))."""
+def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30,
+                         certify: bool = False) -> TransitionResult:
+    """kappa_c for ``C_train = lowrank:F`` (paper A); ``certify`` adds the interval proof of
+    :mod:`replica.analysis.certified` for the closed-form indicator."""
     p = SCHEMAS.ALIGNMENT.parse(dict(rank_fraction=rank_fraction, tau=tau, rho=rho, alpha=alpha))
     f, r = p.rank_fraction, p.rho
     a = None if p.alpha == INF else p.alpha
@@ -141,11 +200,18 @@ def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30) -> 
     params = p.echo()
     notes = ["in the alpha -> oo limit the location depends only on the training spectrum "
              "(tau > 1 and rho enter only at finite alpha through sigma)"]
-    return TransitionResult("alignment", params, dps, "kappa_c", loc, definition, method, notes)
+    cert = None
+    if certify:
+        expr = spectral_indicator_expr(f, None if a is None else (r + 1) / a)
+        cert = _certificate_of(loc, expr, KAPPA, a, (Fraction(1, 50), Fraction(3, 2)), dps)
+    return TransitionResult("alignment", params, dps, "kappa_c", loc, definition, method, notes,
+                            cert)
 
 
-def isotropic_transition(tau, rho, alpha=None, dps: int = 30) -> TransitionResult:
-    """kappa_c of paper B (memorisation -> in-context learning)."""
+def isotropic_transition(tau, rho, alpha=None, dps: int = 30,
+                         certify: bool = False) -> TransitionResult:
+    """kappa_c of paper B (memorisation -> in-context learning); ``certify`` as in
+    :func:`alignment_transition`."""
     p = SCHEMAS.ISOTROPIC.parse(dict(tau=tau, rho=rho, alpha=alpha))
     r = p.rho
     a = None if p.alpha == INF else p.alpha
@@ -154,7 +220,12 @@ def isotropic_transition(tau, rho, alpha=None, dps: int = 30) -> TransitionResul
     loc, definition, method = spectral_transition(pairs, mpmath.mpf(1), r, a, dps,
                                                   (Fraction(1, 10), Fraction(3)))
     params = p.echo()
-    return TransitionResult("isotropic", params, dps, "kappa_c", loc, definition, method, [])
+    cert = None
+    if certify:
+        expr = spectral_indicator_expr(1, None if a is None else (r + 1) / a)
+        cert = _certificate_of(loc, expr, KAPPA, a, (Fraction(1, 10), Fraction(3)), dps)
+    return TransitionResult("isotropic", params, dps, "kappa_c", loc, definition, method, [],
+                            cert)
 
 
 def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> TransitionResult:
@@ -225,8 +296,33 @@ def lowrank_indicator_value(name, alpha_v, tau_v, kappa_v, sigma_v, rho_v):
     return f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)[0] / alpha_v
 
 
+RHO = sympy.Symbol("rho", positive=True)
+
+
+def lowrank_indicator_expr(indicator, alpha, tau, kappa, sigma):
+    """The low-rank indicator as a closed form in ``RHO`` (the lambda = 0 closed form (T1)-(T5)
+    with the other parameters exact) at ``alpha``, or its ``alpha -> oo`` limit
+    (``sympy.limit``) for ``alpha=None``."""
+    from ..numerics.driver import machine
+
+    m = machine(L.PROBLEM, "lambda0")
+    e = m.closed_form("m0" if indicator == "m0" else "idg")
+    sym = {str(s): s for s in m.p}
+    A = sympy.Symbol("alpha", positive=True)
+    if indicator != "m0":
+        e = e / sym["alpha"]
+
+    def q(v):
+        v = Fraction(v)
+        return sympy.Rational(v.numerator, v.denominator)
+
+    e = e.xreplace({sym["tau"]: q(tau), sym["kappa"]: q(kappa), sym["sigma"]: q(sigma),
+                    sym["rho"]: RHO, sym["alpha"]: A})
+    return sympy.limit(e, A, sympy.oo) if alpha is None else e.xreplace({A: q(alpha)})
+
+
 def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
-                       indicator: str = "m0") -> TransitionResult:
+                       indicator: str = "m0", certify: bool = False) -> TransitionResult:
     r"""rho_c of the low-rank model (spec lowrank.md §4.4), found numerically.
 
     Without ``alpha``: the non-analytic point in ``rho`` of :math:`\lim_{\alpha\to\infty} I(\rho)`
@@ -277,4 +373,12 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
             method = CROSSOVER_METHOD
     params = dict(p.echo(), indicator=indicator)
     notes = ["rho is the task-rank ratio here (low-rank paper notation), sigma the noise std"]
-    return TransitionResult("lowrank", params, dps, "rho_c", loc, definition, method, notes)
+    cert = None
+    if certify:
+        expr = lowrank_indicator_expr(indicator, a, t, k, s)
+        with precision(dps):
+            rng = (max(Fraction(1, 100), Fraction(k) / 10), Fraction(1) - (Fraction(1) - max(
+                Fraction(1, 100), Fraction(k) / 10)) / 1000)
+        cert = _certificate_of(loc, expr, RHO, a, rng, dps)
+    return TransitionResult("lowrank", params, dps, "rho_c", loc, definition, method, notes,
+                            cert)

@@ -8,6 +8,13 @@ import sys
 from .common import add_dps, parse_dps
 
 
+def _add_certify(p):
+    p.add_argument("--certify", action="store_true",
+                   help="prove the location in ball arithmetic where the indicator has a closed "
+                        "form (interval Newton on the defining condition; for alpha -> oo the "
+                        "kink of the closed-form limit); exit 3 with the reason otherwise")
+
+
 def register(subparsers):
     p = subparsers.add_parser(
         "transition", help="locate a phase transition numerically",
@@ -23,6 +30,7 @@ def register(subparsers):
     a.add_argument("--rho", required=True, help="label-noise variance")
     a.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
     add_dps(a)
+    _add_certify(a)
     a.set_defaults(run=_run_alignment)
     lr = models.add_parser("lowrank", help="rho_c of the low-rank model (rho = rank ratio)",
                            description="Task-rank transition of the low-rank model "
@@ -36,6 +44,7 @@ def register(subparsers):
                     help="quantity whose kink (alpha -> oo) or curvature peak defines the "
                          "transition (default m0)")
     add_dps(lr)
+    _add_certify(lr)
     lr.set_defaults(run=_run_lowrank)
     i = models.add_parser("isotropic", help="kappa_c of paper B (memorisation -> ICL)",
                           description="Task-diversity transition of paper B (C = I). --rho is "
@@ -50,6 +59,7 @@ def register(subparsers):
     i.add_argument("--kappa", default=None, help="task diversity (with --interpolation-peak)")
     i.add_argument("--lam", default="0", help="ridge (with --interpolation-peak)")
     add_dps(i)
+    _add_certify(i)
     i.set_defaults(run=_run_isotropic)
     _register_model_file(models)
     return models
@@ -105,25 +115,40 @@ def _run_model_file(args):
 
 
 def print_transition(res, as_json):
+    """Print a transition (JSON or text); a requested proof that failed exits 3 afterwards."""
     data = res.to_json_dict()
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        return
-    key = next(k for k in ("kappa_c", "rho_c", "tau_peak") if k in data)
-    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
-    sys.stdout.write(f"{data['model']} transition ({params})\n"
-                     f"  {key} = {data[key]}  (error bound {data['error_bound']}, "
-                     f"{data['digits']} digits)\n  definition: {data['definition']}\n"
-                     f"  method: {data['method']}\n")
-    for n in data["notes"]:
-        sys.stdout.write(f"  note: {n}\n")
+    else:
+        key = next(k for k in ("kappa_c", "rho_c", "tau_peak") if k in data)
+        params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+        sys.stdout.write(f"{data['model']} transition ({params})\n"
+                         f"  {key} = {data[key]}  (error bound {data['error_bound']}, "
+                         f"{data['digits']} digits)\n  definition: {data['definition']}\n"
+                         f"  method: {data['method']}\n")
+        if "certificate" in data:
+            c = data["certificate"]
+            if c["certified"]:
+                lo, hi = c["enclosure"]
+                sys.stdout.write(f"  certified: {key} in [{lo}, {hi}] ({c['method']})\n")
+                for line in c["checks"]:
+                    sys.stdout.write(f"    - {line}\n")
+            else:
+                sys.stdout.write(f"  certified: no ({c['reason']})\n")
+        for n in data["notes"]:
+            sys.stdout.write(f"  note: {n}\n")
+    if "certificate" in data and not data["certified"]:
+        from ..errors import ConvergenceError
+
+        raise ConvergenceError(f"{res.model}: not certified: {data['certificate']['reason']}",
+                               status="not-certified")
 
 
 def _run_alignment(args):
     from ..analysis.transitions import alignment_transition
 
     res = alignment_transition(args.rank_fraction, args.tau, args.rho, args.alpha,
-                               dps=parse_dps(args.dps))
+                               dps=parse_dps(args.dps), certify=args.certify)
     print_transition(res, args.json)
     return 0
 
@@ -138,11 +163,18 @@ def _run_isotropic(args):
                 raise ParameterError(f"--{flag}", "is required with --interpolation-peak")
         res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho, args.lam,
                                            dps=parse_dps(args.dps))
+        if args.certify:
+            from ..analysis.certified import TransitionCertificate
+
+            res.certificate = TransitionCertificate(
+                False, "e_ICL(tau) is defined through a solved equation (the effective ridge), "
+                       "not a closed form: the error bound is numerical")
         print_transition(res, args.json)
         return 0
     if args.tau is None:
         raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
-    res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps))
+    res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps),
+                               certify=args.certify)
     print_transition(res, args.json)
     return 0
 
@@ -151,6 +183,6 @@ def _run_lowrank(args):
     from ..analysis.transitions import lowrank_transition
 
     res = lowrank_transition(args.kappa, args.tau, args.sigma, args.alpha, dps=parse_dps(args.dps),
-                             indicator=args.indicator)
+                             indicator=args.indicator, certify=args.certify)
     print_transition(res, args.json)
     return 0

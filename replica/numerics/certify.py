@@ -403,3 +403,48 @@ def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None) -
             first = next(iter(cert.not_enclosed))
             cert.reason = f"{first}: {cert.not_enclosed[first]}"
         return cert
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalar roots: interval Newton
+# ---------------------------------------------------------------------------------------------
+def interval_newton_root(g, dg, x_mp, dps: int, radius=None):
+    r"""Prove that the scalar function :math:`g` has exactly one root near ``x_mp``.
+
+    ``g`` and ``dg`` (its derivative) map a ball to a ball enclosing their values over it. For
+    :math:`X = [\tilde x - r, \tilde x + r]` the interval Newton operator is
+    :math:`N(X) = \tilde x - g(\tilde x)/g'(X)`; if :math:`g'(X) \not\ni 0` and
+    :math:`N(X) \subset \operatorname{int} X`, then :math:`X` contains exactly one root of
+    :math:`g`, and it lies in :math:`N(X)` (mean-value theorem; :math:`g` is strictly monotone on
+    :math:`X`). The radius starts at ``radius`` (or a few times the Newton step) and is inflated
+    until the inclusion holds or exceeds :data:`MAX_RADIUS` relative to :math:`|\tilde x|`.
+    Returns ``(ball, "")`` or ``(None, reason)``; runs at ``dps`` digits."""
+    arb = _arb()
+    with ball_precision(dps), precision(dps):
+        m = _exact_ball(x_mp)
+        gm = g(m)
+        if not is_finite(gm):
+            return None, "the condition cannot be enclosed at the computed root"
+        dm = dg(m)
+        if not is_finite(dm) or dm.contains(0):
+            return None, "the derivative of the condition vanishes at the computed root"
+        step = _upper(gm / dm)
+        scale = max(abs(ball_fraction(m, "mid")), Fraction(1, 10 ** dps))
+        floor = scale * Fraction(1, 2 ** max(int(dps * 3.32) - 20, 10))
+        r = max(4 * step, floor) if radius is None else max(Fraction(radius), floor)
+        for _ in range(INFLATIONS):
+            if r > MAX_RADIUS * scale:
+                break
+            r = _power_of_two_above(r)
+            X = m + arb(0, arb((1, _log2(r))))
+            dX = dg(X)
+            if is_finite(dX) and not dX.contains(0):
+                N = m - gm / dX
+                if X.contains_interior(N):
+                    return N.intersection(X), ""
+                r = max(r * 8, 2 * _upper(N - m)) if is_finite(N) else r * 8
+            else:
+                return None, ("the derivative of the condition is not bounded away from zero "
+                              "on the smallest box")
+        return None, ("no interval Newton inclusion (the derivative of the condition may vanish "
+                      "near the root, or the candidate is not close to a root)")

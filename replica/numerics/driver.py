@@ -160,6 +160,17 @@ class Machine:
             out.append(self.evaluation_form(e))
         return out
 
+    def closed_form(self, name: str):
+        """The reported value ``name`` of a system with no unknowns as one SymPy expression in
+        the parameters (spectral inputs and aliases substituted): what a consumer differentiates
+        or evaluates in ball arithmetic, e.g. a transition's defining condition."""
+        if self.n:
+            raise ValueError(f"{self.problem.name}/{self.variant} has unknowns: no closed form")
+        e = self._report_exprs_cached[self.report_names.index(name)]
+        inputs = {sym: _lazy(d) for sym, d in self.system.spectral_inputs}
+        e = e.xreplace(inputs)
+        return e.xreplace(dict(self.alias_definitions))
+
     def report_subset(self, names: tuple) -> str:
         """The name of an evaluator group for the reported values ``names`` only."""
         group = "report:" + ",".join(names)
