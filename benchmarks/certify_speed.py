@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import time
 
-import mpmath
 
 from replica import models
 from replica.modeling import load_model_file
