@@ -375,7 +375,7 @@ PROBLEM = Problem(
     direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
             "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
                               enclose=cka_inverse_ball)},
-    notes=NOTES, source_files=[os.path.abspath(__file__)], guard_digits=0,
+    notes=NOTES, source_files=[os.path.abspath(__file__)], guard_digits=5,
     description="Paper A's asymptotic ICL error for arbitrary pretraining and test task "
                 "covariances.")
 """Paper A's theory, declared."""

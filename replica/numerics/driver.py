@@ -244,6 +244,43 @@ class Machine:
         self._balls_ok = True
         return out
 
+    def evaluation_digits(self, params, x, dps: int) -> int:
+        r"""Significant digits of every reported value that survive the rounding of its
+        evaluation at ``dps`` digits at the solution ``x`` (taken as exact): the reported
+        expressions evaluated in ball arithmetic at ``dps`` digits, the radius of each ball
+        bounding the accumulated rounding error. This is what a re-solve at higher precision
+        cannot see when both precisions lose the same digits to cancellation (terms of size
+        :math:`10^{50}` that cancel to :math:`O(1)`) or underflow. ``dps`` when the system has no
+        ball evaluation; a value whose ball is not finite is left to the agreement check."""
+        from ..symbolic.codegen import NotEnclosable, _arb_of
+        from .certify import ball_digits
+
+        if "report" in self._no_balls:
+            return dps
+        with ball_precision(dps), precision(dps):
+            balls = self.ball_arguments(params) if self.n else self._parameter_balls(params)
+            if balls is None:
+                return dps
+            try:
+                out = self.evaluate("report", "arb", [_arb_of(v) for v in x], *balls)
+            except NotEnclosable:
+                self._no_balls.add("report")
+                return dps
+        with ball_precision(dps + 10):
+            return min([ball_digits(b, dps) for b in out if b.is_finite()] + [dps])
+
+    def _parameter_balls(self, params):
+        """:meth:`ball_arguments` for a system without unknowns (no equations to generate)."""
+        if not _BALL_EVALUATION[0]:
+            return None
+        from ..symbolic.codegen import NotEnclosable
+        from .certify import parameter_balls
+
+        try:
+            return parameter_balls(self, params), self.spectrum(params, "arb")
+        except NotEnclosable:
+            return None
+
     def _evaluate_fast(self, group, x, P, spec, balls):
         """``evaluate(group, "mp", ...)``, computed in ball arithmetic at the working precision
         when ``balls`` (:meth:`ball_arguments`) is given and every enclosure is finite (the
@@ -719,22 +756,40 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     work = dps + problem.guard_digits
     guard_rounds = 0
     while True:
-        with precision(work):
-            values, rep, iters = m.solve_mp_once(params, start)
-            direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
+        hi = work + max(10, work // 2)
+        try:
+            with precision(work):
+                values, rep, iters = m.solve_mp_once(params, start)
+                direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
+            if verify:
+                with precision(hi):
+                    ref, rep_hi, _ = m.solve_mp_once(params, start)
+                    ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
+        except ZeroDivisionError:
+            # a denominator cancelled to exactly zero at this precision (terms that agree to
+            # more digits than it carries): more digits, as for any other loss to rounding
+            if guard_rounds >= max_guard_rounds:
+                raise ConvergenceError(
+                    f"{problem.name}: a denominator cancels to zero even at {work} digits",
+                    tried=f"{guard_rounds} rounds of doubled guard digits",
+                    status=Status.NON_FINITE) from None
+            guard_rounds += 1
+            work *= 2
+            continue
         if not verify:
             digits, how = None, "not verified"
             break
-        hi = work + max(10, work // 2)
-        with precision(hi):
-            ref, rep_hi, _ = m.solve_mp_once(params, start)
-            ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
-            agree = min([agreement_digits(values[k], ref[k], work) for k in values]
-                        + [agreement_digits(direct[k], ref_direct[k], work) for k in direct
-                           if direct[k] is not None and ref_direct[k] is not None] + [work])
-        digits = min(dps, agree)
+        agree = min([agreement_digits(values[k], ref[k], work) for k in values]
+                    + [agreement_digits(direct[k], ref_direct[k], work) for k in direct
+                       if direct[k] is not None and ref_direct[k] is not None] + [work])
+        rounding = m.evaluation_digits(params, rep.x, work)
+        digits = min(dps, agree, rounding)
+        agree = min(agree, rounding)
         how = f"agreement of every reported value with a re-solve at {hi} digits"
         how += f" (working precision {work} digits: {work - dps} guard digits)"
+        if rounding < work:
+            how += (f", and at most the {rounding} digits that survive rounding in their "
+                    "evaluation (ball arithmetic)")
         if digits >= dps or guard_rounds >= max_guard_rounds:
             break
         lost = work - agree
