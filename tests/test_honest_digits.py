@@ -92,3 +92,36 @@ def test_errors_are_never_below_their_noise_floor_and_split_exactly():
             tol = mpmath.mpf(10) ** (-res.digits + 1) * max(1, abs(e["e_icl"]))
             assert abs(e["e_icl"] - e["e_scalar"] - e["e_misalign"]) <= tol
             assert e["e_icl"] >= mpmath.mpf(rho.numerator) / rho.denominator - tol
+
+
+def test_interpolation_peak_at_60_digits():
+    """The README example at --dps 60 exited 3: the ridge root's last Newton step rounded to the
+    bracket's end and was mistaken for leaving the bracket."""
+    from replica.analysis.transitions import isotropic_interpolation_peak
+
+    res = isotropic_interpolation_peak("10", "inf", "0.01", "0.001", dps=60)
+    assert res.location.digits() >= 55
+    with mpmath.workdps(60):
+        assert abs(res.location.value - mpmath.mpf("0.998094074454645203613685661306")) < 1e-29
+
+
+def test_bracketed_newton_accepts_a_step_below_the_rounding_of_x():
+    from replica.numerics.roots import bracketed_newton
+
+    with mpmath.workdps(40):
+        root = mpmath.mpf(2) / 3
+
+        def fdf(x):  # increasing, root at 2/3 ; f is exact at the rounded root to ~1e-41
+            return x - root + mpmath.mpf(10) ** -45, mpmath.mpf(1)
+
+        x, it = bracketed_newton(fdf, mpmath.mpf(0), mpmath.inf, root, increasing=True,
+                                 rtol=mpmath.eps * 8, maxiter=20)
+        assert abs(x - root) < mpmath.mpf(10) ** -39 and it == 1
+
+
+def test_tiny_rank_ratio_at_80_digits_converges():
+    """rho = 1e-30: float64 cannot resolve the atom (its start fails, after at most
+    START_SWEEPS sweeps instead of 20000), the mpmath start converges, and cancellation raises the
+    guard digits until 60 verified digits hold (this exited 3 before)."""
+    res = solve("lowrank", 60, alpha="2", tau="9/4", kappa="3/2", rho="1e-30", sigma="0.3")
+    assert res.digits == 60 and res.converged

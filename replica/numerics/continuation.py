@@ -218,7 +218,10 @@ def locate_crossover(indicator: Callable, lo, hi, *, what: str = "crossover"):
             raise ValueError("no sign change of the third derivative on the bracket")
         root = mpmath.findroot(third, (a, b), solver="anderson", verify=False)
     except (ValueError, ZeroDivisionError) as exc:
-        raise ConvergenceError(f"{what}: the root of the third derivative was not found ({exc})",
+        # mpmath's messages carry the full-precision iterates (hundreds of characters)
+        why = str(exc).split("(")[0].strip().rstrip(".") or type(exc).__name__
+        raise ConvergenceError(f"{what}: the root of the third derivative was not found ({why}) "
+                               f"on ({mpmath.nstr(bracket[0], 8)}, {mpmath.nstr(bracket[1], 8)})",
                                tried="Anderson-Bjorck on mpmath.diff third derivative") from None
     # a posteriori: one Newton correction with the fourth derivative estimates the error left
     f3 = third(root)

@@ -709,6 +709,13 @@ def solve(problem: Problem, *, dps: int = 30, verify: bool = True, **raw) -> Res
     return solve_params(problem, problem.schema.parse(raw), dps=dps, verify=verify)
 
 
+START_SWEEPS = 2000
+"""Sweeps the float64 iteration may take for the start of one verified solve: it is only a
+start (the mpmath start takes over when it fails), and a point where float64 cannot converge --
+e.g. a rank ratio of 1e-30, below float64's resolution of the atom -- otherwise spent a minute in
+20000 sweeps first."""
+
+
 def float64_start(problem: Problem, params: Params):
     """The float64 solution's unknowns at one point, or ``(None, reason)``."""
     m = machine(problem, problem.variant_of(params))
@@ -727,7 +734,7 @@ def float64_start(problem: Problem, params: Params):
     except OverflowError:
         return None, "a parameter overflows float64"
     try:
-        out = _grid_variant(m, params, values, (), strict=True)
+        out = _grid_variant(m, params, values, (), strict=True, maxiter=START_SWEEPS)
     except (ConvergenceError, FloatingPointError, OverflowError, ZeroDivisionError) as exc:
         return None, str(exc)
     x = [float(v) for v in out["_x"]]
