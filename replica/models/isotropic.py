@@ -159,6 +159,6 @@ PROBLEM = Problem(
                 "(C = I)"),
            Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
                 "finite-lambda IDG formula)", lambda p: p.lam > 0)),
-    source_files=[os.path.abspath(__file__), os.path.abspath(A.__file__)], guard_digits=0,
+    source_files=[os.path.abspath(__file__), os.path.abspath(A.__file__)], guard_digits=5,
     description="Paper B's closed forms for isotropic tasks.")
 """Paper B's theory, declared."""
