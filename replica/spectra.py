@@ -318,7 +318,7 @@ MAX_THEORY_D = 100_000
 minute), so a larger ``d`` is refused up front with an estimate instead of running for hours."""
 
 
-def _amount(x: float, unit: str) -> str:
+def amount_text(x: float, unit: str) -> str:
     """``1.5e10, "B"`` -> ``"15 GB"``; ``5000, "s"`` -> ``"1.4 hours"`` (x may be huge)."""
     if unit == "s":
         for size, name in ((3.15e7, "years"), (86400, "days"), (3600, "hours"), (60, "minutes")):
@@ -337,8 +337,8 @@ def check_theory_d(d: int, option: str = "--d") -> int:
     if d > MAX_THEORY_D:
         if d < 10 ** 15:
             shown = str(d)
-            need = (f"it would need about {_amount(d * 1.5e3, 'B')} and "
-                    f"{_amount(d * 5e-4, 's')} for d distinct eigenvalues at 30 digits")
+            need = (f"it would need about {amount_text(d * 1.5e3, 'B')} and "
+                    f"{amount_text(d * 5e-4, 's')} for d distinct eigenvalues at 30 digits")
         else:
             shown, need = f"about 10^{len(str(d)) - 1}", "far beyond any memory"
         raise ParameterError(option, f"d = {shown} exceeds {MAX_THEORY_D}, the largest dimension "

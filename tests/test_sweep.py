@@ -184,7 +184,9 @@ def test_sweep_cli_writes_csv_and_resumes(tmp_path, capsys):
     assert rows[0]["seeds"] == "2" and float(rows[0]["e_icl_theory"]) > 0
     err = capsys.readouterr().err
     assert "0 from the cache" in err
-    assert main(argv) == 0
+    assert main(argv) == 2  # -o never overwrites silently
+    assert "--force" in capsys.readouterr().err
+    assert main(argv + ["--force"]) == 0
     assert "0 jobs computed" in capsys.readouterr().err
     assert list(csv.DictReader(out.open())) == rows
     theory_out = tmp_path / "theory.csv"
