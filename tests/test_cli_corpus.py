@@ -62,6 +62,8 @@ def _cases(t):
         (SIM + ["--tau", "2", "--d", "3000"], "--d"),
         (SIM + ["--tau", "1e30", "--d", "8"], "--tau"),
         (SIM + ["--tau", "2", "--d", "1.5"], "--d"),
+        (SIM + ["--tau", "2", "--d", "1e999"], "--d"),
+        (SIM + ["--tau", "2", "--d", "8", "--test-prompts", "99999999999"], "--test-prompts"),
         (SWEEP + ["-o", f"{t}/adir", "--cache", "none"], "--output"),
         (SWEEP + ["-o", f"{t}/missing/x.csv", "--cache", "none"], "--output"),
         (SWEEP + ["-o", "", "--cache", "none"], "--output"),
@@ -211,10 +213,13 @@ def test_api_solve_with_numpy_parameters():
     assert r.params["alpha"] == "2" and r.params["rho"] == "1/100" and r.params["d"] == "4"
 
 
-@pytest.mark.xfail(strict=True, reason="the closed form divides by a difference that cancels to "
-                   "zero at the working precision; the engine (replica/numerics/driver.py) must "
-                   "treat that as lost digits (more guard digits, else exit 3)")
-@pytest.mark.parametrize("alpha", ["1e300", "1e999"])
-def test_isotropic_closed_form_at_extreme_alpha(capsys, alpha):
-    rc = main(ISO + ["--alpha", alpha])
+@pytest.mark.xfail(strict=True, reason="an evaluation divides by a difference that cancels to "
+                   "zero at the working precision (ZeroDivisionError); the engine "
+                   "(replica/numerics/driver.py) must treat that as lost digits (more guard "
+                   "digits, else exit 3)")
+@pytest.mark.parametrize("argv", [ISO + ["--alpha", "1e300"], ISO + ["--alpha", "1e999"],
+                                  ["solve", "lowrank", "--tau", "2", "--kappa", "1.5", "--rho",
+                                   "0.5", "--sigma", "0.3", "--alpha", "1e-300"]])
+def test_extreme_alpha_in_the_engine(capsys, argv):
+    rc = main(argv)
     assert rc in (0, 2, 3), capsys.readouterr().err

@@ -143,6 +143,16 @@ class Experiment:
         return out
 
 
+MAX_TEST_WORK = 10 ** 12
+"""Most floating-point operations (``prompts * d^2``) the Monte Carlo test errors may take per
+error and seed (about a quarter of an hour at 10^9 per second)."""
+
+
+def _short(n: int) -> str:
+    """An integer for a message: its digits, or ``about 10^k`` when it is huge."""
+    return str(n) if n < 10 ** 15 else f"about 10^{len(str(n)) - 1}"
+
+
 def available_memory() -> int:
     """Bytes of physical memory of this machine (``REPLICA_MAX_MEMORY``, in bytes, overrides)."""
     import os
@@ -182,10 +192,11 @@ def _check_memory(exp: "Experiment") -> None:
     if need <= have:
         return
     option = "--d" if memory_estimate(exp.model, d, d * d, exp.solver) > have else "--tau"
-    n = str(s["n"]) if s["n"] < 10 ** 15 else f"about 10^{len(str(s['n'])) - 1}"
-    raise ParameterError(option, f"the simulation at d = {d} with n = {n} contexts would need "
-                                 f"about {amount_text(float(min(need, 10 ** 300)), 'B')} of "
-                                 f"memory; this machine has {amount_text(have, 'B')} (lower "
+    raise ParameterError(option, f"the simulation at d = {_short(d)} with n = {_short(s['n'])} "
+                                 "contexts would need "
+                                 + (f"about {amount_text(float(need), 'B')} of memory"
+                                    if need < 10 ** 30 else "more memory than any machine has")
+                                 + f"; this machine has {amount_text(have, 'B')} (lower "
                                  f"{option})")
 
 
@@ -223,6 +234,14 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
             from None
     if test_prompts < 0 or test_prompts == 1:
         raise ParameterError("--test-prompts", "must be 0 (closed form) or at least 2")
+    if test_prompts * (d + 1) * d > MAX_TEST_WORK:
+        from ..spectra import amount_text
+
+        raise ParameterError("--test-prompts", f"{test_prompts} Monte Carlo prompts at d = "
+                                               f"{_short(d)} cost about {test_prompts * d * d:.2g} "
+                                               f"operations per error and seed (about "
+                                               f"{amount_text(test_prompts * d * d / 1e9, 's')}); "
+                                               f"at most {MAX_TEST_WORK:.0e} are allowed")
     # the model's parameters are validated by its declared schema (domains, defaults, rules)
     schema = SCHEMAS[model]
     raw = {k: params.get(k) for k in names}
