@@ -16,6 +16,40 @@ INF = "inf"
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 
+MAX_EXPONENT = 10000
+"""Largest ``|exponent|`` of a decimal number read exactly (``1e-10000`` is read, ``1e-10001``
+refused): an exact rational of a huge exponent would take unbounded time and memory to build."""
+
+MAX_DIGITS = 4000
+"""Most decimal digits the numerator or denominator of an exact value may have (more than any
+working precision; Python refuses to print longer integers)."""
+
+_MAX_BITS = int(MAX_DIGITS * 3.3219280948873626)
+
+
+def _bounded(x: Fraction, text: str, name: str) -> Fraction:
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > _MAX_BITS:
+        raise ParameterError(name, f"{text[:40]!r} needs more than {MAX_DIGITS} digits to be "
+                                   "written exactly")
+    return x
+
+
+def _exact_decimal(text: str, name: str) -> Fraction:
+    """``Fraction(text)`` for a decimal matching ``_NUMBER``, refusing an exponent beyond
+    :data:`MAX_EXPONENT` or a mantissa of more than :data:`MAX_DIGITS` digits before any big
+    integer is built."""
+    mantissa, _, exponent = text.lower().partition("e")
+    digits = sum(c.isdigit() for c in mantissa.lstrip("+-").lstrip("0."))
+    if digits > MAX_DIGITS:
+        raise ParameterError(name, f"has {digits} digits; at most {MAX_DIGITS} are read")
+    if exponent:
+        # the exponent text itself may be long: compare its digits before converting
+        e_digits = exponent.lstrip("+-").lstrip("0")
+        if len(e_digits) > len(str(MAX_EXPONENT)) or int(e_digits or "0") > MAX_EXPONENT:
+            raise ParameterError(name, f"exponent of {text[:40]!r} exceeds the bound "
+                                       f"|exponent| <= {MAX_EXPONENT}")
+    return _bounded(Fraction(text), text, name)
+
 
 def parse_exact(value, name: str, *, allow_inf: bool = False):
     """Return ``value`` as an exact :class:`fractions.Fraction` (or the string ``"inf"``).
@@ -23,39 +57,53 @@ def parse_exact(value, name: str, *, allow_inf: bool = False):
     Accepts decimals (``0.3``, ``1e-6``), fractions (``3/10``) and, if ``allow_inf``, ``inf``.
     Python ints and Fractions pass through; a Python float is converted through its shortest
     decimal representation (``repr``), so ``0.1`` means one tenth, not the nearest binary double.
+    NumPy scalars are accepted like their Python kinds (integers exactly, floating scalars of
+    every width through their own shortest representation); ``bool`` and complex numbers are
+    refused. A decimal exponent beyond :data:`MAX_EXPONENT` is refused before it is built.
 
     >>> parse_exact("3/10", "rho")
     Fraction(3, 10)
     >>> parse_exact("1e-3", "lam")
     Fraction(1, 1000)
     """
+    import numbers
+
     if isinstance(value, Fraction):
         return value
-    if isinstance(value, bool):
+    if isinstance(value, bool) or (type(value).__module__ == "numpy"
+                                   and type(value).__name__ in ("bool", "bool_")):
         raise ParameterError(name, f"expected a number, got {value!r}")
-    if isinstance(value, int):
-        return Fraction(value)
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):  # int and NumPy's integer scalars
+        return _bounded(Fraction(int(value)), "an integer", name)
+    if isinstance(value, numbers.Rational):
+        return _bounded(Fraction(int(value.numerator), int(value.denominator)), "a rational",
+                        name)
+    if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+        raise ParameterError(name, f"must be real, got {value!r}")
+    if isinstance(value, numbers.Real) and not isinstance(value, str):
         if value != value:
             raise ParameterError(name, "is NaN")
         if value in (float("inf"), float("-inf")):
             if allow_inf and value > 0:
                 return INF
             raise ParameterError(name, "must be finite")
-        value = repr(value)
+        # the shortest decimal of the value's own width (NumPy's str of a float32 is "0.1",
+        # Python's repr of a float "0.1"; NumPy 2's repr would be "np.float64(0.1)")
+        value = repr(value) if type(value) is float else str(value)
     text = str(value).strip()
     if allow_inf and text.lower() in ("inf", "+inf", "infinity", "oo"):
         return INF
     if "/" in text:
         num, _, den = text.partition("/")
         if _NUMBER.match(num.strip()) and _NUMBER.match(den.strip()):
-            d = Fraction(den.strip())
+            d = _exact_decimal(den.strip(), name)
             if d == 0:
                 raise ParameterError(name, f"division by zero in {text!r}")
-            return Fraction(num.strip()) / d
+            return _bounded(_exact_decimal(num.strip(), name) / d, text, name)
     elif _NUMBER.match(text):
-        return Fraction(text)
-    raise ParameterError(name, f"expected a number such as 0.3 or 3/10, got {text!r}")
+        return _exact_decimal(text, name)
+    shown = text if len(text) <= 60 else text[:40] + f"... ({len(text)} characters)"
+    raise ParameterError(name, f"expected a number such as 0.3 or 3/10, got {shown!r}")
 
 
 def to_mpf(x):

@@ -281,8 +281,12 @@ class Covariance:
     def matrix_f64(self) -> np.ndarray:
         if self.matrix is None:
             return np.diag(self.diag_f64())
-        m = np.array([[float(v) for v in row] for row in self.matrix])
-        return m * (float(self.scale) if self.scale is not None else 1.0)
+        if self.scale is None:
+            return np.array([[float(v) for v in row] for row in self.matrix])
+        # exact entries are scaled exactly first: a normalised matrix read from text may hold
+        # entries beyond the float64 range
+        return np.array([[float(v * self.scale) if isinstance(v, Fraction)
+                          else float(v) * float(self.scale) for v in row] for row in self.matrix])
 
     def trace_fraction(self):
         """Exact normalised trace ``tr C / d`` where the entries are rational, else ``None``."""
@@ -308,11 +312,47 @@ def _round_half_up(x: Fraction) -> int:
     return int((x + Fraction(1, 2)).__floor__())
 
 
+MAX_THEORY_D = 100_000
+"""Largest dimension of a covariance the theory solves with: its spectral averages cost about
+0.5 ms and 1.5 kB per distinct eigenvalue at 30 digits (a power law at d = 100000 takes about a
+minute), so a larger ``d`` is refused up front with an estimate instead of running for hours."""
+
+
+def amount_text(x: float, unit: str) -> str:
+    """``1.5e10, "B"`` -> ``"15 GB"``; ``5000, "s"`` -> ``"1.4 hours"`` (x may be huge)."""
+    if unit == "s":
+        for size, name in ((3.15e7, "years"), (86400, "days"), (3600, "hours"), (60, "minutes")):
+            if x >= size:
+                return f"{x / size:.3g} {name}"
+        return f"{x:.3g} s"
+    for size, name in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if x >= size:
+            return f"{x / size:.3g} {name}"
+    return f"{x:.3g} B"
+
+
+def check_theory_d(d: int, option: str = "--d") -> int:
+    """``d`` if a covariance of that size can be solved with, else a :class:`ParameterError`
+    saying what it would need."""
+    if d > MAX_THEORY_D:
+        if d < 10 ** 15:
+            shown = str(d)
+            need = (f"it would need about {amount_text(d * 1.5e3, 'B')} and "
+                    f"{amount_text(d * 5e-4, 's')} for d distinct eigenvalues at 30 digits")
+        else:
+            shown, need = f"about 10^{len(str(d)) - 1}", "far beyond any memory"
+        raise ParameterError(option, f"d = {shown} exceeds {MAX_THEORY_D}, the largest dimension "
+                                     f"the theory solves with ({need})")
+    return d
+
+
 def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
     """Parse a SPEC string for a ``d x d`` covariance; raise :class:`ParameterError` naming
-    ``name`` on any problem (unknown kind, bad number, rank 0, wrong size, not PSD)."""
-    if not isinstance(d, int) or d <= 0:
+    ``name`` on any problem (unknown kind, bad number, rank 0, wrong size, not PSD, ``d`` beyond
+    :data:`MAX_THEORY_D`)."""
+    if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
         raise ParameterError("--d", f"must be a positive integer, got {d!r}")
+    check_theory_d(d)
     spec = str(spec).strip()
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
@@ -355,12 +395,18 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
                                "lowrank:F, spike:J, piano, file:PATH)")
 
 
+_RAW_MAX = 1e300
+
+
 def _load_file(spec, path, d, name, raw) -> Covariance:
     if not os.path.exists(path):
         raise ParameterError(name, f"file not found: {path}")
     try:
         if path.endswith(".npy"):
             arr = np.load(path, allow_pickle=False)
+            if np.issubdtype(arr.dtype, np.complexfloating):
+                raise ParameterError(name, f"{path} holds complex numbers; a covariance's "
+                                           "entries and eigenvalues are real")
             if not np.issubdtype(arr.dtype, np.number):
                 raise ValueError("not numeric")
             entries = [[float(v) for v in np.atleast_1d(row)] for row in np.atleast_2d(arr)] \
@@ -378,11 +424,15 @@ def _load_file(spec, path, d, name, raw) -> Covariance:
         raise
     except Exception as exc:  # unreadable file
         raise ParameterError(name, f"cannot read {path}: {exc}") from None
+    if raw and any(abs(v) > _RAW_MAX for r in entries for v in r):
+        raise ParameterError(name, f"{path} has entries beyond {_RAW_MAX:g} in magnitude, outside "
+                                   "the float64 range the :raw form computes in (drop :raw to "
+                                   "normalise the trace to d)")
     if ndim == 1:
         vals = entries[0]
         if len(vals) != d:
             raise ParameterError(name, f"{path} holds {len(vals)} eigenvalues, expected d = {d}")
-        if any(not np.isfinite(float(v)) for v in vals):
+        if any(not isinstance(v, Fraction) and not np.isfinite(v) for v in vals):
             raise ParameterError(name, f"{path} has non-finite entries")
         if any(v < 0 for v in vals):
             raise ParameterError(name, f"{path}: eigenvalues must be >= 0 (not PSD)")
@@ -396,9 +446,14 @@ def _load_file(spec, path, d, name, raw) -> Covariance:
     if len(entries) != d or any(len(r) != d for r in entries):
         raise ParameterError(name, f"{path} is not a {d}x{d} matrix "
                                    f"(got {len(entries)} rows); its size must equal --d")
-    m = np.array([[float(v) for v in r] for r in entries])
-    if not np.all(np.isfinite(m)):
+    if any(not isinstance(v, Fraction) and not np.isfinite(v) for r in entries for v in r):
         raise ParameterError(name, f"{path} has non-finite entries")
+    # the float64 checks run on the matrix divided by its largest entry, so that entries near
+    # (or, read exactly from text, beyond) the float64 range neither overflow nor lose the test
+    big = max(abs(Fraction(v)) for r in entries for v in r)
+    if big == 0:
+        raise ParameterError(name, f"{path}: covariance is zero")
+    m = np.array([[float(Fraction(v) / big) for v in r] for r in entries])
     if not np.allclose(m, m.T, rtol=0, atol=1e-12 * max(1.0, np.abs(m).max())):
         raise ParameterError(name, f"{path}: matrix is not symmetric")
     ev = np.linalg.eigvalsh(m)
@@ -407,7 +462,7 @@ def _load_file(spec, path, d, name, raw) -> Covariance:
                                    f"(smallest eigenvalue {ev.min():.3g})")
     exact = all(isinstance(v, Fraction) for r in entries for v in r)
     tr = sum((entries[i][i] for i in range(d)), Fraction(0)) if exact \
-        else Fraction(float(np.trace(m)))
+        else Fraction(float(np.trace(m))) * big
     if tr <= 0:
         raise ParameterError(name, f"{path}: covariance has zero trace")
     scale = None if raw else Fraction(d) / tr

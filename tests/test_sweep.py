@@ -184,7 +184,9 @@ def test_sweep_cli_writes_csv_and_resumes(tmp_path, capsys):
     assert rows[0]["seeds"] == "2" and float(rows[0]["e_icl_theory"]) > 0
     err = capsys.readouterr().err
     assert "0 from the cache" in err
-    assert main(argv) == 0
+    assert main(argv) == 2  # -o never overwrites silently
+    assert "--force" in capsys.readouterr().err
+    assert main(argv + ["--force"]) == 0
     assert "0 jobs computed" in capsys.readouterr().err
     assert list(csv.DictReader(out.open())) == rows
     theory_out = tmp_path / "theory.csv"
@@ -214,3 +216,46 @@ def test_cache_count_ignores_partial_writes(tmp_path):
     (tmp_path / "ab" / "done.json").write_text("{}")
     (tmp_path / "ab" / ".tmp-x1y2.json").write_text("{")  # left by a killed writer
     assert Cache(tmp_path).count() == 1
+
+
+def _session_processes(sid: int) -> list[int]:
+    out = subprocess.run(["ps", "-eo", "pid=,sid="], capture_output=True, text=True).stdout
+    return [int(p) for p, s in (ln.split() for ln in out.splitlines() if ln.strip())
+            if int(s) == sid]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ps -o sid, Linux only")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_pool_workers_die_with_a_killed_sweep(tmp_path, sig):
+    """A sweep with 2 pool workers is killed (SIGKILL: no cleanup at all; SIGTERM: a plain
+    `kill PID`) while it runs: within seconds no process of its session is left -- no worker and
+    no multiprocessing resource tracker (they used to stay, 100-145 MB each, for minutes)."""
+    cache = tmp_path / "cache"
+    argv = [sys.executable, "-m", "replica.cli", "sweep", "isotropic", "--alpha", "2", "--tau",
+            "3", "--kappa", "1", "--rho", "0.01", "--ds", "40", "--seeds", "60", "--no-theory",
+            "--workers", "2", "--cache", str(cache), "-o", str(tmp_path / "k.csv"),
+            "--no-progress"]
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    with open(tmp_path / "stderr", "w") as err:  # a file: a pipe would block on the survivors
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
+    sid = proc.pid
+    try:
+        deadline = time.monotonic() + 120
+        while Cache(cache).count() < 1 and time.monotonic() < deadline:
+            assert proc.poll() is None, (tmp_path / "stderr").read_text()[-500:]
+            time.sleep(0.02)
+        assert len(_session_processes(sid)) >= 3  # the sweep, its workers, the tracker
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _session_processes(sid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _session_processes(sid) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in _session_processes(sid):  # never leave a survivor behind a failed test
+            os.kill(pid, signal.SIGKILL)
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 130 and "interrupted" in (tmp_path / "stderr").read_text()

@@ -27,6 +27,7 @@ from ..models import get as get_model
 from ..numerics import precision
 from ..numerics.continuation import trace_boundary
 from ..numerics.driver import solve, solve_float64, solve_params
+from ..params import parse_exact
 from ..spectra import Covariance, parse_spec
 
 
@@ -139,17 +140,25 @@ def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
     return np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1)
 
 
+def isotropic_tag(tau, which="e_icl") -> str:
+    """The file-name stem of :func:`isotropic_nonmonotone`: ``tau`` as typed, with any character
+    a file name should not hold (``/``, blanks) replaced (``1/2`` -> ``tau1_2``)."""
+    token = "".join(c if c.isalnum() or c in ".+-" else "_"
+                    for c in str(tau).replace(" ", ""))
+    return f"isotropic_nonmonotone_{which}_tau{token}"
+
+
 def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rhos=None,
                           alphas=None, bisection_steps=12, progress=None):
     """Region of non-monotone ``e(alpha)`` in ``(kappa, rho)``; PNG + CSV (grid and boundary)."""
     os.makedirs(out_dir, exist_ok=True)
-    t = float(Fraction(tau))
+    t = float(parse_exact(tau, "--tau"))
     kappas = np.linspace(0.1, 2.1, 41) if kappas is None else np.asarray(kappas, float)
     rhos = np.linspace(0.01, 1.0, 25) if rhos is None else np.asarray(rhos, float)
     alphas = np.logspace(-2, 3, 200) if alphas is None else np.asarray(alphas, float)
     inside = nonmonotone_indicator(kappas[:, None, None], rhos[None, :, None], t,
                                    alphas[None, None, :], which)
-    tag = f"isotropic_nonmonotone_{which}_tau{tau}"
+    tag = isotropic_tag(tau, which)
     _write_csv(os.path.join(out_dir, tag + "_grid.csv"), ["kappa", "rho", "nonmonotone"],
                [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j])) for i, k in enumerate(kappas)
                 for j, r in enumerate(rhos)])

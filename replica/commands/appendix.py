@@ -28,6 +28,7 @@ def register(subparsers):
                    metavar="{%s}" % ",".join(DERIVATION_NAMES), help="which paper's derivation "
                    "(or --model PATH: the derivation of a model file)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--force", action="store_true", help="overwrite files already in -o DIR")
     p.add_argument("--pdf", action="store_true",
                    help="also compile NAME.pdf with latexmk (TeX Live)")
     p.add_argument("--at", default=None, metavar="NAME=VALUE,...",
@@ -61,9 +62,13 @@ def _run(args):
     from ..derivations.appendix import write_appendix
     from ..errors import ParameterError
     from .common import USER_MODEL, parse_dps, user_problem
+    from .paths import check_output_dir
 
+    problem = user_problem() if args.derivation == USER_MODEL else None
+    name = problem.name.replace("_", "-") if problem is not None else args.derivation
+    check_output_dir(args.out, "--out", [f"{name}.tex"] + ([f"{name}.pdf"] if args.pdf else []),
+                     args.force)
     if args.derivation == USER_MODEL:
-        problem = user_problem()
         point = parse_point(args.at, problem) if args.at else None
         result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
                                 dps=parse_dps(args.dps))

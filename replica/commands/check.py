@@ -32,21 +32,27 @@ def register(subparsers):
         add_simulation_options(m, model)
         add_run_options(m)
         m.add_argument("-o", "--output", required=True, help="output folder")
+        m.add_argument("--force", action="store_true",
+                       help="overwrite check.csv, check.md and check.png already in -o")
         m.set_defaults(run=_run, sim_model=model)
     return models
 
 
 def _run(args):
     from ..simulate.report import run_check, write_report
+    from .paths import check_output_dir, written
 
     model = args.sim_model
+    check_output_dir(args.output, "--output", ["check.csv", "check.md", "check.png"],
+                     args.force)
     report = run_check(model, grid_from_args(args, model), parse_ds(args.ds),
                        parse_int(args.seeds, "--seeds", minimum=2),
                        parse_int(args.seed, "--seed", minimum=0), parse_dps(args.dps),
                        collect_options(args, model),
                        parse_int(args.line_points, "--line-points", minimum=0),
                        **run_options(args))
-    files = write_report(report, args.output)
+    with written(args.output, "--output"):
+        files = write_report(report, args.output)
     worst = max((abs(r.z) for r in report.rows if r.z is not None), default=None)
     sys.stdout.write(f"replica check {model}: {len(report.rows)} rows; largest |z| = "
                      f"{'-' if worst is None else format(worst, '.2f')}; wrote "

@@ -5,6 +5,10 @@ from __future__ import annotations
 import sys
 
 
+_TAU_ONE = ("the ridgeless (lambda = 0) diagram diverges at tau = 1, the interpolation threshold: "
+            "choose tau != 1")
+
+
 def _progress(label):
     def report(i, n):
         width = 30
@@ -25,6 +29,7 @@ def register(subparsers):
     a = models.add_parser("alignment", help="power-law specialisation: where a steeper "
                                             "pretraining spectrum beats matched pretraining")
     a.add_argument("-o", "--out", required=True, help="output folder")
+    a.add_argument("--force", action="store_true", help="overwrite files already in --out")
     a.add_argument("--d", default="32")
     a.add_argument("--alpha", default="1")
     a.add_argument("--tau", default="4")
@@ -36,6 +41,7 @@ def register(subparsers):
                            description="Low-rank model (rho = task-rank ratio, sigma = noise "
                                        "std), lambda = 0.")
     lr.add_argument("-o", "--out", required=True, help="output folder")
+    lr.add_argument("--force", action="store_true", help="overwrite files already in --out")
     lr.add_argument("--tau", default="9/4")
     lr.add_argument("--sigma", default="3/10")
     lr.add_argument("--alphas", default="1e2,1e3,1e4", help="comma-separated alphas for the "
@@ -45,6 +51,7 @@ def register(subparsers):
     i = models.add_parser("isotropic", help="region of non-monotone error in alpha over "
                                             "(kappa, rho)")
     i.add_argument("-o", "--out", required=True, help="output folder")
+    i.add_argument("--force", action="store_true", help="overwrite files already in --out")
     i.add_argument("--tau", default="0.5")
     i.add_argument("--error", choices=["e_icl", "e_idg"], default="e_icl")
     i.set_defaults(run=_run_isotropic)
@@ -62,6 +69,7 @@ def _register_model_file(models):
     if sp is None:
         return
     sp.add_argument("-o", "--out", required=True, help="output folder")
+    sp.add_argument("--force", action="store_true", help="overwrite files already in --out")
     sp.add_argument("--x", required=True, metavar="NAME:LO:HI[:N][:log]",
                     help="horizontal axis, e.g. alpha:0.2:5:60")
     sp.add_argument("--y", required=True, metavar="NAME:LO:HI[:N][:log]",
@@ -96,10 +104,15 @@ def parse_axis(text: str, option: str) -> tuple:
 def _run_model_file(args):
     from ..analysis.scan import plane
     from .common import given_values, progress_bar
+    from .paths import check_output_dir
 
     problem = args.problem
-    paths = plane(problem, given_values(args, problem.schema), parse_axis(args.x, "--x"),
-                  parse_axis(args.y, "--y"), args.quantity, args.out, level=args.level,
+    x, y = parse_axis(args.x, "--x"), parse_axis(args.y, "--y")
+    stem = f"{problem.name}_{args.quantity}_{x[0]}_{y[0]}"
+    check_output_dir(args.out, "--out", [stem + ".csv", stem + ".png", stem + "_boundary.csv"],
+                     args.force)
+    paths = plane(problem, given_values(args, problem.schema), x, y, args.quantity, args.out,
+                  level=args.level,
                   trace_max=args.trace_max, progress=progress_bar("grid rows"))
     print("wrote " + ", ".join(paths[k] for k in sorted(paths)))
     return 0
@@ -110,15 +123,25 @@ def _run_alignment(args):
     from ..params import parse_exact, require_nonnegative, require_positive
     from ..analysis.phase_diagram import alignment_specialisation
 
+    from ..params import exact_str
+    from ..spectra import check_theory_d
+    from .paths import check_output_dir
+
     d = require_positive(parse_exact(args.d, "--d"), "--d")
     if d.denominator != 1:
         raise ParameterError("--d", "must be an integer")
-    for name in ("alpha", "tau"):
-        require_positive(parse_exact(getattr(args, name), f"--{name}"), f"--{name}")
-    require_nonnegative(parse_exact(args.rho, "--rho"), "--rho")
-    require_positive(parse_exact(args.p_test, "--p-test"), "--p-test")
-    pts = alignment_specialisation(args.out, d=int(d), alpha=args.alpha, tau=args.tau,
-                                   rho=args.rho, p_test=args.p_test,
+    check_theory_d(int(d))
+    v = {name: exact_str(require_positive(parse_exact(getattr(args, name), f"--{name}"),
+                                          f"--{name}")) for name in ("alpha", "tau")}
+    if v["tau"] == "1":
+        raise ParameterError("--tau", _TAU_ONE)
+    rho = exact_str(require_nonnegative(parse_exact(args.rho, "--rho"), "--rho"))
+    p_test = exact_str(require_positive(parse_exact(args.p_test, "--p-test"), "--p-test"))
+    stem = "alignment_specialisation"
+    check_output_dir(args.out, "--out", [stem + ".png", stem + "_grid.csv",
+                                         stem + "_boundary.csv"], args.force)
+    pts = alignment_specialisation(args.out, d=int(d), alpha=v["alpha"], tau=v["tau"],
+                                   rho=rho, p_test=p_test,
                                    progress=_progress("power-law grid"))
     print(f"wrote {args.out}/alignment_specialisation.png, _grid.csv, _boundary.csv "
           f"({len(pts)} boundary points)")
@@ -126,14 +149,19 @@ def _run_alignment(args):
 
 
 def _run_isotropic(args):
+    from ..errors import ParameterError
     from ..params import parse_exact, require_positive
-    from ..analysis.phase_diagram import isotropic_nonmonotone
+    from ..analysis.phase_diagram import isotropic_nonmonotone, isotropic_tag
+    from .paths import check_output_dir
 
-    require_positive(parse_exact(args.tau, "--tau"), "--tau")
+    if require_positive(parse_exact(args.tau, "--tau"), "--tau") == 1:
+        raise ParameterError("--tau", _TAU_ONE)
+    tag = isotropic_tag(args.tau, args.error)
+    check_output_dir(args.out, "--out", [tag + ".png", tag + "_grid.csv", tag + "_boundary.csv"],
+                     args.force)
     _, b = isotropic_nonmonotone(args.out, tau=args.tau, which=args.error,
                                  progress=_progress("boundary rows"))
-    print(f"wrote {args.out}/isotropic_nonmonotone_{args.error}_tau{args.tau}.png, _grid.csv, "
-          f"_boundary.csv ({len(b)} boundary points)")
+    print(f"wrote {args.out}/{tag}.png, _grid.csv, _boundary.csv ({len(b)} boundary points)")
     return 0
 
 
@@ -142,16 +170,24 @@ def _run_lowrank(args):
     from ..analysis.phase_diagram import lowrank_phase_diagram
     from .common import parse_dps
 
+    from ..errors import ParameterError
+    from ..params import exact_str
+    from .paths import check_output_dir
+
     t = require_positive(parse_exact(args.tau, "--tau"), "--tau")
     if t <= 1:
-        from ..errors import ParameterError
-
         raise ParameterError("--tau", "the lambda = 0 diagram needs tau > 1")
-    require_nonnegative(parse_exact(args.sigma, "--sigma"), "--sigma")
-    alphas = tuple(a.strip() for a in args.alphas.split(",") if a.strip())
-    for a in alphas:
-        require_positive(parse_exact(a, "--alphas"), "--alphas")
-    rows = lowrank_phase_diagram(args.out, tau=args.tau, sigma=args.sigma, alphas=alphas,
-                                 dps=parse_dps(args.dps), progress=_progress("transitions"))
+    sigma = exact_str(require_nonnegative(parse_exact(args.sigma, "--sigma"), "--sigma"))
+    items = [a.strip() for a in args.alphas.split(",")]
+    if not any(items) or not all(items):
+        raise ParameterError("--alphas", f"expected a comma-separated list of alphas such as "
+                                         f"1e2,1e3, got {args.alphas!r}")
+    alphas = tuple(exact_str(require_positive(parse_exact(a, "--alphas"), "--alphas"))
+                   for a in items)
+    dps = parse_dps(args.dps)
+    check_output_dir(args.out, "--out", ["lowrank_phase_diagram.png",
+                                         "lowrank_phase_diagram_boundary.csv"], args.force)
+    rows = lowrank_phase_diagram(args.out, tau=exact_str(t), sigma=sigma, alphas=alphas,
+                                 dps=dps, progress=_progress("transitions"))
     print(f"wrote {args.out}/lowrank_phase_diagram.png and _boundary.csv ({len(rows)} rows)")
     return 0

@@ -52,10 +52,16 @@ def grid_from_args(args, model: str) -> list[dict]:
 
 
 def run_options(args) -> dict:
-    cache = None if str(args.cache).lower() == "none" else args.cache
+    """Executor options from ``add_run_options``: the cache folder and the scheduler address are
+    checked here, before any work (exit 2 for an unusable folder or a malformed address)."""
+    from ..simulate.sweep import parse_scheduler_address
+    from .paths import check_cache_dir
+
+    cache = None if str(args.cache).lower() == "none" else check_cache_dir(args.cache)
     workers = parse_int(args.workers, "--workers", minimum=1) if args.workers else None
-    return {"cache_dir": cache, "workers": workers, "scheduler": args.scheduler,
-            "executor": "dask" if args.scheduler else "process",
+    scheduler = None if args.scheduler is None else parse_scheduler_address(args.scheduler)
+    return {"cache_dir": cache, "workers": workers, "scheduler": scheduler,
+            "executor": "dask" if scheduler else "process",
             "progress": not args.no_progress}
 
 
@@ -78,6 +84,7 @@ def register(subparsers):
         add_simulation_options(m, model)
         add_run_options(m)
         m.add_argument("-o", "--output", required=True, help="CSV file to write")
+        m.add_argument("--force", action="store_true", help="overwrite an existing --output")
         m.set_defaults(run=_run, sim_model=model)
     _register_model_file(models)
     return models
@@ -101,21 +108,13 @@ def _register_model_file(models):
 
 
 def _run_model_file(args):
-    import os
-
     from ..analysis.scan import sweep_rows, write_sweep_csv
+    from .paths import check_output_file, written
     from ..simulate.sweep import expand_grid, split_list
     from .common import given_values, progress_bar
 
     problem = args.problem
-    out = args.output
-    if os.path.isdir(out):
-        raise ParameterError("--output", f"{out!r} is a directory")
-    if os.path.exists(out) and not args.force:
-        raise ParameterError("--output", f"{out!r} exists (pass --force to overwrite)")
-    parent = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(parent):
-        raise ParameterError("--output", f"folder {parent!r} does not exist")
+    out = check_output_file(args.output, "--output", args.force)
     lists = {k: split_list(v, "--" + k.replace("_", "-"))
              for k, v in given_values(args, problem.schema).items()}
     grid = expand_grid(lists)
@@ -123,7 +122,8 @@ def _run_model_file(args):
         problem.schema.parse(point)
     rows = sweep_rows(problem, grid, parse_dps(args.dps),
                       progress=None if args.no_progress else progress_bar("sweep"))
-    write_sweep_csv(out, problem, rows)
+    with written(out, "--output"):
+        write_sweep_csv(out, problem, rows)
     failed = sum(1 for r in rows if r["status"] != "converged")
     sys.stderr.write(f"replica sweep: {len(rows)} rows written to {out}"
                      + (f" ({failed} did not converge: status in the CSV)" if failed else "")
@@ -134,16 +134,20 @@ def _run_model_file(args):
 def _run(args):
     from ..simulate.sweep import make_jobs, run_jobs, write_csv
 
+    from .paths import check_output_file, written
+
     model = args.sim_model
     seeds = parse_int(args.seeds, "--seeds", minimum=0)
     if seeds == 0 and args.no_theory:
         raise ParameterError("--no-theory", "nothing to do without --seeds")
+    out = check_output_file(args.output, "--output", args.force)
     ds = parse_ds(args.ds) if args.ds else []
     jobs = make_jobs(model, grid_from_args(args, model), ds, seeds,
                      parse_int(args.seed, "--seed", minimum=0), parse_dps(args.dps),
                      with_theory=not args.no_theory, options=collect_options(args, model))
     run = run_jobs(jobs, **run_options(args))
-    rows = write_csv(args.output, model, jobs, run)
+    with written(out, "--output"):
+        rows = write_csv(out, model, jobs, run)
     sys.stderr.write(f"replica sweep: {rows} rows written to {args.output} ({run.computed} jobs "
                      f"computed, {run.cached} from the cache, {run.seconds:.1f} s)\n")
     return 0

@@ -57,7 +57,7 @@ def register(subparsers):
                    help="instead locate the tau of the double-descent peak of e_ICL "
                         "(needs --alpha, --kappa and a ridge --lam > 0)")
     i.add_argument("--kappa", default=None, help="task diversity (with --interpolation-peak)")
-    i.add_argument("--lam", default="0", help="ridge (with --interpolation-peak)")
+    i.add_argument("--lam", default=None, help="ridge > 0 (with --interpolation-peak)")
     add_dps(i)
     _add_certify(i)
     i.set_defaults(run=_run_isotropic)
@@ -158,10 +158,14 @@ def _run_isotropic(args):
     from ..analysis.transitions import isotropic_interpolation_peak, isotropic_transition
 
     if args.interpolation_peak:
+        if args.tau is not None:
+            raise ParameterError("--tau", "--interpolation-peak locates the tau of the peak; "
+                                          "do not pass --tau with it")
         for flag in ("alpha", "kappa"):
             if getattr(args, flag) is None:
                 raise ParameterError(f"--{flag}", "is required with --interpolation-peak")
-        res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho, args.lam,
+        res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho,
+                                           "0" if args.lam is None else args.lam,
                                            dps=parse_dps(args.dps))
         if args.certify:
             from ..analysis.certified import TransitionCertificate
@@ -171,6 +175,10 @@ def _run_isotropic(args):
                        "not a closed form: the error bound is numerical")
         print_transition(res, args.json)
         return 0
+    for flag in ("kappa", "lam"):  # the kappa_c search varies kappa and is ridgeless
+        if getattr(args, flag) is not None:
+            raise ParameterError(f"--{flag}", "is only used with --interpolation-peak (the "
+                                              "kappa_c transition varies kappa at lambda = 0)")
     if args.tau is None:
         raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
     res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps),

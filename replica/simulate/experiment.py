@@ -143,13 +143,72 @@ class Experiment:
         return out
 
 
+MAX_TEST_WORK = 10 ** 12
+"""Most floating-point operations (``prompts * d^2``) the Monte Carlo test errors may take per
+error and seed (about a quarter of an hour at 10^9 per second)."""
+
+
+def _short(n: int) -> str:
+    """An integer for a message: its digits, or ``about 10^k`` when it is huge."""
+    return str(n) if n < 10 ** 15 else f"about 10^{len(str(n)) - 1}"
+
+
+def available_memory() -> int:
+    """Bytes of physical memory of this machine (``REPLICA_MAX_MEMORY``, in bytes, overrides)."""
+    import os
+
+    env = os.environ.get("REPLICA_MAX_MEMORY")
+    if env:
+        return int(float(env))
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 2 ** 40
+
+
+def memory_estimate(model: str, d: int, n: int, solver: str = "auto") -> int:
+    """Peak bytes of one seed at dimension ``d`` with ``n`` pretraining contexts: about six
+    ``n x d`` float64 arrays (tasks per context, context statistics, queries, features) and the
+    ridge solve's matrix (dual: ``n x n``; primal: ``P x P`` plus one chunk; naive: the ``n x P``
+    design)."""
+    from .solver import CHUNK_BYTES
+
+    P = d * d if model == "lowrank" else d * (d + 1)
+    if solver == "auto":
+        solver = "dual" if n < P else "primal"
+    ridge = {"dual": n * n, "primal": P * P + CHUNK_BYTES // 8,
+             "naive": (n + P) * P}[solver]
+    return 8 * (6 * n * d + ridge)
+
+
+def _check_memory(exp: "Experiment") -> None:
+    """Refuse (exit 2) a simulation whose :func:`memory_estimate` exceeds the machine's memory,
+    naming ``--d`` if even ``tau = 1`` would not fit at this ``d``, else ``--tau``."""
+    from ..spectra import amount_text
+
+    s, d = exp.sizes, exp.d
+    need = memory_estimate(exp.model, d, s["n"], exp.solver)
+    have = available_memory()
+    if need <= have:
+        return
+    option = "--d" if memory_estimate(exp.model, d, d * d, exp.solver) > have else "--tau"
+    raise ParameterError(option, f"the simulation at d = {_short(d)} with n = {_short(s['n'])} "
+                                 "contexts would need "
+                                 + (f"about {amount_text(float(need), 'B')} of memory"
+                                    if need < 10 ** 30 else "more memory than any machine has")
+                                 + f"; this machine has {amount_text(have, 'B')} (lower "
+                                 f"{option})")
+
+
 def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool = False,
                     sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
-                    check_sizes: bool = True, **params) -> Experiment:
+                    check_sizes: bool = True, check_memory: bool | None = None,
+                    **params) -> Experiment:
     """Validate parameters (strings such as ``"3/10"``, ints, Fractions) for ``model``; raise
     :class:`~replica.errors.ParameterError` naming the option on any bad input.
     ``check_sizes=False`` skips the check that every size (``l, n, k, r``) is at least 1 at this
-    ``d`` (for theory-only use)."""
+    ``d`` (for theory-only use); ``check_memory`` (default: ``check_sizes``) refuses a seed
+    that would need more memory than the machine has (:func:`memory_estimate`)."""
     if model not in MODELS:
         raise ParameterError("model", f"unknown model {model!r} ({', '.join(MODELS)})")
     dd = parse_exact(d, "--d")
@@ -175,6 +234,14 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
             from None
     if test_prompts < 0 or test_prompts == 1:
         raise ParameterError("--test-prompts", "must be 0 (closed form) or at least 2")
+    if test_prompts * (d + 1) * d > MAX_TEST_WORK:
+        from ..spectra import amount_text
+
+        raise ParameterError("--test-prompts", f"{test_prompts} Monte Carlo prompts at d = "
+                                               f"{_short(d)} cost about {test_prompts * d * d:.2g} "
+                                               f"operations per error and seed (about "
+                                               f"{amount_text(test_prompts * d * d / 1e9, 's')}); "
+                                               f"at most {MAX_TEST_WORK:.0e} are allowed")
     # the model's parameters are validated by its declared schema (domains, defaults, rules)
     schema = SCHEMAS[model]
     raw = {k: params.get(k) for k in names}
@@ -199,6 +266,8 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
                            ("ell_test", "test context length int(alpha_test d)", "--alpha-test")):
         if key in s and s[key] is not None and s[key] < 1:
             raise ParameterError(opt, f"at d = {d} the {what} is 0: increase --d or {opt}")
+    if check_sizes if check_memory is None else check_memory:
+        _check_memory(exp)
     return exp
 
 

@@ -107,12 +107,14 @@ def split_list(text, name: str) -> list[str]:
     return items
 
 
-def _canonical(model: str, d, options: dict, params: dict):
-    """Validate one point and return ``(experiment-or-None, exact echo)``."""
+def _canonical(model: str, d, options: dict, params: dict, simulated: bool = True):
+    """Validate one point and return ``(experiment-or-None, exact echo)``; the sizes (and the
+    memory a seed needs) are checked where the point is ``simulated`` at a given ``d``."""
     from . import make_experiment
 
     dd = d if d is not None else 64  # theory of isotropic/lowrank: any d validates the params
-    exp = make_experiment(model, dd, check_sizes=d is not None, **options, **params)
+    exp = make_experiment(model, dd, check_sizes=d is not None,
+                          check_memory=d is not None and simulated, **options, **params)
     return exp, tuple(exp.echo().items()), tuple(sorted(exp.options().items()))
 
 
@@ -130,7 +132,7 @@ def make_jobs(model: str, points: list[dict], ds=None, seeds: int = 0, seed: int
     seen: set = set()
     for p in points:
         for d in (ds or [None]):
-            _, echo, opt_items = _canonical(model, d, options, p)
+            _, echo, opt_items = _canonical(model, d, options, p, simulated=bool(seeds))
             if seeds:
                 jobs.extend(Job("simulate", model, echo, d, seed, i, None, opt_items)
                             for i in range(seeds))
@@ -284,21 +286,147 @@ def _run_serial(jobs):
         yield job, compute_job(job)
 
 
+def _die_with_parent(parent_pid: int):
+    """Pool-worker initializer: the worker ends when the process that started it does, even if
+    that one is killed (SIGKILL gives it no chance to shut the pool down). On Linux the kernel
+    sends the worker SIGKILL when its parent dies (``PR_SET_PDEATHSIG``); everywhere, a daemon
+    thread also watches the parent's pid and exits the worker once the parent is gone. With the
+    workers gone, multiprocessing's resource tracker sees its last client leave and exits too,
+    unlinking any semaphore left behind."""
+    import threading
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):  # pragma: no cover - no prctl
+            pass
+    if os.getppid() != parent_pid:  # the parent died before the initializer ran
+        os._exit(1)
+
+    def watch():
+        while True:
+            time.sleep(0.5)
+            if os.getppid() != parent_pid:
+                os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="replica-parent-watch").start()
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While a pool runs in the main thread, a plain ``kill PID`` (SIGTERM) ends the sweep as
+    Ctrl-C does -- the pool is shut down, its workers and semaphores released -- instead of
+    killing the parent alone."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 def _run_processes(jobs, workers: int):
     import concurrent.futures as cf
     import multiprocessing
 
     workers = max(1, min(workers, len(jobs)))
     threads = max(1, (os.cpu_count() or 1) // workers)
-    with _blas_threads(threads):
-        pool = cf.ProcessPoolExecutor(max_workers=workers,
-                                      mp_context=multiprocessing.get_context("spawn"))
-        futures = {pool.submit(compute_job, job): job for job in jobs}
+    with _terminate_as_interrupt():
+        with _blas_threads(threads):
+            pool = cf.ProcessPoolExecutor(max_workers=workers,
+                                          mp_context=multiprocessing.get_context("spawn"),
+                                          initializer=_die_with_parent,
+                                          initargs=(os.getpid(),))
+            futures = {pool.submit(compute_job, job): job for job in jobs}
+        try:
+            for fut in cf.as_completed(futures):
+                yield futures[fut], fut.result()
+        except BaseException:  # interrupted or a job failed: do not wait for running jobs
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.terminate()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+CONNECT_TIMEOUT = 3.0
+"""Seconds a scheduler gets to accept the connection and answer Dask's handshake."""
+
+
+def parse_scheduler_address(text, option: str = "--scheduler") -> str:
+    """``tcp://HOST:PORT`` from ``tcp://HOST:PORT`` or ``HOST:PORT``; anything else (an empty
+    string, another scheme such as ``http://``, ``tls://`` -- which needs certificates -- or
+    ``inproc://``, a missing or non-numeric port) is a :class:`ParameterError`."""
+    raw = str(text).strip()
+    if not raw:
+        raise ParameterError(option, "is empty; expected tcp://HOST:PORT")
+    scheme, sep, rest = raw.partition("://")
+    if not sep:
+        scheme, rest = "tcp", raw
+    if scheme.lower() != "tcp":
+        raise ParameterError(option, f"{raw!r}: only tcp://HOST:PORT scheduler addresses are "
+                                     f"supported, not {scheme}://")
+    host, colon, port = rest.rstrip("/").rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or "/" in host or " " in host:
+        raise ParameterError(option, f"{raw!r} is not an address; expected tcp://HOST:PORT")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ParameterError(option, f"{raw!r}: the port must be a number in 1..65535")
+    return f"tcp://{rest.rstrip('/')}"
+
+
+def _reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Open (and close) a TCP connection to ``tcp://HOST:PORT`` within ``timeout`` seconds, so
+    that a refused port or an unroutable host fails at once, with one line."""
+    import socket
+
+    host, _, port = address[len("tcp://"):].rpartition(":")
     try:
-        for fut in cf.as_completed(futures):
-            yield futures[fut], fut.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ParameterError("--scheduler", f"cannot connect to {address}: "
+                                            f"{exc.strerror or exc}") from None
+
+
+def _connect(distributed, address: str, timeout: float = CONNECT_TIMEOUT):
+    """A ``distributed.Client`` for ``address``, or :class:`ParameterError` within about
+    ``timeout`` seconds: a server that accepts the connection but does not speak Dask's protocol
+    (an HTTP server) would otherwise hang the handshake, so the client is made in a helper thread
+    and abandoned when it does not answer in time."""
+    import threading
+
+    _reachable(address, timeout)
+    box: dict = {}
+
+    def make():
+        try:
+            box["client"] = distributed.Client(address, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            box["error"] = exc
+
+    t = threading.Thread(target=make, daemon=True, name="replica-dask-connect")
+    t.start()
+    t.join(timeout + 3)
+    if "client" in box:
+        return box["client"]
+    why = box.get("error")
+    raise ParameterError("--scheduler", f"cannot reach a Dask scheduler at {address}: "
+                                        + (f"{type(why).__name__}: {why}".split("\n")[0][:200]
+                                           if why is not None else
+                                           f"no Dask handshake within {timeout + 3:g} s"))
 
 
 def _run_dask(jobs, scheduler):
@@ -311,10 +439,7 @@ def _run_dask(jobs, scheduler):
         scheduler = scheduler.scheduler_address
     own = not isinstance(scheduler, distributed.Client)
     if own:
-        try:
-            client = distributed.Client(scheduler, timeout=30)
-        except (OSError, TimeoutError) as exc:
-            raise ParameterError("--scheduler", f"cannot reach {scheduler}: {exc}") from None
+        client = _connect(distributed, parse_scheduler_address(scheduler))
     else:
         client = scheduler
     futures = []
