@@ -349,7 +349,7 @@ class Machine:
                     x0, more = damped_mp(
                         lambda x: self.evaluate("equations", "mp", x, P, spec), x0,
                         admissible=lambda x: self.admissible_mp(x, P, spec),
-                        what=f"{self.problem.name} saddle point")
+                        maxiter=MP_START_SWEEPS, what=f"{self.problem.name} saddle point")
                     sweeps += more
                 rep = self.newton(x0, P, spec, balls)
         if not all(mpmath.isfinite(v) for v in rep.x):
@@ -709,6 +709,10 @@ def solve(problem: Problem, *, dps: int = 30, verify: bool = True, **raw) -> Res
     return solve_params(problem, problem.schema.parse(raw), dps=dps, verify=verify)
 
 
+MP_START_SWEEPS = 5000
+"""Sweeps of the damped mpmath iteration that starts Newton when float64 gave no start (a point
+that needs more is reported as exit 3 in seconds, not after a minute of 50000 sweeps)."""
+
 START_SWEEPS = 2000
 """Sweeps the float64 iteration may take for the start of one verified solve: it is only a
 start (the mpmath start takes over when it fails), and a point where float64 cannot converge --
@@ -772,10 +776,16 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                 with precision(hi):
                     ref, rep_hi, _ = m.solve_mp_once(params, start)
                     ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
-        except ZeroDivisionError:
+        except (ZeroDivisionError, ConvergenceError) as exc:
             # a denominator cancelled to exactly zero at this precision (terms that agree to
-            # more digits than it carries): more digits, as for any other loss to rounding
+            # more digits than it carries), or Newton stalled on a residual that is rounding
+            # noise: more digits, as for any other loss to rounding
+            stalled = isinstance(exc, ConvergenceError) and exc.status == Status.STALLED.value
+            if not stalled and isinstance(exc, ConvergenceError):
+                raise
             if guard_rounds >= max_guard_rounds:
+                if stalled:
+                    raise
                 raise ConvergenceError(
                     f"{problem.name}: a denominator cancels to zero even at {work} digits",
                     tried=f"{guard_rounds} rounds of doubled guard digits",
