@@ -8,7 +8,6 @@ as subprocesses under a timeout, so that a regression fails instead of stalling 
 """
 
 import http.server
-import os
 import socket
 import subprocess
 import sys
