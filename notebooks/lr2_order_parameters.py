@@ -10,7 +10,7 @@
 # %% [markdown]
 # # Low-rank tasks: order parameters, theory against simulation
 #
-# Settings of the authors' order-parameter check: $\alpha=2.3$,
+# Settings of the order-parameter check of the low-rank paper's authors (arXiv:2510.04548): $\alpha=2.3$,
 # $\tau=1.7$, $\sigma=0.003$, $\lambda=3$, $\rho=0.2$; theory over $\kappa\in[0.1,2]$, simulations
 # at $\kappa\in\{0.25,0.5,1,1.5,2\}$ with $D=70$ ($r=14$, $L=161$, $M=8330$, $M_0=70\kappa$) and 10
 # trials.
