@@ -1,6 +1,6 @@
 """Alignment theory at d = 120: deterministic solve vs the Monte-Carlo resolvent baseline.
 
-Baseline (reimplemented here from the description in spec/alignment.md §3.1, as the papers'
+Baseline (reimplemented here from the description in the paper, as the papers'
 authors evaluate the theory): ``M(nu)`` and ``M'(nu)`` are estimated by averaging
 ``(1/d) tr (R_k + nu)^{-1}`` and ``-(1/d) tr (R_k + nu)^{-2}`` over 100 fresh draws of
 ``R_k = (1/k) sum t t^T``, ``t ~ N(0, C_train)``, at every call; for ``tau < 1`` the effective

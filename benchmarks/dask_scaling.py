@@ -1,6 +1,6 @@
 """Sweep executors: serial, local processes and a Dask ``LocalCluster``, on the same small sweep.
 
-The sweep is 48 simulation jobs of the low-rank model (golden point 1 of ``lowrank.md`` §6.3:
+The sweep is 48 simulation jobs of the low-rank model (golden point 1 of the paper:
 alpha = 2, tau = 9/4, kappa = 3/2, rho = 0.9, sigma = 0.3; one seed per job, exact closed-form
 errors, no theory solve) at D = 24 (about 10 ms a job: overhead-bound) and at D = 32 (about
 45 ms a job). Each is run through :func:`replica.simulate.sweep.run_jobs` with

@@ -6,7 +6,7 @@ and where float64 loses digits (large alpha).
    iteration) and with the authors' scheme (``method="damped"``: start at theta = 1, damped
    iteration alone); every point converged to a relative change below 1e-13 (or the float64
    rounding floor).
-2. One point (golden point 2 of spec §6.3) at 50 digits, with and without the verifying re-solve.
+2. One point (golden point 2 of the authors' tabulated values) at 50 digits, with and without the verifying re-solve.
 3. float64 against a verified 30-digit solve as alpha grows (lambda = 0, tau = 2.6, kappa = 0.4,
    rho = 0.7, sigma = 0.01), over every reported value (order parameters, errors, all twelve
    decomposition parts): with the atom of the spectrum split off analytically

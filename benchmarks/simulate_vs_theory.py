@@ -12,12 +12,12 @@ d (weights 1/sem^2); ``a`` is the gap extrapolated to d = infinity and should be
 sizes from the gap.
 
 Also: the low-rank order parameters q, m, q-bar, m-bar, q0, m0 at the setting of
-``lowrank.md`` §6.2(i) (alpha = 2.3, tau = 1.7, sigma = 0.003, lambda = 3, rho = 0.2, kappa in
+the paper (alpha = 2.3, tau = 1.7, sigma = 0.003, lambda = 3, rho = 0.2, kappa in
 {0.5, 1, 1.5}) at D = 32, 48, 64, and the isotropic point of notebook ``b1`` (alpha = 10,
 tau = 2, kappa = 1/2, rho = 0.01, lambda = 1e-5, tasks on the sphere, balanced assignment),
 whose gap was reported to shrink slowly.
 
-The §6.2(i) setting is also run at D = 40, 60, 80, where every size is exact (r = D/5), and the
+The order-parameter setting is also run at D = 40, 60, 80, where every size is exact (r = D/5), and the
 b1 point also at d = 80 and 96 (fewer seeds). The findings paragraph at the end of the section
 is fixed text written from the run of 2026-12-02.
 
@@ -70,10 +70,10 @@ POINTS = [
      dict(alpha="1", tau="1/2", kappa="1/2", rho="0.3", sigma="0.5", lam="0.1")),
 ]
 
-#: lowrank.md §6.2(i): order parameters against kappa (kappa = 1 is golden point 2 above).
+#: the paper: order parameters against kappa (kappa = 1 is golden point 2 above).
 ORDER_BASE = dict(alpha="2.3", tau="1.7", rho="0.2", sigma="0.003", lam="3")
 ORDER_KAPPAS = ("1/2", "1", "3/2")
-#: D where every size of the §6.2(i) setting is exact (r = D/5, l = 2.3 D, n = 1.7 D^2, k).
+#: D where every size of the order-parameter setting is exact (r = D/5, l = 2.3 D, n = 1.7 D^2, k).
 EXACT_DS = (40, 60, 80)
 EXACT_SEEDS = 8
 
@@ -91,8 +91,8 @@ this paragraph is not).
 * **Papers A/B, piano or isotropic tests** (A1, A3, I1, I2, I3): the simulations lie 1-6 % above
   the theory at d = 64 and every extrapolation a is within 2 sigma of 0: |a| <= 2 % for A1, I1,
   I2 e_icl and I3; the e_idg gaps of A3 and I2 are flat at 2-4 % with sem 1-2 % (a = +6 +- 4 %
-  and +5 +- 3 %). A1 (the spec's piano point) is +7.1, +5.2, +3.3 % at d = 32, 48, 64, in line
-  with `alignment.md` §6 (5-8 % at d = 40, 1-3 % at d = 120). kappa < 1 has the larger gaps (I2
+  and +5 +- 3 %). A1 (the authors' piano point) is +7.1, +5.2, +3.3 % at d = 32, 48, 64, in line
+  with the paper (5-8 % at d = 40, 1-3 % at d = 120). kappa < 1 has the larger gaps (I2
   e_icl +12.6 % at d = 32, slope b = 4). With lambda > 0 (A3, I3) e_idg agrees with tau q, the
   conjectured finite-lambda IDG formula (a = +6 +- 4 % and -0.7 +- 2.7 %).
 * **A2, spike:1 test**: +7.4, +8.0, +8.1 % with 10 seeds, a = +9 +- 5 % (1.8 sigma), i.e. not
@@ -100,7 +100,7 @@ this paragraph is not).
   2-3 % with 10 seeds). Checked separately with more seeds: +13.6 +- 2.1 % (d = 32, 40 seeds),
   +8.0 +- 1.8 % (d = 48, 20 seeds), +5.3 +- 1.8 % (d = 80, 8 seeds); with the d = 64 row above
   the fit gives a = +0.4 +- 2.9 %: it does shrink, 10 seeds are too few to show it.
-* **Low-rank golden points 1 and 3**: 3-10 % above the theory at D = 64, within `lowrank.md` §7
+* **Low-rank golden points 1 and 3**: 3-10 % above the theory at D = 64, within the paper
   (4-7 % at D = 64 for point 1, up to 20 % for tau < 1); extrapolations consistent with 0 except
   L3 tm, flat at about +9 % (a = +8 +- 5 %, 1.7 sigma: not resolved at these D).
 * **Golden point 2 and the order parameters at D = 32, 48, 64** do not converge to the nominal
@@ -113,10 +113,10 @@ this paragraph is not).
   size is exact, all order parameters agree within 2.7 % at D = 80 (kappa = 1 and 3/2: within
   1.8 %, every a within 1 sigma of 0). Low-rank checks should use D with rho D an integer, or
   compare with the theory at the realised ratios.
-* **Task-memorisation error** at the §6.2(i) setting, exact sizes: +7.7, +4.9, +5.2 % (kappa =
+* **Task-memorisation error** at the order-parameter setting, exact sizes: +7.7, +4.9, +5.2 % (kappa =
   1) at D = 40, 60, 80, and +4.6 to +6.8 % at D = 80 for all three kappa; a = +5.4 +- 3.4, +3.1
   +- 2.8, +2.5 +- 2.0 % (kappa = 1/2, 1, 3/2), each within 1.6 sigma of 0 but all positive: tm
-  converges the slowest of the three errors here, within the spec's 5-10 % at D = 40-64, and
+  converges the slowest of the three errors here, within the authors' 5-10 % at D = 40-64, and
   these D do not decide whether its limit is the theory.
 * **Notebook b1 point**: the report is reproduced: +14.1 % at d = 32 and +13.5 % at d = 48. The
   gap then falls faster: +7.4, +5.2, +3.7 % at d = 64, 80, 96. It is not linear in 1/d (a
@@ -292,7 +292,7 @@ def _order_section(data):
                         + [_fmt_a(fit)]
                         + [f"{_pct(g)} +- {100 * s_:.1f}" for g, s_ in zip(g_r, s_r)]
                         + [_fmt_a(fit_r)])
-    md = ["**Low-rank order parameters** (`lowrank.md` §6.2(i): alpha = 2.3, tau = 1.7, "
+    md = ["**Low-rank order parameters** (the paper: alpha = 2.3, tau = 1.7, "
           "sigma = 0.003, lambda = 3, rho = 0.2) at D = " + ", ".join(map(str, DS)) + ". "
           "There r = int(0.2 D) = 6, 9, 12, i.e. r/D = 0.1875 at every D (6 % below the "
           "nominal 0.2), so the gap to the nominal theory carries a constant offset; the last "

@@ -11,13 +11,13 @@
 # # Paper A, "piano" figure: spiked test covariances against task diversity
 #
 # Reproduces the spiked-test figure of Letey et al. (arXiv:2509.26551), with the settings of
-# `spec/alignment.md` §5.1: $d=120$, $\alpha=2$, $\tau=4$, $\rho=0.01$ (noise variance), the
+# the paper: $d=120$, $\alpha=2$, $\tau=4$, $\rho=0.01$ (noise variance), the
 # "piano" pretraining spectrum $C_{\rm train}\propto\operatorname{diag}(d,d-1,\dots,1)$ with trace
 # $d$, and test covariances $C_{\rm test}=C_{\rm train}$ and the spikes
 # $C_{\rm test}=d\,e_je_j^\top$, $j\in\{1,79,99,109,120\}$ (index 1 is the top eigendirection of
 # $C_{\rm train}$).
 #
-# **Theory** (§3.1–§3.6). With $\tau>1$ and no ridge, $\tilde\lambda=0$ and the effective noise is
+# **Theory**. With $\tau>1$ and no ridge, $\tilde\lambda=0$ and the effective noise is
 # $\sigma=(\rho+c_{\rm train})/\alpha=0.505$. The resolvent $M_\kappa(\sigma)$ solves
 # $M=\frac1d\sum_i(a\lambda_i+\sigma)^{-1}$ with $a=1-\frac1\kappa+\frac\sigma\kappa M$, and
 #
@@ -27,16 +27,16 @@
 #
 # Every test here has $c_{\rm test}=1$, so $e_{\rm scalar}$ is the same for all of them and only
 # the misalignment part separates the curves. A spike costs $k_j$, the $j$-th eigenvalue of $K$;
-# $k_j$ grows as $\lambda_j$ decreases (§3.5), so the spike on the top direction is the best test
+# $k_j$ grows as $\lambda_j$ decreases, so the spike on the top direction is the best test
 # and the one on the bottom direction the worst.
 #
-# **Simulations** (§6): linear attention trained by exact ridge regression ($\lambda=10^{-6}$) on
+# **Simulations**: linear attention trained by exact ridge regression ($\lambda=10^{-6}$) on
 # $n=\tau d^2$ contexts at a smaller $d$ than the paper's 120 (the ridge system has $d(d+1)$
 # unknowns), spikes mapped to the same relative position $j\to\lceil j\,d_{\rm sim}/120\rceil$;
 # mean ± standard error over seeds. The right panel shows, as the authors do,
 # $e_{\rm misalign}=E_{\rm ICL}-e_{\rm scalar}$ with the theory $e_{\rm scalar}$ subtracted from the
 # simulated error. Expect the simulations slightly above the theory, most at small $\kappa$
-# (finite-size gap, §6).
+# (finite-size gap).
 
 # %%
 import math
@@ -51,7 +51,7 @@ import _common  # noqa: E402
 import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
-args = _common.parse_args("Paper A piano figure (spec alignment.md §5.1)")
+args = _common.parse_args("Paper A piano figure")
 out = _common.Outputs(args.out, "a1_piano_spiked_test")
 
 D, ALPHA, TAU, RHO = 120, 2.0, 4.0, 0.01
@@ -79,12 +79,12 @@ rows = [(t, k, theory[t]["e_icl"][i], theory[t]["e_scalar"][i], theory[t]["e_mis
 out.csv("_theory.csv", ["test", "kappa", "e_icl", "e_scalar", "e_misalign", "q", "sigma"], rows)
 
 # %% [markdown]
-# ## Check against paper A's values at $\kappa=2$ (high precision, §5.1 table)
+# ## Check against paper A's values at $\kappa=2$ (high precision)
 
 # %%
 r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=D, train="piano",
                   test="piano", dps=30)
-print(f"kappa=2: q = {float(r['q']):.10f} (spec 0.0929626003), e_scalar = "
+print(f"kappa=2: q = {float(r['q']):.10f} (paper 0.0929626003), e_scalar = "
       f"{float(r['e_scalar']):.10f} (0.2281094103), e_misalign = {float(r['e_misalign']):.10f} "
       f"(0.2424912674), digits {r.digits}")
 assert abs(float(r["q"]) - 0.0929626003) < 1e-9

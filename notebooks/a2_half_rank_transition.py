@@ -10,7 +10,7 @@
 # %% [markdown]
 # # Paper A, half-rank pretraining: the transition at $\kappa=\operatorname{rank}(C_{\rm train})/d=1/2$
 #
-# Settings of `spec/alignment.md` §5.2: $d=80$, $\alpha=\tau=80$, $\rho=0.01$,
+# Settings of the paper's figure: $d=80$, $\alpha=\tau=80$, $\rho=0.01$,
 # $C_{\rm train}=\operatorname{diag}(2,\dots,2,0,\dots,0)$ (rank $d/2$, SPEC `lowrank:0.5`), and
 # five test covariances, each trace-normalised to $d$: $C_{\rm train}$ ("test on pretrain"), $I$
 # ("isotropic"), the aligned power law $(j+1)^{-1/2}$, the unaligned power law $(d-j)^{-1/2}$
@@ -18,9 +18,9 @@
 # "max-aligned spike"; every index $\le d/2$ gives the same value because the top eigenvalue is
 # degenerate).
 #
-# **Theory.** The same equations as §3 (resolvent self-consistency, $\sigma=(\rho+1)/\alpha$,
+# **Theory.** The same equations as the theory above (resolvent self-consistency, $\sigma=(\rho+1)/\alpha$,
 # $q$, $e_{\rm scalar}$, $K$), evaluated on the two-atom spectrum. In the joint limit
-# $\alpha,\tau\to\infty$ with $c=\alpha/\tau$ fixed (§3.7(viii); here $c=1$)
+# $\alpha,\tau\to\infty$ with $c=\alpha/\tau$ fixed (here $c=1$)
 #
 # $$E_{\rm ICL}(C_{\rm test}=C_{\rm train})\to\rho+\Big(1+\frac{c\rho}{1+\rho}\Big)
 #   \Big(1-\frac{\kappa}{r}\Big)_+,\qquad
@@ -50,7 +50,7 @@ import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 from replica.analysis.transitions import alignment_transition  # noqa: E402
 
-args = _common.parse_args("Paper A half-rank figure (spec alignment.md §5.2)")
+args = _common.parse_args("Paper A half-rank figure")
 out = _common.Outputs(args.out, "a2_half_rank_transition")
 
 D, ALPHA, TAU, RHO = 80, 80.0, 80.0, 0.01

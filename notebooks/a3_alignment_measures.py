@@ -10,13 +10,13 @@
 # %% [markdown]
 # # Paper A: four alignment measures against the theory ICL error (Spearman rank correlations)
 #
-# Settings of `spec/alignment.md` §5.3: $C_{\rm train}$ the power law $p=0.9$ (eigenvalues
+# Settings of the paper's figure: $C_{\rm train}$ the power law $p=0.9$ (eigenvalues
 # $\propto(j+1)^{-0.9}$, trace $d$), $\alpha=2$, $\tau=4$, $\rho=0.01$,
 # $\kappa\in\{0.2,0.5,1,2,10\}$, $d=120$ (the value the authors' theory figure is consistent
 # with). Test set (17 covariances): power laws $p\in\{0.4,0.5,\dots,1.4\}$, uniform low-rank
 # spectra with rank fraction $\{0.2,0.4,0.6,0.8,1\}$, and $C_{\rm test}=C_{\rm train}$.
 #
-# The four measures of §3.8:
+# The four alignment measures of paper A:
 # 1. $e_{\rm misalign}=\langle C_{\rm test}K\rangle$ (the theory's own misalignment term),
 # 2. the resolvent measure $\langle C_{\rm test}F_\kappa(\sigma)\rangle$,
 # 3. the population measure $\langle C_{\rm test}C_{\rm train}^{-1}\rangle$,
@@ -26,7 +26,7 @@
 # For each $\kappa$ we compute the Spearman rank correlation, across the 17 tests, between each
 # measure and the **theory** $E_{\rm ICL}$, then average over $\kappa$.
 #
-# **There are no Transformer data here.** The paper's numbers 0.99 / 0.98 / 0.96 / 0.39 (§3.8)
+# **There are no Transformer data here.** The paper's numbers 0.99 / 0.98 / 0.96 / 0.39
 # correlate the measures with the ICL error of trained softmax Transformers ($d=20$); this
 # notebook only has the linear-attention theory. One consequence is a tautology: every test has
 # $c_{\rm test}=1$, so $e_{\rm scalar}$ is the same for all of them and
@@ -47,7 +47,7 @@ import _common  # noqa: E402
 import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
-args = _common.parse_args("Paper A alignment measures and Spearman correlations (spec §3.8, §5.3)")
+args = _common.parse_args("Paper A alignment measures and Spearman correlations")
 out = _common.Outputs(args.out, "a3_alignment_measures")
 
 D = 40 if args.quick else 120

@@ -10,7 +10,7 @@
 # %% [markdown]
 # # Paper A: power-law specialisation heatmap (linear-attention theory)
 #
-# Paper A's Figure 4 (`spec/alignment.md` §5.4) trains softmax Transformers ($d=32$, $\alpha=1$,
+# Paper A's Figure 4 trains softmax Transformers ($d=32$, $\alpha=1$,
 # $\tau=4$, $\rho=0.01$) on power-law task covariances $p_{\rm tr}\in\{0.5,0.7,\dots,2.9\}$ and
 # tests on $p_{\rm test}=0.9$, for $\kappa\in\{0.2,\dots,2.2\}$, plotting the relative gain
 #
@@ -18,12 +18,12 @@
 #
 # against $(\kappa,\,p_{\rm tr}-p_{\rm test})$. The authors' repository holds no Transformer
 # outputs; this notebook draws the **linear-attention theory** on the same axes with
-# `replica.analysis.phase_diagram.alignment_specialisation`: $E$ is the §3 theory error
+# `replica.analysis.phase_diagram.alignment_specialisation`: $E$ is the theory error of `replica.models.alignment`
 # $E_{\rm ICL}(C_{\rm train}=\text{powerlaw}(p_{\rm tr}),\,C_{\rm test}=\text{powerlaw}(0.9))$
 # (float64 heatmap), and the boundary $G=0$ with $p_{\rm tr}>p_{\rm test}$, beyond which a steeper
 # pretraining spectrum stops helping, is traced by continuation in mpmath.
 #
-# Expected (§5.4, the specialisation–generalisation trade-off): at low task diversity a steeper
+# Expected (the specialisation–generalisation trade-off): at low task diversity a steeper
 # (more specialised) pretraining spectrum helps ($G>0$), at high diversity it hurts, and an overly
 # steep spectrum always hurts.
 
@@ -39,7 +39,7 @@ import _common  # noqa: E402
 
 from replica.analysis.phase_diagram import alignment_specialisation  # noqa: E402
 
-args = _common.parse_args("Paper A power-law specialisation heatmap (spec alignment.md §5.4)")
+args = _common.parse_args("Paper A power-law specialisation heatmap")
 out = _common.Outputs(args.out, "a4_powerlaw_specialisation")
 D = 16 if args.quick else 32
 KAPPAS = np.linspace(0.2, 2.2, 9 if args.quick else 41)

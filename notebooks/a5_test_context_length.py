@@ -10,19 +10,19 @@
 # %% [markdown]
 # # Paper A: test-time context length $\alpha_{\rm test}$
 #
-# Settings of `spec/alignment.md` §5.8: $d=150$, $\alpha=2$, $\tau=4$, $\kappa=1$, $\rho=0.01$,
+# Settings of the paper's figure: $d=150$, $\alpha=2$, $\tau=4$, $\kappa=1$, $\rho=0.01$,
 # ridge $\lambda=10^{-4}$, $\alpha_{\rm test}$ on 21 log-spaced values from $10^{-1}$ to $10^3$,
 # and $C_{\rm train}=C_{\rm test}\in\{I,\ \text{powerlaw } p=1,\ \text{powerlaw } p=1.5\}$.
 #
-# **Theory** (§3.7(vi)): the model is pretrained at context length $\alpha$; at test time only the
+# **Theory**: the model is pretrained at context length $\alpha$; at test time only the
 # prefactor of the scalar part changes,
 #
 # $$e_{\rm scalar}=\rho+\frac{c_{\rm test}+\rho}{\alpha_{\rm test}}\Big[1+(q-2\sigma)M_\kappa(\sigma)
 #   +(q\tilde\lambda-\sigma^2)M'_\kappa(\sigma)\Big],$$
 #
 # while $\sigma$, $q$, $M$ and $e_{\rm misalign}$ keep the training $\alpha$ (with ridge the
-# effective ridge solves $\tilde\lambda M_\kappa(\sigma)=1-\tau+\tau\lambda/\tilde\lambda$,
-# §3.7(vii)). So $E_{\rm ICL}$ is affine in $1/\alpha_{\rm test}$ and saturates at
+# effective ridge solves $\tilde\lambda M_\kappa(\sigma)=1-\tau+\tau\lambda/\tilde\lambda$).
+# So $E_{\rm ICL}$ is affine in $1/\alpha_{\rm test}$ and saturates at
 # $\rho+e_{\rm misalign}$ as $\alpha_{\rm test}\to\infty$; it decreases with $\alpha_{\rm test}$
 # exactly when the bracket is positive, as in these settings.
 #
@@ -41,7 +41,7 @@ import _common  # noqa: E402
 import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 
-args = _common.parse_args("Paper A test-time context length (spec alignment.md §5.8)")
+args = _common.parse_args("Paper A test-time context length")
 out = _common.Outputs(args.out, "a5_test_context_length")
 D = 50 if args.quick else 150
 ALPHA, TAU, KAPPA, RHO, LAM = 2.0, 4.0, 1.0, 0.01, 1e-4

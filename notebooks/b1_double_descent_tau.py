@@ -11,17 +11,17 @@
 # # Paper B: double descent in the pretraining ratio $\tau$
 #
 # Lu et al. (arXiv:2405.11751), isotropic tasks and inputs, $C_{\rm train}=C_{\rm test}=I$
-# (`spec/alignment.md` §4, settings of B's Fig. 1 in §5.7 and §4.4).
+# (settings of B's Fig. 1 ).
 #
 # **Panels A, B (ridgeless).** $\rho=0.01$, $\kappa=0.5$, $\alpha\in\{1,10,100\}$, $\tau$ swept
-# through 1 from both sides. With $x^*=(1+\rho)/\alpha$ paper B's closed forms (§4.3) have poles
+# through 1 from both sides. With $x^*=(1+\rho)/\alpha$ paper B's closed forms have poles
 # $1/(1-\tau)$ for $\tau<1$ and $1/(\tau-1)$ for $\tau>1$: the number of pretraining contexts
 # $n=\tau d^2$ crosses the number of parameters $\approx d^2$ at $\tau=1$ (interpolation
 # threshold), and $e^{\rm ICL}$ and $e^{\rm IDG}$ diverge like $1/|1-\tau|$ there.
 #
 # **Panel C (ridge).** $\alpha=10$, $\kappa=\infty$ (a fresh task per context), ridge
 # $\lambda\in\{10^{-5},0.1,1\}$ (papers A/B normalisation $(n/d)\lambda\|\Gamma\|^2$). The ridge
-# formula (§4.2) replaces the effective-ridge equation by
+# formula replaces the effective-ridge equation by
 # $\xi\,\mathcal M_\kappa(\xi+x^*)=1-\tau+\tau\lambda/\xi$, which has a positive root for every
 # $\tau$ including $\tau=1$: $\lambda=10^{-5}$ leaves a sharp peak, $\lambda=0.1$ and $1$ remove it.
 #
@@ -41,7 +41,7 @@ import _common  # noqa: E402
 
 import replica  # noqa: E402
 
-args = _common.parse_args("Paper B double descent in tau (spec alignment.md §4.4, §5.7)")
+args = _common.parse_args("Paper B double descent in tau")
 out = _common.Outputs(args.out, "b1_double_descent_tau")
 RHO, KAPPA = "0.01", "0.5"
 ALPHAS = ["1", "10", "100"]

@@ -10,7 +10,7 @@
 # %% [markdown]
 # # Paper B: the memorisation → in-context-learning transition at $\kappa=1$ sharpens with $\alpha$
 #
-# Paper B's Fig. 4 protocol (`spec/alignment.md` §4.4, §5.7): isotropic tasks, $\rho=0.01$,
+# Paper B's Fig. 4 protocol: isotropic tasks, $\rho=0.01$,
 # $\tau=0.2\,\alpha$ (so $c=\alpha/\tau=5$), and the task-generalisation gap
 #
 # $$g_{\rm task}(\kappa)=e^{\rm ICL}-e^{\rm IDG}$$
@@ -48,7 +48,7 @@ import replica  # noqa: E402
 from replica.spectra import parse_spec  # noqa: E402
 from replica.analysis.transitions import isotropic_transition  # noqa: E402
 
-args = _common.parse_args("Paper B kappa = 1 transition sharpening (spec alignment.md §4.4)")
+args = _common.parse_args("Paper B kappa = 1 transition sharpening")
 out = _common.Outputs(args.out, "b2_kappa_transition")
 RHO = 0.01
 ALPHAS = [6, 20, 1000] if args.quick else [6, 10, 20, 40, 1000]
@@ -59,7 +59,7 @@ SIM_ALPHAS = [20] if args.quick else [6, 20]
 SIM_KAPPAS = [0.5, 2.0] if args.quick else [0.25, 0.5, 1.0, 2.0, 4.0]
 
 # %% [markdown]
-# ## Theory (paper A's equations at $C=I$, identical to B's closed forms, §3.7(iii))
+# ## Theory (paper A's equations at $C=I$, identical to B's closed forms)
 
 # %%
 ident = parse_spec("identity", 1)

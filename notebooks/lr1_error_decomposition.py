@@ -10,29 +10,29 @@
 # %% [markdown]
 # # Low-rank tasks (Takanami et al.): error decomposition for the three test protocols
 #
-# Fig. 1 settings of `spec/lowrank.md` §6.1: $\gamma=1.5$, $\kappa=1.5$ so $\tau=\gamma\kappa=2.25$;
+# Fig. 1 settings of the low-rank paper: $\gamma=1.5$, $\kappa=1.5$ so $\tau=\gamma\kappa=2.25$;
 # task-rank ratio $\rho=r/D=0.9$; label-noise standard deviation $\sigma=0.3$; test context length
 # $\tilde\alpha=\alpha$, noiseless test ($\tilde\sigma=0$); ridge $\lambda=0$ (the caption gives
-# none; the problem is well posed at finite $\alpha$, §4.1). x-axis: $\alpha$. Since
+# none; the problem is well posed at finite $\alpha$). x-axis: $\alpha$. Since
 # $\rho<\kappa$ this is the task-rich regime.
 #
-# **Theory** (`replica.models.lowrank`, the replica-symmetric saddle point of §2). The errors
+# **Theory** (`replica.models.lowrank`, the replica-symmetric saddle point). The errors
 # (E1)–(E3) are $\varepsilon_X=\tilde\sigma^2+1-2m_X+q_X+\frac{1+\tilde\sigma^2}{\tilde\alpha}\bar q$
 # with $(m_X,q_X)=(m,q)$ for task memorisation (TM, a pretraining task), $(m_0,q_0)$ for
 # in-distribution generalisation (IDG, a new task in the same subspace) and $(\bar m,\bar q)$ for
 # out-of-distribution generalisation (ODG, a new subspace). Each $q$ splits into the parts
-# proportional to $\hat m^2$ (S), $\hat\chi$ (T) and $\hat{\bar\chi}$ (R), which gives (§3.2, E5)
+# proportional to $\hat m^2$ (S), $\hat\chi$ (T) and $\hat{\bar\chi}$ (R), which gives (E5)
 #
 # $$\varepsilon_X=\underbrace{1-2m_X+q_X^S+\tfrac{1}{\tilde\alpha}\bar q^S}_{\text{algorithmic signal}}
 #  +\underbrace{q_X^T+\tfrac{1}{\tilde\alpha}\bar q^T}_{\text{memorisation noise}}
 #  +\underbrace{q_X^R+\tfrac{1}{\tilde\alpha}\bar q^R}_{\text{structural noise}} .$$
 #
-# The labels memorisation = T and structural = R are an **inferred** mapping (§3.2), not
+# The labels memorisation = T and structural = R are an **inferred** mapping, not
 # checked against the paper's text. Dashed: total; solid: the three parts.
 #
-# **Simulations** (§7): exact ridge solution of the pretraining objective (M6) at dimension $D$
+# **Simulations**: exact ridge solution of the pretraining objective (M6) at dimension $D$
 # (the paper: $D=60$, 5 experiments, standard errors); errors from the closed-form expectation over
-# test prompts. Expect the simulations above the theory by a few per cent at $D\approx60$ (§7).
+# test prompts. Expect the simulations above the theory by a few per cent at $D\approx60$.
 
 # %%
 import os
@@ -45,7 +45,7 @@ import _common  # noqa: E402
 
 import replica  # noqa: E402
 
-args = _common.parse_args("Low-rank paper Fig. 1: error decomposition (spec lowrank.md §6.1)")
+args = _common.parse_args("Low-rank paper Fig. 1: error decomposition")
 out = _common.Outputs(args.out, "lr1_error_decomposition")
 GAMMA, KAPPA, RHO, SIGMA = 1.5, 1.5, 0.9, 0.3
 TAU = GAMMA * KAPPA
@@ -72,13 +72,13 @@ for p in PROTOCOLS:
     assert np.allclose(total, th[p], rtol=1e-10), p
 
 # %% [markdown]
-# ## Check at the golden point $\alpha=2$ (spec §6.3, fixed point 1), high precision
+# ## Check at the golden point $\alpha=2$ (fixed point 1 of the authors' code), high precision
 
 # %%
 r = replica.solve("lowrank", alpha=2, tau="2.25", kappa="1.5", rho="0.9", sigma="0.3", dps=30)
 gold = {"tm": 0.55040616, "idg": 0.75981063, "odg": 0.86820251}
 for p, g in gold.items():
-    print(f"alpha=2: {p.upper()} = {float(r[p]):.10f} (spec {g})")
+    print(f"alpha=2: {p.upper()} = {float(r[p]):.10f} (golden {g})")
     assert abs(float(r[p]) - g) < 1e-8
 
 # %% [markdown]

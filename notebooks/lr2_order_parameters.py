@@ -10,12 +10,12 @@
 # %% [markdown]
 # # Low-rank tasks: order parameters, theory against simulation
 #
-# Settings of the authors' order-parameter check (`spec/lowrank.md` §6.2(i)): $\alpha=2.3$,
+# Settings of the order-parameter check of the low-rank paper's authors (arXiv:2510.04548): $\alpha=2.3$,
 # $\tau=1.7$, $\sigma=0.003$, $\lambda=3$, $\rho=0.2$; theory over $\kappa\in[0.1,2]$, simulations
 # at $\kappa\in\{0.25,0.5,1,1.5,2\}$ with $D=70$ ($r=14$, $L=161$, $M=8330$, $M_0=70\kappa$) and 10
 # trials.
 #
-# The six order parameters and their finite-$D$ estimators (§2.1), with $S$ the empirical
+# The six order parameters and their finite-$D$ estimators, with $S$ the empirical
 # covariance of the $M_0$ training tasks and $P=AA^\top$ the projector on the task subspace:
 #
 # | | estimator | |
@@ -27,11 +27,11 @@
 # | $q_0$ | $\operatorname{Tr}(\Gamma P\Gamma^\top)/r$ | self-overlap on the subspace |
 # | $m_0$ | $\operatorname{Tr}(A^\top\Gamma A)/r$ | overlap on the subspace |
 #
-# Theory: the replica-symmetric fixed point (§2.4) with $z=-(\lambda+\hat{\bar q})/\hat q$, the
+# Theory: the replica-symmetric fixed point with $z=-(\lambda+\hat{\bar q})/\hat q$, the
 # post-processed $\bar m=\frac{\hat m}{\hat q}(1+zg)$, $m_0=\bar m/\rho$ and $q_0$ from (R9).
-# Expected shapes (§6.2): $m_0$ and $q_0$ non-monotone in $\kappa$ with an interior maximum near
+# Expected shapes: $m_0$ and $q_0$ non-monotone in $\kappa$ with an interior maximum near
 # $\kappa\approx0.3$–$0.4$; $q$ and $m$ decreasing. The $\kappa=1$ point is golden fixed point 2
-# (§6.3), checked below at 30 digits.
+#, checked below at 30 digits.
 
 # %%
 import os
@@ -44,7 +44,7 @@ import _common  # noqa: E402
 
 import replica  # noqa: E402
 
-args = _common.parse_args("Low-rank order parameters vs simulation (spec lowrank.md §6.2(i))")
+args = _common.parse_args("Low-rank order parameters vs simulation")
 out = _common.Outputs(args.out, "lr2_order_parameters")
 P = dict(alpha=2.3, tau=1.7, sigma=0.003, lam=3.0, rho=0.2)
 KAPPAS = np.linspace(0.1, 2.0, 30 if args.quick else 200)
@@ -70,7 +70,7 @@ r = replica.solve("lowrank", alpha="2.3", tau="1.7", kappa=1, rho="0.2", sigma="
 gold = {"q": 0.47800230, "m": 0.67868216, "qbar": 0.08914485, "q0": 0.42047444,
         "m0": 0.63217627}
 for k, g in gold.items():
-    print(f"kappa=1: {k} = {float(r[k]):.10f} (spec {g})")
+    print(f"kappa=1: {k} = {float(r[k]):.10f} (golden {g})")
     assert abs(float(r[k]) - g) < 1e-8
 
 # %% [markdown]

@@ -10,11 +10,11 @@
 # %% [markdown]
 # # Low-rank tasks: the transition at $\rho=\kappa$ sharpens as $\alpha$ grows
 #
-# Scan of `spec/lowrank.md` §6.4: $\lambda=0$, $\tau=2.25$, $\kappa=0.5$, $\sigma=0.3$,
+# The paper's transition scan: $\lambda=0$, $\tau=2.25$, $\kappa=0.5$, $\sigma=0.3$,
 # $\tilde\alpha=\alpha$, $\tilde\sigma=0$, $\alpha\in\{4,16,64,256,1024\}$, task-rank ratio
 # $\rho\in[0.1,1]$ (the reference points $\{0.1,0.3,0.4,0.45,0.5,0.55,0.6,0.8,1\}$ lie on the grid).
 #
-# **Mechanism** (§4.4). The $M_0=\kappa D$ training tasks span $\min(\kappa,\rho)D$ of the
+# **Mechanism**. The $M_0=\kappa D$ training tasks span $\min(\kappa,\rho)D$ of the
 # $r=\rho D$ subspace directions. Task-rich ($\rho<\kappa$): the whole subspace is seen, $m_0\to1$
 # and $\varepsilon_{\rm IDG}$ stays $O(1)$. Task-scarce ($\rho>\kappa$): a fraction $1-\kappa/\rho$
 # is never seen, $m_0\to\kappa/\rho$ and the structural noise makes $\varepsilon_{\rm IDG}$ grow
@@ -25,7 +25,7 @@
 #   \lim_{\alpha\to\infty}m_0=\frac{\min(\kappa,\rho)}{\rho},$$
 #
 # both non-analytic at $\rho=\kappa$ (dotted in the figure). At finite $\alpha$ the implicit ridge
-# $(1+\sigma^2)/\alpha$ of the finite context (§4.1) smooths the kink; the curves approach it as
+# $(1+\sigma^2)/\alpha$ of the finite context smooths the kink; the curves approach it as
 # $\alpha$ grows. TM stays $O(1)$ throughout; ODG grows $\propto\alpha$ on both sides.
 #
 # Theory only (a theory scan): `replica.models.lowrank.solve_float64`, with a
@@ -45,7 +45,7 @@ from replica.derivations.lowrank import large_alpha_limits  # noqa: E402
 from replica.models import lowrank as L  # noqa: E402
 from replica.symbolic import Evaluator  # noqa: E402
 
-args = _common.parse_args("Low-rank transition scan (spec lowrank.md §6.4)")
+args = _common.parse_args("Low-rank transition scan")
 out = _common.Outputs(args.out, "lr3_transition_scan")
 TAU, KAPPA, SIGMA = 2.25, 0.5, 0.3
 ALPHAS = [4, 16, 64, 256, 1024]

@@ -10,23 +10,23 @@
 # %% [markdown]
 # # Low-rank tasks: $(\kappa,\rho)$ phase diagram with finite-$\alpha$ crossover lines
 #
-# Parameters of the §6.4 scan (`spec/lowrank.md`): $\lambda=0$, $\tau=2.25$, $\sigma=0.3$,
+# Parameters of the transition scan of `lr3_transition_scan`: $\lambda=0$, $\tau=2.25$, $\sigma=0.3$,
 # $\tilde\alpha=\alpha$, now over the whole plane of task diversity $\kappa$ and task-rank ratio
-# $\rho$. Two regions (§4.4): **task-rich** $\rho<\kappa$ (the training tasks span the task
+# $\rho$. Two regions: **task-rich** $\rho<\kappa$ (the training tasks span the task
 # subspace; IDG stays $O(1)$) and **task-scarce** $\rho>\kappa$ (a fraction $1-\kappa/\rho$ of the
 # subspace is never seen; $\varepsilon_{\rm IDG}/\alpha\to\sigma^2(\rho-\kappa)/(\rho(\tau-1)
 # (1+\sigma^2))>0$). Background: $\varepsilon_{\rm IDG}/\alpha$ from the replica solution at the
 # largest $\alpha$.
 #
 # **Where the boundary comes from.** At $\lambda=0$ the saddle point sits at $z=-\varepsilon$ with
-# $\varepsilon=(1+\sigma^2)/\alpha$ (§4.2), and the order parameters are built from the Stieltjes
+# $\varepsilon=(1+\sigma^2)/\alpha$, and the order parameters are built from the Stieltjes
 # transform $g(z)$ of the empirical task covariance $S$. The non-analyticity comes from the atom of
-# $S$'s spectrum at zero, of mass $1-\min(\kappa,\rho)$ (§4.1), measured by the indicator
+# $S$'s spectrum at zero, of mass $1-\min(\kappa,\rho)$, measured by the indicator
 #
 # $$I_\alpha(\kappa,\rho)=\varepsilon\,g(-\varepsilon;\kappa,\rho)\ \xrightarrow{\ \alpha\to\infty\ }
 #   \ 1-\min(\kappa,\rho).$$
 #
-# By the dictionary of §5, $g(-\varepsilon)$ is paper A's resolvent $M_\kappa(\varepsilon)$ for
+# By the cross-paper dictionary, $g(-\varepsilon)$ is paper A's resolvent $M_\kappa(\varepsilon)$ for
 # $C_{\rm train}=P/\rho$ (rank fraction $\rho$) and $\varepsilon$ is paper A's effective noise
 # $\sigma_A=(\rho_A+1)/\alpha$ with $\rho_A=\sigma^2$; so $I_\alpha$ is exactly the indicator
 # $A_\alpha(\kappa)=\sigma_AM_\kappa(\sigma_A)$ of `replica.analysis.transitions`. We therefore
@@ -64,7 +64,7 @@ from replica.numerics import precision  # noqa: E402
 from replica.spectra import lowrank_stieltjes_mp  # noqa: E402
 from replica.symbolic import Evaluator  # noqa: E402
 
-args = _common.parse_args("Low-rank (kappa, rho) phase diagram (spec lowrank.md §4.4, §6.4)")
+args = _common.parse_args("Low-rank (kappa, rho) phase diagram")
 out = _common.Outputs(args.out, "lr4_phase_diagram")
 TAU, SIGMA = "2.25", "0.3"
 SIGMA2 = str(Fraction(SIGMA) ** 2)

@@ -6,7 +6,7 @@ Steps (each can be skipped with ``--skip STEP``):
    symbolic identity, limit or numeric comparison) for the models that have one;
 2. ``solve`` -- solve the alignment (paper A), isotropic (paper B) and low-rank models at high
    precision on reference points, with the digits each value guarantees (verified by a re-solve
-   at more digits), and compare the golden values of the specs;
+   at more digits), and compare the published golden values;
 3. ``transitions`` -- locate the phase transitions numerically (``replica.analysis.transitions``):
    paper A's kappa_c = rank/d for a half-rank C_train, paper B's kappa_c = 1, the low-rank
    rho = kappa transition, each with a finite-alpha crossover, and paper B's interpolation peak
@@ -129,7 +129,7 @@ ISOTROPIC_CASES = [("isotropic tau=1/2", dict(alpha=2, tau="1/2", kappa="1/2", r
                    ("isotropic tau=4", dict(alpha=2, tau=4, kappa="1/2", rho="0.01")),
                    ("isotropic ridge tau=1", dict(alpha=2, tau=1, kappa="1/2", rho="0.01",
                                                   lam="0.1"))]
-#: spec/lowrank.md §6.3 golden fixed points (alpha, tau, kappa, lambda, sigma, rho) -> TM IDG ODG
+#: Golden fixed points tabulated with the authors' public code (alpha, tau, kappa, lambda, sigma, rho) -> TM IDG ODG
 LOWRANK_CASES = [
     ("golden 1 (lambda=0)", dict(alpha=2, tau="2.25", kappa="1.5", lam=0, sigma="0.3",
                                  rho="0.9"), (0.55040616, 0.75981063, 0.86820251)),
@@ -170,7 +170,7 @@ def lowrank_section(dps: int):
             failures.append(f"lowrank {label}: deviates from the authors' golden values by {dev:.1e}")
         rows.append((label, _fmt(r["tm"]), _fmt(r["idg"]), _fmt(r["odg"]), r.digits,
                      f"{dev:.1e}"))
-    return _table(rows, ("case", "TM", "IDG", "ODG", "digits", "|spec - value|")), failures
+    return _table(rows, ("case", "TM", "IDG", "ODG", "digits", "|golden - value|")), failures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,7 +192,7 @@ def transitions_section(dps: int):
         jobs.append(("lowrank, kappa=1/2, tau=9/4, sigma=3/10", "rho_c", "1/2",
                      lambda a: low("1/2", "9/4", "3/10", alpha=a, dps=dps)))
     else:
-        # spec/lowrank.md §5: the low-rank indicator eps g(-eps) is paper A's sigma M_kappa(sigma)
+        # Cross-paper identity: the low-rank indicator eps g(-eps) is paper A's sigma M_kappa(sigma)
         # at C_train = P/rho and noise variance sigma^2; the transition is located in kappa at
         # rank ratio rho = 1/2 (the rho = kappa line crossed at one point).
         jobs.append(("lowrank via paper A's C_train = P/rho, rho=1/2, tau=9/4, sigma^2=9/100",
@@ -200,7 +200,7 @@ def transitions_section(dps: int):
                      lambda a: T.alignment_transition("1/2", "9/4", "9/100", alpha=a, dps=dps)))
         notes.append("replica.analysis.transitions has no lowrank_transition: the low-rank "
                      "rho = kappa transition is located with alignment_transition at C_train = P/rho "
-                     "(identical indicator by spec/lowrank.md §5)")
+                     "(identical indicator by the cross-paper identity)")
     rows, csv_rows = [], []
     for label, key, expected, fn in jobs:
         for alpha in (None, "100"):
@@ -421,7 +421,7 @@ def main(argv=None) -> int:
                         f"stated)", alignment_section(dps))
                 text, fails = lowrank_section(dps)
                 failures += fails
-                section(f"Low-rank model at {dps} digits (spec lowrank.md §6.3 golden points)",
+                section(f"Low-rank model at {dps} digits (the golden fixed points tabulated with the authors' public code)",
                         text)
             elif step == "transitions":
                 text, csv_rows, nts = transitions_section(min(dps, 30))

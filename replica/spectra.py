@@ -61,7 +61,7 @@ def marchenko_pastur_prime_expr(z, kappa, c=1):
     return -m**2 / 2 * (1 + (z + c + c / kappa) / sympy.sqrt(b**2 + 4 * c * z / kappa))
 
 
-# -- Low-rank task covariance (arXiv 2510.04548, spec lowrank.md §2.2) ---------------------------
+# -- Low-rank task covariance (arXiv 2510.04548) ---------------------------
 #
 # S = (1/M0) sum_nu w_nu w_nu^T with w = sqrt(D/r) A v, A a D x r orthonormal frame, M0 = kappa D,
 # r = rho D: S = A W A^T / rho with W an r x r Wishart matrix of aspect ratio rho/kappa. Its
@@ -100,7 +100,7 @@ def lowrank_regular_expr(z, kappa, rho, n: int = 0):
 
     i.e. :math:`2\rho\kappa/(s + \kappa\rho w + \kappa - \rho)` for :math:`\rho\le\kappa` and
     :math:`2\kappa^2/(s + \kappa\rho w + \rho - \kappa)` for :math:`\rho > \kappa`. Derivation: the
-    root :math:`\tilde g = -(b+s)/(2\rho z)` of the quadratic (spec (R-S3), the "−√" branch),
+    root :math:`\tilde g = -(b+s)/(2\rho z)` of the quadratic for :math:`\tilde g` below (the "−√" branch),
     minus the pole, is :math:`(s - \kappa\rho w - |\rho-\kappa|)/(2\rho w)` plus, for
     :math:`\rho\le\kappa`, nothing; multiplying by the conjugate uses :math:`s^2 - (\kappa\rho w +
     |\rho - \kappa|)^2 = 4\kappa\rho\min(\kappa,\rho) w`. Every term is positive for :math:`z < 0`,
@@ -126,11 +126,11 @@ def _pole_derivative(p, z, n):
 
 def lowrank_stieltjes_tilde_expr(z, kappa, rho):
     r"""Subspace-restricted transform :math:`\tilde g(z) = \frac1r\operatorname{Tr}[A^\top
-    (S - z)^{-1} A]` of the low-rank task covariance (spec (R-S3)), a SymPy expression.
+    (S - z)^{-1} A]` of the low-rank task covariance (the quadratic for :math:`\tilde g` below), a SymPy expression.
 
     It is the root of :math:`\rho z\tilde g^2 + b\tilde g + \rho\kappa = 0`, :math:`b = \kappa\rho
     z + \rho - \kappa`, on the branch :math:`\tilde g = -(b + s)/(2\rho z)` (the "−√" branch,
-    :math:`\tilde g \sim -1/z` as :math:`z\to-\infty`; spec (R-S4)), written as the pole of the atom
+    :math:`\tilde g \sim -1/z` as :math:`z\to-\infty`), written as the pole of the atom
     plus the regular part: :math:`\tilde g = -\tilde p_0/z + h(z)` (:func:`lowrank_atom_masses`,
     :func:`lowrank_regular_expr`), a sum of two non-negative terms for :math:`z < 0`.
     ``kappa = sympy.oo`` gives the limit :math:`\rho/(1 - \rho z)` (the spectrum of
@@ -148,7 +148,7 @@ def lowrank_stieltjes_tilde_derivative_expr(z, kappa, rho, n: int = 1):
 
 
 def lowrank_stieltjes_expr(z, kappa, rho):
-    r"""Full-space transform :math:`g(z) = \frac1D\operatorname{Tr}(S - z)^{-1}` (spec (R-S2)):
+    r"""Full-space transform :math:`g(z) = \frac1D\operatorname{Tr}(S - z)^{-1}`:
     :math:`g = -(1-\rho)/z + \rho\tilde g = -p_0/z + \rho h(z)` (the complement of the task
     subspace contributes the pure pole). Equal to the published
     :math:`[\kappa+\rho-\kappa\rho z-2-\sqrt{(\rho\kappa z+\rho-\kappa)^2-4\rho^2\kappa z}]/(2z)`."""
@@ -169,7 +169,7 @@ def lowrank_stieltjes_derivative_expr(z, kappa, rho, n: int = 0):
 
 
 def lowrank_stieltjes_quadratic(g, z, kappa, rho):
-    r"""The quadratic that :math:`g` solves (spec (R-S2)):
+    r"""The quadratic that :math:`g` solves:
     :math:`z^2g^2 + zg(\kappa\rho z + 2 - \kappa - \rho) + (1-\rho)(\kappa\rho z + 1 - \kappa)
     + \rho^2\kappa z`."""
     return (z**2 * g**2 + z * g * (kappa * rho * z + 2 - kappa - rho)
@@ -177,7 +177,7 @@ def lowrank_stieltjes_quadratic(g, z, kappa, rho):
 
 
 def lowrank_stieltjes_tilde_quadratic(gt, z, kappa, rho):
-    r"""The quadratic that :math:`\tilde g` solves (spec (R-S3)):
+    r"""The quadratic that :math:`\tilde g` solves:
     :math:`\rho z\tilde g^2 + (\kappa\rho z + \rho - \kappa)\tilde g + \rho\kappa`."""
     return rho * z * gt**2 + (kappa * rho * z + rho - kappa) * gt + rho * kappa
 
@@ -196,8 +196,8 @@ def _lowrank_mp_evaluator(n: int, tilde: bool, kappa_infinite: bool):
 def lowrank_stieltjes_mp(z, kappa, rho, n: int = 0, tilde: bool = False):
     """Numeric :math:`g^{(n)}(z)` (or :math:`\\tilde g^{(n)}` with ``tilde=True``) at the working
     precision, from the SymPy closed forms above. ``z``, ``kappa``, ``rho`` are mpf (``kappa`` may
-    be ``mpmath.inf``). Raises :class:`ParameterError` unless ``z < 0`` (the branch rule, spec
-    (R-S4): the closed form is the Stieltjes transform only there), ``0 < rho <= 1``, ``kappa > 0``.
+    be ``mpmath.inf``). Raises :class:`ParameterError` unless ``z < 0`` (the branch rule: the closed
+    form is the Stieltjes transform only there), ``0 < rho <= 1``, ``kappa > 0``.
     """
     z, rho = mpmath.mpf(z), mpmath.mpf(rho)
     kappa = mpmath.mpf(kappa)

@@ -173,7 +173,7 @@ def matches_given_decimals(x, text):
 
 
 # ------------------------------------------------------------------------------------------------
-# Golden values: piano, d = 120, kappa = 2, alpha = 2, tau = 4, rho = 0.01 (spec §5.1)
+# Golden values: piano, d = 120, kappa = 2, alpha = 2, tau = 4, rho = 0.01
 # ------------------------------------------------------------------------------------------------
 def test_piano_golden_values():
     r = replica.solve("alignment", alpha=2, tau=4, kappa=2, rho="0.01", d=120, train="piano",
@@ -188,7 +188,7 @@ def test_piano_golden_values():
 
 
 # ------------------------------------------------------------------------------------------------
-# Limits (spec §3.7)
+# Limits
 # ------------------------------------------------------------------------------------------------
 def test_kappa_infinite_is_population_resolvent_and_continuous():
     """kappa = inf: F = (C + zI)^{-1}, M' = -<F^2>; and kappa = 10^30 approaches it."""
@@ -207,7 +207,7 @@ def test_kappa_infinite_is_population_resolvent_and_continuous():
 
 
 def test_kappa_tau_infinite_shrinkage_limit():
-    """kappa = inf, tau -> inf: q -> 0 and E -> E_inf of the shrinkage estimator (§3.7(v))."""
+    """kappa = inf, tau -> inf: q -> 0 and E -> E_inf of the shrinkage estimator."""
     d = 16
     r = replica.solve("alignment", alpha=3, tau="1e24", kappa="inf", rho="1/2", d=d, train="piano",
                       test="powerlaw:1/2", dps=40)
@@ -240,7 +240,7 @@ def test_isotropic_alpha_tau_infinite(kappa):
 
 def test_low_rank_train_transition_limits():
     """C_train = P/r (lowrank:r), alpha = tau = 10^12: E(test = train) -> rho + (1 + c rho/(1+rho))
-    (1 - kappa/r)_+, E(test = I) -> rho + (...)(1 - min(kappa, r)), tau q -> rho (§3.7(viii))."""
+    (1 - kappa/r)_+, E(test = I) -> rho + (...)(1 - min(kappa, r)), tau q -> rho."""
     big = 10**12
     rho = mpmath.mpf("0.5")
     coef = 1 + rho / (1 + rho)  # c = 1
@@ -255,7 +255,7 @@ def test_low_rank_train_transition_limits():
             assert abs(same["e_icl"] - (rho + coef * max(1 - k / rf, 0))) < 1e-9
             assert abs(iso["e_icl"] - (rho + coef * (1 - min(k, rf)))) < 1e-9
             assert abs(same["e_idg"] - rho) < 1e-9
-    # the spec's worked example: rho = 0.5, r = 1, kappa = 0.3 -> 1.4333..., not 1.55
+    # the authors' worked example: rho = 0.5, r = 1, kappa = 0.3 -> 1.4333..., not 1.55
     ex = replica.solve("alignment", alpha=big, tau=big, kappa="0.3", rho="0.5", d=1, dps=20,
                        verify=False)
     assert mpmath.nstr(ex["e_icl"], 5) == "1.4333"
@@ -290,7 +290,7 @@ def test_double_descent_divergence_and_ridge_regularises():
 # Representations and alignment properties
 # ------------------------------------------------------------------------------------------------
 def _bias_variance_form(r, lam, mu, kappa, rho, alpha):
-    """E_ICL in the 'bias/variance' arrangement of §3.6, evaluated from diagonal F and F'."""
+    """E_ICL in the 'bias/variance' arrangement, evaluated from diagonal F and F'."""
     s, M, Mp, q, lt = r["sigma"], r["M"], r["M_prime"], r["q"], r["lambda_tilde"]
     k = mpmath.mpf(kappa)
     a = 1 - 1 / k + s * M / k

@@ -51,7 +51,7 @@ def test_powers_of_alpha_change_form_at_the_transition():
 
 
 def test_spec_expansions_of_qbar_and_q0_section_4_3b():
-    """The spec's two leading orders (§4.3(b)): qbar = sigma^2 p0/(tau-1) alpha/(1+sigma^2)
+    """The two leading orders at large alpha: qbar = sigma^2 p0/(tau-1) alpha/(1+sigma^2)
     + m* + (m* p0 + sigma^2 G1)/(tau-1) + O(1/alpha); q0 likewise (task-scarce side includes
     the O(1) term m* p0~/(tau-1) the authors' notebook leaves out)."""
     a, t, k, r, s = L.alpha, L.tau, L.kappa, L.rho, L.sigma

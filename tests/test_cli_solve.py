@@ -1,4 +1,4 @@
-"""The command-line contract for `replica solve alignment|isotropic` (DESIGN.md)."""
+"""The command-line contract for `replica solve alignment|isotropic`."""
 
 import json
 

@@ -58,7 +58,7 @@ def test_quick_demo_contents(quick_demo):
             assert float(r["value"]) < sharp[r["transition"]]
     summary = open(os.path.join(out, "summary.txt")).read()
     assert "FAILURES" not in summary
-    for gold in ("0.5504061604", "0.1593966135", "0.7084030437"):  # spec lowrank.md §6.3
+    for gold in ("0.5504061604", "0.1593966135", "0.7084030437"):  # golden points of the authors' code
         assert gold in summary
     # the model files: ridge regression's Marchenko-Pastur value and its double-descent peak
     assert "0.44266454647306691891" in summary and "0.99362749950664536" in summary

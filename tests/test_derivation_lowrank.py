@@ -1,5 +1,5 @@
 """The low-rank paper's derivation: every step's check passes, the saddle-point equations shown
-are the ones derived from the free energy, the large-alpha results are what the spec states, and
+are the ones derived from the free energy, the large-alpha results are what the paper states, and
 the committed appendix ``derivations/lowrank.tex`` is what the code generates."""
 
 import sympy

@@ -1,4 +1,4 @@
-"""``replica solve lowrank``: the JSON contract of DESIGN.md and one-line errors."""
+"""``replica solve lowrank``: the JSON contract and one-line errors."""
 
 import json
 

@@ -1,4 +1,4 @@
-"""The cross-paper identity (spec lowrank.md §5, alignment.md §3.7 and §9 item 13).
+"""The cross-paper identity.
 
 Paper A's theory with the two-atom training spectrum C_train = P/rho (``lowrank:rho`` at a d with
 rho d an integer: the alignment theory depends only on the spectrum's atoms), noise variance
@@ -56,7 +56,7 @@ def test_lowrank_equals_alignment_with_a_two_atom_spectrum(p):
 
 
 def test_ridgeless_limit_at_tau_below_one_is_paper_a_ridgeless():
-    """spec §4.2: at tau < 1 there is no solution at lambda = 0, but lambda -> 0+ is regular:
+    """At tau < 1 there is no solution at lambda = 0, but lambda -> 0+ is regular:
     lambda/qhat -> paper A's effective ridge and the errors tend to A's ridgeless values (the
     difference is O(lambda))."""
     a, t, k, r, s = Fr(2), Fr(1, 2), Fr(3, 4), Fr(2, 5), Fr(1, 2)

@@ -14,7 +14,7 @@ from replica.numerics import agreement_digits
 from replica.numerics.driver import evaluate, solve_params
 from replica.params import to_mpf
 
-# spec lowrank.md §6.3, with sigma_test = 0 and alpha_test = alpha. (alpha, tau, kappa, lam,
+# Golden fixed points of the authors' public code, with sigma_test = 0 and alpha_test = alpha. (alpha, tau, kappa, lam,
 # sigma, rho) -> values with the decimals given there.
 GOLDEN = {
     1: (("2", "2.25", "1.5", "0", "0.3", "0.9"),
@@ -242,7 +242,7 @@ def test_mpmath_fallback_start_and_huge_alpha():
 
 
 def test_large_alpha_expansion_has_order_one_over_alpha_residual():
-    """spec §4.3(b)/§4.4: eps_IDG/alpha -> sigma^2 (rho-kappa)_+ / (rho (tau-1)(1+sigma^2)) with
+    """Large-alpha limit: eps_IDG/alpha -> sigma^2 (rho-kappa)_+ / (rho (tau-1)(1+sigma^2)) with
     an O(1/alpha) correction (halving when alpha doubles), on both sides of rho = kappa."""
     for rho_ in ("0.3", "0.7"):
         devs = []

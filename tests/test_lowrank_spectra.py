@@ -1,5 +1,4 @@
-"""Closed-form Stieltjes transforms of the low-rank task covariance (spec lowrank.md §2.2,
-checklist item 1-2): quadratics, branch, derivatives, golden values, empirical spectra."""
+"""Closed-form Stieltjes transforms of the low-rank task covariance: quadratics, branch, derivatives, golden values, empirical spectra."""
 
 import mpmath
 import numpy as np
@@ -49,7 +48,7 @@ def test_quadratics_identity_and_derivatives(k, r, zv):
 
 
 def test_golden_spectral_values():
-    """spec §6.3: (kappa, rho, z) -> g, g', gtilde, gtilde' to the 10 decimals given."""
+    """Golden values of the authors' code: (kappa, rho, z) -> g, g', gtilde, gtilde' to the 10 decimals given."""
     golden = [(("0.4", "0.7", "-0.1"), ("6.3118196638", "60.4727409300", "4.7311709483",
                                         "43.5324870428")),
               (("1.5", "0.9", "-0.5"), ("0.9388582373", "1.1663747560", "0.8209535970",
@@ -66,7 +65,7 @@ def test_golden_spectral_values():
 
 
 def test_equals_the_spec_formula_RS2_RS3():
-    """The cancellation-free piecewise forms equal the spec's verbatim formulas."""
+    """The cancellation-free piecewise forms equal the authors' verbatim formulas."""
     z, k, r = sympy.symbols("z kappa rho")
     spec_g = (k + r - k * r * z - 2 - sympy.sqrt((r * k * z + r - k) ** 2 - 4 * r**2 * k * z)) \
         / (2 * z)
@@ -83,7 +82,7 @@ def test_equals_the_spec_formula_RS2_RS3():
 
 
 def test_spec_derivative_formula_as_coded():
-    """g' equals the spec's implicit-differentiation formula (R-S2)."""
+    """g' equals the authors' implicit-differentiation formula for g."""
     with mpmath.workdps(40):
         for kv, rv, zv in POINTS[:6]:
             kv, rv, zv = _mp(kv, rv, zv)

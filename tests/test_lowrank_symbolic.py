@@ -72,7 +72,7 @@ def test_mechanism_rejects_an_alias_through_an_alias():
 # The low-rank derivation
 # ---------------------------------------------------------------------------------------------
 def test_stationarity_of_R1_is_exactly_R2_to_R8():
-    """Each derived fixed-point equation minus the spec's (R2)-(R3), (R5)-(R8) cancels to 0,
+    """Each derived fixed-point equation minus the authors' (R2)-(R3), (R5)-(R8) cancels to 0,
     with g and g' abstract."""
     residuals = L.SADDLE.compare(S.PUBLISHED_EQUATIONS)
     assert set(residuals) == set(S.PUBLISHED_EQUATIONS) and len(residuals) == 10
@@ -81,7 +81,7 @@ def test_stationarity_of_R1_is_exactly_R2_to_R8():
 
 
 def test_chain_rule_through_z_gives_the_z_dz_terms():
-    """dz/dqhat = -z/qhat and dz/dqbarhat = -1/qhat (spec §2.3) appear in the derivatives."""
+    """dz/dqhat = -z/qhat and dz/dqbarhat = -1/qhat appear in the derivatives."""
     z, qhat, qbarhat = L.z, L.qhat, L.qbarhat
     dz = sympy.diff(L.Z_DEFINITION, qhat)
     assert is_zero(L.SADDLE.realias(dz, avoid=(L.q,)) + z / qhat)
@@ -127,7 +127,7 @@ def test_checks_are_not_vacuous():
 
 
 def test_decomposition_brackets_are_the_spec_ones():
-    """S/T/R pieces of q and qbar (taken from the derived equations) equal the spec's
+    """S/T/R pieces of q and qbar (taken from the derived equations) equal the authors'
     brackets (R7)-(R8)."""
     z, g, g1, k = L.z, L.G[0](L.z), L.G[1](L.z), L.kappa
     qh, mh, ch, cbh = L.qhat, L.mhat, L.chihat, L.chibarhat

@@ -85,7 +85,7 @@ def test_every_notebook_is_listed_and_documented():
         assert f"notebooks/{stem}.py" in readme, stem
         text = open(os.path.join(NB, stem + ".py")).read()
         assert "format_name: percent" in text and "# %% [markdown]" in text
-        assert "§" in text, f"{stem} cites no spec section"
+        assert "aper" in text, f"{stem} names no paper"
 
 
 @pytest.mark.parametrize("stem", sorted(EXPECTED))

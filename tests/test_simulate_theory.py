@@ -1,12 +1,11 @@
 """Finite-size simulations approach the d = infinity theory.
 
-Finite-size corrections are O(1/d) (spec alignment.md §6: simulations 5-8 % above the theory at
-d = 40; lowrank.md §7: 5-10 % at D = 40, up to 20 % for tau < 1). At three parameter points per
+Finite-size corrections are O(1/d). At three parameter points per
 model, simulated at d = 8, 16, 32 (points chosen so that alpha d, tau d^2, kappa d and rho d are
 integers: the theory is evaluated at exactly the realised ratios), with dev_d = mean_d - theory:
 
 1. **allowance**: at every d, |dev_d| <= 3 SEM + A |theory| / d with the documented finite-size
-   allowance A = 6 (the spec's measured gaps give A = 2-4 at tau > 1 and 8 at tau < 1; our own
+   allowance A = 6 (the authors' measured gaps give A = 2-4 at tau > 1 and 8 at tau < 1; our own
    runs at d = 8-32 give d |dev_d / theory| <= 5);
 2. **trend**: where dev_8 is significant (z > 4), |dev_32| <= 0.5 |dev_8| + 2 combined SEM (a
    1/d law gives 0.25; a theory off by a constant as large as the d = 32 gap gives >= 0.5);
@@ -15,7 +14,7 @@ integers: the theory is evaluated at exactly the realised ratios), with dev_d = 
    standard errors plus 2 % of the theory value (the O(1/d^3) remainder).
 
 The lowrank theory is the replica solution (``replica.models.lowrank``) and, independently of that
-module, paper A's theory through the exact cross-paper identities of lowrank.md §5 (C_train =
+module, paper A's theory through the exact cross-paper identities of the paper (C_train =
 P/rho, noise variance sigma^2, lambda_A = (kappa/tau) lambda; test noise sigma~ = sigma).
 """
 
@@ -56,7 +55,7 @@ POINTS = {
 
 
 def _cross_paper_theory(p: dict) -> dict:
-    """lowrank.md §5: TM = tau q^A, IDG = E^A_ICL(C_test = C_train), ODG = E^A_ICL(I)."""
+    """the paper: TM = tau q^A, IDG = E^A_ICL(C_test = C_train), ODG = E^A_ICL(I)."""
     sigma2 = Fraction(p["sigma"]) ** 2
     lam_a = Fraction(p["kappa"]) * Fraction(p.get("lam", 0)) / Fraction(p["tau"])
     common = dict(d=8, train=f"lowrank:{p['rho']}", dps=20, verify=False)
@@ -112,9 +111,9 @@ def test_simulation_approaches_theory(model, index):
 
 
 def test_lowrank_order_parameters_agree_with_theory():
-    """lowrank.md §6.2(i): alpha = 2.3, tau = 1.7, sigma = 0.003, lambda = 3, rho = 0.2, at
+    """the paper: alpha = 2.3, tau = 1.7, sigma = 0.003, lambda = 3, rho = 0.2, at
     kappa = 0.5, 1, 1.5 (D = 10, 20, 30 instead of the notebook's 70): the finite-D estimators
-    q, m, qbar, mbar, q0, m0 of §2.1 approach the replica order parameters."""
+    q, m, qbar, mbar, q0, m0 (finite-D estimators) approach the replica order parameters."""
     for kappa in ("0.5", "1", "1.5"):
         runs = {}
         for D, seeds in ((10, 60), (20, 30), (30, 20)):

@@ -1,4 +1,4 @@
-"""Covariance SPECs (DESIGN.md): exact normalisation to trace d, ordering, errors."""
+"""Covariance SPECs: exact normalisation to trace d, ordering, errors."""
 
 from fractions import Fraction
 

@@ -280,8 +280,8 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
 # Low-rank model: the rho = kappa transition
 # ---------------------------------------------------------------------------------------------
 LOWRANK_INDICATORS = {
-    "m0": "m0 (overlap on the task subspace, spec (R5))",
-    "idg_over_alpha": "eps_IDG/alpha (sigma_test = 0, alpha_test = alpha; spec §4.4)",
+    "m0": "m0 (overlap on the task subspace)",
+    "idg_over_alpha": "eps_IDG/alpha (sigma_test = 0, alpha_test = alpha)",
 }
 
 
@@ -323,7 +323,7 @@ def lowrank_indicator_expr(indicator, alpha, tau, kappa, sigma):
 
 def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
                        indicator: str = "m0", certify: bool = False) -> TransitionResult:
-    r"""rho_c of the low-rank model (spec lowrank.md §4.4), found numerically.
+    r"""rho_c of the low-rank model (the task-rich / task-scarce transition), found numerically.
 
     Without ``alpha``: the non-analytic point in ``rho`` of :math:`\lim_{\alpha\to\infty} I(\rho)`
     for the indicator ``I`` (``m0`` or ``idg_over_alpha``) at ``lambda = 0``, ``tau > 1``; the

@@ -404,7 +404,7 @@ def _check_ridge_limits():
 # ---------------------------------------------------------------------------------------------
 # 5. q, e_scalar, K, e_misalign
 # ---------------------------------------------------------------------------------------------
-#: Values at the piano point (spec alignment.md §5.1: deterministic eq. (17), d = 120, kappa = 2).
+#: Values at the piano point (deterministic eq. (17) of paper A, d = 120, kappa = 2).
 PIANO_GOLDEN = {"q": "0.0929626003", "M": "0.9258394245", "M_prime": "-1.1015751428",
                 "e_scalar": "0.2281094103", "e_misalign": "0.2424912674"}
 
@@ -833,8 +833,7 @@ def derivation() -> Derivation:
             "those formulas enter as the library's equations, and the checks verify their "
             "internal consistency, their limits and their reduction to paper B, not their "
             "derivation from the ridge problem.",
-            "The ridge equation for {lam} > 0 is an extension by analogy with paper B (spec "
-            "alignment.md, section 3.7(vii)); {e_idg} = {tau} {q} is exact only in the isotropic "
+            "The ridge equation for {lam} > 0 is an extension by analogy with paper B; {e_idg} = {tau} {q} is exact only in the isotropic "
             "case.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",

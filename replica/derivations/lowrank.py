@@ -262,7 +262,7 @@ def _check_free_energy():
 # ---------------------------------------------------------------------------------------------
 # 4. Free energy at the golden fixed points
 # ---------------------------------------------------------------------------------------------
-#: Spec lowrank.md §6.3 (authors' iteration, 8 decimals; sigma_test = 0, alpha_test = alpha).
+#: Golden fixed points of the authors' public code (their iteration, 8 decimals; sigma_test = 0, alpha_test = alpha).
 GOLDEN = (
     (dict(alpha=2, tau="9/4", kappa="3/2", lam=0, sigma="3/10", rho="9/10"),
      dict(q="0.68939357", m="0.71924379", chi="0.41211921", qbar="0.59900035",
@@ -937,7 +937,7 @@ def derivation() -> Derivation:
             "an atom separated from the rest of the spectrum, which fails at rho = kappa; there "
             "only the series of the library's asymptotics module (half-integer powers of alpha) "
             "is shown, checked numerically at one point.",
-            "The prediction distribution (spec section 3.3) and the effective single-matrix "
+            "The prediction distribution and the effective single-matrix "
             "problem (R10) are not part of this appendix.",
         ),
         sources=(

@@ -20,11 +20,11 @@ the :math:`y^2` column (low-rank paper, :math:`\nu = \tilde\sigma^2`) only the f
 :math:`\|\Gamma_w\|^2` term remain:
 :math:`\varepsilon = \tilde\sigma^2 + \frac1D[\operatorname{tr}((I-\Gamma)R(I-\Gamma)^\top)
 + \frac1{\tilde L}\operatorname{tr}(\Gamma R\Gamma^\top) + \frac D{\tilde L}(n_2+\tilde\sigma^2)
-\|\Gamma\|_F^2]`, which is ``lowrank.md`` (E1)--(E3) with the finite-D order parameters of §2.1,
+\|\Gamma\|_F^2]`, which is the low-rank paper's error formulas with the finite-D order parameters below,
 the exact :math:`\operatorname{tr}R/D` in place of 1, and the :math:`O(1/D)` term
 :math:`\frac1{\tilde L}\operatorname{tr}(\Gamma R\Gamma^\top)` kept.
 
-Paper A's ``trace_formula_gamma`` (``alignment.md`` §1.5) is the same expression with the
+Paper A's ``trace_formula_gamma`` is the same expression with the
 :math:`1/\ell` factors dropped and :math:`c_2\to c_1^2` (:func:`paper_a_trace_formula`); it
 differs from the exact value by :math:`O(1/d)`.
 
@@ -103,7 +103,7 @@ def expected_error(gamma: np.ndarray, mom: TaskMoments, ell: int, noise: float) 
 
 def paper_a_trace_formula(gamma: np.ndarray, cov: np.ndarray, rho: float, alpha: float,
                           mu=None) -> float:
-    r"""Paper A's ``trace_formula_gamma`` (``alignment.md`` §1.5), which drops :math:`O(1/\ell)`
+    r"""Paper A's ``trace_formula_gamma``, which drops :math:`O(1/\ell)`
     and :math:`O(1/d)` terms: :math:`\rho + \frac1d\operatorname{tr}\hat C - \frac2d\langle
     \Gamma, A\rangle + \frac1d\operatorname{tr}(\Gamma B\Gamma^\top)`, :math:`\hat C = C +
     \mu\mu^\top`, :math:`\bar x = \operatorname{tr}\hat C/d + \rho`, :math:`A = [\hat C, \bar x\mu]`,
@@ -146,7 +146,7 @@ def monte_carlo_error(gamma: np.ndarray, rng: np.random.Generator, draw_tasks, e
 
 
 def lowrank_order_parameters(gamma: np.ndarray, W0: np.ndarray, A: np.ndarray) -> dict:
-    r"""Finite-D order parameters of ``lowrank.md`` §2.1 for a ``D x D`` :math:`\Gamma`, the
+    r"""Finite-D order parameters of the low-rank model for a ``D x D`` :math:`\Gamma`, the
     training tasks ``W0`` (rows) and the subspace basis ``A``: with
     :math:`S = \frac1{M_0}\sum_\nu w_\nu w_\nu^\top` and :math:`P = AA^\top`,
     :math:`q = \operatorname{Tr}(\Gamma S\Gamma^\top)/D`, :math:`m = \operatorname{Tr}(\Gamma S)/D`,

@@ -1,6 +1,6 @@
 r"""One finite-size experiment per model: parameters, one seed, and the theory to compare with.
 
-Sizes (``alignment.md`` §6, ``lowrank.md`` §1.1), computed exactly from the rational parameters:
+Sizes, computed exactly from the rational parameters:
 :math:`\ell = \lfloor\alpha d\rfloor`, :math:`n = \lfloor\tau d^2\rfloor`,
 :math:`k = \lfloor\kappa d\rfloor` (``kappa = inf``: a fresh task per context), and for the
 low-rank model :math:`r = \lfloor\rho D\rfloor`, :math:`\tilde L = \lfloor\tilde\alpha D\rfloor`.
@@ -20,7 +20,7 @@ One seed (:func:`run_seed`):
   subspace ``A``, :math:`M_0 = k` tasks :math:`\sqrt{D/r}Av`, :math:`h = \hat w`, ridge with
   regulariser :math:`\lambda M_0`. Errors ``tm`` (training tasks), ``idg`` (fresh tasks in the
   same subspace), ``odg`` (fresh tasks of fresh subspaces), test length :math:`\tilde L`, test
-  noise :math:`\tilde\sigma`; order parameters of §2.1.
+  noise :math:`\tilde\sigma`; finite-D order parameters of :func:`replica.simulate.evaluate.lowrank_order_parameters`.
 
 Errors are the exact closed-form expectations for the trained :math:`\Gamma`
 (:mod:`replica.simulate.evaluate`), or Monte-Carlo averages over ``test_prompts`` sampled prompts.
@@ -139,7 +139,7 @@ class Experiment:
                            f"{exact_str(val)} at d = {self.d}; {which}")
         if self.model == "alignment":
             out.append("e_idg theory = tau*q is conjectural for anisotropic C_train "
-                       "(spec alignment.md §3.3)")
+                       "(exact only for isotropic C_train)")
         return out
 
 

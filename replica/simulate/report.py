@@ -4,7 +4,7 @@ For a model, a set of parameter points (at most one parameter varies: the x-axis
 dimensions ``d``, the report holds for every point, ``d`` and error (lowrank: also order
 parameter) the simulated mean over seeds, its standard error, the theory value, the z-score and
 the relative deviation :math:`(\bar e_d - e_\infty)/|e_\infty|`. Finite-size corrections are
-expected to be :math:`O(1/d)` (``alignment.md`` §6, ``lowrank.md`` §7), so the trend panel
+expected to be :math:`O(1/d)`, so the trend panel
 plots the relative deviation against :math:`1/d`, where a correct theory is the intercept 0.
 
 The plot (matplotlib, Agg backend): theory as lines (a dense grid of the varied parameter, solved

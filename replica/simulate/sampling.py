@@ -99,15 +99,14 @@ def haar_subspace(rng: np.random.Generator, D: int, r: int) -> np.ndarray:
 
 
 def lowrank_tasks(rng: np.random.Generator, A: np.ndarray, k: int) -> np.ndarray:
-    r"""``k`` tasks :math:`w = \sqrt{D/r}\,Av`, :math:`v\sim\mathcal N(0, I_r)` (``lowrank.md``
-    (M2)); covariance :math:`P/\rho` with :math:`P = AA^\top`, :math:`\rho = r/D`."""
+    r"""``k`` tasks :math:`w = \sqrt{D/r}\,Av`, :math:`v\sim\mathcal N(0, I_r)` ; covariance :math:`P/\rho` with :math:`P = AA^\top`, :math:`\rho = r/D`."""
     D, r = A.shape
     return np.sqrt(D / r) * rng.standard_normal((k, r)) @ A.T
 
 
 def fresh_subspace_tasks(rng: np.random.Generator, k: int, D: int, r: int) -> np.ndarray:
-    r"""``k`` tasks, each from its **own** Haar-random rank-``r`` subspace (ODG protocol,
-    ``lowrank.md`` §1.5), sampled exactly in law without forming subspaces: such a task is
+    r"""``k`` tasks, each from its **own** Haar-random rank-``r`` subspace (ODG protocol),
+    sampled exactly in law without forming subspaces: such a task is
     rotation invariant with :math:`\|w\|^2 = (D/r)\chi^2_r`, so
     :math:`w = \sqrt{(D/r)\chi^2_r}\;g/\|g\|` with :math:`g\sim\mathcal N(0, I_D)`."""
     g = rng.standard_normal((k, D))
