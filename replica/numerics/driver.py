@@ -349,7 +349,8 @@ class Machine:
                     x0, more = damped_mp(
                         lambda x: self.evaluate("equations", "mp", x, P, spec), x0,
                         admissible=lambda x: self.admissible_mp(x, P, spec),
-                        maxiter=MP_START_SWEEPS, what=f"{self.problem.name} saddle point")
+                        rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
+                        what=f"{self.problem.name} saddle point")
                     sweeps += more
                 rep = self.newton(x0, P, spec, balls)
         if not all(mpmath.isfinite(v) for v in rep.x):
@@ -709,9 +710,10 @@ def solve(problem: Problem, *, dps: int = 30, verify: bool = True, **raw) -> Res
     return solve_params(problem, problem.schema.parse(raw), dps=dps, verify=verify)
 
 
-MP_START_SWEEPS = 5000
-"""Sweeps of the damped mpmath iteration that starts Newton when float64 gave no start (a point
-that needs more is reported as exit 3 in seconds, not after a minute of 50000 sweeps)."""
+MP_START_SWEEPS = 10000
+"""Sweeps of the damped mpmath iteration that starts Newton when float64 gave no start; it stops
+at a relative change of 1e-8, where Newton takes over (a point that needs more sweeps is exit 3
+in seconds rather than after a minute of 50000 sweeps)."""
 
 START_SWEEPS = 2000
 """Sweeps the float64 iteration may take for the start of one verified solve: it is only a
