@@ -37,21 +37,17 @@ from typing import Any
 import mpmath
 import sympy
 
-from ..numerics.certify import (ball_digits, ball_fraction, directed_decimal,
+from ..numerics.certify import (Proof, ball_digits, ball_fraction, directed_decimal,
                                 interval_newton_root, is_finite)
 from ..numerics.precision import ball_precision, precision
 from ..symbolic.codegen import Evaluator, NotEnclosable
 
 
 @dataclasses.dataclass
-class TransitionCertificate:
+class TransitionCertificate(Proof):
     """The proof (or why there is none) of a transition's location: ``enclosure`` is an ``arb``
     ball that contains the exact point; ``checks`` lists what was shown, in words."""
 
-    certified: bool
-    reason: str = ""
-    method: str = ""
-    precision: int = 0
     enclosure: Any = None
     checks: list = dataclasses.field(default_factory=list)
     consistent: bool | None = None

@@ -54,6 +54,13 @@ memorization and structural are an inferred mapping (a note in every result says
 Closed form at :math:`\lambda = 0`, :math:`\tau > 1` (T1)--(T5): :math:`\hat q = (\tau-1)/\kappa`,
 :math:`\Delta = \tau/(\tau-1)`, :math:`z = -\varepsilon`, ... (:data:`LAMBDA0_CLOSED_FORM`).
 
+Equation names used throughout this package (its code, appendix and notebooks) for the formulas
+above: (R1) the free energy; (R2)--(R3) the conjugate equations; (R4) the alias :math:`z`;
+(R5)--(R8) the order-parameter equations (with the observable :math:`\bar m` at (R5)); (R9)
+:math:`q_0`; (R10) the effective single-matrix problem the traces come from; (E1)--(E3) the TM,
+IDG and ODG errors and (E5) their decomposition; (M6) the ridge pretraining objective of linear
+attention; (T1)--(T5) the :math:`\lambda = 0` closed form.
+
 How it is evaluated (declared here, carried out by the engine):
 
 * the unknowns are :math:`\theta = (q, m, \chi, \bar q, \bar\chi)` and the system is the closed map

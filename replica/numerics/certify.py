@@ -127,7 +127,18 @@ def ball_digits(b, cap: int) -> int:
 
 
 @dataclasses.dataclass
-class Certificate:
+class Proof:
+    """What every proof reports: whether it holds (``certified``), why not (``reason``), how it
+    was done (``method``) and the ball precision in decimal digits."""
+
+    certified: bool
+    reason: str = ""
+    method: str = ""
+    precision: int = 0
+
+
+@dataclasses.dataclass
+class Certificate(Proof):
     """The outcome of a certification: ``certified`` (the Krawczyk inclusion held, the box is
     admissible and every reported value has a finite enclosure), ``reason`` (why not, else
     ``""``), the ``box`` of the unknowns and the ``enclosures`` of the reported values (``arb``
@@ -135,10 +146,6 @@ class Certificate:
     ``precision`` (decimal digits) of the ball arithmetic and the relative ``radius`` of the box
     in scaled unknowns."""
 
-    certified: bool
-    reason: str = ""
-    method: str = ""
-    precision: int = 0
     radius: Any = None
     box: dict = dataclasses.field(default_factory=dict)
     enclosures: dict = dataclasses.field(default_factory=dict)
