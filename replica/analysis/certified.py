@@ -38,7 +38,7 @@ import mpmath
 import sympy
 
 from ..numerics.certify import (Proof, ball_digits, ball_fraction, directed_decimal,
-                                interval_newton_root, is_finite)
+                                fraction_ball, interval_newton_root, is_finite)
 from ..numerics.precision import ball_precision, precision
 from ..symbolic.codegen import Evaluator, NotEnclosable
 
@@ -266,7 +266,7 @@ def _analytic_elsewhere(limit, var, lo, hi, u, dps, pieces):
         while todo:
             a, b, depth = todo.pop()
             mid = (a + b) / 2
-            X = arb(mid.numerator) / mid.denominator + arb(0, _ball_of((b - a) / 2))
+            X = fraction_ball(mid) + arb(0, fraction_ball((b - a) / 2))
             vals = ev.arb([X])
             if all(is_finite(v) and not v.contains(0) for v in vals):
                 continue
@@ -275,9 +275,3 @@ def _analytic_elsewhere(limit, var, lo, hi, u, dps, pieces):
                                "denominator, radicand or |u| argument may vanish there)")
             todo += [(a, mid, depth + 1), (mid, b, depth + 1)]
     return True, ""
-
-
-def _ball_of(f: Fraction):
-    from flint import arb
-
-    return arb(f.numerator) / f.denominator

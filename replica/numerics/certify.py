@@ -58,7 +58,7 @@ from typing import Any
 import mpmath
 
 from ..params import INF
-from ..symbolic.codegen import NotEnclosable
+from ..symbolic.codegen import NotEnclosable, _arb_of
 from .precision import ball_precision, precision
 
 MAX_RADIUS = Fraction(1, 1000)
@@ -198,6 +198,11 @@ class Certificate(Proof):
             return ball_to_mpf(b)
 
 
+def fraction_ball(f: Fraction):
+    """A ball containing the rational ``f`` (exact when its denominator is a power of two)."""
+    return _arb()(f.numerator) / f.denominator
+
+
 def parameter_balls(machine, params) -> list:
     """The numeric parameters of a compiled system as exact balls (in its argument order)."""
     arb = _arb()
@@ -208,7 +213,7 @@ def parameter_balls(machine, params) -> list:
         if v == INF:
             out.append(arb.pos_inf())
         elif isinstance(v, Fraction):
-            out.append(arb(v.numerator) / v.denominator)
+            out.append(fraction_ball(v))
         elif isinstance(v, int):
             out.append(arb(v))
         else:
@@ -263,8 +268,7 @@ class _Scaled:
 
 def _exact_ball(v):
     """An ``mpf`` as the exact ball of its binary value."""
-    sign, man, exp, _ = (v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))._mpf_
-    return _arb()((-man if sign else man, exp))
+    return _arb_of(v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))
 
 
 def _finite_all(balls) -> bool:

@@ -258,7 +258,7 @@ class Machine:
         if "report" in self._no_balls:
             return dps
         with ball_precision(dps), precision(dps):
-            balls = self.ball_arguments(params) if self.n else self._parameter_balls(params)
+            balls = self.ball_arguments(params)
             if balls is None:
                 return dps
             try:
@@ -268,18 +268,6 @@ class Machine:
                 return dps
         with ball_precision(dps + 10):
             return min([ball_digits(b, dps) for b in out if b.is_finite()] + [dps])
-
-    def _parameter_balls(self, params):
-        """:meth:`ball_arguments` for a system without unknowns (no equations to generate)."""
-        if not _BALL_EVALUATION[0]:
-            return None
-        from ..symbolic.codegen import NotEnclosable
-        from .certify import parameter_balls
-
-        try:
-            return parameter_balls(self, params), self.spectrum(params, "arb")
-        except NotEnclosable:
-            return None
 
     def _evaluate_fast(self, group, x, P, spec, balls):
         """``evaluate(group, "mp", ...)``, computed in ball arithmetic at the working precision
@@ -635,7 +623,7 @@ def _pairs(train, test, backend):
     working precision."""
     from ..spectra import spectral_pairs_ball, spectral_pairs_f64, spectral_pairs_mp
 
-    if backend == "arb":  # balls at the current ball precision (not cached: built once a solve)
+    if backend == "arb":  # balls at the current ball precision (remembered by spectra itself)
         return spectral_pairs_ball(train, test)
     key = (id(train), id(test), backend, mpmath.mp.prec if backend == "mp" else 0)
     hit = _PAIRS.get(key)
@@ -782,8 +770,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             # a denominator cancelled to exactly zero at this precision (terms that agree to
             # more digits than it carries), or Newton stalled on a residual that is rounding
             # noise: more digits, as for any other loss to rounding
-            stalled = isinstance(exc, ConvergenceError) and exc.status == Status.STALLED.value
-            if not stalled and isinstance(exc, ConvergenceError):
+            stalled = isinstance(exc, ConvergenceError)
+            if stalled and exc.status != Status.STALLED.value:
                 raise
             if guard_rounds >= max_guard_rounds:
                 if stalled:
