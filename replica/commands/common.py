@@ -64,31 +64,7 @@ def print_result(result, as_json: bool, stream=None):
     if as_json:
         stream.write(json.dumps(data, indent=2) + "\n")
         return
-    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
-    stream.write(f"{data['model']}  ({params})\n")
-    stream.write(f"  status {data['status']}; dps {data['dps']}, digits guaranteed: "
-                 f"{data['digits']} "
-                 f"({data['digits_how']}); residual {data['residual']}, "
-                 f"condition {data['condition']}, iterations {data['iterations']}\n")
-    skip = {"model", "params", "dps", "digits", "digits_how", "converged", "iterations",
-            "residual", "condition", "notes", "status", "certified", "certificate"}
-    for group, vals in data.items():
-        if group in skip or not isinstance(vals, dict):
-            continue
-        stream.write(f"  {group}:\n")
-        for k, v in vals.items():
-            if isinstance(v, dict):
-                stream.write(f"    {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()) + "\n")
-            else:
-                stream.write(f"    {k:<14} {v if v is not None else '(undefined)'}\n")
-    if "certificate" in data:
-        c = data["certificate"]
-        stream.write(f"  certified: {'yes' if c['certified'] else 'no'} ({c['method']}"
-                     + (f"; {c['reason']}" if c["reason"] else "") + ")\n")
-        for k, iv in c["enclosures"].items():
-            stream.write(f"    {k:<14} in [{iv[0]}, {iv[1]}]\n")
-    for n in data["notes"]:
-        stream.write(f"  note: {n}\n")
+    stream.write(result.to_text())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,13 @@ driver observed), ``iterations``, ``residual`` (max-norm of the scaled equations
 ``condition`` (of the scaled Jacobian, where there is one), ``digits`` (significant digits
 guaranteed by agreement with a re-solve at higher precision or, in a certified solve, proved by
 ball-arithmetic enclosures: then ``certificate`` holds the proof) and ``notes`` (caveats).
+
+A result is also a read-only mapping from the names of its values to the values, with the names
+of the JSON output of ``replica solve --json`` (a nested group such as the low-rank
+``decomposition`` contributes ``tm_signal``, ``tm_memorization``, ...): ``r["q"]``, ``r.q``,
+``dict(r)``, ``list(r)``, ``r.to_dict(kind="str")`` (decimal strings with the digits the result
+carries, as in the JSON) or ``kind="float"``. ``repr(r)``, ``str(r)`` and ``r._repr_latex_()``
+(a table Jupyter renders) print every value with those digits.
 """
 
 from __future__ import annotations
@@ -65,6 +72,51 @@ def decimal_string(x, digits: int) -> str | None:
         return mpmath.nstr(x, digits, strip_zeros=False, min_fixed=-6, max_fixed=12)
 
 
+class CarriedValue(mpmath.mpf):
+    """An ``mpmath.mpf`` that remembers how many significant digits it carries and prints with
+    them (``str``, ``repr``), whatever the current mpmath precision: ``result.q`` of a 50-digit
+    solve prints 50 digits, not mpmath's default 15. Arithmetic on it gives plain ``mpf``
+    values at the current precision, as for any ``mpf``; the binary value is the result's,
+    unrounded."""
+
+    __slots__ = ("digits",)
+
+    def __new__(cls, value, digits: int):
+        v = object.__new__(cls)
+        v._mpf_ = value._mpf_   # the value itself: mpf(value) would round to the current precision
+        v.digits = max(int(digits), 1)
+        return v
+
+    def __str__(self) -> str:
+        if not mpmath.isfinite(self):
+            return mpmath.mpf.__str__(self)
+        return decimal_string(self, self.digits)
+
+    __repr__ = __str__
+
+    def __reduce__(self):
+        return (_carried_value, (self._mpf_, self.digits))
+
+
+def _carried_value(mpf_tuple, digits):
+    v = object.__new__(CarriedValue)
+    v._mpf_ = mpf_tuple
+    v.digits = digits
+    return v
+
+
+def _carry(value, digits: int):
+    """``value`` as a :class:`CarriedValue` when it is an ``mpf`` (other values unchanged)."""
+    if isinstance(value, mpmath.mpf) and not isinstance(value, CarriedValue):
+        return CarriedValue(value, digits)
+    return value
+
+
+def _carry_group(group: dict, digits: int) -> dict:
+    return {k: _carry_group(v, digits) if isinstance(v, dict) else _carry(v, digits)
+            for k, v in group.items()}
+
+
 @dataclasses.dataclass
 class Result:
     """Outcome of one solve of a problem's equations at one parameter point."""
@@ -92,12 +144,148 @@ class Result:
         """Whether the solve converged (a consequence of :attr:`status`, never a constant)."""
         return self.status.is_result
 
+    def _flat(self) -> dict[str, Any]:
+        """Every reported value by its JSON name, in the order of the groups; an entry ``inner``
+        of a nested group ``outer`` is named ``outer_inner``; a name in two groups (the
+        alignment model's ``e_misalign``) is the same value and appears once."""
+        out: dict[str, Any] = {}
+        for group in self.__dict__.get("groups", {}).values():
+            for key, val in group.items():
+                if isinstance(val, dict):
+                    for inner, w in val.items():
+                        out.setdefault(f"{key}_{inner}", w)
+                else:
+                    out.setdefault(key, val)
+        return out
+
     def __getitem__(self, name: str):
-        """Look a value up by name in any group: ``result["q"]``, ``result["e_icl"]``."""
+        """Look a value up by name in any group: ``result["q"]``, ``result["e_icl"]``; a nested
+        group's entry as ``result["tm_signal"]`` (a value no group shows, by its name in
+        :attr:`all_values`), as a :class:`CarriedValue`. An unknown name is a ``KeyError`` that lists the known ones."""
+        n = self.carried_digits
         for group in self.groups.values():
-            if name in group:
-                return group[name]
-        raise KeyError(name)
+            if name in group and not isinstance(group[name], dict):
+                return _carry(group[name], n)
+        flat = self._flat()
+        if name in flat:
+            return _carry(flat[name], n)
+        if name in self.all_values:
+            return _carry(self.all_values[name], n)
+        raise KeyError(f"{name!r}: no such value of this {self.model} result; the values are "
+                       f"{', '.join(flat)}")
+
+    def __getattr__(self, name: str):
+        """``result.q``: a value by its name (see :meth:`__getitem__`) or a group by its name
+        (``result.errors``, a dict); values are :class:`CarriedValue` numbers, which print with
+        :attr:`carried_digits` digits. Fields such as ``status`` or ``digits`` take precedence,
+        and ``result["name"]`` always reaches a value."""
+        if name.startswith("__"):
+            raise AttributeError(name)
+        d = self.__dict__
+        groups = d.get("groups") or {}
+        if name in groups:
+            return _carry_group(groups[name], self.carried_digits)
+        flat = self._flat()
+        if name in flat or name in (d.get("all_values") or {}):
+            return self[name]
+        raise AttributeError(f"{type(self).__name__} of {d.get('model', '?')!r} has no value "
+                             f"{name!r}; the values are {', '.join(flat)}; the groups "
+                             f"{', '.join(groups)}")
+
+    def keys(self):
+        """The names of the reported values (as in :meth:`to_dict`), so ``dict(result)``
+        works."""
+        return self._flat().keys()
+
+    def __iter__(self):
+        return iter(self._flat())
+
+    def __len__(self) -> int:
+        return len(self._flat())
+
+    def __contains__(self, name) -> bool:
+        return name in self._flat()
+
+    def __bool__(self) -> bool:
+        return True
+
+    def items(self):
+        return self._flat().items()
+
+    @property
+    def carried_digits(self) -> int:
+        """The significant digits the values are printed with: :attr:`digits` when some are
+        guaranteed, else the working precision (a result without verification)."""
+        return max(self.digits if self.digits else self.dps, 1)
+
+    def to_dict(self, kind: str = "str") -> dict[str, Any]:
+        """Every reported value by its name (``None`` where a value is undefined at this point).
+
+        ``kind="str"``: decimal strings with :attr:`carried_digits` significant digits, the last
+        correctly rounded to within one unit (the strings of the JSON output);
+        ``kind="float"``: the nearest binary64 numbers; ``kind="mpf"``: the ``mpmath.mpf``
+        values at the working precision."""
+        if kind == "str":
+            return {k: decimal_string(v, self.carried_digits) for k, v in self._flat().items()}
+        if kind == "float":
+            return {k: None if v is None else float(v) for k, v in self._flat().items()}
+        if kind == "mpf":
+            return dict(self._flat())
+        from ..errors import ParameterError
+        raise ParameterError("kind", f"must be 'str', 'float' or 'mpf', got {kind!r}")
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        vals = ", ".join(f"{k}={'None' if v is None else v}" for k, v in self.to_dict().items())
+        return (f"Result({self.model}({params}); {self.status.value}, digits={self.digits}, "
+                f"dps={self.dps}; {vals})")
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self) -> str:
+        """The readable table ``replica solve`` prints without ``--json``."""
+        data = self.to_json_dict()
+        params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+        lines = [f"{data['model']}  ({params})",
+                 f"  status {data['status']}; dps {data['dps']}, digits guaranteed: "
+                 f"{data['digits']} ({data['digits_how']}); residual {data['residual']}, "
+                 f"condition {data['condition']}, iterations {data['iterations']}"]
+        for group in self.groups:
+            lines.append(f"  {group}:")
+            for k, v in data[group].items():
+                if isinstance(v, dict):
+                    lines.append(f"    {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()))
+                else:
+                    lines.append(f"    {k:<14} {v if v is not None else '(undefined)'}")
+        if "certificate" in data:
+            c = data["certificate"]
+            lines.append(f"  certified: {'yes' if c['certified'] else 'no'} ({c['method']}"
+                         + (f"; {c['reason']}" if c["reason"] else "") + ")")
+            for k, iv in c["enclosures"].items():
+                lines.append(f"    {k:<14} in [{iv[0]}, {iv[1]}]")
+        lines += [f"  note: {n}" for n in data["notes"]]
+        return "\n".join(lines) + "\n"
+
+    def _repr_latex_(self) -> str:
+        """A LaTeX table of the values with the digits they carry (rendered by Jupyter)."""
+        def name(k):
+            return r"\mathtt{" + k.replace("_", r"\_") + "}"
+
+        def num(v):
+            if v is None:
+                return r"\text{undefined}"
+            s = decimal_string(v, self.carried_digits)
+            mant, _, exp = s.partition("e")
+            return mant + (r"\times 10^{" + str(int(exp)) + "}" if exp else "")
+
+        params = ", ".join(f"{name(k)} = " + r"\text{" + _latex_text(v) + "}"
+                           for k, v in self.params.items())
+        rows = [rf"\text{{{_latex_text(self.model)}}} & {params} \\",
+                rf"\text{{status}} & \text{{{self.status.value}, {self.digits} digits "
+                rf"guaranteed (dps {self.dps})}} \\ \hline"]
+        rows += [f"{name(k)} & {num(v)} \\\\" for k, v in self._flat().items()]
+        return "$\\begin{array}{ll}\n" + "\n".join(rows) + "\n\\end{array}$"
 
     def values(self) -> dict[str, Any]:
         """All scalar values, flattened (nested groups such as a decomposition are skipped)."""
@@ -138,6 +326,16 @@ class Result:
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_dict(), indent=2)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
+                  "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def _latex_text(text) -> str:
+    """``text`` with LaTeX's special characters escaped (for ``\\text{...}``)."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
 
 
 def _finite_or_none(x):
