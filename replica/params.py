@@ -124,6 +124,32 @@ def exact_str(x) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
+def float_str(x) -> str:
+    """The CSV cell of an exact value read as a number: the shortest decimal of the nearest
+    binary64 float (``"2.25"`` for ``9/4``, ``"inf"``), which ``pandas.read_csv`` reads as a
+    float64; the exact value goes in a separate column (:func:`exact_str`)."""
+    if x == INF:
+        return INF
+    x = Fraction(x)
+    try:
+        return repr(float(x))
+    except OverflowError:
+        return INF if x > 0 else "-" + INF
+
+
+def numeric_columns(name: str, values) -> tuple[list[str], list[list[str]]]:
+    """The CSV columns of one parameter given by its exact strings ``values``: ``name`` (floats,
+    :func:`float_str`) and ``name_exact`` when every value is a number, else ``name`` alone (a
+    covariance SPEC such as ``piano`` stays text). Returns ``(header, columns)``."""
+    values = list(values)
+    try:
+        exact = [parse_exact(v, name, allow_inf=True) for v in values]
+    except ParameterError:
+        return [name], [[str(v) for v in values]]
+    return [name, f"{name}_exact"], [[float_str(v) for v in exact],
+                                     [exact_str(v) for v in exact]]
+
+
 def require_positive(x, name: str, *, allow_inf: bool = False):
     if x == INF:
         if allow_inf:

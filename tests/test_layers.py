@@ -20,7 +20,8 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 #: prefix of its name (the facade ``replica`` itself matches only exactly). ``replica.latex``
 #: renders documents for the consumers, so it sits below them and knows none of them.
 LAYERS = (
-    ("base", ("replica.errors", "replica.params", "replica.version")),
+    ("base", ("replica.errors", "replica.params", "replica.version", "replica.tables",
+              "replica.progress")),
     ("engine", ("replica.problem", "replica.symbolic", "replica.numerics", "replica.spectra")),
     ("declarations", ("replica.models", "replica.modeling")),
     ("rendering", ("replica.latex",)),

@@ -120,6 +120,9 @@ def test_check_report_files(tmp_path, capsys):
     assert "largest |z|" in capsys.readouterr().out
     rows = list(csv.DictReader((out / "check.csv").open()))
     assert len(rows) == 2 * 2 * 2  # alpha values x d x errors
+    # the varied parameter as floats (what pandas reads as numbers) and exactly
+    assert [r["alpha"] for r in rows[::4]] == ["1.0", "2.0"]
+    assert [r["alpha_exact"] for r in rows[::4]] == ["1", "2"]
     assert {r["key"] for r in rows} == {"e_icl", "e_idg"}
     assert all(float(r["theory"]) > 0 and r["z"] for r in rows)
     md = (out / "check.md").read_text()

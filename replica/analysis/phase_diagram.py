@@ -236,8 +236,11 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
             done += 1
             if progress:
                 progress(done, total)
+    # numeric columns only: an unresolved crossover has empty cells and resolved = False
     _write_csv(os.path.join(out_dir, "lowrank_phase_diagram_boundary.csv"),
-               ["kappa", "alpha", "rho_boundary", "error_bound"], rows)
+               ["kappa", "alpha", "rho_boundary", "error_bound", "resolved"],
+               [(k, "inf" if a is None else a, v, "" if v == "" else e, v != "")
+                for k, a, v, e in rows])
     kg = np.linspace(0.05, 1.0, grid)
     rg = np.linspace(0.05, 1.0, grid)
     a_max = float(Fraction(alphas[-1])) if "e" not in alphas[-1] else float(alphas[-1])

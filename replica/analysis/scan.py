@@ -363,27 +363,32 @@ def sweep_rows(problem, grid: list, dps: int, progress=None) -> list:
     return rows
 
 
-def write_sweep_csv(path: str, problem, rows: list) -> None:
-    """CSV with numeric columns: each parameter as a float (``NAME``) and exactly
-    (``NAME_exact``; covariances as their SPEC), ``status``, ``digits`` and each reported value to
-    its verified digits (empty where the solve failed)."""
+def sweep_table(problem, rows: list):
+    """The rows of :func:`sweep_rows` as a :class:`replica.tables.Table` (``.to_pandas()``,
+    ``.to_xarray()``, the CSV of ``sweep --model``): each parameter as a float (``NAME``) and
+    exactly (``NAME_exact``; covariances as their SPEC), ``status``, ``digits`` and each
+    reported value to its verified digits (empty where the solve failed)."""
+    from ..params import float_str
+    from ..tables import Table
+
     names = problem.report_names()
     numeric = [p.name for p in problem.schema.parameters if not p.is_covariance]
     other = [p.name for p in problem.schema.parameters if p.is_covariance]
     header = numeric + [f"{n}_exact" for n in numeric] + other + ["status", "digits"] + names
+    cells_of = []
+    for row in rows:
+        echo = row["params"]
+        cells = [float_str(echo[n]) for n in numeric]
+        cells += [echo[n] for n in numeric] + [echo[n] for n in other]
+        cells += [row["status"], row["digits"]]
+        cells += ["" if row["values"][n] is None
+                  else decimal_string(row["values"][n], max(row["digits"], 1)) for n in names]
+        cells_of.append(cells)
+    return Table(header, cells_of, numeric + other, {"model": problem.name})
+
+
+def write_sweep_csv(path: str, problem, rows: list) -> None:
+    """The CSV of :func:`sweep_table`, written atomically (temporary file + rename)."""
     tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        for row in rows:
-            echo = row["params"]
-            cells = []
-            for n in numeric:
-                v = echo[n]
-                cells.append("inf" if v == "inf" else repr(float(Fraction(v))))
-            cells += [echo[n] for n in numeric] + [echo[n] for n in other]
-            cells += [row["status"], row["digits"]]
-            cells += ["" if row["values"][n] is None
-                      else decimal_string(row["values"][n], max(row["digits"], 1)) for n in names]
-            w.writerow(cells)
+    sweep_table(problem, rows).write_csv(tmp)
     os.replace(tmp, path)

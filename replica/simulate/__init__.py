@@ -96,6 +96,46 @@ class SimulationResult:
         out["notes"] = list(self.notes)
         return out
 
+    def _estimates(self) -> dict:
+        return {**{k: ("errors", e) for k, e in self.errors.items()},
+                **{k: ("order_parameters", e) for k, e in self.order_parameters.items()}}
+
+    def to_pandas(self, per_seed: bool = False):
+        """A ``pandas.DataFrame``: one row per quantity (``group``, ``mean``, ``sem``,
+        ``seeds``, ``theory``, ``z``, ``relative_deviation``, indexed by the quantity), or with
+        ``per_seed`` one row per seed (``seed`` 0..N-1, a column per quantity). The parameters
+        (exact strings), ``d`` and the model are in ``.attrs``."""
+        from ..tables import require
+
+        pd = require("pandas")
+        if per_seed:
+            frame = pd.DataFrame([{"seed": i, **r["errors"], **r.get("order_parameters", {})}
+                                  for i, r in enumerate(self.per_seed)])
+        else:
+            frame = pd.DataFrame(
+                [{"quantity": k, "group": g, "mean": e.mean, "sem": e.sem, "seeds": e.seeds,
+                  "theory": e.theory, "z": e.z, "relative_deviation": e.relative_deviation}
+                 for k, (g, e) in self._estimates().items()]).set_index("quantity")
+            for c in ("mean", "sem", "theory", "z", "relative_deviation"):
+                frame[c] = frame[c].astype("float64")
+        frame.attrs.update(model=self.model, d=self.d, seed=self.seed, **self.params)
+        return frame
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` over ``seed``: every quantity's value per seed, and
+        ``QUANTITY_theory`` (NaN where there is none); parameters, ``d`` and model in
+        ``attrs``."""
+        from ..tables import require
+
+        xr = require("xarray")
+        per = self.to_pandas(per_seed=True).set_index("seed")
+        ds = xr.Dataset.from_dataframe(per)
+        for k, (_, e) in self._estimates().items():
+            ds[k + "_theory"] = float("nan") if e.theory is None else float(e.theory)
+        ds.attrs.update(model=self.model, d=self.d, seed=self.seed,
+                        **{k: str(v) for k, v in self.params.items()})
+        return ds
+
 
 def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed: int,
               theory_dps: int | None, theory_at: str = "nominal") -> SimulationResult:

@@ -14,13 +14,12 @@ second panel with the order parameters (lowrank); a last panel with the trend in
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 from fractions import Fraction
 from pathlib import Path
 
 from ..errors import ParameterError, ReplicaError
-from ..params import INF, parse_exact
+from ..params import INF, numeric_columns, parse_exact
 from .experiment import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -52,6 +51,15 @@ class CheckReport:
     computed: int
     cached: int
     notes: list
+
+    def to_pandas(self):
+        """The rows of ``check.csv`` as a ``pandas.DataFrame`` (:func:`check_table`)."""
+        return check_table(self).to_pandas()
+
+    def to_xarray(self):
+        """An ``xarray.Dataset`` over the varied parameter, ``d`` and the quantity ``key``:
+        ``mean``, ``sem``, ``theory``, ``z``, ``relative_deviation``."""
+        return check_table(self).to_xarray()
 
 
 def varied_parameter(points: list[dict]) -> str | None:
@@ -152,20 +160,33 @@ def _f(x, spec):
     return "" if x is None else format(x, spec)
 
 
+def check_table(report: CheckReport):
+    """The rows of ``check.csv`` as a :class:`replica.tables.Table`: the varied parameter as
+    floats and exactly (``NAME``, ``NAME_exact``; a SPEC as text), ``d``, ``group``, ``key``,
+    ``mean``, ``sem``, ``seeds``, ``theory``, ``z``, ``relative_deviation``."""
+    from ..tables import Table
+
+    def num(v):
+        return "" if v is None else repr(v)
+
+    name = report.varied or "point"
+    head, xcols = numeric_columns(name, ["" if r.x is None else r.x for r in report.rows])
+    rows = [[col[i] for col in xcols] + [r.d, r.group, r.key, repr(r.mean), num(r.sem),
+                                         r.seeds, num(r.theory), num(r.z),
+                                         num(r.relative_deviation)]
+            for i, r in enumerate(report.rows)]
+    dims = ([name] if report.varied else []) + ["d", "key"]
+    return Table(head + ["d", "group", "key", "mean", "sem", "seeds", "theory", "z",
+                         "relative_deviation"], rows, dims,
+                 {"model": report.model, **{k: str(v) for k, v in report.params.items()}})
+
+
 def write_table(report: CheckReport, outdir: Path) -> list[Path]:
-    """``check.csv`` (full precision) and ``check.md`` (readable)."""
+    """``check.csv`` (full precision; the varied parameter as a float column and an exact
+    ``NAME_exact`` column) and ``check.md`` (readable)."""
     outdir.mkdir(parents=True, exist_ok=True)
     csv_path = outdir / "check.csv"
-    with open(csv_path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow([report.varied or "point", "d", "group", "key", "mean", "sem", "seeds",
-                    "theory", "z", "relative_deviation"])
-        for r in report.rows:
-            w.writerow([r.x if r.x is not None else "", r.d, r.group, r.key, repr(r.mean),
-                        "" if r.sem is None else repr(r.sem), r.seeds,
-                        "" if r.theory is None else repr(r.theory),
-                        "" if r.z is None else repr(r.z),
-                        "" if r.relative_deviation is None else repr(r.relative_deviation)])
+    check_table(report).write_csv(csv_path)
     md_path = outdir / "check.md"
     fixed = ", ".join(f"{k}={v}" for k, v in report.params.items())
     lines = [f"# replica check {report.model}", "",

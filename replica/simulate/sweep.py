@@ -34,7 +34,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import ParameterError
-from ..params import INF, exact_str
+from ..params import INF, exact_str, numeric_columns
 from ..version import __version__
 
 _SOURCES = {
@@ -540,45 +540,58 @@ def summarise(model: str, jobs: list[Job], run: SweepRun) -> tuple:
 
 
 def write_csv(path, model: str, jobs: list[Job], run: SweepRun):
-    """Write the sweep as CSV: one row per simulated point and ``d`` (``<key>_mean``, ``_sem``,
-    ``_theory``, ``_z`` for every error and, lowrank, order parameter), or one row per theory
-    point when no simulation was asked for (decimal strings at the solve's precision)."""
-    import csv
+    """Write the sweep as CSV (the rows of :func:`sweep_table`); returns the number of rows."""
+    table = sweep_table(model, jobs, run)
+    path = Path(path)
+    if path.parent != Path(""):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    table.write_csv(path)
+    return len(table.rows)
 
+
+def sweep_table(model: str, jobs: list[Job], run: SweepRun):
+    """The sweep as a :class:`replica.tables.Table` (``.to_pandas()``, ``.to_xarray()``): one
+    row per simulated point and ``d`` (``<key>_mean``, ``_sem``, ``_theory``, ``_z`` for every
+    error and, lowrank, order parameter), or one row per theory point when no simulation was
+    asked for (decimal strings at the solve's precision). Every numeric parameter is a float
+    column ``NAME`` and an exact column ``NAME_exact`` (``9/4``); a covariance SPEC is one text
+    column."""
+    from ..tables import Table
     from . import ERROR_KEYS, ORDER_KEYS
 
     sims, theories = summarise(model, jobs, run)
     keys = list(ERROR_KEYS[model]) + (list(ORDER_KEYS) if model == "lowrank" else [])
     names = [n for n, _ in jobs[0].params] if jobs else []
-    rows = []
+    rows, points = [], []
     if sims:
-        header = ["model"] + names + ["d", "seed", "seeds"] + \
+        tail = ["d", "seed", "seeds"] + \
             [f"{k}_{s}" for k in keys for s in ("mean", "sem", "theory", "z")]
         for r in sims:
             est = dict(r.errors)
             est.update(r.order_parameters)
-            row = [model] + [r.params[n] for n in names] + [r.d, r.seed, len(r.per_seed)]
+            points.append(r.params)
+            row = [r.d, r.seed, len(r.per_seed)]
             for k in keys:
                 e = est[k].to_json_dict()
                 row += [e["mean"], e["sem"], e["theory"], e["z"]]
             rows.append(row)
     else:
-        header = ["model"] + names + (["d"] if model == "alignment" else []) + keys
+        tail = (["d"] if model == "alignment" else []) + keys
         for (params, d), th in theories.items():
             vals = dict(th.get("errors") or {})
             vals.update(th.get("order_parameters") or {})
-            row = [model] + [dict(params)[n] for n in names] + \
-                ([d] if model == "alignment" else []) + [vals.get(k) for k in keys]
-            rows.append(row)
-    path = Path(path)
-    if path.parent != Path(""):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        for row in rows:
-            w.writerow(["" if v is None else v for v in row])
-    return len(rows)
+            points.append(dict(params))
+            rows.append(([d] if model == "alignment" else []) + [vals.get(k) for k in keys])
+    # each numeric parameter as a float column and its exact string in NAME_exact
+    header, param_cells = ["model"], [[model] * len(rows)]
+    for n in names:
+        h, cols = numeric_columns(n, [p[n] for p in points])
+        header += h
+        param_cells += cols
+    header += tail
+    rows = [[col[i] for col in param_cells] + row for i, row in enumerate(rows)]
+    dims = names + (["d"] if sims or model == "alignment" else [])
+    return Table(header, rows, dims, {"model": model})
 
 
 def linspace_exact(lo, hi, num: int) -> list[str]:
