@@ -156,6 +156,10 @@ class Parameter:
             if isinstance(raw, Covariance):
                 return raw
             d = known.get(self.size_from)
+            if type(raw).__name__ == "ndarray":  # a matrix or its eigenvalues; d from its size
+                from .spectra import covariance_from_array
+
+                return covariance_from_array(raw, None if d is None else int(d), self.name)
             if d is None:
                 raise ParameterError(f"--{self.size_from}", f"is required for {self.option}")
             return parse_spec(raw, int(d), self.option)
@@ -288,7 +292,13 @@ class Schema:
                                              f"{', '.join(self.names)})")
         values: dict = {}
         raw = dict(raw)
-        for p in self.parameters:  # a covariance given as an object carries its size
+        for p in self.parameters:  # a covariance given as an object or array carries its size
+            if p.is_covariance and type(raw.get(p.name)).__name__ == "ndarray":
+                from .spectra import covariance_from_array
+
+                d = raw.get(p.size_from)
+                raw[p.name] = covariance_from_array(
+                    raw[p.name], None if d is None else int(parse_exact(d, p.size_from)), p.name)
             if p.is_covariance and hasattr(raw.get(p.name), "d") and raw.get(p.size_from) is None:
                 raw[p.size_from] = raw[p.name].d
         for p in self.parameters:

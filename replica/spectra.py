@@ -349,7 +349,10 @@ def check_theory_d(d: int, option: str = "--d") -> int:
 def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
     """Parse a SPEC string for a ``d x d`` covariance; raise :class:`ParameterError` naming
     ``name`` on any problem (unknown kind, bad number, rank 0, wrong size, not PSD, ``d`` beyond
-    :data:`MAX_THEORY_D`)."""
+    :data:`MAX_THEORY_D`). A NumPy array in place of the string is a matrix or its eigenvalues
+    (:func:`covariance_from_array`)."""
+    if isinstance(spec, np.ndarray):
+        return covariance_from_array(spec, d, name)
     if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
         raise ParameterError("--d", f"must be a positive integer, got {d!r}")
     check_theory_d(d)
@@ -398,6 +401,51 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
 _RAW_MAX = 1e300
 
 
+def covariance_from_array(array, d: int | None = None, name: str = "train",
+                          raw: bool = False) -> Covariance:
+    """A covariance given as a NumPy array: a symmetric positive-semidefinite ``d x d`` matrix
+    or a 1-D array of its ``d`` eigenvalues (then diagonal in the coordinate basis), normalised
+    to trace ``d`` as a SPEC is (``raw=True`` keeps it as given). ``d`` defaults to the array's
+    size; a different ``d`` is refused.
+
+    Exactness: every entry (eigenvalue or matrix entry) is converted to the exact rational of
+    its binary value, ``Fraction(float(x))`` (integers exactly; float32 through its exact
+    widening to float64), so the theory sees precisely the numbers of the array and the trace
+    normalisation is exact. Refused with a :class:`ParameterError` naming ``name``: a
+    non-numeric, boolean or complex array, more than two dimensions, a non-square matrix, NaN or
+    infinite entries, a non-symmetric matrix, a negative eigenvalue, an all-zero covariance."""
+    import hashlib
+
+    arr = np.asarray(array)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise ParameterError(name, f"a covariance array must hold real numbers, got dtype "
+                                   f"{arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ParameterError(name, "a covariance array must be real, got complex entries")
+    if arr.ndim not in (1, 2) or arr.size == 0:
+        raise ParameterError(name, f"a covariance array must be a d x d matrix or d "
+                                   f"eigenvalues, got shape {arr.shape}")
+    if arr.ndim == 2 and arr.shape[0] != arr.shape[1]:
+        raise ParameterError(name, f"a covariance matrix must be square, got shape {arr.shape}")
+    n = arr.shape[0]
+    if d is None:
+        d = n
+    if not isinstance(d, int) or isinstance(d, bool) or d <= 0:
+        raise ParameterError("d", f"must be a positive integer, got {d!r}")
+    check_theory_d(d, "d")
+    if n != d:
+        raise ParameterError(name, f"the array has size {n}, expected d = {d}")
+    if not np.all(np.isfinite(arr)):
+        raise ParameterError(name, "the array has NaN or infinite entries")
+    # every entry exactly: the rational of its binary value (integers as integers)
+    exact = (lambda v: Fraction(int(v))) if np.issubdtype(arr.dtype, np.integer) else \
+        (lambda v: Fraction(float(v)))
+    entries = [[exact(v) for v in row] for row in np.atleast_2d(arr)]
+    digest = hashlib.sha256(np.ascontiguousarray(arr, dtype=np.float64).tobytes()).hexdigest()
+    spec = f"array:{'x'.join(map(str, arr.shape))}:{digest[:12]}" + (":raw" if raw else "")
+    return _covariance_of_entries(spec, entries, arr.ndim, d, name, raw, "the array")
+
+
 def _load_file(spec, path, d, name, raw) -> Covariance:
     if not os.path.exists(path):
         raise ParameterError(name, f"file not found: {path}")
@@ -424,6 +472,13 @@ def _load_file(spec, path, d, name, raw) -> Covariance:
         raise
     except Exception as exc:  # unreadable file
         raise ParameterError(name, f"cannot read {path}: {exc}") from None
+    return _covariance_of_entries(spec, entries, ndim, d, name, raw, path)
+
+
+def _covariance_of_entries(spec, entries, ndim, d, name, raw, path) -> Covariance:
+    """The covariance of ``entries`` (one row of eigenvalues when ``ndim == 1``, else the rows
+    of a matrix; ``Fraction`` or float), checked: size ``d``, finite, symmetric, PSD, nonzero;
+    ``path`` names the source in the messages."""
     if raw and any(abs(v) > _RAW_MAX for r in entries for v in r):
         raise ParameterError(name, f"{path} has entries beyond {_RAW_MAX:g} in magnitude, outside "
                                    "the float64 range the :raw form computes in (drop :raw to "
