@@ -35,6 +35,9 @@ def build_parser() -> OneLineParser:
     from .version import __version__
 
     parser.add_argument("--version", action="version", version=f"replica {__version__}")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress output on stderr (also accepted after the command; "
+                             "or set REPLICA_QUIET=1)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=OneLineParser)
     for name in COMMAND_MODULES:
@@ -44,6 +47,11 @@ def build_parser() -> OneLineParser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "--quiet" in argv:  # anywhere on the line, like REPLICA_QUIET=1
+        from .progress import set_quiet
+
+        set_quiet(True)
+        argv = [a for a in argv if a != "--quiet"]
     try:
         argv = route_model_file(argv)
         args = build_parser().parse_args(argv)

@@ -161,14 +161,19 @@ def test_dask_local_cluster_matches_serial(tmp_path):
     assert _same(run, serial) and _same(again, serial)
 
 
-def test_progress_bar_on_stderr(tmp_path, capsys):
+def test_progress_bar_on_stderr(tmp_path, capsys, monkeypatch):
     import io
 
-    buf = io.StringIO()
-    run_jobs(_jobs(seeds=1, ds=(6,)), None, executor="serial", progress=True, stream=buf)
-    lines = buf.getvalue().strip().splitlines()
-    assert lines[0].startswith("sweep [") and "0/" in lines[0]
-    assert lines[-1].startswith("sweep [" + "#" * 30 + "]")
+    monkeypatch.setenv("REPLICA_PROGRESS_AFTER", "0")
+    monkeypatch.setenv("REPLICA_PROGRESS_EVERY", "0")
+    buf = io.StringIO()  # not a terminal: plain lines, no carriage returns
+    jobs = _jobs(seeds=1, ds=(6,))
+    run_jobs(jobs, None, executor="serial", progress=True, stream=buf)
+    text = buf.getvalue()
+    lines = text.strip().splitlines()
+    assert "\r" not in text and all(line.startswith("sweep: ") for line in lines)
+    n = len(set(jobs))
+    assert f"{n}/{n} jobs (100%)" in lines[-1]
 
 
 def test_sweep_cli_writes_csv_and_resumes(tmp_path, capsys):

@@ -29,6 +29,7 @@ import functools
 import sympy
 
 from ..errors import ParameterError
+from ..progress import tick
 from ..models import lowrank as L
 from ..spectra import lowrank_stieltjes_derivative_expr, lowrank_stieltjes_tilde_derivative_expr
 
@@ -65,6 +66,11 @@ def spectral_functions(side: str):
             lowrank_stieltjes_tilde_derivative_expr(zz, k, r, 1))
 
 
+EXPANSION_STAGES = 5
+"""The stages of a fresh :func:`expansion`, each reported by :func:`replica.progress.tick`:
+the series of ``g``, ``g'`` and ``gtilde'``, the substituted expansion, the coefficients."""
+
+
 @functools.lru_cache(maxsize=None)
 def _spectral_series(side: str, order: int) -> dict:
     """Truncated Laurent series in varepsilon of ``g, g', gtilde'`` on ``side``, far enough
@@ -78,6 +84,7 @@ def _spectral_series(side: str, order: int) -> dict:
             c, p = term.as_coeff_exponent(e)
             coeffs[p] = coeffs.get(p, 0) + c
         out[fam] = sum(sympy.factor(sympy.together(c)) * e**p for p, c in coeffs.items())
+        tick(note=f"series of {fam}")
     return out
 
 
@@ -107,6 +114,7 @@ def expansion(name: str, side: str, order: int = 3) -> sympy.Expr:
     expr = expr.replace(lambda x: isinstance(x, sympy.Function) and x.func in impl,
                         lambda x: impl[x.func])
     ser = sympy.expand(expr.subs(side_substitution(side)))
+    tick(note="expanded")
     coeffs: dict = {}
     for term in sympy.Add.make_args(ser):
         c, p = term.as_coeff_exponent(e)
@@ -121,6 +129,7 @@ def expansion(name: str, side: str, order: int = 3) -> sympy.Expr:
     for p in sorted(coeffs, reverse=True):
         coeff = sympy.factor(sympy.together(coeffs[p])).subs(back)
         out += coeff * ((1 + L.sigma**2) / L.alpha) ** p
+    tick(note="coefficients")
     return out
 
 

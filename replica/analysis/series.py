@@ -86,11 +86,12 @@ def _taylor(expr, eps, order):
 
 
 def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
-           at: str = "inf", values: dict | None = None, choose_at=None) -> dict:
+           at: str = "inf", values: dict | None = None, choose_at=None, progress=None) -> dict:
     """``{"epsilon": eps, "x_of_eps": x(eps), "unknowns": {theta: [c_0..c_K]},
     "quantity": [a_0..a_K] or None, "series": the quantity's series as an expression in x}``.
     ``values`` fixes other parameters (exact); ``choose_at`` is a value of ``parameter`` near
-    the limit used to pick the leading-order branch numerically."""
+    the limit used to pick the leading-order branch numerically. ``progress``: a
+    ``report(done, total, note)`` callback, called as each order is reached."""
     if not 1 <= order <= 8:
         raise ParameterError("--order", f"must lie in 1..8, got {order}")
     if parameter not in problem.schema:
@@ -143,11 +144,15 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
                                status="singular-jacobian")
     J0inv = J0.inv()
     for k in range(1, order + 1):
+        if progress:
+            progress(k - 1, order, f"order {k}")
         trunc = {u: sum(c * eps**j for j, c in enumerate(coeffs[u])) for u in unknowns}
         r = sympy.Matrix([_taylor(_cancel_inside(e.xreplace(trunc)), eps, k)[k] for e in eqs])
         step = (-J0inv * r).applyfunc(sympy.simplify)
         for u, v in zip(unknowns, step):
             coeffs[u].append(v)
+    if progress:
+        progress(order, order, "done")
     out = {"epsilon": eps, "x_of_eps": x_of, "unknowns": coeffs, "quantity": None,
            "series": None, "parameter": parameter, "at": at}
     if quantity is not None:

@@ -61,21 +61,22 @@ def parse_point(text: str, problem) -> dict:
 def _run(args):
     from ..derivations.appendix import write_appendix
     from ..errors import ParameterError
-    from .common import USER_MODEL, parse_dps, user_problem
+    from .common import USER_MODEL, parse_dps, progress_bar, user_problem
     from .paths import check_output_dir
 
     problem = user_problem() if args.derivation == USER_MODEL else None
     name = problem.name.replace("_", "-") if problem is not None else args.derivation
+    progress = progress_bar(f"appendix {name}", unit="step")
     check_output_dir(args.out, "--out", [f"{name}.tex"] + ([f"{name}.pdf"] if args.pdf else []),
                      args.force)
     if args.derivation == USER_MODEL:
         point = parse_point(args.at, problem) if args.at else None
         result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
-                                dps=parse_dps(args.dps))
+                                dps=parse_dps(args.dps), progress=progress)
     else:
         if args.at is not None:
             raise ParameterError("--at", "is only for --model PATH")
-        result = write_appendix(args.derivation, args.out, pdf=args.pdf)
+        result = write_appendix(args.derivation, args.out, pdf=args.pdf, progress=progress)
     passed = sum(o.passed for o in result.outcomes)
     sys.stdout.write(f"{result.tex}  ({passed}/{len(result.outcomes)} step checks passed)\n")
     if result.pdf is not None:

@@ -150,25 +150,9 @@ def given_values(args, schema) -> dict:
             if getattr(args, p.name, None) is not None}
 
 
-def progress_bar(label: str, stream=None):
-    """A ``report(i, n)`` callback: a bar redrawn in place on a terminal, one line per tenth
-    of the work otherwise (so that logs hold no carriage returns)."""
-    stream = stream or sys.stderr
-    tty = hasattr(stream, "isatty") and stream.isatty()
-    state = {"last": -1}
+def progress_bar(label: str, stream=None, unit: str = "step"):
+    """A ``report(i, n)`` callback for the library's ``progress=`` parameters: a bar with ETA
+    on a terminal, a plain line every few seconds otherwise (:mod:`replica.progress`)."""
+    from ..progress import callback
 
-    def report(i, n):
-        if tty:
-            width = 30
-            done = int(width * i / max(n, 1))
-            stream.write(f"\r{label} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
-            if i == n:
-                stream.write("\n")
-        else:
-            tenth = int(10 * i / max(n, 1))
-            if tenth != state["last"] or i == n:
-                state["last"] = tenth
-                stream.write(f"{label}: {i}/{n}\n")
-        stream.flush()
-
-    return report
+    return callback(label, unit, stream)

@@ -49,7 +49,7 @@ def _run_model_file(args):
 
     from ..analysis.series import series
     from ..errors import ParameterError
-    from .common import given_values
+    from .common import given_values, progress_bar
 
     problem = args.problem
     try:
@@ -66,7 +66,8 @@ def _run_model_file(args):
         if p.is_covariance or p._domain().integer:
             raise ParameterError(p.option, "series keep spectra abstract; omit this option")
         values[k] = p.parse(v, {})
-    out = series(problem, name, order, args.quantity, at=args.at, values=values)
+    out = series(problem, name, order, args.quantity, at=args.at, values=values,
+                 progress=progress_bar(f"expand {problem.name}", unit="order"))
     show = sympy.latex if args.latex else sympy.sstr
     var = {"inf": f"1/{name}", "0": name}.get(args.at, f"({name} - {args.at})")
     print(f"{problem.name}: series in {var}, to order {order}")
@@ -80,8 +81,9 @@ def _run_model_file(args):
 def _run(args):
     import sympy
 
-    from ..analysis.asymptotics import expansion, powers_of_alpha
+    from ..analysis.asymptotics import EXPANSION_STAGES, expansion, powers_of_alpha
     from ..errors import ParameterError
+    from ..progress import Progress
 
     try:
         order = int(args.order)
@@ -89,7 +91,8 @@ def _run(args):
         raise ParameterError("--order", f"must be an integer, got {args.order!r}") from None
     if not 1 <= order <= 6:
         raise ParameterError("--order", "must lie in 1..6")
-    ex = expansion(args.quantity, args.side, order)
+    with Progress(f"expand lowrank {args.quantity}", EXPANSION_STAGES, "stage"):
+        ex = expansion(args.quantity, args.side, order)   # advances the bar stage by stage
     pw = powers_of_alpha(args.quantity, args.side, order)
     print(f"{args.quantity} ({args.side} side), powers of alpha: "
           + ", ".join(str(p) for p in pw))

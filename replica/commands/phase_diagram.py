@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-
-
 _TAU_ONE = ("the ridgeless (lambda = 0) diagram diverges at tau = 1, the interpolation threshold: "
             "choose tau != 1")
 
 
 def _progress(label):
-    def report(i, n):
-        width = 30
-        done = int(width * i / n)
-        sys.stderr.write(f"\r{label} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
-        if i == n:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+    from .common import progress_bar
 
-    return report
+    return progress_bar(label, unit="row")
 
 
 def register(subparsers):
@@ -113,7 +104,7 @@ def _run_model_file(args):
                      args.force)
     paths = plane(problem, given_values(args, problem.schema), x, y, args.quantity, args.out,
                   level=args.level,
-                  trace_max=args.trace_max, progress=progress_bar("grid rows"))
+                  trace_max=args.trace_max, progress=progress_bar("grid rows", unit="row"))
     print("wrote " + ", ".join(paths[k] for k in sorted(paths)))
     return 0
 

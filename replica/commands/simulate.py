@@ -12,7 +12,7 @@ import json
 import sys
 
 from ..errors import ParameterError
-from .common import parse_dps
+from .common import parse_dps, progress_bar
 
 NOISE_HELP = "label-noise VARIANCE (papers A/B notation; not the low-rank rank ratio)"
 
@@ -135,7 +135,9 @@ def _run(args):
     dps = parse_dps(args.dps)
     res = simulate(model, args.d, parse_int(args.seeds, "--seeds", minimum=1),
                    parse_int(args.seed, "--seed", minimum=0), with_theory=not args.no_theory,
-                   dps=dps, theory_at=args.theory_at, **collect_options(args, model),
+                   dps=dps, theory_at=args.theory_at,
+                   progress=progress_bar(f"simulate {model} d={args.d}", unit="seed"),
+                   **collect_options(args, model),
                    **collect_params(args, model))
     if args.json:
         sys.stdout.write(json.dumps(res.to_json_dict(), indent=2) + "\n")

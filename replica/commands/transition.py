@@ -92,7 +92,7 @@ def _register_model_file(models):
 def _run_model_file(args):
     from ..analysis.scan import locate
     from ..errors import ParameterError
-    from .common import given_values
+    from .common import given_values, progress_bar
     from .simulate import parse_int
 
     problem = args.problem
@@ -102,7 +102,9 @@ def _run_model_file(args):
     res = locate(problem, given_values(args, problem.schema), args.vary.replace("-", "_"),
                  parts[0], parts[1], args.quantity, kind=args.kind, level=args.level,
                  dps=parse_dps(args.dps), points=parse_int(args.points, "--points", minimum=5),
-                 log=True if args.log else None)
+                 log=True if args.log else None,
+                 progress=progress_bar(f"transition {problem.name}: refinements",
+                                       unit="refinement"))
     data = res.to_json_dict()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

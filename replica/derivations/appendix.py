@@ -8,6 +8,7 @@ import os
 
 from ..latex import CompileReport, compile_pdf, latexmk_path, render
 from . import get
+from .base import run_check
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,17 +21,22 @@ class AppendixResult:
 
 
 def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
-                   outcomes=None, point: dict | None = None, dps: int = 30) -> AppendixResult:
+                   outcomes=None, point: dict | None = None, dps: int = 30,
+                   progress=None) -> AppendixResult:
     """Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
 
     The checks of every step run first (unless ``outcomes`` are given); a failing check raises
     :class:`~replica.latex.document.CheckFailedError` and nothing is written. With ``pdf`` a
     missing ``latexmk`` is reported before any work is done. ``name`` may also be a declared
     model's :class:`~replica.problem.Problem` (:func:`replica.derivations.model.derivation_for`,
-    with a table of the solution at ``point``, solved at ``dps`` digits).
+    with a table of the solution at ``point``, solved at ``dps`` digits). ``progress``: a
+    ``report(done, total, note)`` callback, called before each step's check and at the
+    rendering.
     """
     if pdf:
         latexmk_path()
+    if progress:
+        progress(0, None, "building the derivation")
     if isinstance(name, str):
         doc = get(name)
     else:
@@ -39,8 +45,17 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
         doc = derivation_for(name, point=point, dps=dps)
         name = doc.key
     if outcomes is None:
-        outcomes = doc.run_checks()
+        outcomes = []
+        total = len(doc.steps) + 1  # the checks, then the rendering
+        for step in doc.steps:
+            if progress:
+                progress(len(outcomes), total, f"checking {step.name}")
+            outcomes.append(run_check(step))
+    if progress:
+        progress(len(outcomes), len(outcomes) + 1, "rendering")
     text = render(doc, symbol_names=symbol_names, outcomes=outcomes)
+    if progress:
+        progress(len(outcomes) + 1, len(outcomes) + 1, "written")
     os.makedirs(outdir, exist_ok=True)
     tex = os.path.join(outdir, f"{name}.tex")
     with open(tex, "w", encoding="utf-8") as fh:

@@ -168,7 +168,7 @@ def seed_sequences(seed: int, seeds: int) -> list:
 def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
              dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
              sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
-             theory_at: str = "nominal", **params) -> SimulationResult:
+             theory_at: str = "nominal", progress=None, **params) -> SimulationResult:
     """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
     the theory.
 
@@ -177,6 +177,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     exact strings, ints or Fractions. ``test_prompts = 0`` evaluates each error by its exact
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
     ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
+    ``progress``: a ``report(done, total)`` callback, called after each seed.
     """
     from ..errors import ParameterError
 
@@ -191,7 +192,11 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
         raise ParameterError("--seed", f"must be non-negative, got {seed_i}")
     exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
                           solver=solver, test_prompts=test_prompts, **params)
-    per_seed = [run_seed(exp, ss) for ss in seed_sequences(seed_i, seeds_i)]
+    per_seed = []
+    for ss in seed_sequences(seed_i, seeds_i):
+        per_seed.append(run_seed(exp, ss))
+        if progress:
+            progress(len(per_seed), seeds_i)
     th = theory(exp, dps, theory_at) if with_theory else None
     return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None, theory_at)
 

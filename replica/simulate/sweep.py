@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import ParameterError
 from ..params import INF, exact_str, numeric_columns
+from ..progress import Progress
 from ..version import __version__
 
 _SOURCES = {
@@ -217,47 +218,6 @@ class Cache:
         if not self.root.exists():
             return 0
         return sum(1 for p in self.root.rglob("*.json") if not p.name.startswith(".tmp-"))
-
-
-# ---------------------------------------------------------------------------------------------
-# Progress
-# ---------------------------------------------------------------------------------------------
-class Progress:
-    """A plain-text progress bar on a stream (stderr): redrawn in place on a terminal, one line
-    per 10 % otherwise."""
-
-    def __init__(self, total: int, cached: int, stream=None, enabled: bool = True):
-        self.total, self.cached, self.done = total, cached, cached
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = enabled and total > 0
-        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.t0 = time.monotonic()
-        self._last_decile = -1
-        self._draw()
-
-    def _draw(self, final: bool = False):
-        if not self.enabled:
-            return
-        frac = self.done / self.total if self.total else 1.0
-        decile = int(frac * 10)
-        if not self.tty and not final and decile == self._last_decile:
-            return
-        self._last_decile = decile
-        width = 30
-        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
-        line = (f"sweep [{bar}] {self.done}/{self.total} jobs ({self.cached} cached, "
-                f"{time.monotonic() - self.t0:.1f} s)")
-        self.stream.write(("\r" + line) if self.tty else line + "\n")
-        self.stream.flush()
-
-    def update(self, n: int = 1):
-        self.done += n
-        self._draw()
-
-    def close(self):
-        if self.enabled and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -483,7 +443,10 @@ def run_jobs(jobs: list[Job], cache_dir=None, executor: str = "process", workers
             results[job] = hit
         else:
             todo.append(job)
-    bar = Progress(len(jobs), len(results), stream, progress)
+    bar = Progress("sweep", len(jobs), "job", stream, progress and bool(jobs),
+                   initial=len(results))
+    if results:
+        bar.note = f"{len(results)} cached"
     if todo:
         if executor == "dask" or scheduler is not None:
             stream_ = _run_dask(todo, scheduler)
