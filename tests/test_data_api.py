@@ -113,3 +113,12 @@ def test_equations_render_as_latex():
             assert row in tex and row in body
         assert b._repr_latex_().count("&\\text{") == 1
     assert "\\hat{q}" in tex
+
+
+def test_transition_note_carries_the_digits():
+    from replica.analysis.transitions import isotropic_interpolation_peak
+
+    r = isotropic_interpolation_peak(10, "inf", "0.01", "0.001", dps=50)
+    assert r.location.digits() >= 40
+    value = r.notes[0].split("= ")[1]
+    assert len(value.replace(".", "").lstrip("0")) >= 40, value

@@ -268,7 +268,9 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
         peak = e_icl(root)
     params = p.echo()
     with precision(dps):
-        note = f"e_ICL at the peak = {mpmath.nstr(peak, 15)}"
+        # printed with the digits of the location (conservative: at a maximum the value's error
+        # is second order in the location's)
+        note = f"e_ICL at the peak = {mpmath.nstr(peak, max(1, min(dps, loc.digits())))}"
     return TransitionResult("isotropic", params, dps, "tau_peak", loc,
                             "tau_peak: interior maximum of the ridge ICL error e_ICL(tau) (paper "
                             "B), the regularised interpolation peak near tau = 1",
