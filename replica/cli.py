@@ -52,6 +52,10 @@ def main(argv=None) -> int:
 
         set_quiet(True)
         argv = [a for a in argv if a != "--quiet"]
+        try:
+            return main(argv)
+        finally:
+            set_quiet(False)
     try:
         argv = route_model_file(argv)
         args = build_parser().parse_args(argv)

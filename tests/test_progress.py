@@ -38,10 +38,20 @@ def test_a_command_without_terminal_writes_plain_lines():
     assert "simulate isotropic" in proc.stdout  # the result itself is untouched
 
 
-def test_short_runs_and_quiet_print_nothing():
-    assert _run(SIMULATE, REPLICA_PROGRESS_AFTER="60").stderr == ""   # under the threshold
-    assert _run(SIMULATE + ["--quiet"], REPLICA_PROGRESS_AFTER="0").stderr == ""
-    assert _run(SIMULATE, REPLICA_PROGRESS_AFTER="0", REPLICA_QUIET="1").stderr == ""
+def test_short_runs_and_quiet_print_nothing(capsys, monkeypatch):
+    from replica.cli import main
+    from replica.progress import quiet
+
+    monkeypatch.setenv("REPLICA_PROGRESS_EVERY", "0")
+    monkeypatch.setenv("REPLICA_PROGRESS_AFTER", "60")
+    assert main(SIMULATE) == 0 and capsys.readouterr().err == ""   # under the threshold
+    monkeypatch.setenv("REPLICA_PROGRESS_AFTER", "0")
+    assert main(SIMULATE + ["--quiet"]) == 0 and capsys.readouterr().err == ""
+    assert not quiet()                             # --quiet holds for that command only
+    monkeypatch.setenv("REPLICA_QUIET", "1")
+    assert main(SIMULATE) == 0 and capsys.readouterr().err == ""
+    monkeypatch.delenv("REPLICA_QUIET")
+    assert main(SIMULATE) == 0 and "3/3 seeds" in capsys.readouterr().err
 
 
 def test_plain_lines_are_spaced_and_carry_an_eta(monkeypatch):
