@@ -105,6 +105,17 @@ def test_cg_that_does_not_converge_raises():
         solver.ridge_cg(X, H, y, 0.0, maxiter=2)
 
 
+def test_auto_falls_back_to_the_direct_solve_when_cg_does_not_converge(monkeypatch):
+    X, H, y = _data(32, 4 * 32 * 33, k=32)
+    monkeypatch.setattr(solver, "CG_MAXITER", 2)
+    g, info = solver.ridge_structured(X, H, y, 0.0)
+    assert info.method == "primal" and "cg did not converge" in info.factor
+    ref, _ = solver.ridge_primal(X, H, y, 0.0)
+    assert np.array_equal(g, ref)
+    with pytest.raises(ConvergenceError):
+        solver.ridge_structured(X, H, y, 0.0, "cg")
+
+
 def test_auto_choice_of_the_form():
     assert solver.choose_method(500, 1056) == "dual"
     assert solver.choose_method(1500, 1056) == "primal"  # n < 2P: ill-conditioned for CG

@@ -14,7 +14,8 @@ standard error (sample standard deviation / sqrt(N)), the theory value at the no
 and the z-score ``(mean - theory) / sem``.
 
 Modules: :mod:`.sampling` (tasks, contexts, the exact-in-law fast sampler), :mod:`.solver`
-(structured primal/dual ridge, naive dense reference), :mod:`.evaluate` (exact expected test
+(structured primal/dual ridge, preconditioned conjugate gradients, naive dense reference),
+:mod:`.backend` (NumPy or PyTorch arrays for the CG solver), :mod:`.evaluate` (exact expected test
 error, Monte Carlo, order parameters), :mod:`.experiment` (one seed of each model, theory),
 :mod:`.report` (theory-vs-simulation tables and plots), :mod:`.sweep` (grids of points, cached on
 disk, run locally or on Dask).

@@ -24,6 +24,9 @@ One seed (:func:`run_seed`):
 
 Errors are the exact closed-form expectations for the trained :math:`\Gamma`
 (:mod:`replica.simulate.evaluate`), or Monte-Carlo averages over ``test_prompts`` sampled prompts.
+The same trained :math:`\Gamma` can also be scored on further rows, one per combination of test
+covariance and test context length (:func:`with_scores`); training and its random streams do
+not depend on the rows.
 """
 
 from __future__ import annotations

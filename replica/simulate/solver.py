@@ -350,15 +350,28 @@ def ridge_structured(X, H, y, reg, method: str = "auto", chunk_bytes: int = CHUN
     """Ridge estimator by the form ``method`` names: ``auto`` (:func:`choose_method`),
     ``direct`` (the direct structured form: dual iff ``n < P``, else primal Cholesky),
     ``cg``, ``primal``, ``dual`` or ``naive``; returns ``(Gamma, info)``. ``backend`` (NumPy or
-    PyTorch arrays) applies to ``cg`` only."""
+    PyTorch arrays) applies to ``cg`` only. When ``auto`` chose ``cg`` and it does not converge
+    within :data:`CG_MAXITER` iterations, the direct primal solve is done instead (its
+    ``info.factor`` says so); an explicit ``cg`` raises
+    :class:`~replica.errors.ConvergenceError`."""
+    from ..errors import ConvergenceError
+
     n = X.shape[0]
     P = X.shape[1] * H.shape[1]
+    chosen = method == "auto"
     if method == "auto":
         method = choose_method(n, P)
     elif method == "direct":
         method = "dual" if n < P else "primal"
     if method == "cg":
-        return ridge_cg(X, H, y, reg, backend=backend)
+        try:
+            return ridge_cg(X, H, y, reg, maxiter=CG_MAXITER, backend=backend)
+        except ConvergenceError:
+            if not chosen:
+                raise
+            gamma, info = ridge_primal(X, H, y, reg, chunk_bytes)
+            info.factor += " (cg did not converge)"
+            return gamma, info
     if method == "primal":
         return ridge_primal(X, H, y, reg, chunk_bytes)
     if method == "dual":
