@@ -58,8 +58,8 @@ LABELS = {
     "chihat": r"$\hat\chi$", "qbarhat": r"$\hat{\bar q}$", "chibarhat": r"$\hat{\bar\chi}$",
     "z": r"$z$", "mbar": r"$\bar m$", "m0": r"$m_0$", "q0": r"$q_0$",
     "V": r"$V$", "Vhat": r"$\hat V$",
-    "test": r"$\varepsilon_{\rm test}$", "train": r"$\varepsilon_{\rm train}$",
 }
+# ``train``/``test`` are left to the generic rule: covariances in one model, errors in another.
 
 
 def label(name: str) -> str:
@@ -77,8 +77,25 @@ def label(name: str) -> str:
 
 
 def value_text(name: str, value) -> str:
-    """``name = value`` in mathtext (``kappa``, ``1/2`` -> :math:`\\kappa = 1/2`)."""
-    return label(name)[:-1] + " = " + str(value).replace("inf", r"\infty") + "$"
+    """``name = value`` in mathtext (``kappa``, ``1/2`` -> :math:`\\kappa = 1/2`; ``1e-4`` ->
+    :math:`10^{-4}`, ``inf`` -> :math:`\\infty`, a SPEC such as ``spike:1`` upright)."""
+    return label(name)[:-1] + " = " + _value_math(value) + "$"
+
+
+def _value_math(value) -> str:
+    import re
+
+    text = str(value).strip()
+    m = re.fullmatch(r"([-+]?[0-9.]+)[eE]([-+]?[0-9]+)", text)
+    if m:
+        mant, exp = m.group(1), int(m.group(2))
+        power = "10^{" + str(exp) + "}"
+        return power if float(mant) == 1 else mant + r"\times" + power
+    if re.fullmatch(r"[-+]?[0-9./]+", text):
+        return text
+    if text in ("inf", "oo"):
+        return r"\infty"
+    return r"\mathrm{" + text.replace("_", r"\_").replace(" ", r"\ ") + "}"
 
 
 def series_style(i: int) -> dict:
@@ -108,14 +125,24 @@ def text_colour_at(mappable, value) -> str:
 
 
 def log_axis(ax, which: str = "x") -> None:
-    """Logarithmic ``which`` axis (``"x"``, ``"y"`` or ``"xy"``) with ticks written
-    :math:`10^k` (``LogFormatterMathtext``) instead of ``1e2``."""
-    from matplotlib.ticker import LogFormatterMathtext
+    """Logarithmic ``which`` axis (``"x"``, ``"y"`` or ``"xy"``; call it after plotting). Over
+    two decades or more the ticks are powers of ten written :math:`10^k`
+    (``LogFormatterMathtext``) instead of ``1e2``, minor ticks unlabelled; over a shorter range,
+    where at most one power of ten is in view, ticks at :math:`1, 2, 5 \times 10^k` are written
+    as plain numbers (:math:`0.5, 1, 2`)."""
+    from matplotlib.ticker import FuncFormatter, LogFormatterMathtext, LogLocator, NullFormatter
 
     for w in which:
         (ax.set_xscale if w == "x" else ax.set_yscale)("log")
         axis = ax.xaxis if w == "x" else ax.yaxis
-        axis.set_major_formatter(LogFormatterMathtext())
+        lo, hi = sorted(ax.get_xlim() if w == "x" else ax.get_ylim())
+        if lo > 0 and hi / lo >= 100:
+            axis.set_major_locator(LogLocator(base=10))
+            axis.set_major_formatter(LogFormatterMathtext())
+        else:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:g}$"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 #: rcParams of :func:`style`: TrueType fonts embedded in PDFs (text stays text), SVG glyphs as

@@ -128,7 +128,7 @@ def specialisation_figure(kappas, dps_range, gain, boundary, *, d, alpha, tau, r
                    label=r"matched pretraining $p_{\rm train}=p_{\rm test}$")
         if boundary:
             ax.plot([float(k) for k, _ in boundary], [float(v) for _, v in boundary], color="k",
-                    marker="o", ms=3, lw=1.4,
+                    ls="-", marker="o", ms=3, lw=1.4,
                     label=r"$G=0$, $p_{\rm train}>p_{\rm test}$ (traced at high precision)")
         ax.legend(loc="lower right", fontsize=7)
         ax.set_xlabel(r"task diversity $\kappa$")
