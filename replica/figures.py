@@ -150,15 +150,21 @@ def log_axis(ax, which: str = "x") -> None:
 RC = {"pdf.fonttype": 42, "svg.fonttype": "path"}
 
 
-def style():
-    """A context manager with the package's rcParams (:data:`RC`) and the Okabe--Ito cycle of
-    colours and line styles; a figure drawn inside it takes them."""
-    import matplotlib as mpl
+def rc_params() -> dict:
+    """The package's rcParams: :data:`RC` and the Okabe--Ito cycle of colours and line styles
+    (for ``matplotlib.rcParams.update`` in a script that draws with pyplot)."""
     from cycler import cycler
 
     n = len(OKABE_ITO)
-    return mpl.rc_context({**RC, "axes.prop_cycle": cycler(color=list(OKABE_ITO))
-                           + cycler(linestyle=list(LINESTYLES[:n]))})
+    return {**RC, "axes.prop_cycle": cycler(color=list(OKABE_ITO))
+            + cycler(linestyle=list(LINESTYLES[:n]))}
+
+
+def style():
+    """A context manager with :func:`rc_params`; a figure drawn inside it takes them."""
+    import matplotlib as mpl
+
+    return mpl.rc_context(rc_params())
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, **kwargs):
