@@ -46,7 +46,7 @@ LABELS = {
     "alpha": r"$\alpha$", "tau": r"$\tau$", "kappa": r"$\kappa$", "rho": r"$\rho$",
     "sigma": r"$\sigma$", "lam": r"$\lambda$", "d": r"$d$", "alpha_test": r"$\alpha_{\rm test}$",
     "sigma_test": r"$\sigma_{\rm test}$", "p_test": r"$p_{\rm test}$",
-    "p_train": r"$p_{\rm train}$",
+    "p_train": r"$p_{\rm train}$", "gamma": r"$\gamma$", "p": r"$p$",
     "e_icl": r"$E_{\rm ICL}$", "e_scalar": r"$e_{\rm scalar}$",
     "e_misalign": r"$e_{\rm misalign}$", "e_idg": r"$e_{\rm IDG}$",
     "lambda_tilde": r"$\tilde\lambda$", "M": r"$M_\kappa$", "M_prime": r"$M'_\kappa$",
