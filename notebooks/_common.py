@@ -6,8 +6,9 @@ Every notebook is a jupytext ``py:percent`` file that also runs headless as a sc
 
 ``--quick`` selects small sizes, few seeds and coarse grids (used by ``tests/test_notebooks.py``
 and ``make demo``); ``--out`` is the output folder (default ``out/figures``); ``--no-sim`` draws
-the theory only. Inside Jupyter the command line of the kernel is ignored (``parse_known_args``)
-and ``REPLICA_QUICK=1`` in the environment selects the quick mode.
+the theory only. Inside Jupyter the command line of the kernel is ignored (``parse_known_args``),
+``REPLICA_QUICK=1`` in the environment selects the quick mode and ``REPLICA_OUT`` the output
+folder.
 
 Figures take the package's style (:mod:`replica.figures`: Okabe--Ito colours, mathtext) and are
 written as PNG, PDF and SVG; run as a script they are closed after saving, in a Jupyter kernel
@@ -29,7 +30,9 @@ def parse_args(description: str, argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--quick", action="store_true",
                     help="small d, few seeds, coarse grids (seconds instead of minutes)")
-    ap.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    default_out = os.environ.get("REPLICA_OUT") or DEFAULT_OUT
+    ap.add_argument("--out", default=default_out,
+                    help=f"output folder (default {DEFAULT_OUT}, or $REPLICA_OUT)")
     ap.add_argument("--no-sim", action="store_true", help="theory curves only, no simulations")
     args, _ = ap.parse_known_args(sys.argv[1:] if argv is None else argv)
     if os.environ.get("REPLICA_QUICK") == "1":

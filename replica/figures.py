@@ -146,8 +146,8 @@ def log_axis(ax, which: str = "x") -> None:
 
 
 #: rcParams of :func:`style`: TrueType fonts embedded in PDFs (text stays text), SVG glyphs as
-#: paths (the file renders without the fonts).
-RC = {"pdf.fonttype": 42, "svg.fonttype": "path"}
+#: paths (the file renders without the fonts), SVG element ids from a fixed salt (reproducible).
+RC = {"pdf.fonttype": 42, "svg.fonttype": "path", "svg.hashsalt": "replica"}
 
 
 def rc_params() -> dict:
