@@ -153,7 +153,7 @@ RC = {"pdf.fonttype": 42, "svg.fonttype": "path", "svg.hashsalt": "replica"}
 def rc_params() -> dict:
     """The package's rcParams: :data:`RC` and the Okabe--Ito cycle of colours and line styles
     (for ``matplotlib.rcParams.update`` in a script that draws with pyplot)."""
-    from cycler import cycler
+    from matplotlib import cycler
 
     n = len(OKABE_ITO)
     return {**RC, "axes.prop_cycle": cycler(color=list(OKABE_ITO))
