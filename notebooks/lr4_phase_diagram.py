@@ -159,6 +159,7 @@ else:
 # ## Figure
 
 # %%
+from matplotlib import patheffects  # noqa: E402
 from matplotlib.colors import LogNorm  # noqa: E402
 from matplotlib.ticker import LogFormatterMathtext  # noqa: E402
 
@@ -171,7 +172,8 @@ im = ax.pcolormesh(KG, RG, field.T, shading="auto", cmap=figures.SEQUENTIAL,
                    norm=LogNorm(vmin=field.min(), vmax=field.max()))
 fig.colorbar(im, ax=ax, format=LogFormatterMathtext(),
              label=r"$\varepsilon_{\rm IDG}/\alpha$ at " + figures.value_text("alpha", ALPHAS[-1]))
-ax.plot([0.05, 1.0], [0.05, 1.0], color="w", ls="--", lw=1.2, label=r"diagonal $\rho=\kappa$")
+ax.plot([0.05, 1.0], [0.05, 1.0], color="k", ls="--", lw=1.2, label=r"diagonal $\rho=\kappa$",
+        path_effects=[patheffects.withStroke(linewidth=2.6, foreground="w")])  # any background
 sty = {a: figures.series_style(i + 1) for i, a in enumerate(ALPHAS)}
 for a in ALPHAS:
     sel = [b for b in brows if b[1] == a]
