@@ -64,15 +64,17 @@ def _load(env, rel):
         spec.loader.exec_module(mod)
     finally:
         sys.path.remove(os.path.dirname(path))
-    return mod, _commit(root)
+    return mod, _commit(env, root)
 
 
-def _commit(root):
+def _commit(env, root):
+    """The checkout's commit (``git rev-parse``), or ``<env>_COMMIT`` for an exported tree."""
     try:
-        return subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10).stdout.strip() or "unknown commit"
+        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown commit"
+        head = ""
+    return head or os.environ.get(f"{env}_COMMIT", "unknown commit")
 
 
 def _one_thread():
@@ -207,9 +209,10 @@ def paper_a_curves(mod):
                 return [mod.ICL_error(ctr, ctr, tau, ALPHA, float(k), RHO, 100) for k in kappas]
 
             t_a, t_o, r, lo, hi, v_a, v_o = paired(authors, ours, pairs=1, inner=20)
-            diff = float(np.max(np.abs(np.array(v_a, float) - v_o)))
+            diff = np.abs(np.array(v_a, float) - v_o)
             ratios.append(r)
-            cells += [_ms(t_a), _ms(t_o), f"{diff:.1e}", f"{r:.0f}x"]
+            cells += [_ms(t_a), _ms(t_o), f"{diff.max():.1e} / {diff[kappas >= 0.5].max():.1e}",
+                      f"{r:.0f}x"]
         else:
             t_o, _ = _inner_median(ours, 20)
             cells += [NOT_RUN, _ms(t_o), NOT_RUN, NOT_RUN]
@@ -398,7 +401,10 @@ def run():
                "authors' root search uses 10 draws per evaluation and the re-implementation 100, "
                "which narrows the gap there.", ""]
     md += ["**Paper A, a 30-point kappa curve** (the authors' list of `ICL_error` calls vs one "
-           "vectorised `replica.solve_float64` call; max |difference| of the curves):", "",
+           "vectorised `replica.solve_float64` call; max |difference| of the curves over all "
+           "kappa / over kappa >= 1/2: at small kappa the authors' Monte-Carlo averages "
+           "resolvents of sample covariances from k = int(kappa d) tasks, 6 at kappa = 0.05, and "
+           "its bias is largest there):", "",
            table(["curve", "authors", "replica float64", "max |authors - replica|",
                   "speed-up"], c_rows), ""]
     if c_ratios:

@@ -194,8 +194,23 @@ def _namespace(backend: str) -> dict:
     ``functools.reduce``, which the printers use for ``Max``/``Min``)."""
     if backend == "arb":
         return _arb_namespace()
-    ns = dict(sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
+    ns = _numpy_namespace() if backend == "np" else dict(
+        sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
     ns.setdefault("reduce", functools.reduce)
+    return ns
+
+
+def _numpy_namespace() -> dict:
+    """What ``lambdify``'s NumPy namespace holds (``from numpy import *``, ``numpy.linalg``, its
+    translations ``I``, ``Heaviside``, ``Abs``), without the NumPy submodules that ``import *``
+    loads (``testing``, ``f2py``, ``ma``, ...: most of a second of a process's start, and no
+    generated expression names a module)."""
+    ns = {"numpy": np, "builtins": builtins, "range": range}
+    ns.update((n, np.__dict__[n]) for n in np.__all__ if n in np.__dict__)
+    ns.update((n, getattr(np.linalg, n)) for n in np.linalg.__all__)
+    ns["I"] = 1j
+    ns["Heaviside"] = ns["heaviside"]
+    ns.setdefault("Abs", abs)
     return ns
 
 
