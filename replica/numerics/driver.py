@@ -930,6 +930,8 @@ def _check_grid_domains(problem: Problem, arrays: dict):
         if not isinstance(v, np.ndarray):
             continue
         dom = p._domain()
+        if v.size == 1 and _scalar_in_domain(float(v.reshape(-1)[0]), dom):
+            continue  # one point inside its domain (the array test below finds the others)
         ok = np.isfinite(v) | (np.isinf(v) & (v > 0) & dom.allow_inf)
         if dom.lower is not None:
             ok &= (v > float(dom.lower)) if dom.lower_open else (v >= float(dom.lower))
@@ -943,6 +945,17 @@ def _check_grid_domains(problem: Problem, arrays: dict):
             if np.any(rule.refuse(cmp)):
                 raise ParameterError("--" + rule.parameter.replace("_", "-"),
                                      f"{rule.message} (at some grid point)")
+
+
+def _scalar_in_domain(x: float, dom) -> bool:
+    """Whether one float lies in ``dom`` (the test of :func:`_check_grid_domains` for a point)."""
+    if not (math.isfinite(x) or (x == math.inf and dom.allow_inf)):
+        return False
+    if dom.lower is not None and not (x > float(dom.lower) if dom.lower_open
+                                      else x >= float(dom.lower)):
+        return False
+    return dom.upper is None or (x < float(dom.upper) if dom.upper_open
+                                 else x <= float(dom.upper))
 
 
 def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: str = "start",
@@ -1038,7 +1051,10 @@ def _sub(start, mask):
     return [_shaped(v, mask.shape)[mask] for v in start]
 
 
+@functools.lru_cache(maxsize=256)
 def _exact_float(text, option):
+    """The exact value of a number given as text (remembered: a default such as ``"0"`` is
+    parsed on every float64 call otherwise; a ``Fraction`` is immutable, an error is not kept)."""
     from ..params import parse_exact
 
     return parse_exact(text, option)
