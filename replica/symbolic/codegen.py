@@ -203,8 +203,8 @@ def _namespace(backend: str) -> dict:
 def _numpy_namespace() -> dict:
     """What ``lambdify``'s NumPy namespace holds (``from numpy import *``, ``numpy.linalg``, its
     translations ``I``, ``Heaviside``, ``Abs``), without the NumPy submodules that ``import *``
-    loads (``testing``, ``f2py``, ``ma``, ...: most of a second of a process's start, and no
-    generated expression names a module)."""
+    loads (``testing``, ``f2py``, ``ma``, ...), which no generated expression names: a process
+    that loads its evaluators from the code cache then imports none of them."""
     ns = {"numpy": np, "builtins": builtins, "range": range}
     ns.update((n, np.__dict__[n]) for n in np.__all__ if n in np.__dict__)
     ns.update((n, getattr(np.linalg, n)) for n in np.linalg.__all__)
