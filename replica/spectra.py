@@ -356,7 +356,7 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
     spec = str(spec).strip()
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
-    if kind == "file":  # a file may change between calls: read it every time
+    if kind not in _REMEMBERED_KINDS:  # a file may change between calls: parsed every time
         return _parse_kind(spec, d, name, kind, arg)
     hit = _PARSED.get((spec, d))
     if hit is None:
@@ -365,6 +365,9 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
         hit = _PARSED[(spec, d)] = _parse_kind(spec, d, name, kind, arg)
     return hit
 
+
+_REMEMBERED_KINDS = frozenset({"identity", "piano", "powerlaw", "lowrank", "spike"})
+"""SPEC kinds whose covariance is a function of the text and ``d`` alone."""
 
 _PARSED: dict = {}
 """Built-in SPECs already parsed, by ``(spec, d)``: a :class:`Covariance` is immutable, and
