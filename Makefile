@@ -1,10 +1,14 @@
 # replica: quick start is `make demo` and `make test`; both create .venv on first use.
+# `make notebooks` writes the figure notebooks as executed .ipynb files into out/notebooks
+# (quick mode; `make notebooks NOTEBOOK_FLAGS=` for the papers' sizes).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean venv
+NOTEBOOK_FLAGS ?= --quick
+
+.PHONY: demo test bench notebooks clean venv
 
 venv: $(STAMP)
 
@@ -19,6 +23,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+notebooks: $(STAMP)
+	$(PY) notebooks/_execute.py --out out/notebooks $(NOTEBOOK_FLAGS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

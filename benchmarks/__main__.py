@@ -8,6 +8,7 @@ import time
 
 MODULES = [
     "benchmarks.alignment_speed",
+    "benchmarks.authors_baselines",
     "benchmarks.transition_precision",
     "benchmarks.lowrank_speed",
     "benchmarks.simulate_speed",

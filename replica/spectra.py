@@ -359,6 +359,26 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
     spec = str(spec).strip()
     kind, _, arg = spec.partition(":")
     kind = kind.lower()
+    if kind not in _REMEMBERED_KINDS:  # a file may change between calls: parsed every time
+        return _parse_kind(spec, d, name, kind, arg)
+    hit = _PARSED.get((spec, d))
+    if hit is None:
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        hit = _PARSED[(spec, d)] = _parse_kind(spec, d, name, kind, arg)
+    return hit
+
+
+_REMEMBERED_KINDS = frozenset({"identity", "piano", "powerlaw", "lowrank", "spike"})
+"""SPEC kinds whose covariance is a function of the text and ``d`` alone."""
+
+_PARSED: dict = {}
+"""Built-in SPECs already parsed, by ``(spec, d)``: a :class:`Covariance` is immutable, and
+returning the same object lets the solvers reuse its spectral pairs (cached by identity), so a
+float64 point does not rebuild ``d`` exact fractions on every call."""
+
+
+def _parse_kind(spec, d, name, kind, arg) -> Covariance:
     if kind == "identity" and not arg:
         return Covariance(spec, d, diagonal=tuple([Fraction(1)] * d))
     if kind == "piano" and not arg:

@@ -75,7 +75,7 @@ M_OF_A = (1 - kappa * (1 - a_coeff)) / z
 """M in terms of the coefficient a (inverting a = 1 - 1/kappa + z M/kappa)."""
 
 SELF_CONSISTENCY_A = sympy.expand(z * SELF_CONSISTENCY.subs(M, M_OF_A)).replace(
-    lambda e: isinstance(e, type(avg(F_I))), lambda e: avg(sympy.simplify(e.args[0])))
+    lambda e: isinstance(e, type(avg(F_I))), lambda e: avg(sympy.cancel(e.args[0])))
 """z times eq. (17) with the unknown a instead of M: kappa(a - 1) + 1 - <z/(a lambda + z)> = 0.
 Increasing in a on (max(0, 1 - 1/kappa), 1]; solving for a keeps full relative precision when
 a is tiny (the collapsed phase at small z, where M = (1-kappa)/z + O(1) cancels)."""

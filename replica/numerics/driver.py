@@ -363,7 +363,7 @@ class Machine:
              method="start"):
         """Float64 solution at every point of a grid (``P``: broadcast float arrays)."""
         if start is not None:
-            x = np.array([np.broadcast_to(np.asarray(v, float), shape) for v in start])
+            x = np.array([_shaped(v, shape) for v in start])
             exact = False
             root_iters = np.zeros(shape, int)
         elif method == "damped":
@@ -380,13 +380,13 @@ class Machine:
             Pi = [v[idx] for v in Pf]
             with np.errstate(all="ignore"):
                 fx = self.evaluate("equations", "np", xa, Pi, spec)
-                return [np.broadcast_to(np.asarray(v, float), (idx.size,)) for v in fx]
+                return [_shaped(v, (idx.size,)) for v in fx]
 
         def jacobian(xa, idx):
             Pi = [v[idx] for v in Pf]
             with np.errstate(all="ignore"):
                 jx = self.evaluate("jacobian", "np", xa, Pi, spec)
-                return [np.broadcast_to(np.asarray(v, float), (idx.size,)) for v in jx]
+                return [_shaped(v, (idx.size,)) for v in jx]
 
         if self.n == 0:
             x = np.zeros((0,) + shape)
@@ -416,11 +416,11 @@ class Machine:
             iters = iters + root_iters
         with np.errstate(all="ignore"):
             rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
-            rep = [np.broadcast_to(np.asarray(v, float), shape) for v in rep]
+            rep = [_shaped(v, shape) for v in rep]
             if self.system.admissible:
                 adm = self.evaluate("admissible", "np", x, P, spec)
                 for v in adm:
-                    done = done & (np.broadcast_to(np.asarray(v, float), shape) > 0)
+                    done = done & (_shaped(v, shape) > 0)
         done = done & np.all([np.isfinite(v) for v in rep], axis=0) if rep else done
         return x, done, iters, rel, dict(zip(self.report_names, rep))
 
@@ -571,7 +571,7 @@ class StartMachine:
             iters = np.maximum(iters, it)
         st = self._staged("np", known, P, spec)
         vals = self.ev["values"].f64(list(P) + known + st, spec)
-        x = np.array([np.broadcast_to(np.asarray(v, float), shape) for v in vals]) \
+        x = np.array([_shaped(v, shape) for v in vals]) \
             if vals else np.zeros((0,) + shape)
         return x, iters
 
@@ -579,7 +579,7 @@ class StartMachine:
         r = chain[depth]
         with np.errstate(all="ignore"):
             lo, hi, x0, when, otherwise, slack = (
-                np.broadcast_to(np.asarray(v, float), shape)
+                _shaped(v, shape)
                 for v in self.ev[(k, depth, "bracket")].f64(list(P) + list(known), spec))
         need = when > 0
         hi = np.where(np.isfinite(hi), hi * (1 + slack * 2.2e-16), np.inf)
@@ -612,6 +612,14 @@ class StartMachine:
             inner_vals, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
                                                   list(known) + [u], shape)
         return [u] + inner_vals, np.full(shape, iters)
+
+
+def _shaped(v, shape):
+    """``v`` as a float array of ``shape`` (a read-only broadcast view unless it already is one:
+    the check is cheaper than the view, and a float64 point makes dozens of these)."""
+    if type(v) is np.ndarray and v.shape == shape and v.dtype == np.float64:
+        return v
+    return np.broadcast_to(np.asarray(v, float), shape)
 
 
 _PAIRS: dict = {}
@@ -670,10 +678,10 @@ def evaluator(problem: Problem, system_name: str, backend: str = "mp", names: tu
             x = m._start.mp(P, spectrum)[0] if m.n else []
             return m.evaluate(group, "mp", x, P, spectrum)
         shape = np.broadcast_shapes(*(np.shape(v) for v in P)) if P else ()
-        P = [np.broadcast_to(np.asarray(v, float), shape) for v in P]
+        P = [_shaped(v, shape) for v in P]
         x = m._start.f64(P, spectrum, shape)[0] if m.n else np.zeros((0,) + shape)
         with np.errstate(all="ignore"):
-            return [np.broadcast_to(np.asarray(v, float), shape)
+            return [_shaped(v, shape)
                     for v in m.evaluate(group, "np", x, P, spectrum)]
 
     return out_names, f
@@ -922,6 +930,8 @@ def _check_grid_domains(problem: Problem, arrays: dict):
         if not isinstance(v, np.ndarray):
             continue
         dom = p._domain()
+        if v.size == 1 and _scalar_in_domain(float(v.reshape(-1)[0]), dom):
+            continue  # one point inside its domain (the array test below finds the others)
         ok = np.isfinite(v) | (np.isinf(v) & (v > 0) & dom.allow_inf)
         if dom.lower is not None:
             ok &= (v > float(dom.lower)) if dom.lower_open else (v >= float(dom.lower))
@@ -935,6 +945,17 @@ def _check_grid_domains(problem: Problem, arrays: dict):
             if np.any(rule.refuse(cmp)):
                 raise ParameterError("--" + rule.parameter.replace("_", "-"),
                                      f"{rule.message} (at some grid point)")
+
+
+def _scalar_in_domain(x: float, dom) -> bool:
+    """Whether one float lies in ``dom`` (the test of :func:`_check_grid_domains` for a point)."""
+    if not (math.isfinite(x) or (x == math.inf and dom.allow_inf)):
+        return False
+    if dom.lower is not None and not (x > float(dom.lower) if dom.lower_open
+                                      else x >= float(dom.lower)):
+        return False
+    return dom.upper is None or (x < float(dom.upper) if dom.upper_open
+                                 else x <= float(dom.upper))
 
 
 def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: str = "start",
@@ -1027,10 +1048,13 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
 def _sub(start, mask):
     if start is None:
         return None
-    return [np.broadcast_to(np.asarray(v, float), mask.shape)[mask] for v in start]
+    return [_shaped(v, mask.shape)[mask] for v in start]
 
 
+@functools.lru_cache(maxsize=256)
 def _exact_float(text, option):
+    """The exact value of a number given as text (remembered: a default such as ``"0"`` is
+    parsed on every float64 call otherwise; a ``Fraction`` is immutable, an error is not kept)."""
     from ..params import parse_exact
 
     return parse_exact(text, option)
@@ -1040,7 +1064,7 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
                   method="start", rtol=1e-13, maxiter=20000, damping=0.5) -> dict:
     """Solve one variant at the points ``values`` (float arrays of ``shape``, or scalars)."""
     names = {sym: name for name, sym in m.system.symbols.items()}
-    P = [np.broadcast_to(np.asarray(values[names[s]], float), shape) for s in m.p]
+    P = [_shaped(values[names[s]], shape) for s in m.p]
     spec = None
     if m.system.spectrum is not None:
         spec = m.spectrum(_Arrays(values) if params is None else params, "np")

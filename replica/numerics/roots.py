@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import math
+
 import mpmath
 import numpy as np
 
@@ -72,6 +74,8 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
     Returns ``(x, iterations)`` with ``iterations`` the largest count over the elements.
     """
     x = np.array(x0, dtype=float, copy=True)
+    if x.size == 1:
+        return _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what)
     lo = np.broadcast_to(np.asarray(lo, dtype=float), x.shape).copy()
     hi = np.broadcast_to(np.asarray(hi, dtype=float), x.shape).copy()
     active = np.ones(x.shape, dtype=bool)
@@ -96,3 +100,35 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
     raise ConvergenceError(f"{what}: {int(active.sum())} grid points did not converge in "
                            f"{maxiter} safeguarded Newton steps (float64)",
                            status="max-iterations")
+
+
+def _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what):
+    """:func:`bracketed_newton_vec` at a single point, in Python floats: the same IEEE double
+    operations step by step (so the same iterates), without the cost of a dozen NumPy calls on
+    one-element arrays per step, which dominates a float64 point."""
+    shape = x.shape
+    x = float(x.reshape(-1)[0])
+    lo = float(np.asarray(lo, dtype=float).reshape(-1)[0])
+    hi = float(np.asarray(hi, dtype=float).reshape(-1)[0])
+    for it in range(1, maxiter + 1):
+        fx, dfx = fdf(np.full(shape, x))
+        fx = float(np.asarray(fx, dtype=float).reshape(-1)[0])
+        dfx = float(np.asarray(dfx, dtype=float).reshape(-1)[0])
+        if (fx > 0) == increasing:
+            hi = x
+        else:
+            lo = x
+        if dfx == 0 or not (math.isfinite(fx) and math.isfinite(dfx)):
+            xn = math.nan  # NumPy's fx/0 (inf or nan) and non-finite steps: bisect below
+        else:
+            xn = x - fx / dfx
+        if not math.isfinite(xn) or xn <= lo or xn >= hi:
+            xn = 0.5 * (lo + hi) if math.isfinite(hi) else (2 * x if x > 0 else 1 + abs(x))
+        if fx == 0:  # an exact root stays put
+            xn = x
+        done = abs(xn - x) <= rtol * abs(xn) or fx == 0 or hi - lo <= rtol * abs(xn)
+        x = xn
+        if done:
+            return np.full(shape, x), it
+    raise ConvergenceError(f"{what}: the point did not converge in {maxiter} safeguarded Newton "
+                           "steps (float64)", status="max-iterations")

@@ -194,8 +194,23 @@ def _namespace(backend: str) -> dict:
     ``functools.reduce``, which the printers use for ``Max``/``Min``)."""
     if backend == "arb":
         return _arb_namespace()
-    ns = dict(sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
+    ns = _numpy_namespace() if backend == "np" else dict(
+        sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
     ns.setdefault("reduce", functools.reduce)
+    return ns
+
+
+def _numpy_namespace() -> dict:
+    """What ``lambdify``'s NumPy namespace holds (``from numpy import *``, ``numpy.linalg``, its
+    translations ``I``, ``Heaviside``, ``Abs``), without the NumPy submodules that ``import *``
+    loads (``testing``, ``f2py``, ``ma``, ...), which no generated expression names: a process
+    that loads its evaluators from the code cache then imports none of them."""
+    ns = {"numpy": np, "builtins": builtins, "range": range}
+    ns.update((n, np.__dict__[n]) for n in np.__all__ if n in np.__dict__)
+    ns.update((n, getattr(np.linalg, n)) for n in np.linalg.__all__)
+    ns["I"] = 1j
+    ns["Heaviside"] = ns["heaviside"]
+    ns.setdefault("Abs", abs)
     return ns
 
 
@@ -398,17 +413,24 @@ class Evaluator:
     def f64(self, values, arrays=None) -> list:
         """Vectorised float64 evaluation; ``arrays = (lam, mu, weight)`` NumPy vectors. The
         results are broadcast to the common shape of ``values``."""
+        # (the per-call overhead matters: a float64 point calls this a few dozen times; the
+        # arithmetic is that of np.sum, whose reduction np.add.reduce is)
         outer, inners = self.functions("np")
-        vals = [np.asarray(v, dtype=float) for v in values]
-        avgs = []
+        vals = [v if type(v) is np.ndarray and v.dtype == np.float64 else
+                np.asarray(v, dtype=float) for v in values]
+        avgs: list = []
         if inners:
             lam, mu, w = arrays
             expanded = [v[..., None] for v in vals]
+            prev: list = []
             for f in inners:
-                prev = [np.asarray(a)[..., None] for a in avgs]
-                avgs.append(np.sum(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=float),
-                                   axis=-1))
-        shape = np.broadcast_shapes(*(v.shape for v in vals)) if vals else ()
+                a = np.add.reduce(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=float),
+                                  axis=-1)
+                avgs.append(a)
+                prev.append(np.asarray(a)[..., None])
+        shapes = {v.shape for v in vals}
+        shape = (shapes.pop() if len(shapes) == 1 else np.broadcast_shapes(*shapes)) \
+            if vals else ()
         out = [np.asarray(o, dtype=float) for o in outer(*vals, *avgs)]
         return [o if o.shape == shape else np.broadcast_to(o, shape) for o in out]
 
