@@ -222,7 +222,8 @@ def test_cli_scores_json_and_csv(tmp_path, capsys):
     assert len(data["scores"]) == 4 and data["scores"][3]["test"] == "powerlaw:1"
     assert data["scores"][3]["errors"]["e_icl"]["theory"] is not None
     rows = list(csv.DictReader(out.open()))
-    assert [(r["test"], r["alpha_test"], r["key"]) for r in rows] == [
+    assert [r["alpha_test"] for r in rows] == ["1.0", "2.0"] * 2  # floats, exact beside them
+    assert [(r["test"], r["alpha_test_exact"], r["key"]) for r in rows] == [
         ("identity", "1", "e_icl"), ("identity", "2", "e_icl"), ("powerlaw:1", "1", "e_icl"),
         ("powerlaw:1", "2", "e_icl")]
     assert float(rows[1]["mean"]) == pytest.approx(float(

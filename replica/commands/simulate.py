@@ -163,19 +163,32 @@ def _run(args):
 
 
 def write_scores_csv(path, res):
-    """One CSV row per (test, test length, error key): the row's parameters, ``key``, ``mean``,
-    ``sem``, ``seeds``, ``theory``, ``z``. Without lists, the rows are the errors themselves."""
+    """One CSV row per (test, test length, error key): the row's parameters (a numeric one as a
+    float ``NAME`` and exactly ``NAME_exact``, a SPEC as text), ``key``, ``mean``, ``sem``,
+    ``seeds``, ``theory``, ``z``. Without lists, the rows are the errors themselves."""
     import csv
 
     rows = res.score_table()
     if not rows:
         rows = [{"key": k, "mean": e.mean, "sem": e.sem, "seeds": e.seeds, "theory": e.theory,
                  "z": e.z} for k, e in res.errors.items()]
+    # a numeric parameter as a float column and its exact string in NAME_exact (SPECs as text)
+    from ..params import numeric_columns
+
+    values = ("key", "mean", "sem", "seeds", "theory", "z")
+    header, columns = [], []
+    for name in [k for k in rows[0] if k not in values]:
+        h, cols = numeric_columns(name, [r[name] for r in rows])
+        header += h
+        columns += cols
+    header += list(values)
     try:
         with open(path, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+            writer = csv.writer(fh)
+            writer.writerow(header)
+            writer.writerows([col[i] for col in columns]
+                             + ["" if r[k] is None else r[k] for k in values]
+                             for i, r in enumerate(rows))
     except OSError as exc:
         raise ParameterError("--csv", f"cannot write {path!r}: {exc.strerror}") from None
 
