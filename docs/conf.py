@@ -63,3 +63,6 @@ html_theme = "alabaster"
 html_title = f"replica {release}"
 html_static_path = []
 
+
+# Help texts and parameter meanings are quoted verbatim ('inf', --rho): no typographic quotes.
+smartquotes = False
