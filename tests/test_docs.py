@@ -49,7 +49,7 @@ def page(site, name: str) -> str:
 
 
 @pytest.mark.slow
-def test_every_cli_command_has_a_section(site):
+def test_every_cli_command_has_a_section(site, monkeypatch):
     from cli_reference import section_id, walk
 
     from replica.cli import build_parser
@@ -64,6 +64,19 @@ def test_every_cli_command_has_a_section(site):
             for option in action.option_strings:
                 assert any(piece.split()[0] == option for term in terms
                            for piece in term.split(", ")), (" ".join(words), option)
+    # the parsers built for a model file offer its declared parameters
+    from cli_reference import model_file_parsers
+
+    from replica.modeling import load_model_file
+
+    declared = load_model_file(str(REPO / "examples" / "ridge_regression.py")).schema
+    monkeypatch.chdir(REPO)
+    commands = model_file_parsers("examples/ridge_regression.py")
+    assert {"solve", "transition", "phase-diagram", "sweep"} <= {c for c, _ in commands}
+    for command in ["solve", "transition", "phase-diagram", "sweep"]:  # those given values
+        terms = option_terms(text, f"replica-{command}-model")
+        for parameter in declared.parameters:
+            assert any(t.split()[0] == parameter.option for t in terms), (command, parameter)
     # a sample of the help texts, as argparse has them
     assert "task-RANK RATIO r/D in (0, 1]" in text
     assert "prove the result: a Krawczyk inclusion" in text

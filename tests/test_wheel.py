@@ -6,7 +6,7 @@ the test environment) from a copy of the working tree, so the tree itself gets n
 folder. The fresh venv (``--system-site-packages``) sees the test environment's dependencies
 (NumPy, SymPy, ...) through a ``.pth`` line -- which adds that folder to ``sys.path`` but runs
 none of its ``.pth`` files, so the editable install of the source tree stays invisible -- and
-gets the wheel with ``pip install --no-deps``. The test asserts that ``replica`` is then
+gets the wheel with ``pip install --no-deps --ignore-installed``. The test asserts that ``replica`` is then
 imported from the fresh venv.
 """
 
@@ -48,6 +48,7 @@ def wheel(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_wheel_holds_the_package_and_nothing_else(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     dist_info = [n for n in names if ".dist-info/" in n]
@@ -76,8 +77,10 @@ def test_wheel_installs_and_runs_in_a_fresh_venv(wheel, tmp_path):
                                        "['purelib'])"], cwd=tmp_path).strip())
     deps = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     (purelib / "test_environment_dependencies.pth").write_text("\n".join(sorted(deps)) + "\n")
+    # --ignore-installed: the test environment's own (editable) replica is visible through the
+    # .pth line; pip must neither take it for this install nor uninstall it
     _run([sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-          "--no-index", wheel], cwd=tmp_path)
+          "--no-index", "--ignore-installed", wheel], cwd=tmp_path)
 
     outside = tmp_path / "elsewhere"
     outside.mkdir()

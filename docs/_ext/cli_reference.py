@@ -4,15 +4,18 @@ The directive calls :func:`replica.cli.build_parser` when the documentation is b
 every sub-parser (``replica solve``, ``replica solve lowrank``, ...). Each one becomes a section
 with its description, its usage line and a list of its options with their help texts, so a new
 command or option appears in the documentation without editing it. Section ids are the command
-words joined by hyphens (``replica-solve-lowrank``).
+words joined by hyphens (``replica-solve-lowrank``). The option ``:model-file: PATH`` adds the
+parsers that the commands build for ``--model PATH``, whose options are that model's declared
+parameters (ids ``replica-solve-model``, ...).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 
 from docutils import nodes
-from docutils.parsers.rst import Directive
+from docutils.parsers.rst import Directive, directives
 
 
 def subcommands(parser: argparse.ArgumentParser):
@@ -34,6 +37,9 @@ def walk(parser: argparse.ArgumentParser, words=("replica",), help_text=None):
 
 
 def section_id(words) -> str:
+    """``replica-solve-lowrank``; a ``--model PATH`` section is ``replica-solve-model``."""
+    if "--model" in words:
+        words = words[:words.index("--model")] + ("model",)
     return "-".join(words)
 
 
@@ -97,10 +103,35 @@ def _section(words, help_text, parser):
     return section
 
 
+def model_file_parsers(path: str):
+    """``[(command, parser)]``: the parser each command builds for ``--model path`` (the options
+    are the model's declared parameters), for every command that takes ``--model``. ``path`` is
+    relative to the working directory."""
+    from replica.cli import build_parser
+    from replica.commands.common import USER_MODEL, route_model_file
+
+    found = []
+    try:
+        for command, _, _ in subcommands(build_parser()):
+            route_model_file([command, "--model", path])
+            for name, _, sub in subcommands(build_parser()):
+                if name != command:
+                    continue
+                for model, _, model_parser in subcommands(sub):
+                    if model == USER_MODEL:
+                        found.append((command, model_parser))
+    finally:
+        route_model_file([])  # forget the loaded model
+    return found
+
+
 class CliReference(Directive):
-    """``.. replica-cli::`` -- one nested section per command of ``replica``."""
+    """``.. replica-cli::`` -- one nested section per command of ``replica``; with the option
+    ``:model-file: PATH`` (relative to the repository root) also the parsers the commands build
+    for ``--model PATH``, in a last section."""
 
     has_content = False
+    option_spec = {"model-file": directives.unchanged}
 
     def run(self):
         from replica.cli import build_parser
@@ -114,6 +145,26 @@ class CliReference(Directive):
                 top.append(sec)
             else:
                 sections[words[:-1]] += sec
+        path = self.options.get("model-file")
+        if path:
+            env = self.state.document.settings.env
+            root = os.path.dirname(env.srcdir)
+            env.note_dependency(os.path.join(root, path))
+            title = f"replica COMMAND --model {path}"
+            outer = nodes.section(ids=["replica-model-file"],
+                                  names=[nodes.fully_normalize_name(title)])
+            outer += nodes.title(title, title)
+            text = (f"The options the commands offer for the model file {path}: its declared "
+                    "parameters, beside the command's own options.")
+            outer += _paragraph(text)
+            here = os.getcwd()
+            os.chdir(root)
+            try:
+                for command, parser in model_file_parsers(path):
+                    outer += _section(("replica", command, "--model", path), None, parser)
+            finally:
+                os.chdir(here)
+            top.append(outer)
         return top
 
 
