@@ -174,3 +174,20 @@ def test_solve_certifies_from_python():
     assert r.certificate is not None and r.certificate.certified
     assert r.status.value == "converged" and r.digits >= 15
     assert replica.solve("isotropic", alpha=2, tau=4, kappa=1, rho=0).certificate is None
+
+
+def test_no_docstring_holds_a_control_character():
+    """A ``\\t`` or ``\\b`` in a docstring that is not a raw string becomes a tab or a backspace
+    (``\\to`` renders as a tab and "o"); the sources are parsed, nothing is imported."""
+    import ast
+
+    bad = []
+    for path in sorted((REPO / "replica").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False) or ""
+                if re.search(r"[\x00-\x09\x0b-\x1f]", doc):  # all but the newline
+                    bad.append(f"{path.relative_to(REPO)}:{getattr(node, 'name', 'module')}")
+    assert not bad, bad
