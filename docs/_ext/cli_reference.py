@@ -134,6 +134,18 @@ class CliReference(Directive):
     option_spec = {"model-file": directives.unchanged}
 
     def run(self):
+        # argparse wraps usage lines at the terminal's width: the same width on every build
+        width = os.environ.get("COLUMNS")
+        os.environ["COLUMNS"] = "92"
+        try:
+            return self._sections()
+        finally:
+            if width is None:
+                del os.environ["COLUMNS"]
+            else:
+                os.environ["COLUMNS"] = width
+
+    def _sections(self):
         from replica.cli import build_parser
 
         sections = {}
