@@ -1,4 +1,6 @@
 # replica: quick start is `make demo` and `make test`; both create .venv on first use.
+# `make notebooks` writes the figure notebooks as executed .ipynb files into out/notebooks
+# (quick mode; `make notebooks NOTEBOOK_FLAGS=` for the papers' sizes).
 # `make docs` builds the documentation site (warnings are errors); `make gallery` first draws
 # the notebooks' figures (quick mode) into docs/_gallery for its gallery page.
 PYTHON ?= python3
@@ -6,7 +8,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench docs gallery clean venv
+NOTEBOOK_FLAGS ?= --quick
+
+.PHONY: demo test bench notebooks docs gallery clean venv
 
 venv: $(STAMP)
 
@@ -21,6 +25,9 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+notebooks: $(STAMP)
+	$(PY) notebooks/_execute.py --out out/notebooks $(NOTEBOOK_FLAGS)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks

@@ -6,8 +6,13 @@ Every notebook is a jupytext ``py:percent`` file that also runs headless as a sc
 
 ``--quick`` selects small sizes, few seeds and coarse grids (used by ``tests/test_notebooks.py``
 and ``make demo``); ``--out`` is the output folder (default ``out/figures``); ``--no-sim`` draws
-the theory only. Inside Jupyter the command line of the kernel is ignored (``parse_known_args``)
-and ``REPLICA_QUICK=1`` in the environment selects the quick mode.
+the theory only. Inside Jupyter the command line of the kernel is ignored (``parse_known_args``),
+``REPLICA_QUICK=1`` in the environment selects the quick mode and ``REPLICA_OUT`` the output
+folder.
+
+Figures take the package's style (:mod:`replica.figures`: Okabe--Ito colours, mathtext) and are
+written as PNG, PDF and SVG; run as a script they are closed after saving, in a Jupyter kernel
+they are shown inline (``make notebooks`` writes the executed ``.ipynb`` files).
 """
 
 from __future__ import annotations
@@ -25,7 +30,9 @@ def parse_args(description: str, argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--quick", action="store_true",
                     help="small d, few seeds, coarse grids (seconds instead of minutes)")
-    ap.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    default_out = os.environ.get("REPLICA_OUT") or DEFAULT_OUT
+    ap.add_argument("--out", default=default_out,
+                    help=f"output folder (default {DEFAULT_OUT}, or $REPLICA_OUT)")
     ap.add_argument("--no-sim", action="store_true", help="theory curves only, no simulations")
     args, _ = ap.parse_known_args(sys.argv[1:] if argv is None else argv)
     if os.environ.get("REPLICA_QUICK") == "1":
@@ -34,15 +41,57 @@ def parse_args(description: str, argv=None) -> argparse.Namespace:
     return args
 
 
+def in_kernel() -> bool:
+    """True inside a Jupyter (IPython) kernel."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
 def pyplot():
-    """matplotlib.pyplot with the Agg backend (headless), unless running inside a kernel."""
+    """matplotlib.pyplot in the package's style (:func:`replica.figures.rc_params`): the Agg
+    backend (headless) in a script; in a kernel the inline backend, so that figures display
+    (it is selected when the environment chose the non-interactive Agg, e.g. ``MPLBACKEND``)."""
     import matplotlib
 
-    if "ipykernel" not in sys.modules:
+    from replica.figures import rc_params
+
+    if in_kernel():
+        if matplotlib.get_backend().lower() == "agg":
+            from IPython import get_ipython
+
+            get_ipython().run_line_magic("matplotlib", "inline")
+    else:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    matplotlib.rcParams.update(rc_params())
     return plt
+
+
+def show(fig) -> None:
+    """Display ``fig`` inline in a kernel (once: pyplot's copy is closed), close it in a
+    script."""
+    if in_kernel():
+        from IPython.display import display
+
+        display(fig)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def show_file(path: str) -> None:
+    """Display a PNG written by the library (e.g. a phase diagram) inline in a kernel."""
+    if in_kernel():
+        from IPython.display import Image, display
+
+        display(Image(filename=path))
 
 
 def simulate_or_none():
@@ -83,11 +132,15 @@ class Outputs:
         self.files.append(p)
         return p
 
-    def figure(self, fig, suffix: str = ".png", dpi: int = 130) -> str:
-        p = self.path(suffix)
-        fig.savefig(p, dpi=dpi)
-        self.files.append(p)
-        return p
+    def figure(self, fig, suffix: str = "") -> str:
+        """Write ``fig`` as ``STEM+suffix`` ``.png``, ``.pdf`` and ``.svg``
+        (:func:`replica.figures.save_figure`), then :func:`show` it; returns the PNG's path."""
+        from replica.figures import save_figure
+
+        paths = save_figure(fig, self.path(suffix))
+        self.files.extend(paths)
+        show(fig)
+        return paths[0]
 
     def add(self, path: str) -> None:
         self.files.append(path)

@@ -56,7 +56,7 @@ out = _common.Outputs(args.out, "a1_piano_spiked_test")
 
 D, ALPHA, TAU, RHO = 120, 2.0, 4.0, 0.01
 TESTS = ["piano", "spike:1", "spike:79", "spike:99", "spike:109", "spike:120"]
-LABELS = {"piano": r"$C_{test}=C_{train}$", "spike:1": "spike 1 (top)", "spike:79": "spike 79",
+LABELS = {"piano": r"$C_{\rm test}=C_{\rm train}$", "spike:1": "spike 1 (top)", "spike:79": "spike 79",
           "spike:99": "spike 99", "spike:109": "spike 109", "spike:120": "spike 120 (bottom)"}
 KAPPAS = np.linspace(0.05, 2.15, 15 if args.quick else 43)
 SIM_D = 12 if args.quick else 40
@@ -117,28 +117,36 @@ else:
 # ## Figure: left $E_{\rm ICL}$, right $e_{\rm misalign}$
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-colors = dict(zip(TESTS, plt.cm.viridis(np.linspace(0, 0.9, len(TESTS)))))
+fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
+styles = {t: ({"color": "k", "marker": "o", "linestyle": "-"} if t == "piano"
+              else figures.series_style(i)) for i, t in enumerate(TESTS)}
 for t in TESTS:
-    c = "k" if t == "piano" else colors[t]
-    axes[0].plot(KAPPAS, theory[t]["e_icl"], color=c, label=LABELS[t])
-    axes[1].plot(KAPPAS, theory[t]["e_misalign"], color=c)
+    st = styles[t]
+    axes[0].plot(KAPPAS, theory[t]["e_icl"], color=st["color"], ls=st["linestyle"],
+                 label=LABELS[t])
+    axes[1].plot(KAPPAS, theory[t]["e_misalign"], color=st["color"], ls=st["linestyle"])
 for row in sim_rows:
     t, k, m, s, mis = row[0], row[4], row[5], row[6], row[9]
-    c = "k" if t == "piano" else colors[t]
-    axes[0].errorbar(k, m, yerr=s or 0, fmt="o", ms=4, color=c)
-    axes[1].errorbar(k, mis, yerr=s or 0, fmt="o", ms=4, color=c)
-axes[0].set_ylabel(r"$E_{ICL}$")
-axes[1].set_ylabel(r"$e_{misalign} = E_{ICL} - e_{scalar}$")
+    st = styles[t]
+    axes[0].errorbar(k, m, yerr=s or 0, fmt=st["marker"], ms=4, color=st["color"], capsize=2)
+    axes[1].errorbar(k, mis, yerr=s or 0, fmt=st["marker"], ms=4, color=st["color"],
+                     capsize=2)
+if sim_rows:  # one legend entry for the simulation points (marker and colour: the test's)
+    axes[0].plot([], [], "o", ms=4, color="0.4",
+                 label=f"simulation, $d={SIM_D}$ (mean ± s.e., {SIM_SEEDS} seeds)")
+axes[0].set_ylabel(r"$E_{\rm ICL}$")
+axes[1].set_ylabel(r"$e_{\rm misalign} = E_{\rm ICL} - e_{\rm scalar}$")
 for ax in axes:
     ax.set_xlabel(r"task diversity $\kappa$")
 axes[0].legend(fontsize=7)
-fig.suptitle(f"piano C_train, d={D}, alpha=2, tau=4, rho=0.01 (lines: theory; points: "
-             f"simulation at d={SIM_D}, {SIM_SEEDS} seeds)", fontsize=9)
+fig.suptitle(r"piano $C_{\rm train}$, " + ", ".join(
+    figures.value_text(n, v) for n, v in (("d", D), ("alpha", 2), ("tau", 4), ("rho", 0.01)))
+    + " (lines: theory; points: simulation)", fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 
 # %% [markdown]
 # Key numbers: at $\kappa=2$ the misalignment term is about 0.14 for the top spike, 0.24 for

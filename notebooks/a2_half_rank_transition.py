@@ -138,28 +138,36 @@ else:
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, ax = plt.subplots(figsize=(6.4, 4.4))
-cols = dict(zip(TESTS, ["k", "C0", "C2", "C3", "C1"]))
+fig, ax = plt.subplots(figsize=(6.6, 4.6))
+styles = {name: ({"color": "k", "marker": "o", "linestyle": "-"} if name == "pretrain"
+                 else figures.series_style(i)) for i, name in enumerate(TESTS)}
 for name in TESTS:
-    ax.plot(KAPPAS, theory[name]["e_icl"], color=cols[name], label=f"test on {name}",
-            ls="--" if name == "max-aligned spike" else "-")
-for name in limit:
-    ax.plot(KAPPAS, limit[name], color=cols[name], ls=":", lw=1)
+    ax.plot(KAPPAS, theory[name]["e_icl"], color=styles[name]["color"],
+            ls=styles[name]["linestyle"], label=f"test on {name}")
+for j, name in enumerate(limit):
+    ax.plot(KAPPAS, limit[name], color=styles[name]["color"], ls=":", lw=1,
+            label=r"$\alpha,\tau\to\infty$ limit (at $\alpha=10^{12}$)" if j == 0 else None)
 for name, _, _, k, m, s, _, _ in sim_rows:
-    ax.errorbar(k, m, yerr=s or 0, fmt="o", ms=4, color=cols[name])
-ax.axvline(0.5, color="grey", ls=":", lw=0.8)
-ax.axhline(RHO, color="grey", ls=":", lw=0.8)
-ax.axvline(kc, color="r", lw=0.6, alpha=0.6, label=fr"located $\kappa_c$ = {kc:.6f}")
-ax.set_yscale("log")
+    ax.errorbar(k, m, yerr=s or 0, fmt=styles[name]["marker"], ms=4, capsize=2,
+                color=styles[name]["color"])
+if sim_rows:
+    ax.plot([], [], "o", ms=4, color="0.4", label=f"simulation, $d={SIM_D}$ (mean ± s.e.)")
+ax.axvline(0.5, color="0.5", ls=(0, (1, 3)), lw=0.8, label=r"$\kappa=1/2$ (rank fraction)")
+ax.axhline(RHO, color="0.5", ls=(0, (3, 3)), lw=0.8, label=r"noise floor $\rho$")
+ax.axvline(kc, color=figures.colour(1), lw=0.6, alpha=0.8,
+           label=fr"located $\kappa_c = {kc:.6f}$")
+figures.log_axis(ax, "y")
 ax.set_xlabel(r"task diversity $\kappa$")
-ax.set_ylabel(r"$E_{ICL}$")
-ax.set_title(f"half-rank C_train, d={D}, alpha=tau=80, rho=0.01 (dotted: alpha,tau -> oo "
-             f"limit; points: d={SIM_D})", fontsize=8)
-ax.legend(fontsize=7)
+ax.set_ylabel(r"$E_{\rm ICL}$")
+ax.set_title(r"half-rank $C_{\rm train}$, " + ", ".join(
+    figures.value_text(n, v) for n, v in (("d", D), ("alpha", 80), ("tau", 80), ("rho", RHO))),
+    fontsize=9)
+ax.legend(fontsize=6.5)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 
 # %%
 for k0 in (0.3, 0.5, 1.0, 2.0):

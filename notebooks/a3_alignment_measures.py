@@ -108,28 +108,33 @@ for m in MEASURES:
 # ## Figure: theory $E_{\rm ICL}$ against each measure (one colour per $\kappa$)
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
 fig, axes = plt.subplots(2, 2, figsize=(9, 7))
-titles = {"e_misalign": r"$e_{misalign}=\langle C_{test}K\rangle$",
-          "resolvent": r"$\langle C_{test}F_\kappa(\sigma)\rangle$",
-          "inverse": r"$\langle C_{test}C_{train}^{-1}\rangle$",
-          "cka_inv": r"CKA$(C_{train},C_{test})^{-1}$"}
-colors = plt.cm.plasma(np.linspace(0, 0.85, len(KAPPAS)))
+titles = {"e_misalign": r"$e_{\rm misalign}=\langle C_{\rm test}K\rangle$",
+          "resolvent": r"$\langle C_{\rm test}F_\kappa(\sigma)\rangle$",
+          "inverse": r"$\langle C_{\rm test}C_{\rm train}^{-1}\rangle$",
+          "cka_inv": r"${\rm CKA}(C_{\rm train},C_{\rm test})^{-1}$"}
 for ax, m in zip(axes.flat, MEASURES):
     for i, k in enumerate(KAPPAS):
         x = [vals[t][m][i] for t in TESTS]
         y = [vals[t]["e_icl"][i] for t in TESTS]
-        ax.scatter(x, y, s=14, color=colors[i], label=fr"$\kappa$={k:g}: $r_s$={spear[m][i]:.2f}")
+        st = figures.series_style(i)
+        ax.scatter(x, y, s=14, color=st["color"], marker=st["marker"],
+                   label=fr"$\kappa={k:g}$: $r_s={spear[m][i]:.2f}$")
     if m == "inverse":
-        ax.set_xscale("log")
+        figures.log_axis(ax, "x")
     ax.set_xlabel(titles[m])
-    ax.set_ylabel(r"theory $E_{ICL}$")
-    ax.set_title(f"mean Spearman (theory) {np.mean(spear[m]):.3f}; paper (Transformer) "
+    ax.set_ylabel(r"theory $E_{\rm ICL}$")
+    ax.set_title(f"mean Spearman $r_s$ (theory) {np.mean(spear[m]):.3f}; paper (Transformer) "
                  f"{PAPER_TRANSFORMER[m]}", fontsize=8)
     ax.legend(fontsize=6)
-fig.suptitle(f"alignment measures vs theory E_ICL: C_train powerlaw 0.9, d={D}, alpha=2, tau=4, "
-             "rho=0.01; 17 tests. No Transformer data.", fontsize=9)
+fig.suptitle(r"alignment measures against the theory $E_{\rm ICL}$: $C_{\rm train}$ power law "
+             + ", ".join(figures.value_text(n, v) for n, v in (("p", 0.9), ("d", D),
+                                                                ("alpha", 2), ("tau", 4),
+                                                                ("rho", 0.01)))
+             + "; 17 tests (no Transformer data)", fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

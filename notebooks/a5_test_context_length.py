@@ -93,24 +93,31 @@ else:
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, ax = plt.subplots(figsize=(6.2, 4.3))
-cols = dict(zip(COVS, ["C0", "C1", "C2"]))
-for name in COVS:
-    ax.plot(ALPHA_TEST, theory[name]["e_icl"], color=cols[name],
-            label=f"C_train = C_test = {name}")
-    ax.axhline(RHO + theory[name]["e_misalign"][-1], color=cols[name], ls=":", lw=0.8)
+fig, ax = plt.subplots(figsize=(6.4, 4.5))
+styles = {name: figures.series_style(i) for i, name in enumerate(COVS)}
+for j, name in enumerate(COVS):
+    st = styles[name]
+    ax.plot(ALPHA_TEST, theory[name]["e_icl"], color=st["color"], ls=st["linestyle"],
+            label=r"$C_{\rm train}=C_{\rm test}=$" + f" {name}")
+    ax.axhline(RHO + theory[name]["e_misalign"][-1], color=st["color"], ls=":", lw=0.8,
+               label=(r"$\alpha_{\rm test}\to\infty$: $\rho+e_{\rm misalign}$" if j == 0
+                      else None))
 for name, _, _, at, m, s, _, _ in sim_rows:
-    ax.errorbar(at, m, yerr=s or 0, fmt="o", ms=4, color=cols[name])
-ax.axvline(ALPHA, color="grey", ls="--", lw=0.7, label=r"$\alpha_{test}=\alpha$")
-ax.set_xscale("log")
-ax.set_yscale("log")
-ax.set_xlabel(r"test context length $\alpha_{test}$")
-ax.set_ylabel(r"$E_{ICL}$")
-ax.set_title(f"d={D}, alpha=2, tau=4, kappa=1, rho=0.01, lambda=1e-4 (dotted: "
-             f"alpha_test -> oo; points: d={SIM_D})", fontsize=8)
+    ax.errorbar(at, m, yerr=s or 0, fmt=styles[name]["marker"], ms=4, capsize=2,
+                color=styles[name]["color"])
+if sim_rows:
+    ax.plot([], [], "o", ms=4, color="0.4", label=f"simulation, $d={SIM_D}$ (mean ± s.e.)")
+ax.axvline(ALPHA, color="0.5", ls="--", lw=0.7, label=r"$\alpha_{\rm test}=\alpha$")
+figures.log_axis(ax, "xy")
+ax.set_xlabel(r"test context length $\alpha_{\rm test}$")
+ax.set_ylabel(r"$E_{\rm ICL}$")
+ax.set_title(", ".join(figures.value_text(n, v) for n, v in (
+    ("d", D), ("alpha", 2), ("tau", 4), ("kappa", 1), ("rho", 0.01), ("lam", "1e-4"))),
+    fontsize=9)
 ax.legend(fontsize=7)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

@@ -112,38 +112,48 @@ else:
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-cols = dict(zip(ALPHAS, ["C0", "C1", "C2"]))
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+sty = {a: figures.series_style(i) for i, a in enumerate(ALPHAS)}
+lsty = {lam: figures.series_style(i + 3) for i, lam in enumerate(LAMS)}
 for a in ALPHAS:
     for side in (TAU_LO, TAU_HI):
         sel = [rw for rw in rows if rw[0] == "ridgeless" and rw[1] == a and rw[4] in set(side)]
-        kw = dict(color=cols[a], label=fr"$\alpha$={a}" if side is TAU_LO else None)
+        kw = dict(color=sty[a]["color"], ls=sty[a]["linestyle"],
+                  label=figures.value_text("alpha", a) if side is TAU_LO else None)
         axes[0].plot([rw[4] for rw in sel], [rw[5] for rw in sel], **kw)
         axes[1].plot([rw[4] for rw in sel], [rw[6] for rw in sel], **kw)
-lcols = dict(zip(LAMS, ["C3", "C4", "C5"]))
 for lam in LAMS:
     sel = [rw for rw in rows if rw[0] == "ridge" and rw[3] == lam]
-    axes[2].plot([rw[4] for rw in sel], [rw[5] for rw in sel], color=lcols[lam],
-                 label=fr"$\lambda$={lam}")
+    axes[2].plot([rw[4] for rw in sel], [rw[5] for rw in sel], color=lsty[lam]["color"],
+                 ls=lsty[lam]["linestyle"], label=figures.value_text("lam", lam))
 for rw in sim_rows:
     if rw[0] == "ridgeless":
-        axes[0].errorbar(rw[4], rw[7], yerr=rw[8] or 0, fmt="o", ms=4, color=cols[rw[1]])
-        axes[1].errorbar(rw[4], rw[10], yerr=rw[11] or 0, fmt="o", ms=4, color=cols[rw[1]])
+        st = sty[rw[1]]
+        axes[0].errorbar(rw[4], rw[7], yerr=rw[8] or 0, fmt=st["marker"], ms=4, capsize=2,
+                         color=st["color"])
+        axes[1].errorbar(rw[4], rw[10], yerr=rw[11] or 0, fmt=st["marker"], ms=4, capsize=2,
+                         color=st["color"])
     else:
-        axes[2].errorbar(rw[4], rw[7], yerr=rw[8] or 0, fmt="o", ms=4, color=lcols[rw[3]])
-for ax, title in zip(axes, [r"A: ridgeless $e^{ICL}$, $\kappa$=0.5",
-                            r"B: ridgeless $e^{IDG}$, $\kappa$=0.5",
-                            r"C: ridge $e^{ICL}$, $\alpha$=10, $\kappa=\infty$"]):
-    ax.axvline(1, color="grey", ls=":", lw=0.8)
-    ax.set_yscale("log")
+        st = lsty[rw[3]]
+        axes[2].errorbar(rw[4], rw[7], yerr=rw[8] or 0, fmt=st["marker"], ms=4, capsize=2,
+                         color=st["color"])
+for ax, title in zip(axes, [r"A: ridgeless $e_{\rm ICL}$, $\kappa=0.5$",
+                            r"B: ridgeless $e_{\rm IDG}$, $\kappa=0.5$",
+                            r"C: ridge $e_{\rm ICL}$, $\alpha=10$, $\kappa=\infty$"]):
+    ax.axvline(1, color="0.5", ls=":", lw=0.8, label=r"interpolation threshold $\tau=1$")
+    if sim_rows:
+        ax.plot([], [], "o", ms=4, color="0.4",
+                label=f"simulation, $d={SIM_D}$ (mean ± s.e.)")
+    figures.log_axis(ax, "y")
     ax.set_xlabel(r"$\tau = n/d^2$")
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
 axes[0].set_ylabel("error")
-fig.suptitle(f"paper B double descent, rho=0.01 (lines: closed forms; points: simulation "
-             f"d={SIM_D}, {SIM_SEEDS} seeds)", fontsize=9)
+fig.suptitle(r"paper B double descent, $\rho=0.01$ (lines: closed forms; points: simulation, "
+             f"{SIM_SEEDS} seeds)", fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

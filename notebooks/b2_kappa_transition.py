@@ -129,27 +129,29 @@ else:
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, ax = plt.subplots(figsize=(6.4, 4.4))
-cols = dict(zip(ALPHAS, plt.cm.viridis(np.linspace(0, 0.85, len(ALPHAS)))))
+fig, ax = plt.subplots(figsize=(6.6, 4.6))
+sty = {a: figures.series_style(i) for i, a in enumerate(ALPHAS)}
 for a in ALPHAS:
-    ax.plot(KAPPAS, theory[a]["e_icl"] - theory[a]["e_idg"], color=cols[a],
-            label=fr"$\alpha$={a}, $\tau$={0.2 * a:g}")
+    ax.plot(KAPPAS, theory[a]["e_icl"] - theory[a]["e_idg"], color=sty[a]["color"],
+            ls=sty[a]["linestyle"], label=fr"$\alpha={a}$, $\tau={0.2 * a:g}$")
 kk = KAPPAS[KAPPAS < 1]
-ax.plot(kk, limit[KAPPAS < 1], "k--", lw=1, label=r"$\alpha\to\infty$")
+ax.plot(kk, limit[KAPPAS < 1], color="k", ls="-", lw=1.6, label=r"$\alpha\to\infty$")
 for a, _, k, _, _, _, _, gm, gs, _ in sim_rows:
-    ax.errorbar(k, gm, yerr=gs or 0, fmt="o", ms=4, color=cols[a])
-ax.axvline(float(kink.location.value), color="r", lw=0.7, ls=":",
-           label=fr"located $\kappa_c$={float(kink.location.value):.4f}")
-ax.set_xscale("log")
-ax.set_yscale("log")
+    ax.errorbar(k, gm, yerr=gs or 0, fmt=sty[a]["marker"], ms=4, capsize=2,
+                color=sty[a]["color"])
+if sim_rows:
+    ax.plot([], [], "o", ms=4, color="0.4", label=f"simulation, $d={SIM_D}$ (mean ± s.e.)")
+ax.axvline(float(kink.location.value), color="0.4", lw=0.8, ls=":",
+           label=fr"located $\kappa_c={float(kink.location.value):.4f}$")
 ax.set_ylim(1e-4, 3)
+figures.log_axis(ax, "xy")
 ax.set_xlabel(r"task diversity $\kappa$")
-ax.set_ylabel(r"$g_{task} = e^{ICL} - e^{IDG}$")
-ax.set_title(f"paper B, tau = 0.2 alpha, rho = 0.01 (points: simulation d={SIM_D})",
-             fontsize=9)
+ax.set_ylabel(r"$g_{\rm task} = e_{\rm ICL} - e_{\rm IDG}$")
+ax.set_title(r"paper B: $\tau = 0.2\,\alpha$, $\rho = 0.01$", fontsize=9)
 ax.legend(fontsize=7)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

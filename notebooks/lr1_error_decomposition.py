@@ -103,24 +103,29 @@ else:
 # ## Figure: one panel per protocol
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
-pc = {"signal": "C0", "memorization": "C1", "structural": "C2"}
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
+pc = {part: figures.series_style(i) for i, part in enumerate(("signal", "memorization",
+                                                               "structural"))}
 for j, (ax, p) in enumerate(zip(axes, PROTOCOLS)):
-    ax.plot(ALPHAS, th[p], "k--", label="total (theory)")
+    ax.plot(ALPHAS, th[p], color="k", ls="-", lw=1.6, label="total (theory)")
     for part in ("signal", "memorization", "structural"):
-        ax.plot(ALPHAS, th[f"{p}_{part}"], color=pc[part], label=part)
-    for row in sim_rows:
-        ax.errorbar(row[0], row[3 + 3 * j], yerr=row[4 + 3 * j] or 0, fmt="ko", ms=4)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+        ax.plot(ALPHAS, th[f"{p}_{part}"], color=pc[part]["color"], ls=pc[part]["linestyle"],
+                label=part)
+    for i, row in enumerate(sim_rows):
+        ax.errorbar(row[0], row[3 + 3 * j], yerr=row[4 + 3 * j] or 0, fmt="o", color="k",
+                    ms=4, capsize=2,
+                    label=f"total, simulation $D={SIM_D}$ (mean ± s.e.)" if i == 0 else None)
+    figures.log_axis(ax, "xy")
     ax.set_xlabel(r"context length $\alpha$ ($\tilde\alpha=\alpha$)")
-    ax.set_title(p.upper(), fontsize=10)
+    ax.set_title(figures.label(p), fontsize=10)
 axes[0].set_ylabel("generalisation error")
 axes[0].legend(fontsize=7)
-fig.suptitle(f"low-rank tasks: gamma=1.5 (tau=2.25), kappa=1.5, rho=0.9, sigma=0.3, lambda=0 "
-             f"(points: simulation D={SIM_D}, {SIM_SEEDS} seeds)", fontsize=9)
+fig.suptitle("low-rank tasks: " + ", ".join(figures.value_text(n, v) for n, v in (
+    ("gamma", 1.5), ("tau", 2.25), ("kappa", 1.5), ("rho", 0.9), ("sigma", 0.3), ("lam", 0)))
+    + f" ({SIM_SEEDS} seeds)", fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

@@ -96,20 +96,22 @@ else:
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
 fig, axes = plt.subplots(2, 3, figsize=(11, 6.5))
-names = {"q": "$q$", "m": "$m$", "qbar": r"$\bar q$", "mbar": r"$\bar m$", "q0": "$q_0$",
-         "m0": "$m_0$"}
 for j, (ax, key) in enumerate(zip(axes.T.flat, KEYS)):
-    ax.plot(KAPPAS, th[key], "C0", label="theory")
-    for row in sim_rows:
-        ax.errorbar(row[0], row[3 + 3 * j], yerr=row[4 + 3 * j] or 0, fmt="ko", ms=4)
-    ax.set_title(names[key])
-    ax.set_xlabel(r"$\kappa$")
+    ax.plot(KAPPAS, th[key], color=figures.colour(0), ls="-", label="theory")
+    for i, row in enumerate(sim_rows):
+        ax.errorbar(row[0], row[3 + 3 * j], yerr=row[4 + 3 * j] or 0, fmt="o", color="k",
+                    ms=4, capsize=2,
+                    label=f"simulation, $D={SIM_D}$ (mean ± s.e.)" if i == 0 else None)
+    ax.set_title(figures.label(key))
+    ax.set_xlabel(r"task diversity $\kappa$")
 axes[0, 0].legend(fontsize=7)
-fig.suptitle(f"low-rank order parameters: alpha=2.3, tau=1.7, sigma=0.003, lambda=3, rho=0.2 "
-             f"(points: D={SIM_D}, {SIM_SEEDS} trials)", fontsize=9)
+fig.suptitle("low-rank order parameters: " + ", ".join(figures.value_text(n, v) for n, v in (
+    ("alpha", 2.3), ("tau", 1.7), ("sigma", 0.003), ("lam", 3), ("rho", 0.2)))
+    + f" ({SIM_SEEDS} trials)", fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

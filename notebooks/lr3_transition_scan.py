@@ -95,17 +95,20 @@ assert abs(float(r["idg"]) - th["idg"][-1, j]) < 1e-8 * abs(float(r["idg"]))
 # ## Figure
 
 # %%
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-cols = plt.cm.viridis(np.linspace(0, 0.85, len(ALPHAS)))
+fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
 for i, a in enumerate(ALPHAS):
-    axes[0].plot(RHOS, th["idg"][i] / a, color=cols[i], label=fr"$\alpha$={a}")
-    axes[1].plot(RHOS, th["m0"][i], color=cols[i])
-    axes[2].plot(RHOS, th["tm"][i], color=cols[i])
-axes[0].plot(RHOS, lim_idg, "k:", label=r"$\alpha\to\infty$")
-axes[1].plot(RHOS, lim_m0, "k:")
-for ax, yl in zip(axes, [r"$\varepsilon_{IDG}/\alpha$", r"$m_0$", r"$\varepsilon_{TM}$"]):
-    ax.axvline(KAPPA, color="grey", lw=0.6, ls="--")
+    st = figures.series_style(i)
+    kw = dict(color=st["color"], ls=st["linestyle"])
+    axes[0].plot(RHOS, th["idg"][i] / a, label=figures.value_text("alpha", a), **kw)
+    axes[1].plot(RHOS, th["m0"][i], **kw)
+    axes[2].plot(RHOS, th["tm"][i], **kw)
+axes[0].plot(RHOS, lim_idg, color="k", ls=(0, (1, 1)), lw=1.6, label=r"$\alpha\to\infty$")
+axes[1].plot(RHOS, lim_m0, color="k", ls=(0, (1, 1)), lw=1.6)
+for ax, yl in zip(axes, [r"$\varepsilon_{\rm IDG}/\alpha$", r"$m_0$", r"$\varepsilon_{\rm TM}$"]):
+    ax.axvline(KAPPA, color="0.5", lw=0.7, ls="--", label=r"$\rho=\kappa$ (transition)")
     ax.set_xlabel(r"task-rank ratio $\rho = r/D$")
     ax.set_ylabel(yl)
 axes[0].legend(fontsize=7)
@@ -113,9 +116,9 @@ axes[1].text(0.05, 0.1, "task-rich\n" r"$\rho<\kappa$", fontsize=8,
              transform=axes[1].transAxes)
 axes[1].text(0.7, 0.8, "task-scarce\n" r"$\rho>\kappa$", fontsize=8,
              transform=axes[1].transAxes)
-fig.suptitle("low-rank tasks: lambda=0, tau=2.25, kappa=0.5, sigma=0.3, alpha_test=alpha "
-             "(theory)", fontsize=9)
+fig.suptitle("low-rank tasks (theory): " + ", ".join(figures.value_text(n, v) for n, v in (
+    ("lam", 0), ("tau", 2.25), ("kappa", 0.5), ("sigma", 0.3))) + r", $\alpha_{\rm test}=\alpha$",
+    fontsize=9)
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

@@ -144,8 +144,11 @@ else:
     sub = os.path.join(args.out, "lr4_phase_diagram")
     lib_rows = lowrank_phase_diagram(sub, tau=TAU, sigma=SIGMA, alphas=tuple(ALPHAS),
                                      kappas=BOUNDARY_KAPPAS, grid=GRID, dps=20)
-    for name in ("lowrank_phase_diagram.png", "lowrank_phase_diagram_boundary.csv"):
+    for name in ("lowrank_phase_diagram.png", "lowrank_phase_diagram.pdf",
+                 "lowrank_phase_diagram.svg", "lowrank_phase_diagram_grid.csv",
+                 "lowrank_phase_diagram_boundary.csv"):
         out.add(os.path.join(sub, name))
+    _common.show_file(os.path.join(sub, "lowrank_phase_diagram.png"))
     rrows = [(float(k), str(a), float(v), float(e)) for k, a, v, e in lib_rows if v != ""]
     out.csv("_boundary_rho.csv", ["kappa", "alpha", "rho_c", "error_bound"], rrows)
     for kap in BOUNDARY_KAPPAS:
@@ -156,33 +159,49 @@ else:
 # ## Figure
 
 # %%
+from matplotlib import patheffects  # noqa: E402
+from matplotlib.colors import LogNorm  # noqa: E402
+from matplotlib.ticker import LogFormatterMathtext  # noqa: E402
+
+from replica import figures  # noqa: E402
+
 plt = _common.pyplot()
-fig, ax = plt.subplots(figsize=(6.6, 5))
-im = ax.pcolormesh(KG, RG, bg.T, shading="auto", cmap="magma_r")
-fig.colorbar(im, ax=ax, label=fr"$\varepsilon_{{IDG}}/\alpha$ at $\alpha$={ALPHAS[-1]}")
-ax.plot([0.05, 1.0], [0.05, 1.0], "w--", lw=1, label=r"$\rho=\kappa$")
-cols = plt.cm.cool(np.linspace(0, 1, len(ALPHAS)))
-for a, c in zip(ALPHAS, cols):
+fig, ax = plt.subplots(figsize=(6.8, 5.2))
+field = np.ma.masked_invalid(np.where(bg > 0, bg, np.nan))
+im = ax.pcolormesh(KG, RG, field.T, shading="auto", cmap=figures.SEQUENTIAL,
+                   norm=LogNorm(vmin=field.min(), vmax=field.max()))
+fig.colorbar(im, ax=ax, format=LogFormatterMathtext(),
+             label=r"$\varepsilon_{\rm IDG}/\alpha$ at " + figures.value_text("alpha", ALPHAS[-1]))
+ax.plot([0.05, 1.0], [0.05, 1.0], color="k", ls="--", lw=1.2, label=r"diagonal $\rho=\kappa$",
+        path_effects=[patheffects.withStroke(linewidth=2.6, foreground="w")])  # any background
+sty = {a: figures.series_style(i + 1) for i, a in enumerate(ALPHAS)}
+for a in ALPHAS:
     sel = [b for b in brows if b[1] == a]
-    ax.plot([b[2] for b in sel], [b[0] for b in sel], "o-", color=c, ms=3,
-            label=fr"crossover $\kappa^*$, $\alpha$={a}")
+    ax.plot([b[2] for b in sel], [b[0] for b in sel], color=sty[a]["color"],
+            ls=sty[a]["linestyle"], marker="o", ms=3,
+            label=r"crossover $\kappa^*(\rho)$, " + figures.value_text("alpha", a))
 sel = [b for b in brows if b[1] == "inf"]
-ax.plot([b[2] for b in sel], [b[0] for b in sel], "k*", ms=8,
-        label=r"located $\kappa_c$ ($\alpha\to\infty$)")
-for a, c in zip(ALPHAS, cols):
+ax.plot([b[2] for b in sel], [b[0] for b in sel], "k*", ms=9, mec="w", mew=0.5,
+        label=r"located $\kappa_c(\rho)$ ($\alpha\to\infty$)")
+for a in ALPHAS:
     sel = [b for b in rrows if b[1] == a]
-    ax.plot([b[0] for b in sel], [b[2] for b in sel], "s", color=c, ms=4, mfc="none")
+    ax.plot([b[0] for b in sel], [b[2] for b in sel], "s", color=sty[a]["color"], ms=5,
+            mfc="none", label=r"crossover $\rho^*(\kappa)$ from $m_0$, "
+            + figures.value_text("alpha", a) if sel else None)
 sel = [b for b in rrows if b[1] == "inf"]
 if sel:
-    ax.plot([b[0] for b in sel], [b[2] for b in sel], "kD", ms=4,
-            label=r"$\rho_c(\kappa)$ from $m_0$ (squares: finite $\alpha$)")
-ax.text(1.0, 0.3, "task-rich\n" r"$\rho<\kappa$", color="k", fontsize=9)
-ax.text(0.12, 0.82, "task-scarce\n" r"$\rho>\kappa$", color="w", fontsize=9)
+    ax.plot([b[0] for b in sel], [b[2] for b in sel], "kD", ms=4, mec="w", mew=0.5,
+            label=r"located $\rho_c(\kappa)$ from $m_0$ ($\alpha\to\infty$)")
+for x, y, text in ((1.05, 0.3, "task-rich\n" r"$\rho<\kappa$"),
+                   (0.14, 0.82, "task-scarce\n" r"$\rho>\kappa$")):
+    i = int(np.argmin(np.abs(KG - x)))
+    j = int(np.argmin(np.abs(RG - y)))
+    ax.text(x, y, text, fontsize=9, color=figures.text_colour_at(im, field[i, j]))
 ax.set_xlabel(r"task diversity $\kappa$")
 ax.set_ylabel(r"task-rank ratio $\rho$")
-ax.set_title(f"low-rank tasks: lambda=0, tau={TAU}, sigma={SIGMA}", fontsize=9)
+ax.set_title("low-rank tasks: " + ", ".join(figures.value_text(n, v) for n, v in (
+    ("lam", 0), ("tau", TAU), ("sigma", SIGMA))), fontsize=9)
 ax.legend(fontsize=6, loc="lower right")
 fig.tight_layout()
 out.figure(fig)
-plt.close(fig)
 out.report()

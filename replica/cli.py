@@ -12,6 +12,7 @@ import os
 import sys
 
 from .commands.common import OneLineParser, route_model_file
+from .commands.phase_diagram import route_builtin_plane
 from .errors import ReplicaError
 
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
@@ -45,7 +46,7 @@ def build_parser() -> OneLineParser:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        argv = route_model_file(argv)
+        argv = route_model_file(route_builtin_plane(argv))
         args = build_parser().parse_args(argv)
         return int(args.run(args) or 0)
     except ReplicaError as exc:

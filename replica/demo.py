@@ -250,6 +250,10 @@ def appendix_section(out_dir, outcomes, pdf: bool):
 # ---------------------------------------------------------------------------------------------
 # 5. phase diagrams
 # ---------------------------------------------------------------------------------------------
+#: every figure is written as PNG, PDF and SVG (replica.figures.save_figure)
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+
+
 def phase_section(out_dir, quick: bool):
     import numpy as np
 
@@ -262,9 +266,8 @@ def phase_section(out_dir, quick: bool):
     else:
         b = alignment_specialisation(out_dir)
     print(f"    alignment specialisation: {len(b)} boundary points", flush=True)
-    written += [os.path.join(out_dir, f) for f in ("alignment_specialisation.png",
-                                                   "alignment_specialisation_grid.csv",
-                                                   "alignment_specialisation_boundary.csv")]
+    written += [os.path.join(out_dir, "alignment_specialisation" + s)
+                for s in FIGURE_SUFFIXES + ("_grid.csv", "_boundary.csv")]
     for tau, which in (("0.5", "e_icl"), ("0.5", "e_idg"), ("20", "e_icl")):
         if quick:
             _, bd = isotropic_nonmonotone(out_dir, tau=tau, which=which,
@@ -276,8 +279,8 @@ def phase_section(out_dir, quick: bool):
         print(f"    isotropic non-monotone {which}, tau={tau}: {len(bd)} boundary points",
               flush=True)
         tag = f"isotropic_nonmonotone_{which}_tau{tau}"
-        written += [os.path.join(out_dir, tag + s) for s in (".png", "_grid.csv",
-                                                             "_boundary.csv")]
+        written += [os.path.join(out_dir, tag + s)
+                    for s in FIGURE_SUFFIXES + ("_grid.csv", "_boundary.csv")]
     notes = []
     from .analysis import phase_diagram
 
@@ -293,8 +296,8 @@ def phase_section(out_dir, quick: bool):
             rows = low(out_dir)
         print(f"    lowrank (kappa, rho): {sum(1 for r in rows if r[2] != '')} located points",
               flush=True)
-        written += [os.path.join(out_dir, f) for f in ("lowrank_phase_diagram.png",
-                                                       "lowrank_phase_diagram_boundary.csv")]
+        written += [os.path.join(out_dir, "lowrank_phase_diagram" + s)
+                    for s in FIGURE_SUFFIXES + ("_grid.csv", "_boundary.csv")]
     return written, notes
 
 

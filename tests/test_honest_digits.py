@@ -125,3 +125,46 @@ def test_tiny_rank_ratio_at_80_digits_converges():
     guard digits until 60 verified digits hold (this exited 3 before)."""
     res = solve("lowrank", 60, alpha="2", tau="9/4", kappa="3/2", rho="1e-30", sigma="0.3")
     assert res.digits == 60 and res.converged
+
+
+CROSSOVERS = [
+    # issue 16's case: the bound printed was 1.3e-30 for an error of 3.6e-30 (the rounding of
+    # the located value to the printed digits was not counted)
+    ["transition", "lowrank", "--kappa", "0.4", "--tau", "2.6", "--sigma", "0.01",
+     "--alpha", "1e6"],
+    ["transition", "lowrank", "--kappa", "1/2", "--tau", "9/4", "--sigma", "3/10",
+     "--alpha", "1e3"],
+    ["transition", "alignment", "--rank-fraction", "1/2", "--tau", "4", "--rho", "0.01",
+     "--alpha", "100"],
+]
+
+
+@pytest.mark.parametrize("argv", CROSSOVERS, ids=lambda a: f"{a[1]}-alpha{a[-1]}-{a[3]}")
+def test_printed_crossover_error_bound_bounds_the_printed_value(argv, capsys):
+    """The error bound is a bound on the error of the printed location: against a location at
+    twice the precision, |printed - reference| <= error_bound."""
+    import json
+
+    from replica.cli import main
+
+    assert main(argv + ["--json", "--dps", "30"]) == 0
+    low = json.loads(capsys.readouterr().out)
+    assert main(argv + ["--json", "--dps", "60"]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    key = "rho_c" if argv[1] == "lowrank" else "kappa_c"
+    err = abs(Fraction(low[key]) - Fraction(ref[key]))
+    assert err <= Fraction(low["error_bound"]), (low[key], ref[key], low["error_bound"])
+    assert Fraction(ref["error_bound"]) < Fraction(1, 10 ** 50)
+
+
+def test_values_print_beyond_pythons_integer_string_limit(capsys):
+    """CPython refuses str() of integers over 4300 digits by default: a 5000-digit solve (found
+    by the property tests as an internal error) must print its values."""
+    import json
+
+    from replica.cli import main
+
+    assert main(["solve", "isotropic", "--alpha", "2", "--tau", "1/2", "--kappa", "1/2",
+                 "--rho", "0.01", "--dps", "5000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["digits"] == 5000 and len(out["errors"]["e_icl"]) >= 5000

@@ -18,12 +18,13 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 
 #: The layers, lowest first; a module belongs to the layer whose entry is the longest dotted
 #: prefix of its name (the facade ``replica`` itself matches only exactly). ``replica.latex``
-#: renders documents for the consumers, so it sits below them and knows none of them.
+#: renders documents and ``replica.figures`` styles and writes figures for the consumers, so
+#: they sit below them and know none of them.
 LAYERS = (
     ("base", ("replica.errors", "replica.params", "replica.version")),
     ("engine", ("replica.problem", "replica.symbolic", "replica.numerics", "replica.spectra")),
     ("declarations", ("replica.models", "replica.modeling")),
-    ("rendering", ("replica.latex",)),
+    ("rendering", ("replica.latex", "replica.figures")),
     ("consumers", ("replica.analysis", "replica.simulate", "replica.derivations")),
     ("commands", ("replica.commands", "replica.cli", "replica.demo", "replica.__main__",
                   PACKAGE)),

@@ -99,6 +99,11 @@ def test_notebook_runs_and_writes(runs, stem):
         if rel.endswith(".png"):
             with open(path, "rb") as fh:
                 assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+            for vector, magic in ((".pdf", b"%PDF-"), (".svg", b"<?xml")):
+                twin = path[:-4] + vector  # every figure also as PDF and SVG
+                with open(twin, "rb") as fh:
+                    assert fh.read(5) == magic, twin
+                assert twin in proc.stdout, f"{twin} not reported as written"
         assert path in proc.stdout, f"{rel} not reported as written"
 
 

@@ -3,6 +3,7 @@
 import csv
 
 import numpy as np
+import pytest
 
 import replica
 from replica.analysis.phase_diagram import (_powerlaw, alignment_specialisation,
@@ -66,7 +67,15 @@ def test_lowrank_phase_diagram(tmp_path):
 
     rows = lowrank_phase_diagram(tmp_path, alphas=("1e3",), kappas=["0.3", "0.6"], grid=9,
                                  dps=30)
-    assert (tmp_path / "lowrank_phase_diagram.png").stat().st_size > 0
+    for suffix in (".png", ".pdf", ".svg"):
+        assert (tmp_path / f"lowrank_phase_diagram{suffix}").stat().st_size > 0
+    grid = list(csv.DictReader(open(tmp_path / "lowrank_phase_diagram_grid.csv")))
+    assert len(grid) == 9 * 9 and all(g["converged"] == "True" for g in grid)
+    g = grid[40]
+    ref = replica.solve("lowrank", alpha="1e3", tau="9/4", kappa=g["kappa"],
+                        rho=g["rho"], sigma="3/10", dps=20, verify=False)["idg"]
+    assert abs(float(g["idg"]) / float(ref) - 1) < 1e-9
+    assert float(g["idg_over_alpha"]) == pytest.approx(float(g["idg"]) / 1e3, rel=1e-12)
     located = {r[0]: float(r[2]) for r in rows if r[1] == "inf"}
     assert abs(located[0.3] - 0.3) < 1e-15 and abs(located[0.6] - 0.6) < 1e-15
     cross = {r[0]: float(r[2]) for r in rows if r[1] == "1e3"}

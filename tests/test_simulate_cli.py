@@ -137,7 +137,8 @@ def test_check_api_lowrank_single_point(tmp_path):
                                          "m0"}
     assert all(r.theory is not None for r in rep.rows)
     files = write_report(rep, tmp_path)
-    assert [f.name for f in files] == ["check.csv", "check.md", "check.png"]
+    assert [f.name for f in files] == ["check.csv", "check.md", "check.png", "check.pdf",
+                                       "check.svg"]
 
 
 def test_check_two_varied_parameters_is_an_error(tmp_path, capsys):

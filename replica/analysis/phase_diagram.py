@@ -1,9 +1,14 @@
-r"""Phase diagrams: regions and boundary curves in two-parameter planes, as PNG and CSV.
+r"""Phase diagrams: regions and boundary curves in two-parameter planes, as figures and CSV.
+
+Each diagram is computed by one function, which writes its CSV files and its figure (PNG, PDF and
+SVG, :func:`replica.figures.save_figure`), and drawn by a ``*_figure`` function that returns the
+:class:`matplotlib.figure.Figure` from the computed arrays.
 
 * :func:`alignment_specialisation` -- paper A's power-law specialisation: the relative gain
-  :math:`G = -100\,[E(p_{\rm tr}) - E(p_{\rm test})]/E(p_{\rm test})` of pretraining on a power law
-  :math:`p_{\rm tr}` when testing on :math:`p_{\rm test}`, over ``(kappa, p_tr - p_test)`` (float64
-  heatmap), and the boundary :math:`G = 0,\ p_{\rm tr} > p_{\rm test}` beyond which a steeper
+  :math:`G = -100\,[E(p_{\rm train}) - E(p_{\rm test})]/E(p_{\rm test})` of pretraining on a power
+  law :math:`p_{\rm train}` when testing on :math:`p_{\rm test}`, over
+  ``(kappa, p_train - p_test)`` (float64 heatmap), and the boundary
+  :math:`G = 0,\ p_{\rm train} > p_{\rm test}` beyond which a steeper
   pretraining spectrum stops helping, traced with
   :func:`replica.numerics.continuation.trace_boundary` in mpmath (each point polished).
 * :func:`isotropic_nonmonotone` -- paper B's region of non-monotone error in ``alpha`` over
@@ -21,6 +26,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from .. import figures
 from ..errors import ConvergenceError
 from ..models import alignment as A
 from ..models import get as get_model
@@ -38,15 +44,6 @@ def _powerlaw(p, d) -> Covariance:
     return parse_spec(f"powerlaw:{p.numerator}/{p.denominator}", d)
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _write_csv(path, header, rows):
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -58,7 +55,8 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
                              kappas=None, dps_range=None, progress=None, dps=20):
     """Heatmap of the gain and the boundary ``E(p_test + dp) = E(p_test)``, ``dp > 0``.
 
-    Writes ``alignment_specialisation.png``, ``alignment_specialisation_grid.csv`` and
+    Writes ``alignment_specialisation.png`` (also ``.pdf``, ``.svg``; drawn by
+    :func:`specialisation_figure`), ``alignment_specialisation_grid.csv`` and
     ``alignment_specialisation_boundary.csv`` into ``out_dir``; returns the boundary points
     ``[(kappa, dp), ...]`` (mpf).
     """
@@ -109,24 +107,38 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
     _write_csv(os.path.join(out_dir, "alignment_specialisation_boundary.csv"),
                ["kappa", "p_train_minus_p_test"],
                [(mpmath.nstr(k, 15), mpmath.nstr(v, 15)) for k, v in boundary])
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.4, 4.6))
-    lim = np.nanmax(np.abs(gain))
-    im = ax.pcolormesh(kappas, dps_range, gain, cmap="RdBu", vmin=-lim, vmax=lim, shading="auto")
-    fig.colorbar(im, ax=ax, label=r"gain $-100\,[E(p_{tr})-E(p_{test})]/E(p_{test})$ (%)")
-    if boundary:
-        ax.plot([float(k) for k, _ in boundary], [float(v) for _, v in boundary], "k.-", lw=1.2,
-                label="gain = 0 (traced, mpmath)")
-        ax.legend(loc="lower right", fontsize=8)
-    ax.axhline(0, color="grey", lw=0.6)
-    ax.set_xlabel(r"task diversity $\kappa$")
-    ax.set_ylabel(r"$p_{train} - p_{test}$")
-    ax.set_title(f"Power-law specialisation (d={d}, alpha={alpha}, tau={tau}, rho={rho}, "
-                 f"p_test={p_test})", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "alignment_specialisation.png"), dpi=130)
-    plt.close(fig)
+    fig = specialisation_figure(kappas, dps_range, gain, boundary, d=d, alpha=alpha, tau=tau,
+                                rho=rho, p_test=p_test)
+    figures.save_figure(fig, os.path.join(out_dir, "alignment_specialisation"))
     return boundary
+
+
+def specialisation_figure(kappas, dps_range, gain, boundary, *, d, alpha, tau, rho, p_test):
+    """The figure of :func:`alignment_specialisation`: the gain ``gain[i, j]`` (percent) at
+    ``(kappas[j], dps_range[i])`` on a diverging colour map centred on 0, the traced boundary
+    ``[(kappa, dp), ...]`` and the line of matched pretraining ``dp = 0``."""
+    with figures.style():
+        fig, ax = figures.new_figure(figsize=(6.4, 4.6))
+        lim = np.nanmax(np.abs(gain))
+        im = ax.pcolormesh(kappas, dps_range, gain, cmap=figures.DIVERGING, vmin=-lim, vmax=lim,
+                           shading="auto")
+        fig.colorbar(im, ax=ax, label=r"gain $G=-100\,[E(p_{\rm train})-E(p_{\rm test})]"
+                                      r"/E(p_{\rm test})$ (%)")
+        ax.axhline(0, color="0.35", lw=0.9, ls="--",
+                   label=r"matched pretraining $p_{\rm train}=p_{\rm test}$")
+        if boundary:
+            ax.plot([float(k) for k, _ in boundary], [float(v) for _, v in boundary], color="k",
+                    ls="-", marker="o", ms=3, lw=1.4,
+                    label=r"$G=0$, $p_{\rm train}>p_{\rm test}$ (traced at high precision)")
+        ax.legend(loc="lower right", fontsize=7)
+        ax.set_xlabel(r"task diversity $\kappa$")
+        ax.set_ylabel(r"$p_{\rm train}-p_{\rm test}$")
+        ax.set_title("power-law specialisation: " + ", ".join(
+            figures.value_text(n, v) for n, v in (("d", d), ("alpha", alpha), ("tau", tau),
+                                                  ("rho", rho), ("p_test", p_test))),
+            fontsize=9)
+        fig.tight_layout()
+    return fig
 
 
 def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
@@ -150,7 +162,8 @@ def isotropic_tag(tau, which="e_icl") -> str:
 
 def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rhos=None,
                           alphas=None, bisection_steps=12, progress=None):
-    """Region of non-monotone ``e(alpha)`` in ``(kappa, rho)``; PNG + CSV (grid and boundary)."""
+    """Region of non-monotone ``e(alpha)`` in ``(kappa, rho)``: CSV (grid and boundary) and the
+    figure of :func:`nonmonotone_figure` (PNG, PDF, SVG); returns ``(inside, boundary)``."""
     os.makedirs(out_dir, exist_ok=True)
     t = float(parse_exact(tau, "--tau"))
     kappas = np.linspace(0.1, 2.1, 41) if kappas is None else np.asarray(kappas, float)
@@ -181,22 +194,37 @@ def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rho
             progress(j + 1, len(rhos))
     _write_csv(os.path.join(out_dir, tag + "_boundary.csv"), ["kappa", "rho", "half_width"],
                [(f"{k:.10g}", f"{r:.6g}", f"{w:.2g}") for k, r, w in boundary])
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    ax.pcolormesh(kappas, rhos, inside.T.astype(float), cmap="Greys", vmin=0, vmax=2.5,
-                  shading="auto")
-    if boundary:
-        ax.plot([b[0] for b in boundary], [b[1] for b in boundary], "r.", ms=4,
-                label="boundary (bisection)")
-        ax.legend(fontsize=8)
-    ax.axvline(min(t, 1.0), color="b", lw=0.8, ls="--")
-    ax.set_xlabel(r"$\kappa$")
-    ax.set_ylabel(r"noise variance $\rho$")
-    ax.set_title(f"non-monotone {which} in alpha (shaded), isotropic, tau={tau}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, tag + ".png"), dpi=130)
-    plt.close(fig)
+    fig = nonmonotone_figure(kappas, rhos, inside, boundary, tau=tau, which=which)
+    figures.save_figure(fig, os.path.join(out_dir, tag))
     return inside, boundary
+
+
+def nonmonotone_figure(kappas, rhos, inside, boundary, *, tau, which="e_icl"):
+    """The figure of :func:`isotropic_nonmonotone`: the region ``inside[i, j]`` (at
+    ``(kappas[i], rhos[j])``) shaded, the bisected boundary points ``[(kappa, rho, half_width)]``
+    and the reference line ``kappa = min(tau, 1)``."""
+    from matplotlib.patches import Patch
+
+    t = float(parse_exact(tau, "--tau"))
+    with figures.style():
+        fig, ax = figures.new_figure(figsize=(5.6, 4.2))
+        mesh = ax.pcolormesh(kappas, rhos, inside.T.astype(float), cmap="Greys", vmin=0,
+                             vmax=2.5, shading="auto")
+        handles = [Patch(facecolor=mesh.to_rgba(1.0), edgecolor="0.5",
+                         label=f"{figures.label(which)} non-monotone in " + r"$\alpha$")]
+        if boundary:
+            handles += ax.plot([b[0] for b in boundary], [b[1] for b in boundary], ls="none",
+                               marker="o", ms=3, color=figures.colour(1),
+                               label="boundary (bisection)")
+        handles += [ax.axvline(min(t, 1.0), color=figures.colour(0), lw=0.9, ls="--",
+                               label=r"$\kappa=\min(\tau,1)$")]
+        ax.legend(handles=handles, fontsize=7, loc="best")
+        ax.set_xlabel(r"task diversity $\kappa$")
+        ax.set_ylabel(r"label-noise variance $\rho$")
+        ax.set_title(f"isotropic model: region where {figures.label(which)} is non-monotone in "
+                     + r"$\alpha$, " + figures.value_text("tau", tau), fontsize=9)
+        fig.tight_layout()
+    return fig
 
 
 def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1e3", "1e4"),
@@ -209,7 +237,11 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     (:func:`replica.analysis.transitions.lowrank_transition`, never substituted), separating
     task-rich (``rho < rho_c``) from task-scarce (``rho > rho_c``), and the finite-``alpha``
     crossovers :math:`\rho^*(\alpha)` (extremal curvature of :math:`m_0(\rho)`). Writes
-    ``lowrank_phase_diagram.png`` and ``lowrank_phase_diagram_boundary.csv``; returns the rows.
+    ``lowrank_phase_diagram.png`` (also ``.pdf``, ``.svg``; drawn by
+    :func:`lowrank_phase_figure`), ``lowrank_phase_diagram_boundary.csv`` (the located points) and
+    ``lowrank_phase_diagram_grid.csv`` (the background: ``kappa``, ``rho``, ``alpha``, ``idg``,
+    ``idg_over_alpha``, ``converged``, floats); returns the boundary rows
+    ``(kappa, alpha, rho_boundary, error_bound)``.
     """
     from .transitions import lowrank_transition
 
@@ -245,28 +277,58 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
         out = solve_float64(get_model("lowrank"), alpha=a_max, tau=float(Fraction(tau)),
                             kappa=kg[:, None], rho=rg[None, :], sigma=float(Fraction(sigma)),
                             strict=False)
-    field = np.log10(out["idg"] / a_max)
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.2, 4.8))
-    im = ax.pcolormesh(kg, rg, field.T, shading="auto", cmap="viridis")
-    fig.colorbar(im, ax=ax,
-                 label=rf"$\log_{{10}}(\varepsilon_{{IDG}}/\alpha)$ at $\alpha$={alphas[-1]}")
-    styles = ["w-", "r--", "C1-.", "m:"]
-    for j, a in enumerate(("inf",) + tuple(alphas)):
-        pts = [(r[0], float(r[2])) for r in rows if r[1] == a and r[2] != ""]
-        lab = r"$\rho_c$ ($\alpha\to\infty$, located)" if a == "inf" else rf"$\rho^*(\alpha={a})$"
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], styles[j % 4], marker="o", ms=3,
-                lw=1.2, label=lab)
-    ax.text(0.75, 0.3, r"task-rich ($\rho<\kappa$)", color="w", ha="center", fontsize=9)
-    ax.text(0.3, 0.8, r"task-scarce ($\rho>\kappa$)", color="w", ha="center", fontsize=9)
-    ax.set_xlabel(r"task diversity $\kappa$")
-    ax.set_ylabel(r"task rank ratio $\rho$")
-    ax.set_title(f"low-rank model, tau={tau}, sigma={sigma}, lambda=0", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, "lowrank_phase_diagram.png"), dpi=130)
-    plt.close(fig)
+    field = out["idg"] / a_max
+    _write_csv(os.path.join(out_dir, "lowrank_phase_diagram_grid.csv"),
+               ["kappa", "rho", "alpha", "idg", "idg_over_alpha", "converged"],
+               [(repr(float(k)), repr(float(r)), repr(a_max), repr(float(out["idg"][i, j])),
+                 repr(float(field[i, j])), bool(out["converged"][i, j]))
+                for i, k in enumerate(kg) for j, r in enumerate(rg)])
+    fig = lowrank_phase_figure(kg, rg, np.where(out["converged"], field, np.nan), rows,
+                               tau=tau, sigma=sigma, alphas=alphas)
+    figures.save_figure(fig, os.path.join(out_dir, "lowrank_phase_diagram"))
     return rows
+
+
+def lowrank_phase_figure(kappas, rhos, idg_over_alpha, rows, *, tau, sigma, alphas):
+    r"""The figure of :func:`lowrank_phase_diagram`: :math:`\varepsilon_{\rm IDG}/\alpha`
+    (``idg_over_alpha[i, j]`` at ``(kappas[i], rhos[j])``, largest ``alpha``) on a logarithmic
+    colour scale, the located transition (``alpha = "inf"`` rows) and one crossover line per
+    finite ``alpha``; the region names are written in black or white, whichever contrasts with
+    the colour beneath them."""
+    from matplotlib.colors import LogNorm
+    from matplotlib.ticker import LogFormatterMathtext
+
+    field = np.ma.masked_invalid(np.where(idg_over_alpha > 0, idg_over_alpha, np.nan))
+    with figures.style():
+        fig, ax = figures.new_figure(figsize=(6.2, 4.8))
+        norm = LogNorm(vmin=field.min(), vmax=field.max()) if field.count() else None
+        im = ax.pcolormesh(kappas, rhos, field.T, shading="auto", cmap=figures.SEQUENTIAL,
+                           norm=norm)
+        fig.colorbar(im, ax=ax, format=LogFormatterMathtext(),
+                     label=r"$\varepsilon_{\rm IDG}/\alpha$ at "
+                           + figures.value_text("alpha", alphas[-1]))
+        for j, a in enumerate(("inf",) + tuple(alphas)):
+            pts = [(r[0], float(r[2])) for r in rows if r[1] == a and r[2] != ""]
+            lab = (r"$\rho_c$ ($\alpha\to\infty$, located)" if a == "inf"
+                   else r"crossover $\rho^*$, " + figures.value_text("alpha", a))
+            st = ({"color": "k", "marker": "o", "linestyle": "-"} if a == "inf"
+                  else figures.series_style(j))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], ms=3, lw=1.3, label=lab, **st)
+        for x, y, text in ((0.75, 0.3, r"task-rich ($\rho<\kappa$)"),
+                           (0.3, 0.8, r"task-scarce ($\rho>\kappa$)")):
+            i = int(np.argmin(np.abs(np.asarray(kappas) - x)))
+            j = int(np.argmin(np.abs(np.asarray(rhos) - y)))
+            under = field[i, j]
+            col = "black" if np.ma.is_masked(under) else figures.text_colour_at(im, under)
+            ax.text(x, y, text, color=col, ha="center", fontsize=9)
+        ax.set_xlabel(r"task diversity $\kappa$")
+        ax.set_ylabel(r"task-rank ratio $\rho$")
+        ax.set_title("low-rank model: " + ", ".join(
+            figures.value_text(n, v) for n, v in (("tau", tau), ("sigma", sigma), ("lam", 0))),
+            fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+    return fig
 
 
 def misalignment_spectrum(dps: int = 30, **params):

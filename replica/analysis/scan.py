@@ -13,7 +13,8 @@ one parameter :math:`x` (the others fixed), and never looks inside the model:
   location is repeated at :math:`w + \max(10, w/2)` digits, and the reported ``digits`` are the
   agreement of the two (capped at ``dps``) -- evidence, not an enclosure.
 * :func:`plane` solves a float64 grid over two parameters, writes it as CSV and draws :math:`Q` as
-  a map, with the level set :math:`Q = L` or the line of maxima along :math:`x` traced on it.
+  a map (:func:`plane_figure`, written as PNG, PDF and SVG), with the level set :math:`Q = L`
+  (:func:`level_set`) or the line of maxima along :math:`x` traced on it.
 """
 
 from __future__ import annotations
@@ -36,13 +37,19 @@ from ..numerics.result import decimal_string
 KINDS = ("max", "min", "level")
 
 
+def _continuous(p) -> bool:
+    return not (p.is_covariance or p._domain().integer)
+
+
 def _numeric_parameter(problem, name: str, option: str):
+    valid = ", ".join(p.name for p in problem.schema.parameters if _continuous(p))
     if name not in problem.schema:
-        raise ParameterError(option, f"unknown parameter {name!r} (this model has "
-                                     f"{', '.join(problem.schema.names)})")
+        raise ParameterError(option, f"unknown parameter {name!r} (the continuous parameters "
+                                     f"of {problem.name}: {valid})")
     p = problem.schema[name]
-    if p.is_covariance or p._domain().integer:
-        raise ParameterError(option, f"{name!r} is not a continuous numeric parameter")
+    if not _continuous(p):
+        raise ParameterError(option, f"{name!r} is not a continuous numeric parameter (those "
+                                     f"of {problem.name}: {valid})")
     return p
 
 
@@ -252,15 +259,21 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     """Solve ``quantity`` on a float64 grid over two parameters and draw it.
 
     ``x`` and ``y`` are ``(name, lo, hi, n, log)``. Writes ``MODEL_QUANTITY_X_Y.csv`` (one row per
-    grid point: x, y, the quantity, converged) and ``.png`` (the quantity as a colour map; with
-    ``level`` the level set, with ``trace_max`` the maximum along x for each y, also written as
-    ``_boundary.csv``). Returns the paths."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    grid point: the two parameters under their own names, the quantity, converged; floats) and
+    the figure of :func:`plane_figure` as ``.png``, ``.pdf`` and ``.svg``. With ``level`` the level
+    set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
+    ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
+    along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
+    (``csv``, ``png``, ``pdf``, ``svg``, ``boundary``)."""
+    from .. import figures
 
     _quantity(problem, quantity)
+    if level is not None and trace_max:
+        raise ParameterError("--level", "draws one boundary: give --level or --trace-max")
+    if level is not None:
+        from ..params import parse_exact
+
+        level_value = float(parse_exact(level, "--level"))
     axes = []
     for spec, option in ((x, "--x"), (y, "--y")):
         name, lo, hi, n, log = spec
@@ -300,45 +313,89 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
             for i in range(len(xv)):
                 w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])),
                             repr(float(Q[j, i])), bool(conv[j, i])])
-    paths = {"csv": stem + ".csv", "png": stem + ".png"}
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    mesh = ax.pcolormesh(X, Y, Q, shading="auto", cmap="viridis")
-    fig.colorbar(mesh, ax=ax, label=quantity)
-    if level is not None:
-        cs = ax.contour(X, Y, Q, levels=[float(level)], colors="white", linewidths=1.5)
-        ax.clabel(cs, fmt={float(level): f"{quantity} = {level}"}, fontsize=8)
+    paths = {"csv": stem + ".csv"}
+    boundary = None
     if trace_max:
         with np.errstate(all="ignore"):
             idx = np.array([np.nanargmax(r) if np.any(np.isfinite(r)) else -1 for r in Q])
-        interior = (idx > 0) & (idx < len(xv) - 1)
-        bx, by = xv[idx[interior]], yv[interior]
-        ax.plot(bx, by, "w--", lw=1.5, label=f"maximum of {quantity} along {xn}")
-        ax.legend(loc="best", fontsize=8)
+        interior = np.nonzero((idx > 0) & (idx < len(xv) - 1))[0]
+        boundary = [(float(xv[idx[j]]), float(yv[j])) for j in interior]
         with open(stem + "_boundary.csv", "w", newline="") as fh:
             w = csv.writer(fh)
             w.writerow([yn, f"{xn}_at_max", f"{quantity}_max"])
-            for j in np.nonzero(interior)[0]:
+            for j in interior:
                 w.writerow([repr(float(yv[j])), repr(float(xv[idx[j]])),
                             repr(float(Q[j, idx[j]]))])
         paths["boundary"] = stem + "_boundary.csv"
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    for axis, log in ((ax.xaxis, xlog), (ax.yaxis, ylog)):
-        if log:
-            (ax.set_xscale if axis is ax.xaxis else ax.set_yscale)("log")
-            axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            axis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel(xn)
-    ax.set_ylabel(yn)
-    fixed_text = ", ".join(f"{k} = {v}" for k, v in fixed.items())
-    ax.set_title(f"{problem.title or problem.name}\n{quantity}" + (f" ({fixed_text})"
-                                                                   if fixed_text else ""),
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(stem + ".png", dpi=130)
-    plt.close(fig)
+    segments = None
+    if level is not None:
+        segments = level_set(xv, yv, Q, level_value)
+        with open(stem + "_boundary.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([xn, yn, "segment"])
+            for k, seg in enumerate(segments):
+                for px, py in seg:
+                    w.writerow([repr(float(px)), repr(float(py)), k])
+        paths["boundary"] = stem + "_boundary.csv"
+    fig = plane_figure(problem, fixed, (xn, xv, xlog), (yn, yv, ylog), Q, quantity,
+                       level=level, level_segments=segments, trace=boundary)
+    for path in figures.save_figure(fig, stem):
+        paths[path.rsplit(".", 1)[1]] = path
     return paths
+
+
+def level_set(xv, yv, Q, level: float) -> list:
+    """The level set ``Q = level`` of the grid ``Q[j, i]`` at ``(xv[i], yv[j])`` (points that did
+    not converge, NaN, are left out): a list of polylines, each an ``(n, 2)`` array of ``(x, y)``,
+    by marching squares with linear interpolation (``contourpy``, matplotlib's contouring)."""
+    import contourpy
+
+    X, Y = np.meshgrid(xv, yv)
+    gen = contourpy.contour_generator(X, Y, np.ma.masked_invalid(Q),
+                                      line_type=contourpy.LineType.Separate)
+    return [np.asarray(seg) for seg in gen.lines(level) if len(seg) > 1]
+
+
+def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, level=None,
+                 level_segments=None, trace=None):
+    """The figure of :func:`plane`: ``Q[j, i]`` at ``(x values[i], y values[j])`` as a colour map
+    (``x``, ``y`` are ``(name, values, log)``), with the level set ``Q = level`` (its polylines
+    ``level_segments``, computed by :func:`level_set` when not given) or the traced maxima
+    ``trace`` (``[(x, y), ...]``), each named in the legend; log axes carry :math:`10^k` ticks.
+    Returns the Figure."""
+    from .. import figures
+
+    (xn, xv, xlog), (yn, yv, ylog) = x, y
+    with figures.style():
+        fig, ax = figures.new_figure(figsize=(6, 4.5))
+        X, Y = np.meshgrid(xv, yv)
+        mesh = ax.pcolormesh(X, Y, Q, shading="auto", cmap=figures.SEQUENTIAL)
+        fig.colorbar(mesh, ax=ax, label=figures.label(quantity))
+        # boundaries in black over a white halo: visible on every colour of the map
+        if level is not None:
+            segs = level_set(xv, yv, Q, float(level)) if level_segments is None else level_segments
+            for k, seg in enumerate(segs):
+                ax.plot(seg[:, 0], seg[:, 1], color="w", ls="-", lw=3)
+                ax.plot(seg[:, 0], seg[:, 1], color="k", ls="-", lw=1.5,
+                        label=None if k else
+                        figures.value_text(quantity, level) + " (level set)")
+        if trace is not None:
+            ax.plot([p[0] for p in trace], [p[1] for p in trace], color="w", ls="-", lw=3)
+            ax.plot([p[0] for p in trace], [p[1] for p in trace], color="k", ls="--", lw=1.5,
+                    label=f"maximum of {figures.label(quantity)} along {figures.label(xn)}")
+        if ax.get_legend_handles_labels()[1]:
+            ax.legend(loc="best", fontsize=8)
+        if xlog:
+            figures.log_axis(ax, "x")
+        if ylog:
+            figures.log_axis(ax, "y")
+        ax.set_xlabel(figures.label(xn))
+        ax.set_ylabel(figures.label(yn))
+        fixed_text = ", ".join(figures.value_text(k, v) for k, v in fixed.items())
+        ax.set_title(f"{problem.title or problem.name}: {figures.label(quantity)}"
+                     + (f"\n{fixed_text}" if fixed_text else ""), fontsize=9)
+        fig.tight_layout()
+    return fig
 
 
 def sweep_rows(problem, grid: list, dps: int, progress=None) -> list:

@@ -69,9 +69,9 @@ class TransitionResult:
             digits = min(self.dps, cert.digits(self.dps))
         elif cert is not None:
             digits = 0
+        printed = decimal_string(value, max(digits, 5))
         out = {"model": self.model, "params": self.params, "dps": self.dps,
-               self.key: decimal_string(value, max(digits, 5)),
-               "error_bound": decimal_string(bound, 5),
+               self.key: printed, "error_bound": printed_error_bound(printed, value, bound),
                "digits": digits, "definition": self.definition, "method": self.method,
                "iterations": self.location.iterations, "converged": True, "notes": self.notes}
         if cert is not None:
@@ -81,6 +81,24 @@ class TransitionResult:
             out["certificate"]["located_error_bound"] = decimal_string(
                 self.location.error_bound, 5)
         return out
+
+
+def printed_error_bound(printed: str, value, bound) -> str:
+    """A bound on the error of the *printed* location: the bound on ``value``'s error plus the
+    rounding of ``value`` to ``printed``, rounded up to 5 significant digits (a bound printed
+    to nearest could fall below the error it bounds)."""
+    from ..numerics.certify import directed_decimal
+
+    def exact(x) -> Fraction:
+        if isinstance(x, Fraction):
+            return x
+        # x._mpf_ as it is: mpmath.mpf(x) would round x to the current precision
+        sign, man, exp, _ = (x if isinstance(x, mpmath.mpf) else mpmath.mpf(x))._mpf_
+        f = Fraction(man) * Fraction(2) ** exp
+        return -f if sign else f
+
+    total = exact(bound) + abs(Fraction(printed) - exact(value))
+    return directed_decimal(total, 5, up=True)
 
 
 def two_atom_pairs(rank_fraction) -> SpectralPairs:

@@ -2,8 +2,8 @@
 
 Model options as in ``replica solve``; at most one may be a comma-separated list (the x-axis of
 the plot). Each point is simulated at every ``--ds`` with ``--seeds`` seeds (cached and run in
-parallel as ``replica sweep`` does). Writes ``check.csv``, ``check.md`` and ``check.png`` into
-the folder ``-o``.
+parallel as ``replica sweep`` does). Writes ``check.csv``, ``check.md`` and the figure
+``check.png``, ``check.pdf``, ``check.svg`` into the folder ``-o``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def register(subparsers):
         add_run_options(m)
         m.add_argument("-o", "--output", required=True, help="output folder")
         m.add_argument("--force", action="store_true",
-                       help="overwrite check.csv, check.md and check.png already in -o")
+                       help="overwrite check.csv, check.md and check.png/.pdf/.svg already "
+                            "in -o")
         m.set_defaults(run=_run, sim_model=model)
     return models
 
@@ -43,8 +44,8 @@ def _run(args):
     from .paths import check_output_dir, written
 
     model = args.sim_model
-    check_output_dir(args.output, "--output", ["check.csv", "check.md", "check.png"],
-                     args.force)
+    check_output_dir(args.output, "--output", ["check.csv", "check.md", "check.png", "check.pdf",
+                                               "check.svg"], args.force)
     report = run_check(model, grid_from_args(args, model), parse_ds(args.ds),
                        parse_int(args.seeds, "--seeds", minimum=2),
                        parse_int(args.seed, "--seed", minimum=0), parse_dps(args.dps),

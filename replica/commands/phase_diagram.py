@@ -1,8 +1,43 @@
-"""``replica phase-diagram MODEL -o DIR``: regions and boundary curves as PNG + CSV."""
+"""``replica phase-diagram MODEL -o DIR``: regions and boundary curves as figures (PNG, PDF,
+SVG) and CSV.
+
+``replica phase-diagram MODEL -o DIR`` draws the paper's diagram of a built-in model;
+``replica phase-diagram MODEL --x NAME:LO:HI[:N][:log] --y ... --quantity Q [--PARAM V ...]``
+maps any reported quantity over any two continuous parameters of a built-in model (the same as
+``--model MODEL``, :func:`replica.analysis.scan.plane`), and ``--model PATH`` does so for a
+model file.
+"""
 
 from __future__ import annotations
 
 import sys
+
+#: The file formats of every figure (:data:`replica.figures.FORMATS`, without importing it).
+FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+#: Options that select the generic plane of a built-in model.
+PLANE_OPTIONS = ("--x", "--y", "--quantity")
+
+
+def route_builtin_plane(argv: list) -> list:
+    """``argv`` with ``phase-diagram MODEL ...`` rewritten to ``phase-diagram --model MODEL ...``
+    when ``MODEL`` is a built-in model and one of :data:`PLANE_OPTIONS` is given: the paper's
+    diagram has fixed axes, any other plane goes through the generic command."""
+    argv = list(argv)
+    words = [i for i, t in enumerate(argv) if not t.startswith("-")]
+    if len(words) < 2 or argv[words[0]] != "phase-diagram" or words[1] != words[0] + 1:
+        return argv
+    if not any(t == o or t.startswith(o + "=") for t in argv for o in PLANE_OPTIONS):
+        return argv
+    from ..models import NAMES
+
+    if argv[words[1]] not in NAMES or "--model" in argv:
+        return argv
+    argv.insert(words[1], "--model")
+    return argv
+
+
+def _figure_files(stem):
+    return [stem + s for s in FIGURE_SUFFIXES]
 
 
 _TAU_ONE = ("the ridgeless (lambda = 0) diagram diverges at tau = 1, the interpolation threshold: "
@@ -22,9 +57,13 @@ def _progress(label):
 
 
 def register(subparsers):
-    p = subparsers.add_parser("phase-diagram", help="phase diagrams as PNG + CSV",
-                              description="Draw a model's phase diagram: regions and traced "
-                                          "boundaries, written as PNG and CSV files to -o DIR.")
+    p = subparsers.add_parser(
+        "phase-diagram", help="phase diagrams as figures (PNG, PDF, SVG) + CSV",
+        description="Draw a model's phase diagram: regions and traced boundaries, written as "
+                    "PNG, PDF, SVG and CSV files to -o DIR. Any plane of a built-in model: "
+                    "replica phase-diagram MODEL --x NAME:LO:HI[:N][:log] --y NAME:LO:HI[:N][:log]"
+                    " --quantity Q [--level L | --trace-max] [--PARAM VALUE ...] -o DIR "
+                    "(options: replica phase-diagram --model MODEL --help).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     a = models.add_parser("alignment", help="power-law specialisation: where a steeper "
                                             "pretraining spectrum beats matched pretraining")
@@ -55,6 +94,11 @@ def register(subparsers):
     i.add_argument("--tau", default="0.5")
     i.add_argument("--error", choices=["e_icl", "e_idg"], default="e_icl")
     i.set_defaults(run=_run_isotropic)
+    for sub in (a, lr, i):
+        sub.epilog = (f"Any two parameters and any reported quantity: replica phase-diagram "
+                      f"{sub.prog.split()[-1]} --x NAME:LO:HI[:N][:log] --y NAME:LO:HI[:N][:log] "
+                      f"--quantity Q -o DIR (see replica phase-diagram --model "
+                      f"{sub.prog.split()[-1]} --help).")
     _register_model_file(models)
     return models
 
@@ -64,8 +108,9 @@ def _register_model_file(models):
 
     sp = add_user_model_parser(
         models, "phase-diagram",
-        "Map a reported quantity over two parameters (float64 grid), written as CSV and PNG, "
-        "with a level set (--level) or the line of maxima along x (--trace-max).")
+        "Map a reported quantity over two parameters (float64 grid), written as CSV and as a "
+        "figure (PNG, PDF, SVG), with a level set (--level) or the line of maxima along x "
+        "(--trace-max), each also written as _boundary.csv.")
     if sp is None:
         return
     sp.add_argument("-o", "--out", required=True, help="output folder")
@@ -74,8 +119,11 @@ def _register_model_file(models):
                     help="horizontal axis, e.g. alpha:0.2:5:60")
     sp.add_argument("--y", required=True, metavar="NAME:LO:HI[:N][:log]",
                     help="vertical axis, e.g. lam:1e-3:1:40:log")
-    sp.add_argument("--quantity", required=True, help="a reported value (see replica solve)")
-    sp.add_argument("--level", default=None, help="draw the level set quantity = LEVEL")
+    names = sp.get_default("problem").report_names()
+    sp.add_argument("--quantity", required=True,
+                    help=f"a reported value: {', '.join(names)}")
+    sp.add_argument("--level", default=None,
+                    help="draw the level set quantity = LEVEL (written as _boundary.csv)")
     sp.add_argument("--trace-max", action="store_true",
                     help="trace the maximum along x for each y (written as _boundary.csv)")
     add_schema_options(sp, sp.get_default("problem").schema, " (fixed)")
@@ -109,8 +157,8 @@ def _run_model_file(args):
     problem = args.problem
     x, y = parse_axis(args.x, "--x"), parse_axis(args.y, "--y")
     stem = f"{problem.name}_{args.quantity}_{x[0]}_{y[0]}"
-    check_output_dir(args.out, "--out", [stem + ".csv", stem + ".png", stem + "_boundary.csv"],
-                     args.force)
+    check_output_dir(args.out, "--out", [stem + ".csv", stem + "_boundary.csv"]
+                     + _figure_files(stem), args.force)
     paths = plane(problem, given_values(args, problem.schema), x, y, args.quantity, args.out,
                   level=args.level,
                   trace_max=args.trace_max, progress=progress_bar("grid rows"))
@@ -138,12 +186,13 @@ def _run_alignment(args):
     rho = exact_str(require_nonnegative(parse_exact(args.rho, "--rho"), "--rho"))
     p_test = exact_str(require_positive(parse_exact(args.p_test, "--p-test"), "--p-test"))
     stem = "alignment_specialisation"
-    check_output_dir(args.out, "--out", [stem + ".png", stem + "_grid.csv",
-                                         stem + "_boundary.csv"], args.force)
+    check_output_dir(args.out, "--out", _figure_files(stem) + [stem + "_grid.csv",
+                                                               stem + "_boundary.csv"],
+                     args.force)
     pts = alignment_specialisation(args.out, d=int(d), alpha=v["alpha"], tau=v["tau"],
                                    rho=rho, p_test=p_test,
                                    progress=_progress("power-law grid"))
-    print(f"wrote {args.out}/alignment_specialisation.png, _grid.csv, _boundary.csv "
+    print(f"wrote {args.out}/alignment_specialisation.png, .pdf, .svg, _grid.csv, _boundary.csv "
           f"({len(pts)} boundary points)")
     return 0
 
@@ -157,11 +206,12 @@ def _run_isotropic(args):
     if require_positive(parse_exact(args.tau, "--tau"), "--tau") == 1:
         raise ParameterError("--tau", _TAU_ONE)
     tag = isotropic_tag(args.tau, args.error)
-    check_output_dir(args.out, "--out", [tag + ".png", tag + "_grid.csv", tag + "_boundary.csv"],
-                     args.force)
+    check_output_dir(args.out, "--out", _figure_files(tag) + [tag + "_grid.csv",
+                                                              tag + "_boundary.csv"], args.force)
     _, b = isotropic_nonmonotone(args.out, tau=args.tau, which=args.error,
                                  progress=_progress("boundary rows"))
-    print(f"wrote {args.out}/{tag}.png, _grid.csv, _boundary.csv ({len(b)} boundary points)")
+    print(f"wrote {args.out}/{tag}.png, .pdf, .svg, _grid.csv, _boundary.csv "
+          f"({len(b)} boundary points)")
     return 0
 
 
@@ -185,9 +235,12 @@ def _run_lowrank(args):
     alphas = tuple(exact_str(require_positive(parse_exact(a, "--alphas"), "--alphas"))
                    for a in items)
     dps = parse_dps(args.dps)
-    check_output_dir(args.out, "--out", ["lowrank_phase_diagram.png",
-                                         "lowrank_phase_diagram_boundary.csv"], args.force)
+    stem = "lowrank_phase_diagram"
+    check_output_dir(args.out, "--out", _figure_files(stem) + [stem + "_grid.csv",
+                                                               stem + "_boundary.csv"],
+                     args.force)
     rows = lowrank_phase_diagram(args.out, tau=exact_str(t), sigma=sigma, alphas=alphas,
                                  dps=dps, progress=_progress("transitions"))
-    print(f"wrote {args.out}/lowrank_phase_diagram.png and _boundary.csv ({len(rows)} rows)")
+    print(f"wrote {args.out}/lowrank_phase_diagram.png, .pdf, .svg, _grid.csv and _boundary.csv "
+          f"({len(rows)} boundary rows)")
     return 0

@@ -23,10 +23,13 @@ MODEL_HELP = {
 }
 
 
-def add_model_options(p, model: str, lists: bool = False):
+def add_model_options(p, model: str, lists: bool = False, scores: bool = False):
     """The model's parameter options (as in ``replica solve``). With ``lists``, each value may be
-    a comma-separated list (a grid)."""
+    a comma-separated list (a grid); with ``scores`` the test options may be lists on which one
+    trained Gamma is scored (``replica simulate``)."""
     many = " (comma-separated list for a grid)" if lists else ""
+    scored = (" (comma-separated list: the same trained Gamma is scored on each)" if scores
+              else many)
     p.add_argument("--alpha", required=True, help="context length ratio l/d" + many)
     p.add_argument("--tau", required=True, help="pretraining contexts n/d^2" + many)
     p.add_argument("--kappa", required=True,
@@ -42,10 +45,10 @@ def add_model_options(p, model: str, lists: bool = False):
     if model == "alignment":
         p.add_argument("--train", required=True, help="C_train SPEC: identity, powerlaw:P, "
                        "lowrank:F, spike:J, piano, file:PATH[:raw]" + many)
-        p.add_argument("--test", required=True, help="C_test SPEC (same forms)" + many)
+        p.add_argument("--test", required=True, help="C_test SPEC (same forms)" + scored)
     if model in ("alignment", "lowrank"):
         p.add_argument("--alpha-test", default=None, help="test context length ratio "
-                       "(default alpha)" + many)
+                       "(default alpha)" + scored)
     if model == "lowrank":
         p.add_argument("--sigma-test", default="0",
                        help="test label-noise standard deviation (default 0)" + many)
@@ -63,8 +66,15 @@ def add_simulation_options(p, model: str):
     p.add_argument("--sampler", default="fast", choices=("fast", "direct"),
                    help="context statistics: exact-in-law O(d) sampler (default) or the "
                         "direct l x d construction")
-    p.add_argument("--solver", default="auto", choices=("auto", "primal", "dual", "naive"),
-                   help="ridge solver (default: dual if n < d*p else chunked primal)")
+    p.add_argument("--solver", default="auto",
+                   choices=("auto", "direct", "cg", "primal", "dual", "naive"),
+                   help="ridge solver: direct (dual kernel solve if n < P = d*p, else Cholesky "
+                        "of the chunked primal Gram), cg (preconditioned conjugate gradients on "
+                        "the primal, relative residual 1e-10), naive (dense reference); "
+                        "default auto: dual if n < P, cg if P >= 1000 and n >= 2P, else direct")
+    p.add_argument("--backend", default="numpy", choices=("numpy", "torch"),
+                   help="arrays of the cg solver: numpy (default) or torch (optional extra "
+                        "'gpu'; a CUDA device if torch sees one, else the CPU)")
     p.add_argument("--test-prompts", default="0",
                    help="0: exact closed-form test errors (default); N: Monte Carlo over N "
                         "sampled test prompts per error and seed")
@@ -90,6 +100,7 @@ def collect_options(args, model: str) -> dict:
     return {"task_law": getattr(args, "task_law", "gaussian"),
             "balanced": bool(getattr(args, "balanced", False)),
             "sampler": args.sampler, "solver": args.solver,
+            "backend": getattr(args, "backend", "numpy"),
             "test_prompts": parse_int(args.test_prompts, "--test-prompts", minimum=0)}
 
 
@@ -112,7 +123,7 @@ def register(subparsers):
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     for model in ("lowrank", "alignment", "isotropic"):
         m = models.add_parser(model, help=MODEL_HELP[model], description=MODEL_HELP[model])
-        add_model_options(m, model)
+        add_model_options(m, model, scores=True)
         m.add_argument("--d", required=True, help="token dimension d (D)")
         m.add_argument("--seeds", required=True, help="number of independent draws")
         m.add_argument("--seed", default="0", help="base seed S0 (seed i is "
@@ -124,6 +135,9 @@ def register(subparsers):
                             "sizes realise (ell/d, n/d^2, k/d, r/D)")
         m.add_argument("--dps", default="30", help="digits of the theory solve (default 30)")
         m.add_argument("--json", action="store_true", help="print one JSON object")
+        m.add_argument("--csv", default=None, metavar="PATH",
+                       help="also write one CSV row per (test, test length, error) with its "
+                            "theory")
         m.set_defaults(run=_run, sim_model=model)
     return models
 
@@ -137,11 +151,31 @@ def _run(args):
                    parse_int(args.seed, "--seed", minimum=0), with_theory=not args.no_theory,
                    dps=dps, theory_at=args.theory_at, **collect_options(args, model),
                    **collect_params(args, model))
+    if args.csv:
+        write_scores_csv(args.csv, res)
     if args.json:
         sys.stdout.write(json.dumps(res.to_json_dict(), indent=2) + "\n")
         return 0
     print_result(res)
     return 0
+
+
+def write_scores_csv(path, res):
+    """One CSV row per (test, test length, error key): the row's parameters, ``key``, ``mean``,
+    ``sem``, ``seeds``, ``theory``, ``z``. Without lists, the rows are the errors themselves."""
+    import csv
+
+    rows = res.score_table()
+    if not rows:
+        rows = [{"key": k, "mean": e.mean, "sem": e.sem, "seeds": e.seeds, "theory": e.theory,
+                 "z": e.z} for k, e in res.errors.items()]
+    try:
+        with open(path, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
+    except OSError as exc:
+        raise ParameterError("--csv", f"cannot write {path!r}: {exc.strerror}") from None
 
 
 def _fmt(x, spec=".6g"):
@@ -164,5 +198,13 @@ def print_result(res, stream=None):
         for k, e in group.items():
             stream.write(f"    {k:<8} {_fmt(e.mean):>12} {_fmt(e.sem, '.3g'):>10} "
                          f"{_fmt(e.theory):>12} {_fmt(e.z, '.2f'):>8}\n")
+    if res.scores:
+        stream.write("  scores of the same trained Gamma:\n")
+        for row in res.score_table():
+            label = " ".join(f"{k}={row[k]}" for k in ("test", "alpha_test", "ell_test")
+                             if k in row)
+            stream.write(f"    {label:<34} {row['key']:<6} {_fmt(row['mean']):>12} "
+                         f"{_fmt(row['sem'], '.3g'):>10} {_fmt(row['theory']):>12} "
+                         f"{_fmt(row['z'], '.2f'):>8}\n")
     for n in res.notes:
         stream.write(f"  note: {n}\n")

@@ -24,6 +24,19 @@ def precision(dps: int):
         yield
 
 
+def allow_integer_strings(digits: int) -> None:
+    """Let Python turn integers of ``digits`` decimal digits into strings.
+
+    CPython refuses ``str(n)`` beyond 4300 digits by default (a guard against quadratic-time
+    conversions of untrusted input); a value printed to ``--dps`` digits above that needs a
+    larger limit. The limit is process-wide and is only ever raised, to what is asked for."""
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    if 0 < limit < digits:
+        sys.set_int_max_str_digits(int(digits))
+
+
 @contextlib.contextmanager
 def ball_precision(dps: int):
     """Run the body with python-flint's ball arithmetic (``arb``) at ``dps`` decimal digits (its

@@ -17,6 +17,8 @@ from typing import Any
 
 import mpmath
 
+from .precision import allow_integer_strings
+
 
 class Status(str, enum.Enum):
     """What a solve observed. Only ``CONVERGED`` and ``NOT_VERIFIED`` are results; ``NOT_CERTIFIED``
@@ -62,6 +64,10 @@ def decimal_string(x, digits: int) -> str | None:
             x = mpmath.mpf(x)
         if mpmath.isnan(x) or mpmath.isinf(x):
             raise ArithmeticError(f"refusing to serialise a non-finite value {x}")
+        # mpmath converts the mantissa scaled by the decimal exponent: integers of up to
+        # (mantissa bits + |binary exponent|) log10(2) digits
+        _, _, exponent, bits = x._mpf_
+        allow_integer_strings(digits + 64 + int(0.302 * (bits + abs(exponent))))
         return mpmath.nstr(x, digits, strip_zeros=False, min_fixed=-6, max_fixed=12)
 
 

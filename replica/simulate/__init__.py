@@ -14,7 +14,8 @@ standard error (sample standard deviation / sqrt(N)), the theory value at the no
 and the z-score ``(mean - theory) / sem``.
 
 Modules: :mod:`.sampling` (tasks, contexts, the exact-in-law fast sampler), :mod:`.solver`
-(structured primal/dual ridge, naive dense reference), :mod:`.evaluate` (exact expected test
+(structured primal/dual ridge, preconditioned conjugate gradients, naive dense reference),
+:mod:`.backend` (NumPy or PyTorch arrays for the CG solver), :mod:`.evaluate` (exact expected test
 error, Monte Carlo, order parameters), :mod:`.experiment` (one seed of each model, theory),
 :mod:`.report` (theory-vs-simulation tables and plots), :mod:`.sweep` (grids of points, cached on
 disk, run locally or on Dask).
@@ -27,8 +28,8 @@ import math
 
 import numpy as np
 
-from .experiment import (ERROR_KEYS, MODELS, ORDER_KEYS, Experiment, make_experiment, run_seed,
-                         theory)
+from .experiment import (ERROR_KEYS, MODELS, ORDER_KEYS, SCORE_KEYS, SCORE_PARAMS, Experiment,
+                         make_experiment, run_seed, score_row, theory, with_scores)
 
 
 def _num(x):
@@ -84,6 +85,21 @@ class SimulationResult:
     per_seed: list
     theory_dps: int | None
     notes: list
+    scores: list = dataclasses.field(default_factory=list)
+    """One row per (test covariance, test context length) the trained Gammas were scored on:
+    ``{"test": spec (alignment), "alpha_test": ..., "ell_test": int, "errors": {key:
+    Estimate}}`` (empty unless lists were given)."""
+
+    def score_table(self) -> list[dict]:
+        """The score rows flattened, one dict per (row, error key): the row's parameters,
+        ``key``, ``mean``, ``sem``, ``seeds``, ``theory``, ``z`` (floats or ``None``)."""
+        out = []
+        for row in self.scores:
+            label = {k: v for k, v in row.items() if k != "errors"}
+            for key, e in row["errors"].items():
+                out.append({**label, "key": key, "mean": e.mean, "sem": e.sem,
+                            "seeds": e.seeds, "theory": e.theory, "z": e.z})
+        return out
 
     def to_json_dict(self) -> dict:
         out = {"model": self.model, "params": dict(self.params), "d": self.d, "seed": self.seed,
@@ -93,13 +109,19 @@ class SimulationResult:
         if self.model == "lowrank":
             out["order_parameters"] = {k: e.to_json_dict()
                                        for k, e in self.order_parameters.items()}
+        if self.scores:
+            out["scores"] = [{**{k: v for k, v in row.items() if k != "errors"},
+                              "errors": {k: e.to_json_dict() for k, e in row["errors"].items()}}
+                             for row in self.scores]
         out["notes"] = list(self.notes)
         return out
 
 
 def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed: int,
-              theory_dps: int | None, theory_at: str = "nominal") -> SimulationResult:
-    """Combine per-seed results (as returned by :func:`run_seed`) into a result."""
+              theory_dps: int | None, theory_at: str = "nominal",
+              score_theory: list | None = None) -> SimulationResult:
+    """Combine per-seed results (as returned by :func:`run_seed`) into a result;
+    ``score_theory`` holds the theory of each score row (:func:`theory` of its variant)."""
     th = theory_values or {}
     errors = {k: Estimate.from_values([r["errors"][k] for r in per_seed],
                                       th.get("errors", {}).get(k))
@@ -116,8 +138,15 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
     if len(per_seed) < 2:
         notes.append("one seed: no standard error, no z-score")
     sizes = {k: v for k, v in exp.sizes.items() if v is not None}
+    scores = []
+    for i, variant in enumerate(exp.scores):
+        th_row = ((score_theory or [None] * len(exp.scores))[i] or {}).get("errors", {})
+        scores.append({**score_row(variant), "errors": {
+            k: Estimate.from_values([r["scores"][i][k] for r in per_seed], th_row.get(k))
+            for k in SCORE_KEYS[exp.model]}})
     return SimulationResult(exp.model, exp.echo(), exp.d, seed, sizes, exp.options(), errors,
-                            order, per_seed, theory_dps if theory_values else None, notes)
+                            order, per_seed, theory_dps if theory_values else None, notes,
+                            scores)
 
 
 def seed_sequences(seed: int, seeds: int) -> list:
@@ -128,7 +157,7 @@ def seed_sequences(seed: int, seeds: int) -> list:
 def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
              dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
              sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
-             theory_at: str = "nominal", **params) -> SimulationResult:
+             theory_at: str = "nominal", backend: str = "numpy", **params) -> SimulationResult:
     """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
     the theory.
 
@@ -137,6 +166,13 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     exact strings, ints or Fractions. ``test_prompts = 0`` evaluates each error by its exact
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
     ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
+
+    Scoring one trained Gamma on several test laws: the parameters of :data:`SCORE_PARAMS`
+    (alignment ``test`` and ``alpha_test``, lowrank ``alpha_test``) may be lists (or
+    comma-separated strings); ``errors`` then hold the first combination and ``scores`` every
+    combination, each with its own theory value. ``solver`` is ``auto``, ``direct``, ``cg``,
+    ``primal``, ``dual`` or ``naive`` (:func:`replica.simulate.solver.ridge_structured`);
+    ``backend`` (``numpy`` or ``torch``) holds the conjugate-gradient solver's arrays.
     """
     from ..errors import ParameterError
 
@@ -149,12 +185,26 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
         raise ParameterError("--seeds", f"must be at least 1, got {seeds_i}")
     if seed_i < 0:
         raise ParameterError("--seed", f"must be non-negative, got {seed_i}")
+    lists = {}
+    for key in SCORE_PARAMS.get(model, ()):
+        val = params.get(key)
+        if isinstance(val, (list, tuple)) or (isinstance(val, str) and "," in val):
+            items = [str(v).strip() for v in (val.split(",") if isinstance(val, str) else val)]
+            if not items or any(not v for v in items):
+                raise ParameterError("--" + key.replace("_", "-"),
+                                     f"empty item in the list {val!r}")
+            lists[key] = items
+            params[key] = items[0]
     exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
-                          solver=solver, test_prompts=test_prompts, **params)
+                          solver=solver, test_prompts=test_prompts, backend=backend, **params)
+    exp = with_scores(exp, **lists)
     per_seed = [run_seed(exp, ss) for ss in seed_sequences(seed_i, seeds_i)]
     th = theory(exp, dps, theory_at) if with_theory else None
-    return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None, theory_at)
+    th_rows = ([theory(v, dps, theory_at) for v in exp.scores] if with_theory and exp.scores
+               else None)
+    return aggregate(exp, per_seed, th, seed_i, dps if with_theory else None, theory_at,
+                     th_rows)
 
 
-__all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "Estimate", "Experiment", "SimulationResult",
+__all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "SCORE_KEYS", "Estimate", "Experiment", "SimulationResult",
            "aggregate", "make_experiment", "run_seed", "seed_sequences", "simulate", "theory"]

@@ -24,6 +24,9 @@ One seed (:func:`run_seed`):
 
 Errors are the exact closed-form expectations for the trained :math:`\Gamma`
 (:mod:`replica.simulate.evaluate`), or Monte-Carlo averages over ``test_prompts`` sampled prompts.
+The same trained :math:`\Gamma` can also be scored on further rows, one per combination of test
+covariance and test context length (:func:`with_scores`); training and its random streams do
+not depend on the rows.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ PARAM_NAMES = {
     "lowrank": ("alpha", "tau", "kappa", "rho", "sigma", "lam", "alpha_test", "sigma_test"),
 }
 SAMPLER_NAMES = ("fast", "direct")
-SOLVER_NAMES = ("auto", "primal", "dual", "naive")
+SOLVER_NAMES = ("auto", "direct", "cg", "primal", "dual", "naive")
 TASK_LAWS = ("gaussian", "sphere")
 
 
@@ -79,6 +82,8 @@ class Experiment:
     test_prompts: int = 0
     train_cov: Covariance | None = None
     test_cov: Covariance | None = None
+    backend: str = "numpy"
+    scores: tuple = ()  # Experiment variants, one per (test, test length) row (with_scores)
 
     def __getattr__(self, name):
         for key, val in object.__getattribute__(self, "params"):
@@ -91,9 +96,14 @@ class Experiment:
         return {k: (v if isinstance(v, str) else exact_str(v)) for k, v in self.params}
 
     def options(self) -> dict:
-        """Simulation options that change the random outcome (part of a cache key)."""
-        return {"task_law": self.task_law, "balanced": self.balanced, "sampler": self.sampler,
-                "solver": self.solver, "test_prompts": self.test_prompts}
+        """Simulation options that change the outcome (part of a cache key; the solver and the
+        array backend change it only by rounding or the CG tolerance). ``backend`` is listed
+        only when it is not the default ``numpy``, so keys of NumPy runs stay as they were."""
+        out = {"task_law": self.task_law, "balanced": self.balanced, "sampler": self.sampler,
+               "solver": self.solver, "test_prompts": self.test_prompts}
+        if self.backend != "numpy":
+            out["backend"] = self.backend
+        return out
 
     @property
     def sizes(self) -> dict:
@@ -170,14 +180,17 @@ def memory_estimate(model: str, d: int, n: int, solver: str = "auto") -> int:
     """Peak bytes of one seed at dimension ``d`` with ``n`` pretraining contexts: about six
     ``n x d`` float64 arrays (tasks per context, context statistics, queries, features) and the
     ridge solve's matrix (dual: ``n x n``; primal: ``P x P`` plus one chunk; naive: the ``n x P``
-    design)."""
-    from .solver import CHUNK_BYTES
+    design; conjugate gradients: four ``n x p`` arrays and a few ``d x p``)."""
+    from .solver import CHUNK_BYTES, choose_method
 
     P = d * d if model == "lowrank" else d * (d + 1)
+    p = P // d
     if solver == "auto":
+        solver = choose_method(n, P)
+    elif solver == "direct":
         solver = "dual" if n < P else "primal"
     ridge = {"dual": n * n, "primal": P * P + CHUNK_BYTES // 8,
-             "naive": (n + P) * P}[solver]
+             "naive": (n + P) * P, "cg": 4 * n * p + 8 * P + 2 * p * p}[solver]
     return 8 * (6 * n * d + ridge)
 
 
@@ -203,7 +216,7 @@ def _check_memory(exp: "Experiment") -> None:
 def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool = False,
                     sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
                     check_sizes: bool = True, check_memory: bool | None = None,
-                    **params) -> Experiment:
+                    backend: str = "numpy", **params) -> Experiment:
     """Validate parameters (strings such as ``"3/10"``, ints, Fractions) for ``model``; raise
     :class:`~replica.errors.ParameterError` naming the option on any bad input.
     ``check_sizes=False`` skips the check that every size (``l, n, k, r``) is at least 1 at this
@@ -223,6 +236,13 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
         raise ParameterError("--sampler", f"must be one of {', '.join(SAMPLER_NAMES)}")
     if solver not in SOLVER_NAMES:
         raise ParameterError("--solver", f"must be one of {', '.join(SOLVER_NAMES)}")
+    from .backend import BACKENDS
+
+    if backend not in BACKENDS:
+        raise ParameterError("--backend", f"must be one of {', '.join(BACKENDS)}")
+    if backend != "numpy" and solver not in ("cg", "auto"):
+        raise ParameterError("--backend", f"{backend} runs the conjugate-gradient solver only "
+                                          "(--solver cg or auto)")
     if task_law not in TASK_LAWS:
         raise ParameterError("--task-law", f"must be one of {', '.join(TASK_LAWS)}")
     if task_law == "sphere" and model != "isotropic":
@@ -257,8 +277,12 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
         train_cov, test_cov = p.train, p.test
         vals["train"], vals["test"] = train_cov.spec, test_cov.spec
     exp = Experiment(model, tuple((k, vals[k]) for k in names), d, task_law, bool(balanced),
-                     sampler, solver, test_prompts, train_cov, test_cov)
+                     sampler, solver, test_prompts, train_cov, test_cov, backend)
     s = exp.sizes if check_sizes else {}
+    if s and solver == "cg" and s["n"] < s["P"]:
+        raise ParameterError("--solver", f"cg solves the primal system, which needs n >= P: at "
+                                         f"d = {d}, n = {s['n']} < P = {s['P']} (use auto, "
+                                         "direct or dual)")
     for key, what, opt in (("ell", "context length l = int(alpha d)", "--alpha"),
                            ("n", "number of contexts n = int(tau d^2)", "--tau"),
                            ("k", "number of tasks k = int(kappa d)", "--kappa"),
@@ -269,6 +293,51 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
     if check_sizes if check_memory is None else check_memory:
         _check_memory(exp)
     return exp
+
+
+#: The errors of one (test covariance, test context length) row: e_idg is left out of the
+#: alignment/isotropic rows because it is measured on the pretraining tasks at the training length.
+SCORE_KEYS = {"alignment": ("e_icl",), "isotropic": ("e_icl",), "lowrank": ("tm", "idg", "odg")}
+
+#: The model parameters that may be lists in ``replica simulate`` (one trained Gamma scored on
+#: every combination).
+SCORE_PARAMS = {"alignment": ("test", "alpha_test"), "isotropic": (),
+                "lowrank": ("alpha_test",)}
+
+
+def with_scores(exp: Experiment, **lists) -> Experiment:
+    r"""``exp`` with the rows on which each trained :math:`\Gamma` is scored: every combination
+    of the lists given for the parameters in :data:`SCORE_PARAMS` (e.g.
+    ``test=["piano", "identity"], alpha_test=["1", "2"]``), tests outermost, each validated
+    as a parameter of its own experiment (a bad entry raises
+    :class:`~replica.errors.ParameterError` naming its option). A row with ``exp``'s own
+    parameters repeats its ``errors``; the rows are only scored, training is unchanged."""
+    import itertools
+
+    allowed = SCORE_PARAMS[exp.model]
+    for key in lists:
+        if key not in allowed:
+            raise ParameterError(_opt(key), f"is not a list parameter of {exp.model}")
+    base = exp.echo()
+    names = [k for k in allowed if lists.get(k)]
+    if not names:
+        return exp
+    variants = []
+    opts = dict(task_law=exp.task_law, balanced=exp.balanced, sampler=exp.sampler,
+                solver=exp.solver, test_prompts=exp.test_prompts, backend=exp.backend)
+    for combo in itertools.product(*(lists[k] for k in names)):
+        params = {k: v for k, v in base.items() if v is not None}
+        params.update(dict(zip(names, combo)))
+        variants.append(make_experiment(exp.model, exp.d, check_memory=False, **opts, **params))
+    return dataclasses.replace(exp, scores=tuple(variants))
+
+
+def score_row(variant: Experiment) -> dict:
+    """The parameters that label a score row: ``test`` (alignment), ``alpha_test`` and the
+    integer test length ``ell_test``."""
+    out = {k: variant.echo()[k] for k in SCORE_PARAMS[variant.model]}
+    out["ell_test"] = variant.sizes["ell_test"]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,7 +367,7 @@ def _train(exp: Experiment, rng_data, W_ctx, noise: float, with_s: bool):
     w_hat, sq = sampling.SAMPLERS[exp.sampler](rng_data, W_ctx, s["ell"], noise)
     xq, yq = sampling.query(rng_data, W_ctx, noise)
     H = np.hstack([w_hat, sq[:, None]]) if with_s else w_hat
-    return ridge_structured(xq, H, yq, regulariser(exp), exp.solver)
+    return ridge_structured(xq, H, yq, regulariser(exp), exp.solver, backend=exp.backend)
 
 
 def regulariser(exp: Experiment) -> float:
@@ -313,9 +382,11 @@ def regulariser(exp: Experiment) -> float:
 
 
 def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
-    """Simulate one independent draw (tasks, pretraining data, ridge, test errors).
+    r"""Simulate one independent draw (tasks, pretraining data, ridge, test errors).
 
-    Returns ``{"errors": {key: float}, "order_parameters": {...} (lowrank), "ridge": {...}}``.
+    Returns ``{"errors": {key: float}, "order_parameters": {...} (lowrank), "ridge": {...}}``,
+    and with score rows (:func:`with_scores`) ``"scores"``: one ``{key: float}`` per row (the
+    same :math:`\Gamma` on each row's test law and length).
     The sub-streams of ``seed_seq`` are: 0 tasks (and subspace), 1 pretraining data, 2 test."""
     with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
         return _run_seed(exp, seed_seq)
@@ -377,15 +448,31 @@ def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
                 "e_idg": (TaskMoments.empirical(W0),
                           lambda rng, m: W0[rng.integers(0, len(W0), m)])}
         ells = {"e_icl": s["ell_test"], "e_idg": s["ell"]}
-    errors = {}
-    for key, (mom, draw) in laws.items():
+    def score(mom, draw, ell):
         if exp.test_prompts:
-            errors[key] = monte_carlo_error(gamma, rng_test, draw, ells[key], noise,
-                                            exp.test_prompts, exp.sampler)[0]
-        else:
-            errors[key] = expected_error(gamma, mom, ells[key], noise)
+            return monte_carlo_error(gamma, rng_test, draw, ell, noise, exp.test_prompts,
+                                     exp.sampler)[0]
+        return expected_error(gamma, mom, ell, noise)
+
+    errors = {key: score(mom, draw, ells[key]) for key, (mom, draw) in laws.items()}
     out["errors"] = errors
-    out["ridge"] = {"method": info.method, "factor": info.factor, "seconds": info.seconds}
+    if exp.scores:
+        rows = []
+        for variant in exp.scores:
+            if variant.echo() == exp.echo():
+                rows.append({k: errors[k] for k in SCORE_KEYS[exp.model]})
+                continue
+            ell = variant.sizes["ell_test"]
+            if exp.model == "alignment":
+                cov = variant.test_cov
+                row_laws = {"e_icl": (TaskMoments.gaussian(cov.matrix_f64()),
+                                      _covariance_sampler(cov))}
+            else:
+                row_laws = laws
+            rows.append({k: score(*row_laws[k], ell) for k in SCORE_KEYS[exp.model]})
+        out["scores"] = rows
+    out["ridge"] = {"method": info.method, "factor": info.factor, "seconds": info.seconds,
+                    "iterations": info.iterations, "residual": info.residual}
     return out
 
 

@@ -7,7 +7,7 @@ the relative deviation :math:`(\bar e_d - e_\infty)/|e_\infty|`. Finite-size cor
 expected to be :math:`O(1/d)`, so the trend panel
 plots the relative deviation against :math:`1/d`, where a correct theory is the intercept 0.
 
-The plot (matplotlib, Agg backend): theory as lines (a dense grid of the varied parameter, solved
+The figure (:func:`check_figure`, written as PNG, PDF and SVG): theory as lines (a dense grid of the varied parameter, solved
 in-process), simulations as markers with standard-error bars, one marker shape per ``d``; a
 second panel with the order parameters (lowrank); a last panel with the trend in ``1/d``.
 """
@@ -22,8 +22,6 @@ from pathlib import Path
 from ..errors import ParameterError, ReplicaError
 from ..params import INF, parse_exact
 from .experiment import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
-
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 
 @dataclasses.dataclass
@@ -185,94 +183,119 @@ def write_table(report: CheckReport, outdir: Path) -> list[Path]:
     return [csv_path, md_path]
 
 
-def write_plot(report: CheckReport, outdir: Path) -> Path:
-    """``check.png``: theory lines, simulation markers with error bars, and the trend in 1/d."""
-    import matplotlib
+def check_figure(report: CheckReport):
+    """The figure of a check: theory lines, simulation means with standard-error bars (one marker
+    per ``d``), and the relative deviation against :math:`1/d`. One colour per quantity; the
+    legend lists every quantity's theory and every ``d``'s marker. Returns the Figure."""
+    from matplotlib.lines import Line2D
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .. import figures
 
     groups = ["errors"] + (["order_parameters"] if report.model == "lowrank" else [])
-    fig, axes = plt.subplots(1, len(groups) + 1, figsize=(5.2 * (len(groups) + 1), 4.2))
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     ds = sorted(report.ds)
-    for ax, group in zip(axes, groups):
-        keys = ERROR_KEYS[report.model] if group == "errors" else ORDER_KEYS
-        for ci, key in enumerate(keys):
-            colour = colours[ci % len(colours)]
-            rows = [r for r in report.rows if r.group == group and r.key == key]
+    with figures.style():
+        fig, axes = figures.new_figure(1, len(groups) + 1,
+                                       figsize=(5.2 * (len(groups) + 1), 4.4))
+        for ax, group in zip(axes, groups):
+            keys = ERROR_KEYS[report.model] if group == "errors" else ORDER_KEYS
+            handles = []
+            for ci, key in enumerate(keys):
+                colour = figures.colour(ci)
+                rows = [r for r in report.rows if r.group == group and r.key == key]
+                theory_kw = {}
+                if report.varied:
+                    xs = list(dict.fromkeys(r.x for r in rows))
+                    numeric = all(_numeric(x) is not None for x in xs)
+                    # numeric x: true positions; SPEC strings or inf: categories 0, 1, ...
+                    pos = {x: float(_numeric(x)) if numeric else float(i)
+                           for i, x in enumerate(xs)}
+                    if numeric and report.line.get(group, {}).get(key):
+                        ax.plot(report.line["x"], report.line[group][key], color=colour, ls="-")
+                        theory_kw = {"ls": "-"}
+                    elif not numeric:
+                        top = [r for r in rows if r.d == max(ds) and r.theory is not None]
+                        ax.plot([pos[r.x] for r in top], [r.theory for r in top], "_", ms=18,
+                                mew=2, color=colour)
+                        theory_kw = {"ls": "none", "marker": "_", "ms": 12, "mew": 2}
+                    span = (max(pos.values()) - min(pos.values())) if len(pos) > 1 else 1.0
+                    for di, d in enumerate(ds):
+                        sel = [r for r in rows if r.d == d]
+                        off = (di - (len(ds) - 1) / 2) * (0.012 if numeric else 0.06) * span
+                        ax.errorbar([pos[r.x] + off for r in sel], [r.mean for r in sel],
+                                    yerr=[r.sem or 0 for r in sel],
+                                    fmt=figures.MARKERS[di % len(figures.MARKERS)],
+                                    color=colour, ms=4, capsize=2, linestyle="none")
+                    if not numeric:
+                        ax.set_xticks(list(pos.values()), [str(x) for x in pos], rotation=20,
+                                      fontsize=7)
+                    ax.set_xlabel(figures.label(report.varied))
+                else:
+                    th = next((r.theory for r in rows if r.theory is not None), None)
+                    if th is not None:
+                        ax.axhline(th, color=colour, lw=1, ls="-")
+                        theory_kw = {"ls": "-"}
+                    sel = sorted(rows, key=lambda r: r.d)
+                    ax.errorbar([1 / r.d for r in sel], [r.mean for r in sel],
+                                yerr=[r.sem or 0 for r in sel], fmt="o", color=colour, ms=4,
+                                capsize=2, linestyle="none")
+                    ax.set_xlabel(r"$1/d$")
+                    ax.set_xlim(left=0)
+                what = "theory" if theory_kw else "no theory"
+                handles.append(Line2D([], [], color=colour, **(theory_kw or {"ls": "none"}),
+                                      label=f"{figures.label(key)} {what}"))
             if report.varied:
-                xs = list(dict.fromkeys(r.x for r in rows))
-                numeric = all(_numeric(x) is not None for x in xs)
-                # numeric x: true positions; SPEC strings or inf: categories 0, 1, ...
-                pos = {x: float(_numeric(x)) if numeric else float(i) for i, x in enumerate(xs)}
-                if numeric and report.line.get(group, {}).get(key):
-                    ax.plot(report.line["x"], report.line[group][key], "-", color=colour,
-                            label=f"{key} theory")
-                elif not numeric:
-                    top = [r for r in rows if r.d == max(ds) and r.theory is not None]
-                    ax.plot([pos[r.x] for r in top], [r.theory for r in top], "_", ms=18,
-                            mew=2, color=colour, label=f"{key} theory (d={max(ds)} spectrum)"
-                            if report.model == "alignment" else f"{key} theory")
-                span = (max(pos.values()) - min(pos.values())) if len(pos) > 1 else 1.0
-                for di, d in enumerate(ds):
-                    sel = [r for r in rows if r.d == d]
-                    off = (di - (len(ds) - 1) / 2) * (0.012 if numeric else 0.06) * span
-                    ax.errorbar([pos[r.x] + off for r in sel], [r.mean for r in sel],
-                                yerr=[r.sem or 0 for r in sel], fmt=MARKERS[di % len(MARKERS)],
-                                color=colour, ms=4, capsize=2, linestyle="none",
-                                label=f"{key} d={d}" if ci == 0 or len(keys) == 1 else None)
-                if not numeric:
-                    ax.set_xticks(list(pos.values()), [str(x) for x in pos], rotation=20,
-                                  fontsize=7)
-                ax.set_xlabel(report.varied)
+                handles += [Line2D([], [], color="0.3", ls="none",
+                                   marker=figures.MARKERS[di % len(figures.MARKERS)], ms=4,
+                                   label=f"simulation, $d = {d}$ (mean ± s.e.)")
+                            for di, d in enumerate(ds)]
             else:
-                th = next((r.theory for r in rows if r.theory is not None), None)
-                if th is not None:
-                    ax.axhline(th, color=colour, lw=1, label=f"{key} theory")
-                sel = sorted(rows, key=lambda r: r.d)
-                ax.errorbar([1 / r.d for r in sel], [r.mean for r in sel],
-                            yerr=[r.sem or 0 for r in sel], fmt="o", color=colour, ms=4,
-                            capsize=2, label=f"{key} simulation")
-                ax.set_xlabel("1/d")
-                ax.set_xlim(left=0)
-        ax.set_title("errors" if group == "errors" else "order parameters")
+                handles.append(Line2D([], [], color="0.3", ls="none", marker="o", ms=4,
+                                      label="simulation at each $d$ (mean ± s.e.)"))
+            ax.set_title("errors" if group == "errors" else "order parameters")
+            ax.legend(handles=handles, fontsize=7, ncol=2)
+        ax = axes[-1]
+        allkeys = [(g, k) for g in groups
+                   for k in (ERROR_KEYS[report.model] if g == "errors" else ORDER_KEYS)]
+        for ci, (g, key) in enumerate(allkeys):
+            colour = figures.colour(ci)
+            xs = sorted({r.x for r in report.rows if r.group == g and r.key == key},
+                        key=lambda v: (v is None, str(v)))
+            for xi, x in enumerate(xs):
+                sel = sorted((r for r in report.rows if r.group == g and r.key == key
+                              and r.x == x and r.relative_deviation is not None),
+                             key=lambda r: r.d)
+                if not sel:
+                    continue
+                scale = [abs(r.theory) for r in sel]
+                ax.errorbar([1 / r.d for r in sel], [r.relative_deviation for r in sel],
+                            yerr=[(r.sem or 0) / s for r, s in zip(sel, scale)], ls="-",
+                            marker=figures.MARKERS[ci % len(figures.MARKERS)], ms=3,
+                            color=colour, alpha=0.8, capsize=2, lw=0.8,
+                            label=figures.label(key) if xi == 0 else None)
+        ax.axhline(0, color="k", lw=0.8, ls="-", label="theory ($d\\to\\infty$)")
+        ax.set_xlim(left=0)
+        ax.set_xlabel(r"$1/d$")
+        ax.set_ylabel(r"(simulation $-$ theory) / |theory|")
+        ax.set_title("finite-size trend" + (" (one line per point)" if report.varied else ""))
         ax.legend(fontsize=7, ncol=2)
-    ax = axes[-1]
-    allkeys = [(g, k) for g in groups
-               for k in (ERROR_KEYS[report.model] if g == "errors" else ORDER_KEYS)]
-    for ci, (g, key) in enumerate(allkeys):
-        colour = colours[ci % len(colours)]
-        xs = sorted({r.x for r in report.rows if r.group == g and r.key == key},
-                    key=lambda v: (v is None, str(v)))
-        for xi, x in enumerate(xs):
-            sel = sorted((r for r in report.rows if r.group == g and r.key == key and r.x == x
-                          and r.relative_deviation is not None), key=lambda r: r.d)
-            if not sel:
-                continue
-            scale = [abs(r.theory) for r in sel]
-            ax.errorbar([1 / r.d for r in sel], [r.relative_deviation for r in sel],
-                        yerr=[(r.sem or 0) / s for r, s in zip(sel, scale)], fmt="-o", ms=3,
-                        color=colour, alpha=0.8, capsize=2, lw=0.8,
-                        label=key if xi == 0 else None)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlim(left=0)
-    ax.set_xlabel("1/d")
-    ax.set_ylabel("(simulation - theory) / |theory|")
-    ax.set_title("finite-size trend")
-    ax.legend(fontsize=7, ncol=2)
-    fig.suptitle(f"replica check {report.model}: " +
-                 ", ".join(f"{k}={v}" for k, v in report.params.items()), fontsize=8)
-    fig.tight_layout()
-    path = outdir / "check.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+        fig.suptitle(f"replica check {report.model}: " +
+                     ", ".join(figures.value_text(k, v) for k, v in report.params.items()),
+                     fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+def write_plot(report: CheckReport, outdir: Path) -> list[Path]:
+    """``check.png``, ``check.pdf`` and ``check.svg``: the figure of :func:`check_figure`."""
+    from ..figures import save_figure
+
+    return [Path(p) for p in save_figure(check_figure(report), Path(outdir) / "check")]
 
 
 def write_report(report: CheckReport, outdir) -> list[Path]:
-    """Write ``check.csv``, ``check.md`` and ``check.png`` into ``outdir``."""
+    """Write ``check.csv``, ``check.md`` and the figure ``check.png``, ``.pdf``, ``.svg`` into
+    ``outdir``."""
     outdir = Path(outdir)
     files = write_table(report, outdir)
-    files.append(write_plot(report, outdir))
+    files.extend(write_plot(report, outdir))
     return files

@@ -27,8 +27,40 @@ Paper A/B's objective :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|_F^2` 
   Cholesky factorisation is in place) plus one chunk.
 * :func:`ridge_dual` solves the ``n x n`` kernel system, the kernel being a Hadamard product of
   two Gram matrices. Cost :math:`n^2(d+p) + n^3/3`, memory :math:`8n^2` bytes.
+* :func:`ridge_cg` solves the primal system iteratively, never forming it (module section
+  below). Cost :math:`4ndp` flops per iteration, memory a few ``n x p`` arrays.
 * :func:`ridge_structured` picks the dual when ``n < P`` (cheaper, and for ``c = 0`` the only
-  well-posed form) and the primal otherwise.
+  well-posed form), and for ``n >= P`` conjugate gradients when the system is large and well
+  conditioned (:func:`choose_method`), else the direct primal.
+
+**Conjugate gradients on the primal system.** The Gram matrix is never formed: acting on
+:math:`\operatorname{vec}G` it is
+
+.. math:: \Big(\sum_\mu (x_\mu x_\mu^\top)\otimes(h_\mu h_\mu^\top) + cI\Big)\operatorname{vec}G
+          = \operatorname{vec}\Big(\sum_\mu (x_\mu^\top G h_\mu)\,x_\mu h_\mu^\top + cG\Big)
+          = \operatorname{vec}\big(X^\top\operatorname{diag}(r)H + cG\big),\qquad
+          r_\mu = (XG)_{\mu\cdot}\cdot H_{\mu\cdot},
+
+two matrix products of :math:`2ndp` flops each instead of :math:`nP^2` for the Gram. The
+preconditioner is the Kronecker product of the two sample second-moment matrices,
+:math:`M = n\,S_x\otimes S_h + cI`, :math:`S_x = X^\top X/n`, :math:`S_h = H^\top H/n`. It is the
+expectation of the Gram whenever the query :math:`x_\mu` is independent of the context statistics
+:math:`h_\mu` (true of every model here: the query is drawn afresh), so the preconditioned
+operator is a sample average of a matrix whose mean is the identity (its spread is set by
+:math:`P/n = 1/\tau`, like a Wishart matrix). With :math:`S_x = U\operatorname{diag}(a)U^\top`,
+:math:`S_h = V\operatorname{diag}(b)V^\top`,
+
+.. math:: M^{-1}\operatorname{vec}R = \operatorname{vec}\Big(U\big[(U^\top RV)_{ij}/(na_ib_j + c)\big]
+          V^\top\Big),
+
+:math:`O(d^2p + dp^2)` per application. Iteration stops when the true residual satisfies
+:math:`\|b - A\operatorname{vec}G\|_2\le\mathrm{rtol}\,\|b\|_2` (``rtol`` = :data:`CG_RTOL` =
+1e-10 by default; the recursively updated residual is confirmed by one explicit matvec), after at
+most ``maxiter`` iterations; otherwise :class:`~replica.errors.ConvergenceError`. The relative
+error of :math:`\Gamma` is then at most :math:`\kappa(A)\,\mathrm{rtol}`; the tests and the benchmark
+measure it against the direct solve. The arrays may live in NumPy or PyTorch
+(:mod:`replica.simulate.backend`).
+
 * :func:`ridge_naive` is the dense reference: it builds the full ``n x P`` design and calls
   LAPACK least squares on the augmented system :math:`[\Phi; \sqrt c I]`. For tests and
   benchmarks only.
@@ -83,7 +115,9 @@ def blas_threads_for(size: int):
 @dataclasses.dataclass
 class RidgeInfo:
     """How a ridge solve was done: ``method`` (``primal``, ``dual``, ``naive``), ``factor``
-    (``cholesky`` or ``eigh-pinv`` when the system was numerically singular), sizes and time."""
+    (``cholesky`` or ``eigh-pinv`` when the system was numerically singular; ``pcg`` for
+    conjugate gradients, with ``iterations`` and the final relative ``residual``), sizes and
+    time."""
 
     method: str
     n: int
@@ -91,6 +125,8 @@ class RidgeInfo:
     reg: float
     factor: str = "cholesky"
     seconds: float = 0.0
+    iterations: int = 0
+    residual: float = 0.0
 
 
 def khatri_rao_rows(X: np.ndarray, H: np.ndarray) -> np.ndarray:
@@ -188,13 +224,155 @@ def ridge_naive(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float):
                                       time.perf_counter() - t0)
 
 
-def ridge_structured(X, H, y, reg, method: str = "auto", chunk_bytes: int = CHUNK_BYTES):
-    """Ridge estimator by the cheaper structured form (``auto``: dual iff ``n < P``), or the
-    form ``method`` names (``primal``, ``dual``, ``naive``); returns ``(Gamma, info)``."""
+def gram_matvec(xp, X, H, G, reg: float):
+    r"""The primal Gram operator on a ``d x p`` matrix ``G``: :math:`X^\top\operatorname{diag}(r)H
+    + cG` with :math:`r_\mu = (XG)_{\mu\cdot}\cdot H_{\mu\cdot}` (module docstring)."""
+    r = xp.row_dots(X @ G, H)
+    return X.T @ (r[:, None] * H) + reg * G
+
+
+class KroneckerPreconditioner:
+    r"""The inverse of :math:`M = n\,S_x\otimes S_h + cI` through the eigendecompositions of the
+    two second-moment matrices (module docstring)."""
+
+    def __init__(self, xp, X, H, reg: float):
+        n = X.shape[0]
+        a, self.U = xp.eigh(X.T @ X)
+        b, self.V = xp.eigh(H.T @ H)
+        # n S_x (x) S_h = (X^T X) (x) (H^T H) / n; negative round-off eigenvalues clipped
+        denom = (a[:, None] * b[None, :]) / n + reg
+        cut = np.finfo(float).eps * max(float(denom.max()), 1e-300)
+        self.scale = 1.0 / (denom * (denom > cut) + cut * (denom <= cut))
+
+    def __call__(self, R):
+        return self.U @ (((self.U.T @ R) @ self.V) * self.scale) @ self.V.T
+
+
+#: Default stopping tolerance of :func:`ridge_cg` on the relative residual ``|b - A g| / |b|``.
+CG_RTOL = 1e-10
+
+#: Default iteration cap of :func:`ridge_cg`.
+CG_MAXITER = 500
+
+
+def ridge_cg(X: np.ndarray, H: np.ndarray, y: np.ndarray, reg: float, rtol: float = CG_RTOL,
+             maxiter: int = CG_MAXITER, backend: str = "numpy", matvec=None,
+             one_blas_thread: bool = True):
+    """Primal ridge by preconditioned conjugate gradients (module docstring); returns
+    ``(Gamma, info)`` with ``info.iterations`` and ``info.residual`` (the final relative
+    residual, recomputed explicitly). ``backend`` is an array module of
+    :mod:`replica.simulate.backend`; ``matvec(xp, X, H, G, reg)`` replaces the Gram operator
+    (for tests). Raises :class:`~replica.errors.ConvergenceError` after ``maxiter``
+    iterations.
+
+    ``one_blas_thread`` (default) runs NumPy's BLAS with one thread (needs threadpoolctl): the
+    products have the inner dimension ``d`` only, and on a busy 2-core machine two OpenBLAS
+    threads made the solve 4 to 10 times slower (measured at d = 64 and 80); parallelism pays
+    across seeds instead (``replica sweep --workers``)."""
+    ctl = _controller() if one_blas_thread and backend == "numpy" else None
+    if ctl is None:
+        return _ridge_cg(X, H, y, reg, rtol, maxiter, backend, matvec)
+    with ctl.limit(limits=1, user_api="blas"):
+        return _ridge_cg(X, H, y, reg, rtol, maxiter, backend, matvec)
+
+
+def _ridge_cg(X, H, y, reg, rtol, maxiter, backend, matvec):
+    from ..errors import ConvergenceError
+    from .backend import array_module
+
+    t0 = time.perf_counter()
+    xp = array_module(backend)
+    apply = matvec or gram_matvec
+    n, d = X.shape
+    p = H.shape[1]
+    Xa, Ha = xp.asarray(X), xp.asarray(H)
+    B = Xa.T @ (xp.asarray(y)[:, None] * Ha)
+    b_norm = xp.inner(B, B) ** 0.5
+    if b_norm == 0.0:
+        return np.zeros((d, p)), RidgeInfo("cg", n, d * p, float(reg), "pcg",
+                                           time.perf_counter() - t0)
+    precondition = KroneckerPreconditioner(xp, Xa, Ha, float(reg))
+    G = xp.zeros_like(B)
+    R = B.clone() if hasattr(B, "clone") else B.copy()
+    Z = precondition(R)
+    D = Z
+    rz = xp.inner(R, Z)
+    iterations, residual = 0, 1.0
+    while iterations < maxiter:
+        AD = apply(xp, Xa, Ha, D, float(reg))
+        step = rz / xp.inner(D, AD)
+        G = G + step * D
+        R = R - step * AD
+        iterations += 1
+        if xp.inner(R, R) ** 0.5 <= rtol * b_norm:
+            # confirm with the true residual (the recursion drifts by rounding)
+            R = B - apply(xp, Xa, Ha, G, float(reg))
+            residual = xp.inner(R, R) ** 0.5 / b_norm
+            if residual <= rtol:
+                break
+        Z = precondition(R)
+        rz_new = xp.inner(R, Z)
+        D = Z + (rz_new / rz) * D
+        rz = rz_new
+    else:
+        R = B - apply(xp, Xa, Ha, G, float(reg))
+        residual = xp.inner(R, R) ** 0.5 / b_norm
+        if residual > rtol:
+            raise ConvergenceError(
+                f"conjugate gradients for the ridge solve (P = {d * p}) stopped at relative "
+                f"residual {residual:.1e} > {rtol:.0e} after {maxiter} iterations",
+                tried="--solver direct solves it by Cholesky", status="max-iterations")
+    return xp.to_numpy(G), RidgeInfo("cg", n, d * p, float(reg), "pcg",
+                                     time.perf_counter() - t0, iterations, residual)
+
+
+#: ``auto`` uses conjugate gradients only from this many primal parameters on (below, the direct
+#: Cholesky solve is as fast: d = 32, P = 1056, is about the break-even point).
+CG_MIN_P = 1000
+
+#: ``auto`` uses conjugate gradients only when ``n >= CG_MIN_RATIO * P``: closer to the
+#: interpolation threshold ``n = P`` the Gram matrix is ill conditioned and CG needs many more
+#: iterations (its convergence rate is set by ``P / n``).
+CG_MIN_RATIO = 2
+
+
+def choose_method(n: int, P: int) -> str:
+    """The form ``auto`` takes for ``n`` contexts and ``P`` parameters: ``dual`` when ``n < P``,
+    ``cg`` when ``P >= CG_MIN_P`` and ``n >= CG_MIN_RATIO * P``, else ``primal`` (direct)."""
+    if n < P:
+        return "dual"
+    if P >= CG_MIN_P and n >= CG_MIN_RATIO * P:
+        return "cg"
+    return "primal"
+
+
+def ridge_structured(X, H, y, reg, method: str = "auto", chunk_bytes: int = CHUNK_BYTES,
+                     backend: str = "numpy"):
+    """Ridge estimator by the form ``method`` names: ``auto`` (:func:`choose_method`),
+    ``direct`` (the direct structured form: dual iff ``n < P``, else primal Cholesky),
+    ``cg``, ``primal``, ``dual`` or ``naive``; returns ``(Gamma, info)``. ``backend`` (NumPy or
+    PyTorch arrays) applies to ``cg`` only. When ``auto`` chose ``cg`` and it does not converge
+    within :data:`CG_MAXITER` iterations, the direct primal solve is done instead (its
+    ``info.factor`` says so); an explicit ``cg`` raises
+    :class:`~replica.errors.ConvergenceError`."""
+    from ..errors import ConvergenceError
+
     n = X.shape[0]
     P = X.shape[1] * H.shape[1]
+    chosen = method == "auto"
     if method == "auto":
+        method = choose_method(n, P)
+    elif method == "direct":
         method = "dual" if n < P else "primal"
+    if method == "cg":
+        try:
+            return ridge_cg(X, H, y, reg, maxiter=CG_MAXITER, backend=backend)
+        except ConvergenceError:
+            if not chosen:
+                raise
+            gamma, info = ridge_primal(X, H, y, reg, chunk_bytes)
+            info.factor += " (cg did not converge)"
+            return gamma, info
     if method == "primal":
         return ridge_primal(X, H, y, reg, chunk_bytes)
     if method == "dual":
