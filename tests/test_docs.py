@@ -114,6 +114,8 @@ def test_tutorial_examples_and_gallery_are_in_the_site(site):
     gallery = page(site, "gallery.html")
     for path in sorted((REPO / "notebooks").glob("[a-z]*.py")):
         assert path.name in gallery  # the command that draws it
+    assert "$" not in re.sub(r"<[^>]+>", "", "".join(re.findall(r"<h2>.*?</h2>", gallery)))
+    assert r"\(\alpha_{\rm test}\)" in gallery  # a title's math, typeset
 
 
 @pytest.mark.slow

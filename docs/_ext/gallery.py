@@ -39,6 +39,15 @@ def notebook_figures(gallery_dir: str, stem: str) -> list[str]:
     return sorted(found)
 
 
+def title_node(title: str):
+    """A section title with the ``$...$`` parts of a notebook's heading as inline math."""
+    node = nodes.title(title, "")
+    for i, part in enumerate(re.split(r"\$([^$]+)\$", title)):
+        if part:
+            node += nodes.math(part, part) if i % 2 else nodes.Text(part)
+    return node
+
+
 class Gallery(Directive):
     """``.. replica-gallery::`` -- one section per notebook, with the figures it drew."""
 
@@ -65,7 +74,7 @@ class Gallery(Directive):
             title = notebook_title(path)
             section = nodes.section(ids=["gallery-" + stem.replace("_", "-")],
                                     names=[nodes.fully_normalize_name(stem)])
-            section += nodes.title(title, title)
+            section += title_node(title)
             command = f".venv/bin/python notebooks/{name} [--quick] [--out DIR] [--no-sim]"
             section += nodes.literal_block(command, command, language="none")
             for rel in notebook_figures(gallery, stem) if have else []:
