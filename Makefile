@@ -1,6 +1,8 @@
 # replica: quick start is `make demo` and `make test`; both create .venv on first use.
 # `make notebooks` writes the figure notebooks as executed .ipynb files into out/notebooks
 # (quick mode; `make notebooks NOTEBOOK_FLAGS=` for the papers' sizes).
+# `make docs` builds the documentation site (warnings are errors); `make gallery` first draws
+# the notebooks' figures (quick mode) into docs/_gallery for its gallery page.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -8,14 +10,14 @@ STAMP  := $(VENV)/.installed
 
 NOTEBOOK_FLAGS ?= --quick
 
-.PHONY: demo test bench notebooks clean venv
+.PHONY: demo test bench notebooks docs gallery clean venv
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -30,5 +32,14 @@ notebooks: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m benchmarks
 
+docs: $(STAMP)
+	$(PY) -m sphinx -b html -n -W --keep-going -q docs docs/_build/html
+	@echo "documentation: docs/_build/html/index.html"
+
+gallery: $(STAMP)
+	mkdir -p docs/_gallery
+	for f in notebooks/[a-z]*.py; do MPLBACKEND=Agg $(PY) $$f --quick --out docs/_gallery || exit 1; done
+	$(MAKE) docs
+
 clean:
-	rm -rf $(VENV) out .pytest_cache
+	rm -rf $(VENV) out .pytest_cache docs/_build docs/_gallery

@@ -125,7 +125,7 @@ def text_colour_at(mappable, value) -> str:
 
 
 def log_axis(ax, which: str = "x") -> None:
-    """Logarithmic ``which`` axis (``"x"``, ``"y"`` or ``"xy"``; call it after plotting). Over
+    r"""Logarithmic ``which`` axis (``"x"``, ``"y"`` or ``"xy"``; call it after plotting). Over
     two decades or more the ticks are powers of ten written :math:`10^k`
     (``LogFormatterMathtext``) instead of ``1e2``, minor ticks unlabelled; over a shorter range,
     where at most one power of ten is in view, ticks at :math:`1, 2, 5 \times 10^k` are written

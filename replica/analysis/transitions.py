@@ -150,7 +150,7 @@ KAPPA = sympy.Symbol("kappa", positive=True)
 def spectral_indicator_expr(rank_fraction, sigma=None):
     r"""The indicator of the alignment/isotropic transition as a closed form in ``KAPPA``:
     :math:`\sigma M_\kappa(\sigma)` at the exact ``sigma`` or, with ``sigma=None``, its limit
-    :math:`A(\kappa) = \lim_{\sigma	o0^+}\sigma M_\kappa(\sigma)` (``sympy.limit``). For
+    :math:`A(\kappa) = \lim_{\sigma\to0^+}\sigma M_\kappa(\sigma)` (``sympy.limit``). For
     ``C_train = P/F`` the resolvent of eq. (17) is the Stieltjes transform of the sample
     covariance of tasks drawn from a rank-``F d`` law, :math:`M_\kappa(z) = g(-z)` with ``g``
     from :func:`replica.spectra.lowrank_stieltjes_expr` at rank ratio ``F`` (the same spectral

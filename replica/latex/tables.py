@@ -2,8 +2,8 @@ r"""Tables of solved values for the appendices.
 
 A :class:`ValueTable` holds a caption, a header and rows of cells. A cell is prose (``str``), an
 integer, a SymPy object (printed in math mode), or a :class:`Value`: a number together with the
-significant digits it is guaranteed to (taken from :attr:`replica.numerics.SolveResult.digits`, or
-from an agreement count). A :class:`Value` prints exactly those digits, so every number in an
+significant digits it is guaranteed to (taken from the ``digits`` of a
+:class:`replica.numerics.Result`, or from an agreement count). A :class:`Value` prints exactly those digits, so every number in an
 appendix states its own accuracy.
 """
 

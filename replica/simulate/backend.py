@@ -2,7 +2,8 @@ r"""Array modules for the iterative ridge solver: the same code on NumPy or on P
 
 The conjugate-gradient solver (:func:`replica.simulate.solver.ridge_cg`) needs only matrix
 products, elementwise arithmetic, row-wise dot products, reductions to a scalar and one symmetric
-eigendecomposition. An :class:`ArrayModule` supplies exactly these for one library:
+eigendecomposition. An array module (:class:`NumpyModule`, :class:`TorchModule`, returned by
+:func:`array_module`) supplies exactly these for one library:
 
 * ``numpy`` (default, always available): float64 NumPy arrays, the BLAS NumPy links to;
 * ``torch`` (optional extra ``gpu``, ``pip install "replica[gpu]"``): float64 tensors on the first

@@ -33,8 +33,7 @@ so that :math:`H_Z = x_q\,(\hat w;\,s)^\top` (papers A/B) or :math:`H = x_q\hat 
   .. math:: \hat w = \frac d\ell\Big[u\,W_{12} + \sqrt{W_{22}/d}\,(I-uu^\top)g\Big],\qquad
             s = W_{22}/\ell,
 
-  :math:`W_{12} = \tfrac{t_{11}}{\sqrt d}\big(\tfrac{\|w\|t_{11}}{\sqrt d} + \sqrt\nu\,
-                                              t_{21}\big)`,
+  :math:`W_{12} = \tfrac{t_{11}}{\sqrt d}\big(\tfrac{\|w\|t_{11}}{\sqrt d} + \sqrt\nu\,t_{21}\big)`,
   :math:`W_{22} = \big(\tfrac{\|w\|t_{11}}{\sqrt d} + \sqrt\nu\,t_{21}\big)^2 + \nu t_{22}^2`.
   Its conditional moments are those of the direct construction:
   :math:`\mathbb E[\hat w|w] = w`, :math:`\mathbb E[s|w] = c_w := \|w\|^2/d+\nu`,

@@ -60,6 +60,7 @@ most ``maxiter`` iterations; otherwise :class:`~replica.errors.ConvergenceError`
 error of :math:`\Gamma` is then at most :math:`\kappa(A)\,\mathrm{rtol}`; the tests and the benchmark
 measure it against the direct solve. The arrays may live in NumPy or PyTorch
 (:mod:`replica.simulate.backend`).
+
 * :func:`ridge_naive` is the dense reference: it builds the full ``n x P`` design and calls
   LAPACK least squares on the augmented system :math:`[\Phi; \sqrt c I]`. For tests and
   benchmarks only.
