@@ -1,12 +1,22 @@
-"""Write one paper's appendix: run the checks of its derivation, render the ``.tex`` with
-:mod:`replica.latex`, optionally compile the PDF."""
+r"""Write one paper's appendix: run the checks of its derivation, render the ``.tex`` with
+:mod:`replica.latex`, optionally compile the PDF.
+
+Files written in the output folder for derivation ``NAME``:
+
+* ``NAME.tex`` -- a standalone document (notation, body, bibliography) and
+  ``replica-papers.bib`` (the same file for every appendix, so that several share it);
+* with ``fragment``: ``NAME-body.tex`` (the appendix without preamble, to ``\input`` into a
+  paper) and ``NAME-macros.tex`` (its notation as ``\providecommand`` and the packages it needs,
+  to ``\input`` in the paper's preamble).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from ..latex import CompileReport, compile_pdf, latexmk_path, render
+from ..latex import CompileReport, compile_pdf, latexmk_path, render_parts
+from ..latex.bibliography import BIB_NAME
 from . import get
 
 
@@ -17,17 +27,29 @@ class AppendixResult:
     tex: str
     outcomes: tuple
     pdf: CompileReport | None = None
+    files: tuple = ()
+    """Every file written (the ``.tex`` first)."""
+
+
+def appendix_files(name: str, fragment: bool = False) -> list[str]:
+    """The names of the files :func:`write_appendix` writes for ``name`` (without the PDF)."""
+    files = [f"{name}.tex", f"{BIB_NAME}.bib"]
+    if fragment:
+        files += [f"{name}-body.tex", f"{name}-macros.tex"]
+    return files
 
 
 def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
-                   outcomes=None, point: dict | None = None, dps: int = 30) -> AppendixResult:
-    """Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
+                   outcomes=None, point: dict | None = None, dps: int = 30,
+                   fragment: bool = False) -> AppendixResult:
+    r"""Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
 
     The checks of every step run first (unless ``outcomes`` are given); a failing check raises
     :class:`~replica.latex.document.CheckFailedError` and nothing is written. With ``pdf`` a
     missing ``latexmk`` is reported before any work is done. ``name`` may also be a declared
     model's :class:`~replica.problem.Problem` (:func:`replica.derivations.model.derivation_for`,
-    with a table of the solution at ``point``, solved at ``dps`` digits).
+    with a table of the solution at ``point``, solved at ``dps`` digits). With ``fragment`` the
+    ``\input``-able body and its notation file are written too (see the module docstring).
     """
     if pdf:
         latexmk_path()
@@ -40,10 +62,18 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
         name = doc.key
     if outcomes is None:
         outcomes = doc.run_checks()
-    text = render(doc, symbol_names=symbol_names, outcomes=outcomes)
+    parts = render_parts(doc, symbol_names=symbol_names, outcomes=outcomes)
     os.makedirs(outdir, exist_ok=True)
-    tex = os.path.join(outdir, f"{name}.tex")
-    with open(tex, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    contents = {f"{name}.tex": parts.standalone, f"{BIB_NAME}.bib": parts.bib}
+    if fragment:
+        contents[f"{name}-body.tex"] = parts.body
+        contents[f"{name}-macros.tex"] = parts.macros
+    written = []
+    for filename, text in contents.items():
+        path = os.path.join(outdir, filename)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        written.append(path)
+    tex = written[0]
     report = compile_pdf(tex) if pdf else None
-    return AppendixResult(tex, tuple(outcomes), report)
+    return AppendixResult(tex, tuple(outcomes), report, tuple(written))

@@ -425,7 +425,7 @@ def _in_eps(expr):
 # (checks)
 # ---------------------------------------------------------------------------------------------
 def _check_closed_form_numeric():
-    """The closed form (T1)-(T5) satisfies the ten derived fixed-point equations with g abstract
+    """The closed form [[lambda0_step]] satisfies the ten derived fixed-point equations with g abstract
     (the model's symbolic check), and evaluated with the closed-form transforms at golden point 1
     it equals the Newton solution of the saddle-point equations to at least 25 digits in q, m,
     chi, qbar, chibar and q0."""
@@ -600,7 +600,7 @@ def series_display(side: str):
 
 
 def _check_series():
-    """Two derivations agree: in the library's series (replica.analysis.asymptotics, from sympy series
+    """Two derivations agree: in the library's large-alpha series (SymPy series
     of the closed form on each side) the coefficient of alpha on the task-scarce side equals the
     rate derived here with tilde p_0 = 1 - {kappa}/{rho}, and the task-rich series has no
     positive power of alpha. At {rho} = {kappa} the powers are alpha^(1/2), 1, alpha^(-1/2):
@@ -657,7 +657,7 @@ def _transition_table():
 # ---------------------------------------------------------------------------------------------
 def _check_order_equations():
     """Substituting each displayed right-hand side into its stationarity condition gives 0
-    (the model's checks), and the ten derived equations coincide with (R2)-(R3) and (R5)-(R8) of
+    (the model's checks), and the ten derived equations coincide with the published fixed-point equations of
     the authors' code: every difference cancels with g and g' abstract."""
     imp = _imported_checks()
     return all(imp[f"fixed_point_{t}"].verify() for t in L.ORDER_PARAMETERS) and \
@@ -713,15 +713,20 @@ def derivation() -> Derivation:
     def chk(name):
         return imp[name].check
 
-    def all_checks(prefix, unknowns):
+    def all_checks(prefix, unknowns, doc):
         steps = [imp[f"{prefix}_{u}"] for u in unknowns]
 
         def check():
             return all(s.verify() for s in steps)
 
-        check.__doc__ = steps[0].check.func.__doc__ if hasattr(steps[0].check, "func") else \
-            steps[0].check.__doc__
+        check.__doc__ = doc
         return check
+
+    derivative_doc = ("For each displayed derivative: the derivative written with the alias z "
+                      "and the spectral functions g, g' equals SymPy's derivative of the free "
+                      "energy with the alias substituted first.")
+    solution_doc = ("Substituting each displayed solution into its stationarity condition "
+                    "gives 0 (SymPy, with g and g' abstract).")
 
     order_syms = L.ORDER_PARAMETERS
     conj_syms = L.CONJUGATES
@@ -775,27 +780,27 @@ def derivation() -> Derivation:
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
              "authors' values at the authors' three golden fixed points.",
              _check_golden),
-    ), "From the training loss to the replica-symmetric free energy (R1).")
+    ), "From the training loss to the replica-symmetric free energy [[free_energy_r1.f]].")
     s_saddle = Section("Saddle-point equations", (
         Step("stationarity_order",
              {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in order_syms},
              "Differentiating [[free_energy_r1.f]] with respect to the order parameters gives "
              "the energetic conditions.",
-             all_checks("stationarity", order_syms)),
+             all_checks("stationarity", order_syms, derivative_doc)),
         Step("stationarity_conjugates",
              {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in conj_syms},
              "Differentiating with respect to the conjugates uses the chain rule through the "
              "alias z ({qhat} d z/d {qhat} = -z and {qhat} d z/d {qbarhat} = -1) and g' = dg/dz.",
-             all_checks("stationarity", conj_syms)),
+             all_checks("stationarity", conj_syms, derivative_doc)),
         Step("conjugate_equations",
              {str(t): eq(t, fp[t]) for t in conj_syms},
              "Each condition of [[stationarity_order]] is linear in the paired conjugate; "
-             "solving gives the conjugates as functions of the order parameters (R2)-(R3).",
-             all_checks("fixed_point", conj_syms)),
+             "solving gives the conjugates as functions of the order parameters.",
+             all_checks("fixed_point", conj_syms, solution_doc)),
         Step("order_equations",
              {str(t): eq(t, fp[t]) for t in order_syms},
              "Each condition of [[stationarity_conjugates]] is linear in the paired order "
-             "parameter; solving gives (R5)-(R8). These ten simplified saddle-point equations "
+             "parameter; solving gives the order parameters. These ten simplified saddle-point equations "
              "coincide with those of the authors' code (difference 0 with g abstract).",
              _check_order_equations),
         Step("spectral_argument_z",
@@ -815,7 +820,7 @@ def derivation() -> Derivation:
              "which {kappa} enters only through z and g; it is iterated and then solved by "
              "Newton's method with its exact Jacobian.",
              chk("reduced_map")),
-    ), "The general mechanism of replica.symbolic.saddle differentiates (R1) and solves each "
+    ), "The library differentiates the free energy [[free_energy_r1.f]] and solves each "
        "stationarity condition for its paired variable.")
     s_spec = Section("Spectral functions", (
         Step("spectral_closed_forms_step",
@@ -885,7 +890,7 @@ def derivation() -> Derivation:
         Step("series_step",
              {side: eq(idg_side[side], series_display(side)) for side in AS.SIDES},
              "The library's large-alpha series of the IDG error "
-             "(replica.analysis.asymptotics: the closed form of [[lambda0_step]] expanded on each side of the transition; terms that "
+             "(the closed form of [[lambda0_step]] expanded on each side of the transition; terms that "
              "vanish as {alpha} -> infinity are not shown) contains the "
              "rate of [[idg_rate_step.rate]]; at {rho} = {kappa} the bulk of the restricted "
              "spectrum reaches zero, the square root in the transform no longer has a Laurent "
@@ -915,35 +920,35 @@ def derivation() -> Derivation:
         title="Appendix: replica theory of in-context regression with low-rank tasks",
         intro="This appendix derives, step by step, the replica-symmetric theory of linear "
               "attention pretrained by ridge regression on tasks drawn from a random subspace of "
-              "dimension {r} = {rho} {D} (Takanami, Takahashi and Kabashima, arXiv:2510.04548). "
+              "dimension {r} = {rho} {D} [[cite:takanami2025lowrank]]. "
               "Notation of that paper: {rho} is the task-rank ratio and {sigma} the label-noise "
-              "standard deviation (in papers A and B, rho is the noise variance). Every "
+              "standard deviation (in the papers on arbitrary task covariances "
+              "[[cite:letey2025alignment,lu2024asymptotic]], rho is the noise variance). Every "
               "displayed equation is printed from the SymPy objects of the replica library: the "
-              "saddle-point equations are obtained by differentiating the free energy with the "
-              "library's general mechanism, not typed. Each step carries a check that ran when "
-              "this file was generated; the paragraph after each step says what it does.",
+              "saddle-point equations are obtained by differentiating the free energy, not typed. "
+              "Each step carries a check that ran when this file was generated; the table of "
+              "Section [[verification]] says what each check does.",
         sections=(s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
         symbol_names=SYMBOL_NAMES, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
             "random-matrix steps, and its equation numbers are not reproduced. The free energy "
-            "(R1) is a reconstruction: its stationarity reproduces every fixed-point "
+            "[[free_energy_r1.f]] is a reconstruction: its stationarity reproduces every fixed-point "
             "equation of the authors' code (checked symbolically here) and its extremum "
             "reproduces the authors' golden values; the average from the replicated partition "
-            "function to (R1) is stated, not derived.",
+            "function to it is stated, not derived.",
             "The names memorisation and structural for the second and third parts of the "
             "decomposition follow an inferred mapping.",
             "The rates of the IDG and ODG errors use the Laurent expansion of the transforms at "
             "an atom separated from the rest of the spectrum, which fails at rho = kappa; there "
-            "only the series of the library's asymptotics module (half-integer powers of alpha) "
+            "only the library's large-alpha series (half-integer powers of alpha) "
             "is shown, checked numerically at one point.",
             "The prediction distribution and the effective single-matrix "
-            "problem (R10) are not part of this appendix.",
+            "problem of the paper are not part of this appendix.",
         ),
+        citations=("takanami2025lowrank", "lu2024asymptotic"),
         sources=(
-            "Takanami, Takahashi, Kabashima: Learning Linear Regression with Low-Rank Tasks "
-            "in-Context, arXiv:2510.04548.",
-            "Lu, Letey, Zavatone-Veth, Maiti, Pehlevan: Asymptotic theory of in-context learning "
-            "by linear attention, arXiv:2405.11751 (the H_Z construction).",
+            "The readout of the attention layer as a trace with the design matrix follows "
+            "[[cite:lu2024asymptotic]].",
         ),
     )
