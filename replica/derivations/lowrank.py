@@ -66,6 +66,7 @@ cov_w = sympy.MatrixSymbol("cov_w", D_dim, D_dim)
 f_sym = sympy.Symbol("f")
 E_tr_sym, V_sym = sympy.symbols("E_tr V")
 eps = sympy.Symbol("varepsilon", positive=True)
+Delta_sym = sympy.Symbol("Delta")
 beta = sympy.Symbol("beta", positive=True)
 n_rep = sympy.Symbol("n", positive=True)
 Z_beta = sympy.Symbol("Z_beta", positive=True)
@@ -90,7 +91,7 @@ SYMBOL_NAMES.update({
     AD.H_design: r"\mathsf{H}", AD.Y_labels: r"\mathbf{y}",
     AD.gamma: r"\operatorname{vec}\Gamma", AD.gamma_star: r"\operatorname{vec}\Gamma^{*}",
     AD.loss: r"\mathcal{L}", w_hat: r"\hat{w}", Gamma: r"\Gamma", cov_w: r"\mathbb{E}\,w w^{\top}",
-    E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}",
+    E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}", Delta_sym: r"\Delta",
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
 })
@@ -144,7 +145,7 @@ def _check_task_covariance():
 def _check_linear_form():
     """With explicit matrices at {D} = 2, {L} = 2 (independent symbols), the trace form with the
     displayed H equals {x_q}^T {Gamma} {w_hat} and, for {Gamma} placed in the first {D} columns,
-    the linear read-out of the alignment appendix; H is exactly the first {D} columns of paper A's
+    the linear read-out of the alignment appendix; H is exactly the first {D} columns of Lu et al.'s
     H_Z (its last column, the mean squared label, is dropped)."""
     sizes = AD.SIZES
     vals = AD._explicit([AD.X, AD.y, AD.x_q, Gamma], sizes)
@@ -416,6 +417,24 @@ def _check_decomposition_numeric():
 # ---------------------------------------------------------------------------------------------
 # 7. lambda = 0 closed form, evaluated
 # ---------------------------------------------------------------------------------------------
+def named_combinations(expr):
+    """``expr`` written with the paper's named combinations, for display:
+    epsilon = (1 + sigma^2)/alpha, E_tr = 1 + sigma^2 - 2m + q + epsilon qbar and
+    Delta = 1 + chi + epsilon chibar (m and chi eliminated in their favour, then factored).
+
+    The result is verified: substituting the definitions back gives ``expr`` exactly (SymPy
+    ``cancel`` of the difference is 0), else :class:`ValueError`. Returns ``expr`` unchanged when
+    the named form does not print shorter."""
+    named = expr.subs(L.alpha, (1 + L.sigma**2) / eps)
+    named = named.subs({L.m: (1 + L.sigma**2 + L.q + eps * L.qbar - E_tr_sym) / 2,
+                        L.chi: Delta_sym - 1 - eps * L.chibar})
+    named = sympy.factor(sympy.cancel(sympy.together(named)))
+    back = named.subs({E_tr_sym: L.E_TR, Delta_sym: L.DELTA}).subs(eps, L.EPS)
+    if sympy.cancel(back - expr) != 0:
+        raise ValueError(f"the named form of {expr} does not substitute back to it")
+    return named if len(sympy.latex(named)) < len(sympy.latex(expr)) else expr
+
+
 def _in_eps(expr):
     """``expr`` written with epsilon = (1 + sigma^2)/alpha in place of alpha (for display)."""
     return expr.subs(L.alpha, (1 + L.sigma**2) / eps)
@@ -740,7 +759,7 @@ def derivation() -> Derivation:
              _check_task_covariance),
         Step("lowrank_linear_form",
              {"w_hat": eq(w_hat, W_HAT), "H": eq(H_mat, H_DEF), "readout": eq(AD.y_hat, READOUT)},
-             "As in paper A, linear attention with the value-key cross term set to zero predicts "
+             "As in [[cite:lu2024asymptotic]], linear attention with the value-key cross term set to zero predicts "
              "through a single matrix {Gamma}; this paper keeps only the {D} x {D} block, so a "
              "prompt enters through H, built from the one-step estimate {w_hat} of its task.",
              _check_linear_form),
@@ -768,6 +787,7 @@ def derivation() -> Derivation:
              _check_rs),
         Step("free_energy_r1",
              {"f": eq(f_sym, L.FREE_ENERGY), "E_tr": eq(E_tr_sym, L.E_TR), "V": eq(V_sym, L.V),
+              "Delta": eq(Delta_sym, 1 + V_sym),
               "z": eq(L.z, L.Z_DEFINITION), "eps": eq(eps, L.EPS)},
              "Averaging over the Gaussian inputs and the tasks in the replica-symmetric ansatz "
              "and taking {beta} -> infinity gives the free energy, to be extremised over the "
@@ -783,17 +803,19 @@ def derivation() -> Derivation:
     ), "From the training loss to the replica-symmetric free energy [[free_energy_r1.f]].")
     s_saddle = Section("Saddle-point equations", (
         Step("stationarity_order",
-             {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in order_syms},
+             {str(u): eq(sympy.Derivative(f_sym, u), named_combinations(stat[u]))
+              for u in order_syms},
              "Differentiating [[free_energy_r1.f]] with respect to the order parameters gives "
              "the energetic conditions.",
              all_checks("stationarity", order_syms, derivative_doc)),
         Step("stationarity_conjugates",
-             {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in conj_syms},
+             {str(u): eq(sympy.Derivative(f_sym, u), named_combinations(stat[u]))
+              for u in conj_syms},
              "Differentiating with respect to the conjugates uses the chain rule through the "
              "alias z ({qhat} d z/d {qhat} = -z and {qhat} d z/d {qbarhat} = -1) and g' = dg/dz.",
              all_checks("stationarity", conj_syms, derivative_doc)),
         Step("conjugate_equations",
-             {str(t): eq(t, fp[t]) for t in conj_syms},
+             {str(t): eq(t, named_combinations(fp[t])) for t in conj_syms},
              "Each condition of [[stationarity_order]] is linear in the paired conjugate; "
              "solving gives the conjugates as functions of the order parameters.",
              all_checks("fixed_point", conj_syms, solution_doc)),
@@ -812,16 +834,21 @@ def derivation() -> Derivation:
         Step("effective_ridge",
              {"h": eq(L.EFFECTIVE_RIDGE_EQUATION, 0)},
              "Eliminating the order parameters leaves one scalar equation for the effective ridge "
-             "u = {lam}/{qhat}, paper A's ridge equation with M(z) = g(-z).",
+             "u = {lam}/{qhat}, the ridge equation of [[cite:letey2025alignment]] with M(z) = g(-z).",
              _imported_checks()["effective_ridge"].check),
         Step("reduced_map_step",
-             {**{str(t): eq(t, e) for t, e in phi.items()}, "z": eq(L.z, z_theta)},
+             {**{str(t): eq(t, named_combinations(e)) for t, e in phi.items()},
+              "z": eq(L.z, named_combinations(z_theta))},
              "Substituting the conjugates gives a closed map on the five order parameters in "
              "which {kappa} enters only through z and g; it is iterated and then solved by "
              "Newton's method with its exact Jacobian.",
              chk("reduced_map")),
     ), "The library differentiates the free energy [[free_energy_r1.f]] and solves each "
-       "stationarity condition for its paired variable.")
+       "stationarity condition for its paired variable. The results are printed with the "
+       "combinations {E_tr} [[free_energy_r1.E_tr]], {Delta} = 1 + V [[free_energy_r1.Delta]] "
+       "and {eps} [[free_energy_r1.eps]] (m and {chi} eliminated in their favour where that is "
+       "shorter); substituting the definitions back gives the full expressions exactly, which "
+       "SymPy verified when this file was generated.")
     s_spec = Section("Spectral functions", (
         Step("spectral_closed_forms_step",
              {"gtilde": eq(GT[0](z_neg), _root_branch()),

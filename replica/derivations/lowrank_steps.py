@@ -287,7 +287,7 @@ def derivation_steps() -> list[Step]:
          "kappa_qhat": sympy.Eq(kappa * qhat, KAPPA_QHAT_OF_U),
          "start": {s_: sympy.Eq(s_, e) for s_, e in effective_ridge_start().items()}},
         "Eliminating chi and chibar gives kappa qhat = tau - 1 + u g(z) with u = -z - epsilon = "
-        "lambda/qhat, i.e. one monotone equation for the effective ridge u (paper A's ridge "
+        "lambda/qhat, i.e. one monotone equation for the effective ridge u (the alignment paper's ridge "
         "equation with lambda_A = kappa lambda/tau); it starts the solvers.",
         _check_effective_ridge))
     steps.append(Step(
