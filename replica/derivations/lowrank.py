@@ -794,7 +794,10 @@ def derivation() -> Derivation:
              "five order parameters and their five conjugates (hats). The Stieltjes transform g "
              "of the empirical task covariance S stays abstract, and z is an alias for an "
              "expression in the conjugates.",
-             _check_free_energy),
+             _check_free_energy,
+             stated="the replica average that leads to this free energy is not carried out here "
+                    "(see Not derived here); the check confirms its parts, and the following "
+                    "steps that its stationarity gives the published fixed-point equations."),
         Step("golden_points",
              {"table": _golden_table()},
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
