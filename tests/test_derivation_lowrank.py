@@ -2,6 +2,7 @@
 are the ones derived from the free energy, the large-alpha results are what the paper states, and
 the committed appendix ``derivations/lowrank.tex`` is what the code generates."""
 
+import pytest
 import sympy
 
 from replica.derivations import get
@@ -18,10 +19,30 @@ def test_saddle_point_equations_are_the_derived_ones():
     order = DOC.step("order_equations").objects
     assert len(conj) == 5 and len(order) == 5
     for t in L.CONJUGATES:
-        assert conj[str(t)].rhs is fp[t]
+        # Displayed with the named combinations: shorter, and exactly fp[t] once they are
+        # substituted back.
+        shown = conj[str(t)].rhs
+        assert shown is not fp[t] and len(sympy.latex(shown)) < len(sympy.latex(fp[t]))
+        back = shown.subs({D.E_tr_sym: L.E_TR, D.Delta_sym: L.DELTA}).subs(D.eps, L.EPS)
+        assert sympy.cancel(back - fp[t]) == 0
     for t in L.ORDER_PARAMETERS:
         assert order[str(t)].rhs is fp[t]
     assert DOC.step("free_energy_r1").objects["f"].rhs is L.FREE_ENERGY
+
+
+def test_the_closed_map_is_shown_with_named_combinations():
+    shown = DOC.step("reduced_map_step").objects["q"].rhs
+    assert {D.E_tr_sym, D.eps} <= shown.free_symbols and L.alpha not in shown.free_symbols
+    phi, _ = L.reduced_map()
+    assert len(sympy.latex(shown)) < len(sympy.latex(phi[L.q])) / 4
+
+
+def test_a_wrong_named_combination_is_refused(monkeypatch):
+    fp = L.fixed_point_equations()
+    assert D.named_combinations(fp[L.chihat]) is not fp[L.chihat]
+    monkeypatch.setattr(L, "E_TR", 1 + L.sigma**2 - 2 * L.m + L.q)  # epsilon qbar dropped
+    with pytest.raises(ValueError, match="does not substitute back"):
+        D.named_combinations(fp[L.chihat])
 
 
 def test_large_alpha_results_match_the_spec_statements():

@@ -309,7 +309,7 @@ def test_appendix_of_a_model_file_compiles(tmp_path, capsys):
     assert rc == 0 and "21/21 step checks passed" in out
     assert "From the model to the free energy" in (tmp_path / "ridge-regression.tex").read_text()
     tex = (tmp_path / "ridge-regression.tex").read_text()
-    assert r"\hat{V}" in tex and "0.4426645464" in tex
+    assert r"\hat{V}" in tex and "$0.4426645465$" in tex  # 10 digits, correctly rounded
     assert (tmp_path / "ridge-regression.pdf").exists()
 
 

@@ -1,8 +1,12 @@
-"""``replica appendix {alignment,lowrank} -o DIR [--pdf]``: write a derivation's LaTeX appendix.
+r"""``replica appendix {alignment,lowrank} -o DIR [--pdf] [--fragment]``: write a derivation's
+LaTeX appendix.
 
 Every step's check runs first; a failing check writes nothing and exits with status 1, naming the
-step. ``--pdf`` compiles with ``latexmk -pdf -interaction=nonstopmode -halt-on-error``; without
-``latexmk`` on ``PATH`` it exits with status 2 and one line saying what to install.
+step. ``NAME.tex`` is a standalone document with its bibliography ``replica-papers.bib``; ``--fragment`` also
+writes ``NAME-body.tex`` (to ``\input`` into a paper) and ``NAME-macros.tex`` (its notation, for
+the paper's preamble). ``--pdf`` compiles with ``latexmk -pdf -interaction=nonstopmode
+-halt-on-error``; without ``latexmk`` on ``PATH`` it exits with status 2 and one line saying what
+to install. LaTeX's warnings (and overfull boxes over 1 pt) are printed to stderr, one a line.
 """
 
 from __future__ import annotations
@@ -30,7 +34,12 @@ def register(subparsers):
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--force", action="store_true", help="overwrite files already in -o DIR")
     p.add_argument("--pdf", action="store_true",
-                   help="also compile NAME.pdf with latexmk (TeX Live)")
+                   help="also compile NAME.pdf with latexmk (TeX Live); LaTeX warnings go to "
+                        "stderr")
+    p.add_argument("--fragment", action="store_true",
+                   help="also write NAME-body.tex (no preamble: \\input it into a paper) and "
+                        "NAME-macros.tex (its notation, \\providecommand; \\input it in the "
+                        "preamble)")
     p.add_argument("--at", default=None, metavar="NAME=VALUE,...",
                    help="with --model: also tabulate the solution at this parameter point")
     p.add_argument("--dps", default="30", help="with --at: digits of the solve (default 30)")
@@ -59,7 +68,7 @@ def parse_point(text: str, problem) -> dict:
 
 
 def _run(args):
-    from ..derivations.appendix import write_appendix
+    from ..derivations.appendix import appendix_files, write_appendix
     from ..errors import ParameterError
     from .common import USER_MODEL, parse_dps, progress_bar, user_problem
     from .paths import check_output_dir
@@ -67,18 +76,25 @@ def _run(args):
     problem = user_problem() if args.derivation == USER_MODEL else None
     name = problem.name.replace("_", "-") if problem is not None else args.derivation
     progress = progress_bar(f"appendix {name}", unit="step")
-    check_output_dir(args.out, "--out", [f"{name}.tex"] + ([f"{name}.pdf"] if args.pdf else []),
-                     args.force)
+    check_output_dir(args.out, "--out", appendix_files(name, args.fragment)
+                     + ([f"{name}.pdf"] if args.pdf else []), args.force)
     if args.derivation == USER_MODEL:
         point = parse_point(args.at, problem) if args.at else None
         result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
-                                dps=parse_dps(args.dps), progress=progress)
+                                dps=parse_dps(args.dps), progress=progress,
+                                fragment=args.fragment)
     else:
         if args.at is not None:
             raise ParameterError("--at", "is only for --model PATH")
-        result = write_appendix(args.derivation, args.out, pdf=args.pdf, progress=progress)
+        result = write_appendix(args.derivation, args.out, pdf=args.pdf, progress=progress,
+                                fragment=args.fragment)
     passed = sum(o.passed for o in result.outcomes)
     sys.stdout.write(f"{result.tex}  ({passed}/{len(result.outcomes)} step checks passed)\n")
+    for path in result.files[1:]:
+        sys.stdout.write(f"{path}\n")
     if result.pdf is not None:
-        sys.stdout.write(f"{result.pdf.pdf}  (latexmk, {result.pdf.seconds:.1f} s)\n")
+        sys.stdout.write(f"{result.pdf.pdf}  (latexmk, {result.pdf.seconds:.1f} s, "
+                         f"{len(result.pdf.warnings)} LaTeX warning(s))\n")
+        for warning in result.pdf.warnings:
+            sys.stderr.write(f"{result.pdf.log}: {warning}\n")
     return 0

@@ -816,12 +816,12 @@ def derivation() -> Derivation:
         title="Appendix: the ICL error of linear attention for arbitrary task covariances",
         intro="This appendix derives, step by step, the asymptotic in-context-learning error of "
               "linear attention pretrained by ridge regression on tasks with covariance "
-              "{C_train} and tested on tasks with covariance {C_test} (Letey, Zavatone-Veth, Lu "
-              "and Pehlevan, arXiv:2509.26551), and its reduction to the isotropic theory of Lu "
-              "et al. (arXiv:2405.11751). Every displayed equation is printed from the SymPy "
-              "objects of the replica library and every number comes from its solvers. Each step "
-              "carries a check that ran when this file was generated; the paragraph after each "
-              "step says what it does. Notation of paper A: {rho} is the label-noise variance, "
+              "{C_train} and tested on tasks with covariance {C_test} "
+              "[[cite:letey2025alignment]] (paper A), and its reduction to the isotropic theory "
+              "[[cite:lu2024asymptotic]] (paper B). Every displayed equation is printed from the "
+              "SymPy objects of the replica library and every number comes from its solvers. Each "
+              "step carries a check that ran when this file was generated; the table of Section "
+              "[[verification]] says what each check does. Notation of paper A: {rho} is the label-noise variance, "
               "{sigma} the effective noise level, and angle brackets denote the average over "
               "i = 1, ..., {d} of the eigenvalues {lambda_i} of {C_train} paired with the "
               "diagonal entries {mu_i} of {C_test} in that eigenbasis.",
@@ -838,10 +838,5 @@ def derivation() -> Derivation:
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
         ),
-        sources=(
-            "Letey, Zavatone-Veth, Lu, Pehlevan: Pretrain-Test Task Alignment Governs "
-            "Generalization in In-Context Learning, arXiv:2509.26551.",
-            "Lu, Letey, Zavatone-Veth, Maiti, Pehlevan: Asymptotic theory of in-context learning "
-            "by linear attention, arXiv:2405.11751.",
-        ),
+        citations=("letey2025alignment", "lu2024asymptotic"),
     )

@@ -1,12 +1,22 @@
-"""Write one paper's appendix: run the checks of its derivation, render the ``.tex`` with
-:mod:`replica.latex`, optionally compile the PDF."""
+r"""Write one paper's appendix: run the checks of its derivation, render the ``.tex`` with
+:mod:`replica.latex`, optionally compile the PDF.
+
+Files written in the output folder for derivation ``NAME``:
+
+* ``NAME.tex`` -- a standalone document (notation, body, bibliography) and
+  ``replica-papers.bib`` (the same file for every appendix, so that several share it);
+* with ``fragment``: ``NAME-body.tex`` (the appendix without preamble, to ``\input`` into a
+  paper) and ``NAME-macros.tex`` (its notation as ``\providecommand`` and the packages it needs,
+  to ``\input`` in the paper's preamble).
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from ..latex import CompileReport, compile_pdf, latexmk_path, render
+from ..latex import CompileReport, compile_pdf, latexmk_path, render_parts
+from ..latex.bibliography import BIB_NAME
 from . import get
 from .base import run_check
 
@@ -18,12 +28,22 @@ class AppendixResult:
     tex: str
     outcomes: tuple
     pdf: CompileReport | None = None
+    files: tuple = ()
+    """Every file written (the ``.tex`` first)."""
+
+
+def appendix_files(name: str, fragment: bool = False) -> list[str]:
+    """The names of the files :func:`write_appendix` writes for ``name`` (without the PDF)."""
+    files = [f"{name}.tex", f"{BIB_NAME}.bib"]
+    if fragment:
+        files += [f"{name}-body.tex", f"{name}-macros.tex"]
+    return files
 
 
 def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
                    outcomes=None, point: dict | None = None, dps: int = 30,
-                   progress=None) -> AppendixResult:
-    """Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
+                   progress=None, fragment: bool = False) -> AppendixResult:
+    r"""Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
 
     The checks of every step run first (unless ``outcomes`` are given); a failing check raises
     :class:`~replica.latex.document.CheckFailedError` and nothing is written. With ``pdf`` a
@@ -31,7 +51,8 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
     model's :class:`~replica.problem.Problem` (:func:`replica.derivations.model.derivation_for`,
     with a table of the solution at ``point``, solved at ``dps`` digits). ``progress``: a
     ``report(done, total, note)`` callback, called before each step's check and at the
-    rendering.
+    rendering. With ``fragment`` the ``\input``-able body and its notation file are written
+    too (see the module docstring).
     """
     if pdf:
         latexmk_path()
@@ -53,12 +74,20 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
             outcomes.append(run_check(step))
     if progress:
         progress(len(outcomes), len(outcomes) + 1, "rendering")
-    text = render(doc, symbol_names=symbol_names, outcomes=outcomes)
+    parts = render_parts(doc, symbol_names=symbol_names, outcomes=outcomes)
     if progress:
         progress(len(outcomes) + 1, len(outcomes) + 1, "written")
     os.makedirs(outdir, exist_ok=True)
-    tex = os.path.join(outdir, f"{name}.tex")
-    with open(tex, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    contents = {f"{name}.tex": parts.standalone, f"{BIB_NAME}.bib": parts.bib}
+    if fragment:
+        contents[f"{name}-body.tex"] = parts.body
+        contents[f"{name}-macros.tex"] = parts.macros
+    written = []
+    for filename, text in contents.items():
+        path = os.path.join(outdir, filename)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        written.append(path)
+    tex = written[0]
     report = compile_pdf(tex) if pdf else None
-    return AppendixResult(tex, tuple(outcomes), report)
+    return AppendixResult(tex, tuple(outcomes), report, tuple(written))

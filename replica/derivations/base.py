@@ -7,7 +7,8 @@ as a failure, with the exception as the reason.
 
 Sentences may contain ``{name}`` (an inline formula: ``name`` is a key of
 :attr:`Derivation.inline`) and ``[[step]]`` or ``[[step.key]]`` (a reference to the first
-displayed equation of a step, or to one of its objects).
+displayed equation of a step, or to one of its objects) or ``[[cite:KEY]]`` (a citation of a
+paper of :data:`replica.latex.bibliography.PAPERS`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class Derivation:
     titles: Mapping[str, str] = dataclasses.field(default_factory=dict)
     missing: tuple = ()
     sources: tuple = ()
+    citations: tuple = ()
+    """BibTeX keys (:data:`replica.latex.bibliography.PAPERS`) the appendix cites besides those
+    cited in its prose with ``[[cite:KEY]]``."""
     origin: str = ""
     """Where the steps come from, for the generated file's header (default: the derivation's
     module, ``replica/derivations/KEY.py``)."""

@@ -66,6 +66,7 @@ cov_w = sympy.MatrixSymbol("cov_w", D_dim, D_dim)
 f_sym = sympy.Symbol("f")
 E_tr_sym, V_sym = sympy.symbols("E_tr V")
 eps = sympy.Symbol("varepsilon", positive=True)
+Delta_sym = sympy.Symbol("Delta")
 beta = sympy.Symbol("beta", positive=True)
 n_rep = sympy.Symbol("n", positive=True)
 Z_beta = sympy.Symbol("Z_beta", positive=True)
@@ -90,7 +91,7 @@ SYMBOL_NAMES.update({
     AD.H_design: r"\mathsf{H}", AD.Y_labels: r"\mathbf{y}",
     AD.gamma: r"\operatorname{vec}\Gamma", AD.gamma_star: r"\operatorname{vec}\Gamma^{*}",
     AD.loss: r"\mathcal{L}", w_hat: r"\hat{w}", Gamma: r"\Gamma", cov_w: r"\mathbb{E}\,w w^{\top}",
-    E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}",
+    E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}", Delta_sym: r"\Delta",
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
 })
@@ -144,7 +145,7 @@ def _check_task_covariance():
 def _check_linear_form():
     """With explicit matrices at {D} = 2, {L} = 2 (independent symbols), the trace form with the
     displayed H equals {x_q}^T {Gamma} {w_hat} and, for {Gamma} placed in the first {D} columns,
-    the linear read-out of the alignment appendix; H is exactly the first {D} columns of paper A's
+    the linear read-out of the alignment appendix; H is exactly the first {D} columns of Lu et al.'s
     H_Z (its last column, the mean squared label, is dropped)."""
     sizes = AD.SIZES
     vals = AD._explicit([AD.X, AD.y, AD.x_q, Gamma], sizes)
@@ -416,6 +417,24 @@ def _check_decomposition_numeric():
 # ---------------------------------------------------------------------------------------------
 # 7. lambda = 0 closed form, evaluated
 # ---------------------------------------------------------------------------------------------
+def named_combinations(expr):
+    """``expr`` written with the paper's named combinations, for display:
+    epsilon = (1 + sigma^2)/alpha, E_tr = 1 + sigma^2 - 2m + q + epsilon qbar and
+    Delta = 1 + chi + epsilon chibar (m and chi eliminated in their favour, then factored).
+
+    The result is verified: substituting the definitions back gives ``expr`` exactly (SymPy
+    ``cancel`` of the difference is 0), else :class:`ValueError`. Returns ``expr`` unchanged when
+    the named form does not print shorter."""
+    named = expr.subs(L.alpha, (1 + L.sigma**2) / eps)
+    named = named.subs({L.m: (1 + L.sigma**2 + L.q + eps * L.qbar - E_tr_sym) / 2,
+                        L.chi: Delta_sym - 1 - eps * L.chibar})
+    named = sympy.factor(sympy.cancel(sympy.together(named)))
+    back = named.subs({E_tr_sym: L.E_TR, Delta_sym: L.DELTA}).subs(eps, L.EPS)
+    if sympy.cancel(back - expr) != 0:
+        raise ValueError(f"the named form of {expr} does not substitute back to it")
+    return named if len(sympy.latex(named)) < len(sympy.latex(expr)) else expr
+
+
 def _in_eps(expr):
     """``expr`` written with epsilon = (1 + sigma^2)/alpha in place of alpha (for display)."""
     return expr.subs(L.alpha, (1 + L.sigma**2) / eps)
@@ -425,7 +444,7 @@ def _in_eps(expr):
 # (checks)
 # ---------------------------------------------------------------------------------------------
 def _check_closed_form_numeric():
-    """The closed form (T1)-(T5) satisfies the ten derived fixed-point equations with g abstract
+    """The closed form [[lambda0_step]] satisfies the ten derived fixed-point equations with g abstract
     (the model's symbolic check), and evaluated with the closed-form transforms at golden point 1
     it equals the Newton solution of the saddle-point equations to at least 25 digits in q, m,
     chi, qbar, chibar and q0."""
@@ -600,7 +619,7 @@ def series_display(side: str):
 
 
 def _check_series():
-    """Two derivations agree: in the library's series (replica.analysis.asymptotics, from sympy series
+    """Two derivations agree: in the library's large-alpha series (SymPy series
     of the closed form on each side) the coefficient of alpha on the task-scarce side equals the
     rate derived here with tilde p_0 = 1 - {kappa}/{rho}, and the task-rich series has no
     positive power of alpha. At {rho} = {kappa} the powers are alpha^(1/2), 1, alpha^(-1/2):
@@ -657,7 +676,7 @@ def _transition_table():
 # ---------------------------------------------------------------------------------------------
 def _check_order_equations():
     """Substituting each displayed right-hand side into its stationarity condition gives 0
-    (the model's checks), and the ten derived equations coincide with (R2)-(R3) and (R5)-(R8) of
+    (the model's checks), and the ten derived equations coincide with the published fixed-point equations of
     the authors' code: every difference cancels with g and g' abstract."""
     imp = _imported_checks()
     return all(imp[f"fixed_point_{t}"].verify() for t in L.ORDER_PARAMETERS) and \
@@ -713,15 +732,20 @@ def derivation() -> Derivation:
     def chk(name):
         return imp[name].check
 
-    def all_checks(prefix, unknowns):
+    def all_checks(prefix, unknowns, doc):
         steps = [imp[f"{prefix}_{u}"] for u in unknowns]
 
         def check():
             return all(s.verify() for s in steps)
 
-        check.__doc__ = steps[0].check.func.__doc__ if hasattr(steps[0].check, "func") else \
-            steps[0].check.__doc__
+        check.__doc__ = doc
         return check
+
+    derivative_doc = ("For each displayed derivative: the derivative written with the alias z "
+                      "and the spectral functions g, g' equals SymPy's derivative of the free "
+                      "energy with the alias substituted first.")
+    solution_doc = ("Substituting each displayed solution into its stationarity condition "
+                    "gives 0 (SymPy, with g and g' abstract).")
 
     order_syms = L.ORDER_PARAMETERS
     conj_syms = L.CONJUGATES
@@ -735,7 +759,7 @@ def derivation() -> Derivation:
              _check_task_covariance),
         Step("lowrank_linear_form",
              {"w_hat": eq(w_hat, W_HAT), "H": eq(H_mat, H_DEF), "readout": eq(AD.y_hat, READOUT)},
-             "As in paper A, linear attention with the value-key cross term set to zero predicts "
+             "As in [[cite:lu2024asymptotic]], linear attention with the value-key cross term set to zero predicts "
              "through a single matrix {Gamma}; this paper keeps only the {D} x {D} block, so a "
              "prompt enters through H, built from the one-step estimate {w_hat} of its task.",
              _check_linear_form),
@@ -763,39 +787,45 @@ def derivation() -> Derivation:
              _check_rs),
         Step("free_energy_r1",
              {"f": eq(f_sym, L.FREE_ENERGY), "E_tr": eq(E_tr_sym, L.E_TR), "V": eq(V_sym, L.V),
+              "Delta": eq(Delta_sym, 1 + V_sym),
               "z": eq(L.z, L.Z_DEFINITION), "eps": eq(eps, L.EPS)},
              "Averaging over the Gaussian inputs and the tasks in the replica-symmetric ansatz "
              "and taking {beta} -> infinity gives the free energy, to be extremised over the "
              "five order parameters and their five conjugates (hats). The Stieltjes transform g "
              "of the empirical task covariance S stays abstract, and z is an alias for an "
              "expression in the conjugates.",
-             _check_free_energy),
+             _check_free_energy,
+             stated="the replica average that leads to this free energy is not carried out here "
+                    "(see Not derived here); the check confirms its parts, and the following "
+                    "steps that its stationarity gives the published fixed-point equations."),
         Step("golden_points",
              {"table": _golden_table()},
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
              "authors' values at the authors' three golden fixed points.",
              _check_golden),
-    ), "From the training loss to the replica-symmetric free energy (R1).")
+    ), "From the training loss to the replica-symmetric free energy [[free_energy_r1.f]].")
     s_saddle = Section("Saddle-point equations", (
         Step("stationarity_order",
-             {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in order_syms},
+             {str(u): eq(sympy.Derivative(f_sym, u), named_combinations(stat[u]))
+              for u in order_syms},
              "Differentiating [[free_energy_r1.f]] with respect to the order parameters gives "
              "the energetic conditions.",
-             all_checks("stationarity", order_syms)),
+             all_checks("stationarity", order_syms, derivative_doc)),
         Step("stationarity_conjugates",
-             {str(u): eq(sympy.Derivative(f_sym, u), stat[u]) for u in conj_syms},
+             {str(u): eq(sympy.Derivative(f_sym, u), named_combinations(stat[u]))
+              for u in conj_syms},
              "Differentiating with respect to the conjugates uses the chain rule through the "
              "alias z ({qhat} d z/d {qhat} = -z and {qhat} d z/d {qbarhat} = -1) and g' = dg/dz.",
-             all_checks("stationarity", conj_syms)),
+             all_checks("stationarity", conj_syms, derivative_doc)),
         Step("conjugate_equations",
-             {str(t): eq(t, fp[t]) for t in conj_syms},
+             {str(t): eq(t, named_combinations(fp[t])) for t in conj_syms},
              "Each condition of [[stationarity_order]] is linear in the paired conjugate; "
-             "solving gives the conjugates as functions of the order parameters (R2)-(R3).",
-             all_checks("fixed_point", conj_syms)),
+             "solving gives the conjugates as functions of the order parameters.",
+             all_checks("fixed_point", conj_syms, solution_doc)),
         Step("order_equations",
              {str(t): eq(t, fp[t]) for t in order_syms},
              "Each condition of [[stationarity_conjugates]] is linear in the paired order "
-             "parameter; solving gives (R5)-(R8). These ten simplified saddle-point equations "
+             "parameter; solving gives the order parameters. These ten simplified saddle-point equations "
              "coincide with those of the authors' code (difference 0 with g abstract).",
              _check_order_equations),
         Step("spectral_argument_z",
@@ -807,16 +837,21 @@ def derivation() -> Derivation:
         Step("effective_ridge",
              {"h": eq(L.EFFECTIVE_RIDGE_EQUATION, 0)},
              "Eliminating the order parameters leaves one scalar equation for the effective ridge "
-             "u = {lam}/{qhat}, paper A's ridge equation with M(z) = g(-z).",
+             "u = {lam}/{qhat}, the ridge equation of [[cite:letey2025alignment]] with M(z) = g(-z).",
              _imported_checks()["effective_ridge"].check),
         Step("reduced_map_step",
-             {**{str(t): eq(t, e) for t, e in phi.items()}, "z": eq(L.z, z_theta)},
+             {**{str(t): eq(t, named_combinations(e)) for t, e in phi.items()},
+              "z": eq(L.z, named_combinations(z_theta))},
              "Substituting the conjugates gives a closed map on the five order parameters in "
              "which {kappa} enters only through z and g; it is iterated and then solved by "
              "Newton's method with its exact Jacobian.",
              chk("reduced_map")),
-    ), "The general mechanism of replica.symbolic.saddle differentiates (R1) and solves each "
-       "stationarity condition for its paired variable.")
+    ), "The library differentiates the free energy [[free_energy_r1.f]] and solves each "
+       "stationarity condition for its paired variable. The results are printed with the "
+       "combinations {E_tr} [[free_energy_r1.E_tr]], {Delta} = 1 + V [[free_energy_r1.Delta]] "
+       "and {eps} [[free_energy_r1.eps]] (m and {chi} eliminated in their favour where that is "
+       "shorter); substituting the definitions back gives the full expressions exactly, which "
+       "SymPy verified when this file was generated.")
     s_spec = Section("Spectral functions", (
         Step("spectral_closed_forms_step",
              {"gtilde": eq(GT[0](z_neg), _root_branch()),
@@ -885,7 +920,7 @@ def derivation() -> Derivation:
         Step("series_step",
              {side: eq(idg_side[side], series_display(side)) for side in AS.SIDES},
              "The library's large-alpha series of the IDG error "
-             "(replica.analysis.asymptotics: the closed form of [[lambda0_step]] expanded on each side of the transition; terms that "
+             "(the closed form of [[lambda0_step]] expanded on each side of the transition; terms that "
              "vanish as {alpha} -> infinity are not shown) contains the "
              "rate of [[idg_rate_step.rate]]; at {rho} = {kappa} the bulk of the restricted "
              "spectrum reaches zero, the square root in the transform no longer has a Laurent "
@@ -915,35 +950,35 @@ def derivation() -> Derivation:
         title="Appendix: replica theory of in-context regression with low-rank tasks",
         intro="This appendix derives, step by step, the replica-symmetric theory of linear "
               "attention pretrained by ridge regression on tasks drawn from a random subspace of "
-              "dimension {r} = {rho} {D} (Takanami, Takahashi and Kabashima, arXiv:2510.04548). "
+              "dimension {r} = {rho} {D} [[cite:takanami2025lowrank]]. "
               "Notation of that paper: {rho} is the task-rank ratio and {sigma} the label-noise "
-              "standard deviation (in papers A and B, rho is the noise variance). Every "
+              "standard deviation (in the papers on arbitrary task covariances "
+              "[[cite:letey2025alignment,lu2024asymptotic]], rho is the noise variance). Every "
               "displayed equation is printed from the SymPy objects of the replica library: the "
-              "saddle-point equations are obtained by differentiating the free energy with the "
-              "library's general mechanism, not typed. Each step carries a check that ran when "
-              "this file was generated; the paragraph after each step says what it does.",
+              "saddle-point equations are obtained by differentiating the free energy, not typed. "
+              "Each step carries a check that ran when this file was generated; the table of "
+              "Section [[verification]] says what each check does.",
         sections=(s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
         symbol_names=SYMBOL_NAMES, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
             "random-matrix steps, and its equation numbers are not reproduced. The free energy "
-            "(R1) is a reconstruction: its stationarity reproduces every fixed-point "
+            "[[free_energy_r1.f]] is a reconstruction: its stationarity reproduces every fixed-point "
             "equation of the authors' code (checked symbolically here) and its extremum "
             "reproduces the authors' golden values; the average from the replicated partition "
-            "function to (R1) is stated, not derived.",
+            "function to it is stated, not derived.",
             "The names memorisation and structural for the second and third parts of the "
             "decomposition follow an inferred mapping.",
             "The rates of the IDG and ODG errors use the Laurent expansion of the transforms at "
             "an atom separated from the rest of the spectrum, which fails at rho = kappa; there "
-            "only the series of the library's asymptotics module (half-integer powers of alpha) "
+            "only the library's large-alpha series (half-integer powers of alpha) "
             "is shown, checked numerically at one point.",
             "The prediction distribution and the effective single-matrix "
-            "problem (R10) are not part of this appendix.",
+            "problem of the paper are not part of this appendix.",
         ),
+        citations=("takanami2025lowrank", "lu2024asymptotic"),
         sources=(
-            "Takanami, Takahashi, Kabashima: Learning Linear Regression with Low-Rank Tasks "
-            "in-Context, arXiv:2510.04548.",
-            "Lu, Letey, Zavatone-Veth, Maiti, Pehlevan: Asymptotic theory of in-context learning "
-            "by linear attention, arXiv:2405.11751 (the H_Z construction).",
+            "The readout of the attention layer as a trace with the design matrix follows "
+            "[[cite:lu2024asymptotic]].",
         ),
     )

@@ -59,8 +59,9 @@ PUBLISHED_Z = -lam / qhat - (1 + sigma**2) / alpha
 
 
 def _check_effective_ridge() -> bool:
-    """The saddle point satisfies kappa qhat = tau - 1 + u g with u = -z - epsilon (from (R2),
-    (R6)), and u = lambda/qhat (from (R4)), which together give h(u) = 0."""
+    """The saddle point satisfies kappa qhat = tau - 1 + u g with u = -z - epsilon (from the
+    conjugate and order-parameter equations), and u = lambda/qhat (from the definition of the
+    alias z), which together give h(u) = 0."""
     fp = fixed_point_equations()
     # qhat = H_qhat(chi(qhat, z), chibar(qhat, z)) is a fixed point in qhat: solve it.
     eq = qhat - fp[qhat].xreplace({chi: fp[chi], chibar: fp[chibar]})
@@ -79,8 +80,8 @@ def _check_effective_ridge() -> bool:
 
 
 def _check_lambda0_closed_form() -> bool:
-    """(T1)--(T5) satisfy the ten derived fixed-point equations at lambda = 0 (g abstract), and
-    (R5), (R9) give their mbar, m0, q0."""
+    """The closed form satisfies the ten derived fixed-point equations at lambda = 0 (g abstract),
+    and the observables give its mbar, m0, q0."""
     cf = LAMBDA0_CLOSED_FORM
     sub = {s: cf[s] for s in ORDER_PARAMETERS + CONJUGATES}
     sub[z] = -EPS
@@ -196,7 +197,8 @@ def _check_tm_is_training_error() -> bool:
 
 
 def _check_z() -> bool:
-    """(R2) gives qbarhat = epsilon qhat, and then the alias z is the published (R4)."""
+    """The conjugate equations give qbarhat = epsilon qhat, and then the alias z is the
+    published z = -lambda/qhat - (1 + sigma^2)/alpha."""
     fp = fixed_point_equations()
     return is_zero(fp[qbarhat] - EPS * fp[qhat]) and is_zero(
         Z_DEFINITION.subs(qbarhat, EPS * qhat) - PUBLISHED_Z)
@@ -217,14 +219,14 @@ def derivation_steps() -> list[Step]:
         "agrees_with_published",
         {"derived": {t: sympy.Eq(t, fp[t]) for t in PUBLISHED_EQUATIONS},
          "spec": {t: sympy.Eq(t, e) for t, e in PUBLISHED_EQUATIONS.items()}},
-        "The ten derived equations coincide with (R2)-(R3) and (R5)-(R8) of the authors' code "
+        "The ten derived equations coincide with the published fixed-point equations of the authors' code "
         "(every difference cancels with g, g' abstract).",
         lambda: SADDLE.agrees_with(PUBLISHED_EQUATIONS)))
     steps.append(Step(
         "spectral_argument",
         {"z": sympy.Eq(z, Z_DEFINITION), "z_at_saddle": sympy.Eq(z, PUBLISHED_Z)},
         "Since qbarhat = (1 + sigma^2) qhat/alpha at the saddle, z = -lambda/qhat - "
-        "(1 + sigma^2)/alpha (R4): the finite context acts as an extra ridge.",
+        "(1 + sigma^2)/alpha: the finite context acts as an extra ridge.",
         _check_z))
     phi, z_theta = reduced_map()
     steps.append(Step(
@@ -262,7 +264,7 @@ def derivation_steps() -> list[Step]:
     steps.append(Step(
         "observables",
         {"mbar": sympy.Eq(mbar, MBAR), "m0": sympy.Eq(m0, M0), "q0": sympy.Eq(q0, Q0)},
-        "Traces of the effective solution (R10) restricted to the whole space (mbar) and to "
+        "Traces of the effective solution restricted to the whole space (mbar) and to "
         "the task subspace (m0, q0; gtilde' from Tr A^T (S - z)^-2 A / r).",
         _check_rho_one))
     steps.append(Step(
@@ -285,7 +287,7 @@ def derivation_steps() -> list[Step]:
          "kappa_qhat": sympy.Eq(kappa * qhat, KAPPA_QHAT_OF_U),
          "start": {s_: sympy.Eq(s_, e) for s_, e in effective_ridge_start().items()}},
         "Eliminating chi and chibar gives kappa qhat = tau - 1 + u g(z) with u = -z - epsilon = "
-        "lambda/qhat, i.e. one monotone equation for the effective ridge u (paper A's ridge "
+        "lambda/qhat, i.e. one monotone equation for the effective ridge u (the alignment paper's ridge "
         "equation with lambda_A = kappa lambda/tau); it starts the solvers.",
         _check_effective_ridge))
     steps.append(Step(
@@ -293,6 +295,6 @@ def derivation_steps() -> list[Step]:
         {"solution": {s: sympy.Eq(s, e) for s, e in LAMBDA0_CLOSED_FORM.items()},
          "E_tr": LAMBDA0_E_TR},
         "At lambda = 0, z = -epsilon and chi + epsilon chibar = 1/(kappa qhat), so qhat = "
-        "(tau - 1)/kappa without self-consistency (T1); the rest follows (T2)-(T5).",
+        "(tau - 1)/kappa without self-consistency; the rest follows from it.",
         _check_lambda0_closed_form))
     return steps

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sympy
 
-from ..latex.tables import Value, ValueTable
+from ..latex.tables import TABLE_DIGITS, Value, ValueTable
 from ..numerics.result import decimal_string
 from ..symbolic import Step
 from ..symbolic.saddle import is_zero
@@ -90,13 +90,13 @@ def _point_step(problem, point: dict, dps: int) -> Step:
     S = getattr(problem, "saddle_point", None)
     if S is not None:
         symbols.update({str(u): u for u in S.unknowns})
-    rows = tuple((symbols.get(n, n), Value(result.all_values[n], min(result.digits, 12)))
+    rows = tuple((symbols.get(n, n), Value(result.all_values[n], result.digits))
                  for n in names if result.all_values.get(n) is not None)
     where = ", ".join(f"{k} = {v}" for k, v in result.params.items())
     table = ValueTable(
         caption=f"Every reported value at {where}, solved at {dps} digits and printed to the "
                 f"digits verified by a re-solve at higher precision ({result.digits} verified; at "
-                "most 12 shown).",
+                f"most {TABLE_DIGITS} shown, rounded).",
         columns=("quantity", "value"), rows=rows, align="lr")
 
     def check():

@@ -9,11 +9,13 @@ the appendices are written by :mod:`replica.derivations.appendix`).
 * :func:`compile_pdf` -- ``latexmk -pdf -interaction=nonstopmode -halt-on-error``.
 """
 
-from .document import CheckFailedError, comparable, normalise, render
+from .bibliography import PAPERS, bibtex
+from .document import (AppendixSource, CheckFailedError, comparable, normalise, render,
+                       render_parts)
 from .pdf import CompileReport, LatexCompileError, LatexToolMissing, compile_pdf, latexmk_path
 from .printing import escape_text, plain_text, prose_to_latex, to_latex
 from .tables import Value, ValueTable
 
-__all__ = ["CompileReport", "LatexCompileError", "LatexToolMissing", "compile_pdf",
+__all__ = ["PAPERS", "bibtex", "AppendixSource", "render_parts", "CompileReport", "LatexCompileError", "LatexToolMissing", "compile_pdf",
            "latexmk_path", "CheckFailedError", "comparable", "normalise", "render", "escape_text", "plain_text",
            "prose_to_latex", "to_latex", "Value", "ValueTable"]

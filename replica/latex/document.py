@@ -1,18 +1,27 @@
-r"""Rendering a :class:`~replica.derivations.base.Derivation` to a LaTeX document.
+r"""Rendering a :class:`~replica.derivations.base.Derivation` to LaTeX.
 
 Layout: one ``\section`` per section of the derivation, one ``\subsection`` per step. A step shows
 its sentence, then each of its objects in order -- a SymPy relation or expression as a numbered
 display (``equation``, or breqn's ``dmath`` when it is long enough to need line breaks), a
-:class:`~replica.latex.tables.ValueTable` as a booktabs table -- then a paragraph saying what the
-check does (the check's docstring) and whether it passed.
+:class:`~replica.latex.tables.ValueTable` as a booktabs table. The checks of all steps are listed
+once, in a verification table at the end (step, what is checked and how, whether the result is
+computed or stated, outcome); steps whose check is the same share a row.
 
 Every display carries a ``\label``; ``[[step]]`` / ``[[step.key]]`` in prose become ``\eqref``
-(or ``Table~\ref``) to it, so equation numbers and cross-references are LaTeX's own. A reference
-to a label that does not exist is an error at rendering time, not a "??" in the PDF.
+(or ``Table~\ref``) to it, so equation numbers and cross-references are LaTeX's own;
+``[[cite:KEY]]`` becomes ``\cite{KEY}`` (:mod:`replica.latex.bibliography`). A reference to a
+label that does not exist is an error at rendering time, not a "??" in the PDF.
+
+Notation: every symbol whose display name is more than a letter or one command gets a macro named
+after it (``\hat{q}`` -> ``\qhat``, ``\varepsilon_{\rm IDG}`` -> ``\epsIDG``), used throughout the
+body. :func:`render_parts` returns the standalone document (macros defined with ``\newcommand``,
+so a clash with a package is an error), the ``\input``-able body, the macro file
+(``\providecommand``: two appendices' files load together) and the ``.bib``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import re
@@ -20,9 +29,10 @@ import re
 import sympy
 
 from ..errors import ReplicaError
+from .bibliography import BIB_NAME, PAPERS, bibtex
 from .printing import escape_text, prose_to_latex, to_latex
 from .tables import ValueTable
-from .templates import environment
+from .templates import PACKAGES, environment
 
 #: Displays whose LaTeX is longer than this (characters) are set with breqn's ``dmath``.
 LONG_DISPLAY = 150
@@ -55,16 +65,168 @@ def _check_text(step) -> str:
     return " ".join(doc.split()) if doc else "The step's check callable ran."
 
 
-def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> str:
-    """The LaTeX source of the appendix for derivation ``doc``.
+@dataclasses.dataclass(frozen=True)
+class AppendixSource:
+    r"""The generated LaTeX of one appendix.
+
+    ``standalone`` is a complete document (its bibliography is ``replica-papers.bib``); ``body`` the
+    same appendix without preamble, to ``\input`` into a paper; ``macros`` its notation
+    (``\providecommand``) and the packages the body needs, to ``\input`` in that paper's
+    preamble; ``bib`` the text of ``replica-papers.bib`` (every paper the library cites; BibTeX
+    prints the ``citations``).
+    """
+
+    key: str
+    standalone: str
+    body: str
+    macros: str
+    bib: str
+    citations: tuple
+    notation: tuple
+
+
+#: Prefixes of LaTeX words that are not part of a macro's name.
+_SKIP_WORDS = {"rm", "mathrm", "operatorname", "big", "Big", "left", "right", "text", "mathit"}
+_WORD_NAMES = {"varepsilon": "eps", "epsilon": "eps", "mathcal": "cal", "mathbb": "bb",
+               "mathsf": "sf", "mathbf": "bf", "top": "T"}
+_DIGIT_NAMES = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
+                                       "seven", "eight", "nine")))
+_CHAR_NAMES = {"'": "prime", "*": "star", "+": "plus", "=": "eq", "<": "lt", ">": "gt"}
+_ACCENT_NAMES = ("hat", "bar", "tilde", "check", "dot", "ddot", "breve")
+
+
+def macro_name(tex: str) -> str:
+    r"""A letters-only macro name for the LaTeX of a symbol: ``\varepsilon_{\rm IDG}`` ->
+    ``epsIDG``, ``\hat{\bar{\chi}}`` -> ``chibarhat``, ``\tilde{p}_{0}`` -> ``ptildezero``."""
+    out, pending = [], []
+    for tok in re.findall(r"[A-Za-z]+|\d|[*'+=<>]", tex):
+        if tok in _ACCENT_NAMES:
+            pending.append(tok)
+            continue
+        if tok in _SKIP_WORDS:
+            continue
+        word = _WORD_NAMES.get(tok) or _DIGIT_NAMES.get(tok) or _CHAR_NAMES.get(tok) or tok
+        out.append(word + "".join(reversed(pending)) if pending and tok.isalpha() else word)
+        if tok.isalpha():
+            pending = []
+    return "".join(out) + "".join(reversed(pending))
+
+
+#: Short names TeX or LaTeX already use (a clash would silently keep their meaning under
+#: ``\providecommand``; the standalone document's ``\newcommand`` makes any other clash an error).
+_RESERVED = {"fi", "if", "or", "do", "to", "in", "ne", "le", "ge", "gg", "ll", "mp", "pm", "wp",
+             "Re", "Im", "ni", "mu", "nu", "xi", "pi", "aa", "ae", "oe", "ss", "AA", "AE", "OE",
+             "dh", "dj", "th", "ng", "ij", "IJ", "atop", "over", "max", "min", "sup", "inf",
+             "lim", "log", "exp", "det", "deg", "dim", "arg", "hom", "ker", "sec", "sin", "cos",
+             "tan", "cot", "csc", "bar", "hat", "vec", "dot", "top", "bot", "mid", "sim", "neq",
+             "leq", "geq", "cap", "cup", "vee", "eth", "par", "end", "day", "box", "Box", "line",
+             "vline", "hline", "span", "char", "mark", "mathit", "what"}
+
+
+def _mathrm(tex: str) -> str:
+    r"""``{\rm IDG}`` -> ``\mathrm{IDG}``."""
+    return re.sub(r"\{\\rm\s*([^{}]*)\}", r"{\\mathrm{\1}}", tex)
+
+
+def _is_composite(tex: str) -> bool:
+    # A single letter or a single command (\kappa, \Gamma) needs no macro.
+    return re.fullmatch(r"\\?[A-Za-z]+|[A-Za-z]", tex.strip()) is None
+
+
+def _symbols_of(doc) -> list:
+    found = set()
+
+    def collect(obj):
+        if isinstance(obj, (sympy.Basic, sympy.MatrixBase)):
+            found.update(obj.atoms(sympy.Symbol, sympy.MatrixSymbol))
+        elif isinstance(obj, ValueTable):
+            for cell in list(obj.columns) + [c for row in obj.rows for c in row]:
+                collect(cell)
+
+    for step in doc.steps:
+        for obj in step.objects.values():
+            collect(obj)
+    for obj in doc.inline.values():
+        collect(obj)
+    for key in doc.symbol_names:
+        if isinstance(key, (sympy.Symbol, sympy.MatrixSymbol)):
+            found.add(key)
+    return sorted(found, key=lambda s: (s.name, type(s).__name__))
+
+
+def notation(doc, names) -> dict:
+    r"""``{symbol: (macro, definition)}`` for every symbol of ``doc`` whose display name is more
+    than a letter or one command (``\hat{q}`` -> ``\qhat``). Two symbols printed alike share a
+    macro; two printed differently never do (a clash of names gets a letter suffix)."""
+    by_tex, used, out = {}, {}, {}
+    for sym in _symbols_of(doc):
+        tex = to_latex(sym, names)
+        if not _is_composite(tex) or "\\" not in tex and "_" not in tex and "'" not in tex:
+            continue
+        if tex not in by_tex:
+            base = macro_name(tex) or "sym"
+            if base in _RESERVED or len(base) < 2:
+                base += "var"
+            name, k = base, 0
+            while name in used and used[name] != tex:
+                k += 1
+                name = base + "x" * k
+            used[name] = tex
+            by_tex[tex] = name
+        out[sym] = (by_tex[tex], tex)
+    return out
+
+
+def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
+           fragment: bool = False) -> str:
+    """The LaTeX source of the appendix for derivation ``doc`` (a standalone document, or its
+    ``\\input``-able body when ``fragment``); see :func:`render_parts`."""
+    parts = render_parts(doc, symbol_names, outcomes, run_checks)
+    return parts.body if fragment else parts.standalone
+
+
+def _script_safe(latex: str) -> str:
+    r"""``^`` and ``_`` in the formulas of ``latex`` written ``\sp`` and ``\sb`` (the same
+    scripts, as control sequences that survive a round trip through the ``.aux`` file)."""
+    def fix(m):
+        return m.group(0).replace("^", r"\sp ").replace("_", r"\sb ")
+    return re.sub(r"\$[^$]+\$", fix, latex)
+
+
+def _pdf_safe(title: str) -> str:
+    r"""Formulas in a heading wrapped in ``\texorpdfstring`` (PDF bookmarks hold plain text)."""
+    def plain(m):
+        t = re.sub(r"\\(?:hat|bar|tilde)\{([^{}]*)\}", r"\1", m.group(0))
+        t = re.sub(r"\\(?:rm|mathrm|sp|sb)(?![A-Za-z])\s*", "", t)
+        t = re.sub(r"[\\{}^_$]", "", t)
+        return r"\texorpdfstring{%s}{%s}" % (m.group(0), " ".join(t.split()))
+    return re.sub(r"\$[^$]+\$", plain, title)
+
+
+def appendix_names(doc, symbol_names=None):
+    """``(display, macros, names)``: the display names of ``doc``'s symbols (``symbol_names``
+    override the derivation's), their notation macros (:func:`notation`), and the names the body
+    prints with (a symbol with a macro prints as ``\\macro``)."""
+    display = dict(doc.symbol_names)
+    display.update(symbol_names or {})
+    # ``{\rm X}`` in a caption or heading makes LaTeX ask for a rerun on every run (the label text
+    # that hyperref stores never compares equal); ``\mathrm{X}`` does not.
+    display = {k: _mathrm(v) if isinstance(v, str) else v for k, v in display.items()}
+    macros = notation(doc, display)
+    names = dict(display)
+    for sym, (macro, _tex) in macros.items():
+        names[sym] = "\\" + macro
+    return display, macros, names
+
+
+def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> AppendixSource:
+    """All the generated files of the appendix for derivation ``doc``.
 
     ``symbol_names`` overrides entries of ``doc.symbol_names``. ``outcomes`` are precomputed
     :class:`~replica.derivations.base.CheckOutcome` records; otherwise the checks are run here when
     ``run_checks`` is true (statuses read "not run" when it is false). A failed check raises
     :class:`CheckFailedError`: no document states a step whose check fails.
     """
-    names = dict(doc.symbol_names)
-    names.update(symbol_names or {})
     if outcomes is None and run_checks:
         outcomes = doc.run_checks()
     status = {}
@@ -74,6 +236,13 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
         if failed:
             raise CheckFailedError("derivation %r: check failed for step(s) %s" % (
                 doc.key, "; ".join(f"{o.step} ({o.reason})" for o in failed)))
+
+    display, macros, names = appendix_names(doc, symbol_names)
+    words = {}
+    for key, value in names.items():
+        name = getattr(key, "name", None)
+        if name and len(name) > 1 and isinstance(key, sympy.Symbol):
+            words[name] = value
 
     # First pass: labels of every step and object, so references may point forwards.
     labels: dict[str, tuple[str, str]] = {}
@@ -88,7 +257,19 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
                 first = (kind, label)
         labels[step.name] = first or ("step", step_label)
 
+    citations = list(getattr(doc, "citations", ()) or ())
+
     def ref(name: str) -> str:
+        if name.startswith("cite:"):
+            keys = [k.strip() for k in name[5:].split(",")]
+            for k in keys:
+                if k not in PAPERS:
+                    raise KeyError(f"derivation {doc.key!r}: [[{name}]] cites no known paper")
+                if k not in citations:
+                    citations.append(k)
+            return r"\cite{%s}" % ",".join(keys)
+        if name == "verification":
+            return r"\ref{sec:%s:verification}" % doc.key
         if name not in labels:
             raise KeyError(f"derivation {doc.key!r}: reference [[{name}]] names no step or object")
         kind, label = labels[name]
@@ -107,9 +288,30 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
         return to_latex(by_name.get(name, sympy.Symbol(name)), names)
 
     def prose(text: str) -> str:
-        return prose_to_latex(text, inline, ref)
+        return prose_to_latex(text, inline, ref, words)
+
+    # Headings and captions are copied into the .aux file (as label texts). breqn makes ``^`` and
+    # ``_`` active in math, so a label text holding them never compares equal to its re-read
+    # copy and LaTeX asks for a rerun on every run. There the display names are used (not the
+    # macros, which would expand to ``_``), with ``\sp`` / ``\sb`` for the scripts.
+    display_words = {k: v for k, v in words.items()}
+    for key, value in display.items():
+        if isinstance(key, sympy.Symbol) and len(key.name) > 1:
+            display_words[key.name] = value
+
+    def inline_display(name: str) -> str:
+        if name in doc.inline:
+            return to_latex(doc.inline[name], display)
+        return to_latex(by_name.get(name, sympy.Symbol(name)), display)
+
+    def caption(text: str) -> str:
+        return _script_safe(prose_to_latex(text, inline_display, ref, display_words))
+
+    def text(title: str) -> str:
+        return _pdf_safe(_script_safe(escape_text(title, display_words)))
 
     sections = []
+    rows: dict[str, dict] = {}
     for si, section in enumerate(doc.sections, 1):
         steps = []
         for step in section.steps:
@@ -117,8 +319,9 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
             for key, obj in step.objects.items():
                 kind, label = labels[f"{step.name}.{key}"]
                 if kind == "table":
-                    t = obj.to_latex(names)
-                    blocks.append(dict(kind="table", label=label, caption=prose(obj.caption), **t))
+                    t = obj.to_latex(names, words)
+                    blocks.append(dict(kind="table", label=label, caption=caption(obj.caption),
+                                       **t))
                 elif _is_display(obj):
                     tex = to_latex(obj, names)
                     long = len(tex) > LONG_DISPLAY
@@ -128,24 +331,52 @@ def render(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> st
                 else:
                     raise TypeError(f"step {step.name!r}: object {key!r} of type "
                                     f"{type(obj).__name__} cannot be displayed")
+            step_label = f"step:{doc.key}:{_slug(step.name)}"
             outcome = status.get(step.name)
+            stated = getattr(step, "stated", "") or ""
             if step.check is None:
-                state = "(definition)"
-            elif outcome is None:
-                state = "not run"
+                state, basis = "--", "definition"
             else:
-                state = "passed"
-            steps.append(dict(title=escape_text(doc.title_of(step)), sentence=prose(step.sentence),
-                              label=f"step:{doc.key}:{_slug(step.name)}", blocks=blocks,
-                              check=prose(_check_text(step)), status=state))
-        sections.append(dict(title=escape_text(section.title), label=f"sec:{doc.key}:{si}",
+                state = "not run" if outcome is None else "passed"
+                basis = "stated" if stated else "computed"
+            check = prose(_check_text(step))
+            if stated:
+                check += " Stated, not derived: " + prose(stated)
+            row = rows.setdefault(check, dict(steps=[], check=check, basis=basis,
+                                              outcome=state))
+            row["steps"].append(r"\ref{%s}" % step_label)
+            steps.append(dict(title=text(doc.title_of(step)), sentence=prose(step.sentence),
+                              label=step_label, blocks=blocks))
+        sections.append(dict(title=text(section.title), label=f"sec:{doc.key}:{si}",
                              intro=prose(section.intro) if section.intro else "", steps=steps))
+    verification = [dict(r, steps=", ".join(r["steps"])) for r in rows.values()]
+    n_run = sum(1 for s in doc.steps if s.check is not None)
+    n_passed = sum(1 for s in doc.steps if s.check is not None and s.name in status)
+    if outcomes is None:
+        summary = (f"The checks of the {n_run} steps with a claim were not run for this file.")
+    else:
+        summary = (f"Every step with a claim carries a check, run when this file was generated: "
+                   f"{n_passed} of {n_run} passed. A check marked computed verifies the step's "
+                   f"displayed result (symbolically, by a limit, or numerically); steps whose "
+                   f"check is the same share a row.")
+    intro_text = prose(doc.intro)
     context = dict(key=doc.key, origin=doc.origin or f"replica/derivations/{doc.key}.py",
-                   title=escape_text(doc.title), intro=prose(doc.intro),
+                   title=text(doc.title), intro=intro_text,
                    sections=sections, missing=[prose(m) for m in doc.missing],
-                   sources=[prose(s) for s in doc.sources])
-    text = environment().get_template("appendix.tex").render(doc=context)
-    return normalise(text)
+                   sources=[prose(s) for s in doc.sources], verification=verification,
+                   verification_intro=summary,
+                   macros=[dict(name=m, definition="{%s}" % t) for m, t in
+                           sorted(set(macros.values()))],
+                   citations=citations, bib_name=BIB_NAME)
+    env = environment()
+    body = normalise(env.get_template("body.tex").render(doc=context))
+    standalone = normalise(env.get_template("appendix.tex").render(
+        doc=context, body=body.split("\n", 2)[2], packages=PACKAGES))
+    macro_text = normalise(env.get_template("macros.tex").render(doc=context,
+                                                                 packages=PACKAGES))
+    return AppendixSource(doc.key, standalone, body, macro_text,
+                          bibtex(), tuple(citations),
+                          tuple(sorted(set(macros.values()))))
 
 
 def normalise(text: str) -> str:

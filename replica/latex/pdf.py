@@ -6,6 +6,12 @@ settle); the PDF and the log are copied next to the ``.tex``. Failures are one l
 * :class:`LatexToolMissing` (exit status 2) -- ``latexmk`` is not on ``PATH``;
 * :class:`LatexCompileError` (exit status 1) -- pdflatex stopped with an error (the first ``!``
   line of the log and its line number), or the PDF still has undefined references.
+
+:func:`log_problems` reads the final log for what a careful author fixes: undefined references or
+citations, overfull boxes wider than :data:`OVERFULL_TOLERANCE_PT`, requests to rerun LaTeX, and
+every other LaTeX or package warning; :attr:`CompileReport.warnings` lists them, one line each.
+Files next to the ``.tex`` that it needs (``NAME.bib``, ``*-macros.tex``, ``*-body.tex``, other
+``.bib`` files) are compiled with it; latexmk runs BibTeX when the document has a bibliography.
 """
 
 from __future__ import annotations
@@ -76,8 +82,38 @@ def undefined_references(log_text: str) -> list[str]:
     return sorted(set(refs))
 
 
+#: Overfull boxes up to this width (points) are not reported (TeX's own rounding-level excess).
+OVERFULL_TOLERANCE_PT = 1.0
+
+
+def log_problems(log_text: str, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -> list[str]:
+    """Warnings of a final LaTeX log, one line each: LaTeX/package/class warnings (undefined
+    references and citations, "Rerun to get cross-references right", ...) and overfull boxes
+    wider than ``tolerance_pt``."""
+    out = []
+    for m in re.finditer(r"^((?:LaTeX|Package|Class) (?:[A-Za-z]+ )?Warning: [^\n]*(?:\n\([^)]*\)"
+                         r"[^\n]*)*)", log_text, re.MULTILINE):
+        text = " ".join(re.sub(r"\n\([^)]*\)\s*", " ", m.group(1)).split())
+        out.append(text)
+    for m in re.finditer(r"^Overfull \\[hv]box \(([\d.]+)pt too (?:wide|high)\)([^\n]*)", log_text,
+                         re.MULTILINE):
+        if float(m.group(1)) > tolerance_pt:
+            out.append(f"Overfull box ({m.group(1)}pt){m.group(2)}")
+    return list(dict.fromkeys(out))
+
+
+def _companions(tex_path: str) -> list[str]:
+    """The files a generated ``.tex`` may read: ``.bib`` files and ``*-macros.tex`` /
+    ``*-body.tex`` in its folder."""
+    folder = os.path.dirname(tex_path)
+    names = sorted(os.listdir(folder))
+    return [os.path.join(folder, n) for n in names
+            if n.endswith(".bib") or n.endswith("-macros.tex") or n.endswith("-body.tex")]
+
+
 def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:
-    """Compile ``tex_path``; the PDF and ``.log`` are written next to it."""
+    """Compile ``tex_path``; the PDF and ``.log`` are written next to it. Its companion files
+    (:func:`_companions`) are copied into the build folder with it."""
     import time
 
     exe = latexmk_path()
@@ -88,6 +124,9 @@ def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:
     outdir = os.path.dirname(tex_path)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="replica-latex-") as work:
+        for extra in _companions(tex_path):
+            if extra != tex_path:
+                shutil.copy(extra, os.path.join(work, os.path.basename(extra)))
         shutil.copy(tex_path, os.path.join(work, base + ".tex"))
         try:
             # Long log lines (kpathsea reads these from the environment) keep messages whole.
@@ -115,6 +154,6 @@ def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:
                                     f"{', '.join(undefined)}")
         pdf = os.path.join(outdir, base + ".pdf")
         shutil.copy(pdf_work, pdf)
-    warnings = tuple(sorted(set(re.findall(r"LaTeX Warning: ([^\n]+)", log_text))))
+    warnings = tuple(log_problems(log_text))
     return CompileReport(pdf, os.path.join(outdir, base + ".log"), tuple(undefined), warnings,
                          time.perf_counter() - t0)

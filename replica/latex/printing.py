@@ -127,10 +127,23 @@ def _unicode_math(ch: str) -> str | None:
     return None
 
 
-def escape_text(text: str) -> str:
-    """Escape prose for LaTeX. Unicode mathematical characters (Greek letters with combining
-    accents, minus, inequalities, ...) are set in math mode; any other non-ASCII character raises
-    :class:`ParameterError` rather than producing a document that will not compile."""
+def escape_text(text: str, words=None) -> str:
+    """Escape prose for LaTeX, with every mathematical symbol in math mode.
+
+    Runs of ASCII mathematics (``kappa qhat = tau - 1 + u g``, ``gtilde'``, ``epsilon_IDG``,
+    ``1e-25``, ``E[w w^T]``) are found by :func:`math_runs` and typeset as one formula each
+    (``$\\kappa \\hat{q} = \\tau - 1 + u g$``, ``$10^{-25}$``); ``words`` maps further symbol
+    names (two characters or more, e.g. ``"E_tr"``) to their LaTeX. Unicode mathematical characters
+    (Greek letters with combining accents, minus, inequalities, ...) are set in math mode; any other
+    non-ASCII character raises :class:`ParameterError` rather than producing a document that will
+    not compile."""
+    out = []
+    for is_math, piece in math_runs(text, words):
+        out.append(piece if is_math else _escape_plain(piece))
+    return merge_formulas("".join(out))
+
+
+def _escape_plain(text: str) -> str:
     out = []
     i = 0
     while i < len(text):
@@ -146,7 +159,7 @@ def escape_text(text: str) -> str:
                 out.append(r"$^{\top}$")
             else:
                 body = body[1:-1] if body.startswith("(") else body
-                out.append("$^{%s}$" % escape_text(body).replace("$", ""))
+                out.append("$^{%s}$" % _escape_plain(body).replace("$", ""))
             i = sup.end()
             continue
         if ch in _SPECIALS:
@@ -173,11 +186,244 @@ def escape_text(text: str) -> str:
     return "".join(out)
 
 
-_TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|\[\[([A-Za-z0-9_:.\-]+)\]\]")
+# ---------------------------------------------------------------------------------------------
+# ASCII mathematics in prose
+# ---------------------------------------------------------------------------------------------
+_GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iota kappa lambda mu "
+          "nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta "
+          "Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega").split()
+#: Greek names whose LaTeX differs from ``\\name`` (``epsilon`` is the paper's varepsilon).
+_GREEK_LATEX = {"epsilon": r"\varepsilon", "eps": r"\epsilon", "lam": r"\lambda"}
+_FUNCTIONS = {"log": r"\log", "exp": r"\exp", "min": r"\min", "max": r"\max", "lim": r"\lim",
+              "det": r"\det", "sin": r"\sin", "cos": r"\cos", "tr": r"\operatorname{tr}",
+              "diag": r"\operatorname{diag}", "vec": r"\operatorname{vec}", "sqrt": r"\sqrt"}
+#: English words that look like a letter with an accent suffix (``t`` + ``hat``).
+_NOT_SYMBOLS = {"that", "what", "chat", "Chat", "That", "What"}
+_ACCENT_WORDS = {"hat": r"\hat", "bar": r"\bar", "tilde": r"\tilde"}
+_WORD = re.compile(r"(?P<base>[A-Za-z]+?)(?P<mods>(?:hat|bar|tilde|prime)*)(?P<digits>\d*)"
+                   r"(?:_(?P<sub>[A-Za-z0-9]+))?(?P<primes>'*)")
+_MATH_TOKEN = re.compile(r"""
+    (?P<tilde>tilde\s+[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*(?![A-Za-z0-9_]))
+  | (?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![A-Za-z_]))
+  | (?P<word>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*)
+  | (?P<sup>\^(?:-?[A-Za-z0-9]+|\([^()]*\)))
+  | (?P<op>->|<=|>=|!=|[=+\-*/<>])
+  | (?P<open>[(\[])
+  | (?P<close>[)\]])
+  | (?P<comma>,)
+  | (?P<space>[ ]+)
+  | (?P<other>.)
+""", re.VERBOSE | re.DOTALL)
+_OPS = {"->": r"\to", "<=": r"\le", ">=": r"\ge", "!=": r"\ne", "*": r"\cdot"}
 
 
-def prose_to_latex(text: str, inline, ref) -> str:
-    """Prose with placeholders to LaTeX.
+def _symbol_latex(word: str, words=None):
+    """``(latex, strong)`` for an ASCII symbol name, or ``None`` for an ordinary word. ``strong``
+    symbols (Greek names, accents, subscripts, primes) make a run of text a formula on their own;
+    a bare single letter does only next to an operator."""
+    if words and len(word) > 1 and word in words:
+        return words[word], True
+    if word in _NOT_SYMBOLS:
+        return None
+    m = _WORD.fullmatch(word)
+    if m is None:
+        return None
+    base, mods, digits, sub, primes = (m.group("base"), m.group("mods"), m.group("digits"),
+                                       m.group("sub"), m.group("primes"))
+    if base in _GREEK or base in _GREEK_LATEX:
+        tex = _GREEK_LATEX.get(base, "\\" + base)
+    elif len(base) == 1:
+        tex = base
+        if digits and base.isupper():
+            return None  # "R2", "L1": labels and names, not symbols
+    else:
+        return None
+    strong = tex != base or bool(mods or digits or sub or primes)
+    for mod in re.findall("hat|bar|tilde|prime", mods):
+        tex = tex + "'" if mod == "prime" else r"%s{%s}" % (_ACCENT_WORDS[mod], tex)
+    if digits:
+        tex += "_{%s}" % digits
+    if sub:
+        tex += "_{%s}" % (sub if len(sub) == 1 or sub.isdigit() else r"\mathrm{%s}" % sub)
+    return tex + primes, strong
+
+
+def _number_latex(text: str):
+    """``1e-25`` -> ``10^{-25}``, ``1.5e6`` -> ``1.5\\times 10^{6}``; plain numbers unchanged."""
+    mant, e, exp = text.partition("e")
+    if not e:
+        return text, False
+    exp = str(int(exp))
+    return (r"10^{%s}" % exp if mant == "1" else r"%s \times 10^{%s}" % (mant, exp)), True
+
+
+def math_runs(text: str, words=None) -> list:
+    """Split prose into ``(is_math, piece)`` pairs: math pieces are LaTeX formulas (with ``$``),
+    text pieces are the original text. A maximal run of symbols, numbers, operators, brackets and
+    spaces is a formula when it holds a strong symbol (see :func:`_symbol_latex`), a number in
+    exponent form, or an operator between two operands."""
+    tokens = []  # (kind, text, latex, strong)
+    for m in _MATH_TOKEN.finditer(text):
+        kind, tok = m.lastgroup, m.group()
+        if kind == "tilde":
+            word = tok.split()[-1]
+            head, sep, sub = word.partition("_")
+            joined = head + "tilde" + sep + sub  # "tilde p_0" names the symbol ptilde_0
+            if words and joined in words:
+                tokens.append(("sym", tok, words[joined], True))
+                continue
+            inner = _symbol_latex(word)
+            if inner is None:
+                tokens.extend([("text", "tilde", None, False), ("space", " ", " ", False)])
+                kind, tok = "word", tok.split()[-1]
+            else:
+                tokens.append(("sym", tok, r"\tilde{%s}" % inner[0] if "_" not in inner[0] else
+                               r"\tilde{%s}_%s" % tuple(inner[0].split("_", 1)), True))
+                continue
+        if kind == "word":
+            if tok == "infinity":
+                tokens.append(("sym", tok, r"\infty", True))
+            elif tok in _FUNCTIONS:
+                tokens.append(("func", tok, _FUNCTIONS[tok], False))
+            else:
+                sym = _symbol_latex(tok, words)
+                tokens.append(("text", tok, None, False) if sym is None else
+                              ("sym", tok, sym[0], sym[1]))
+        elif kind == "num":
+            tex, strong = _number_latex(tok)
+            tokens.append(("num", tok, tex, strong))
+        elif kind == "sup":
+            body = tok[1:]
+            body = body[1:-1] if body.startswith("(") else body
+            if body == "T":
+                tex = r"^{\top}"
+            else:
+                tex = "^{%s}" % _convert_run(body, words)
+            tokens.append(("sup", tok, tex, False))
+        elif kind == "op":
+            if tok == "-" and tokens and tokens[-1][0] == "text" and tokens[-1][1][-1:].isalpha():
+                tokens.append(("text", tok, None, False))  # a hyphen: "large-alpha", "rho-dependent"
+            else:
+                tokens.append(("op", tok, _OPS.get(tok, tok), False))
+        elif kind == "comma":
+            tokens.append(("comma", tok, tok, False))
+        elif kind in ("open", "close", "space"):
+            tokens.append((kind, tok, tok, False))
+        else:
+            tokens.append(("text", tok, None, False))
+    out = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i][0] == "text":
+            out.append((False, tokens[i][1]))
+            i += 1
+            continue
+        j = i
+        while j < len(tokens) and tokens[j][0] != "text":
+            j += 1
+        out.extend(_split_run(tokens[i:j]))
+        i = j
+    merged = []
+    for is_math, piece in out:
+        if merged and not is_math and not merged[-1][0]:
+            merged[-1] = (False, merged[-1][1] + piece)
+        else:
+            merged.append((is_math, piece))
+    return merged
+
+
+def _convert_run(text: str, words=None) -> str:
+    """LaTeX (without ``$``) of a piece of ASCII mathematics, e.g. a superscript's body."""
+    parts = []
+    for is_math, piece in math_runs(text, words):
+        parts.append(piece[1:-1] if is_math else piece)
+    return "".join(parts)
+
+
+def _split_run(run) -> list:
+    """One run of math-capable tokens -> text and formula pieces. An unmatched bracket splits the
+    run (it belongs to the text); spaces and dangling operators at the edges stay text."""
+    if not run:
+        return []
+    stack = []
+    for k, tok in enumerate(run):
+        if tok[0] == "open":
+            stack.append(k)
+        elif tok[0] == "close":
+            if not stack:
+                return _split_run(run[:k]) + [(False, tok[1])] + _split_run(run[k + 1:])
+            stack.pop()
+    if stack:
+        k = stack[0]
+        return _split_run(run[:k]) + [(False, run[k][1])] + _split_run(run[k + 1:])
+    depth = 0
+    for k, tok in enumerate(run):  # a comma outside brackets separates formulas
+        depth += (tok[0] == "open") - (tok[0] == "close")
+        if tok[0] == "comma" and depth == 0:
+            return _split_run(run[:k]) + [(False, tok[1])] + _split_run(run[k + 1:])
+    lo, hi = 0, len(run)
+    while lo < hi and (run[lo][0] in ("space", "sup") or (run[lo][0] == "op"
+                                                           and run[lo][1] != "-")):
+        lo += 1
+    while hi > lo and run[hi - 1][0] in ("space", "op"):
+        hi -= 1
+    core = run[lo:hi]
+    operands = sum(t[0] in ("sym", "num", "func") for t in core)
+    has_symbol = any(t[0] in ("sym", "func") for t in core)
+    strong = any(t[3] for t in core)
+    ops = any(t[0] in ("op", "sup") for t in core)
+    pieces = [(False, "".join(t[1] for t in run[:lo]))] if lo else []
+    if core and (strong or (ops and has_symbol) or (ops and operands >= 2)):
+        tex = "".join(t[2] for t in core)
+        pieces.append((True, "$%s$" % re.sub(r"\s+", " ", tex).strip()))
+    elif core:
+        pieces.append((False, "".join(t[1] for t in core)))
+    if hi < len(run):
+        pieces.append((False, "".join(t[1] for t in run[hi:])))
+    return pieces
+
+
+_TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|\[\[([A-Za-z0-9_:.,\-]+)\]\]")
+
+
+_MATH_PIECE = re.compile(r"(\$[^$]*\$)")
+_JOINER = re.compile(r"\s*(?:[=+/]\s*)?")
+_ENDS_WITH_OPERATOR = re.compile(r"(?:[=<>+/-]|\\le|\\ge|\\ne)\s*\$$")
+_NUMBER_START = re.compile(r"\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d.A-Za-z])")
+_NUMBER_AFTER = re.compile(r"(\s*=\s*)(-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d.A-Za-z])")
+
+
+def merge_formulas(latex: str) -> str:
+    """Adjacent formulas separated only by spaces or one of ``= + /`` become one formula
+    (``$\\rho$ $<$ $\\kappa$`` -> ``$\\rho < \\kappa$``, ``$\\sigma$ = 0`` -> ``$\\sigma = 0$``)."""
+    parts = _MATH_PIECE.split(latex)
+    out = []
+    for part in parts:
+        if part.startswith("$") and part.endswith("$") and len(part) > 1 and len(out) >= 2 \
+                and out[-2].startswith("$") and _JOINER.fullmatch(out[-1]) and "$" not in out[-1]:
+            joiner = " ".join(out[-1].split())
+            out[-2] = "$%s %s %s$" % (out[-2][1:-1], joiner, part[1:-1]) if joiner else \
+                "$%s %s$" % (out[-2][1:-1], part[1:-1])
+            out.pop()
+            continue
+        if not (part.startswith("$") and part.endswith("$") and len(part) > 1) and out and \
+                out[-1].startswith("$") and len(out[-1]) > 1:
+            m = _NUMBER_AFTER.match(part)
+            if m:
+                out[-1] = "$%s = %s$" % (out[-1][1:-1], m.group(2))
+                part = part[m.end():]
+            elif _ENDS_WITH_OPERATOR.search(out[-1]):
+                m = _NUMBER_START.match(part)
+                if m:
+                    out[-1] = "$%s %s$" % (out[-1][1:-1].rstrip(), m.group(1))
+                    part = part[m.end():]
+        out.append(part)
+    return "".join(out)
+
+
+def prose_to_latex(text: str, inline, ref, words=None) -> str:
+    """Prose with placeholders to LaTeX (ASCII mathematics in math mode, see :func:`escape_text`;
+    ``words`` maps symbol names to LaTeX).
 
     ``{name}`` is replaced by ``$inline(name)$`` (``inline`` returns the printed LaTeX of the
     object called ``name``); ``[[label]]`` by ``ref(label)``, which returns LaTeX (an ``\\eqref``)
@@ -186,14 +432,14 @@ def prose_to_latex(text: str, inline, ref) -> str:
     out = []
     pos = 0
     for m in _TOKEN.finditer(text):
-        out.append(escape_text(text[pos:m.start()]))
+        out.append(escape_text(text[pos:m.start()], words))
         if m.group(1):
             out.append("$%s$" % inline(m.group(1)))
         else:
             out.append(ref(m.group(2)))
         pos = m.end()
-    out.append(escape_text(text[pos:]))
-    return "".join(out)
+    out.append(escape_text(text[pos:], words))
+    return merge_formulas("".join(out))
 
 
 def plain_text(text: str) -> str:

@@ -17,6 +17,9 @@ class Step:
     objects: dict[str, Any]
     sentence: str
     check: Callable[[], bool] | None = None
+    stated: str = ""
+    """Non-empty when the step's result is stated rather than derived: the reason (e.g. "taken
+    from the paper; its check only confirms consistency"). The appendix labels the step stated."""
 
     def verify(self) -> bool:
         """Run the step's check (a step without a check is a definition and verifies trivially)."""
