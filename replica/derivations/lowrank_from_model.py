@@ -657,6 +657,11 @@ def _eq(lhs, rhs):
     return sympy.Eq(lhs, rhs, evaluate=False)
 
 
+Gamma_mat = sympy.MatrixSymbol("Gamma", D_sym, D_sym)
+S_mat = sympy.MatrixSymbol("S", D_sym, D_sym)
+C_mat = sympy.MatrixSymbol("C", D_sym, D_sym)
+
+
 @functools.lru_cache(maxsize=None)
 def steps() -> tuple:
     """The derivation from the model to (R1) and the observables, as steps."""
@@ -667,6 +672,7 @@ def steps() -> tuple:
     law = coordinate_law()
     Ksym, fsym = sympy.symbols("K_ab f")
     err = {p: sympy.Symbol(f"varepsilon_{p.upper()}") for p in L.ERROR_KEYS}
+    over = {"tm": (L.m, L.q), "odg": (L.mbar, L.qbar), "idg": (L.m0, L.q0)}
     return (
         Step("context_statistics",
              {"mean": _eq(sympy.Symbol("E_w_hat"), mean),
@@ -681,7 +687,8 @@ def steps() -> tuple:
              "Checked on sampled contexts: the fluctuation has mean 0, its normalised squared "
              "norm has the predicted mean and concentrates as D grows.", _check_context_samples),
         Step("residual_covariance",
-             {"K": _eq(Ksym, K.B[0, 0] + sympy.KroneckerDelta(*sympy.symbols("a b")) * K.A[0, 0])},
+             {"K": _eq(Ksym, K.B[0, 0] + sympy.KroneckerDelta(*sympy.symbols("a b"))
+                       * K.A[0, 0])},
              "Computed: averaging over the query, its noise and the context fluctuation, the "
              "replicated residuals have an RS covariance built from the overlaps; the finite "
              "context enters only through epsilon times the isotropic overlap.",
@@ -691,7 +698,9 @@ def steps() -> tuple:
              "Computed: the Gaussian average of the replicated Boltzmann factors of the tau D^2 "
              "independent prompts is a determinant of I + beta K.", _check_energetic),
         Step("task_average",
-             {"m": _eq(L.m, sympy.Symbol("tr(Gamma S)/D"))},
+             {"m": _eq(L.m, sympy.Trace(Gamma_mat * S_mat) / D_sym),
+              "q": _eq(L.q, sympy.Trace(Gamma_mat * S_mat * Gamma_mat.T) / D_sym),
+              "qbar": _eq(L.qbar, sympy.Trace(Gamma_mat.T * Gamma_mat) / D_sym)},
              "Stated (the tasks are quenched; each is seen about tau D/kappa times, and the "
              "per-task susceptibilities concentrate on their mean): the per-task overlaps "
              "enter through their average over the training tasks, i.e. through the empirical "
@@ -722,14 +731,36 @@ def steps() -> tuple:
              "replicas (the effective problem R10) plus thermal noise of order 1/beta.",
              _check_coordinate_law),
         Step("test_prompt_law",
-             {"errors": {p: _eq(err[p], der[f"error_{p}"]) for p in L.ERROR_KEYS}},
+             {"yy": _eq(sympy.Symbol("E_y2"), L.sigma_test**2 + sympy.Trace(C_mat) / D_sym),
+              "yyh": _eq(sympy.Symbol("E_y_yhat"), sympy.Trace(Gamma_mat * C_mat) / D_sym),
+              "yhyh": _eq(sympy.Symbol("E_yhat2"), sympy.Trace(Gamma_mat * C_mat * Gamma_mat.T)
+                          / D_sym + L.ETEST * sympy.Trace(Gamma_mat.T * Gamma_mat) / D_sym)},
              "Computed: prediction and target of a test prompt are jointly Gaussian; the error "
              "is E y^2 - 2 E y y_hat + E y_hat^2.", _check_test_prompt_law),
         Step("derived_observables",
-             {p: {"m": der[p][0], "q": der[p][1]} for p in ("tm", "idg", "odg")},
+             {f"{k}_{p}": _eq(over[p][i], der[p][i]) for p in ("tm", "idg", "odg")
+              for i, k in enumerate(("m", "q"))},
              "Computed: the RS averages of the overlaps for C = S, P/rho, I equal the "
              "saddle-point equations and the typed observables.", _check_observables),
         Step("derived_errors",
              {p: _eq(err[p], der[f"error_{p}"]) for p in L.ERROR_KEYS},
              "Computed: the three errors equal the typed (E1)-(E3).", _check_errors),
     )
+
+
+STEP_TITLES = {
+    "context_statistics": "Context statistics: the one-step estimate",
+    "context_samples": "The one-step estimate on sampled contexts",
+    "residual_covariance": "Replicated residuals",
+    "energetic_part": "Energetic part",
+    "task_average": "Average over the prompts' tasks",
+    "coupling": "Order parameters and conjugates",
+    "entropic_part": "Entropic part: the Gaussian integral over the weights",
+    "zero_temperature_limit": "Replica limit and zero temperature",
+    "derived_free_energy": "The free energy (R1), derived",
+    "rs_measure": "The replica-symmetric measure of the weights",
+    "test_prompt_law": "Prediction and target of a test prompt",
+    "derived_observables": "Overlaps from the replica-symmetric measure",
+    "derived_errors": "Errors from the replica-symmetric measure",
+}
+"""Headings of the steps in the appendix."""
