@@ -46,8 +46,14 @@ def test_wrong_zero_temperature_scaling_is_caught():
     wrong = dict(M.ZERO_T_SCALINGS)
     wrong[M.Qho] = BETA * L.chihat          # off-diagonal conjugate of order beta, not beta^2
     wrong[M.Qhd] = BETA * L.qhat - BETA * L.chihat
-    f, powers, _ = M.derive_free_energy(scalings=wrong)
-    assert powers != (1, 1, 1) or M.free_energy_difference(f) != 0
+    power, coeff = M.zero_temperature_part(M.coupling_log(), wrong)
+    # the coupling still grows like beta, but the term chihat chi/2 of (R1) is lost
+    assert power == 1 and not coeff.has(L.chihat)
+    f, _, parts = M.derived_free_energy()
+    f_wrong = f - parts["coupling"] - coeff
+    assert M.free_energy_difference(f_wrong) != 0
+    assert M.free_energy_difference(f - parts["coupling"]
+                                    - M.zero_temperature_part(M.coupling_log())[1]) == 0
 
 
 def test_observables_without_the_shared_field_are_caught(monkeypatch):

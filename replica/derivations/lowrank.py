@@ -10,6 +10,8 @@ decomposition, the :math:`\lambda = 0` closed form) and :mod:`replica.spectra` (
 transforms); the checks of :func:`replica.derivations.lowrank_steps.derivation_steps` are reused
 where they verify the displayed objects. Added here:
 
+* first, the derivation of (R1) and of the observables from the model
+  (:mod:`replica.derivations.lowrank_from_model`), of which (R1) below is the output;
 * the model: low-rank tasks :math:`w = \sqrt{D/r}\,Av` with covariance :math:`P/\rho`, and the
   linear form :math:`\hat y = \operatorname{tr}(\Gamma H^\top) = x_q^\top\Gamma\hat w`, where
   :math:`H` is the first block of paper A's :math:`H_Z` (the same SymPy objects as the alignment

@@ -60,10 +60,21 @@ The replica limit and zero temperature
 \beta^2\hat\chi`) and keeps the leading power of :math:`\beta`, leaving the extremum over the
 order parameters.
 
+The replica-symmetric measure
+-----------------------------
+:func:`rs_gaussian_moments` reads the mean, the covariance shared by the replicas and the thermal
+variance of a replicated Gaussian off :meth:`RSBlock.inverse`, in closed form in :math:`n`; at
+:math:`n\to0` they describe one variable as a mean plus a field common to the replicas plus
+independent noise. :func:`gaussian_expectation` gives the moments of polynomials in independent
+centred Gaussians (Isserlis), for averages over inputs, label noise and contexts.
+
 Spectral averages :math:`\frac1d\sum_i\phi(\lambda_i)` stay abstract
 (:class:`~replica.symbolic.spectral.SpectralAverage`); :func:`log_det_average` writes
 :math:`\frac1d\log\det(aI + bC)` as :math:`\log a + \langle\log(1 + b\lambda_i/a)\rangle` and
-its derivatives in :math:`b` as averages of resolvent entries.
+its derivatives in :math:`b` as averages of resolvent entries; :func:`stieltjes_form` turns
+averages of rational functions of the eigenvalue with poles at :math:`z` into the Stieltjes
+transform :math:`g(z) = \langle(\lambda_i - z)^{-1}\rangle` and its derivatives (and a weighted
+transform :math:`\langle\mu_i(\lambda_i - z)^{-1}\rangle`) by partial fractions.
 """
 
 from __future__ import annotations
