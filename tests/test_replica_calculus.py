@@ -207,3 +207,14 @@ def test_stieltjes_form_on_an_explicit_spectrum():
     # a pole away from s = z is refused
     with pytest.raises(ValueError):
         stieltjes_form(SpectralAverage(1 / (LAMBDA_I + z)), z, lambda k: g(z), moments)
+
+
+def test_fast_replica_limit_equals_the_series():
+    M = RSBlock.scalar(a, b)
+    h = sympy.Symbol("h", real=True)
+    pos = {a: sympy.Symbol("A", positive=True)}
+    phi = gaussian_integral_log(M, [h]).subs(pos)
+    fast = replica_limit(phi, simplify=False)
+    assert sympy.simplify(fast - replica_limit(phi)) == 0
+    with pytest.raises(ValueError):
+        replica_limit(1 + n, simplify=False)

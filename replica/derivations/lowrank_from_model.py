@@ -440,7 +440,7 @@ def zero_temperature_part(expr, scalings=None):
 
 @functools.lru_cache(maxsize=32)
 def _zero_temperature_part(expr, scalings: tuple):
-    return zero_temperature(replica_limit(expr), dict(scalings), max_power=3)
+    return zero_temperature(replica_limit(expr, simplify=False), dict(scalings), max_power=2)
 
 
 def derive_free_energy(energetic=None, entropic=None, coupling=None, scalings=None):
