@@ -597,10 +597,23 @@ def _typed_observables() -> dict:
     return {"tm": (fp[L.m], fp[L.q]), "odg": (L.MBAR, fp[L.qbar]), "idg": (L.M0, L.Q0)}
 
 
+def derived_susceptibilities() -> dict:
+    """chi = beta (Q_d - q) and chibar = beta (Qbar_d - qbar) from the thermal variance of the RS
+    measure: the coefficient of 1/beta, averaged with weight s (Q) or 1 (Qbar)."""
+    p, th = coordinate_law()["thermal"]
+    th = sympy.cancel(_lambda_from_z(th))
+    return {L.chi: stieltjes_form(SpectralAverage(s * th), L.z, _transform, SPECTRAL_MOMENTS),
+            L.chibar: stieltjes_form(SpectralAverage(th), L.z, _transform, SPECTRAL_MOMENTS)}
+
+
 def _check_observables() -> bool:
     """The overlaps from the RS measure equal the typed ones: (m, q) the saddle-point equations
     (R5), (R7) derived from (R1); (mbar, qbar) (R5), (R8); (m0, q0) (R5), (R9) -- after
-    g = -(1 - rho)/z + rho gtilde (g, gtilde abstract)."""
+    g = -(1 - rho)/z + rho gtilde (g, gtilde abstract); and the susceptibilities from its thermal
+    variance are (R6)."""
+    fp = L.fixed_point_equations()
+    if not all(is_zero(v - fp[k]) for k, v in derived_susceptibilities().items()):
+        return False
     der, typed = derived_observables(), _typed_observables()
     for prot in ("tm", "odg", "idg"):
         for a, b in zip(der[prot], typed[prot]):
