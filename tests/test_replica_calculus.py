@@ -139,3 +139,82 @@ def test_log_det_average_on_an_explicit_spectrum():
                          lambda t: sum(t.args[0].subs(LAMBDA_I, v) for v in lam) / 3)
     direct = sympy.log(sympy.Matrix.diag(*[x + y * v for v in lam]).det()) / 3
     assert abs(sympy.N(value - direct, 30)) < 1e-28
+
+
+# ---------------------------------------------------------------------------------------------
+# RS Gaussian moments, Gaussian expectations, spectral averages as Stieltjes transforms
+# ---------------------------------------------------------------------------------------------
+def test_rs_gaussian_moments_against_explicit_inverse():
+    from replica.symbolic.replica_calculus import rs_gaussian_moments
+    h = sympy.Symbol("h", real=True)
+    M = RSBlock.scalar(a, b)
+    mom = rs_gaussian_moments(M, h)
+    vals = {a: sympy.Rational(5, 2), b: sympy.Rational(-1, 3), h: sympy.Rational(3, 7)}
+    assert check_against_explicit(mom["mean"], lambda k: (
+        M.at(k).explicit(k).inv() * sympy.Matrix([h] * k))[0], subs=vals)
+    assert check_against_explicit(mom["common"], lambda k: M.at(k).explicit(k).inv()[0, 1],
+                                  ns=range(2, 7), subs=vals)
+    # a mean without the n B of the RS inverse is rejected
+    assert not check_against_explicit(h / a, lambda k: (
+        M.at(k).explicit(k).inv() * sympy.Matrix([h] * k))[0], subs=vals)
+
+
+def test_gaussian_expectation_isserlis_against_quadrature():
+    import mpmath
+    from replica.symbolic.replica_calculus import gaussian_expectation
+    x, y = sympy.symbols("x y", real=True)
+    v = sympy.Rational(2, 3)
+    poly = x**4 * y**2 - 3 * x**2 + x * y + 5
+    got = gaussian_expectation(poly, (x, y), v)
+    assert got == 3 * v**3 - 3 * v + 5
+    with mpmath.workdps(15):
+        dens = lambda t: mpmath.exp(-t**2 / (2 * float(v))) / mpmath.sqrt(2 * mpmath.pi * float(v))  # noqa: E731
+        qx = [mpmath.quad(lambda t: t**k * dens(t), [-mpmath.inf, mpmath.inf]) for k in range(5)]
+    # the polynomial's expectation from the 1-d moments (independence)
+    num = qx[4] * qx[2] - 3 * qx[2] + qx[1] * qx[1] + 5
+    assert abs(num - float(got)) < 1e-10
+    # the same comparison rejects the expectation taken with a wrong variance
+    assert abs(num - float(gaussian_expectation(poly, (x, y), 1))) > 1e-3
+
+
+def test_stieltjes_form_on_an_explicit_spectrum():
+    from replica.symbolic.replica_calculus import stieltjes_form
+    from replica.symbolic.spectral import MU_I
+    z = sympy.Symbol("z", negative=True)
+    g = sympy.Function("g")
+    gt = sympy.Function("gt")
+    spec = [sympy.Rational(1, 2), 1, sympy.Rational(3, 2)]   # <s> = 1
+    wts = [1, 0, sympy.Rational(1, 2)]                         # weights mu_i
+    zv = sympy.Rational(-1, 3)
+    avg = lambda f: sum(f(si, mi) for si, mi in zip(spec, wts)) / 3  # noqa: E731
+    G = [avg(lambda si, mi: 1 / (si - zv)), avg(lambda si, mi: 1 / (si - zv)**2)]
+    W = [avg(lambda si, mi: mi / (si - zv)), avg(lambda si, mi: mi / (si - zv)**2)]
+    expr = SpectralAverage(LAMBDA_I**3 / (LAMBDA_I - z)**2 + MU_I * (LAMBDA_I + 2)
+                           / (LAMBDA_I - z)**2)
+    moments = {0: 1, 1: 1, ("w", 0): avg(lambda si, mi: mi), ("w", 1): avg(lambda si, mi: mi * si)}
+    form = stieltjes_form(expr, z, lambda k: sympy.diff(g(z), z, k) if k else g(z), moments,
+                          lambda k: sympy.diff(gt(z), z, k) if k else gt(z), weight=MU_I)
+
+    def evaluate(f, sign=1):
+        v = f.subs({sympy.Derivative(g(z), z): sympy.Symbol("G1"),
+                    sympy.Derivative(gt(z), z): sympy.Symbol("W1")})
+        return v.subs({g(z): sign * G[0], gt(z): W[0], sympy.Symbol("G1"): G[1],
+                       sympy.Symbol("W1"): W[1], z: zv})
+    direct = avg(lambda si, mi: si**3 / (si - zv)**2 + mi * (si + 2) / (si - zv)**2)
+    assert sympy.simplify(evaluate(form) - direct) == 0
+    # a wrong sign of the transform (<1/(s - z)> read as -g) is rejected by the same comparison
+    assert sympy.simplify(evaluate(form, -1) - direct) != 0
+    # a pole away from s = z is refused
+    with pytest.raises(ValueError):
+        stieltjes_form(SpectralAverage(1 / (LAMBDA_I + z)), z, lambda k: g(z), moments)
+
+
+def test_fast_replica_limit_equals_the_series():
+    M = RSBlock.scalar(a, b)
+    h = sympy.Symbol("h", real=True)
+    pos = {a: sympy.Symbol("A", positive=True)}
+    phi = gaussian_integral_log(M, [h]).subs(pos)
+    fast = replica_limit(phi, simplify=False)
+    assert sympy.simplify(fast - replica_limit(phi)) == 0
+    with pytest.raises(ValueError):
+        replica_limit(1 + n, simplify=False)

@@ -10,6 +10,8 @@ decomposition, the :math:`\lambda = 0` closed form) and :mod:`replica.spectra` (
 transforms); the checks of :func:`replica.derivations.lowrank_steps.derivation_steps` are reused
 where they verify the displayed objects. Added here:
 
+* first, the derivation of (R1) and of the observables from the model
+  (:mod:`replica.derivations.lowrank_from_model`), of which (R1) below is the output;
 * the model: low-rank tasks :math:`w = \sqrt{D/r}\,Av` with covariance :math:`P/\rho`, and the
   linear form :math:`\hat y = \operatorname{tr}(\Gamma H^\top) = x_q^\top\Gamma\hat w`, where
   :math:`H` is the first block of paper A's :math:`H_Z` (the same SymPy objects as the alignment
@@ -42,7 +44,7 @@ from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quad
 from ..numerics.driver import evaluate
 from ..symbolic import Step
 from . import alignment as AD
-from . import lowrank_steps
+from . import lowrank_from_model, lowrank_steps
 from .base import Derivation, Section, cached_solver
 from ..symbolic.codegen import mp_function
 
@@ -258,6 +260,13 @@ def _check_free_energy():
     tm = sympy.simplify(L.error_expr("tm").subs({L.sigma_test: L.sigma, L.alpha_test: L.alpha})
                         - L.E_TR) == 0
     return sympy.simplify(entropic - direct) == 0 and tm
+
+
+def _check_free_energy_derived():
+    """The free energy derived from the model (first section) minus the displayed one cancels
+    identically with g, g' abstract; and the displayed one passes the checks of its entropic and
+    energetic parts on an explicit spectrum (below)."""
+    return lowrank_from_model._check_free_energy_equals_r1() and _check_free_energy()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -718,6 +727,7 @@ TITLES = {
     "series_step": "Large-alpha series on both sides of the transition",
     "transition_step": "The transition at rho = kappa",
 }
+TITLES.update(lowrank_from_model.STEP_TITLES)
 
 
 @functools.lru_cache(maxsize=None)
@@ -750,6 +760,11 @@ def derivation() -> Derivation:
     order_syms = L.ORDER_PARAMETERS
     conj_syms = L.CONJUGATES
 
+    s_derive = Section("From the model to the free energy (R1), derived",
+                       lowrank_from_model.steps(),
+                       "Each step below is computed by the replica calculus from the previous "
+                       "one, except the one marked stated, whose reason and numerical check are "
+                       "given.")
     s_model = Section("The model", (
         Step("lowrank_tasks",
              {"w": eq(w_task, TASK), "cov": eq(cov_w, TASK_COVARIANCE)},
@@ -789,15 +804,12 @@ def derivation() -> Derivation:
              {"f": eq(f_sym, L.FREE_ENERGY), "E_tr": eq(E_tr_sym, L.E_TR), "V": eq(V_sym, L.V),
               "Delta": eq(Delta_sym, 1 + V_sym),
               "z": eq(L.z, L.Z_DEFINITION), "eps": eq(eps, L.EPS)},
-             "Averaging over the Gaussian inputs and the tasks in the replica-symmetric ansatz "
-             "and taking {beta} -> infinity gives the free energy, to be extremised over the "
+             "The free energy derived from the model in [[derived_free_energy.f]] (identical, "
+             "checked again here), to be extremised over the "
              "five order parameters and their five conjugates (hats). The Stieltjes transform g "
              "of the empirical task covariance S stays abstract, and z is an alias for an "
              "expression in the conjugates.",
-             _check_free_energy,
-             stated="the replica average that leads to this free energy is not carried out here "
-                    "(see Not derived here); the check confirms its parts, and the following "
-                    "steps that its stationarity gives the published fixed-point equations."),
+             _check_free_energy_derived),
         Step("golden_points",
              {"table": _golden_table()},
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
@@ -958,15 +970,16 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not typed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
+        sections=(s_derive, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
         symbol_names=SYMBOL_NAMES, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
             "random-matrix steps, and its equation numbers are not reproduced. The free energy "
             "[[free_energy_r1.f]] is a reconstruction: its stationarity reproduces every fixed-point "
             "equation of the authors' code (checked symbolically here) and its extremum "
-            "reproduces the authors' golden values; the average from the replicated partition "
-            "function to it is stated, not derived.",
+            "reproduces the authors' golden values; it is also derived here from the model (the "
+            "first section), with one stated step: the per-task susceptibilities are taken "
+            "equal to their mean over the training tasks (checked on sampled task sets).",
             "The names memorisation and structural for the second and third parts of the "
             "decomposition follow an inferred mapping.",
             "The rates of the IDG and ODG errors use the Laurent expansion of the transforms at "

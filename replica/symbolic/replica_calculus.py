@@ -60,10 +60,21 @@ The replica limit and zero temperature
 \beta^2\hat\chi`) and keeps the leading power of :math:`\beta`, leaving the extremum over the
 order parameters.
 
+The replica-symmetric measure
+-----------------------------
+:func:`rs_gaussian_moments` reads the mean, the covariance shared by the replicas and the thermal
+variance of a replicated Gaussian off :meth:`RSBlock.inverse`, in closed form in :math:`n`; at
+:math:`n\to0` they describe one variable as a mean plus a field common to the replicas plus
+independent noise. :func:`gaussian_expectation` gives the moments of polynomials in independent
+centred Gaussians (Isserlis), for averages over inputs, label noise and contexts.
+
 Spectral averages :math:`\frac1d\sum_i\phi(\lambda_i)` stay abstract
 (:class:`~replica.symbolic.spectral.SpectralAverage`); :func:`log_det_average` writes
 :math:`\frac1d\log\det(aI + bC)` as :math:`\log a + \langle\log(1 + b\lambda_i/a)\rangle` and
-its derivatives in :math:`b` as averages of resolvent entries.
+its derivatives in :math:`b` as averages of resolvent entries; :func:`stieltjes_form` turns
+averages of rational functions of the eigenvalue with poles at :math:`z` into the Stieltjes
+transform :math:`g(z) = \langle(\lambda_i - z)^{-1}\rangle` and its derivatives (and a weighted
+transform :math:`\langle\mu_i(\lambda_i - z)^{-1}\rangle`) by partial fractions.
 """
 
 from __future__ import annotations
@@ -268,9 +279,16 @@ def coupling_term(Q: RSBlock, Qhat: RSBlock):
     return (Qhat @ Q).trace() / 2
 
 
-def replica_limit(phi, n=N_REPLICAS, order: int = 1):
+def replica_limit(phi, n=N_REPLICAS, order: int = 1, simplify: bool = True):
     r""":math:`\lim_{n\to0}\phi(n)/n` from the series of :math:`\phi` in :math:`n` (``phi(0)``
-    must vanish, as for :math:`\log\mathbb EZ^n`; otherwise ``ValueError``)."""
+    must vanish, as for :math:`\log\mathbb EZ^n`; otherwise ``ValueError``). With
+    ``simplify=False`` the coefficient of :math:`n` is taken as the derivative
+    :math:`\phi'(0)` (the same first Taylor coefficient, without the series expansion and the
+    final simplification: much faster on large expressions)."""
+    if not simplify:
+        if sympy.simplify(sympy.sympify(phi).subs(n, 0)) != 0:
+            raise ValueError("phi(0) != 0: the replica limit phi/n diverges")
+        return sympy.diff(phi, n).subs(n, 0)
     s = sympy.series(phi, n, 0, order + 1).removeO()
     if sympy.simplify(s.subs(n, 0)) != 0:
         raise ValueError("phi(0) != 0: the replica limit phi/n diverges")
@@ -301,6 +319,104 @@ def log_det_average(a, b):
     return sympy.log(a) + SpectralAverage(sympy.log(1 + b * LAMBDA_I / a))
 
 
+# ---------------------------------------------------------------------------------------------
+# The RS Gaussian measure, Gaussian moments, spectral averages as Stieltjes transforms
+# ---------------------------------------------------------------------------------------------
+def rs_gaussian_moments(M: RSBlock, h=None) -> dict:
+    r"""The moments of the replicated Gaussian :math:`\propto e^{-\frac12x^\top Mx + (h\otimes
+    \mathbf 1)^\top x}` (scalar blocks, :math:`k = 1`), in closed form in :math:`n`:
+    ``mean`` :math:`= h/(A + nB)` (the same in every replica), ``thermal`` :math:`=
+    \operatorname{Var}x^a - \operatorname{Cov}(x^a, x^b) = 1/A` and ``common`` :math:`=
+    \operatorname{Cov}(x^a, x^b) = -B/(A(A + nB))` (:math:`a \ne b`), read off
+    :meth:`RSBlock.inverse`. At :math:`n \to 0` the measure is that of
+    :math:`x^a = \text{mean} + \sqrt{\text{common}}\,\xi + \sqrt{\text{thermal}}\,\eta^a`:
+    a field :math:`\xi` shared by the replicas (the quenched part) plus independent replica
+    noise (the thermal part)."""
+    if M.k != 1:
+        raise ValueError("rs_gaussian_moments is for scalar blocks (k = 1)")
+    inv = M.inverse()
+    hv = sympy.Integer(0) if h is None else sympy.sympify(h)
+    mean = sympy.cancel(hv * (inv.A[0, 0] + M.n * inv.B[0, 0]))
+    return {"mean": mean, "thermal": inv.A[0, 0], "common": inv.B[0, 0]}
+
+
+def gaussian_expectation(poly, variables, variance):
+    r""":math:`\mathbb E\,p(x)` for a polynomial :math:`p` in independent centred Gaussians
+    :math:`x_i` of common ``variance`` :math:`v`: each monomial :math:`\prod_ix_i^{k_i}` has
+    expectation :math:`\prod_i (k_i - 1)!!\,v^{k_i/2}` for even :math:`k_i`, 0 otherwise
+    (Isserlis)."""
+    variables = tuple(variables)
+    p = sympy.Poly(sympy.expand(poly), *variables)
+    total = sympy.Integer(0)
+    for powers, coeff in p.terms():
+        if any(k % 2 for k in powers):
+            continue
+        term = coeff
+        for k in powers:
+            term *= sympy.factorial2(k - 1) * variance ** (k // 2)
+        total += term
+    return total
+
+
+def stieltjes_form(expr, z, transform, moments: dict, weighted_transform=None,
+                   s=LAMBDA_I, weight=None):
+    r"""Every spectral average :math:`\langle\phi\rangle` in ``expr`` whose argument is
+    rational in the eigenvalue :math:`s` with poles only at :math:`s = z`, rewritten through the
+    Stieltjes transform and its derivatives: by partial fractions in :math:`s`,
+    :math:`\phi = \sum_j c_js^j + \sum_{k\ge1} d_k(s - z)^{-k}`, and
+
+    .. math:: \langle s^j\rangle = \text{moments}[j],\qquad
+        \langle(s - z)^{-k}\rangle = \frac{g^{(k-1)}(z)}{(k-1)!},
+
+    ``transform(k)`` returning :math:`g^{(k)}(z)`. An argument linear in a ``weight`` symbol
+    :math:`\mu_i` (a diagonal entry of a second matrix in the eigenbasis) has its weighted part
+    mapped with ``moments[("w", j)]`` :math:`= \langle\mu s^j\rangle` and
+    ``weighted_transform(k)`` :math:`= \frac{d^k}{dz^k}\langle\mu/(s - z)\rangle`. A pole
+    elsewhere, or a moment not given, raises ``ValueError``."""
+
+    def fractions(arg, key):
+        out = sympy.Integer(0)
+        arg = sympy.cancel(sympy.together(arg))
+        num, den = sympy.fraction(arg)
+        den_p = sympy.Poly(den, s)
+        # the denominator must be c (s - z)^K
+        K = den_p.degree()
+        if K and sympy.cancel(den_p.as_expr() / (den_p.LC() * (s - z) ** K)) != 1:
+            raise ValueError(f"spectral average with a pole away from s = z: {den}")
+        for term in sympy.Add.make_args(sympy.apart(arg, s, full=False)):
+            t = sympy.factor(term)
+            n_, d_ = sympy.fraction(t)
+            dpow = sympy.Poly(d_, s).degree()
+            if dpow == 0:
+                for (j,), c in sympy.Poly(sympy.expand(t), s).terms():
+                    mk = j if key is None else (key, j)
+                    if mk not in moments:
+                        raise ValueError(f"moment <{'mu ' if key else ''}s^{j}> not given")
+                    out += c * moments[mk]
+            else:
+                c = sympy.cancel(t * (s - z) ** dpow)
+                if c.has(s):
+                    raise ValueError(f"term {term} is not c/(s - z)^k")
+                f = transform if key is None else weighted_transform
+                if f is None:
+                    raise ValueError("weighted average without weighted_transform")
+                out += c * f(dpow - 1) / sympy.factorial(dpow - 1)
+        return out
+
+    def rewrite(avg_expr):
+        arg = sympy.expand(avg_expr.args[0]) if weight is None else avg_expr.args[0]
+        if weight is not None and arg.has(weight):
+            a_w = sympy.diff(arg, weight)
+            if a_w.has(weight):
+                raise ValueError("the average must be linear in the weight")
+            rest = sympy.cancel(arg - weight * a_w)
+            return fractions(a_w, "w") + (fractions(rest, None) if rest != 0 else 0)
+        return fractions(arg, None)
+
+    return sympy.sympify(expr).replace(lambda e: isinstance(e, SpectralAverage), rewrite)
+
+
 __all__ = ["N_REPLICAS", "BETA", "RSBlock", "check_against_explicit", "gaussian_integral_log",
            "average_common_field", "check_gaussian_integral", "coupling_term", "replica_limit",
-           "zero_temperature", "log_det_average"]
+           "zero_temperature", "log_det_average", "rs_gaussian_moments",
+           "gaussian_expectation", "stieltjes_form"]
