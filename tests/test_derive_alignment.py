@@ -135,3 +135,11 @@ def test_every_step_verifies_and_has_a_status():
         kind, reason = F.STATUS[s.name]
         assert kind in ("computed", "stated")
         assert (kind == "stated") == bool(reason)
+
+
+def test_isotropic_instance():
+    assert F.check_isotropic_resolvent()
+    assert F.check_isotropic_ridge()
+    assert not F.check_isotropic_resolvent(MISSING_KAPPA)
+    assert not F.check_isotropic_resolvent(WRONG_SIGN)
+    assert not F.check_isotropic_ridge(A.RIDGE_EQUATION.subs(A.tau, 2 * A.tau))

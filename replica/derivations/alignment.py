@@ -652,6 +652,15 @@ TITLES = {
 @functools.lru_cache(maxsize=None)
 def derivation() -> Derivation:
     """Paper A's derivation as a :class:`~replica.derivations.base.Derivation`."""
+    from . import alignment_from_model as FM
+
+    s_from_model = Section(
+        "From the model: the resolvent of the task covariance and the effective ridge",
+        FM.steps(), "A replica computation of the log-determinant of the empirical task "
+        "covariance gives the self-consistent equation of the resolvent, and the same "
+        "deterministic equivalent applied to the pretraining ridge design gives the effective "
+        "ridge; the self-consistent equation and the ridge equation used further down are "
+        "identical to these derived ones.")
     s_model = Section("Linear attention as a linear model", (
         Step("attention_readout",
              {"readout": eq(y_hat, READOUT)},
@@ -825,16 +834,18 @@ def derivation() -> Derivation:
               "{sigma} the effective noise level, and angle brackets denote the average over "
               "i = 1, ..., {d} of the eigenvalues {lambda_i} of {C_train} paired with the "
               "diagonal entries {mu_i} of {C_test} in that eigenbasis.",
-        sections=(s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
-        symbol_names=SYMBOL_NAMES, inline=INLINE, titles=TITLES,
+        sections=(s_from_model, s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
+        symbol_names={**SYMBOL_NAMES, **FM.SYMBOL_NAMES}, inline={**FM.INLINE, **INLINE},
+        titles={**TITLES, **FM.TITLES},
         missing=(
-            "The random-matrix argument that leads from the ridge solution to the deterministic "
-            "equivalent and to {q}, {e_scalar} and K (paper A, appendix C) is not reproduced: "
-            "those formulas enter as the library's equations, and the checks verify their "
-            "internal consistency, their limits and their reduction to paper B, not their "
-            "derivation from the ridge problem.",
-            "The ridge equation for {lam} > 0 is an extension by analogy with paper B; {e_idg} = {tau} {q} is exact only in the isotropic "
-            "case.",
+            "The deterministic equivalent and the effective ridge (also for {lam} > 0) are "
+            "derived in the first section, with two stated inputs (the second moment of the "
+            "context statistic and the Gaussian equivalence of the ridge design, both checked "
+            "on sampled contexts). The random-matrix argument that leads from the ridge "
+            "solution to {q}, {e_scalar} and K (paper A, appendix C) is not reproduced: those "
+            "formulas enter as the library's equations, and the checks verify their internal "
+            "consistency, their limits and their reduction to paper B.",
+            "{e_idg} = {tau} {q} is exact only in the isotropic case.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
         ),
