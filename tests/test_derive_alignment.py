@@ -143,3 +143,14 @@ def test_isotropic_instance():
     assert not F.check_isotropic_resolvent(MISSING_KAPPA)
     assert not F.check_isotropic_resolvent(WRONG_SIGN)
     assert not F.check_isotropic_ridge(A.RIDGE_EQUATION.subs(A.tau, 2 * A.tau))
+
+
+def test_lowrank_instance():
+    """The derived resolvent on P/rho agrees with the low-rank transform to all 50 digits (at
+    least 40 required); a wrong scaling loses all of them; the ridge equations are identical."""
+    assert F.lowrank_resolvent_digits() >= 40
+    assert F.lowrank_resolvent_digits(WRONG_SCALING) < 5
+    assert F.check_lowrank_ridge()
+    # lambda_A = lambda (the kappa/tau of the two papers' ridge conventions forgotten)
+    wrong = A.RIDGE_EQUATION.subs(A.lam, A.lam * A.tau / A.kappa)
+    assert not F.check_lowrank_ridge(wrong)

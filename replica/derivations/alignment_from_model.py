@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 
+import mpmath
 import numpy as np
 import sympy
 
@@ -416,6 +417,83 @@ def check_isotropic_ridge(equation=None) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
+# 4. The low-rank instance C_train = P/rho (the low-rank paper)
+# ---------------------------------------------------------------------------------------------
+LOWRANK_POINTS = (  # (kappa, rank ratio, z); two-atom spectra with exact atom fractions
+    (sympy.Rational(1, 2), sympy.Rational(1, 4), sympy.Rational(1, 3)),
+    (sympy.Integer(2), sympy.Rational(1, 4), sympy.Rational(1, 10)),
+    (sympy.Rational(1, 5), sympy.Rational(7, 10), sympy.Rational(3, 2)),
+    (sympy.Rational(3, 2), sympy.Rational(1, 2), sympy.Integer(2)),
+    (sympy.Integer(1), sympy.Rational(2, 5), sympy.Rational(1, 50)),
+)
+
+
+def _two_atom_eigenvalues(rank_ratio):
+    """Eigenvalues of P/rho on the smallest d with rho d an integer: rho d of them 1/rho, the
+    rest 0 (the averages depend only on the atoms and their masses)."""
+    frac = sympy.Rational(rank_ratio)
+    dim = int(frac.q)
+    r = int(frac.p)
+    return [mpmath.mpf(dim) / r] * r + [mpmath.mpf(0)] * (dim - r)
+
+
+def lowrank_resolvent_digits(g=None, dps: int = 50):
+    """Digits of agreement between the derived M(z) on the two-atom spectrum of P/rho (saddle
+    point solved at ``dps`` digits) and the low-rank model's transform g(-z) of the empirical task
+    covariance (replica.spectra), at :data:`LOWRANK_POINTS`; the smallest over the points."""
+    from ..numerics import agreement_digits
+    from ..spectra import lowrank_stieltjes_expr
+
+    g = log_det_free_energy()[1] if g is None else g
+    worst = dps
+    with mpmath.workdps(dps):
+        for k_, rr, zz in LOWRANK_POINTS:
+            try:
+                _, Mv = DE.log_det_and_trace(g, _two_atom_eigenvalues(rr), mpmath.mpf(k_),
+                                             mpmath.mpf(zz))
+            except ValueError:
+                return 0
+            ref = mpmath.mpf(str(sympy.N(lowrank_stieltjes_expr(-zz, k_, rr), dps + 10)))
+            worst = min(worst, agreement_digits(Mv, ref, dps))
+    return worst
+
+
+rank_ratio = sympy.Symbol("varrho", positive=True)
+
+
+def at_two_atoms(expr):
+    """``expr`` for C_train = P/rank_ratio: each average is rank_ratio times its summand at
+    1/rank_ratio plus (1 - rank_ratio) times its summand at 0."""
+    return sympy.sympify(expr).replace(
+        lambda e: isinstance(e, SpectralAverage),
+        lambda e: rank_ratio * e.args[0].subs(LAMBDA_I, 1 / rank_ratio)
+        + (1 - rank_ratio) * e.args[0].subs(LAMBDA_I, 0))
+
+
+def check_lowrank_resolvent(g=None) -> bool:
+    """The derived resolvent trace on C_train = P/rho agrees with the low-rank model's transform
+    g(-z) to at least 40 of 50 digits at five points (kappa below and above the rank ratio)."""
+    return lowrank_resolvent_digits(g) >= 40
+
+
+def check_lowrank_ridge(equation=None) -> bool:
+    """With C_train = P/rho (c_train = 1), noise variance sigma^2, ridge lambda_A = kappa
+    lambda/tau and lambda_tilde = u, the derived effective-ridge equation divided by u is the
+    low-rank model's EFFECTIVE_RIDGE_EQUATION with M = g(-epsilon - u), and s is its epsilon
+    (symbolic identities)."""
+    from ..models import lowrank as L
+
+    if equation is None:
+        equation = effective_ridge_equation(ridge_free_energy(log_det_free_energy()[1]))
+    s_lr = (A.SIGMA - A.lambda_tilde).subs({A.c_train: 1, A.rho: L.sigma**2})
+    if sympy.simplify(s_lr - L.EPS) != 0:
+        return False
+    derived = (equation / A.lambda_tilde).subs(
+        {A.M: L.G[0](-L.EPS - L.u), A.lam: L.kappa * L.lam / L.tau}).subs(A.lambda_tilde, L.u)
+    return sympy.simplify(derived - L.EFFECTIVE_RIDGE_EQUATION) == 0
+
+
+# ---------------------------------------------------------------------------------------------
 # The steps
 # ---------------------------------------------------------------------------------------------
 STATUS = {
@@ -434,6 +512,7 @@ STATUS = {
     "effective_ridge": ("computed", ""),
     "ridgeless": ("computed", ""),
     "isotropic_instance": ("computed", ""),
+    "lowrank_instance": ("computed", ""),
 }
 """Every step computed (the displayed objects are the output of the computation) or stated, with
 the reason."""
@@ -450,7 +529,8 @@ INLINE = {"n_rep": n_rep, "omega": DE.omega, "omegahat": DE.omega_hat, "omega_0"
           "omegahat_0": DE.omega_hat0, "s": s_noise, "c_R": c_R, "kappa": DE.kappa, "z": DE.z,
           "tau": A.tau, "alpha": A.alpha, "rho": A.rho, "M": A.M, "r_j": sympy.Symbol("r_j"),
           "R_kz": sympy.MatrixSymbol("R_k", d, d) + DE.z * sympy.Identity(d),
-          "w_hat": sympy.MatrixSymbol(r"\hat{w}", d, 1), "c_I": c_scalar * sympy.Identity(d)}
+          "w_hat": sympy.MatrixSymbol(r"\hat{w}", d, 1), "c_I": c_scalar * sympy.Identity(d),
+          "rank_ratio": rank_ratio}
 
 TITLES = {
     "replicated_log_det": "Replicated log-determinant of the task covariance",
@@ -464,6 +544,7 @@ TITLES = {
     "effective_ridge": "The effective ridge, derived",
     "ridgeless": "Ridgeless limits",
     "isotropic_instance": "The isotropic instance",
+    "lowrank_instance": "The low-rank instance",
 }
 
 
@@ -542,6 +623,14 @@ def sampled_table():
                 "the seed mean minus the theory, and the standard error of the mean.",
         columns=("kappa", "z", "d", "g", "mean - g", "s.e.m.", "M", "mean - M", "s.e.m."),
         rows=rows)
+
+
+def _check_lowrank():
+    """On the two-atom spectrum of C_train = P/rho the derived resolvent trace equals the low-rank
+    model's transform g(-z) to 40 of 50 digits at five points, and the derived ridge equation,
+    with lambda_A = kappa lambda/tau, noise variance sigma^2 and c_train = 1, is the low-rank
+    model's effective-ridge equation (symbolically)."""
+    return check_lowrank_resolvent() and check_lowrank_ridge()
 
 
 @functools.lru_cache(maxsize=None)
@@ -632,4 +721,14 @@ def steps() -> tuple:
              "For {C_train} = {c_I} the saddle point is [[isotropic_instance.saddle]], solved by "
              "paper B's Marchenko-Pastur transform; the derived ridge equation becomes paper B's.",
              _check_isotropic),
+        Step("lowrank_instance",
+             {"resolvent": sympy.Eq(A.M, at_two_atoms(M_der))},
+             "For {C_train} = P/{rank_ratio} (a projector on a subspace of dimension "
+             "{rank_ratio} {d}, normalised to unit trace per dimension) the spectrum has the "
+             "atoms 1/{rank_ratio} (mass {rank_ratio}) and 0: the derived resolvent trace "
+             "[[lowrank_instance.resolvent]], at the saddle point, is the transform of the "
+             "empirical task covariance of the low-rank paper, and with {lam}_A = {kappa} {lam} "
+             "/ {tau} the derived effective-ridge equation is the low-rank model's (today's "
+             "cross-paper identity of the errors rests on these two).",
+             _check_lowrank),
     )
