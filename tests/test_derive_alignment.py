@@ -154,3 +154,27 @@ def test_lowrank_instance():
     # lambda_A = lambda (the kappa/tau of the two papers' ridge conventions forgotten)
     wrong = A.RIDGE_EQUATION.subs(A.lam, A.lam * A.tau / A.kappa)
     assert not F.check_lowrank_ridge(wrong)
+
+
+def test_q_e_scalar_and_k_are_derived():
+    assert F.check_q() and F.check_e_scalar() and F.check_k()
+    mean_error, df2 = F.ridge_estimator_moments()
+    # the degrees-of-freedom fraction without its 1/tau, or the fluctuation's error omitted
+    assert not F.check_q(F.derived_q((mean_error, df2 * A.tau)))
+    assert not F.check_q(F.derived_q((mean_error, df2 * 0)))
+    # the fluctuation of the estimator counted twice in the scalar part
+    assert not F.check_e_scalar(F.derived_e_scalar(F.derived_norm().subs(A.q, 2 * A.q)))
+    # the fluctuation covariance with B + lambda_tilde instead of B
+    r, f = F.r_i, F.f_r
+    assert not F.check_k((1 - r * f) ** 2 + A.q * (r + A.sigma) * f**2)
+
+
+def test_sampled_ridge_estimators():
+    assert F.check_sampled_ridge()
+    assert not F.check_sampled_ridge(2 * A.Q)              # a missing factor 1/2
+    assert not F.check_sampled_ridge(A.Q.subs(A.tau, A.tau + 1))
+
+
+def test_matrix_deterministic_equivalent():
+    assert F.check_matrix_equivalent()
+    assert not F.check_matrix_equivalent(coefficient=1.0)  # the population covariance (a = 1)

@@ -49,6 +49,7 @@ from ..numerics import agreement_digits, precision
 from ..params import parse_exact, to_mpf
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr, parse_spec
 from ..symbolic import LAMBDA_I, MU_I, Step, avg, expand_averages
+from . import alignment_from_model as FM
 from .base import Derivation, Section, cached_solver
 from ..symbolic.codegen import mp_function
 
@@ -647,20 +648,19 @@ TITLES = {
     "k_ordering": "Ordering of the eigenvalues of K",
     "optimal_spike": "The optimal rank-one test covariance",
 }
+TITLES.update(FM.TITLES)  # the steps derived from the model come first
 
 
 @functools.lru_cache(maxsize=None)
 def derivation() -> Derivation:
     """Paper A's derivation as a :class:`~replica.derivations.base.Derivation`."""
-    from . import alignment_from_model as FM
-
     s_from_model = Section(
         "From the model: the resolvent of the task covariance and the effective ridge",
         FM.steps(), "A replica computation of the log-determinant of the empirical task "
         "covariance gives the self-consistent equation of the resolvent, and the same "
         "deterministic equivalent applied to the pretraining ridge design gives the effective "
-        "ridge; the self-consistent equation and the ridge equation used further down are "
-        "identical to these derived ones.")
+        "ridge, and the mean and fluctuation of the ridge estimator give q, the scalar part and K; "
+        "the equations used further down are identical to these derived ones.")
     s_model = Section("Linear attention as a linear model", (
         Step("attention_readout",
              {"readout": eq(y_hat, READOUT)},
@@ -836,15 +836,14 @@ def derivation() -> Derivation:
               "diagonal entries {mu_i} of {C_test} in that eigenbasis.",
         sections=(s_from_model, s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
         symbol_names={**SYMBOL_NAMES, **FM.SYMBOL_NAMES}, inline={**FM.INLINE, **INLINE},
-        titles={**TITLES, **FM.TITLES},
+        titles=TITLES,
         missing=(
-            "The deterministic equivalent and the effective ridge (also for {lam} > 0) are "
-            "derived in the first section, with two stated inputs (the second moment of the "
-            "context statistic and the Gaussian equivalence of the ridge design, both checked "
-            "on sampled contexts). The random-matrix argument that leads from the ridge "
-            "solution to {q}, {e_scalar} and K (paper A, appendix C) is not reproduced: those "
-            "formulas enter as the library's equations, and the checks verify their internal "
-            "consistency, their limits and their reduction to paper B.",
+            "The first section derives the deterministic equivalent, the effective ridge (also "
+            "for {lam} > 0), {q}, {e_scalar} and K from the model; its stated inputs (the second "
+            "moment of the context statistic, the Gaussian equivalence of the ridge design, the "
+            "mean and fluctuation of a Gaussian-design ridge estimator, and the deterministic "
+            "equivalent against a test matrix) are checked on sampled contexts and pools, not "
+            "derived.",
             "{e_idg} = {tau} {q} is exact only in the isotropic case.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
