@@ -178,3 +178,12 @@ def test_sampled_ridge_estimators():
 def test_matrix_deterministic_equivalent():
     assert F.check_matrix_equivalent()
     assert not F.check_matrix_equivalent(coefficient=1.0)  # the population covariance (a = 1)
+
+
+def test_task_memorisation_error():
+    """e_tm = tau q for every C_train, and the sampled error on the pool's own tasks extrapolates
+    to it (d = 16..40); a q 10% too large is rejected by the extrapolation."""
+    assert F.check_e_tm()
+    assert not F.check_e_tm(F.derived_e_tm() * 2)
+    _, intercept, error = F.e_tm_extrapolation(sympy.Rational(11, 10) * A.Q)
+    assert abs(intercept) > 2 * error
