@@ -5,6 +5,10 @@ the isotropic closed forms.
 
 The steps, in order:
 
+0. *From the model* (:mod:`replica.derivations.alignment_from_model`): eq. (17) by a replica
+   computation of the log-determinant of the empirical task covariance, the effective ridge, q,
+   e_scalar, K and the task-memorisation error from the pretraining ridge problem (stated inputs
+   labelled, checked on sampled data), and the isotropic and low-rank instances.
 1. *Linear attention reduces to a model linear in* :math:`\Gamma`: the query read-out
    :math:`\hat y = e_{d+1}^\top(z_q + \ell^{-1} V Z_s (K Z_s)^\top Q z_q)` equals, in blocks,
    :math:`\ell^{-1}(v_{21}^\top X + v_{22}y^\top)(X^\top M_{11}x_q + y\,m_{21}^\top x_q)`

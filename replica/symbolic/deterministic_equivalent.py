@@ -149,16 +149,20 @@ _COMPILED_SYMBOLS = (z, kappa, omega, omega_hat)
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(expr, module: str):
-    """``expr`` as functions of :data:`_COMPILED_SYMBOLS`: one per spectral average (of the
-    eigenvalue too) and one for the expression with the averages as extra arguments."""
-    avgs = sorted(sympy.sympify(expr).atoms(SpectralAverage), key=sympy.default_sort_key)
-    dummies = [sympy.Dummy(f"avg{i}") for i in range(len(avgs))]
-    summands = [sympy.lambdify((LAMBDA_I,) + _COMPILED_SYMBOLS, av.args[0], module)
-                for av in avgs]
-    body = sympy.lambdify(_COMPILED_SYMBOLS + tuple(dummies),
-                          sympy.sympify(expr).xreplace(dict(zip(avgs, dummies))), module)
-    return summands, body
+def _evaluator(expr):
+    """The code generator's evaluator of ``expr`` as a function of :data:`_COMPILED_SYMBOLS`."""
+    from .codegen import Evaluator
+
+    return Evaluator([expr], list(_COMPILED_SYMBOLS))
+
+
+class _Pairs:
+    """Eigenvalues with equal weights, in the form the evaluators take (``mu`` unused: 0)."""
+
+    def __init__(self, eigenvalues):
+        self.lam = list(eigenvalues)
+        self.mu = [0 * x for x in self.lam]
+        self.weight = [1 / mpmath.mpf(len(self.lam))] * len(self.lam)
 
 
 def on_eigenvalues(expr, eigenvalues, values: dict):
@@ -166,15 +170,12 @@ def on_eigenvalues(expr, eigenvalues, values: dict):
     ones are not used) with every spectral average replaced by the mean of its summand over
     ``eigenvalues``: a numpy array (float64, vectorised) or a list of mpmath numbers (the working
     precision)."""
-    vectorised = isinstance(eigenvalues, np.ndarray)
-    summands, body = _compiled(sympy.sympify(expr), "numpy" if vectorised else "mpmath")
+    ev = _evaluator(sympy.sympify(expr))
     args = [values.get(s, 0) for s in _COMPILED_SYMBOLS]
-    if vectorised:
-        means = [np.mean(f(eigenvalues, *args) + 0 * eigenvalues) for f in summands]
-    else:
-        means = [mpmath.fsum(f(lam, *args) for lam in eigenvalues) / len(eigenvalues)
-                 for f in summands]
-    return body(*args, *means)
+    if isinstance(eigenvalues, np.ndarray):
+        w = np.full(len(eigenvalues), 1.0 / len(eigenvalues))
+        return float(ev.f64(args, (eigenvalues, np.zeros_like(eigenvalues), w))[0])
+    return ev.mp([mpmath.mpf(v) for v in args], _Pairs(eigenvalues))[0]
 
 
 def solve_saddle(g, eigenvalues, ratio, at):
