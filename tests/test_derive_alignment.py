@@ -187,3 +187,11 @@ def test_task_memorisation_error():
     assert not F.check_e_tm(F.derived_e_tm() * 2)
     _, intercept, error = F.e_tm_extrapolation(sympy.Rational(11, 10) * A.Q)
     assert abs(intercept) > 2 * error
+
+
+def test_reported_e_tm_is_the_derived_one():
+    assert F.check_e_tm_model()
+    # the test-length correction with the wrong sign is caught
+    wrong = F.derived_e_tm() - (A.c_train + A.rho) * (1 / A.alpha_test - 1 / A.alpha) * \
+        F.derived_norm().subs(A.q, F.derived_q())
+    assert not F.check_e_tm_model(wrong)
