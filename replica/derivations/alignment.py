@@ -659,7 +659,7 @@ TITLES.update(FM.TITLES)  # the steps derived from the model come first
 def derivation() -> Derivation:
     """Paper A's derivation as a :class:`~replica.derivations.base.Derivation`."""
     s_from_model = Section(
-        "From the model: the resolvent of the task covariance and the effective ridge",
+        "From the model: the resolvent, the effective ridge and the errors",
         FM.steps(), "A replica computation of the log-determinant of the empirical task "
         "covariance gives the self-consistent equation of the resolvent, and the same "
         "deterministic equivalent applied to the pretraining ridge design gives the effective "
