@@ -20,7 +20,7 @@ def test_alignment_json_contract(cli):
         assert key in data
     assert data["model"] == "alignment" and data["dps"] == 40 and data["converged"] is True
     assert data["params"]["rho"] == "1/100" and data["params"]["alpha"] == "2"
-    assert set(data["errors"]) == {"e_icl", "e_scalar", "e_misalign", "e_idg"}
+    assert set(data["errors"]) == {"e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"}
     assert set(data["intermediates"]) == {"q", "sigma", "lambda_tilde", "M", "M_prime"}
     assert set(data["measures"]) == {"e_misalign", "resolvent", "inverse", "cka_inv"}
     assert all(isinstance(v, str) for v in data["errors"].values())

@@ -5,6 +5,10 @@ the isotropic closed forms.
 
 The steps, in order:
 
+0. *From the model* (:mod:`replica.derivations.alignment_from_model`): eq. (17) by a replica
+   computation of the log-determinant of the empirical task covariance, the effective ridge, q,
+   e_scalar, K and the task-memorisation error from the pretraining ridge problem (stated inputs
+   labelled, checked on sampled data), and the isotropic and low-rank instances.
 1. *Linear attention reduces to a model linear in* :math:`\Gamma`: the query read-out
    :math:`\hat y = e_{d+1}^\top(z_q + \ell^{-1} V Z_s (K Z_s)^\top Q z_q)` equals, in blocks,
    :math:`\ell^{-1}(v_{21}^\top X + v_{22}y^\top)(X^\top M_{11}x_q + y\,m_{21}^\top x_q)`
@@ -49,6 +53,7 @@ from ..numerics import agreement_digits, precision
 from ..params import parse_exact, to_mpf
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr, parse_spec
 from ..symbolic import LAMBDA_I, MU_I, Step, avg, expand_averages
+from . import alignment_from_model as FM
 from .base import Derivation, Section, cached_solver
 from ..symbolic.codegen import mp_function
 
@@ -647,11 +652,19 @@ TITLES = {
     "k_ordering": "Ordering of the eigenvalues of K",
     "optimal_spike": "The optimal rank-one test covariance",
 }
+TITLES.update(FM.TITLES)  # the steps derived from the model come first
 
 
 @functools.lru_cache(maxsize=None)
 def derivation() -> Derivation:
     """Paper A's derivation as a :class:`~replica.derivations.base.Derivation`."""
+    s_from_model = Section(
+        "From the model: the resolvent, the effective ridge and the errors",
+        FM.steps(), "A replica computation of the log-determinant of the empirical task "
+        "covariance gives the self-consistent equation of the resolvent, and the same "
+        "deterministic equivalent applied to the pretraining ridge design gives the effective "
+        "ridge, and the mean and fluctuation of the ridge estimator give q, the scalar part and K; "
+        "the equations used further down are identical to these derived ones.")
     s_model = Section("Linear attention as a linear model", (
         Step("attention_readout",
              {"readout": eq(y_hat, READOUT)},
@@ -825,16 +838,17 @@ def derivation() -> Derivation:
               "{sigma} the effective noise level, and angle brackets denote the average over "
               "i = 1, ..., {d} of the eigenvalues {lambda_i} of {C_train} paired with the "
               "diagonal entries {mu_i} of {C_test} in that eigenbasis.",
-        sections=(s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
-        symbol_names=SYMBOL_NAMES, inline=INLINE, titles=TITLES,
+        sections=(s_from_model, s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
+        symbol_names={**SYMBOL_NAMES, **FM.SYMBOL_NAMES}, inline={**FM.INLINE, **INLINE},
+        titles=TITLES,
         missing=(
-            "The random-matrix argument that leads from the ridge solution to the deterministic "
-            "equivalent and to {q}, {e_scalar} and K (paper A, appendix C) is not reproduced: "
-            "those formulas enter as the library's equations, and the checks verify their "
-            "internal consistency, their limits and their reduction to paper B, not their "
-            "derivation from the ridge problem.",
-            "The ridge equation for {lam} > 0 is an extension by analogy with paper B; {e_idg} = {tau} {q} is exact only in the isotropic "
-            "case.",
+            "The first section derives the deterministic equivalent, the effective ridge (also "
+            "for {lam} > 0), {q}, {e_scalar} and K from the model; its stated inputs (the second "
+            "moment of the context statistic, the Gaussian equivalence of the ridge design, the "
+            "mean and fluctuation of a Gaussian-design ridge estimator, and the deterministic "
+            "equivalent against a test matrix) are checked on sampled contexts and pools, not "
+            "derived.",
+            "{e_idg} = {tau} {q} is exact only in the isotropic case.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
         ),

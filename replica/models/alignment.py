@@ -127,6 +127,12 @@ INVERSE_MEASURE = avg(MU_I / LAMBDA_I)
 E_IDG = tau * q
 """In-distribution error: tau q (exact in the isotropic case; conjectural otherwise)."""
 
+E_TM = tau * q + (c_train + rho) * (1 / alpha_test - 1 / alpha) * (
+    1 + (q - 2 * sigma) * M + (q * lambda_tilde - sigma**2) * M_prime)
+"""Task-memorisation error: a test prompt whose task is one of the k pretraining tasks, with a
+fresh context of length alpha_test d; tau q at alpha_test = alpha (derived in
+:mod:`replica.derivations.alignment_from_model`)."""
+
 # ---------------------------------------------------------------------------------------------
 # The same quantities with the coefficient a as an independent variable (what the numerics use)
 # ---------------------------------------------------------------------------------------------
@@ -194,6 +200,7 @@ def reported(kinf: bool = False) -> list:
         ("e_misalign", _at(E_MISALIGN_STABLE, kinf), None),
         ("e_icl", sympy.Symbol("e_scalar") + sympy.Symbol("e_misalign"), None),
         ("e_idg", E_IDG, None),
+        ("e_tm", E_TM.xreplace(TRACES), None),
         ("resolvent", _at(RESOLVENT_MEASURE_STABLE, kinf), None),
     ]
 
@@ -369,7 +376,7 @@ PROBLEM = Problem(
         ("ridge", None),
     ],
     systems=_system,
-    groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg"],
+    groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"],
             "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
             "measures": ["e_misalign", "resolvent", "inverse", "cka_inv"]},
     direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
