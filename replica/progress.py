@@ -66,7 +66,7 @@ def _duration(s: float) -> str:
 class Progress:
     """Progress of one run of ``total`` units (``None``: unknown) on ``stream`` (stderr).
 
-    Use as a context manager; :meth:`update` advances by ``n`` units, :meth:`set` to an
+    Use as a context manager; ``update`` advances by ``n`` units, ``set`` to an
     absolute count; ``note`` says what is being done. ``enabled=False`` (or :func:`quiet`)
     shows nothing."""
 

@@ -125,7 +125,7 @@ def _spectrum(dim):
 def empirical_log_det(dim: int, ratio: float, at: float, seeds: int = 8):
     """``(log_dets, traces)``: :math:`\\frac1d\\log\\det(R_k + z)` and
     :math:`\\frac1d\\operatorname{tr}(R_k+z)^{-1}` for ``seeds`` independent task pools
-    (:math:`C_{\\rm train}` with :data:`EMPIRICAL_SPECTRUM`; seed ``j`` of numpy's default
+    (:math:`C_{\\rm train}` with ``EMPIRICAL_SPECTRUM``; seed ``j`` of numpy's default
     generator)."""
     from ..simulate.solver import blas_threads_for
 
@@ -361,7 +361,7 @@ def sampled_effective_ridge(dim=20, kappa=1.0, alpha=2.0, tau=2.0, rho=0.25, lam
     :math:`\lambda/a_{\rm emp}` with :math:`a_{\rm emp} = 1 - 1/\tau + \lambda m/\tau`,
     :math:`m = \frac1{d^2}\operatorname{tr}(d\hat\Sigma + \lambda)^{-1}` of the sampled design
     (rows :math:`x_q\otimes\hat w`, exact context statistics, :math:`C_{\rm train}` with
-    :data:`EMPIRICAL_SPECTRUM`), against the root :math:`\tilde\lambda` of the derived equation
+    ``EMPIRICAL_SPECTRUM``), against the root :math:`\tilde\lambda` of the derived equation
     with :math:`M = \frac1d\operatorname{tr}(R_k + \sigma)^{-1}` of the same pool (so only the
     ridge step is tested). ``shift_factor`` multiplies the predicted context-noise level ``s``
     (1 for the derived one; other values are for the test that a wrong ``s`` is caught)."""
@@ -469,7 +469,7 @@ def _two_atom_eigenvalues(rank_ratio):
 def lowrank_resolvent_digits(g=None, dps: int = 50):
     """Digits of agreement between the derived M(z) on the two-atom spectrum of P/rho (saddle
     point solved at ``dps`` digits) and the low-rank model's transform g(-z) of the empirical task
-    covariance (replica.spectra), at :data:`LOWRANK_POINTS`; the smallest over the points."""
+    covariance (replica.spectra), at ``LOWRANK_POINTS``; the smallest over the points."""
     from ..numerics import agreement_digits
     from ..spectra import lowrank_stieltjes_expr
 

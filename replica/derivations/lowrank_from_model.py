@@ -104,7 +104,7 @@ ZERO_T_SCALINGS = {Qd: L.q + L.chi / beta, Qbd: L.qbar + L.chibar / beta,
 conjugates' diagonal-minus-off-diagonal of order beta, their off-diagonal of order beta^2."""
 
 SPECTRAL_MOMENTS = {0: sympy.Integer(1), 1: sympy.Integer(1)}
-"""<1> = 1 and <s> = tr S / D = 1 (the tasks' normalisation |w|^2 = D on average)."""
+"""<1> = 1 and <s> = tr S / D = 1 (the tasks' normalisation ||w||^2 = D on average)."""
 
 
 def _transform(k):
@@ -136,14 +136,14 @@ def context_moments(D: int = D_EXPLICIT):
 
 
 def context_covariance_formula(w, D):
-    """((|w|^2/D + sigma^2) D/L) I + w w^T/L: the covariance the moments give."""
+    """((||w||^2/D + sigma^2) D/L) I + w w^T/L: the covariance the moments give."""
     w2 = (w.T * w)[0, 0]
     return (w2 / D + L.sigma**2) * D / Lc * sympy.eye(D) + w * w.T / Lc
 
 
 def _check_context_moments() -> bool:
     """Exact at D = 2 and 3 (symbolic w, sigma, L): the mean of w_hat is w and its covariance is
-    the displayed formula; with |w|^2 = D and L = alpha D its isotropic part is epsilon."""
+    the displayed formula; with ||w||^2 = D and L = alpha D its isotropic part is epsilon."""
     for D in (2, D_EXPLICIT):
         w, mean, cov = context_moments(D)
         if mean != w:
@@ -157,10 +157,10 @@ def _check_context_moments() -> bool:
 
 
 def sample_context_fluctuation(D: int, contexts: int, alpha=2, sigma=0.5, seed=0):
-    """Sampled contexts for one task w (|w|^2 = D): returns ``(mean_error, trace_mean,
+    """Sampled contexts for one task w (||w||^2 = D): returns ``(mean_error, trace_mean,
     trace_exact, trace_std)``: the norm of the sample mean of xi = w_hat - w in units of its
-    standard error (about 1 when the mean is 0), the sample mean of |xi|^2/D, its exact value
-    eps + 1/(alpha D) from the formula, and the sample std of |xi|^2/D (its concentration)."""
+    standard error (about 1 when the mean is 0), the sample mean of ||xi||^2/D, its exact value
+    eps + 1/(alpha D) from the formula, and the sample std of ||xi||^2/D (its concentration)."""
     rng = np.random.default_rng(seed)
     Lv = int(alpha * D)
     w = rng.standard_normal(D)
@@ -192,9 +192,9 @@ def context_table():
 def _check_context_samples() -> bool:
     """Sampled contexts (2000 per size, D = 8..64, alpha = 2, sigma = 1/2): the sample mean of
     xi is 0 (its norm within 2 of its standard error, which it is about equal to when the mean
-    vanishes), the sample mean of |xi|^2/D matches the exact eps + 1/(alpha D) within 4
+    vanishes), the sample mean of ||xi||^2/D matches the exact eps + 1/(alpha D) within 4
     standard errors (so its distance to the leading-order eps, 1/(alpha D), halves with each
-    doubling of D), and the std of |xi|^2/D (the concentration the replica calculation relies
+    doubling of D), and the std of ||xi||^2/D (the concentration the replica calculation relies
     on) shrinks by at least 1.3 per doubling (like D^(-1/2): sqrt 2)."""
     tab = context_table()
     stds = []

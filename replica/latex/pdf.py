@@ -9,7 +9,7 @@ settle); the PDF and the log are copied next to the ``.tex``. Failures are one l
 
 :func:`log_problems` reads the final log for what a careful author fixes: undefined references or
 citations, overfull boxes wider than :data:`OVERFULL_TOLERANCE_PT`, requests to rerun LaTeX, and
-every other LaTeX or package warning; :attr:`CompileReport.warnings` lists them, one line each.
+every other LaTeX or package warning; ``CompileReport.warnings`` lists them, one line each.
 Files next to the ``.tex`` that it needs (``NAME.bib``, ``*-macros.tex``, ``*-body.tex``, other
 ``.bib`` files) are compiled with it; latexmk runs BibTeX when the document has a bibliography.
 """

@@ -220,7 +220,7 @@ class Result:
 
     @property
     def carried_digits(self) -> int:
-        """The significant digits the values are printed with: :attr:`digits` when some are
+        """The significant digits the values are printed with: ``digits`` when some are
         guaranteed, else the working precision (a result without verification)."""
         return max(self.digits if self.digits else self.dps, 1)
 
