@@ -942,8 +942,8 @@ def _check_design():
 
 
 def _check_ridge_step():
-    """The derived equation minus the model's RIDGE_EQUATION simplifies to 0, with no spectral
-    average left."""
+    """The derived equation minus the model's ridge equation for the effective ridge simplifies
+    to 0, with no spectral average left."""
     return check_ridge_equation()
 
 

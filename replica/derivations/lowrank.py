@@ -760,7 +760,7 @@ def derivation() -> Derivation:
     order_syms = L.ORDER_PARAMETERS
     conj_syms = L.CONJUGATES
 
-    s_derive = Section("From the model to the free energy (R1), derived",
+    s_derive = Section("From the model to the free energy, derived",
                        lowrank_from_model.steps(),
                        "Each step below is computed by the replica calculus from the previous "
                        "one, except the one marked stated, whose reason and numerical check are "

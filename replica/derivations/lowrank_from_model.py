@@ -466,7 +466,7 @@ def derived_free_energy():
 
 
 def free_energy_difference(f) -> sympy.Expr:
-    """f - (R1) of the solver, cancelled (g, g' abstract)."""
+    """f minus the solver's free energy, cancelled (g, g' abstract)."""
     return sympy.cancel(sympy.expand(f - L.FREE_ENERGY))
 
 
@@ -477,7 +477,8 @@ def _check_limits() -> bool:
 
 
 def _check_free_energy_equals_r1() -> bool:
-    """The derived free energy minus the solver's (R1) cancels identically (g, g' abstract)."""
+    """The derived free energy minus the solver's free energy cancels identically (g, g'
+    abstract)."""
     return free_energy_difference(derived_free_energy()[0]) == 0
 
 
@@ -608,9 +609,9 @@ def derived_susceptibilities() -> dict:
 
 def _check_observables() -> bool:
     """The overlaps from the RS measure equal the typed ones: (m, q) the saddle-point equations
-    (R5), (R7) derived from (R1); (mbar, qbar) (R5), (R8); (m0, q0) (R5), (R9) -- after
+    derived from the free energy; (mbar, qbar) and (m0, q0) the observables of the solver -- after
     g = -(1 - rho)/z + rho gtilde (g, gtilde abstract); and the susceptibilities from its thermal
-    variance are (R6)."""
+    variance are the solver's chi and chibar equations."""
     fp = L.fixed_point_equations()
     if not all(is_zero(v - fp[k]) for k, v in derived_susceptibilities().items()):
         return False
@@ -623,8 +624,8 @@ def _check_observables() -> bool:
 
 
 def _check_errors() -> bool:
-    """The errors computed as E y^2 - 2 E y y_hat + E y_hat^2 under the RS measure equal the typed
-    (E1)-(E3) with the typed overlaps."""
+    """The errors computed as E y^2 - 2 E y y_hat + E y_hat^2 under the RS measure equal the
+    solver's TM, IDG and ODG errors with the typed overlaps."""
     der = derived_observables()
     ov = {L.m: _typed_observables()["tm"][0], L.q: _typed_observables()["tm"][1],
           L.qbar: _typed_observables()["odg"][1], L.mbar: L.MBAR, L.m0: L.M0, L.q0: L.Q0}
@@ -681,6 +682,7 @@ def steps() -> tuple:
     w, mean, cov = context_moments(2)
     f, _, parts = derived_free_energy()
     K = residual_covariance()
+    K_entries = RSBlock.scalar(sympy.Symbol("Delta_K"), sympy.Symbol("K_0"))
     der = derived_observables()
     law = coordinate_law()
     Ksym, fsym = sympy.symbols("K_ab f")
@@ -707,9 +709,13 @@ def steps() -> tuple:
              "context enters only through epsilon times the isotropic overlap.",
              _check_residual_covariance),
         Step("energetic_part",
-             {"G_E": _eq(sympy.Symbol("G_E"), energetic_log(K))},
+             {"G_E": _eq(sympy.Symbol("G_E"), energetic_log(K_entries)),
+              "K_gap": _eq(K_entries.A[0, 0], K.A[0, 0]),
+              "K_off": _eq(K_entries.B[0, 0], K.B[0, 0])},
              "Computed: the Gaussian average of the replicated Boltzmann factors of the tau D^2 "
-             "independent prompts is a determinant of I + beta K.", _check_energetic),
+             "independent prompts is a determinant of I + beta K, written with the two entries "
+             "of the RS matrix K (its replica-diagonal excess and its common part).",
+             _check_energetic),
         Step("task_average",
              {"m": _eq(L.m, sympy.Trace(Gamma_mat * S_mat) / D_sym),
               "q": _eq(L.q, sympy.Trace(Gamma_mat * S_mat * Gamma_mat.T) / D_sym),
@@ -735,13 +741,14 @@ def steps() -> tuple:
         Step("derived_free_energy",
              {"f": _eq(fsym, f)},
              "Computed: with lambda = -qbarhat - z qhat the spectral averages become g and g' "
-             "by partial fractions; the result is identical to (R1) (dropped: constants and "
+             "by partial fractions; the result is identical to the solver's free energy (dropped: "
+             "constants and "
              "lower orders in beta; the conjugates renamed by the scalings).",
              _check_free_energy_equals_r1),
         Step("rs_measure",
              {k: _eq(sympy.Symbol(f"law_{k}"), v[1]) for k, v in law.items()},
              "Computed: at n -> 0 each weight coordinate is a mean plus a field shared by the "
-             "replicas (the effective problem R10) plus thermal noise of order 1/beta.",
+             "replicas (an effective single-matrix ridge problem) plus thermal noise of order 1/beta.",
              _check_coordinate_law),
         Step("test_prompt_law",
              {"yy": _eq(sympy.Symbol("E_y2"), L.sigma_test**2 + sympy.Trace(C_mat) / D_sym),
@@ -757,7 +764,7 @@ def steps() -> tuple:
              "saddle-point equations and the typed observables.", _check_observables),
         Step("derived_errors",
              {p: _eq(err[p], der[f"error_{p}"]) for p in L.ERROR_KEYS},
-             "Computed: the three errors equal the typed (E1)-(E3).", _check_errors),
+             "Computed: the three errors equal the solver's TM, IDG and ODG errors.", _check_errors),
     )
 
 
@@ -770,7 +777,7 @@ STEP_TITLES = {
     "coupling": "Order parameters and conjugates",
     "entropic_part": "Entropic part: the Gaussian integral over the weights",
     "zero_temperature_limit": "Replica limit and zero temperature",
-    "derived_free_energy": "The free energy (R1), derived",
+    "derived_free_energy": "The free energy, derived",
     "rs_measure": "The replica-symmetric measure of the weights",
     "test_prompt_law": "Prediction and target of a test prompt",
     "derived_observables": "Overlaps from the replica-symmetric measure",

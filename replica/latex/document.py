@@ -91,7 +91,7 @@ _WORD_NAMES = {"varepsilon": "eps", "epsilon": "eps", "mathcal": "cal", "mathbb"
                "mathsf": "sf", "mathbf": "bf", "top": "T"}
 _DIGIT_NAMES = dict(zip("0123456789", ("zero", "one", "two", "three", "four", "five", "six",
                                        "seven", "eight", "nine")))
-_CHAR_NAMES = {"'": "prime", "*": "star", "+": "plus", "=": "eq", "<": "lt", ">": "gt"}
+_CHAR_NAMES = {"|": "norm", "'": "prime", "*": "star", "+": "plus", "=": "eq", "<": "lt", ">": "gt"}
 _ACCENT_NAMES = ("hat", "bar", "tilde", "check", "dot", "ddot", "breve")
 
 
@@ -99,7 +99,7 @@ def macro_name(tex: str) -> str:
     r"""A letters-only macro name for the LaTeX of a symbol: ``\varepsilon_{\rm IDG}`` ->
     ``epsIDG``, ``\hat{\bar{\chi}}`` -> ``chibarhat``, ``\tilde{p}_{0}`` -> ``ptildezero``."""
     out, pending = [], []
-    for tok in re.findall(r"[A-Za-z]+|\d|[*'+=<>]", tex):
+    for tok in re.findall(r"[A-Za-z]+|\d|[*'+=<>|]", tex):
         if tok in _ACCENT_NAMES:
             pending.append(tok)
             continue

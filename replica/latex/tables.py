@@ -27,7 +27,7 @@ TABLE_DIGITS = 10
 
 
 def number_latex(value, digits: int) -> str:
-    """Math-mode LaTeX (without ``$``) of ``value`` rounded to ``digits`` significant digits:
+    r"""Math-mode LaTeX (without ``$``) of ``value`` rounded to ``digits`` significant digits:
     ``0.5504061605``, ``1.002391021\times 10^{-7}``, ``0``."""
     digits = max(int(digits), 1)
     with mpmath.workdps(digits + 10):
