@@ -17,6 +17,7 @@ MODULES = [
     "benchmarks.dask_scaling",
     "benchmarks.engine_redesign",
     "benchmarks.certify_speed",
+    "benchmarks.lowrank_test_laws",
 ]
 
 

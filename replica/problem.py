@@ -108,6 +108,21 @@ DOMAINS = {
 """The named domains a :class:`Parameter` may declare, besides ``"covariance"`` (a SPEC)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class SpecDomain:
+    """The domain of a parameter written as a SPEC string (``kind:VALUE``) that stands for one
+    exact number of the equations: ``parse(raw, option)`` returns a ``Fraction`` that also carries
+    its SPEC string as ``.spec`` (echoed in results) or raises
+    :class:`~replica.errors.ParameterError`. Such a parameter is not a continuous parameter of
+    grids and scans (like a covariance SPEC), but its value enters the generated code as a
+    number."""
+
+    parse: Callable[[Any, str], Any]
+    describe: str = ""
+    integer: bool = False
+    allow_inf: bool = False
+
+
 # ---------------------------------------------------------------------------------------------
 # Parameters and rules
 # ---------------------------------------------------------------------------------------------
@@ -142,6 +157,17 @@ class Parameter:
     def is_covariance(self) -> bool:
         return self.domain == "covariance"
 
+    @property
+    def is_spec(self) -> bool:
+        """A SPEC that stands for a number (:class:`SpecDomain`)."""
+        return isinstance(self.domain, SpecDomain)
+
+    @property
+    def is_continuous(self) -> bool:
+        """A real number that grids, scans and series may vary (not a covariance, a SPEC or an
+        integer)."""
+        return not (self.is_covariance or self.is_spec or self._domain().integer)
+
     def _domain(self) -> Domain:
         dom = DOMAINS[self.domain] if isinstance(self.domain, str) else self.domain
         if self.domain_message:
@@ -163,6 +189,8 @@ class Parameter:
             if d is None:
                 raise ParameterError(f"--{self.size_from}", f"is required for {self.option}")
             return parse_spec(raw, int(d), self.option)
+        if self.is_spec:
+            return self.domain.parse(raw, self.option)
         dom = self._domain()
         if dom.integer:
             return int(dom.check(_parse_integer(raw, self.option), self.option))

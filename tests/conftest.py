@@ -1,8 +1,10 @@
+import math
 import os
 import subprocess
 import sys
 
 import mpmath
+import numpy as np
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,3 +29,23 @@ def run_cli(*args, timeout=300):
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def converges_like_one_over_d(samples: dict, theory: float, what: str, allowance: float = 6):
+    """The protocol of the finite-size checks: ``samples[d]`` are per-seed values at D = 8, 16,
+    32. At every D the mean is within 3 SEM + A |theory|/D (the finite-size allowance A); the
+    decisive criteria are the next two: the D = 32 deviation is at most half
+    the D = 8 one (where that is significant); the quadratic extrapolation in 1/D to D = oo is
+    within 3 of its standard errors plus 2 % of |theory|."""
+    dev = {}
+    for d, values in samples.items():
+        mean, sem = np.mean(values), np.std(values, ddof=1) / math.sqrt(len(values))
+        assert abs(mean - theory) <= 3 * sem + allowance * abs(theory) / d, (what, d, mean,
+                                                                               theory, sem)
+        dev[d] = (mean - theory, sem)
+    (a8, s8), (a16, s16), (a32, s32) = dev[8], dev[16], dev[32]
+    if abs(a8) > 4 * s8:
+        assert abs(a32) <= 0.5 * abs(a8) + 2 * math.hypot(s32, 0.5 * s8), (what, dev)
+    extrapolated = a8 / 3 - 2 * a16 + 8 / 3 * a32
+    sigma = math.sqrt((s8 / 3) ** 2 + (2 * s16) ** 2 + (8 / 3 * s32) ** 2)
+    assert abs(extrapolated) <= 3 * sigma + 0.02 * abs(theory), (what, extrapolated, sigma, dev)

@@ -34,7 +34,8 @@ def test_attribute_access_and_names_of_the_json(lowrank50, cli):
         for k, v in data[g].items():
             assert as_str[k] == v and str(getattr(r, k)) == v and str(r[k]) == v
     assert as_str["tm_signal"] == data["decomposition"]["tm"]["signal"]
-    assert r.errors["tm"] == r.tm and set(r.decomposition) == {"tm", "idg", "odg"}
+    assert r.errors["tm"] == r.tm and set(r.decomposition) == {"tm", "idg", "odg",
+                                                                          "test"}
     assert dict(r) == {k: r[k] for k in names} and len(r) == len(names) and "q" in r
 
 

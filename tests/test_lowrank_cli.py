@@ -5,7 +5,7 @@ import json
 import pytest
 import replica
 
-ORDER = "q m chi qbar chibar qhat mhat chihat qbarhat chibarhat z mbar m0 q0".split()
+ORDER = "q m chi qbar chibar qhat mhat chihat qbarhat chibarhat z mbar m0 q0 q_perp".split()
 PARTS = ["signal", "memorization", "structural", "noise"]
 BASE = ["solve", "lowrank", "--alpha", "2", "--tau", "2.25", "--kappa", "1.5", "--rho", "0.9",
         "--sigma", "0.3"]
@@ -18,13 +18,14 @@ def test_json_contract(cli):
     assert data["model"] == "lowrank"
     assert data["params"] == {"alpha": "2", "tau": "9/4", "kappa": "3/2", "rho": "9/10",
                               "sigma": "3/10", "lam": "0", "alpha_test": "2",
-                              "sigma_test": "0"}
+                              "sigma_test": "0", "test": "idg"}
     assert data["dps"] == 20 and data["digits"] == 20 and data["converged"] is True
     assert "re-solve" in data["digits_how"]
     assert isinstance(data["residual"], str) and isinstance(data["condition"], str)
     assert list(data["order_parameters"]) == ORDER
-    assert list(data["errors"]) == ["tm", "idg", "odg"]
-    assert set(data["decomposition"]) == {"tm", "idg", "odg"}
+    assert list(data["errors"]) == ["tm", "idg", "odg", "test"]
+    assert data["errors"]["test"] == data["errors"]["idg"]  # the default test law is IDG
+    assert set(data["decomposition"]) == {"tm", "idg", "odg", "test"}
     for prot, parts in data["decomposition"].items():
         assert list(parts) == PARTS
         assert all(isinstance(v, str) for v in parts.values())

@@ -322,7 +322,8 @@ def test_exact_parameters_echo():
     res = replica.solve("lowrank", alpha="0.3e1", tau="9/4", kappa="1.5", rho="0.9", sigma="3/10",
                         dps=15, verify=False)
     assert res.params == {"alpha": "3", "tau": "9/4", "kappa": "3/2", "rho": "9/10",
-                          "sigma": "3/10", "lam": "0", "alpha_test": "3", "sigma_test": "0"}
+                          "sigma": "3/10", "lam": "0", "alpha_test": "3", "sigma_test": "0",
+                          "test": "idg"}
 
 
 def test_float64_keeps_its_digits_at_huge_alpha():

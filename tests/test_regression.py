@@ -21,6 +21,10 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "regression")
 with open(os.path.join(HERE, "solve_outputs.json")) as fh:
     FROZEN = json.load(fh)
 
+ADDED_DEFAULTS = {"test": "idg"}
+"""Parameters added after the freeze, with the default that keeps the frozen meaning (the
+low-rank ``--test`` law adds the error ``test``, IDG by default)."""
+
 VALUE_GROUPS = ("errors", "intermediates", "measures", "order_parameters", "decomposition")
 
 
@@ -41,8 +45,11 @@ def compare(old: dict, new: dict) -> list[str]:
     problems = []
     if new["digits"] < old["digits"]:
         problems.append(f"digits fell from {old['digits']} to {new['digits']}")
-    if old["params"] != new["params"]:
+    added = {k: v for k, v in new["params"].items() if k not in old["params"]}
+    if {k: new["params"].get(k) for k in old["params"]} != old["params"]:
         problems.append(f"params echo changed: {old['params']} -> {new['params']}")
+    if any(ADDED_DEFAULTS.get(k) != v for k, v in added.items()):
+        problems.append(f"a parameter added since the freeze is not at its default: {added}")
     ov, nv = flat_values(old), flat_values(new)
     if set(ov) != set(nv) - {k for k in nv if k not in ov and nv[k] is None}:
         missing = sorted(set(ov) - set(nv))
@@ -78,4 +85,7 @@ def test_comparison_detects_a_changed_digit():
     tm = changed["errors"]["tm"]
     changed["errors"]["tm"] = tm[:12] + ("1" if tm[12] != "1" else "2") + tm[13:]
     assert compare(record, record) == []
+    moved = json.loads(json.dumps(record))
+    moved["params"]["test"] = "outside:1/4"
+    assert compare(record, moved) != []
     assert any("errors.tm" in p for p in compare(record, changed))

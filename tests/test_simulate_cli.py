@@ -48,7 +48,9 @@ def test_simulate_isotropic_json(capsys):
 def test_simulate_lowrank_json_has_order_parameters(capsys):
     data = _json(capsys, ["simulate", "lowrank"] + LOW + ["--d", "8", "--seeds", "2", "--json",
                                                           "--dps", "20"])
-    assert set(data["errors"]) == {"tm", "idg", "odg"}
+    assert set(data["errors"]) == {"tm", "idg", "odg", "test"}
+    assert data["params"]["test"] == "idg"
+    assert data["errors"]["test"]["mean"] == data["errors"]["idg"]["mean"]
     assert set(data["order_parameters"]) == {"q", "m", "qbar", "mbar", "q0", "m0"}
     for group in ("errors", "order_parameters"):
         for obj in data[group].values():
@@ -136,8 +138,8 @@ def test_check_api_lowrank_single_point(tmp_path):
                                      sigma="0.3")], [8, 12], seeds=3, dps=20,
                     executor="serial", progress=False)
     assert rep.varied is None and rep.line == {}
-    assert {r.key for r in rep.rows} == {"tm", "idg", "odg", "q", "m", "qbar", "mbar", "q0",
-                                         "m0"}
+    assert {r.key for r in rep.rows} == {"tm", "idg", "odg", "test", "q", "m", "qbar", "mbar",
+                                         "q0", "m0"}
     assert all(r.theory is not None for r in rep.rows)
     files = write_report(rep, tmp_path)
     assert [f.name for f in files] == ["check.csv", "check.md", "check.png", "check.pdf",

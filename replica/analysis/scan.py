@@ -38,7 +38,7 @@ KINDS = ("max", "min", "level")
 
 
 def _continuous(p) -> bool:
-    return not (p.is_covariance or p._domain().integer)
+    return p.is_continuous
 
 
 def _numeric_parameter(problem, name: str, option: str):
@@ -429,8 +429,9 @@ def sweep_table(problem, rows: list):
     from ..tables import Table
 
     names = problem.report_names()
-    numeric = [p.name for p in problem.schema.parameters if not p.is_covariance]
-    other = [p.name for p in problem.schema.parameters if p.is_covariance]
+    numeric = [p.name for p in problem.schema.parameters
+               if not (p.is_covariance or p.is_spec)]
+    other = [p.name for p in problem.schema.parameters if p.is_covariance or p.is_spec]
     header = numeric + [f"{n}_exact" for n in numeric] + other + ["status", "digits"] + names
     cells_of = []
     for row in rows:

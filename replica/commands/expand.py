@@ -65,6 +65,9 @@ def _run_model_file(args):
         p = problem.schema[k]
         if p.is_covariance or p._domain().integer:
             raise ParameterError(p.option, "series keep spectra abstract; omit this option")
+        if p.is_spec:
+            values[k] = p.parse(v, {})
+            continue
         values[k] = p.parse(v, {})
     out = series(problem, name, order, args.quantity, at=args.at, values=values,
                  progress=progress_bar(f"expand {problem.name}", unit="order"))

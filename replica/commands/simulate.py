@@ -52,6 +52,10 @@ def add_model_options(p, model: str, lists: bool = False, scores: bool = False):
     if model == "lowrank":
         p.add_argument("--sigma-test", default="0",
                        help="test label-noise standard deviation (default 0)" + many)
+        p.add_argument("--test", default="idg",
+                       help="test-task law relative to the task subspace, reported as the "
+                            "error 'test': idg (default), outside:PHI, shared:F, "
+                            "rotation:DEGREES" + scored)
 
 
 def add_simulation_options(p, model: str):

@@ -96,18 +96,21 @@ from .parameters import LOWRANK as SCHEMA
 # ---------------------------------------------------------------------------------------------
 alpha, tau, kappa, rho, alpha_test = sympy.symbols("alpha tau kappa rho alpha_test", positive=True)
 lam, sigma, sigma_test = sympy.symbols("lambda sigma sigma_test", nonnegative=True)
+phi = sympy.Symbol("phi", nonnegative=True)
+"""The fraction of a test task's power outside the task subspace (``--test`` SPEC)."""
 
 q, m, chi, qbar, chibar = sympy.symbols("q m chi qbar chibar", real=True)
 qhat, mhat, chihat, qbarhat, chibarhat = sympy.symbols("qhat mhat chihat qbarhat chibarhat",
                                                        real=True)
 z = sympy.Symbol("z", real=True)
 mbar, m0, q0 = sympy.symbols("mbar m0 q0", real=True)
+q_perp = sympy.Symbol("q_perp", real=True)
 
 ORDER_PARAMETERS = (q, m, chi, qbar, chibar)
 """The unknowns of the closed fixed-point map, in this order."""
 CONJUGATES = (qhat, mhat, chihat, qbarhat, chibarhat)
 PAIRS = ((q, qhat), (m, mhat), (qbar, qbarhat), (chi, chihat), (chibar, chibarhat))
-PARAMS = (alpha, tau, kappa, lam, sigma, rho, alpha_test, sigma_test)
+PARAMS = (alpha, tau, kappa, lam, sigma, rho, alpha_test, sigma_test, phi)
 """Numeric argument order of every compiled expression (after the order parameters)."""
 
 G = spectral_family("g")
@@ -115,7 +118,8 @@ G = spectral_family("g")
 GT = spectral_family("gtilde", r"\tilde{g}")
 r"""\tilde g, \tilde g', ...: the transform restricted to the task subspace (abstract)."""
 
-SYMBOL_NAMES = {alpha_test: r"\tilde\alpha", sigma_test: r"\tilde\sigma", lam: r"\lambda"}
+SYMBOL_NAMES = {alpha_test: r"\tilde\alpha", sigma_test: r"\tilde\sigma", lam: r"\lambda",
+                q_perp: r"q_{\perp}"}
 """Extra LaTeX names (``sympy.latex(..., symbol_names=SYMBOL_NAMES)``); the hats and bars are
 printed by SymPy from the symbol names (``qbarhat`` -> ``\\hat{\\bar{q}}``)."""
 
@@ -176,6 +180,27 @@ Q0_PIECES = {
 Q0 = sum(Q0_PIECES.values())
 
 
+COMPLEMENT_ATOM = {G[0](z): rho * GT[0](z) - (1 - rho) / z,
+                   G[1](z): rho * GT[1](z) + (1 - rho) / z**2}
+r"""The spectral measure of S splits into its part on the task subspace (transform
+:math:`\rho\tilde g`) and its part on the complement, where the training tasks have no component:
+an atom of mass :math:`1-\rho` at 0, so :math:`g = \rho\tilde g - (1-\rho)/z` and
+:math:`g' = \rho\tilde g' + (1-\rho)/z^2`."""
+
+
+@functools.lru_cache(maxsize=None)
+def complement_overlap() -> sympy.Expr:
+    r""":math:`q_\perp = \operatorname{tr}(\Gamma(I-P)\Gamma^\top)/(D-r)`, computed from
+    :math:`\bar q = \rho q_0 + (1-\rho) q_\perp` (:math:`\bar q` from the derived equation,
+    :math:`q_0` from (R9)) with the complement's atom (:data:`COMPLEMENT_ATOM`): the signal and
+    memorisation brackets cancel and :math:`q_\perp = \hat{\bar\chi}/(\kappa\hat q^2z^2)`
+    remains -- outside the subspace :math:`\Gamma` holds only the structural fluctuation, and
+    nothing of :math:`1/(1-\rho)` is left to evaluate."""
+    fp = fixed_point_equations()
+    diff = (fp[qbar] - rho * Q0).xreplace(COMPLEMENT_ATOM)
+    return sympy.factor(sympy.cancel(diff / (1 - rho)))
+
+
 def _pieces(rhs) -> dict:
     """Split a right-hand side linear in (mhat^2, chihat, chibarhat) into its S, T, R parts."""
     return {"S": rhs.subs({chihat: 0, chibarhat: 0}), "T": rhs.subs({mhat: 0, chibarhat: 0}),
@@ -193,12 +218,28 @@ def pieces() -> dict:
 ETEST = (1 + sigma_test**2) / alpha_test
 """(1 + sigma_test^2)/alpha_test: the only place the test context length enters."""
 
-PROTOCOLS = {"tm": (m, q), "idg": (m0, q0), "odg": (mbar, qbar)}
-"""The overlaps each protocol uses: TM (training tasks), IDG (new tasks in the subspace), ODG."""
+PROTOCOLS = {"tm": (m, q), "idg": (m0, q0), "odg": (mbar, qbar),
+             "test": ((1 - phi) * m0, (1 - phi) * q0 + phi * q_perp)}
+r"""The overlaps each protocol uses: TM (training tasks), IDG (new tasks in the subspace), ODG, and
+``test``: a law with a fraction :math:`\phi` of its power outside the subspace (``--test``).
+
+The error is affine in the test covariance :math:`C` (normalised to trace :math:`D`):
+:math:`\operatorname{tr}(\Gamma C)/D` and :math:`\operatorname{tr}(\Gamma C\Gamma^\top)/D` enter
+linearly. The law of :math:`\Gamma` is invariant under rotations of the subspace and of its
+complement separately (the training tasks are isotropic in the subspace, the data isotropic), so
+at :math:`D\to\infty` only the power inside and outside the subspace matters:
+:math:`(1-\phi)(m_0, q_0)` from inside and :math:`\phi(m_\perp, q_\perp)` from outside, with
+:math:`m_\perp = 0` (:math:`m_0 = \bar m/\rho`: nothing is learnt outside) and cross terms between
+the two parts averaging to zero (a reflection of the complement flips their sign). Hence
+``outside:PHI``, ``shared:F`` (:math:`\phi = 1-F`) and ``rotation:THETA``
+(:math:`\phi = \sin^2\theta`) share one theory; :math:`\phi = 0` is IDG and
+:math:`\phi = 1-\rho` ODG."""
+TEST_KEY = "test"
 
 
 def error_expr(protocol: str) -> sympy.Expr:
-    """(E1)--(E3): sigma_test^2 + 1 - 2 m_X + q_X + (1 + sigma_test^2)/alpha_test qbar."""
+    """(E1)--(E3): sigma_test^2 + 1 - 2 m_X + q_X + (1 + sigma_test^2)/alpha_test qbar (and the
+    ``test`` law's error with its overlaps)."""
     mx, qx = PROTOCOLS[protocol]
     return sigma_test**2 + 1 - 2 * mx + qx + ETEST * qbar
 
@@ -207,8 +248,10 @@ def error_expr(protocol: str) -> sympy.Expr:
 def decomposition_exprs() -> dict:
     """``{protocol: {signal, memorization, structural, noise}}`` in terms of the conjugates,
     ``z``, ``g`` and the overlaps ``m_X`` (E5, generalised to sigma_test != 0)."""
-    pc = pieces()
-    key = {"tm": "q", "idg": "q0", "odg": "qbar"}
+    pc = dict(pieces())
+    pc["test"] = {k: (1 - phi) * pc["q0"][k] for k in ("S", "T", "R")}
+    pc["test"]["R"] += phi * q_perp  # q_perp is structural alone (complement_overlap)
+    key = {"tm": "q", "idg": "q0", "odg": "qbar", "test": "test"}
     out = {}
     for prot, (mx, _) in PROTOCOLS.items():
         qx = pc[key[prot]]
@@ -327,8 +370,10 @@ REPORTED_ORDER = ("q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "
                   "chibarhat", "z", "mbar", "m0", "q0")
 ERROR_KEYS = ("tm", "idg", "odg")
 PART_KEYS = ("signal", "memorization", "structural", "noise")
-REPORT_KEYS = REPORTED_ORDER + ERROR_KEYS + tuple(f"{p}_{k}" for p in ERROR_KEYS
-                                                  for k in PART_KEYS)
+ALL_ERROR_KEYS = ERROR_KEYS + (TEST_KEY,)
+"""The three protocols and the ``--test`` law."""
+REPORT_KEYS = (REPORTED_ORDER + ("q_perp",) + ALL_ERROR_KEYS
+               + tuple(f"{p}_{k}" for p in ALL_ERROR_KEYS for k in PART_KEYS))
 """Keys of every reported value (``<protocol>_<part>`` for the decomposition)."""
 
 
@@ -346,10 +391,11 @@ def reported_expressions() -> dict:
     out = {str(s): s for s in ORDER_PARAMETERS}
     out.update({str(s): H[s] for s in CONJUGATES})
     out["z"] = z
-    for k, v in (("mbar", MBAR), ("m0", M0), ("q0", Q0)):
+    for k, v in (("mbar", MBAR), ("m0", M0), ("q0", Q0), ("q_perp", complement_overlap())):
         out[k] = v.xreplace(H)
-    ov = {m: fp[m], q: fp[q], mbar: MBAR, m0: M0, q0: Q0, qbar: fp[qbar]}
-    for prot in ERROR_KEYS:
+    ov = {m: fp[m], q: fp[q], mbar: MBAR, m0: M0, q0: Q0, qbar: fp[qbar],
+          q_perp: complement_overlap()}
+    for prot in ALL_ERROR_KEYS:
         out[prot] = error_expr(prot).xreplace(ov).xreplace(H)
     for prot, parts in decomposition_exprs().items():
         for part, e in parts.items():
@@ -361,14 +407,26 @@ def reported_expressions() -> dict:
 # The declaration
 # ---------------------------------------------------------------------------------------------
 SYMBOLS = {"alpha": alpha, "tau": tau, "kappa": kappa, "lam": lam, "sigma": sigma, "rho": rho,
-           "alpha_test": alpha_test, "sigma_test": sigma_test}
+           "alpha_test": alpha_test, "sigma_test": sigma_test, "test": phi}
 """Schema names -> SymPy symbols."""
 
 
 def _kappa_infinite(e):
     """The kappa = oo variant of an expression: lambda = 0 first (the limit exists only there),
-    then kappa -> oo."""
-    return sympy.cancel(e.subs(lam, 0)).subs(kappa, sympy.oo)
+    then kappa -> oo, as the ratio of the leading coefficients of numerator and denominator in
+    kappa (a plain substitution of oo leaves terms such as oo*chibar*sigma**2, which are NaN at
+    sigma = 0)."""
+    e = sympy.cancel(e.subs(lam, 0))
+    num, den = sympy.fraction(e)
+    try:
+        pn, pd = sympy.Poly(num, kappa), sympy.Poly(den, kappa)
+    except sympy.PolynomialError:  # kappa inside a non-polynomial term: substitute
+        return e.subs(kappa, sympy.oo)
+    if pn.is_zero or pn.degree() < pd.degree():
+        return sympy.Integer(0)
+    if pn.degree() > pd.degree():
+        return sympy.oo
+    return sympy.cancel(pn.LC() / pd.LC())
 
 
 def _inputs(kval):
@@ -435,8 +493,10 @@ PROBLEM = Problem(
     "lowrank", SCHEMA, title="Linear attention on low-rank tasks (arXiv 2510.04548)",
     variants=[("kappa_infinite", lambda p: p.kappa == float("inf")), ("finite", None)],
     systems=_system,
-    groups={"order_parameters": list(REPORTED_ORDER), "errors": list(ERROR_KEYS),
-            "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS} for p_ in ERROR_KEYS}},
+    groups={"order_parameters": list(REPORTED_ORDER) + ["q_perp"],
+            "errors": list(ALL_ERROR_KEYS),
+            "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS}
+                              for p_ in ALL_ERROR_KEYS}},
     notes=NOTES, source_files=[os.path.abspath(__file__)], saddle_point=SADDLE,
     symbol_names=SYMBOL_NAMES,
     description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.")

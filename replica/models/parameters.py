@@ -12,13 +12,95 @@ ratio ``r/D`` and ``sigma`` the noise **standard deviation**.
 
 from __future__ import annotations
 
-from ..problem import Parameter, Rule, SameAs, Schema
+from fractions import Fraction
+
+from ..errors import ParameterError
+from ..params import exact_str, parse_exact
+from ..problem import Parameter, Rule, SameAs, SpecDomain, Schema
 
 TAU_ONE = ("the ridgeless theory diverges at tau = 1 (interpolation threshold); pass --lam > 0")
 
 _ALPHA = Parameter("alpha", "context length ratio l/d (L/D)", notation=r"\alpha")
 _TAU = Parameter("tau", "pretraining contexts n/d^2 (M/D^2)", notation=r"\tau")
 _LAM = Parameter("lam", "ridge lambda", "nonnegative", default="0", notation=r"\lambda")
+
+class SubspaceTest(Fraction):
+    r"""A low-rank test-task law, relative to the pretraining task subspace: the number is the
+    fraction :math:`\phi` of the test task's power outside the subspace; ``spec`` holds the text
+    it was read from, ``kind`` its kind and ``complement_rank`` the rank, in units of :math:`r`, the
+    law needs in the complement (checked against :math:`D - r`)."""
+
+    def __new__(cls, phi, spec: str, kind: str, complement_rank=0):
+        self = super().__new__(cls, phi)
+        self.spec, self.kind, self.complement_rank = spec, kind, Fraction(complement_rank)
+        return self
+
+    def __reduce__(self):  # pickles (process pools) as what it is
+        return (SubspaceTest, (Fraction(self), self.spec, self.kind, self.complement_rank))
+
+
+_SIN2_DEGREES = {0: Fraction(0), 30: Fraction(1, 4), 45: Fraction(1, 2), 60: Fraction(3, 4),
+                 90: Fraction(1)}
+"""sin^2 of the angles (degrees) in [0, 90] where it is rational (Niven's theorem)."""
+
+SUBSPACE_TEST_KINDS = "idg, outside:PHI, shared:F, rotation:DEGREES"
+
+
+def parse_subspace_test(raw, option: str) -> SubspaceTest:
+    r"""A test-task law relative to the task subspace :math:`P` (rank :math:`r`):
+
+    * ``idg``: new tasks in the subspace, :math:`\mathbb E ww^\top = \frac Dr P`
+      (:math:`\phi = 0`);
+    * ``outside:PHI``: a fraction :math:`\phi` of the power outside, spread isotropically over
+      the complement, :math:`(1-\phi)\frac Dr P + \phi\frac{D}{D-r}(I-P)`
+      (:math:`\phi = 1-\rho` is the isotropic ODG law);
+    * ``shared:F``: tasks in another rank-:math:`r` subspace that shares a fraction :math:`F`
+      of its directions with :math:`P`, the others in the complement (:math:`\phi = 1-F`);
+    * ``rotation:DEGREES``: the subspace with every direction rotated by the angle
+      :math:`\theta` towards its own direction of the complement (:math:`\phi =
+      \sin^2\theta`; only angles whose :math:`\sin^2` is rational: 0, 30, 45, 60, 90).
+
+    The value is :math:`\phi`, exact."""
+    if isinstance(raw, SubspaceTest):
+        return raw
+    if not isinstance(raw, str):
+        raise ParameterError(option, f"must be a SPEC ({SUBSPACE_TEST_KINDS}), got {raw!r}")
+    text = raw.strip().lower()
+    if text == "idg":
+        return SubspaceTest(0, "idg", "idg")
+    kind, sep, arg = text.partition(":")
+    if not sep or kind not in ("outside", "shared", "rotation"):
+        raise ParameterError(option, f"unknown test law {raw!r} (choose {SUBSPACE_TEST_KINDS}; "
+                                     "the TM, IDG and ODG errors are always reported)")
+    value = parse_exact(arg, option)
+    if kind == "outside":
+        if not 0 <= value <= 1:
+            raise ParameterError(option, f"outside:PHI needs PHI in [0, 1], got {exact_str(value)}")
+        return SubspaceTest(value, f"outside:{exact_str(value)}", kind)
+    if kind == "shared":
+        if not 0 <= value <= 1:
+            raise ParameterError(option, f"shared:F needs F in [0, 1], got {exact_str(value)}")
+        return SubspaceTest(1 - value, f"shared:{exact_str(value)}", kind, 1 - value)
+    if value not in _SIN2_DEGREES:
+        raise ParameterError(option, f"rotation:{exact_str(value)}: sin^2 of the angle must be "
+                                     "rational for an exact parameter (0, 30, 45, 60 or 90 "
+                                     "degrees); for another angle theta pass outside:PHI with "
+                                     "PHI = sin^2(theta), the same d = infinity theory")
+    return SubspaceTest(_SIN2_DEGREES[value], f"rotation:{exact_str(value)}", kind,
+                        1 if value else 0)
+
+
+SUBSPACE_TEST = SpecDomain(parse_subspace_test, describe="a test-task law SPEC")
+
+
+def _test_outside_needs_complement(p) -> bool:
+    """A test law with power outside the subspace at rho = 1 (no complement), or one that needs
+    more complement directions than D - r."""
+    test = getattr(p, "test", None)
+    if test is None:
+        return False
+    return (test > 0) & (p.rho >= 1) | (test.complement_rank * p.rho > 1 - p.rho)
+
 
 LOWRANK = Schema(
     [
@@ -39,8 +121,16 @@ LOWRANK = Schema(
         Parameter("sigma_test", "test label-noise standard deviation", "nonnegative",
                   default="0", notation=r"\tilde\sigma",
                   domain_message="the test noise standard deviation must be >= 0"),
+        Parameter("test", "test-task law relative to the task subspace, reported as the error "
+                          "'test': idg, outside:PHI (a fraction PHI of the power outside the "
+                          "subspace), shared:F (a rank-r subspace sharing a fraction F of its "
+                          "directions), rotation:DEGREES (0, 30, 45, 60, 90)", SUBSPACE_TEST,
+                  default="idg", notation=r"\phi"),
     ],
     [
+        Rule("test", _test_outside_needs_complement,
+             "this test law needs room outside the task subspace: power outside it needs "
+             "rho < 1, shared:F needs (1 - F) rho <= 1 - rho, a rotation needs rho <= 1/2"),
         Rule("lam", lambda p: (p.lam == 0) & (p.tau < 1),
              "no admissible solution at lambda = 0 with tau < 1 (qhat = (tau-1)/kappa < 0): "
              "pass --lam > 0"),

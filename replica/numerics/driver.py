@@ -924,7 +924,7 @@ class _Arrays:
 
 def _check_grid_domains(problem: Problem, arrays: dict):
     for p in problem.schema.parameters:
-        if p.is_covariance or p.name not in arrays:
+        if p.is_covariance or p.is_spec or p.name not in arrays:
             continue
         v = arrays[p.name]
         if not isinstance(v, np.ndarray):
@@ -979,7 +979,7 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
         v = values.get(p.name)
         if v is None and not p.required and not hasattr(p.default, "name"):
             v = p.default
-        if p.is_covariance or p._domain().integer:
+        if p.is_covariance or p.is_spec or p._domain().integer:
             other[p.name] = v
         else:
             numeric.append(p.name)

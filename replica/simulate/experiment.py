@@ -47,12 +47,13 @@ from .solver import blas_threads_for, ridge_structured
 
 MODELS = ("alignment", "isotropic", "lowrank")
 ERROR_KEYS = {"alignment": ("e_icl", "e_idg"), "isotropic": ("e_icl", "e_idg"),
-              "lowrank": ("tm", "idg", "odg")}
+              "lowrank": ("tm", "idg", "odg", "test")}
 ORDER_KEYS = ("q", "m", "qbar", "mbar", "q0", "m0")
 PARAM_NAMES = {
     "alignment": ("alpha", "tau", "kappa", "rho", "lam", "train", "test", "alpha_test"),
     "isotropic": ("alpha", "tau", "kappa", "rho", "lam"),
-    "lowrank": ("alpha", "tau", "kappa", "rho", "sigma", "lam", "alpha_test", "sigma_test"),
+    "lowrank": ("alpha", "tau", "kappa", "rho", "sigma", "lam", "alpha_test", "sigma_test",
+                "test"),
 }
 SAMPLER_NAMES = ("fast", "direct")
 SOLVER_NAMES = ("auto", "direct", "cg", "primal", "dual", "naive")
@@ -93,7 +94,8 @@ class Experiment:
 
     def echo(self) -> dict:
         """Exact parameter strings (JSON ``"params"``), in the model's order."""
-        return {k: (v if isinstance(v, str) else exact_str(v)) for k, v in self.params}
+        return {k: (v if isinstance(v, str) else getattr(v, "spec", None) or exact_str(v))
+                for k, v in self.params}
 
     def options(self) -> dict:
         """Simulation options that change the outcome (part of a cache key; the solver and the
@@ -147,6 +149,12 @@ class Experiment:
             if nominal[key] != val:
                 out.append(f"finite size: {key} = {exact_str(nominal[key])} realised as "
                            f"{exact_str(val)} at d = {self.d}; {which}")
+        if self.model == "lowrank":
+            test, r = dict(self.params)["test"], self.sizes["r"]
+            if test.kind == "shared" and test * r != _test_outside_rank(test, r):
+                out.append(f"finite size: {test.spec} shares round(F r) = "
+                           f"{r - _test_outside_rank(test, r)} of the r = {r} directions at "
+                           f"d = {self.d}; the theory uses the nominal F")
         if self.model == "alignment":
             out.append("e_idg theory = tau*q is conjectural for anisotropic C_train "
                        "(exact only for isotropic C_train)")
@@ -297,12 +305,13 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
 
 #: The errors of one (test covariance, test context length) row: e_idg is left out of the
 #: alignment/isotropic rows because it is measured on the pretraining tasks at the training length.
-SCORE_KEYS = {"alignment": ("e_icl",), "isotropic": ("e_icl",), "lowrank": ("tm", "idg", "odg")}
+SCORE_KEYS = {"alignment": ("e_icl",), "isotropic": ("e_icl",),
+              "lowrank": ("tm", "idg", "odg", "test")}
 
 #: The model parameters that may be lists in ``replica simulate`` (one trained Gamma scored on
 #: every combination).
 SCORE_PARAMS = {"alignment": ("test", "alpha_test"), "isotropic": (),
-                "lowrank": ("alpha_test",)}
+                "lowrank": ("test", "alpha_test")}
 
 
 def with_scores(exp: Experiment, **lists) -> Experiment:
@@ -333,7 +342,7 @@ def with_scores(exp: Experiment, **lists) -> Experiment:
 
 
 def score_row(variant: Experiment) -> dict:
-    """The parameters that label a score row: ``test`` (alignment), ``alpha_test`` and the
+    """The parameters that label a score row: ``test`` (alignment, lowrank), ``alpha_test`` and the
     integer test length ``ell_test``."""
     out = {k: variant.echo()[k] for k in SCORE_PARAMS[variant.model]}
     out["ell_test"] = variant.sizes["ell_test"]
@@ -392,6 +401,40 @@ def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
         return _run_seed(exp, seed_seq)
 
 
+def _test_outside_rank(test, r: int) -> int:
+    """Directions of a shared:F test subspace that lie in the complement: round((1 - F) r)
+    (``test`` is phi = 1 - F)."""
+    return int(Fraction(test) * r + Fraction(1, 2))
+
+
+def subspace_test_law(test, A: np.ndarray, rng: np.random.Generator):
+    r"""``(TaskMoments, sampler)`` of the ``--test`` law of a low-rank experiment with task
+    subspace ``A`` (``D x r``): ``idg`` :math:`\frac Dr AA^\top`; ``outside:PHI``
+    :math:`(1-\phi)\frac Dr P + \phi\frac{D}{D-r}(I-P)`; ``shared:F`` the subspace of the first
+    :math:`r - s` columns of ``A`` and ``s = round((1-F) r)`` directions of the complement;
+    ``rotation:THETA`` the span of :math:`\cos\theta\,a_i + \sin\theta\,b_i` (``B`` a
+    Haar-random ``r``-frame of the complement, drawn from ``rng`` when needed). Tasks are
+    Gaussian with that covariance."""
+    D, r = A.shape
+    P = A @ A.T
+    if test.kind == "outside" and 0 < test:
+        phi = float(test)
+        cov = (1 - phi) * (D / r) * P + phi * (D / (D - r)) * (np.eye(D) - P)
+    elif test.kind == "shared" and _test_outside_rank(test, r):
+        s = _test_outside_rank(test, r)
+        U = np.hstack([A[:, :r - s], sampling.complement_frame(rng, A, s)])
+        cov = (D / r) * U @ U.T
+    elif test.kind == "rotation" and 0 < test:
+        c, sn = math.sqrt(1 - float(test)), math.sqrt(float(test))
+        U = c * A + sn * sampling.complement_frame(rng, A, r)
+        cov = (D / r) * U @ U.T
+    else:  # idg, and the zero cases of the others
+        return (TaskMoments.gaussian((D / r) * P), lambda g, m: sampling.lowrank_tasks(g, A, m))
+    root = sampling.covariance_sqrt(cov)
+    return TaskMoments.gaussian(cov), lambda g, m: sampling.gaussian_tasks(g, m, D,
+                                                                              cov_sqrt=root)
+
+
 def _train_lowrank(exp: Experiment, rng_tasks, rng_data):
     s, d = exp.sizes, exp.d
     A = sampling.haar_subspace(rng_tasks, d, s["r"])
@@ -427,6 +470,8 @@ def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
             "odg": (TaskMoments.fresh_subspace(d, r),
                     lambda rng, m: sampling.fresh_subspace_tasks(rng, m, d, r)),
         }
+        # the complement frames of the test laws come after everything training drew
+        laws["test"] = subspace_test_law(exp.test, A, rng_tasks)
         ells = {key: s["ell_test"] for key in laws}
         out["order_parameters"] = lowrank_order_parameters(gamma, W0, A)
     else:
@@ -467,6 +512,8 @@ def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
                 cov = variant.test_cov
                 row_laws = {"e_icl": (TaskMoments.gaussian(cov.matrix_f64()),
                                       _covariance_sampler(cov))}
+            elif exp.model == "lowrank" and variant.test.spec != exp.test.spec:
+                row_laws = dict(laws, test=subspace_test_law(variant.test, A, rng_tasks))
             else:
                 row_laws = laws
             rows.append({k: score(*row_laws[k], ell) for k in SCORE_KEYS[exp.model]})

@@ -97,6 +97,17 @@ def haar_subspace(rng: np.random.Generator, D: int, r: int) -> np.ndarray:
     return q * np.where(np.diag(rr) < 0, -1.0, 1.0)
 
 
+def complement_frame(rng: np.random.Generator, A: np.ndarray, k: int) -> np.ndarray:
+    r"""``B`` (``D x k``, :math:`B^\top B = I_k`, :math:`A^\top B = 0`): a Haar-random
+    ``k``-frame of the orthogonal complement of the span of ``A`` (a Gaussian matrix projected
+    onto the complement, then its Q factor with signs fixed)."""
+    D = A.shape[0]
+    g = rng.standard_normal((D, k))
+    g -= A @ (A.T @ g)
+    q, rr = np.linalg.qr(g)
+    return q * np.where(np.diag(rr) < 0, -1.0, 1.0)
+
+
 def lowrank_tasks(rng: np.random.Generator, A: np.ndarray, k: int) -> np.ndarray:
     r"""``k`` tasks :math:`w = \sqrt{D/r}\,Av`, :math:`v\sim\mathcal N(0, I_r)` ; covariance :math:`P/\rho` with :math:`P = AA^\top`, :math:`\rho = r/D`."""
     D, r = A.shape
