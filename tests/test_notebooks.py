@@ -56,6 +56,7 @@ EXPECTED = {
                           "lr4_phase_diagram_boundary.csv", "lr4_phase_diagram_boundary_rho.csv",
                           "lr4_phase_diagram/lowrank_phase_diagram.png",
                           "lr4_phase_diagram/lowrank_phase_diagram_boundary.csv"],
+    "lr5_test_laws": ["lr5_test_laws.png", "lr5_test_laws_theory.csv", "lr5_test_laws_sim.csv"],
 }
 
 
@@ -338,6 +339,25 @@ def test_lr1_decomposition(runs):
     for r in sim:
         for p in ("tm", "idg", "odg"):
             assert abs(float(r[f"{p}_mean"]) / float(r[f"{p}_theory"]) - 1) < 0.5
+
+
+def test_lr5_test_laws(runs):
+    """The plotted error against phi is the 30-digit solve with a shared:F SPEC of the same phi
+    (another geometry than the notebook's outside:PHI), its parts sum to it, and every simulated
+    geometry is within half of the theory at the quick mode's D = 16."""
+    th = rows(runs, "lr5_test_laws_theory.csv")
+    for r in pick(th, 4):
+        phi = Fraction(exact(r["phi"]))
+        ref = replica.solve("lowrank", alpha=2, tau="9/4", kappa=r["kappa"], rho="1/2",
+                            sigma="3/10", test=f"shared:{1 - phi}", dps=25, verify=False)
+        assert close(r["test"], ref["test"], rtol=1e-10)
+        assert close(r["q_perp"], ref["q_perp"], rtol=1e-10)
+        parts = sum(float(r[f"test_{x}"]) for x in ("signal", "memorization", "structural"))
+        assert close(parts, r["test"], rtol=1e-10)  # noiseless test: no noise part
+    sim = rows(runs, "lr5_test_laws_sim.csv")
+    assert {r["geometry"] for r in sim} == {"outside", "shared", "rotation"}
+    for r in sim:
+        assert abs(float(r["mean"]) / float(r["theory"]) - 1) < 0.5
 
 
 def test_lr2_order_parameters(runs):

@@ -43,6 +43,7 @@ from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quad
                        lowrank_stieltjes_tilde_quadratic)
 from ..numerics.driver import evaluate
 from ..symbolic import Step
+from ..symbolic.saddle import is_zero
 from . import alignment as AD
 from . import lowrank_from_model, lowrank_steps
 from .base import Derivation, Section, cached_solver
@@ -80,6 +81,7 @@ Q_ab, Qbar_ab, m_a = sympy.symbols("Q_ab Qbar_ab m_a")
 p0, pt0 = sympy.symbols("p_0 ptilde_0", nonnegative=True)
 c0, c1, d0, d1 = sympy.symbols("c_0 c_1 d_0 d_1")
 err_sym = {k: sympy.Symbol(f"varepsilon_{k.upper()}") for k in L.ERROR_KEYS}
+err_test = sympy.Symbol(r"varepsilon_test")
 part_sym = {(p, k): sympy.Symbol(f"varepsilon_{p.upper()}^{k}") for p in L.ERROR_KEYS
             for k in L.PART_KEYS}
 idg_side = {side: sympy.Symbol(f"varepsilon_IDG_{side}") for side in AS.SIDES}
@@ -405,6 +407,30 @@ def _decomposition_table():
         rows=tuple(rows), align="llllll")
 
 
+def _check_test_law():
+    """Symbolically: phi = 0 is the IDG error; phi = 1 - rho is the ODG error once m0 = mbar/rho
+    and q_perp = (qbar - rho q0)/(1 - rho); the derived complement overlap has no signal
+    (mhat) or memorisation (chihat) term. Numerically at golden point 1 (rho = 9/10):
+    ``outside:1/10`` equals the ODG error and q_perp its definition from the solved overlaps,
+    to 28 digits."""
+    e = L.error_expr(L.TEST_KEY)
+    if not is_zero(e.subs(L.phi, 0) - L.error_expr("idg")):
+        return False
+    odg = e.subs(L.phi, 1 - L.rho).subs({L.m0: L.mbar / L.rho,
+                                         L.q_perp: (L.qbar - L.rho * L.q0) / (1 - L.rho)})
+    if not is_zero(odg - L.error_expr("odg")):
+        return False
+    qp = L.complement_overlap()
+    if qp.has(L.mhat) or qp.has(L.chihat):
+        return False
+    params, _ = GOLDEN[0]
+    r = solve_lowrank(**params, test="outside:1/10")
+    with precision(DPS):
+        rho = mpmath.mpf(9) / 10
+        return (agreement_digits(r["test"], r["odg"], DPS) >= 28 and agreement_digits(
+            r["q_perp"], (r["qbar"] - rho * r["q0"]) / (1 - rho), DPS) >= 28)
+
+
 def _check_decomposition_numeric():
     """Symbolically, the four parts sum to each error (the model's check, with the conjugates
     and g abstract); numerically at golden point 1 they sum to the solved error to 28 digits and
@@ -721,6 +747,7 @@ TITLES = {
     "observables_step": "Observables on the task subspace",
     "errors_step": "Generalisation errors",
     "decomposition_step": "Decomposition of the errors",
+    "test_law_step": "Test tasks partly outside the subspace",
     "lambda0_step": "Closed form at zero ridge",
     "pole_strengths": "Atoms at zero of the spectra",
     "idg_rate_step": "Growth of the IDG error with the context length",
@@ -895,13 +922,29 @@ def derivation() -> Derivation:
         Step("decomposition_step",
              {f"{p}_{k}": eq(part_sym[(p, k)], e)
               for p, parts in L.decomposition_exprs().items() for k, e in parts.items()
-              if k != "noise"} | {"table": _decomposition_table()},
+              if k != "noise" and p in L.ERROR_KEYS} | {"table": _decomposition_table()},
              "Each q splits into the brackets of {mhat}^2 (algorithmic signal), {chihat} "
              "(memorisation noise) and {chibarhat} (structural noise); the error splits "
              "accordingly, with {sigma_test}^2 as irreducible noise. The assignment of the names "
              "memorisation and structural to the second and third brackets is inferred, not "
              "checked against the paper's text.",
              _check_decomposition_numeric),
+        Step("test_law_step",
+             {"q_perp": eq(L.q_perp, L.complement_overlap()),
+              "test": eq(err_test, L.error_expr(L.TEST_KEY))},
+             "A test law with a fraction {phi} of its power outside the subspace (spread over the "
+             "complement, a subspace of the same rank sharing the rest of its directions, or the "
+             "subspace rotated by an angle whose squared sine is {phi}) enters through {phi} "
+             "alone. Nothing is learnt outside, since {mbar} = {rho} {m0}, and the complement "
+             "overlap {q_perp} follows from {qbar} = {rho} {q0} + (1 - {rho}) {q_perp}: the "
+             "empirical task covariance has an atom of mass 1 - {rho} at zero on the "
+             "complement, and with it the signal and memorisation brackets cancel.",
+             _check_test_law,
+             stated="that a test law enters through the fraction of its power outside the "
+                    "subspace alone follows from the invariance of the law of Gamma under "
+                    "rotations of the subspace and of its complement (cross terms change sign "
+                    "under a reflection of the complement); finite-size simulations of three "
+                    "geometries check it"),
     ), "")
     s_cf = Section("Zero ridge: closed form", (
         Step("lambda0_step",

@@ -203,13 +203,14 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     the theory.
 
     ``params`` are the model's parameters, as for ``solve`` (``alpha, tau, kappa, rho, lam`` and
-    ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test`` for lowrank), as
+    ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test, test`` for
+    lowrank), as
     exact strings, ints or Fractions. ``test_prompts = 0`` evaluates each error by its exact
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
     ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
 
     Scoring one trained Gamma on several test laws: the parameters of :data:`SCORE_PARAMS`
-    (alignment ``test`` and ``alpha_test``, lowrank ``alpha_test``) may be lists (or
+    (alignment ``test`` and ``alpha_test``, lowrank ``test`` and ``alpha_test``) may be lists (or
     comma-separated strings); ``errors`` then hold the first combination and ``scores`` every
     combination, each with its own theory value. ``solver`` is ``auto``, ``direct``, ``cg``,
     ``primal``, ``dual`` or ``naive`` (:func:`replica.simulate.solver.ridge_structured`);
