@@ -124,6 +124,9 @@ def test_cli_pdf(cli, tmp_path):
     code, out, err = cli("appendix", "alignment", "-o", tmp_path, "--pdf", "--fragment")
     assert code == 0, err
     assert (tmp_path / "alignment.pdf").exists() and "latexmk" in out
+    assert "step checks passed" in out
+    text = (tmp_path / "alignment.tex").read_text()
+    assert r"\begin{document}" in text and r"\end{document}" in text
     assert "0 LaTeX warning(s)" in out and "Warning" not in err
     for f in ("replica-papers.bib", "alignment-body.tex", "alignment-macros.tex"):
         assert (tmp_path / f).exists() and f in out
