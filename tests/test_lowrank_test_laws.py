@@ -150,3 +150,20 @@ def test_three_geometries_agree_with_finite_size_simulations():
                 assert abs(diff.mean()) <= 3 * sem + 0.02 * value, (law, d, diff.mean(), sem)
         with pytest.raises(AssertionError):
             converges_like_one_over_d(samples[law], float(theory["idg"]), "rank only")
+
+
+def test_float64_grids_take_a_test_law_and_refuse_an_impossible_one():
+    """The vectorised float64 path: the test law is one value for the whole grid (not a grid
+    axis), agrees with the 30-digit solve, and a law that does not fit at some grid point (a
+    rotation needs rho <= 1/2) is refused naming --test."""
+    from replica.errors import ParameterError
+
+    rhos = np.array([0.25, 0.5])
+    r = replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=1.5, rho=rhos, sigma=0.3,
+                              test="rotation:30")
+    for i, rho in enumerate(("1/4", "1/2")):
+        ref = _solve("rotation:30", rho=rho)
+        assert abs(r["test"][i] - float(ref["test"])) < 1e-12 * float(ref["test"])
+    with pytest.raises(ParameterError, match="--test"):
+        replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=1.5,
+                              rho=np.array([0.25, 0.75]), sigma=0.3, test="rotation:30")

@@ -922,7 +922,9 @@ class _Arrays:
         self.__dict__.update(values)
 
 
-def _check_grid_domains(problem: Problem, arrays: dict):
+def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = None):
+    """Every grid value inside its parameter's domain and every rule of the schema satisfied
+    (``other``: the parsed non-grid parameters, e.g. a SPEC that a rule also reads)."""
     for p in problem.schema.parameters:
         if p.is_covariance or p.is_spec or p.name not in arrays:
             continue
@@ -939,7 +941,7 @@ def _check_grid_domains(problem: Problem, arrays: dict):
             ok &= (v < float(dom.upper)) if dom.upper_open else (v <= float(dom.upper))
         if not np.all(ok):
             raise ParameterError(p.option, "out of its domain at some grid point")
-    cmp = _Arrays(arrays)
+    cmp = _Arrays({**(other or {}), **arrays})
     for rule in problem.schema.rules:
         with np.errstate(all="ignore"):
             if np.any(rule.refuse(cmp)):
@@ -1002,11 +1004,11 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     bc = np.broadcast_arrays(*conv)
     arrays = {name: np.array(a, dtype=float) for name, a in zip(numeric, bc)}
     shape = bc[0].shape if bc else ()
-    _check_grid_domains(problem, arrays)
     parsed_other = {}
     for name, v in other.items():
         p = schema[name]
         parsed_other[name] = p.parse(v, {**parsed_other}) if v is not None else None
+    _check_grid_domains(problem, arrays, parsed_other)
     full = dict(arrays)
     full.update(parsed_other)
     # variants by mask
