@@ -56,7 +56,7 @@ LABELS = {
     "odg": r"$\varepsilon_{\rm ODG}$", "q": r"$q$", "m": r"$m$", "chi": r"$\chi$",
     "qbar": r"$\bar q$", "chibar": r"$\bar\chi$", "qhat": r"$\hat q$", "mhat": r"$\hat m$",
     "chihat": r"$\hat\chi$", "qbarhat": r"$\hat{\bar q}$", "chibarhat": r"$\hat{\bar\chi}$",
-    "z": r"$z$", "mbar": r"$\bar m$", "m0": r"$m_0$", "q0": r"$q_0$",
+    "z": r"$z$", "mbar": r"$\bar m$", "m0": r"$m_0$", "q0": r"$q_0$", "q_perp": r"$q_\perp$",
     "V": r"$V$", "Vhat": r"$\hat V$",
 }
 # ``train``/``test`` are left to the generic rule: covariances in one model, errors in another.
