@@ -575,7 +575,12 @@ class StartMachine:
             if vals else np.zeros((0,) + shape)
         return x, iters
 
-    def _solve_chain_f64(self, k, chain, depth, P, spec, known, shape):
+    def _solve_chain_f64(self, k, chain, depth, P, spec, known, shape, warm=None):
+        """Solve the nested monotone roots of ``chain`` from ``depth`` on (float64). ``warm``
+        holds the last root found at this depth for the enclosing root's previous evaluation: it
+        starts Newton where it lies inside the bracket (the inner root moves little between the
+        outer iterates, so a few steps replace a solve from the declared start; the root in the
+        bracket is unique, so only the path to it changes)."""
         r = chain[depth]
         with np.errstate(all="ignore"):
             lo, hi, x0, when, otherwise, slack = (
@@ -589,12 +594,17 @@ class StartMachine:
         x0 = np.where(inside, x0, np.where(np.isfinite(hi_n), 0.5 * (lo_n + hi_n),
                                            2 * lo_n + 1))
         x0 = np.where(need, x0, 0.5)
+        prev = None if warm is None else warm.get(depth)
+        if prev is not None:
+            with np.errstate(invalid="ignore"):
+                x0 = np.where(need & (lo_n < prev) & (prev < hi_n), prev, x0)
+        inner_warm: dict = {}
 
         def fdf(u):
             inner: list = []
             if depth + 1 < len(chain):
                 inner, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
-                                                 list(known) + [u], shape)
+                                                 list(known) + [u], shape, inner_warm)
             ctx = list(known) + [u] + inner
             with np.errstate(all="ignore"):
                 st = self._staged("np", ctx, P, spec)
@@ -607,10 +617,12 @@ class StartMachine:
         else:
             u, iters = x0, 0
         u = np.where(need, u, otherwise)
+        if warm is not None:
+            warm[depth] = u
         inner_vals: list = []
         if depth + 1 < len(chain):
             inner_vals, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
-                                                  list(known) + [u], shape)
+                                                  list(known) + [u], shape, inner_warm)
         return [u] + inner_vals, np.full(shape, iters)
 
 
