@@ -401,6 +401,19 @@ def test_cli_expand_model_file(capsys):
     assert "test = 1/4 + 1/(4*alpha) + 1/(4*alpha**2) + O(1/alpha^3)" in capsys.readouterr().out
 
 
+def test_cli_expand_of_a_singular_series_is_exit_3(capsys):
+    """The low-rank spectrum has an atom at 0, so its transforms kept abstract are infinite at
+    the alpha -> oo expansion point: the series is refused (exit 3, one line pointing to the
+    built-in expansions), not printed as nan."""
+    assert main(["--quiet", "expand", "--model", "lowrank", "--parameter", "alpha", "--at", "inf",
+                 "--quantity", "idg", "--order", "1", "--tau", "9/4", "--kappa", "3/2",
+                 "--rho", "1/2", "--sigma", "3/10"]) == 3
+    captured = capsys.readouterr()
+    assert "nan" not in captured.out
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "not finite" in err[0] and "replica expand lowrank" in err[0]
+
+
 def test_generated_code_cache_follows_the_files_a_model_imports(tmp_path):
     """The disk cache of a model file's generated code is keyed on the file, the package and the
     user's helper modules it imports: changing a helper changes the result (two processes

@@ -71,6 +71,16 @@ def _run_model_file(args):
         values[k] = p.parse(v, {})
     out = series(problem, name, order, args.quantity, at=args.at, values=values,
                  progress=progress_bar(f"expand {problem.name}", unit="order"))
+    if out["series"] is not None and out["series"].has(sympy.nan, sympy.zoo):
+        from ..errors import ConvergenceError
+
+        raise ConvergenceError(
+            f"the series of {args.quantity} in {name} at {args.at} is not finite with the "
+            "spectra kept abstract (a spectral function is singular at the expansion point, "
+            "e.g. a transform at 0 of a spectrum with an atom at 0)"
+            + (": the built-in large-alpha expansions are `replica expand lowrank`"
+               if problem.name == "lowrank" else ""),
+            tried="the series order by order from the model's equations")
     show = sympy.latex if args.latex else sympy.sstr
     var = {"inf": f"1/{name}", "0": name}.get(args.at, f"({name} - {args.at})")
     print(f"{problem.name}: series in {var}, to order {order}")
