@@ -163,6 +163,42 @@ K_I_STABLE = (q * F_I_A + (q * lambda_tilde - sigma**2)
 E_MISALIGN_STABLE = avg(MU_I * K_I_STABLE)
 RESOLVENT_MEASURE_STABLE = avg(MU_I * F_I_A.subs(z, sigma))
 
+# ---------------------------------------------------------------------------------------------
+# The decomposition of E_ICL: signal, memorisation, structural, noise
+# ---------------------------------------------------------------------------------------------
+# Per eigenvalue r of R_k the estimator is its mean R_k (R_k + sigma)^-1 plus a fluctuation of
+# covariance proportional to q (r + s) f^2, f = 1/(r + sigma), s = (rho + c_train)/alpha the
+# context noise of a pretraining prompt (replica.derivations.alignment_from_model: derived_k,
+# derived_norm). Both E[(I - Gamma)^T (I - Gamma)] (the misalignment part, weighted by C_test)
+# and E[Gamma Gamma^T] (the scalar part, weighted by s_test) split into the mean part (signal),
+# the fluctuation along the task directions, q r f^2 (memorisation of the finite task set) and
+# the fluctuation driven by the context noise, q s f^2 (structural); the label noise rho of the
+# test prompt is the fourth part. With the deterministic equivalents (f_i through a, F' =
+# -(a' lambda + 1) f^2) every part is an average of positive terms:
+#   mean:   sigma^2 f^2 (a' lambda + 1) per test weight; a^2 lambda^2 f^2 + sigma^2 a' lambda f^2
+#           per unit weight (= 1 - 2 sigma M - sigma^2 M'),
+#   q r f^2:  q (a - sigma a') lambda f^2  (= q (F + sigma F')),
+#   q s f^2:  q s (a' lambda + 1) f^2      (= -q s F').
+# On C_train = P/rho they are the low-rank model's signal, memorisation and structural parts
+# (tests/test_alignment_decomposition.py, 25+ digits).
+S_CONTEXT = (rho + c_train) / alpha
+"""s: the context noise of a pretraining prompt (sigma = s + lambda_tilde)."""
+S_TEST = (c_test + rho) / alpha_test
+"""s_test: the context noise of a test prompt (the factor of the scalar part)."""
+_F2 = F_I_A**2
+_FP_NEG = (a_prime * LAMBDA_I + 1) * _F2
+"""-F'_i = (a' lambda_i + 1) f_i^2."""
+DECOMPOSITION = {
+    "signal": (S_TEST * avg(LAMBDA_I * _F2 * (a_coeff**2 * LAMBDA_I + z**2 * a_prime))
+               + z**2 * avg(MU_I * _FP_NEG)).subs(z, sigma),
+    "memorization": (q * (a_coeff - z * a_prime)
+                     * (S_TEST * avg(LAMBDA_I * _F2) + avg(MU_I * LAMBDA_I * _F2))).subs(z, sigma),
+    "structural": (q * S_CONTEXT * (S_TEST * avg(_FP_NEG) + avg(MU_I * _FP_NEG))).subs(z, sigma),
+    "noise": rho,
+}
+"""The four parts of E_ICL (they sum to e_scalar + e_misalign), in a, a', lambda_tilde, q."""
+PART_KEYS = ("signal", "memorization", "structural", "noise")
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,7 +238,7 @@ def reported(kinf: bool = False) -> list:
         ("e_idg", E_IDG, None),
         ("e_tm", E_TM.xreplace(TRACES), None),
         ("resolvent", _at(RESOLVENT_MEASURE_STABLE, kinf), None),
-    ]
+    ] + [(f"e_icl_{k}", _at(e.xreplace(TRACES), kinf), None) for k, e in DECOMPOSITION.items()]
 
 
 _A_DOMAIN = ((a_coeff, "a > 0"), (a_coeff - (1 - 1 / kappa), "a > 1 - 1/kappa"))
@@ -378,7 +414,8 @@ PROBLEM = Problem(
     systems=_system,
     groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"],
             "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
-            "measures": ["e_misalign", "resolvent", "inverse", "cka_inv"]},
+            "measures": ["e_misalign", "resolvent", "inverse", "cka_inv"],
+            "decomposition": {"e_icl": {k: f"e_icl_{k}" for k in PART_KEYS}}},
     direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
             "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
                               enclose=cka_inverse_ball)},
