@@ -41,6 +41,10 @@ Two computations, both with the replica deterministic equivalent of
   test matrix, checked on sampled pools) are substituted; and the task-memorisation error (a
   prompt on one of the pretraining tasks) is :math:`E_g = \tau q` for every
   :math:`C_{\rm train}`, checked on sampled estimators with an extrapolation in :math:`1/d`.
+  The mean and the two pieces of the fluctuation, :math:`q r f^2` along the task direction and
+  :math:`q s f^2` from the context noise, split the error into signal, memorisation and structural
+  parts (:func:`derived_decomposition`), equal at a solved point to the model's
+  :data:`~replica.models.alignment.DECOMPOSITION`.
 * **Instances.** :math:`C_{\rm train} = cI`: paper B's Marchenko--Pastur transform solves the
   derived saddle point and the derived ridge equation is paper B's (symbolic).
   :math:`C_{\rm train} = P/\varrho`: the derived resolvent trace is the low-rank model's
@@ -850,6 +854,7 @@ STATUS = {
                                     "sampled pools with a non-commuting C_test"),
     "k_derived": ("computed", ""),
     "task_memorisation": ("computed", ""),
+    "decomposition_derived": ("computed", ""),
 }
 """Every step computed (the displayed objects are the output of the computation) or stated, with
 the reason."""
@@ -864,7 +869,9 @@ SYMBOL_NAMES = {DE.omega: r"\omega", DE.omega_hat: r"\hat\omega", DE.omega0: r"\
                 sympy.Symbol("sigma_j"): r"\sigma_j", sympy.Symbol("E_bar"): r"\bar E",
                 sympy.Symbol("df_2"): r"\mathrm{df}_2", E_g: "E_g", sympy.Symbol("t_C"):
                 r"\tfrac1d\operatorname{tr}[C_{\rm test}(R_k+z)^{-1}]", sympy.Symbol("k_r"): "k(r)",
-                sympy.Symbol("e_scalar"): r"e_{\rm scalar}", sympy.Symbol("e_tm"): r"e_{\rm TM}"}
+                sympy.Symbol("e_scalar"): r"e_{\rm scalar}", sympy.Symbol("e_tm"): r"e_{\rm TM}",
+                sympy.Symbol("muF"): r"\langle\mu F\rangle",
+                sympy.Symbol("muF'"): r"\langle\mu F'\rangle"}
 INLINE = {"n_rep": n_rep, "omega": DE.omega, "omegahat": DE.omega_hat, "omega_0": DE.omega0,
           "omegahat_0": DE.omega_hat0, "s": s_noise, "c_R": c_R, "kappa": DE.kappa, "z": DE.z,
           "tau": A.tau, "alpha": A.alpha, "rho": A.rho, "M": A.M, "r_j": sympy.Symbol("r_j"),
@@ -893,6 +900,7 @@ TITLES = {
     "matrix_equivalent": "The deterministic equivalent against a test covariance",
     "k_derived": "The matrix K, derived",
     "task_memorisation": "The task-memorisation error",
+    "decomposition_derived": "Signal, memorisation and structural parts of the error",
 }
 
 
@@ -1021,6 +1029,97 @@ def _check_e_tm_step():
     return check_e_tm() and check_e_tm_model()
 
 
+s_test = (A.c_test + A.rho) / A.alpha_test
+"""The context noise of a test prompt, the factor of (1/d) tr Gamma Gamma^T in the error."""
+
+
+def derived_decomposition():
+    """``{part: (per_eigenvalue_k, per_eigenvalue_norm, error_part)}``: the error split with the
+    estimator's mean and fluctuation. Per eigenvalue r, E[(I - Gamma)^T (I - Gamma)] = (1 - r f)^2
+    + q r f^2 + q s f^2 and E[Gamma Gamma^T] = r^2 f^2 + q r f^2 + q s f^2 (s = sigma -
+    lambda_tilde, the training context noise): mean (signal), fluctuation along the task
+    direction (memorisation), fluctuation driven by the context noise (structural). The error
+    part is s_test <norm part> + <mu k part>, reduced to M, M' and the C_test-weighted
+    deterministic equivalents <mu F>, <mu F'> (F = (R_k + sigma)^-1, F' = -F^2 per eigenvalue)."""
+    pieces = {"signal": ((1 - r_i * f_r) ** 2, r_i**2 * f_r**2),
+              "memorization": (A.q * r_i * f_r**2, A.q * r_i * f_r**2),
+              "structural": (A.q * shift * f_r**2, A.q * shift * f_r**2)}
+    out = {}
+    for name, (k_part, n_part) in pieces.items():
+        weighted = _in_f(k_part)
+        out[name] = (k_part, n_part,
+                     s_test * sympy.factor(reduce_resolvent_averages(avg(n_part)))
+                     + sympy.factor(weighted.subs({F_sym: muF, F_prime_sym: muF_prime})))
+    return out
+
+
+muF, muF_prime = sympy.symbols("muF muF'")
+"""<mu F> and <mu F'>: the C_test-weighted deterministic equivalents at sigma."""
+
+
+def _in_f(per_eigenvalue):
+    """A per-eigenvalue expression a + b f + c f^2 (f = 1/(r + sigma)) written as a' + b' F +
+    c' F' with F' = -f^2, after eliminating r = 1/f - sigma; only constant, F and F' terms may
+    remain (else ValueError)."""
+    fs = sympy.Symbol("f_s")
+    e = sympy.expand(sympy.cancel(per_eigenvalue.subs(r_i, 1 / fs - A.sigma)))
+    poly = sympy.Poly(e, fs)
+    if poly.degree() > 2:
+        raise ValueError("not of the form a + b f + c f^2")
+    c0, c1, c2 = (poly.coeff_monomial(fs**k) for k in range(3))
+    if c0 != 0:
+        raise ValueError("a constant per eigenvalue does not vanish with the test weight")
+    return c1 * F_sym - c2 * F_prime_sym
+
+
+@functools.lru_cache(maxsize=None)
+def check_decomposition() -> bool:
+    """The three parts of k(r) and of the norm sum to the derived ones (symbolic); each part's
+    F-form is identical per eigenvalue; and at a solved point with a C_test that does not commute
+    with C_train (piano training, spike:1 test, d = 12, 30 digits) the derived parts, with the
+    model's M, M', q, sigma, lambda_tilde and <mu F> = resolvent, <mu F'> from e_misalign, equal
+    the model's reported decomposition (its cancellation-free forms in the coefficient a) to 25
+    digits."""
+    from fractions import Fraction
+
+    from ..numerics.driver import solve
+    from ..params import to_mpf
+
+    parts = derived_decomposition()
+    k_r, _ = derived_k()
+    norm_r = r_i**2 * f_r**2 + A.q * (r_i + shift) * f_r**2
+    if sympy.simplify(sum(p[0] for p in parts.values()) - k_r) != 0:
+        return False
+    if sympy.simplify(sum(p[1] for p in parts.values()) - norm_r) != 0:
+        return False
+    for k_part, _, _ in parts.values():
+        form = _in_f(k_part)
+        if sympy.simplify(k_part - form.subs({F_sym: f_r, F_prime_sym: -f_r**2})) != 0:
+            return False
+    params = dict(alpha=2, tau=4, kappa="3/2", rho="1/100", lam="1/10", d=12, train="piano",
+                  test="spike:1")
+    r = solve(A.PROBLEM, dps=30, **params)
+    with mpmath.workdps(40):
+        mf = r["resolvent"]
+        mfp = (r["e_misalign"] - r["q"] * mf) / (r["q"] * r["lambda_tilde"] - r["sigma"] ** 2)
+        p = {k: Fraction(v) for k, v in r.params.items() if k in ("rho", "alpha_test")}
+        vals = {A.M: r["M"], A.M_prime: r["M_prime"], A.q: r["q"], A.sigma: r["sigma"],
+                A.lambda_tilde: r["lambda_tilde"], A.rho: to_mpf(p["rho"]),
+                A.alpha_test: to_mpf(p["alpha_test"]), A.c_test: mpmath.mpf(1),
+                muF: mf, muF_prime: mfp}
+        for name, (_, _, e) in parts.items():
+            got = sympy.N(e.subs(vals), 40)
+            want = r.groups["decomposition"]["e_icl"][name]
+            if abs(mpmath.mpf(str(got)) - want) > mpmath.mpf(10) ** -25 * abs(want):
+                return False
+    return True
+
+
+def _check_decomposition_step():
+    """:func:`check_decomposition`."""
+    return check_decomposition()
+
+
 @functools.lru_cache(maxsize=None)
 def steps() -> tuple:
     """The steps, in order (each with its check)."""
@@ -1039,6 +1138,7 @@ def steps() -> tuple:
     q_der = derived_q(moments)
     e_sc = derived_e_scalar()
     k_r, k_form = derived_k()
+    dec = derived_decomposition()
     return (
         Step("replicated_log_det",
              {"action": sympy.Eq(Phi_n, coupling + tasks + avg(fields))},
@@ -1176,4 +1276,19 @@ def steps() -> tuple:
              "of the last term of the error changes, which gives [[task_memorisation.e_tm_test]], "
              "reported by the model as e_tm.",
              _check_e_tm_step),
+        Step("decomposition_derived",
+             {f"{name}_k": sympy.Eq(sympy.Symbol(f"k_{name}"), parts[0])
+              for name, parts in dec.items()}
+             | {name: sympy.Eq(sympy.Symbol(f"varepsilon_{name}"), parts[2])
+                for name, parts in dec.items()},
+             "The per-eigenvalue moments split into the mean's error, the fluctuation along the "
+             "task direction and the fluctuation driven by the training context noise {s}: "
+             "[[decomposition_derived.signal_k]], [[decomposition_derived.memorization_k]] and "
+             "[[decomposition_derived.structural_k]], and likewise for the moment of Gamma "
+             "Gamma^T. Weighted by {C_test} and by the test context noise, they give the signal, "
+             "memorisation and structural parts of the error, [[decomposition_derived.signal]], "
+             "[[decomposition_derived.memorization]] and [[decomposition_derived.structural]] "
+             "(with the C_test-weighted deterministic equivalents of F and F'), plus the label "
+             "noise {rho}. On C_train = P/{rank_ratio} they are the low-rank theory's parts.",
+             _check_decomposition_step),
     )
