@@ -41,6 +41,8 @@ EXPECTED = {
         "a4_powerlaw_specialisation_best.csv"],
     "a5_test_context_length": ["a5_test_context_length.png", "a5_test_context_length_theory.csv",
                                "a5_test_context_length_sim.csv"],
+    "a6_decomposition": ["a6_decomposition.png", "a6_decomposition_theory.csv",
+                         "a6_decomposition_sim.csv"],
     "b1_double_descent_tau": ["b1_double_descent_tau.png", "b1_double_descent_tau_theory.csv",
                               "b1_double_descent_tau_sim.csv"],
     "b2_kappa_transition": ["b2_kappa_transition.png", "b2_kappa_transition_theory.csv",
@@ -339,6 +341,23 @@ def test_lr1_decomposition(runs):
     for r in sim:
         for p in ("tm", "idg", "odg"):
             assert abs(float(r[f"{p}_mean"]) / float(r[f"{p}_theory"]) - 1) < 0.5
+
+
+def test_a6_decomposition(runs):
+    """The plotted parts are the 25-digit solve's (d = 120, the notebook's float64 grid), they
+    sum to E_ICL, and e_TM = tau q; the simulated points are within half of the theory."""
+    th = rows(runs, "a6_decomposition_theory.csv")
+    parts = ("signal", "memorization", "structural", "noise")
+    for r in pick(th, 4):
+        ref = replica.solve("alignment", alpha=2, tau=4, kappa=exact(r["kappa"]), rho="0.01",
+                            d=120, train="piano", test=r["test"], dps=25, verify=False)
+        dec = ref.groups["decomposition"]["e_icl"]
+        for x in parts:
+            assert close(r[x], dec[x], rtol=1e-9, atol=1e-14), (r["test"], x)
+        assert close(r["e_tm"], 4 * ref["q"], rtol=1e-10)
+        assert close(sum(float(r[x]) for x in parts), r["e_icl"], rtol=1e-12)
+    for r in rows(runs, "a6_decomposition_sim.csv"):
+        assert abs(float(r["mean"]) / float(r["theory"]) - 1) < 0.5
 
 
 def test_lr5_test_laws(runs):
