@@ -2,15 +2,17 @@
 
 A covariance of size ``d`` is given by a SPEC string:
 
-==================  ==========================================================================
-``identity``        all eigenvalues 1
-``powerlaw:P``      eigenvalues proportional to ``(j+1)**-P``, ``j = 0..d-1`` (decreasing)
-``lowrank:F``       the first ``r = round(F d)`` eigenvalues equal to ``d/r``, the rest 0
-``spike:J``         ``d e_J e_J^T`` (``J`` is 1-based; ``spike:1`` is the top direction)
-``piano``           eigenvalues proportional to ``d, d-1, ..., 1``
-``file:PATH``       a ``.npy``/``.txt`` file: ``d`` eigenvalues, or a ``d x d`` symmetric PSD matrix
-``file:PATH:raw``   the same, kept as given (not normalised)
-==================  ==========================================================================
+====================  ==========================================================================
+``identity``          all eigenvalues 1
+``powerlaw:P``        eigenvalues proportional to ``(j+1)**-P``, ``j = 0..d-1`` (decreasing)
+``lowrank:F``         the first ``r = round(F d)`` eigenvalues equal to ``d/r``, the rest 0
+``lowrank:F:piano``   the first ``r`` eigenvalues proportional to ``r, r-1, ..., 1``, the rest 0
+                      (a task subspace with an anisotropic spectrum inside it)
+``spike:J``           ``d e_J e_J^T`` (``J`` is 1-based; ``spike:1`` is the top direction)
+``piano``             eigenvalues proportional to ``d, d-1, ..., 1``
+``file:PATH``         a ``.npy``/``.txt`` file: ``d`` eigenvalues, or a ``d x d`` symmetric PSD matrix
+``file:PATH:raw``     the same, kept as given (not normalised)
+====================  ==========================================================================
 
 Every covariance is normalised to trace ``d`` (normalised trace ``<C> = tr C / d = 1``) unless
 ``:raw``. Diagonal specs are diagonal in one fixed coordinate basis, in the order written above.
@@ -392,12 +394,19 @@ def _parse_kind(spec, d, name, kind, arg) -> Covariance:
             return Covariance(spec, d, diagonal=tuple([Fraction(1)] * d))
         return Covariance(spec, d, power=p)
     if kind == "lowrank":
-        f = parse_exact(arg, f"{name} rank fraction")
+        frac, _, shape = arg.partition(":")
+        if shape not in ("", "piano"):
+            raise ParameterError(name, f"lowrank:F takes no shape or ':piano', got {spec!r}")
+        f = parse_exact(frac, f"{name} rank fraction")
         if not (0 < f <= 1):
-            raise ParameterError(name, f"lowrank fraction must lie in (0, 1], got {arg}")
+            raise ParameterError(name, f"lowrank fraction must lie in (0, 1], got {frac}")
         r = _round_half_up(f * d)
         if r == 0:
-            raise ParameterError(name, f"lowrank:{arg} at d={d} has rank round(F*d) = 0")
+            raise ParameterError(name, f"{spec} at d={d} has rank round(F*d) = 0")
+        if shape == "piano":  # r, r-1, ..., 1 on the subspace, normalised to trace d
+            total = Fraction(r * (r + 1), 2)
+            return Covariance(spec, d, diagonal=tuple(
+                [Fraction(d * (r - j)) / total for j in range(r)] + [Fraction(0)] * (d - r)))
         return Covariance(spec, d, diagonal=tuple([Fraction(d, r)] * r + [Fraction(0)] * (d - r)))
     if kind == "spike":
         try:
@@ -415,7 +424,7 @@ def _parse_kind(spec, d, name, kind, arg) -> Covariance:
             raw, path = True, path[: -len(":raw")]
         return _load_file(spec, path, d, name, raw)
     raise ParameterError(name, f"unknown covariance spec {spec!r} (identity, powerlaw:P, "
-                               "lowrank:F, spike:J, piano, file:PATH)")
+                               "lowrank:F, lowrank:F:piano, spike:J, piano, file:PATH)")
 
 
 _RAW_MAX = 1e300

@@ -44,7 +44,7 @@ def add_model_options(p, model: str, lists: bool = False, scores: bool = False):
                       "normalisation (n/d) lambda") + ")" + many)
     if model == "alignment":
         p.add_argument("--train", required=True, help="C_train SPEC: identity, powerlaw:P, "
-                       "lowrank:F, spike:J, piano, file:PATH[:raw]" + many)
+                       "lowrank:F[:piano], spike:J, piano, file:PATH[:raw]" + many)
         p.add_argument("--test", required=True, help="C_test SPEC (same forms)" + scored)
     if model in ("alignment", "lowrank"):
         p.add_argument("--alpha-test", default=None, help="test context length ratio "

@@ -157,7 +157,7 @@ ALIGNMENT = Schema(
     _COMMON_AB + [
         Parameter("d", "token dimension (size of the covariances)", "positive_integer",
                   notation="d"),
-        Parameter("train", "C_train SPEC: identity, powerlaw:P, lowrank:F, spike:J, piano, "
+        Parameter("train", "C_train SPEC: identity, powerlaw:P, lowrank:F[:piano], spike:J, piano, "
                            "file:PATH[:raw]", "covariance", default="identity",
                   notation=r"C_{\rm train}"),
         Parameter("test", "C_test SPEC (same forms as --train)", "covariance",
