@@ -24,6 +24,7 @@ _ALPHA = Parameter("alpha", "context length ratio l/d (L/D)", notation=r"\alpha"
 _TAU = Parameter("tau", "pretraining contexts n/d^2 (M/D^2)", notation=r"\tau")
 _LAM = Parameter("lam", "ridge lambda", "nonnegative", default="0", notation=r"\lambda")
 
+
 class SubspaceTest(Fraction):
     r"""A low-rank test-task law, relative to the pretraining task subspace: the number is the
     fraction :math:`\phi` of the test task's power outside the subspace; ``spec`` holds the text
