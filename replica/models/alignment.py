@@ -391,8 +391,9 @@ def cka_inverse_ball(params):
 
 NOTES = (
     Note("e_idg = tau*q is conjectural for anisotropic C_train (exact for the isotropic model)"),
-    Note("ridge lambda > 0 uses lambda_tilde M = 1 - tau + tau*lambda/lambda_tilde (inferred by "
-         "analogy with paper B)", lambda p: p.lam > 0),
+    Note("ridge lambda > 0 uses lambda_tilde M = 1 - tau + tau*lambda/lambda_tilde, derived from "
+         "the model in `replica appendix alignment` (it rests on the Gaussian equivalence of the "
+         "design, stated there and checked on sampled contexts)", lambda p: p.lam > 0),
     Note("inverse measure <C_test C_train^-1> is undefined: C_train is singular",
          lambda p: p.train.rank() != p.d),
     Note("cka_inv is undefined: the centred alignment of C_train and C_test is 0",

@@ -487,6 +487,10 @@ NOTES = (
          "and are reported as their limit 0", lambda p: p.kappa == float("inf")),
     Note("lambda = 0: the solution also has the closed form (T1)-(T5) (system 'lambda0')",
          lambda p: p.lam == 0),
+    Note("test: a law with a fraction phi of its power outside the task subspace; at D -> oo "
+         "outside:PHI, shared:F and rotation:DEGREES with the same phi share this value (a "
+         "symmetry argument, checked by finite-size simulations)",
+         lambda p: getattr(p, "test", 0) > 0),
 )
 
 PROBLEM = Problem(
