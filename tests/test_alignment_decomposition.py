@@ -10,24 +10,18 @@ structural = the chibarhat terms) for the IDG (C_test = C_train) and ODG (C_test
 a comparison part by part, so a part assigned to the wrong bracket fails it."""
 
 import json
-from fractions import Fraction as Fr
 
 import mpmath
 import pytest
+from test_lowrank_cross_paper import POINTS as CROSS_PAPER_POINTS
 
 import replica
 from replica.models import alignment as A
 from replica.numerics import agreement_digits
 
-POINTS = [
-    # tau < 1 with lambda > 0; tau > 1 at lambda = 0; tau > 1 with lambda > 0 (the low-rank
-    # golden points 3, 1, 2 at sigma_test = sigma); task-scarce at large alpha
-    dict(alpha=Fr(1), tau=Fr(1, 2), kappa=Fr(1, 2), rho=Fr(3, 10), sigma=Fr(1, 2), lam=Fr(1, 10)),
-    dict(alpha=Fr(2), tau=Fr(9, 4), kappa=Fr(3, 2), rho=Fr(9, 10), sigma=Fr(3, 10), lam=Fr(0)),
-    dict(alpha=Fr(23, 10), tau=Fr(17, 10), kappa=Fr(1), rho=Fr(1, 5), sigma=Fr(3, 1000),
-         lam=Fr(3)),
-    dict(alpha=Fr(1000), tau=Fr(3), kappa=Fr(1, 5), rho=Fr(7, 10), sigma=Fr(1, 2), lam=Fr(0)),
-]
+POINTS = CROSS_PAPER_POINTS[:4]
+"""tau < 1 with lambda > 0; tau > 1 at lambda = 0; tau > 1 with lambda > 0 (the low-rank golden
+points 3, 1, 2 at sigma_test = sigma); task-scarce at large alpha."""
 
 
 @pytest.mark.parametrize("p", POINTS, ids=lambda p: f"tau={p['tau']},lam={p['lam']}")
