@@ -22,7 +22,7 @@ from scipy.optimize import brentq
 
 import replica
 from replica.numerics.driver import solve_float64
-from replica.models import alignment as A
+from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.spectra import parse_spec
 
 from ._util import machine_line, median_time, table, write_section
@@ -74,8 +74,8 @@ def run():
     for train, test, tau in CASES:
         ref = replica.solve("alignment", d=D, train=train, test=test, tau=tau, dps=50, verify=False,
                             **KW)["e_icl"]
-        p = A.PROBLEM.parse(d=D, train=train, test=test, tau=tau, **KW)  # parameters built once
-        t64, out = median_time(lambda: solve_float64(A.PROBLEM, **p), 5)
+        p = ALIGNMENT.parse(d=D, train=train, test=test, tau=tau, **KW)  # parameters built once
+        t64, out = median_time(lambda: solve_float64(ALIGNMENT, **p), 5)
         t30, r30 = median_time(lambda: replica.solve("alignment", d=D, train=train, test=test,
                                                      tau=tau, dps=30, verify=False, **KW), 3)
         tmc, emc = median_time(lambda: mc_theory(train, test, float(eval(tau))), 1)

@@ -21,7 +21,7 @@ from scipy.optimize import brentq
 
 import replica
 from replica.numerics.driver import evaluator
-from replica.models import alignment as A
+from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.analysis.transitions import alignment_transition
 
 from ._util import machine_line, table, write_section
@@ -58,7 +58,7 @@ def crossover_f64(ind, a, b):
 
 
 def crossover_float64(alpha, F=0.5, rho=0.01):
-    _, resolvent_f64 = evaluator(A.PROBLEM, "resolvent", backend="np")
+    _, resolvent_f64 = evaluator(ALIGNMENT, "resolvent", backend="np")
     lam = np.array([1 / F, 0.0])
     w = np.array([F, 1 - F])
     arrays = (lam, lam, w)

@@ -487,13 +487,16 @@ class Problem:
     * ``saddle_point``: the :class:`~replica.symbolic.saddle.SaddlePoint` the systems were derived
       from, if any (``replica equations`` prints its stationarity conditions); ``symbol_names``:
       LaTeX names of symbols for displays.
+    * ``spectrum``: ``params -> (train, test)``, the covariances whose spectral pairs the
+      averages run over; a system that passes this same callable as its own ``spectrum`` can be
+      solved from the disk cache without building it (see :mod:`replica.numerics.outline`).
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,
                  systems: Callable[[str], System], groups: Mapping, notes: Sequence[Note] = (),
                  direct: Mapping | None = None, source_files: Sequence[str] = (),
                  description: str = "", guard_digits: int = 5, saddle_point: Any = None,
-                 symbol_names: Mapping | None = None):
+                 symbol_names: Mapping | None = None, spectrum: Callable | None = None):
         self.name = name
         self.schema = schema
         self.title = title
@@ -508,6 +511,7 @@ class Problem:
         self.guard_digits = guard_digits
         self.saddle_point = saddle_point
         self.symbol_names = dict(symbol_names or {})
+        self.spectrum = spectrum
         self.model = None
 
     def __repr__(self):

@@ -34,13 +34,29 @@ import functools
 import os
 from fractions import Fraction
 
+import importlib
+
 import mpmath
 import numpy as np
-import sympy
 
 from .errors import ParameterError
 from .params import parse_exact, to_mpf
 from .symbolic.codegen import NotEnclosable, mp_function
+
+
+class _OnFirstUse:
+    """A module imported on first attribute access: the closed forms below are SymPy
+    expressions, but a process that only reads covariances (e.g. a float64 solve from the code
+    cache) should not pay for importing SymPy."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+sympy = _OnFirstUse("sympy")
 
 # ---------------------------------------------------------------------------------------------
 # Closed-form Stieltjes transforms (SymPy, the single source for every numeric back end)

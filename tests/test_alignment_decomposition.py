@@ -17,6 +17,7 @@ from test_lowrank_cross_paper import POINTS as CROSS_PAPER_POINTS
 
 import replica
 from replica.models import alignment as A
+from replica.models.alignment_problem import PART_KEYS
 from replica.numerics import agreement_digits
 
 POINTS = CROSS_PAPER_POINTS[:4]
@@ -35,7 +36,7 @@ def test_parts_are_the_low_rank_parts_on_the_two_atom_spectrum(p):
         a = replica.solve("alignment", **common, d=10, train=spec, test=test, dps=dps)
         mine, theirs = a.groups["decomposition"]["e_icl"], lr.groups["decomposition"][protocol]
         with mpmath.workdps(dps):
-            for part in A.PART_KEYS:
+            for part in PART_KEYS:
                 assert agreement_digits(mine[part], theirs[part], dps) >= 25, (protocol, part)
 
 
@@ -49,7 +50,7 @@ def test_parts_sum_to_the_error_and_are_non_negative(train, test, kappa, tau, la
     r = replica.solve("alignment", alpha=2, tau=tau, kappa=kappa, rho="0.01", lam=lam, d=12,
                       train=train, test=test, dps=30)
     parts = r.groups["decomposition"]["e_icl"]
-    assert set(parts) == set(A.PART_KEYS)
+    assert set(parts) == set(PART_KEYS)
     with mpmath.workdps(35):
         assert agreement_digits(mpmath.fsum(parts.values()), r["e_icl"], 30) >= 28
         assert all(v >= 0 for v in parts.values())
@@ -63,5 +64,5 @@ def test_json_has_the_decomposition(cli):
     assert rc == 0, err
     data = json.loads(out)
     parts = data["decomposition"]["e_icl"]
-    assert list(parts) == list(A.PART_KEYS)
+    assert list(parts) == list(PART_KEYS)
     assert abs(sum(float(v) for v in parts.values()) - float(data["errors"]["e_icl"])) < 1e-15

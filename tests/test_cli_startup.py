@@ -67,3 +67,37 @@ def test_written_out_choices_equal_the_library_lists():
     assert appendix.DERIVATION_NAMES == tuple(DERIVATIONS)
     assert expand.SIDES == asymptotics.SIDES
     assert expand.QUANTITIES == asymptotics.QUANTITIES
+
+
+_SOLVE_IN_PROCESS = (
+    "import contextlib, io, json, sys\n"
+    "from replica.cli import main\n"
+    "out = io.StringIO()\n"
+    "with contextlib.redirect_stdout(out):\n"
+    "    try:\n"
+    "        main(sys.argv[1:])\n"
+    "    except SystemExit as exc:\n"
+    "        code = exc.code\n"
+    "    else:\n"
+    "        code = 0\n"
+    "print(json.dumps({'code': code, 'sympy': 'sympy' in sys.modules, 'out': out.getvalue()}))\n")
+
+
+@pytest.mark.parametrize("extra", [("--tau", "4"), ("--tau", "1/2", "--kappa", "inf")],
+                         ids=["interpolating", "ridge-kappa-inf"])
+def test_a_cached_alignment_solve_imports_no_sympy(extra):
+    """Once its evaluators and the systems' outlines are in the code cache, ``replica solve
+    alignment`` builds no system and imports no SymPy, and prints what the run that generated
+    them printed (the first run may generate; the second must not need to)."""
+    args = ["solve", "alignment", "--d", "12", "--train", "piano", "--test", "spike:1",
+            "--alpha", "2", "--kappa", "1/2", "--rho", "1/100", "--dps", "15", "--json", *extra]
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", _SOLVE_IN_PROCESS, *args],
+                              capture_output=True, text=True, cwd=REPO, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        runs.append(json.loads(proc.stdout))
+    first, second = runs
+    assert first["code"] == second["code"] == 0
+    assert second["sympy"] is False
+    assert json.loads(second["out"]) == json.loads(first["out"])

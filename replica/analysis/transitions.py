@@ -30,7 +30,7 @@ import mpmath
 import sympy
 
 from ..errors import ParameterError
-from ..models import alignment as A
+from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..models import isotropic as B
 from ..models import lowrank as L
 from ..numerics import precision
@@ -115,8 +115,8 @@ def two_atom_pairs(rank_fraction) -> SpectralPairs:
 def resolvent(pairs):
     """``(z, kappa) -> M_kappa(z)`` for the spectrum ``pairs``: paper A's eq. (17) solved by the
     engine (the alignment model's ``resolvent`` system), at the caller's working precision."""
-    _, f = evaluator(A.PROBLEM, "resolvent", names=("M",))
-    _, f_inf = evaluator(A.PROBLEM, "resolvent_kappa_infinite", names=("M",))
+    _, f = evaluator(ALIGNMENT, "resolvent", names=("M",))
+    _, f_inf = evaluator(ALIGNMENT, "resolvent_kappa_infinite", names=("M",))
 
     def M(z, kappa):
         return (f_inf if kappa == mpmath.inf else f)(z, kappa, spectrum=pairs)[0]

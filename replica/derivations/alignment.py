@@ -48,6 +48,7 @@ import sympy
 from ..numerics.driver import solve
 from ..latex.tables import Value, ValueTable
 from ..models import alignment as A
+from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..models import isotropic as B
 from ..numerics import agreement_digits, precision
 from ..params import parse_exact, to_mpf
@@ -375,7 +376,7 @@ PIANO_TAU_LT_1 = dict(alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=120, train
 DPS = 30
 
 
-solve_alignment = cached_solver(A.PROBLEM, DPS)
+solve_alignment = cached_solver(ALIGNMENT, DPS)
 
 
 def _check_sigma():
@@ -511,7 +512,7 @@ def isotropic_comparison():
     (``d = 1``), paper B's closed forms, and the digits on which ``e_icl`` and ``e_idg`` agree."""
     rows = []
     for p in ISO_POINTS:
-        ra = solve(A.PROBLEM, d=1, train="identity", test="identity", dps=ISO_DPS, **p)
+        ra = solve(ALIGNMENT, d=1, train="identity", test="identity", dps=ISO_DPS, **p)
         rb = solve(B.PROBLEM, dps=ISO_DPS, **p)
         agree_icl = agreement_digits(ra["e_icl"], rb["e_icl"], ISO_DPS)
         agree_idg = agreement_digits(ra["e_idg"], rb["e_idg"], ISO_DPS)

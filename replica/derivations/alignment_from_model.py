@@ -63,6 +63,7 @@ import numpy as np
 import sympy
 
 from ..models import alignment as A
+from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..symbolic import LAMBDA_I, MU_I, Step, avg
 from ..symbolic import deterministic_equivalent as DE
 from ..symbolic.spectral import SpectralAverage, on_symbolic_spectrum
@@ -1098,7 +1099,7 @@ def check_decomposition() -> bool:
             return False
     params = dict(alpha=2, tau=4, kappa="3/2", rho="1/100", lam="1/10", d=12, train="piano",
                   test="spike:1")
-    r = solve(A.PROBLEM, dps=30, **params)
+    r = solve(ALIGNMENT, dps=30, **params)
     with mpmath.workdps(40):
         mf = r["resolvent"]
         mfp = (r["e_misalign"] - r["q"] * mf) / (r["q"] * r["lambda_tilde"] - r["sigma"] ** 2)

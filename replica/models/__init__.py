@@ -15,6 +15,10 @@ TITLES = {
     "lowrank": "low-rank tasks: RS saddle point, TM/IDG/ODG errors (arXiv 2510.04548)",
 }
 
+DECLARATIONS = {"alignment": "alignment_problem"}
+"""Models whose declaration (:class:`~replica.problem.Problem`) lives apart from their equations,
+in a module that imports no SymPy (the others declare themselves beside their equations)."""
+
 
 def get(name: str):
     """The :class:`~replica.problem.Problem` of the built-in model ``name``."""
@@ -22,4 +26,4 @@ def get(name: str):
 
     if name not in NAMES:
         raise ParameterError("model", f"unknown model {name!r} ({', '.join(NAMES)})")
-    return importlib.import_module(f"{__name__}.{name}").PROBLEM
+    return importlib.import_module(f"{__name__}.{DECLARATIONS.get(name, name)}").PROBLEM

@@ -173,5 +173,13 @@ ALIGNMENT = Schema(
 ISOTROPIC = Schema(_COMMON_AB, [_TAU_RULE])
 """Paper B: isotropic tasks, closed forms (Lu et al., arXiv 2405.11751)."""
 
+
+
+def train_and_test(params):
+    """``(train, test)``: the covariances of the alignment schema, whose spectral pairs the
+    model's averages run over (one callable, shared by its declaration and its systems)."""
+    return params.train, params.test
+
+
 SCHEMAS = {"alignment": ALIGNMENT, "isotropic": ISOTROPIC, "lowrank": LOWRANK}
 """The built-in models' schemas by model name."""

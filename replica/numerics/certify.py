@@ -206,10 +206,9 @@ def fraction_ball(f: Fraction):
 def parameter_balls(machine, params) -> list:
     """The numeric parameters of a compiled system as exact balls (in its argument order)."""
     arb = _arb()
-    names = {sym: name for name, sym in machine.system.symbols.items()}
     out = []
-    for s in machine.p:
-        v = params[names[s]]
+    for name in machine.outline.parameters:
+        v = params[name]
         if v == INF:
             out.append(arb.pos_inf())
         elif isinstance(v, Fraction):
@@ -375,12 +374,12 @@ def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None) -
                                        radius=radius)
             else:
                 box, radius = [], Fraction(0)
-            names = [str(s) for s in machine.x]
+            names = list(machine.outline.unknowns)
             cert = Certificate(True, method=method, precision=dps, radius=radius,
                                box=dict(zip(names, box)))
-            if machine.system.admissible:
+            if machine.outline.admissible:
                 adm = machine.evaluate("admissible", "arb", box, P, spec)
-                for value, (_, what) in zip(adm, machine.system.admissible):
+                for value, what in zip(adm, machine.outline.admissible):
                     if not value > 0:
                         cert.certified = False
                         cert.reason = f"admissibility ({what}) is not proved on the box"

@@ -33,14 +33,13 @@ from typing import Mapping
 
 import mpmath
 import numpy as np
-import sympy
 
 from ..errors import ConvergenceError, ParameterError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, cache_key
-from ..symbolic.saddle import SpectralFunction
 from .newton import NewtonReport, damped_mp, iterate_grid, newton_grid, newton_mp
+from .outline import Outline, load_outline, store_outline
 from .precision import agreement_digits, ball_precision, precision
 from .result import Result, Status
 from .roots import bracketed_newton, bracketed_newton_vec
@@ -50,6 +49,8 @@ MAX_GUARD_ROUNDS = 6
 
 def _lazy(value):
     """A declared field may be a zero-argument callable that builds the expression."""
+    import sympy
+
     if callable(value) and not isinstance(value, sympy.Basic):
         return value()
     return value
@@ -59,6 +60,8 @@ def total_derivative(expr, var, aliases):
     r""":math:`de/dv = \partial e/\partial v + \sum_a \partial e/\partial a\; da/dv` for aliases
     ``[(a, a(v))]`` (abstract spectral functions of ``a`` differentiate to the next member of their
     family)."""
+    import sympy
+
     out = sympy.diff(expr, var)
     for sym, definition in aliases:
         da = sympy.diff(definition, var)
@@ -73,37 +76,66 @@ class Machine:
 
     def __init__(self, problem: Problem, variant: str):
         self.problem, self.variant = problem, variant
-        S: System = problem.system(variant)
-        self.system = S
         # generated code is cached on disk only for a problem that names the files its
         # expressions come from (the cache key is their contents)
         self.cache = (CodeCache(cache_key(f"{problem.name}-{variant}", problem.source_files))
                       if problem.source_files else None)
-        self.x = list(S.unknowns)
-        self.p = list(S.parameters)
-        self.alias_syms = [a for a, _ in S.aliases]
-        self.input_syms = [s for s, _ in S.spectral_inputs]
-        self.args = self.x + self.p + self.alias_syms + self.input_syms
-        self.n = len(self.x)
-        self.report_names = [entry[0] for entry in S.report]
-        self.fixed_point = S.fixed_point is not None
+        # the run-time shape of the system: from the cache (the system is then built only if
+        # some code has to be generated), else from the system, and stored for the next process
+        outline = load_outline(self.cache)
+        if outline is None:
+            outline = Outline.of(self.system, problem)
+            store_outline(self.cache, outline)
+        self.outline = outline
+        self.n = len(outline.unknowns)
+        self.report_names = list(outline.report)
+        self.fixed_point = outline.fixed_point
         self.ev = {}
-        self.ev["aliases"] = Evaluator(build=self._alias_exprs, args=self.x + self.p,
+        self.ev["aliases"] = Evaluator(build=self._alias_exprs, args=lambda: self.x + self.p,
                                        cache=self.cache, name="aliases")
-        self.ev["inputs"] = Evaluator(build=lambda: [_lazy(e) for _, e in S.spectral_inputs],
-                                      args=self.alias_syms + self.p, cache=self.cache,
-                                      name="inputs")
-        self.ev["equations"] = Evaluator(build=self._equation_exprs, args=self.args,
+        self.ev["inputs"] = Evaluator(
+            build=lambda: [_lazy(e) for _, e in self.system.spectral_inputs],
+            args=lambda: self.alias_syms + self.p, cache=self.cache, name="inputs")
+        self.ev["equations"] = Evaluator(build=self._equation_exprs, args=lambda: self.args,
                                          cache=self.cache, name="equations")
-        self.ev["jacobian"] = Evaluator(build=self._jacobian_exprs, args=self.args,
+        self.ev["jacobian"] = Evaluator(build=self._jacobian_exprs, args=lambda: self.args,
                                         cache=self.cache, name="jacobian")
-        self.ev["report"] = Evaluator(build=self._report_exprs, args=self.args,
+        self.ev["report"] = Evaluator(build=self._report_exprs, args=lambda: self.args,
                                       cache=self.cache, name="report")
-        self.ev["admissible"] = Evaluator(build=lambda: [_lazy(e) for e, _ in S.admissible],
-                                          args=self.args, cache=self.cache, name="admissible")
+        self.ev["admissible"] = Evaluator(
+            build=lambda: [_lazy(e) for e, _ in self.system.admissible],
+            args=lambda: self.args, cache=self.cache, name="admissible")
         self._start = StartMachine(self)
         self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
         self._no_balls: set = set()  # evaluator groups without one
+
+    # -- the system (built on first use: not at all when every evaluator is cached) ----------
+    @functools.cached_property
+    def system(self) -> System:
+        return self.problem.system(self.variant)
+
+    @functools.cached_property
+    def x(self) -> list:
+        """The unknowns' symbols."""
+        return list(self.system.unknowns)
+
+    @functools.cached_property
+    def p(self) -> list:
+        """The parameters' symbols (the order of :attr:`Outline.parameters`)."""
+        return list(self.system.parameters)
+
+    @functools.cached_property
+    def alias_syms(self) -> list:
+        return [a for a, _ in self.system.aliases]
+
+    @functools.cached_property
+    def input_syms(self) -> list:
+        return [s for s, _ in self.system.spectral_inputs]
+
+    @functools.cached_property
+    def args(self) -> list:
+        """The generated code's arguments: unknowns, parameters, aliases, spectral inputs."""
+        return self.x + self.p + self.alias_syms + self.input_syms
 
     # -- expressions ---------------------------------------------------------------------------
     @functools.cached_property
@@ -130,6 +162,8 @@ class Machine:
         return list(_lazy(S.residuals))
 
     def evaluation_form(self, expr, jacobian: bool = False):
+        from ..symbolic.saddle import SpectralFunction
+
         form = self.system.evaluation_form
         if jacobian and self.system.jacobian_form is not None:
             form = self.system.jacobian_form
@@ -151,6 +185,8 @@ class Machine:
         return out
 
     def _report_exprs(self):
+        import sympy
+
         out, defined = [], {}
         for entry in self.system.report:
             name, e = entry[0], sympy.sympify(_lazy(entry[1]))
@@ -177,7 +213,8 @@ class Machine:
         if group not in self.ev:
             index = [self.report_names.index(n) for n in names]
             self.ev[group] = Evaluator(
-                build=lambda: [self._report_exprs_cached[i] for i in index], args=self.args,
+                build=lambda: [self._report_exprs_cached[i] for i in index],
+                args=lambda: self.args,
                 cache=self.cache, name="report-" + "-".join(names))
         return group
 
@@ -187,21 +224,29 @@ class Machine:
 
     # -- numeric parameters -------------------------------------------------------------------
     def parameter_values_mp(self, params: Params) -> list:
-        names = {sym: name for name, sym in self.system.symbols.items()}
-        return [mpmath.inf if params[names[s]] == INF else to_mpf(params[names[s]])
-                for s in self.p]
+        return [mpmath.inf if params[name] == INF else to_mpf(params[name])
+                for name in self.outline.parameters]
+
+    @property
+    def _spectrum_function(self):
+        """``params -> (train, test)``: the system's, or (when it is not built) the problem's,
+        which an outline is stored only if it is the same callable."""
+        if "system" in self.__dict__:
+            return self.system.spectrum
+        return self.problem.spectrum
 
     def spectrum(self, params, backend):
-        if self.system.spectrum is None:
+        if not self.outline.spectrum:
             return None
-        train, test = self.system.spectrum(params)
+        train, test = self._spectrum_function(params)
         return _pairs(train, test, backend)
 
     # -- staged evaluation --------------------------------------------------------------------
     def stage(self, backend, x, P, spec):
         """Values of the aliases and spectral inputs at ``x``."""
-        al = list(self.ev["aliases"](backend, list(x) + list(P), spec)) if self.alias_syms else []
-        inp = list(self.ev["inputs"](backend, al + list(P), spec)) if self.input_syms else []
+        al = (list(self.ev["aliases"](backend, list(x) + list(P), spec))
+              if self.outline.aliases else [])
+        inp = list(self.ev["inputs"](backend, al + list(P), spec)) if self.outline.inputs else []
         return al + inp
 
     def evaluate(self, group, backend, x, P, spec, staged=None):
@@ -209,7 +254,7 @@ class Machine:
         return self.ev[group](backend, list(x) + list(P) + st, spec)
 
     def admissible_mp(self, x, P, spec) -> bool:
-        if not self.system.admissible:
+        if not self.outline.admissible:
             return True
         return all(v > 0 for v in self.evaluate("admissible", "mp", x, P, spec))
 
@@ -233,9 +278,9 @@ class Machine:
         try:
             self.ev["equations"].functions("arb")
             self.ev["jacobian"].functions("arb")
-            if self.alias_syms:
+            if self.outline.aliases:
                 self.ev["aliases"].functions("arb")
-            if self.input_syms:
+            if self.outline.inputs:
                 self.ev["inputs"].functions("arb")
             out = parameter_balls(self, params), self.spectrum(params, "arb")
         except NotEnclosable:
@@ -345,7 +390,7 @@ class Machine:
             raise ConvergenceError(f"{self.problem.name}: non-finite solution",
                                    tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
         if not self.admissible_mp(rep.x, P, spec):
-            what = "; ".join(d for _, d in self.system.admissible)
+            what = "; ".join(self.outline.admissible)
             raise ConvergenceError(f"{self.problem.name}: the solution is not admissible ({what})",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.INADMISSIBLE)
@@ -371,7 +416,7 @@ class Machine:
             exact, root_iters = False, np.zeros(shape, int)
         else:
             x, root_iters = self._start.f64(P, spec, shape)
-            exact = self.system.start.exact
+            exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
         Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
 
@@ -406,7 +451,7 @@ class Machine:
             iters = root_iters
         elif self.fixed_point:
             x, done, iters, rel = iterate_grid(
-                equations, jacobian, x, fixed_point=True, positive=self.system.positive_unknowns,
+                equations, jacobian, x, fixed_point=True, positive=self.outline.positive_unknowns,
                 damping=damping, rtol=rtol, maxiter=maxiter,
                 newton_from=np.inf if method == "start" else 0.0)
             iters = iters + root_iters
@@ -417,7 +462,7 @@ class Machine:
         with np.errstate(all="ignore"):
             rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
             rep = [_shaped(v, shape) for v in rep]
-            if self.system.admissible:
+            if self.outline.admissible:
                 adm = self.evaluate("admissible", "np", x, P, spec)
                 for v in adm:
                     done = done & (_shaped(v, shape) > 0)
@@ -431,10 +476,38 @@ class StartMachine:
 
     def __init__(self, machine: Machine):
         self.m = machine
-        S = machine.system
-        self.start = S.start
-        self.p = machine.p
-        self.alias = dict(S.start.aliases) if not callable(S.start.aliases) else None
+        outline = machine.outline
+        # the chains of nested roots, outer first, as the solver walks them (by outline: the
+        # declared ScalarRoots are read only to generate code, see _chains)
+        self.roots = [list(chain) for chain in outline.roots]
+        self.n_roots = sum(len(chain) for chain in self.roots)
+        self.n_staged = outline.aliases + outline.inputs
+        self.no_aliases = not outline.start_aliases
+        cache, name = machine.cache, "start"
+        self.ev = {}
+        for k, chain in enumerate(self.roots):
+            for depth in range(len(chain)):
+                self.ev[(k, depth, "bracket")] = Evaluator(
+                    build=functools.partial(self._bracket_exprs, k, depth),
+                    args=functools.partial(self._bracket_args, k, depth),
+                    cache=cache, name=f"{name}-{k}-{depth}-bracket")
+                self.ev[(k, depth, "fdf")] = Evaluator(
+                    build=functools.partial(self._fdf_exprs, k, depth),
+                    args=functools.partial(self._fdf_args, k, depth),
+                    cache=cache, name=f"{name}-{k}-{depth}-fdf")
+        self.ev["values"] = Evaluator(
+            build=self._value_exprs,
+            args=lambda: self.m.p + self.root_syms + self._stage_syms(),
+            cache=cache, name=f"{name}-values")
+
+    # -- the declared start (read only where code is generated) -------------------------------
+    @property
+    def start(self):
+        return self.m.system.start
+
+    @functools.cached_property
+    def _chains(self) -> list:
+        """The declared :class:`~replica.problem.ScalarRoot` chains (outer root first)."""
         roots = []
         for r in self.start.roots:
             chain = []
@@ -442,51 +515,52 @@ class StartMachine:
                 chain.append(r)
                 r = r.inner
             roots.append(chain)
-        self.roots = roots
-        cache, name = machine.cache, "start"
-        # unknowns of the roots in solving order (outer roots first; an inner root's unknown
-        # follows its outer one)
-        self.root_syms = [r.unknown for chain in roots for r in chain]
-        self.ev = {}
-        for k, chain in enumerate(roots):
-            for depth, r in enumerate(chain):
-                before = self._before(k, depth)
-                ctx = before + [r.unknown] + [c.unknown for c in chain[depth + 1:]]
-                self.ev[(k, depth, "bracket")] = Evaluator(
-                    build=functools.partial(self._bracket_exprs, r), args=self.p + before,
-                    cache=cache, name=f"{name}-{k}-{depth}-bracket")
-                self.ev[(k, depth, "fdf")] = Evaluator(
-                    build=functools.partial(self._fdf_exprs, chain, depth, ctx),
-                    args=self.p + ctx + self._stage_syms(), cache=cache,
-                    name=f"{name}-{k}-{depth}-fdf")
-        self.ev["values"] = Evaluator(
-            build=self._value_exprs, args=self.p + self.root_syms + self._stage_syms(),
-            cache=cache, name=f"{name}-values")
+        return roots
+
+    @functools.cached_property
+    def root_syms(self) -> list:
+        """Unknowns of the roots in solving order (outer roots first; an inner root's unknown
+        follows its outer one)."""
+        return [r.unknown for chain in self._chains for r in chain]
+
+    def _bracket_args(self, k, depth):
+        return self.m.p + self._before(k, depth)
+
+    def _fdf_args(self, k, depth):
+        chain = self._chains[k]
+        ctx = self._before(k, depth) + [r.unknown for r in chain[depth:]]
+        return self.m.p + ctx + self._stage_syms()
 
     def _stage_syms(self):
         return self.m.alias_syms + self.m.input_syms
 
     def _before(self, k, depth):
-        out = [r.unknown for chain in self.roots[:k] for r in chain]
-        out += [r.unknown for r in self.roots[k][:depth]]
+        out = [r.unknown for chain in self._chains[:k] for r in chain]
+        out += [r.unknown for r in self._chains[k][:depth]]
         return out
 
     def _start_aliases(self):
         """``[(a, a(parameters, root unknowns))]`` for the system's aliases, in their order."""
+        import sympy
+
         amap = _lazy(self.start.aliases)
         if not amap:
             return []
         return [(a, sympy.sympify(amap[a])) for a in self.m.alias_syms]
 
-    def _bracket_exprs(self, r: ScalarRoot):
+    def _bracket_exprs(self, k, depth):
+        import sympy
+
+        r: ScalarRoot = self._chains[k][depth]
         up = _lazy(r.upper)
         when = _lazy(r.when)
         return [_lazy(r.lower), sympy.oo if up is None else up, _lazy(r.initial),
                 1 if when is None else when, _lazy(r.otherwise), _lazy(r.upper_slack)]
 
-    def _fdf_exprs(self, chain, depth, ctx):
-        """``[h, dh/du]`` of ``chain[depth]``; inner roots are followed by implicit
+    def _fdf_exprs(self, k, depth):
+        """``[h, dh/du]`` of root ``depth`` of chain ``k``; inner roots are followed by implicit
         differentiation."""
+        chain = self._chains[k]
         r = chain[depth]
         al = self._start_aliases()
         h = _lazy(r.equation)
@@ -500,23 +574,26 @@ class StartMachine:
         return [self.m.evaluation_form(h), self.m.evaluation_form(dh)]
 
     def _value_exprs(self):
+        import sympy
+
         vals = _lazy(self.start.values)
         return [self.m.evaluation_form(sympy.sympify(vals[s])) for s in self.m.x]
 
     def _staged(self, backend, known, P, spec):
         """Alias and spectral-input values in the start's context (its aliases are functions of
         the parameters and the roots' unknowns)."""
-        if self.alias is not None and not self.alias:
-            return [0] * len(self._stage_syms())
+        if self.no_aliases:
+            return [0] * self.n_staged
         al_ev = self.ev.get("aliases")
         if al_ev is None:
             al_ev = self.ev["aliases"] = Evaluator(
                 build=lambda: [e for _, e in self._start_aliases()],
-                args=self.p + self.root_syms, cache=self.m.cache, name="start-aliases")
-        known = list(known) + [0] * (len(self.root_syms) - len(known))
+                args=lambda: self.m.p + self.root_syms, cache=self.m.cache,
+                name="start-aliases")
+        known = list(known) + [0] * (self.n_roots - len(known))
         al = list(al_ev(backend, list(P) + known, spec))
         inp = (list(self.m.ev["inputs"](backend, al + list(P), spec))
-               if self.m.input_syms else [])
+               if self.m.outline.inputs else [])
         return al + inp
 
     # -- solving -----------------------------------------------------------------------------
@@ -674,7 +751,7 @@ def evaluator(problem: Problem, system_name: str, backend: str = "mp", names: tu
     unknowns): this is the fast path for repeated evaluation, e.g. an indicator inside a
     transition search, with no verification."""
     m = machine(problem, system_name)
-    if m.n and not m.system.start.exact:
+    if m.n and not m.outline.exact_start:
         raise ValueError(f"{problem.name}/{system_name}: evaluator() needs an exact start")
     group = "report"
     if names:
@@ -739,7 +816,7 @@ def float64_start(problem: Problem, params: Params):
     try:
         for name in problem.schema.names:
             v = params[name]
-            if name in m.system.symbols:
+            if name in m.outline.parameters:
                 values[name] = math.inf if v == INF else float(v)
                 if not (math.isfinite(values[name]) or v == INF):
                     return None, "a parameter overflows float64"
@@ -1077,10 +1154,9 @@ def _exact_float(text, option):
 def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None,
                   method="start", rtol=1e-13, maxiter=20000, damping=0.5) -> dict:
     """Solve one variant at the points ``values`` (float arrays of ``shape``, or scalars)."""
-    names = {sym: name for name, sym in m.system.symbols.items()}
-    P = [_shaped(values[names[s]], shape) for s in m.p]
+    P = [_shaped(values[name], shape) for name in m.outline.parameters]
     spec = None
-    if m.system.spectrum is not None:
+    if m.outline.spectrum:
         spec = m.spectrum(_Arrays(values) if params is None else params, "np")
     x, done, iters, rel, rep = m.grid(P, spec, shape, rtol=rtol, maxiter=maxiter,
                                       damping=damping, start=start, method=method)

@@ -42,9 +42,9 @@ from typing import Callable, Sequence
 
 import mpmath
 import numpy as np
-import sympy
 
-from .spectral import LAMBDA_I, MU_I, SpectralAverage
+# SymPy (and this package's symbolic modules, which build on it) is imported where code is
+# generated, not here: a process whose evaluators all come from the disk cache never imports it
 
 BACKENDS = {"mp": "mpmath", "np": "numpy", "arb": "arb"}
 """Backend name -> the ``lambdify`` module it uses (``"arb"``: :data:`ARB_NAMESPACE`)."""
@@ -194,9 +194,18 @@ def _namespace(backend: str) -> dict:
     ``functools.reduce``, which the printers use for ``Max``/``Min``)."""
     if backend == "arb":
         return _arb_namespace()
-    ns = _numpy_namespace() if backend == "np" else dict(
-        sympy.lambdify([], [], modules=BACKENDS[backend]).__globals__)
+    ns = _numpy_namespace() if backend == "np" else _mpmath_namespace()
     ns.setdefault("reduce", functools.reduce)
+    return ns
+
+
+def _mpmath_namespace() -> dict:
+    """What the generated mpmath code may name: mpmath's public names (the printer writes
+    ``mpf``, ``sqrt``, ``log``, ``inf``, ...), ``builtins`` and ``range``. Built without SymPy, so
+    that loading cached code does not import it; a generated function that names anything else
+    is not cached (:func:`_cacheable`), so a cached file always runs in this namespace."""
+    ns = {n: getattr(mpmath, n) for n in dir(mpmath) if not n.startswith("_")}
+    ns.update({"mpmath": mpmath, "builtins": builtins, "range": range})
     return ns
 
 
@@ -249,9 +258,9 @@ class CodeCache:
             return None
         return folder
 
-    def path(self, name: str) -> str | None:
+    def path(self, name: str, suffix: str = ".py") -> str | None:
         folder = self.folder()
-        return None if folder is None else os.path.join(folder, f"{self.key}-{name}.py")
+        return None if folder is None else os.path.join(folder, f"{self.key}-{name}{suffix}")
 
     def load(self, name: str, backend: str) -> dict | None:
         """The namespace of the cached module ``name`` (``None`` if absent or unreadable)."""
@@ -267,8 +276,8 @@ class CodeCache:
         except Exception:  # a damaged cache file: regenerate
             return None
 
-    def store(self, name: str, source: str) -> None:
-        path = self.path(name)
+    def store(self, name: str, source: str, suffix: str = ".py") -> None:
+        path = self.path(name, suffix)
         if path is None:
             return
         try:
@@ -278,6 +287,29 @@ class CodeCache:
             os.replace(tmp, path)
         except OSError:
             pass
+
+
+@functools.lru_cache(maxsize=None)
+def _library_versions() -> str:
+    """The SymPy, mpmath and NumPy versions. SymPy's is read from its ``release.py`` (found, not
+    imported: computing a key must not import SymPy, and ``importlib.metadata`` costs more than
+    the solve it would serve); where that file cannot be read, SymPy is imported for it."""
+    import importlib.util
+
+    sympy_version = None
+    spec = importlib.util.find_spec("sympy")
+    if spec is not None and spec.origin:
+        try:
+            with open(os.path.join(os.path.dirname(spec.origin), "release.py")) as fh:
+                found = re.search(r"__version__\s*=\s*[\"']([^\"']+)[\"']", fh.read())
+            sympy_version = found.group(1) if found else None
+        except OSError:
+            pass
+    if sympy_version is None:  # pragma: no cover - a SymPy without release.py
+        import sympy
+
+        sympy_version = sympy.__version__
+    return f"{sympy_version} {mpmath.__version__} {np.__version__}"
 
 
 def cache_key(label: str, source_files: Sequence[str]) -> str:
@@ -291,7 +323,7 @@ def cache_key(label: str, source_files: Sequence[str]) -> str:
                 h.update(fh.read())
         except OSError:
             h.update(path.encode())
-    h.update(f"{sympy.__version__} {mpmath.__version__} {np.__version__}".encode())
+    h.update(f"{_library_versions()}".encode())
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", label)
     return f"{safe}-{h.hexdigest()[:24]}"
 
@@ -313,16 +345,30 @@ class Evaluator:
                  cache: CodeCache | None = None, name: str = ""):
         if (exprs is None) == (build is None):
             raise ValueError("give either exprs or build")
-        self._exprs = None if exprs is None else [sympy.sympify(e) for e in exprs]
+        if exprs is not None:
+            import sympy
+
+            exprs = [sympy.sympify(e) for e in exprs]
+        self._exprs = exprs
         self._build = build
-        self.args = list(args)
+        self._args = args
         self.cache = cache
         self.name = name
         self._fns: dict = {}
 
     @property
+    def args(self) -> list:
+        """The symbols, in the generated functions' argument order (``args`` may be given as a
+        zero-argument callable, resolved only when code is generated)."""
+        if callable(self._args):
+            self._args = self._args()
+        return list(self._args)
+
+    @property
     def exprs(self) -> list:
         if self._exprs is None:
+            import sympy
+
             self._exprs = [sympy.sympify(e) for e in self._build()]
         return self._exprs
 
@@ -335,6 +381,10 @@ class Evaluator:
             if ns is not None:
                 n = ns["N_INNER"]
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
+        import sympy
+
+        from .spectral import LAMBDA_I, MU_I, SpectralAverage
+
         exprs = self.exprs
         # averages may be nested (an average inside another, e.g. a trace inside a resolvent):
         # replace the innermost ones first; average k is a function of (lambda, mu), the
@@ -376,6 +426,9 @@ class Evaluator:
     def _generate_arb(self, current, dummies, inner_exprs):
         """Ball-arithmetic functions (raises :class:`NotEnclosable` for an expression that has
         none)."""
+        import sympy
+
+        from .spectral import LAMBDA_I, MU_I
         ns = _arb_namespace()
 
         def make(args, exprs):
