@@ -23,7 +23,12 @@ and each ratio formed pair by pair, then the median over the pairs):
    draws a curve) against one vectorised ``replica.solve_float64`` call;
 3. paper B, ridgeless closed forms at 350 points and the ridge error at 72 points: the authors'
    NumPy functions point by point (as their scripts call them) against one ``solve_float64`` call;
-4. one point from the command line, per process.
+4. one point from the command line, per process (bytecode written, as in an installed package;
+   the evaluators and the systems' outlines cached on disk), and whether that process imports
+   SymPy;
+5. the floor of the float64 point: the time spent inside the generated NumPy functions alone
+   (every call of generated code timed, the driver's own work excluded), i.e. the time a point
+   would take if the driver cost nothing, and the ratio to the authors' time it would allow.
 """
 
 from __future__ import annotations
@@ -83,6 +88,14 @@ def _one_thread():
     except ImportError:
         return None
     return threadpool_limits(1)
+
+
+def _authors_seconds(cell):
+    """Seconds from a time cell written by :func:`_ms` (``None`` for "not run")."""
+    if not cell or cell == NOT_RUN:
+        return None
+    value, unit = cell.split()
+    return float(value) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
 
 
 def _timed(fn):
@@ -274,6 +287,56 @@ CLI = [sys.executable, "-m", "replica", "solve", "alignment", "--d", str(D), "--
        "--test", "piano", "--alpha", "2", "--tau", "4", "--kappa", "1/2", "--rho", "0.01"]
 
 
+def arithmetic_floor(cases):
+    """Per float64 point of each case ``(label, tau)``: ``(calls of generated code, seconds inside
+    them, seconds for the whole call)``. Every generated function (the outer function and the
+    integrands of each average) is wrapped by a timer for this measurement only; the wrappers'
+    own cost (a few hundred ns a call) is inside the whole call, not inside the generated time."""
+    from replica.symbolic import codegen
+
+    original = codegen.Evaluator.functions
+    clock = {"calls": 0, "seconds": 0.0}
+
+    def timed(fn):
+        def wrapper(*args):
+            t = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                clock["seconds"] += time.perf_counter() - t
+                clock["calls"] += 1
+        return wrapper
+
+    wrapped: dict = {}
+
+    def functions(self, backend):
+        key = (id(self), backend)
+        if key not in wrapped:
+            outer, inners = original(self, backend)
+            wrapped[key] = (self, (timed(outer), [timed(f) for f in inners]))
+        return wrapped[key][1]
+
+    out = []
+    codegen.Evaluator.functions = functions
+    try:
+        for label, tau in cases:
+            def point():
+                return replica.solve_float64("alignment", d=D, train="piano", test="piano",
+                                             alpha=ALPHA, tau=tau, kappa=KAPPA, rho=RHO)
+            for _ in range(5):
+                point()
+            n = 200
+            clock.update(calls=0, seconds=0.0)
+            t = time.perf_counter()
+            for _ in range(n):
+                point()
+            whole = (time.perf_counter() - t) / n
+            out.append((label, clock["calls"] / n, clock["seconds"] / n, whole))
+    finally:
+        codegen.Evaluator.functions = original
+    return out
+
+
 def _process_time(cmd, env):
     t = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
@@ -283,8 +346,14 @@ def _process_time(cmd, env):
     return dt
 
 
+_IMPORTS_SYMPY = ("import sys\nfrom replica.cli import main\ntry:\n    main(sys.argv[1:])\n"
+                  "except SystemExit:\n    pass\n"
+                  "sys.stderr.write('SYMPY=%s' % ('sympy' in sys.modules))\n")
+
+
 def command_line():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode written and reused, as when installed
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     authors_cmd = None
@@ -308,11 +377,16 @@ def command_line():
                 elif authors_cmd is not None:
                     theirs.append(_process_time(authors_cmd, env))
         t_o = statistics.median(ours)
+        probe = subprocess.run([sys.executable, "-c", _IMPORTS_SYMPY] + CLI[3:] + extra,
+                               capture_output=True, text=True, env=env, timeout=300)
+        sympy = "yes" if "SYMPY=True" in probe.stderr else (
+            "no" if "SYMPY=False" in probe.stderr else "?")
         if theirs:
             ratio = statistics.median(a / b for a, b in zip(theirs, ours))
-            rows.append([label, _ms(statistics.median(theirs)), _ms(t_o), f"{ratio:.2f}"])
+            rows.append([label, _ms(statistics.median(theirs)), _ms(t_o), f"{ratio:.2f}",
+                         sympy])
         else:
-            rows.append([label, NOT_RUN, _ms(t_o), NOT_RUN])
+            rows.append([label, NOT_RUN, _ms(t_o), NOT_RUN, sympy])
     return rows
 
 
@@ -358,6 +432,7 @@ def run():
         c_rows, c_ratios = paper_a_curves(mod_a)
         b_rows, b_ratios = paper_b(mod_b)
         cli_rows = command_line()
+        floor = arithmetic_floor([("tau=4", 4.0), ("tau=1/2", 0.5)])
         draws = sampler_costs(mod_a)
         elapsed = time.perf_counter() - t0
     finally:
@@ -407,6 +482,22 @@ def run():
                "gives both traces). Both use 100 draws per estimate of M, M' and 10 per evaluation "
                "inside the tau < 1 root search, and their values differ by no more than their "
                "errors (the error columns).", ""]
+    authors_time = {row[0].split(", ")[-1]: row[1] for row in a_rows
+                    if row[0].startswith("piano / piano")}
+    floor_rows = []
+    for label, calls, inside, whole in floor:
+        row = [label, f"{calls:.0f}", _ms(inside), _ms(whole), f"{100 * inside / whole:.0f} %"]
+        t_a = _authors_seconds(authors_time.get(label))
+        row.append(f"{t_a / inside:.0f}x" if t_a else NOT_RUN)
+        floor_rows.append(row)
+    md += ["**The float64 point's floor** (piano / piano, the same call as above with every "
+           "call of generated NumPy code timed: the integrands of the spectral averages over "
+           f"the d = {D} eigenvalues and the outer expressions; *whole call* includes the "
+           "timers' own cost; *bound* is the authors' time over the generated time alone, the "
+           "largest speed-up the point could show if the driver -- parameter parsing, brackets, "
+           "the safeguarded Newton steps' bookkeeping, broadcasting -- cost nothing):", "",
+           table(["case", "generated calls per point", "inside generated code", "whole call",
+                  "share", "bound vs authors"], floor_rows), ""]
     md += ["**Paper A, a 30-point kappa curve** (the authors' list of `ICL_error` calls vs one "
            "vectorised `replica.solve_float64` call; max |difference| of the curves over all "
            "kappa / over kappa >= 1/2: at small kappa the authors' Monte-Carlo averages "
@@ -425,10 +516,12 @@ def run():
                   "replica rel. error", "speed-up (range)"], b_rows), ""]
     md += ["**One point from the command line, per process** (`replica solve alignment --d 120 "
            "--train piano --test piano --alpha 2 --tau 4 --kappa 1/2 --rho 0.01`, evaluator "
-           "code cached on disk, vs a `python -c` process importing the authors' `theory.py` and "
-           "calling `ICL_error` once):", "",
+           "code and the systems' outlines cached on disk, bytecode written as in an installed "
+           "package, vs a `python -c` process importing the authors' `theory.py` and calling "
+           "`ICL_error` once; *SymPy imported* is read from the same command run in-process by "
+           "`replica.cli.main`):", "",
            table(["replica precision", "authors' process", "replica process",
-                  "authors / replica"], cli_rows), "",
+                  "authors / replica", "SymPy imported"], cli_rows), "",
            f"(run time {elapsed:.0f} s)"]
     return "\n".join(md), mod_a is not None or mod_b is not None
 

@@ -83,14 +83,20 @@ _SOLVE_IN_PROCESS = (
     "print(json.dumps({'code': code, 'sympy': 'sympy' in sys.modules, 'out': out.getvalue()}))\n")
 
 
-@pytest.mark.parametrize("extra", [("--tau", "4"), ("--tau", "1/2", "--kappa", "inf")],
-                         ids=["interpolating", "ridge-kappa-inf"])
-def test_a_cached_alignment_solve_imports_no_sympy(extra):
-    """Once its evaluators and the systems' outlines are in the code cache, ``replica solve
-    alignment`` builds no system and imports no SymPy, and prints what the run that generated
-    them printed (the first run may generate; the second must not need to)."""
-    args = ["solve", "alignment", "--d", "12", "--train", "piano", "--test", "spike:1",
-            "--alpha", "2", "--kappa", "1/2", "--rho", "1/100", "--dps", "15", "--json", *extra]
+_ALIGNMENT = ("alignment", "--d", "12", "--train", "piano", "--test", "spike:1")
+
+
+@pytest.mark.parametrize("model, extra", [
+    (_ALIGNMENT, ("--tau", "4")), (_ALIGNMENT, ("--tau", "1/2", "--kappa", "inf")),
+    (("isotropic",), ("--tau", "1/2", "--lam", "1/10"))],
+    ids=["alignment-interpolating", "alignment-ridge-kappa-inf", "isotropic-ridge"])
+def test_a_cached_solve_imports_no_sympy(model, extra):
+    """Once its evaluators and the systems' outlines are in the code cache, ``replica solve``
+    (models declared apart from their equations) builds no system and imports no SymPy, and
+    prints what the run that generated them printed (the first run may generate; the second
+    must not need to)."""
+    args = ["solve", *model, "--alpha", "2", "--kappa", "1/2", "--rho", "1/100", "--dps", "15",
+            "--json", *extra]
     runs = []
     for _ in range(2):
         proc = subprocess.run([sys.executable, "-c", _SOLVE_IN_PROCESS, *args],

@@ -10,23 +10,26 @@ import dataclasses
 import pytest
 
 from replica.models.alignment_problem import PROBLEM as ALIGNMENT
+from replica.models.isotropic_problem import PROBLEM as ISOTROPIC
 from replica.numerics.driver import Machine
 from replica.numerics.outline import Outline, load_outline, store_outline
 from replica.symbolic.codegen import CodeCache
 
-VARIANTS = [name for name, _ in ALIGNMENT.variants] + ["resolvent", "resolvent_kappa_infinite"]
+VARIANTS = ([(ALIGNMENT, name) for name, _ in ALIGNMENT.variants]
+            + [(ALIGNMENT, "resolvent"), (ALIGNMENT, "resolvent_kappa_infinite")]
+            + [(ISOTROPIC, name) for name, _ in ISOTROPIC.variants])
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_the_stored_outline_is_the_systems(variant):
-    m = Machine(ALIGNMENT, variant)
-    taken = Outline.of(ALIGNMENT.system(variant), ALIGNMENT)
+@pytest.mark.parametrize("problem, variant", VARIANTS, ids=lambda v: getattr(v, "name", v))
+def test_the_stored_outline_is_the_systems(problem, variant):
+    m = Machine(problem, variant)
+    taken = Outline.of(problem.system(variant), problem)
     assert taken.portable
     assert Outline.from_json(taken.to_json()) == taken
     assert load_outline(m.cache) == taken
     assert m.outline == taken
     # the names a solve uses are the system's
-    S = ALIGNMENT.system(variant)
+    S = problem.system(variant)
     assert list(taken.unknowns) == [str(u) for u in S.unknowns]
     assert list(taken.report) == [entry[0] for entry in S.report]
     declared = []

@@ -31,7 +31,7 @@ import sympy
 
 from ..errors import ParameterError
 from ..models.alignment_problem import PROBLEM as ALIGNMENT
-from ..models import isotropic as B
+from ..models.isotropic_problem import PROBLEM as ISOTROPIC
 from ..models import lowrank as L
 from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
@@ -258,7 +258,7 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
     p = SCHEMAS.INTERPOLATION_PEAK.parse(dict(alpha=alpha, kappa=kappa, rho=rho, lam=lam))
     a, k, r, lm = p.alpha, p.kappa, p.rho, p.lam
 
-    names, f = evaluator(B.PROBLEM, "ridge_kappa_infinite" if k == "inf" else "ridge")
+    names, f = evaluator(ISOTROPIC, "ridge_kappa_infinite" if k == "inf" else "ridge")
     i_icl = names.index("e_icl")
 
     def e_icl(t):

@@ -50,6 +50,7 @@ from ..latex.tables import Value, ValueTable
 from ..models import alignment as A
 from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..models import isotropic as B
+from ..models.isotropic_problem import PROBLEM as ISOTROPIC
 from ..numerics import agreement_digits, precision
 from ..params import parse_exact, to_mpf
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr, parse_spec
@@ -513,7 +514,7 @@ def isotropic_comparison():
     rows = []
     for p in ISO_POINTS:
         ra = solve(ALIGNMENT, d=1, train="identity", test="identity", dps=ISO_DPS, **p)
-        rb = solve(B.PROBLEM, dps=ISO_DPS, **p)
+        rb = solve(ISOTROPIC, dps=ISO_DPS, **p)
         agree_icl = agreement_digits(ra["e_icl"], rb["e_icl"], ISO_DPS)
         agree_idg = agreement_digits(ra["e_idg"], rb["e_idg"], ISO_DPS)
         rows.append((p, ra, rb, agree_icl, agree_idg))

@@ -15,7 +15,7 @@ TITLES = {
     "lowrank": "low-rank tasks: RS saddle point, TM/IDG/ODG errors (arXiv 2510.04548)",
 }
 
-DECLARATIONS = {"alignment": "alignment_problem"}
+DECLARATIONS = {"alignment": "alignment_problem", "isotropic": "isotropic_problem"}
 """Models whose declaration (:class:`~replica.problem.Problem`) lives apart from their equations,
 in a module that imports no SymPy (the others declare themselves beside their equations)."""
 

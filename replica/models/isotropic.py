@@ -1,4 +1,5 @@
-r"""Paper B: closed forms of the isotropic theory (``C_train = C_test = I``), declared.
+r"""Paper B: closed forms of the isotropic theory (``C_train = C_test = I``); declared to the engine
+by :mod:`replica.models.isotropic_problem`.
 
 Lu, Letey, Zavatone-Veth, Maiti, Pehlevan, *Asymptotic theory of in-context learning by linear
 attention*, arXiv:2405.11751. ``rho`` is the label-noise variance. With :math:`x^* = (1+\rho)/\alpha`
@@ -21,15 +22,12 @@ unknown; the ridge case has one, :math:`\xi`, a monotone root.
 
 from __future__ import annotations
 
-import os
-
 import sympy
 
-from ..problem import Note, Problem, ScalarRoot, Start, System
+from ..problem import ScalarRoot, Start, System
 from ..spectra import marchenko_pastur_expr, marchenko_pastur_prime_expr
 from ..symbolic import LAMBDA_I, MU_I, SpectralAverage
 from . import alignment as A
-from .parameters import ISOTROPIC as SCHEMA
 
 alpha, tau, kappa, rho, lam = A.alpha, A.tau, A.kappa, A.rho, A.lam
 x = sympy.Symbol("x", positive=True)
@@ -141,24 +139,3 @@ def _system(variant: str) -> System:
                                 kinf)
     return System(unknowns=(), parameters=PARAMETERS, symbols=SYMBOLS, residuals=[],
                   start=Start(exact=True), report=report)
-
-
-_KINF = float("inf")
-PROBLEM = Problem(
-    "isotropic", SCHEMA, title="Isotropic ICL theory, closed forms (arXiv 2405.11751)",
-    variants=[("ridge_kappa_infinite", lambda p: (p.kappa == _KINF) & (p.lam > 0)),
-              ("ridge", lambda p: p.lam > 0),
-              ("ridgeless_below_kappa_infinite", lambda p: (p.kappa == _KINF) & (p.tau < 1)),
-              ("ridgeless_below", lambda p: p.tau < 1),
-              ("ridgeless_above_kappa_infinite", lambda p: p.kappa == _KINF),
-              ("ridgeless_above", None)],
-    systems=_system,
-    groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg"],
-            "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"]},
-    notes=(Note("e_icl from paper B's closed forms; e_scalar/e_misalign split from paper A "
-                "(C = I)"),
-           Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
-                "finite-lambda IDG formula)", lambda p: p.lam > 0)),
-    source_files=[os.path.abspath(__file__), os.path.abspath(A.__file__)], guard_digits=5,
-    description="Paper B's closed forms for isotropic tasks.")
-"""Paper B's theory, declared."""
