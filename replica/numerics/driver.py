@@ -121,7 +121,7 @@ class Machine:
 
     @functools.cached_property
     def p(self) -> list:
-        """The parameters' symbols (the order of :attr:`Outline.parameters`)."""
+        """The parameters' symbols (in the order of the outline's ``parameters``)."""
         return list(self.system.parameters)
 
     @functools.cached_property
