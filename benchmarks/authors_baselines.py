@@ -207,8 +207,11 @@ def paper_a_points(mod):
     return rows, ratios, reimpl, bias
 
 
+CURVE_KAPPAS = np.linspace(0.05, 2.15, 30)
+
+
 def paper_a_curves(mod):
-    kappas = np.linspace(0.05, 2.15, 30)
+    kappas = CURVE_KAPPAS
     rows, ratios = [], []
     for tau in (4.0, 0.5):
         def ours():
@@ -288,8 +291,9 @@ CLI = [sys.executable, "-m", "replica", "solve", "alignment", "--d", str(D), "--
 
 
 def arithmetic_floor(cases):
-    """Per float64 point of each case ``(label, tau)``: ``(calls of generated code, seconds inside
-    them, seconds for the whole call)``. Every generated function (the outer function and the
+    """Per float64 call of each case ``(label, tau, kappa)`` (``kappa`` a number: one point; an
+    array: one vectorised curve): ``(label, calls of generated code, seconds inside them, seconds
+    for the whole call)``. Every generated function (the outer function and the
     integrands of each average) is wrapped by a timer for this measurement only; the wrappers'
     own cost (a few hundred ns a call) is inside the whole call, not inside the generated time."""
     from replica.symbolic import codegen
@@ -319,13 +323,13 @@ def arithmetic_floor(cases):
     out = []
     codegen.Evaluator.functions = functions
     try:
-        for label, tau in cases:
+        for label, tau, kappa in cases:
             def point():
                 return replica.solve_float64("alignment", d=D, train="piano", test="piano",
-                                             alpha=ALPHA, tau=tau, kappa=KAPPA, rho=RHO)
+                                             alpha=ALPHA, tau=tau, kappa=kappa, rho=RHO)
             for _ in range(5):
                 point()
-            n = 200
+            n = 200 if np.ndim(kappa) == 0 else 40
             clock.update(calls=0, seconds=0.0)
             t = time.perf_counter()
             for _ in range(n):
@@ -432,7 +436,9 @@ def run():
         c_rows, c_ratios = paper_a_curves(mod_a)
         b_rows, b_ratios = paper_b(mod_b)
         cli_rows = command_line()
-        floor = arithmetic_floor([("tau=4", 4.0), ("tau=1/2", 0.5)])
+        floor = arithmetic_floor([("tau=4", 4.0, KAPPA), ("tau=1/2", 0.5, KAPPA),
+                                  ("tau=4, 30 kappa", 4.0, CURVE_KAPPAS),
+                                  ("tau=0.5, 30 kappa", 0.5, CURVE_KAPPAS)])
         draws = sampler_costs(mod_a)
         elapsed = time.perf_counter() - t0
     finally:
@@ -484,19 +490,21 @@ def run():
                "errors (the error columns).", ""]
     authors_time = {row[0].split(", ")[-1]: row[1] for row in a_rows
                     if row[0].startswith("piano / piano")}
+    authors_time.update({row[0].split(", ", 1)[1].split(" in ")[0]: row[1] for row in c_rows})
     floor_rows = []
     for label, calls, inside, whole in floor:
         row = [label, f"{calls:.0f}", _ms(inside), _ms(whole), f"{100 * inside / whole:.0f} %"]
         t_a = _authors_seconds(authors_time.get(label))
         row.append(f"{t_a / inside:.0f}x" if t_a else NOT_RUN)
         floor_rows.append(row)
-    md += ["**The float64 point's floor** (piano / piano, the same call as above with every "
-           "call of generated NumPy code timed: the integrands of the spectral averages over "
-           f"the d = {D} eigenvalues and the outer expressions; *whole call* includes the "
-           "timers' own cost; *bound* is the authors' time over the generated time alone, the "
-           "largest speed-up the point could show if the driver -- parameter parsing, brackets, "
-           "the safeguarded Newton steps' bookkeeping, broadcasting -- cost nothing):", "",
-           table(["case", "generated calls per point", "inside generated code", "whole call",
+    md += ["**The float64 floor** (piano / piano, one point and one 30-point curve as above, "
+           "with every call of generated NumPy code timed: the integrands of the spectral "
+           f"averages over the d = {D} eigenvalues and the outer expressions; *whole call* "
+           "includes the timers' own cost; *bound* is the authors' time over the generated time "
+           "alone, the largest speed-up the call could show if the driver -- parameter parsing, "
+           "brackets, the safeguarded Newton steps' bookkeeping, broadcasting -- cost nothing):",
+           "",
+           table(["case", "generated calls per call", "inside generated code", "whole call",
                   "share", "bound vs authors"], floor_rows), ""]
     md += ["**Paper A, a 30-point kappa curve** (the authors' list of `ICL_error` calls vs one "
            "vectorised `replica.solve_float64` call; max |difference| of the curves over all "
