@@ -486,7 +486,8 @@ class Problem:
       unique among the problems those files declare); empty, code is generated once per process.
     * ``saddle_point``: the :class:`~replica.symbolic.saddle.SaddlePoint` the systems were derived
       from, if any (``replica equations`` prints its stationarity conditions); ``symbol_names``:
-      LaTeX names of symbols for displays.
+      LaTeX names of symbols for displays. Either may be given as a zero-argument callable,
+      called on first use (so that a declaration need not build SymPy objects to be loaded).
     * ``spectrum``: ``params -> (train, test)``, the covariances whose spectral pairs the
       averages run over; a system that passes this same callable as its own ``spectrum`` can be
       solved from the disk cache without building it (see :mod:`replica.numerics.outline`).
@@ -509,13 +510,34 @@ class Problem:
         self.direct = dict(direct or {})
         self.source_files = tuple(source_files)
         self.guard_digits = guard_digits
-        self.saddle_point = saddle_point
-        self.symbol_names = dict(symbol_names or {})
+        self._saddle_point = saddle_point
+        self._symbol_names = symbol_names
         self.spectrum = spectrum
         self.model = None
 
     def __repr__(self):
         return f"Problem({self.name!r})"
+
+    @property
+    def saddle_point(self):
+        if callable(self._saddle_point):
+            self._saddle_point = self._saddle_point()
+        return self._saddle_point
+
+    @saddle_point.setter
+    def saddle_point(self, value):
+        self._saddle_point = value
+
+    @property
+    def symbol_names(self) -> dict:
+        if callable(self._symbol_names):
+            self._symbol_names = self._symbol_names()
+        self._symbol_names = dict(self._symbol_names or {})
+        return self._symbol_names
+
+    @symbol_names.setter
+    def symbol_names(self, value):
+        self._symbol_names = value
 
     def parse(self, **raw) -> Params:
         """Validated parameters (see :meth:`Schema.parse`)."""

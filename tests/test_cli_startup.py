@@ -88,11 +88,14 @@ _ALIGNMENT = ("alignment", "--d", "12", "--train", "piano", "--test", "spike:1")
 
 @pytest.mark.parametrize("model, extra", [
     (_ALIGNMENT, ("--tau", "4")), (_ALIGNMENT, ("--tau", "1/2", "--kappa", "inf")),
-    (("isotropic",), ("--tau", "1/2", "--lam", "1/10"))],
-    ids=["alignment-interpolating", "alignment-ridge-kappa-inf", "isotropic-ridge"])
+    (("isotropic",), ("--tau", "1/2", "--lam", "1/10")),
+    (("lowrank", "--sigma", "1/10", "--test", "outside:1/3"), ("--tau", "2", "--lam", "1/10"))],
+    ids=["alignment-interpolating", "alignment-ridge-kappa-inf", "isotropic-ridge",
+         "lowrank-finite"])
 def test_a_cached_solve_imports_no_sympy(model, extra):
     """Once its evaluators and the systems' outlines are in the code cache, ``replica solve``
-    (models declared apart from their equations) builds no system and imports no SymPy, and
+    (every built-in model is declared apart from its equations) builds no system and imports no
+    SymPy, and
     prints what the run that generated them printed (the first run may generate; the second
     must not need to)."""
     args = ["solve", *model, "--alpha", "2", "--kappa", "1/2", "--rho", "1/100", "--dps", "15",

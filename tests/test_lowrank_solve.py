@@ -10,6 +10,7 @@ import pytest
 import replica
 from replica.errors import ParameterError
 from replica.models import lowrank as L
+from replica.models.lowrank_problem import PROBLEM as LOWRANK
 from replica.numerics import agreement_digits
 from replica.numerics.driver import evaluate, solve_params
 from replica.params import to_mpf
@@ -110,7 +111,7 @@ def test_lambda0_closed_form_equals_the_solved_fixed_point(params):
     a, t, k, r, s = params
     res = replica.solve("lowrank", alpha=a, tau=t, kappa=k, rho=r, sigma=s, lam=0, sigma_test=s,
                         dps=50)
-    cf = evaluate(L.PROBLEM, "lambda0", alpha=a, tau=t, kappa=k, rho=r, sigma=s, dps=50)
+    cf = evaluate(LOWRANK, "lambda0", alpha=a, tau=t, kappa=k, rho=r, sigma=s, dps=50)
     assert res.digits == 50
     with mpmath.workdps(50):
         for key, val in cf.items():
@@ -213,7 +214,7 @@ def test_kappa_infinite_is_the_limit():
         assert agreement_digits(inf[key], big[key], 30) >= 13, key
     assert inf["qhat"] == 0 and inf["chihat"] == 0
     assert any("kappa = inf" in n for n in inf.notes)
-    cf = evaluate(L.PROBLEM, "lambda0_kappa_infinite", alpha="2", tau="2.25", kappa="inf",
+    cf = evaluate(LOWRANK, "lambda0_kappa_infinite", alpha="2", tau="2.25", kappa="inf",
                   rho="0.9", sigma="0.3", dps=30)
     assert agreement_digits(cf["q0"], inf["q0"], 30) >= 28
     out = replica.solve_float64("lowrank", alpha=2.0, tau=2.25, kappa=np.inf, rho=0.9, sigma=0.3)
@@ -221,9 +222,9 @@ def test_kappa_infinite_is_the_limit():
 
 
 def test_mpmath_fallback_start_and_huge_alpha():
-    p = L.PROBLEM.parse(alpha="2.3", tau="1.7", kappa="1", rho="0.2", sigma="0.003", lam="3")
-    a = solve_params(L.PROBLEM, p, dps=30)
-    b = solve_params(L.PROBLEM, p, dps=30, force_mp_start=True)
+    p = LOWRANK.parse(alpha="2.3", tau="1.7", kappa="1", rho="0.2", sigma="0.003", lam="3")
+    a = solve_params(LOWRANK, p, dps=30)
+    b = solve_params(LOWRANK, p, dps=30, force_mp_start=True)
     assert any("float64 start unavailable" in n for n in b.notes)
     for key in L.REPORT_KEYS[:17]:
         assert agreement_digits(a[key], b[key], 30) >= 29, key

@@ -11,13 +11,15 @@ import pytest
 
 from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.models.isotropic_problem import PROBLEM as ISOTROPIC
+from replica.models.lowrank_problem import PROBLEM as LOWRANK
 from replica.numerics.driver import Machine
 from replica.numerics.outline import Outline, load_outline, store_outline
 from replica.symbolic.codegen import CodeCache
 
 VARIANTS = ([(ALIGNMENT, name) for name, _ in ALIGNMENT.variants]
             + [(ALIGNMENT, "resolvent"), (ALIGNMENT, "resolvent_kappa_infinite")]
-            + [(ISOTROPIC, name) for name, _ in ISOTROPIC.variants])
+            + [(ISOTROPIC, name) for name, _ in ISOTROPIC.variants]
+            + [(LOWRANK, name) for name, _ in LOWRANK.variants] + [(LOWRANK, "lambda0")])
 
 
 @pytest.mark.parametrize("problem, variant", VARIANTS, ids=lambda v: getattr(v, "name", v))

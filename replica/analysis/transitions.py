@@ -32,7 +32,7 @@ import sympy
 from ..errors import ParameterError
 from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..models.isotropic_problem import PROBLEM as ISOTROPIC
-from ..models import lowrank as L
+from ..models.lowrank_problem import PROBLEM as LOWRANK
 from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
                                      locate_crossover, locate_kink)
@@ -310,9 +310,9 @@ def lowrank_indicator_value(name, alpha_v, tau_v, kappa_v, sigma_v, rho_v):
     model's ``lambda0`` system, which also reports eps_IDG at sigma_test = 0, alpha_test =
     alpha)."""
     if name == "m0":
-        return evaluator(L.PROBLEM, "lambda0", names=("m0",))[1](alpha_v, tau_v, kappa_v,
+        return evaluator(LOWRANK, "lambda0", names=("m0",))[1](alpha_v, tau_v, kappa_v,
                                                                   sigma_v, rho_v)[0]
-    _, f = evaluator(L.PROBLEM, "lambda0", names=("idg",))
+    _, f = evaluator(LOWRANK, "lambda0", names=("idg",))
     return f(alpha_v, tau_v, kappa_v, sigma_v, rho_v)[0] / alpha_v
 
 
@@ -325,7 +325,7 @@ def lowrank_indicator_expr(indicator, alpha, tau, kappa, sigma):
     (``sympy.limit``) for ``alpha=None``."""
     from ..numerics.driver import machine
 
-    m = machine(L.PROBLEM, "lambda0")
+    m = machine(LOWRANK, "lambda0")
     e = m.closed_form("m0" if indicator == "m0" else "idg")
     sym = {str(s): s for s in m.p}
     A = sympy.Symbol("alpha", positive=True)

@@ -37,6 +37,7 @@ import sympy
 from ..analysis import asymptotics as AS
 from ..latex.tables import Value, ValueTable
 from ..models import lowrank as L
+from ..models.lowrank_problem import PROBLEM as LOWRANK
 from ..numerics import agreement_digits, precision
 from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
@@ -292,7 +293,7 @@ GOLDEN = (
 DPS = 30
 
 
-solve_lowrank = cached_solver(L.PROBLEM, DPS)
+solve_lowrank = cached_solver(LOWRANK, DPS)
 
 
 def _stationarity_residuals(params, result):
@@ -487,7 +488,7 @@ def _check_closed_form_numeric():
         return False
     params, _ = GOLDEN[0]
     r = solve_lowrank(**params)
-    cf = evaluate(L.PROBLEM, "lambda0", dps=DPS + 10,
+    cf = evaluate(LOWRANK, "lambda0", dps=DPS + 10,
                   **{k: params[k] for k in ("alpha", "tau", "kappa", "rho", "sigma")})
     return all(agreement_digits(cf[k], r[k], DPS) >= 25
                for k in ("q", "m", "chi", "qbar", "chibar", "q0"))
@@ -561,7 +562,7 @@ def large_alpha_limits():
 def _idg_over_alpha(alpha_v, rho_v, kappa_v="1/2", tau_v="9/4", sigma_v="3/10", dps=DPS):
     """epsilon_IDG/alpha from the closed form at lambda = 0 (tilde sigma = 0, tilde alpha = alpha;
     the model's ``lambda0`` system), at ``dps`` digits."""
-    cf = evaluate(L.PROBLEM, "lambda0", dps=dps, alpha=alpha_v, tau=tau_v, kappa=kappa_v,
+    cf = evaluate(LOWRANK, "lambda0", dps=dps, alpha=alpha_v, tau=tau_v, kappa=kappa_v,
                   rho=rho_v, sigma=sigma_v)
     with precision(dps):
         a = mpmath.mpf(sympy.Rational(str(alpha_v)).p) / sympy.Rational(str(alpha_v)).q

@@ -2,6 +2,9 @@
 ``alignment`` (paper A), ``isotropic`` (paper B), ``lowrank``. :func:`get` loads one by name.
 
 Their parameter schemas are in :mod:`replica.models.parameters` (no SymPy needed to read them).
+Each model's :class:`~replica.problem.Problem` is declared in ``<name>_problem`` (no SymPy either)
+and its equations in ``<name>``, imported only when code has to be generated: a solve whose
+generated code is cached never imports SymPy.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ TITLES = {
     "lowrank": "low-rank tasks: RS saddle point, TM/IDG/ODG errors (arXiv 2510.04548)",
 }
 
-DECLARATIONS = {"alignment": "alignment_problem", "isotropic": "isotropic_problem"}
-"""Models whose declaration (:class:`~replica.problem.Problem`) lives apart from their equations,
-in a module that imports no SymPy (the others declare themselves beside their equations)."""
+DECLARATIONS = {name: f"{name}_problem" for name in NAMES}
+"""The module declaring each model's :class:`~replica.problem.Problem`, apart from its
+equations."""
 
 
 def get(name: str):
@@ -26,4 +29,4 @@ def get(name: str):
 
     if name not in NAMES:
         raise ParameterError("model", f"unknown model {name!r} ({', '.join(NAMES)})")
-    return importlib.import_module(f"{__name__}.{DECLARATIONS.get(name, name)}").PROBLEM
+    return importlib.import_module(f"{__name__}.{DECLARATIONS[name]}").PROBLEM

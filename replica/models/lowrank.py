@@ -1,4 +1,5 @@
-r"""Learning linear regression with low-rank tasks in context: the replica theory, declared.
+r"""Learning linear regression with low-rank tasks in context: the replica theory (declared to the
+engine by :mod:`replica.models.lowrank_problem`).
 
 Takanami, Takahashi, Kabashima, *Learning Linear Regression with Low-Rank Tasks in-Context*,
 arXiv:2510.04548. **Notation of that paper**: ``rho = r/D`` is the task-rank ratio
@@ -82,14 +83,16 @@ How it is evaluated (declared here, carried out by the engine):
 from __future__ import annotations
 
 import functools
-import os
 
 import sympy
 
-from ..problem import Note, Problem, ScalarRoot, Start, System
+from ..problem import ScalarRoot, Start, System
 from ..spectra import lowrank_atom_masses, lowrank_regular_expr
 from ..symbolic.saddle import Alias, SaddlePoint, spectral_family
-from .parameters import LOWRANK as SCHEMA
+from .parameters import (LOWRANK_ALL_ERROR_KEYS as ALL_ERROR_KEYS,  # noqa: F401 (re-exported)
+                         LOWRANK_ERROR_KEYS as ERROR_KEYS, LOWRANK_PART_KEYS as PART_KEYS,
+                         LOWRANK_REPORT_KEYS as REPORT_KEYS,
+                         LOWRANK_REPORTED_ORDER as REPORTED_ORDER, LOWRANK_TEST_KEY as TEST_KEY)
 
 # ---------------------------------------------------------------------------------------------
 # Symbols
@@ -234,7 +237,6 @@ the two parts averaging to zero (a reflection of the complement flips their sign
 ``outside:PHI``, ``shared:F`` (:math:`\phi = 1-F`) and ``rotation:THETA``
 (:math:`\phi = \sin^2\theta`) share one theory; :math:`\phi = 0` is IDG and
 :math:`\phi = 1-\rho` ODG."""
-TEST_KEY = "test"
 
 
 def error_expr(protocol: str) -> sympy.Expr:
@@ -366,15 +368,6 @@ def spectral_closed_forms(kappa_value=kappa) -> list:
     return [p0, pt0] + [lowrank_regular_expr(z, kappa_value, rho, n) for n in range(3)]
 
 
-REPORTED_ORDER = ("q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat", "qbarhat",
-                  "chibarhat", "z", "mbar", "m0", "q0")
-ERROR_KEYS = ("tm", "idg", "odg")
-PART_KEYS = ("signal", "memorization", "structural", "noise")
-ALL_ERROR_KEYS = ERROR_KEYS + (TEST_KEY,)
-"""The three protocols and the ``--test`` law."""
-REPORT_KEYS = (REPORTED_ORDER + ("q_perp",) + ALL_ERROR_KEYS
-               + tuple(f"{p}_{k}" for p in ALL_ERROR_KEYS for k in PART_KEYS))
-"""Keys of every reported value (``<protocol>_<part>`` for the decomposition)."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -472,36 +465,3 @@ def _system(variant: str) -> System:
         jacobian_form=lambda e: prep(split_spectral(e)),
         report=[(k_, (lambda k_=k_: reported_expressions()[k_])) for k_ in REPORT_KEYS],
         start=start, admissible=[(-z, "z < 0")], positive_unknowns=True)
-
-
-NOTES = (
-    Note("rho is the task-rank ratio r/D and sigma the label-noise standard deviation (papers "
-         "A/B use rho for the noise variance)"),
-    Note("decomposition labels: memorization = the T-terms (prop. to chihat), structural = the "
-         "R-terms (prop. to chibarhat), signal = the S-terms; this mapping is INFERRED from the "
-         "structure of the equations, not checked against the paper's text"),
-    Note("noise = sigma_test^2 is a separate part; with sigma_test != 0 the factor "
-         "(1 + sigma_test^2)/alpha_test multiplies the qbar pieces (the paper's placement is not "
-         "reproduced)"),
-    Note("kappa = inf: the conjugates qhat, mhat, chihat, qbarhat, chibarhat vanish like 1/kappa "
-         "and are reported as their limit 0", lambda p: p.kappa == float("inf")),
-    Note("lambda = 0: the solution also has the closed form (T1)-(T5) (system 'lambda0')",
-         lambda p: p.lam == 0),
-    Note("test: a law with a fraction phi of its power outside the task subspace; at D -> oo "
-         "outside:PHI, shared:F and rotation:DEGREES with the same phi share this value (a "
-         "symmetry argument, checked by finite-size simulations)",
-         lambda p: getattr(p, "test", 0) > 0),
-)
-
-PROBLEM = Problem(
-    "lowrank", SCHEMA, title="Linear attention on low-rank tasks (arXiv 2510.04548)",
-    variants=[("kappa_infinite", lambda p: p.kappa == float("inf")), ("finite", None)],
-    systems=_system,
-    groups={"order_parameters": list(REPORTED_ORDER) + ["q_perp"],
-            "errors": list(ALL_ERROR_KEYS),
-            "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS}
-                              for p_ in ALL_ERROR_KEYS}},
-    notes=NOTES, source_files=[os.path.abspath(__file__)], saddle_point=SADDLE,
-    symbol_names=SYMBOL_NAMES,
-    description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.")
-"""The low-rank model, declared."""

@@ -1,8 +1,10 @@
-"""The parameter schemas of the built-in models.
+"""The parameter schemas of the built-in models (and the low-rank model's reported names).
 
 They live apart from the models' equations so that the command line can build its parsers (and
-print ``--help``) without importing SymPy; each model's declaration (:mod:`replica.models.lowrank`,
-:mod:`replica.models.alignment`, :mod:`replica.models.isotropic`) uses its schema from here. A
+print ``--help``) without importing SymPy; each model's declaration
+(:mod:`replica.models.lowrank_problem`, :mod:`replica.models.alignment_problem`,
+:mod:`replica.models.isotropic_problem`) uses its schema from here. The low-rank model's reported
+names are here too, shared by its declaration and its equations (:mod:`replica.models.lowrank`). A
 model file of one's own declares its schema beside its equations.
 
 Notation differs between the papers, and each model keeps its paper's: in ``alignment`` and
@@ -180,6 +182,23 @@ def train_and_test(params):
     model's averages run over (one callable, shared by its declaration and its systems)."""
     return params.train, params.test
 
+
+# -- reported names of the low-rank model (shared by its equations and its declaration) -------
+LOWRANK_REPORTED_ORDER = ("q", "m", "chi", "qbar", "chibar", "qhat", "mhat", "chihat",
+                          "qbarhat", "chibarhat", "z", "mbar", "m0", "q0")
+"""The order parameters (and derived overlaps) the low-rank model reports, in order."""
+LOWRANK_ERROR_KEYS = ("tm", "idg", "odg")
+"""The three test protocols: task memorisation, in- and out-of-distribution generalisation."""
+LOWRANK_TEST_KEY = "test"
+"""The error under the ``--test`` law."""
+LOWRANK_PART_KEYS = ("signal", "memorization", "structural", "noise")
+"""The parts of each error's decomposition."""
+LOWRANK_ALL_ERROR_KEYS = LOWRANK_ERROR_KEYS + (LOWRANK_TEST_KEY,)
+"""The three protocols and the ``--test`` law."""
+LOWRANK_REPORT_KEYS = (LOWRANK_REPORTED_ORDER + ("q_perp",) + LOWRANK_ALL_ERROR_KEYS
+                       + tuple(f"{p}_{k}" for p in LOWRANK_ALL_ERROR_KEYS
+                               for k in LOWRANK_PART_KEYS))
+"""Keys of every reported value (``<protocol>_<part>`` for the decomposition)."""
 
 SCHEMAS = {"alignment": ALIGNMENT, "isotropic": ISOTROPIC, "lowrank": LOWRANK}
 """The built-in models' schemas by model name."""
