@@ -384,6 +384,7 @@ def figures_section(out_dir, names, workers: int = 2):
 # ---------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m replica.demo", description=__doc__,
+                                 allow_abbrev=False,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="out", help="output folder (default out/)")
     ap.add_argument("--dps", type=int, default=None,

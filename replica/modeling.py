@@ -507,22 +507,33 @@ def load_model_file(path: str) -> Problem:
     """Run the model file ``path`` (the user's own Python code, like any script they run) and
     return the problem it declares: the module-level ``MODEL`` (a :class:`SaddlePointModel`,
     :class:`FixedPointModel` or :class:`~replica.problem.Problem`), or else the only such object
-    it defines. Generated code is cached on disk keyed on the file's contents.
+    it defines.
+
+    Generated code is cached on disk keyed on contents (:func:`_cache_inputs`): the file's bytes,
+    the modules it imports from outside the Python installation, every file it reads while it
+    runs, the files it declares in a module-level ``INPUTS`` list (paths relative to the model
+    file: what its functions read later) and the environment variables it looks up.
 
     Every way the file can fail -- missing, a syntax error, an exception while it runs, no model
-    or several -- is a :class:`ModelError` naming the file (and the line, where there is one)."""
+    or several, ``sys.exit``, ``KeyboardInterrupt`` or a run longer than
+    ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (:mod:`replica.watched_run`) -- is a
+    :class:`ModelError` naming the file (and the line, where there is one)."""
     import os
     import runpy
+    import sys
     import traceback
+
+    from .watched_run import WatchedRunError, run_watched
 
     if not path or not os.path.isfile(path):
         raise ModelError(f"--model: no such file: {path!r}")
     path = os.path.abspath(path)
-    import sys
-
     before = set(sys.modules)
     try:
-        namespace = runpy.run_path(path, run_name="replica_model")
+        namespace, reads = run_watched(path, lambda: runpy.run_path(path,
+                                                                     run_name="replica_model"))
+    except WatchedRunError as exc:
+        raise ModelError(str(exc)) from None
     except ReplicaError as exc:
         raise ModelError(f"{path}: {exc}") from None
     except SyntaxError as exc:
@@ -544,25 +555,53 @@ def load_model_file(path: str) -> Problem:
         found = cands[0]
     problem = as_problem(found)
     if not problem.source_files:
-        problem.source_files = (path,) + _imported_sources(before)
+        files, salt = _cache_inputs(path, namespace.get("INPUTS", ()), before, reads)
+        problem.source_files, problem.cache_salt = files, salt
     return problem
 
 
-def _imported_sources(before: set) -> tuple:
-    """The source files whose contents the generated code of a model file depends on: every
-    module of this package (a model file may reuse a built-in model's expressions) and every
-    module the file imported from outside the Python installation (the user's own helpers)."""
+def _cache_inputs(path: str, declared, before: set, reads) -> tuple:
+    """``(files, salt)``: what the generated code of the model file ``path`` may depend on,
+    besides this package (whose every file enters each key,
+    :func:`~replica.symbolic.codegen.package_digest`).
+
+    ``files``: the model file, the modules it imported from outside the Python installation, the
+    files it read while running and the ``declared`` inputs (``INPUTS``, relative to the model
+    file), each hashed by its bytes; ``salt``: the environment variables it looked up, with their
+    values. A read of something that is not a regular file (a device, a pipe) cannot be keyed on
+    its contents: then nothing is cached (``files`` is empty)."""
     import os
     import sys
 
+    if isinstance(declared, str) or not isinstance(declared, (list, tuple)) or not all(
+            isinstance(p, str) and p for p in declared):
+        raise ModelError(f"{path}: INPUTS must be a list of file paths (relative to the model "
+                         f"file), got {declared!r}")
     here = os.path.dirname(os.path.abspath(__file__))
-    files = []
-    for root, _, names in os.walk(here):
-        files += [os.path.join(root, f) for f in sorted(names) if f.endswith(".py")]
-    installed = tuple(os.path.abspath(p) for p in {sys.prefix, sys.base_prefix,
-                                                   sys.exec_prefix} if p)
+    installed = tuple(os.path.abspath(p) + os.sep for p in {sys.prefix, sys.base_prefix,
+                                                            sys.exec_prefix} if p)
+    files = [path]
+    for name in declared:
+        full = os.path.normpath(os.path.join(os.path.dirname(path), name))
+        if not os.path.isfile(full):
+            raise ModelError(f"{path}: INPUTS names {name!r}, which is not a file")
+        files.append(full)
     for name in sorted(set(sys.modules) - before):
         f = getattr(sys.modules.get(name), "__file__", None)
-        if f and f.endswith(".py") and not os.path.abspath(f).startswith(installed + (here,)):
+        if f and f.endswith(".py"):
             files.append(os.path.abspath(f))
-    return tuple(sorted(files))
+    for f in reads.files:
+        if f.endswith(".pyc") or os.sep + "__pycache__" + os.sep in f:
+            continue
+        if not os.path.exists(f) and not os.path.lexists(f):
+            continue  # an open that failed read nothing
+        if not os.path.isfile(f):
+            return (), ""
+        files.append(f)
+    kept = []
+    for f in files:
+        if f.startswith(installed) or f.startswith(here + os.sep) or f in kept:
+            continue
+        kept.append(f)
+    salt = "".join(f"{k}={v!r};" for k, v in sorted(reads.environment.items()))
+    return tuple(kept), salt

@@ -484,6 +484,7 @@ class Problem:
     * ``source_files``: the files whose contents determine the expressions; given, the generated
       code is cached on disk keyed on their contents (so a problem's name and variants must be
       unique among the problems those files declare); empty, code is generated once per process.
+      ``cache_salt``: text that also enters the key (a model file's environment variables).
     * ``saddle_point``: the :class:`~replica.symbolic.saddle.SaddlePoint` the systems were derived
       from, if any (``replica equations`` prints its stationarity conditions); ``symbol_names``:
       LaTeX names of symbols for displays. Either may be given as a zero-argument callable,
@@ -497,7 +498,8 @@ class Problem:
                  systems: Callable[[str], System], groups: Mapping, notes: Sequence[Note] = (),
                  direct: Mapping | None = None, source_files: Sequence[str] = (),
                  description: str = "", guard_digits: int = 5, saddle_point: Any = None,
-                 symbol_names: Mapping | None = None, spectrum: Callable | None = None):
+                 symbol_names: Mapping | None = None, spectrum: Callable | None = None,
+                 cache_salt: str = ""):
         self.name = name
         self.schema = schema
         self.title = title
@@ -509,6 +511,7 @@ class Problem:
         self.notes = tuple(notes)
         self.direct = dict(direct or {})
         self.source_files = tuple(source_files)
+        self.cache_salt = cache_salt
         self.guard_digits = guard_digits
         self._saddle_point = saddle_point
         self._symbol_names = symbol_names

@@ -1,7 +1,17 @@
+import atexit
 import math
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+
+# A fresh code cache for every test session (inherited by the CLI subprocesses): generated code
+# left by another version of the package can never make a test pass. Set before replica is
+# imported, since the cache folder is read once per process.
+_FRESH_CACHE = tempfile.mkdtemp(prefix="replica-test-cache-")
+os.environ["REPLICA_LAMBDIFY_CACHE"] = _FRESH_CACHE
+atexit.register(shutil.rmtree, _FRESH_CACHE, ignore_errors=True)
 
 import mpmath
 import numpy as np

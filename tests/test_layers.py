@@ -22,6 +22,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent / PACKAGE
 #: they sit below them and know none of them.
 LAYERS = (
     ("base", ("replica.errors", "replica.params", "replica.version", "replica.tables",
+              "replica.watched_run",
               "replica.progress")),
     ("engine", ("replica.problem", "replica.symbolic", "replica.numerics", "replica.spectra")),
     ("declarations", ("replica.models", "replica.modeling")),

@@ -10,7 +10,13 @@ from ..errors import ParameterError
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (``replica: error: ...``) and exit 2."""
+    """An ArgumentParser whose errors are one line (``replica: error: ...``) and exit 2, and
+    which accepts no abbreviated option: ``--d`` is not ``--dps`` (argparse's ``allow_abbrev``
+    is off; subparsers are made of this class, so every parser of the command line has it)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message):  # noqa: D401 - argparse API
         raise ParameterError(self.prog, message)

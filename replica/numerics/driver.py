@@ -78,7 +78,8 @@ class Machine:
         self.problem, self.variant = problem, variant
         # generated code is cached on disk only for a problem that names the files its
         # expressions come from (the cache key is their contents)
-        self.cache = (CodeCache(cache_key(f"{problem.name}-{variant}", problem.source_files))
+        self.cache = (CodeCache(cache_key(f"{problem.name}-{variant}", problem.source_files,
+                                          getattr(problem, "cache_salt", "")))
                       if problem.source_files else None)
         # the run-time shape of the system: from the cache (the system is then built only if
         # some code has to be generated), else from the system, and stored for the next process

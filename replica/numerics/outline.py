@@ -6,8 +6,8 @@ are in the disk cache (:class:`~replica.symbolic.codegen.CodeCache`), solving ne
 spectral inputs are staged, the reported names, whether it is a fixed-point system, the
 admissibility conditions' descriptions, and the structure of its start (the nested scalar roots,
 each with its direction of monotonicity). That is an :class:`Outline`. It is written to the code
-cache beside the generated code, under the same key (the contents of the problem's source files,
-the engine's symbolic modules and the library versions), so a process that finds both builds
+cache beside the generated code, under the same key (the contents of this package's source files,
+of the problem's files outside it and the library versions), so a process that finds both builds
 neither the system nor the expressions, and imports no SymPy.
 
 An outline is taken from the system itself (:meth:`Outline.of`) and stored only when it can stand
@@ -18,8 +18,6 @@ each parameter symbol has a schema name.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import json
 import os
 
@@ -27,13 +25,10 @@ OUTLINE_FORMAT = 1
 """Version of the stored outline's layout (a file of another version is ignored)."""
 
 
-@functools.lru_cache(maxsize=None)
-def _file_name() -> str:
-    """The outline's name in the cache: it carries a hash of this module, so that a change to
-    what an outline holds or how it is taken from a system never reads an outline stored by the
-    previous code (the cache key covers the expressions, not this module)."""
-    with open(__file__, "rb") as fh:
-        return f"outline-{hashlib.sha256(fh.read()).hexdigest()[:12]}"
+OUTLINE_NAME = "outline"
+"""The outline's name in the code cache. The cache key covers every file of this package
+(:func:`~replica.symbolic.codegen.package_digest`), this module included, so an outline stored by
+other code is never read."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,7 +107,7 @@ class Outline:
 
 def load_outline(cache) -> Outline | None:
     """The outline stored in ``cache`` (a :class:`~replica.symbolic.codegen.CodeCache`), if any."""
-    path = None if cache is None else cache.path(_file_name(), ".json")
+    path = None if cache is None else cache.path(OUTLINE_NAME, ".json")
     if path is None or not os.path.exists(path):
         return None
     try:
@@ -125,4 +120,4 @@ def load_outline(cache) -> Outline | None:
 def store_outline(cache, outline: Outline) -> None:
     """Store ``outline`` in ``cache`` when it can stand for its system."""
     if cache is not None and outline.portable:
-        cache.store(_file_name(), outline.to_json(), ".json")
+        cache.store(OUTLINE_NAME, outline.to_json(), ".json")

@@ -5,8 +5,8 @@ A sweep is a list of :class:`Job` s. A ``simulate`` job is one seed of one finit
 finished job is written at once to the cache, one JSON file per job, named by the SHA-256 of its
 key: model, kind, the exact parameter strings (canonical: ``0.3`` and ``3/10`` are one key), ``d``
 (simulations, and alignment theory whose spectrum depends on ``d``), the base seed and seed index,
-``dps`` (theory), the simulation options and the code version (package version plus a hash of
-the source files the job runs). Numbers are stored as decimal strings. Files are written
+``dps`` (theory), the simulation options, the bytes of every ``file:`` covariance it names and
+the code version (package version plus a hash of every source file of the package). Numbers are stored as decimal strings. Files are written
 atomically (temporary file + rename), so a sweep that is killed leaves only complete entries, and
 running it again computes only the missing jobs.
 
@@ -38,12 +38,6 @@ from ..params import INF, exact_str, numeric_columns
 from ..progress import Progress
 from ..version import __version__
 
-_SOURCES = {
-    "simulate": ("simulate", "spectra.py", "params.py"),
-    "theory": ("models", "numerics", "symbolic", "spectra.py", "params.py"),
-}
-
-
 @dataclasses.dataclass(frozen=True)
 class Job:
     """One unit of work. ``params`` is a tuple of ``(name, exact string)`` pairs."""
@@ -62,31 +56,42 @@ class Job:
         return (self.model, self.params, self.d, self.options)
 
     def key(self) -> dict:
+        """What the job's result depends on: its parameters, sizes, seed and options, the
+        contents of every ``file:`` input they name (:func:`input_digests`) and the code."""
         return {"kind": self.kind, "model": self.model, "params": dict(self.params), "d": self.d,
                 "seed": self.seed, "index": self.index, "dps": self.dps,
-                "options": dict(self.options), "code": code_version(self.kind)}
+                "options": dict(self.options),
+                "inputs": input_digests(dict(self.params) | dict(self.options)),
+                "code": code_version(self.kind)}
 
     def digest(self) -> str:
         text = json.dumps(self.key(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-_CODE_VERSIONS: dict = {}
-
-
 def code_version(kind: str) -> str:
-    """``replica`` version plus a hash of the source files that a job of ``kind`` runs."""
-    if kind not in _CODE_VERSIONS:
-        root = Path(__file__).parent.parent  # the replica package
-        h = hashlib.sha256()
-        for entry in _SOURCES[kind]:
-            path = root / entry
-            files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
-            for f in files:
-                h.update(str(f.relative_to(root)).encode())
-                h.update(f.read_bytes())
-        _CODE_VERSIONS[kind] = f"{__version__}+{h.hexdigest()[:12]}"
-    return _CODE_VERSIONS[kind]
+    """``replica`` version plus a hash of every source file of the package
+    (:func:`~replica.symbolic.codegen.package_digest`): the closure of what a job of any ``kind``
+    runs, so that no change to the code that computed a cached result goes unnoticed."""
+    from ..symbolic.codegen import package_digest
+
+    return f"{__version__}+{package_digest()[:16]}"
+
+
+def input_digests(values: dict) -> dict:
+    """``{SPEC: SHA-256 of the file's bytes}`` for every value that is a ``file:PATH`` (or
+    ``file:PATH:raw``) SPEC: a sweep's cached rows are keyed on the file's contents, not on its
+    name, so changing the file recomputes them. The file is hashed each time a key is taken (a
+    modification time can miss a rewrite within the clock's granularity; a 300 x 300 matrix
+    hashes in about a millisecond)."""
+    from ..symbolic.codegen import file_digest
+
+    found = {}
+    for value in values.values():
+        if isinstance(value, str) and value.startswith("file:"):
+            path = value[len("file:"):]
+            found[value] = file_digest(path[: -len(":raw")] if path.endswith(":raw") else path)
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

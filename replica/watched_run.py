@@ -1,0 +1,169 @@
+"""Running a user's Python file under watch: what it reads, how it ends, how long it may take.
+
+A model file (``--model FILE``) is the user's own code, run like any script they run. Two things
+about that run matter to the workbench:
+
+* **What it reads.** Code generated from the file's declaration is cached on disk keyed on
+  contents (:func:`replica.symbolic.codegen.cache_key`). A declaration built from a data file beside
+  it or from an environment variable depends on those too. :func:`run_watched` records every file
+  the run opens (through Python's ``open`` audit event, :pep:`578`) and every environment variable
+  it looks up (``os.environ`` is replaced by a recording view for the duration of the run), so
+  that their contents can enter the key.
+* **How it ends.** A file that calls ``sys.exit``, raises ``KeyboardInterrupt`` or never finishes
+  must not end or hang the command that loads it: each becomes a :class:`WatchedRunError` with one
+  line saying what happened. The time limit is ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default
+  :data:`DEFAULT_TIMEOUT`; ``0`` for none), enforced with an interval timer in the main thread.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import contextlib
+import dataclasses
+import os
+import signal
+import sys
+import threading
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds a model file may take to run (``REPLICA_MODEL_LOAD_TIMEOUT`` overrides)."""
+
+
+class WatchedRunError(Exception):
+    """The watched file ended the run in a way a library call must not: the message says how."""
+
+
+@dataclasses.dataclass
+class Reads:
+    """What a watched run read: the files it opened for reading (absolute paths, in order) and
+    the environment variables it looked up (name -> value, ``None`` for unset)."""
+
+    files: list = dataclasses.field(default_factory=list)
+    environment: dict = dataclasses.field(default_factory=dict)
+
+
+class _RecordingEnviron(collections.abc.MutableMapping):
+    """``os.environ`` seen through a recorder: every key looked up is noted with its value."""
+
+    def __init__(self, real, reads: Reads):
+        self._real, self._reads = real, reads
+
+    def _note(self, key):
+        if isinstance(key, str):
+            self._reads.environment.setdefault(key, self._real.get(key))
+
+    def __getitem__(self, key):
+        self._note(key)
+        return self._real[key]
+
+    def get(self, key, default=None):
+        self._note(key)
+        return self._real.get(key, default)
+
+    def __contains__(self, key):
+        self._note(key)
+        return key in self._real
+
+    def __setitem__(self, key, value):
+        self._real[key] = value
+
+    def __delitem__(self, key):
+        del self._real[key]
+
+    def __iter__(self):
+        # a run that lists the whole environment may depend on any of it
+        for key in self._real:
+            self._note(key)
+        return iter(self._real)
+
+    def __len__(self):
+        return len(self._real)
+
+    def copy(self):
+        return {k: self[k] for k in self}
+
+
+_ACTIVE: list = []  # the Reads of the runs being watched (innermost last)
+_HOOKED = False
+
+
+def _audit(event, args):
+    if event == "open" and _ACTIVE and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
+        if "r" in mode or "+" in mode:
+            path = os.path.abspath(os.fsdecode(args[0]))
+            if path not in _ACTIVE[-1].files:
+                _ACTIVE[-1].files.append(path)
+
+
+def load_timeout() -> float:
+    """The time limit of a model file's run, in seconds (0: none), from
+    ``REPLICA_MODEL_LOAD_TIMEOUT``; a malformed value is an error naming the variable."""
+    text = os.environ.get("REPLICA_MODEL_LOAD_TIMEOUT", "")
+    if not text.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise WatchedRunError(f"REPLICA_MODEL_LOAD_TIMEOUT: expected a number of seconds >= 0, "
+                              f"got {text!r}")
+    return value
+
+
+class _TimeLimit(BaseException):
+    """Raised inside the watched run when its time is up (a BaseException, so that the user's
+    ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    if not seconds or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _TimeLimit()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_watched(path: str, run, *, timeout: float | None = None):
+    """``run()`` (which runs the file ``path``), watched: returns ``(result, reads)``.
+
+    ``SystemExit``, ``KeyboardInterrupt`` raised by the file and a run longer than ``timeout``
+    seconds (default :func:`load_timeout`) raise :class:`WatchedRunError`; other exceptions
+    propagate unchanged."""
+    global _HOOKED
+    seconds = load_timeout() if timeout is None else timeout
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED = True
+    reads = Reads()
+    real_environ = os.environ
+    _ACTIVE.append(reads)
+    os.environ = _RecordingEnviron(real_environ, reads)
+    try:
+        with _time_limit(seconds):
+            result = run()
+    except SystemExit as exc:
+        raise WatchedRunError(f"{path}: the model file called sys.exit({exc.code!r}) while "
+                              "loading (a model file declares a model; it must not exit)") from None
+    except KeyboardInterrupt:
+        raise WatchedRunError(f"{path}: interrupted while loading (KeyboardInterrupt)") from None
+    except _TimeLimit:
+        raise WatchedRunError(f"{path}: the model file ran for more than {seconds:g} s while "
+                              "loading (set REPLICA_MODEL_LOAD_TIMEOUT=SECONDS to allow more, 0 "
+                              "for no limit)") from None
+    finally:
+        os.environ = real_environ
+        _ACTIVE.remove(reads)
+    return result, reads
