@@ -20,7 +20,14 @@ def outcomes(name):
     return _OUTCOMES[name]
 
 
-@pytest.mark.parametrize("name,step", [(n, s.name) for n in NAMES for s in get(n).steps])
+def titles(name) -> dict:
+    """The step names of a derivation, from its module's static ``TITLES`` (building the
+    derivation takes seconds: collecting the tests must not; that ``TITLES`` names exactly the
+    steps is asserted below)."""
+    return importlib.import_module(f"replica.derivations.{name}").TITLES
+
+
+@pytest.mark.parametrize("name,step", [(n, s) for n in NAMES for s in titles(n)])
 def test_step_check_passes(name, step):
     (o,) = [o for o in outcomes(name) if o.step == step]
     assert o.passed, o.reason
@@ -28,11 +35,12 @@ def test_step_check_passes(name, step):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_step_has_a_check_and_a_title(name):
-    titles = importlib.import_module(f"replica.derivations.{name}").TITLES
-    for s in get(name).steps:
+    steps = get(name).steps
+    for s in steps:
         assert s.check is not None, s.name
-        assert s.name in titles
+        assert s.name in titles(name)
         assert s.objects and s.sentence
+    assert sorted(titles(name)) == sorted(s.name for s in steps)
 
 
 @pytest.mark.parametrize("name", NAMES)

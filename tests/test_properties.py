@@ -246,3 +246,66 @@ def test_a_wrong_claim_is_caught():
         assert_digits_hold(res, ref, raw)
     with pytest.raises(AssertionError):
         assert_sum(res, "e_icl", ["e_scalar", "e_misalign"], raw)
+
+
+# -- the example model files ---------------------------------------------------------------------
+
+def _example(name: str):
+    from conftest import REPO
+
+    from replica.modeling import load_model_file
+
+    return load_model_file(os.path.join(REPO, "examples", f"{name}.py"))
+
+
+def assert_relative_digits_hold(res, ref, raw):
+    """Every reported value within one unit of its ``digits``-th significant digit of the
+    reference, relative to the value itself (no absolute floor: a value of 1e-60 must be right
+    to its claimed significant digits, not to 1e-20)."""
+    with mpmath.workdps(HIGH + 10):
+        for key, value in res.all_values.items():
+            if value is None:
+                continue
+            truth = ref.all_values[key]
+            assert abs(value - truth) <= mpmath.mpf(10) ** (1 - res.digits) * abs(truth), (
+                raw, key, value, truth, res.digits)
+
+
+MODEL_FILE_POINTS = {
+    "ridge_regression": st.fixed_dictionaries({
+        "alpha": decimal(-30, 30), "lam": decimal(-30, 30), "sigma": st.one_of(
+            st.just("0"), decimal(-4, 2)),
+        "d": st.just("12"), "covariance": st.sampled_from(["identity", "piano", "powerlaw:1",
+                                                           "lowrank:1/2"])}),
+    "structured_teacher": st.fixed_dictionaries({
+        "alpha": decimal(-30, 30), "lam": decimal(-30, 30), "sigma": decimal(-20, 10),
+        "d": st.just("10"), "covariance": st.sampled_from(["identity", "piano", "powerlaw:1"]),
+        "teacher": st.sampled_from(["identity", "spike:1", "piano"])}),
+    "lowrank_partial_overlap": st.fixed_dictionaries({
+        "alpha": decimal(-20, 20), "tau": ratio(110, 900), "kappa": ratio(10, 900),
+        "rho": ratio(5, 95), "sigma": decimal(-3, 0), "phi": ratio(0, 100)}),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(MODEL_FILE_POINTS))
+def test_model_file_digits_hold(name):
+    """The campaign on the example model files: random valid points solved at 20 digits and at
+    60; every claimed significant digit is right, or the solve is a typed failure."""
+    problem = _example(name)
+    solved = []
+
+    @_settings(max(EXAMPLES // 3, 5))
+    @given(raw=MODEL_FILE_POINTS[name])
+    def check(raw):
+        try:
+            res = solve_params(problem, problem.schema.parse(raw), dps=LOW)
+        except ReplicaError:
+            return
+        ref = solve_params(problem, problem.schema.parse(raw), dps=HIGH)
+        assert res.digits > 0
+        assert_relative_digits_hold(res, ref, raw)
+        solved.append(raw)
+
+    check()
+    assert len(solved) >= 3, f"too few points solved for {name}: {solved}"
