@@ -519,9 +519,38 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     return _covariance_of_entries(spec, entries, arr.ndim, d, name, raw, "the array")
 
 
+_TEXT_BYTES_PER_ENTRY = 200
+"""Most bytes a ``file:`` text covariance may spend per entry (a 60-digit fraction with its
+separator is under 130), plus :data:`_FILE_SLACK` for comments and a ``.npy`` header."""
+_FILE_SLACK = 1 << 20
+
+
+def _check_file_size(spec, path, d, name) -> None:
+    """Refuse, before reading, anything but a regular file (``/dev/zero``, a folder, a pipe)
+    and a file larger than a ``d x d`` matrix can be: at most 16 bytes per entry in a ``.npy``
+    (complex128, refused later with its own message) or :data:`_TEXT_BYTES_PER_ENTRY` in text,
+    plus :data:`_FILE_SLACK`."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ParameterError(name, f"{spec}: cannot read {path}: {exc.strerror or exc}") \
+            from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ParameterError(name, f"{spec}: {path} is not a regular file")
+    per_entry = 16 if path.endswith(".npy") else _TEXT_BYTES_PER_ENTRY
+    most = per_entry * d * d + _FILE_SLACK
+    if st.st_size > most:
+        raise ParameterError(name, f"{spec}: {path} has {amount_text(st.st_size, 'B')}, more "
+                                   f"than a {d}x{d} matrix needs (at most "
+                                   f"{amount_text(most, 'B')})")
+
+
 def _load_file(spec, path, d, name, raw) -> Covariance:
     if not os.path.exists(path):
         raise ParameterError(name, f"file not found: {path}")
+    _check_file_size(spec, path, d, name)
     try:
         if path.endswith(".npy"):
             arr = np.load(path, allow_pickle=False)
