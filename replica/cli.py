@@ -40,6 +40,9 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress output on stderr (also accepted after the command; "
                              "or set REPLICA_QUIET=1)")
+    parser.add_argument("--force-large", action="store_true",
+                        help="run what the up-front estimate of time, memory and disk would "
+                             "refuse (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=OneLineParser)
     for name in COMMAND_MODULES:
@@ -61,6 +64,15 @@ def _stdout_closed() -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "--force-large" in argv:  # anywhere on the line: run what the estimates would refuse
+        from .estimates import set_force_large
+
+        set_force_large(True)
+        argv = [a for a in argv if a != "--force-large"]
+        try:
+            return main(argv)
+        finally:
+            set_force_large(False)
     if "--quiet" in argv:  # anywhere on the line, like REPLICA_QUIET=1
         from .progress import set_quiet
 

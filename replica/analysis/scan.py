@@ -290,6 +290,14 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
         from ..params import parse_exact
 
         level_value = float(parse_exact(level, "--level"))
+    for spec, option in ((x, "--x"), (y, "--y")):
+        if not spec[3] >= 2:
+            raise ParameterError(option, f"needs at least 2 points, got {spec[3]}")
+    from ..estimates import check, plane_estimate
+
+    est = plane_estimate(x[3], y[3], f"a {x[3]} x {y[3]} grid of {quantity}", out_dir)
+    est.option = "--x" if x[3] >= y[3] else "--y"  # the larger axis sets the size
+    check(est)
     axes = []
     for spec, option in ((x, "--x"), (y, "--y")):
         name, lo, hi, n, log = spec
@@ -301,8 +309,6 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
             raise ParameterError(option, f"needs LO < HI, got {lo} and {hi}")
         if log and lo_v <= 0:
             raise ParameterError(option, "a log axis needs LO > 0")
-        if not 2 <= n <= 2000:
-            raise ParameterError(option, f"needs 2..2000 points, got {n}")
         vals = (np.geomspace(float(lo_v), float(hi_v), n) if log
                 else np.linspace(float(lo_v), float(hi_v), n))
         axes.append((name, vals, log))
