@@ -293,11 +293,6 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     for spec, option in ((x, "--x"), (y, "--y")):
         if not spec[3] >= 2:
             raise ParameterError(option, f"needs at least 2 points, got {spec[3]}")
-    from ..estimates import check, plane_estimate
-
-    est = plane_estimate(x[3], y[3], f"a {x[3]} x {y[3]} grid of {quantity}", out_dir)
-    est.option = "--x" if x[3] >= y[3] else "--y"  # the larger axis sets the size
-    check(est)
     axes = []
     for spec, option in ((x, "--x"), (y, "--y")):
         name, lo, hi, n, log = spec
@@ -309,9 +304,16 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
             raise ParameterError(option, f"needs LO < HI, got {lo} and {hi}")
         if log and lo_v <= 0:
             raise ParameterError(option, "a log axis needs LO > 0")
+        axes.append((name, (lo_v, hi_v, n), log))
+    from ..estimates import check, plane_estimate
+
+    est = plane_estimate(x[3], y[3], f"a {x[3]} x {y[3]} grid of {quantity}", out_dir)
+    est.option = "--x" if x[3] >= y[3] else "--y"  # the larger axis sets the size
+    check(est)
+    for k, (name, (lo_v, hi_v, n), log) in enumerate(axes):
         vals = (np.geomspace(float(lo_v), float(hi_v), n) if log
                 else np.linspace(float(lo_v), float(hi_v), n))
-        axes.append((name, vals, log))
+        axes[k] = (name, vals, log)
     if axes[0][0] == axes[1][0]:
         raise ParameterError("--y", "must differ from --x")
     (xn, xv, xlog), (yn, yv, ylog) = axes
