@@ -2,7 +2,8 @@
 
 Exit status: 0 success; 2 bad input (one line naming the parameter); 3 a solve that did not
 converge (one line saying what was tried); 1 an internal error (one line; set ``REPLICA_DEBUG=1``
-for the traceback).
+for the traceback); 141 (128 + SIGPIPE, what a shell reports for ``yes | head -1``) when standard
+output was closed before everything was written (``replica ... | head -1``): quietly, no message.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def build_parser() -> OneLineParser:
     parser.add_argument("--quiet", action="store_true",
                         help="no progress output on stderr (also accepted after the command; "
                              "or set REPLICA_QUIET=1)")
+    parser.add_argument("--force-large", action="store_true",
+                        help="run what the up-front estimate of time, memory and disk would "
+                             "refuse (also accepted after the command)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=OneLineParser)
     for name in COMMAND_MODULES:
@@ -46,8 +50,29 @@ def build_parser() -> OneLineParser:
     return parser
 
 
+def _stdout_closed() -> int:
+    """The reader of standard output has gone (``| head``): point stdout at ``/dev/null`` so that
+    nothing more (nor the interpreter's final flush) fails, and return 141, as for SIGPIPE (the
+    Python documentation's recipe for ``BrokenPipeError``)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor behind sys.stdout
+        pass
+    return 141
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if "--force-large" in argv:  # anywhere on the line: run what the estimates would refuse
+        from .estimates import set_force_large
+
+        set_force_large(True)
+        argv = [a for a in argv if a != "--force-large"]
+        try:
+            return main(argv)
+        finally:
+            set_force_large(False)
     if "--quiet" in argv:  # anywhere on the line, like REPLICA_QUIET=1
         from .progress import set_quiet
 
@@ -60,9 +85,17 @@ def main(argv=None) -> int:
     try:
         argv = route_model_file(route_builtin_plane(argv))
         args = build_parser().parse_args(argv)
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
+        return status
+    except BrokenPipeError:
+        return _stdout_closed()
     except ReplicaError as exc:
         sys.stderr.write(f"replica: error: {exc}\n")
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_closed()
         return exc.exit_status
     except KeyboardInterrupt:
         sys.stderr.write("replica: interrupted\n")

@@ -364,6 +364,33 @@ def check_theory_d(d: int, option: str = "--d") -> int:
     return d
 
 
+MAX_POWERLAW_DECADES = 100_000
+"""Largest dynamic range of a power law, in decades: ``powerlaw:P`` at dimension ``d`` spans
+``lambda_1 / lambda_d = d**P``, and ``P * log10(d)`` must not exceed this. The theory computes
+such a spectrum exactly as given (its eigenvalues are held at the working precision with an
+unbounded exponent), but its reported quantities reach ``d**P`` (the ``inverse`` measure is
+about ``d**(P-2)``) and writing or proving a number of ``10**(10**5)`` takes about a second
+(measured: a certified solve at ``d = 17``, ``P = 10**5``, 1.1 s; ``P = 3*10**5``, 7.4 s;
+``P = 10**10`` overflowed the decimal conversion, ``P = 10**999`` never finished), so a larger
+range is refused up front rather than hanging or failing after the solve."""
+
+
+def check_powerlaw_range(p: Fraction, d: int, spec: str, name: str = "--train") -> None:
+    """Refuse (:class:`ParameterError` naming ``name`` and ``spec``) a power-law exponent whose
+    dynamic range ``P * log10(d)`` exceeds :data:`MAX_POWERLAW_DECADES`; the message states
+    the allowed range of ``P`` at this ``d``."""
+    import math
+
+    if d <= 1:
+        return
+    top = Fraction(MAX_POWERLAW_DECADES) / Fraction(math.log10(d))
+    if p > top:
+        shown = f"{float(p):.3g}" if p < Fraction(10) ** 300 else "P"
+        raise ParameterError(name, f"{spec}: the exponent must lie in [0, {float(top):.6g}] at "
+                                   f"d = {d} (a power law spans d**P = 10**(P*log10 d); "
+                                   f"{shown}*log10({d}) exceeds {MAX_POWERLAW_DECADES} decades)")
+
+
 def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
     """Parse a SPEC string for a ``d x d`` covariance; raise :class:`ParameterError` naming
     ``name`` on any problem (unknown kind, bad number, rank 0, wrong size, not PSD, ``d`` beyond
@@ -406,8 +433,9 @@ def _parse_kind(spec, d, name, kind, arg) -> Covariance:
         p = parse_exact(arg, f"{name} powerlaw exponent")
         if p < 0:
             raise ParameterError(name, f"powerlaw exponent must be >= 0, got {arg}")
-        if p == 0:
+        if p == 0 or d == 1:  # every eigenvalue (j+1)**-P equal to 1 (d = 1: the only one)
             return Covariance(spec, d, diagonal=tuple([Fraction(1)] * d))
+        check_powerlaw_range(p, d, spec, name)
         return Covariance(spec, d, power=p)
     if kind == "lowrank":
         frac, _, shape = arg.partition(":")
@@ -491,9 +519,38 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     return _covariance_of_entries(spec, entries, arr.ndim, d, name, raw, "the array")
 
 
+_TEXT_BYTES_PER_ENTRY = 200
+"""Most bytes a ``file:`` text covariance may spend per entry (a 60-digit fraction with its
+separator is under 130), plus :data:`_FILE_SLACK` for comments and a ``.npy`` header."""
+_FILE_SLACK = 1 << 20
+
+
+def _check_file_size(spec, path, d, name) -> None:
+    """Refuse, before reading, anything but a regular file (``/dev/zero``, a folder, a pipe)
+    and a file larger than a ``d x d`` matrix can be: at most 16 bytes per entry in a ``.npy``
+    (complex128, refused later with its own message) or :data:`_TEXT_BYTES_PER_ENTRY` in text,
+    plus :data:`_FILE_SLACK`."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise ParameterError(name, f"{spec}: cannot read {path}: {exc.strerror or exc}") \
+            from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ParameterError(name, f"{spec}: {path} is not a regular file")
+    per_entry = 16 if path.endswith(".npy") else _TEXT_BYTES_PER_ENTRY
+    most = per_entry * d * d + _FILE_SLACK
+    if st.st_size > most:
+        raise ParameterError(name, f"{spec}: {path} has {amount_text(st.st_size, 'B')}, more "
+                                   f"than a {d}x{d} matrix needs (at most "
+                                   f"{amount_text(most, 'B')})")
+
+
 def _load_file(spec, path, d, name, raw) -> Covariance:
     if not os.path.exists(path):
         raise ParameterError(name, f"file not found: {path}")
+    _check_file_size(spec, path, d, name)
     try:
         if path.endswith(".npy"):
             arr = np.load(path, allow_pickle=False)

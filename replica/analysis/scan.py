@@ -33,6 +33,7 @@ from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
 from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
+from ..params import to_mpf
 
 KINDS = ("max", "min", "level")
 
@@ -134,7 +135,7 @@ def _condition(problem, fixed_params: dict, vary: str, quantity: str, kind: str,
         return r.all_values[quantity]
 
     if kind == "level":
-        lv = mpmath.mpf(level)
+        lv = to_mpf(level)  # the exact level (a Fraction) at the working precision
         return (lambda x: Q(x) - lv), Q
 
     def dQ(x):
@@ -144,14 +145,29 @@ def _condition(problem, fixed_params: dict, vary: str, quantity: str, kind: str,
     return dQ, Q
 
 
-def _refine(cond, a, b, work):
+def _refine(cond, a, b, work, lo=None, hi=None):
     """A root of ``cond`` in the bracket ``[a, b]`` at ``work`` digits (Illinois regula falsi
-    with bisection safeguards, stopping at relative width ``10^-(work - 5)``)."""
+    with bisection safeguards, stopping at relative width ``10^-(work - 5)``).
+
+    The float64 bracket can end on the root itself (a level crossed exactly at a grid point:
+    the float64 sign there is rounding, and at ``work`` digits it may agree with the other
+    end); then the end nearer the root (smaller ``|cond|``) is moved out by one bracket width,
+    not beyond ``[lo, hi]``, so that the root is bracketed inside and located like any other."""
     fa, fb = cond(a), cond(b)
     if fa == 0:
         return a, 0
     if fb == 0:
         return b, 0
+    if fa * fb > 0:
+        width = b - a
+        if abs(fa) <= abs(fb):
+            a2 = a - width if lo is None else max(a - width, mpmath.mpf(lo))
+            if a2 < a:
+                a, fa = a2, cond(a2)
+        else:
+            b2 = b + width if hi is None else min(b + width, mpmath.mpf(hi))
+            if b2 > b:
+                b, fb = b2, cond(b2)
     if fa * fb > 0:
         raise ConvergenceError("the condition has no sign change on the refined bracket",
                                tried="float64 bracket, then the condition at raised precision",
@@ -224,7 +240,7 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
         with precision(w):
             cond, Q = _condition(problem, fixed_params, vary, quantity, kind, level, w)
             a, b = mpmath.mpf(xs[br[0]]), mpmath.mpf(xs[br[1]])
-            x, its = _refine(cond, a, b, w)
+            x, its = _refine(cond, a, b, w, xs[0], xs[-1])
             found.append((x, Q(x), its))
         if progress:
             progress(len(found), len(works))
@@ -274,6 +290,9 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
         from ..params import parse_exact
 
         level_value = float(parse_exact(level, "--level"))
+    for spec, option in ((x, "--x"), (y, "--y")):
+        if not spec[3] >= 2:
+            raise ParameterError(option, f"needs at least 2 points, got {spec[3]}")
     axes = []
     for spec, option in ((x, "--x"), (y, "--y")):
         name, lo, hi, n, log = spec
@@ -285,11 +304,16 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
             raise ParameterError(option, f"needs LO < HI, got {lo} and {hi}")
         if log and lo_v <= 0:
             raise ParameterError(option, "a log axis needs LO > 0")
-        if not 2 <= n <= 2000:
-            raise ParameterError(option, f"needs 2..2000 points, got {n}")
+        axes.append((name, (lo_v, hi_v, n), log))
+    from ..estimates import check, plane_estimate
+
+    est = plane_estimate(x[3], y[3], f"a {x[3]} x {y[3]} grid of {quantity}", out_dir)
+    est.option = "--x" if x[3] >= y[3] else "--y"  # the larger axis sets the size
+    check(est)
+    for k, (name, (lo_v, hi_v, n), log) in enumerate(axes):
         vals = (np.geomspace(float(lo_v), float(hi_v), n) if log
                 else np.linspace(float(lo_v), float(hi_v), n))
-        axes.append((name, vals, log))
+        axes[k] = (name, vals, log)
     if axes[0][0] == axes[1][0]:
         raise ParameterError("--y", "must differ from --x")
     (xn, xv, xlog), (yn, yv, ylog) = axes

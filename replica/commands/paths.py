@@ -3,7 +3,8 @@
 A command that writes a file (``sweep -o FILE``) or into a folder (``phase-diagram -o DIR``,
 ``check -o DIR``, ``appendix -o DIR``, ``--cache DIR``) checks its path first, so that an unusable
 one -- an empty string, a folder where a file is needed or a file where a folder is, a device, a
-missing or read-only parent -- is exit 2 at once, not an internal error after minutes of work.
+missing or read-only parent, a folder that refuses new files (``/proc``; probed by creating and
+removing a file there) -- is exit 2 at once, not an internal error after minutes of work.
 Nothing is overwritten silently: an existing output file (or, in a folder, an existing file the
 command would write) is refused unless ``--force`` is given.
 """
@@ -36,6 +37,22 @@ def _existing_ancestor(path: str) -> str:
     return here
 
 
+def _probe(folder: str, option: str) -> None:
+    """Create and remove a file in the existing ``folder``: permission bits (which a superuser
+    bypasses) do not show a folder that refuses new entries, such as ``/proc`` or a read-only
+    mount, so the check asks the file system itself."""
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".replica-probe-")
+    except OSError as exc:
+        raise ParameterError(option, f"cannot create files in folder {folder!r}: "
+                                     f"{exc.strerror or exc}") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+
+
 def check_output_file(path, option: str = "--output", force: bool = False, *,
                       create_parents: bool = False) -> str:
     """``path`` if a file can be written there, else :class:`ParameterError` (exit 2).
@@ -64,6 +81,7 @@ def check_output_file(path, option: str = "--output", force: bool = False, *,
             raise ParameterError(option, f"{parent!r} is not a folder")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ParameterError(option, f"folder {parent!r} is not writable")
+    _probe(parent, option)
     return path
 
 
@@ -85,12 +103,14 @@ def check_output_dir(path, option: str = "--out", files=(), force: bool = False)
                 more = f" (and {len(there) - 1} more)" if len(there) > 1 else ""
                 raise ParameterError(option, f"{os.path.join(path, there[0])!r}{more} exists "
                                              "(pass --force to overwrite)")
+        _probe(path, option)
         return path
     base = _existing_ancestor(os.path.join(path, "x"))
     if not os.path.isdir(base):
         raise ParameterError(option, f"{base!r} is a file; a folder is needed there")
     if not os.access(base, os.W_OK | os.X_OK):
         raise ParameterError(option, f"folder {base!r} is not writable")
+    _probe(base, option)
     return path
 
 

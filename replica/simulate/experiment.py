@@ -171,17 +171,7 @@ def _short(n: int) -> str:
     return str(n) if n < 10 ** 15 else f"about 10^{len(str(n)) - 1}"
 
 
-def available_memory() -> int:
-    """Bytes of physical memory of this machine (``REPLICA_MAX_MEMORY``, in bytes, overrides)."""
-    import os
-
-    env = os.environ.get("REPLICA_MAX_MEMORY")
-    if env:
-        return int(float(env))
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return 2 ** 40
+from ..estimates import available_memory  # noqa: E402  (one definition, shared with the CLI)
 
 
 def memory_estimate(model: str, d: int, n: int, solver: str = "auto") -> int:
@@ -210,15 +200,17 @@ def _check_memory(exp: "Experiment") -> None:
     s, d = exp.sizes, exp.d
     need = memory_estimate(exp.model, d, s["n"], exp.solver)
     have = available_memory()
-    if need <= have:
+    from ..estimates import OVERRIDE, force_large
+
+    if need <= have or force_large():
         return
     option = "--d" if memory_estimate(exp.model, d, d * d, exp.solver) > have else "--tau"
     raise ParameterError(option, f"the simulation at d = {_short(d)} with n = {_short(s['n'])} "
                                  "contexts would need "
                                  + (f"about {amount_text(float(need), 'B')} of memory"
                                     if need < 10 ** 30 else "more memory than any machine has")
-                                 + f"; this machine has {amount_text(have, 'B')} (lower "
-                                 f"{option})")
+                                 + f"; this machine has {amount_text(have, 'B')} available "
+                                 f"(lower {option}, or pass {OVERRIDE} to run it anyway)")
 
 
 def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool = False,
