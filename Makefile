@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 
 NOTEBOOK_FLAGS ?= --quick
 
-.PHONY: demo test bench notebooks docs gallery clean venv
+.PHONY: demo test test-fast bench notebooks docs gallery clean venv
 
 venv: $(STAMP)
 
@@ -25,6 +25,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivations,
+# simulations against the theory, fuzzing campaigns run in `make test` and CI)
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 notebooks: $(STAMP)
 	$(PY) notebooks/_execute.py --out out/notebooks $(NOTEBOOK_FLAGS)

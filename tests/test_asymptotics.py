@@ -9,6 +9,8 @@ from replica.analysis import asymptotics as S
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits, precision
 
+pytestmark = pytest.mark.slow  # series against direct solves at alpha = 1e12
+
 POINTS = {"scarce": dict(tau="13/5", kappa="2/5", rho="7/10", sigma="3/10"),
           "rich": dict(tau="9/4", kappa="1/2", rho="3/10", sigma="1/2"),
           "critical": dict(tau="9/4", kappa="1/2", rho="1/2", sigma="3/10")}

@@ -35,6 +35,8 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "regression"))
 from freeze import CASES  # noqa: E402  (the golden points and README examples)
 
+pytestmark = pytest.mark.slow  # ball-arithmetic proofs at many points
+
 sys.path.pop(0)
 
 

@@ -159,6 +159,7 @@ def _free_port():
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_scheduler_connections_fail_within_seconds(tmp_path):
     """A refused port and a server that is not a Dask scheduler (an HTTP server accepts the
     connection but never answers the handshake) both fail in a few seconds."""
@@ -215,6 +216,7 @@ def test_api_solve_with_numpy_parameters():
 @pytest.mark.parametrize("argv", [ISO + ["--alpha", "1e300"], ISO + ["--alpha", "1e999"],
                                   ["solve", "lowrank", "--tau", "2", "--kappa", "1.5", "--rho",
                                    "0.5", "--sigma", "0.3", "--alpha", "1e-300"]])
+@pytest.mark.slow
 def test_extreme_alpha_in_the_engine(capsys, argv):
     """A difference that cancels to zero at the working precision (ZeroDivisionError) is lost
     digits: more guard digits (alpha = 1e300, 1e999 solve), else exit 3 (alpha = 1e-300: the

@@ -182,6 +182,7 @@ def test_bad_inputs_declaration_is_one_line(tmp_path, inputs, expected):
     ("import time\ntry:\n    time.sleep(60)\nexcept Exception:\n    pass\n",
      "ran for more than 2 s"),
 ])
+@pytest.mark.slow
 def test_a_model_file_that_exits_or_hangs_is_exit_2(tmp_path, body, expected):
     """``sys.exit(0)`` in a model file used to end every command with exit 0 and no output; an
     endless loop hung it. Each is now one line and exit 2, within the load time limit (an

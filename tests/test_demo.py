@@ -11,6 +11,8 @@ import pytest
 
 from replica import demo
 
+pytestmark = pytest.mark.slow  # runs the quick demo end to end (about a minute)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -24,6 +24,7 @@ class _Lazy:
 DOC = _Lazy()
 
 
+@pytest.mark.slow
 def test_saddle_point_equations_are_the_derived_ones():
     fp = L.fixed_point_equations()
     conj = DOC.step("conjugate_equations").objects

@@ -10,6 +10,8 @@ from conftest import REPO
 from replica.derivations import get
 from replica.latex import comparable, render
 
+pytestmark = pytest.mark.slow  # builds both derivations and runs every step check
+
 NAMES = ("alignment", "lowrank")
 _OUTCOMES = {}
 

@@ -319,6 +319,7 @@ def test_check_text_uses_the_docstring_of_a_partial():
 @pytest.mark.skipif(bool(shutil.which("latexmk") and shutil.which("pdftotext")),
                     reason="tests/test_latex_pdf.py::test_cli_pdf runs the same command with "
                            "--pdf --fragment and checks this too")
+@pytest.mark.slow
 def test_cli_writes_the_appendix(cli, tmp_path):
     code, out, err = cli("appendix", "alignment", "-o", tmp_path)
     assert code == 0, err

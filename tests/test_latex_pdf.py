@@ -19,7 +19,7 @@ from replica.derivations.base import CheckOutcome
 from replica.latex import LatexCompileError, compile_pdf
 from replica.latex.pdf import log_problems
 
-pytestmark = pytest.mark.pdf
+pytestmark = [pytest.mark.pdf, pytest.mark.slow]  # compiles PDFs
 
 
 @pytest.fixture(autouse=True)

@@ -204,6 +204,7 @@ def test_effective_ridge_holds_at_the_solution():
         assert abs(uv * g - (1 - tau) - lam * kap / uv) < mpmath.mpf(10) ** -27
 
 
+@pytest.mark.slow
 def test_kappa_infinite_is_the_limit():
     inf = replica.solve("lowrank", alpha="2", tau="2.25", kappa="inf", rho="0.9", sigma="0.3",
                         lam=0, dps=30)

@@ -21,6 +21,8 @@ import replica
 from replica.analysis.phase_diagram import misalignment_spectrum
 from replica.spectra import parse_spec
 
+pytestmark = pytest.mark.slow  # executes the figure notebooks
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NB = os.path.join(REPO, "notebooks")
 

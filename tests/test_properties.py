@@ -26,14 +26,13 @@ from fractions import Fraction
 
 import mpmath
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from replica import models
 from replica.cli import main
 from replica.errors import ReplicaError
 from replica.numerics.driver import solve_params
-from replica.numerics.precision import agreement_digits
 
 EXAMPLES = int(os.environ.get("REPLICA_PROPERTY_EXAMPLES", "25"))
 LOW, HIGH = 20, 60  # working precision of the solve under test, and of the reference
@@ -76,12 +75,17 @@ def solved_pair(name: str, raw: dict):
 
 
 def assert_digits_hold(res, ref, raw):
+    """Every reported value within one unit of its ``digits``-th significant digit of the
+    reference, relative to the value itself: no absolute floor, so a value of 1e-63 must be right
+    to its claimed significant digits, not to 1e-20 (written out here, not through the engine's
+    own :func:`~replica.numerics.precision.agreement_digits`)."""
     with mpmath.workdps(HIGH + 10):
         for key, value in res.all_values.items():
             if value is None:
                 continue
-            got = agreement_digits(value, ref.all_values[key], LOW)
-            assert got >= res.digits - 1, (raw, key, value, ref.all_values[key], res.digits)
+            truth = ref.all_values[key]
+            assert abs(value - truth) <= mpmath.mpf(10) ** (1 - res.digits) * abs(truth), (
+                raw, key, value, truth, res.digits)
 
 
 def assert_sum(res, total: str, parts: list[str], raw):
@@ -106,15 +110,16 @@ def assert_floor(res, names: list[str], floor, raw):
 
 ISOTROPIC = st.fixed_dictionaries({
     "alpha": decimal(-60, 60),
-    "tau": ratio(1, 999),
-    "kappa": st.one_of(st.just("inf"), ratio(1, 999)),
-    "rho": decimal(-30, 2),
-    "lam": st.one_of(st.just("0"), decimal(-8, 1)),
+    "tau": st.one_of(ratio(1, 999), decimal(-30, 30)),
+    "kappa": st.one_of(st.just("inf"), ratio(1, 999), decimal(-30, 30)),
+    "rho": st.one_of(st.just("0"), decimal(-30, 2)),
+    "lam": st.one_of(st.just("0"), decimal(-8, 1), decimal(-30, 30)),
 })
 
 
 @_settings()
 @given(raw=ISOTROPIC)
+@example(raw={"alpha": "768e23", "tau": "171e24", "kappa": "inf", "rho": "0", "lam": "25e17"})
 def test_isotropic_digits_identity_and_floor(raw):
     pair = solved_pair("isotropic", raw)
     if pair is None:
@@ -258,19 +263,6 @@ def _example(name: str):
     return load_model_file(os.path.join(REPO, "examples", f"{name}.py"))
 
 
-def assert_relative_digits_hold(res, ref, raw):
-    """Every reported value within one unit of its ``digits``-th significant digit of the
-    reference, relative to the value itself (no absolute floor: a value of 1e-60 must be right
-    to its claimed significant digits, not to 1e-20)."""
-    with mpmath.workdps(HIGH + 10):
-        for key, value in res.all_values.items():
-            if value is None:
-                continue
-            truth = ref.all_values[key]
-            assert abs(value - truth) <= mpmath.mpf(10) ** (1 - res.digits) * abs(truth), (
-                raw, key, value, truth, res.digits)
-
-
 MODEL_FILE_POINTS = {
     "ridge_regression": st.fixed_dictionaries({
         "alpha": decimal(-30, 30), "lam": decimal(-30, 30), "sigma": st.one_of(
@@ -304,7 +296,7 @@ def test_model_file_digits_hold(name):
             return
         ref = solve_params(problem, problem.schema.parse(raw), dps=HIGH)
         assert res.digits > 0
-        assert_relative_digits_hold(res, ref, raw)
+        assert_digits_hold(res, ref, raw)
         solved.append(raw)
 
     check()

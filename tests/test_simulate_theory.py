@@ -29,6 +29,8 @@ import pytest
 import replica
 from replica.simulate import simulate
 
+pytestmark = pytest.mark.slow  # simulations at several d against the theory
+
 ALLOWANCE_A = 6.0
 REMAINDER = 0.02
 DS = (8, 16, 32)
