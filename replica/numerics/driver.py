@@ -21,7 +21,9 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    digit, raises :class:`~replica.errors.ConvergenceError` carrying its status (exit status 3).
 
 :func:`solve_float64` evaluates the same problem vectorised over NumPy parameter grids, with a
-status per point.
+status per point: ``converged`` only where an extended-precision check (:meth:`Machine.assess`)
+bounds every reported value's relative error by :data:`CLAIM_RTOL`, ``not-verified`` (a start)
+where it does not.
 """
 
 from __future__ import annotations
