@@ -171,21 +171,40 @@ def throughput(repeats: int = 3) -> dict:
 
 
 def main(n: int | None = None):
+    from ._util import machine_line, table, write_section
+
     n = int(sys.argv[1]) if n is None and len(sys.argv) > 1 else (n or 100)
     load = os.getloadavg()[0]
+    rows, lines = [], []
     for model in ("isotropic", "lowrank", "alignment"):
         t = time.perf_counter()
         tally = count_wrong(model, n)
-        print(f"{model}: {tally['points']} points, {tally['converged']} converged, "
-              f"{tally['wrong']} of them wrong, {tally['not_verified']} not verified, "
-              f"{tally['mp_failed']} converged without a verified value "
-              f"({time.perf_counter() - t:.0f} s)", flush=True)
+        line = (f"{model}: {tally['points']} points, {tally['converged']} converged, "
+                f"{tally['wrong']} of them wrong, {tally['not_verified']} not verified, "
+                f"{tally['mp_failed']} converged without a verified value "
+                f"({time.perf_counter() - t:.0f} s)")
+        print(line, flush=True)
         for p, why in tally["examples"]:
             print(f"    {p}: {why}")
+        rows.append((model, tally["points"], tally["converged"], tally["wrong"],
+                     tally["points"] - tally["converged"]))
+    speed = []
     for name, r in throughput().items():
         print(f"{name}: {r['seconds'] * 1e3:.1f} ms, {r['points_per_s']:,.0f} points/s, "
               f"{r['converged']} of 10,000 converged")
+        speed.append((name, f"{r['seconds'] * 1e3:.1f} ms", f"{r['points_per_s']:,.0f}",
+                      f"{r['converged']:,}"))
     print(f"load average when started: {load:.2f}")
+    write_section("float64_honest", "\n".join([
+        "## Float64 statuses: how often `converged` is wrong, and what the check costs", "",
+        f"Machine: {machine_line()} (load average {load:.1f} when started). "
+        f"`python -m benchmarks.float64_honest {n}`: {n} random valid points per model "
+        "(log-uniform over wide ranges, see the module), `solve_float64` against the verified "
+        "20-digit `solve`; *wrong* = marked `converged` with some reported value off by more "
+        f"than {CLAIM:g} relatively, or a negative mean-squared error.", "",
+        table(["model", "points", "converged", "wrong among converged", "not converged"], rows),
+        "", "100 x 100 float64 planes, `solve_float64` on the whole grid, median of 3:", "",
+        table(["plane", "time", "points/s", "converged"], speed)]))
 
 
 if __name__ == "__main__":

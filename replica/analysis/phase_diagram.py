@@ -149,13 +149,20 @@ def specialisation_figure(kappas, dps_range, gain, boundary, *, d, alpha, tau, r
 
 def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
     """True where ``e(alpha)`` (isotropic theory) has an interior local minimum on ``alphas``."""
+    return _nonmonotone(kappa, rho, tau, alphas, which)[0]
+
+
+def _nonmonotone(kappa, rho, tau, alphas, which="e_icl"):
+    """:func:`nonmonotone_indicator` and whether every point of each ``alpha`` scan is
+    ``converged`` on the float64 path (each error value to a relative 1e-8)."""
     ident = parse_spec("identity", 1)
     with np.errstate(all="ignore"):
         out = solve_float64(get_model("alignment"), train=ident, test=ident, alpha=alphas, tau=tau,
                             kappa=kappa, rho=rho)
     e = out["e_icl"] if which == "e_icl" else out["e_idg"]
     diff = np.diff(e, axis=-1)
-    return np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1)
+    return (np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1),
+            np.all(out["status"] == "converged", axis=-1))
 
 
 def isotropic_tag(tau, which="e_icl") -> str:
@@ -175,12 +182,15 @@ def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rho
     kappas = np.linspace(0.1, 2.1, 41) if kappas is None else np.asarray(kappas, float)
     rhos = np.linspace(0.01, 1.0, 25) if rhos is None else np.asarray(rhos, float)
     alphas = np.logspace(-2, 3, 200) if alphas is None else np.asarray(alphas, float)
-    inside = nonmonotone_indicator(kappas[:, None, None], rhos[None, :, None], t,
-                                   alphas[None, None, :], which)
+    inside, verified = _nonmonotone(kappas[:, None, None], rhos[None, :, None], t,
+                                    alphas[None, None, :], which)
     tag = isotropic_tag(tau, which)
-    _write_csv(os.path.join(out_dir, tag + "_grid.csv"), ["kappa", "rho", "nonmonotone"],
-               [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j])) for i, k in enumerate(kappas)
-                for j, r in enumerate(rhos)])
+    # status: converged when every float64 point of the alpha scan is
+    _write_csv(os.path.join(out_dir, tag + "_grid.csv"),
+               ["kappa", "rho", "nonmonotone", "status"],
+               [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j]),
+                 "converged" if verified[i, j] else "not-verified")
+                for i, k in enumerate(kappas) for j, r in enumerate(rhos)])
     boundary = []
     for j, r in enumerate(rhos):
         col = inside[:, j]

@@ -225,6 +225,7 @@ def _run_isotropic(args):
                                  progress=_progress("boundary rows"))
     print(f"wrote {args.out}/{tag}.png, .pdf, .svg, _grid.csv, _boundary.csv "
           f"({len(b)} boundary points)")
+    print(status_summary(f"{args.out}/{tag}_grid.csv"))
     return 0
 
 
