@@ -102,9 +102,13 @@ class Located:
 
 
 def _scan_float64(problem, fixed: dict, vary: str, xs: np.ndarray, quantity: str):
+    """The float64 values of ``quantity`` along ``xs``, NaN where float64 found none. Points
+    that are ``not-verified`` keep their values: the scan only brackets, and the bracket's
+    sign change is checked again at raised precision (:func:`_refine`), which every reported
+    digit comes from."""
     out = solve_float64(problem, strict=False, **{**fixed, vary: xs})
-    q = np.where(out["converged"], out[quantity], np.nan)
-    return q
+    usable = np.isin(out["status"], (Status.CONVERGED.value, Status.NOT_VERIFIED.value))
+    return np.where(usable, out[quantity], np.nan)
 
 
 def _bracket(xs, q, kind, level):
