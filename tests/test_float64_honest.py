@@ -197,3 +197,15 @@ def test_refine_resolves_every_unsure_point_of_a_grid():
     assert list(out["status"]) == ["converged", "converged"]
     ref = replica.solve("isotropic", alpha="100000", tau=4, kappa="1/100000", rho=4, dps=20)
     assert out["e_misalign"][0] == float(ref["e_misalign"])
+
+
+def test_without_a_wider_longdouble_no_point_is_converged(monkeypatch):
+    """Where NumPy's longdouble is plain float64 (no extended precision to check against) the
+    float64 path claims nothing: every solved point is not-verified."""
+    from replica.numerics import driver
+
+    monkeypatch.setattr(driver, "_LD_WIDER", False)
+    out = replica.solve_float64("isotropic", alpha=np.array([1.0, 2.0]), tau=4.0, kappa=0.5,
+                                rho=0.01)
+    assert list(out["status"]) == ["not-verified", "not-verified"]
+    assert np.isfinite(out["e_icl"]).all()
