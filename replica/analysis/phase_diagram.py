@@ -257,8 +257,8 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     :func:`lowrank_phase_figure`), ``lowrank_phase_diagram_boundary.csv`` (the located points) and
     ``lowrank_phase_diagram_grid.csv`` (the background: ``kappa``, ``rho``, ``alpha``, ``idg``,
     ``idg_over_alpha``, ``converged``, ``status``: the float64 status of
-    :func:`~replica.numerics.driver.solve_float64`; only converged points are drawn); returns the boundary rows
-    ``(kappa, alpha, rho_boundary, error_bound)``.
+    :func:`~replica.numerics.driver.solve_float64`; only converged points are drawn); returns
+    the boundary rows ``(kappa, alpha, rho_boundary, error_bound)``.
     """
     from .transitions import lowrank_transition
 
