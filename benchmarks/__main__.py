@@ -18,6 +18,7 @@ MODULES = [
     "benchmarks.engine_redesign",
     "benchmarks.certify_speed",
     "benchmarks.lowrank_test_laws",
+    "benchmarks.float64_honest",
 ]
 
 

@@ -137,7 +137,12 @@ if solve.__doc__:  # absent under python -OO
 def solve_float64(model, **params) -> dict:
     """Vectorised float64 solution of ``model`` over NumPy parameter grids (see
     :func:`replica.numerics.driver.solve_float64`): a dict of arrays with every reported value,
-    ``converged``, ``status``, ``iterations`` and ``residual`` per point."""
+    ``status``, ``converged``, ``iterations``, ``residual``, ``condition`` and ``error_estimate``
+    per point. A fast start, not an answer: a point is ``converged`` only where its estimated
+    relative error (an extended-precision re-evaluation after one Newton correction) is at most
+    1e-8 for every reported value, its condition is bounded and no mean-squared error is
+    negative; other solved points are ``not-verified`` (their float64 values kept as a start).
+    ``refine=True`` re-solves those with the verified mpmath :func:`solve`."""
     from .numerics.driver import solve_float64 as engine_solve_float64
 
     return engine_solve_float64(_problem(model), **params)

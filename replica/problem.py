@@ -492,6 +492,9 @@ class Problem:
     * ``spectrum``: ``params -> (train, test)``, the covariances whose spectral pairs the
       averages run over; a system that passes this same callable as its own ``spectrum`` can be
       solved from the disk cache without building it (see :mod:`replica.numerics.outline`).
+    * ``nonnegative``: names of reported values that cannot be negative at a true solution (the
+      mean-squared errors): a float64 point where one is negative is never ``converged``
+      (:func:`replica.numerics.driver.solve_float64`).
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,
@@ -499,7 +502,7 @@ class Problem:
                  direct: Mapping | None = None, source_files: Sequence[str] = (),
                  description: str = "", guard_digits: int = 5, saddle_point: Any = None,
                  symbol_names: Mapping | None = None, spectrum: Callable | None = None,
-                 cache_salt: str = ""):
+                 cache_salt: str = "", nonnegative: Sequence[str] = ()):
         self.name = name
         self.schema = schema
         self.title = title
@@ -517,6 +520,7 @@ class Problem:
         self._symbol_names = symbol_names
         self.spectrum = spectrum
         self.model = None
+        self.nonnegative = tuple(nonnegative)
 
     def __repr__(self):
         return f"Problem({self.name!r})"

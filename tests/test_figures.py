@@ -144,7 +144,10 @@ def test_phase_diagram_of_a_builtin_model_over_any_plane(tmp_path, capsys):
     stem = out / "isotropic_e_icl_alpha_kappa"
     assert_figure_files(stem)
     rows = list(csv.DictReader(open(f"{stem}.csv")))
-    assert list(rows[0]) == ["alpha", "kappa", "e_icl", "converged"] and len(rows) == 14 * 9
+    assert list(rows[0]) == ["alpha", "kappa", "e_icl", "converged", "status"] \
+        and len(rows) == 14 * 9
+    assert all(r["status"] == "converged" for r in rows)
+    assert "float64 status: 126 of 126 points converged" in capsys.readouterr().out
     r = rows[20]
     ref = replica.solve("isotropic", alpha=r["alpha"], tau=2, kappa=r["kappa"], rho="1/100",
                         dps=20, verify=False)["e_icl"]

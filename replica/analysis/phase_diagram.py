@@ -56,7 +56,8 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
     """Heatmap of the gain and the boundary ``E(p_test + dp) = E(p_test)``, ``dp > 0``.
 
     Writes ``alignment_specialisation.png`` (also ``.pdf``, ``.svg``; drawn by
-    :func:`specialisation_figure`), ``alignment_specialisation_grid.csv`` and
+    :func:`specialisation_figure`, converged gains only), ``alignment_specialisation_grid.csv``
+    (with each gain's float64 ``status``: ``converged`` when both errors are) and
     ``alignment_specialisation_boundary.csv`` into ``out_dir``; returns the boundary points
     ``[(kappa, dp), ...]`` (mpf).
     """
@@ -67,18 +68,23 @@ def alignment_specialisation(out_dir, *, d=32, alpha="1", tau="4", rho="0.01", p
     test = _powerlaw(pt, d)
     common = dict(alpha=float(Fraction(alpha)), tau=float(Fraction(tau)),
                   rho=float(Fraction(rho)), kappa=kappas)
-    base = solve_float64(get_model("alignment"), train=test, test=test, **common)["e_icl"]
+    ref = solve_float64(get_model("alignment"), train=test, test=test, **common)
+    base = ref["e_icl"]
     gain = np.empty((len(dps_range), len(kappas)))
+    status = np.empty(gain.shape, dtype=object)
     for i, dp in enumerate(dps_range):
         tr = _powerlaw(float(pt) + dp, d)
-        gain[i] = -100 * (solve_float64(get_model("alignment"), train=tr, test=test,
-                                        **common)["e_icl"] - base) / base
+        out = solve_float64(get_model("alignment"), train=tr, test=test, **common)
+        # a gain is converged when both errors are (float64 statuses, solve_float64)
+        status[i] = np.where(ref["status"] == "converged", out["status"], ref["status"])
+        gain[i] = -100 * (out["e_icl"] - base) / base
         if progress:
             progress(i + 1, len(dps_range))
-    rows = [(f"{k:.6g}", f"{dp:.6g}", f"{g:.10g}") for i, dp in enumerate(dps_range)
-            for k, g in zip(kappas, gain[i])]
+    rows = [(f"{k:.6g}", f"{dp:.6g}", f"{g:.10g}", st) for i, dp in enumerate(dps_range)
+            for k, g, st in zip(kappas, gain[i], status[i])]
     _write_csv(os.path.join(out_dir, "alignment_specialisation_grid.csv"),
-               ["kappa", "p_train_minus_p_test", "gain_percent"], rows)
+               ["kappa", "p_train_minus_p_test", "gain_percent", "status"], rows)
+    gain = np.where(status == "converged", gain, np.nan)  # the figure draws verified gains only
 
     # boundary: at each kappa, the dp > 0 where the gain changes sign (bracketed on the grid)
     boundary = []
@@ -143,13 +149,20 @@ def specialisation_figure(kappas, dps_range, gain, boundary, *, d, alpha, tau, r
 
 def nonmonotone_indicator(kappa, rho, tau, alphas, which="e_icl"):
     """True where ``e(alpha)`` (isotropic theory) has an interior local minimum on ``alphas``."""
+    return _nonmonotone(kappa, rho, tau, alphas, which)[0]
+
+
+def _nonmonotone(kappa, rho, tau, alphas, which="e_icl"):
+    """:func:`nonmonotone_indicator` and whether every point of each ``alpha`` scan is
+    ``converged`` on the float64 path (each error value to a relative 1e-8)."""
     ident = parse_spec("identity", 1)
     with np.errstate(all="ignore"):
         out = solve_float64(get_model("alignment"), train=ident, test=ident, alpha=alphas, tau=tau,
                             kappa=kappa, rho=rho)
     e = out["e_icl"] if which == "e_icl" else out["e_idg"]
     diff = np.diff(e, axis=-1)
-    return np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1)
+    return (np.any((diff[..., :-1] < 0) & (diff[..., 1:] > 0), axis=-1),
+            np.all(out["status"] == "converged", axis=-1))
 
 
 def isotropic_tag(tau, which="e_icl") -> str:
@@ -169,12 +182,15 @@ def isotropic_nonmonotone(out_dir, *, tau="0.5", which="e_icl", kappas=None, rho
     kappas = np.linspace(0.1, 2.1, 41) if kappas is None else np.asarray(kappas, float)
     rhos = np.linspace(0.01, 1.0, 25) if rhos is None else np.asarray(rhos, float)
     alphas = np.logspace(-2, 3, 200) if alphas is None else np.asarray(alphas, float)
-    inside = nonmonotone_indicator(kappas[:, None, None], rhos[None, :, None], t,
-                                   alphas[None, None, :], which)
+    inside, verified = _nonmonotone(kappas[:, None, None], rhos[None, :, None], t,
+                                    alphas[None, None, :], which)
     tag = isotropic_tag(tau, which)
-    _write_csv(os.path.join(out_dir, tag + "_grid.csv"), ["kappa", "rho", "nonmonotone"],
-               [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j])) for i, k in enumerate(kappas)
-                for j, r in enumerate(rhos)])
+    # status: converged when every float64 point of the alpha scan is
+    _write_csv(os.path.join(out_dir, tag + "_grid.csv"),
+               ["kappa", "rho", "nonmonotone", "status"],
+               [(f"{k:.6g}", f"{r:.6g}", int(inside[i, j]),
+                 "converged" if verified[i, j] else "not-verified")
+                for i, k in enumerate(kappas) for j, r in enumerate(rhos)])
     boundary = []
     for j, r in enumerate(rhos):
         col = inside[:, j]
@@ -240,8 +256,9 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
     ``lowrank_phase_diagram.png`` (also ``.pdf``, ``.svg``; drawn by
     :func:`lowrank_phase_figure`), ``lowrank_phase_diagram_boundary.csv`` (the located points) and
     ``lowrank_phase_diagram_grid.csv`` (the background: ``kappa``, ``rho``, ``alpha``, ``idg``,
-    ``idg_over_alpha``, ``converged``, floats); returns the boundary rows
-    ``(kappa, alpha, rho_boundary, error_bound)``.
+    ``idg_over_alpha``, ``converged``, ``status``: the float64 status of
+    :func:`~replica.numerics.driver.solve_float64`; only converged points are drawn); returns
+    the boundary rows ``(kappa, alpha, rho_boundary, error_bound)``.
     """
     from .transitions import lowrank_transition
 
@@ -282,9 +299,9 @@ def lowrank_phase_diagram(out_dir, *, tau="9/4", sigma="3/10", alphas=("1e2", "1
                             strict=False)
     field = out["idg"] / a_max
     _write_csv(os.path.join(out_dir, "lowrank_phase_diagram_grid.csv"),
-               ["kappa", "rho", "alpha", "idg", "idg_over_alpha", "converged"],
+               ["kappa", "rho", "alpha", "idg", "idg_over_alpha", "converged", "status"],
                [(repr(float(k)), repr(float(r)), repr(a_max), repr(float(out["idg"][i, j])),
-                 repr(float(field[i, j])), bool(out["converged"][i, j]))
+                 repr(float(field[i, j])), bool(out["converged"][i, j]), out["status"][i, j])
                 for i, k in enumerate(kg) for j, r in enumerate(rg)])
     fig = lowrank_phase_figure(kg, rg, np.where(out["converged"], field, np.nan), rows,
                                tau=tau, sigma=sigma, alphas=alphas)

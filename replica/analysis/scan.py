@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
+from ..numerics.result import Status
 from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
 from ..params import to_mpf
@@ -102,9 +103,13 @@ class Located:
 
 
 def _scan_float64(problem, fixed: dict, vary: str, xs: np.ndarray, quantity: str):
+    """The float64 values of ``quantity`` along ``xs``, NaN where float64 found none. Points
+    that are ``not-verified`` keep their values: the scan only brackets, and the bracket's
+    sign change is checked again at raised precision (:func:`_refine`), which every reported
+    digit comes from."""
     out = solve_float64(problem, strict=False, **{**fixed, vary: xs})
-    q = np.where(out["converged"], out[quantity], np.nan)
-    return q
+    usable = np.isin(out["status"], (Status.CONVERGED.value, Status.NOT_VERIFIED.value))
+    return np.where(usable, out[quantity], np.nan)
 
 
 def _bracket(xs, q, kind, level):
@@ -275,8 +280,12 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     """Solve ``quantity`` on a float64 grid over two parameters and draw it.
 
     ``x`` and ``y`` are ``(name, lo, hi, n, log)``. Writes ``MODEL_QUANTITY_X_Y.csv`` (one row per
-    grid point: the two parameters under their own names, the quantity, converged; floats) and
-    the figure of :func:`plane_figure` as ``.png``, ``.pdf`` and ``.svg``. With ``level`` the level
+    grid point: the two parameters under their own names, the quantity, ``converged`` and the
+    point's ``status`` from :func:`~replica.numerics.driver.solve_float64`: ``converged`` claims
+    every reported value to a relative 1e-8; a ``not-verified`` row carries the float64 value,
+    which is only a start; other rows carry NaN) and the figure of :func:`plane_figure` as
+    ``.png``, ``.pdf`` and ``.svg``, where only converged points are coloured and the others are
+    drawn grey; level sets and maxima use converged points only. With ``level`` the level
     set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
     ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
     along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
@@ -321,22 +330,25 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                           yn: str(Fraction(yv[0]).limit_denominator(10**12))})
     X, Y = np.meshgrid(xv, yv)
     Q = np.full(X.shape, np.nan)
-    conv = np.zeros(X.shape, bool)
+    status = np.full(X.shape, Status.MAX_ITERATIONS.value, dtype=object)
     for j in range(len(yv)):
         out = solve_float64(problem, strict=False, **{**fixed, xn: X[j], yn: Y[j]})
-        conv[j] = out["converged"]
-        Q[j] = np.where(conv[j], out[quantity], np.nan)
+        status[j] = out["status"]
+        Q[j] = out[quantity]  # NaN where no float64 value (neither converged nor not-verified)
         if progress:
             progress(j + 1, len(yv))
+    conv = status == Status.CONVERGED.value
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.join(out_dir, f"{problem.name}_{quantity}_{xn}_{yn}")
     with open(stem + ".csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([xn, yn, quantity, "converged"])
+        w.writerow([xn, yn, quantity, "converged", "status"])
         for j in range(len(yv)):
             for i in range(len(xv)):
                 w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])),
-                            repr(float(Q[j, i])), bool(conv[j, i])])
+                            repr(float(Q[j, i])), bool(conv[j, i]), status[j, i]])
+    unsure = ~conv
+    Q = np.where(conv, Q, np.nan)  # boundaries and the figure use converged points only
     paths = {"csv": stem + ".csv"}
     boundary = None
     if trace_max:
@@ -362,7 +374,7 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                     w.writerow([repr(float(px)), repr(float(py)), k])
         paths["boundary"] = stem + "_boundary.csv"
     fig = plane_figure(problem, fixed, (xn, xv, xlog), (yn, yv, ylog), Q, quantity,
-                       level=level, level_segments=segments, trace=boundary)
+                       level=level, level_segments=segments, trace=boundary, unsure=unsure)
     for path in figures.save_figure(fig, stem):
         paths[path.rsplit(".", 1)[1]] = path
     return paths
@@ -381,12 +393,13 @@ def level_set(xv, yv, Q, level: float) -> list:
 
 
 def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, level=None,
-                 level_segments=None, trace=None):
+                 level_segments=None, trace=None, unsure=None):
     """The figure of :func:`plane`: ``Q[j, i]`` at ``(x values[i], y values[j])`` as a colour map
     (``x``, ``y`` are ``(name, values, log)``), with the level set ``Q = level`` (its polylines
     ``level_segments``, computed by :func:`level_set` when not given) or the traced maxima
     ``trace`` (``[(x, y), ...]``), each named in the legend; log axes carry :math:`10^k` ticks.
-    Returns the Figure."""
+    ``unsure`` (a boolean grid like ``Q``) marks the points that are not ``converged``: drawn in
+    grey and counted in a legend, never coloured as values. Returns the Figure."""
     from .. import figures
 
     (xn, xv, xlog), (yn, yv, ylog) = x, y
@@ -395,6 +408,16 @@ def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, 
         X, Y = np.meshgrid(xv, yv)
         mesh = ax.pcolormesh(X, Y, Q, shading="auto", cmap=figures.SEQUENTIAL)
         fig.colorbar(mesh, ax=ax, label=figures.label(quantity))
+        if unsure is not None and np.any(unsure):
+            from matplotlib.colors import ListedColormap
+            from matplotlib.patches import Patch
+
+            ax.pcolormesh(X, Y, np.ma.masked_where(~np.asarray(unsure), np.ones(X.shape)),
+                          shading="auto", cmap=ListedColormap(["0.75"]), vmin=0, vmax=2)
+            ax.add_artist(ax.legend(handles=[Patch(
+                facecolor="0.75", label=f"not verified / not converged "
+                                        f"({int(np.sum(unsure))} of {np.size(unsure)})")],
+                loc="upper left", fontsize=7))
         # boundaries in black over a white halo: visible on every colour of the map
         if level is not None:
             segs = level_set(xv, yv, Q, float(level)) if level_segments is None else level_segments

@@ -161,6 +161,7 @@ PROBLEM = Problem(
     direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
             "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
                               enclose=cka_inverse_ball)},
+    nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"),
     notes=NOTES, source_files=SOURCE_FILES, guard_digits=5,
     description="Paper A's asymptotic ICL error for arbitrary pretraining and test task "
                 "covariances.")

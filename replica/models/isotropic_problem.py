@@ -41,6 +41,7 @@ PROBLEM = Problem(
                 "(C = I)"),
            Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
                 "finite-lambda IDG formula)", lambda p: p.lam > 0)),
+    nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg"),
     source_files=SOURCE_FILES, guard_digits=5,
     description="Paper B's closed forms for isotropic tasks.")
 """Paper B's theory, declared."""

@@ -68,6 +68,7 @@ PROBLEM = Problem(
             "errors": list(ALL_ERROR_KEYS),
             "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS}
                               for p_ in ALL_ERROR_KEYS}},
+    nonnegative=tuple(ALL_ERROR_KEYS),
     notes=NOTES, source_files=SOURCE_FILES, saddle_point=_saddle_point,
     symbol_names=_symbol_names,
     description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.")

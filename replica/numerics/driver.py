@@ -21,7 +21,9 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    digit, raises :class:`~replica.errors.ConvergenceError` carrying its status (exit status 3).
 
 :func:`solve_float64` evaluates the same problem vectorised over NumPy parameter grids, with a
-status per point.
+status per point: ``converged`` only where an extended-precision check (:meth:`Machine.assess`)
+bounds every reported value's relative error by :data:`CLAIM_RTOL`, ``not-verified`` (a start)
+where it does not.
 """
 
 from __future__ import annotations
@@ -406,8 +408,12 @@ class Machine:
 
     # -- float64 ------------------------------------------------------------------------------
     def grid(self, P, spec, shape, *, rtol=1e-13, maxiter=20000, damping=0.5, start=None,
-             method="start"):
-        """Float64 solution at every point of a grid (``P``: broadcast float arrays)."""
+             method="start", assess=False):
+        """Float64 solution at every point of a grid (``P``: broadcast float arrays). Returns
+        ``(x, done, iterations, relative change, reported values, status)``: ``done`` is the
+        iteration's convergence with every reported value finite and the admissibility
+        conditions positive; ``status`` (a string array, ``None`` unless ``assess``) is what
+        :meth:`assess` makes of the points that are done."""
         if start is not None:
             x = np.array([_shaped(v, shape) for v in start])
             exact = False
@@ -460,15 +466,162 @@ class Machine:
             x, done, iters, rel = newton_grid(equations, jacobian, x, rtol=rtol,
                                               maxiter=min(maxiter, 60))
             iters = iters + root_iters
+        iterated = np.asarray(done)
         with np.errstate(all="ignore"):
             rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
             rep = [_shaped(v, shape) for v in rep]
+            admissible = np.ones(shape, bool)
             if self.outline.admissible:
                 adm = self.evaluate("admissible", "np", x, P, spec)
                 for v in adm:
-                    done = done & (_shaped(v, shape) > 0)
-        done = done & np.all([np.isfinite(v) for v in rep], axis=0) if rep else done
-        return x, done, iters, rel, dict(zip(self.report_names, rep))
+                    admissible = admissible & (_shaped(v, shape) > 0)
+        finite = np.all([np.isfinite(v) for v in rep], axis=0) if rep else np.ones(shape, bool)
+        done = iterated & admissible & finite
+        status = None
+        if assess:
+            status = np.where(iterated, np.where(admissible, Status.NON_FINITE.value,
+                                                 Status.INADMISSIBLE.value),
+                              Status.MAX_ITERATIONS.value).astype(_STATUS_DTYPE)
+            report = dict(zip(self.report_names, rep))
+            cond, err = self.assess(x, P, spec, shape, report)
+            status[done] = _honest_status(self.problem, report, cond, err, shape)[done]
+            self.last_assessment = (cond, err)
+        return x, done, iters, rel, dict(zip(self.report_names, rep)), status
+
+    def _evaluate_ld(self, group, x, P, spec):
+        """``evaluate(group, "np", ...)`` in extended precision (NumPy ``longdouble``, a 64-bit
+        significand on x86): the same generated code, every argument and intermediate
+        ``longdouble``."""
+        x, P = list(x), list(P)
+        al = _call_ld(self.ev["aliases"], x + P, spec) if self.outline.aliases else []
+        inp = _call_ld(self.ev["inputs"], al + P, spec) if self.outline.inputs else []
+        return _call_ld(self.ev[group], x + P + al + inp, spec)
+
+    def assess(self, x, P, spec, shape, report):
+        r"""``(condition, error)`` of float64 solutions ``x`` (shape ``(n,) + shape``) with the
+        reported values ``report`` (float64 arrays by name).
+
+        **The error estimate.** Let :math:`\hat x` be the float64 solution and :math:`\hat v_k =
+        \mathrm{fl}_{53}(v_k(\hat x))` the reported values as float64 computed them. One Newton
+        step in extended precision (:math:`u_{64} = 2^{-64}`, NumPy ``longdouble``):
+        :math:`\delta = J(\hat x)^{-1} R(\hat x)`, the residual :math:`R` (:math:`x - \Phi(x)`
+        for a fixed-point system, :math:`F(x)` for a root system) evaluated in extended
+        precision and the Jacobian in float64, gives :math:`x' = \hat x - \delta`, whose error is
+        :math:`O(\|\delta\|^2) + \kappa\,u_{64}\,\|x\| + \kappa\,u_{53}\|\delta\|`
+        (:math:`\kappa` the condition of the scaled Jacobian); the reported values evaluated at
+        :math:`x'` in extended precision, :math:`v'_k`, then carry the error of their own
+        evaluation, about :math:`u_{64}\sum|\text{terms}|` where float64's is
+        :math:`u_{53}\sum|\text{terms}|`: 2048 times smaller. So
+        :math:`|\hat v_k - v'_k|/|v'_k|` estimates the relative error of the float64 value --
+        solution error (forward error :math:`\lesssim \kappa\times` relative residual, the
+        quantity :math:`\delta` measures) and rounding in the reported values' formulas
+        (a difference of large terms loses :math:`\log_{10}(\sum|\text{terms}|/|v|)` digits in
+        both precisions, 2048 times fewer in extended) together -- to within a relative
+        :math:`2^{-11}` of itself, as long as the extended values are that much better
+        (:math:`\kappa\,u_{64} \ll` the tolerance and a step :math:`\|\delta_j/x_j\|` small
+        enough that its square is negligible): :func:`_honest_status` checks both. ``error`` is
+        the largest estimate over the reported values (0 where a value and its estimate are
+        both exactly 0, ``inf`` where one is not finite); ``condition`` is 1 for a system without
+        unknowns. The parameters are the binary64 numbers given, read exactly; spectral pairs
+        are the float64 ones in both evaluations, so their rounding (a relative perturbation of
+        the covariance of ``u_53``) is not part of the estimate.
+        """
+        n = self.n
+        cond = np.ones(shape)
+        step = np.zeros(shape)
+        if not _LD_WIDER:
+            return np.full(shape, np.inf), np.full(shape, np.inf)
+        with np.errstate(all="ignore"):
+            xl = np.asarray(x, dtype=np.longdouble)
+            if n:
+                R = np.array([np.broadcast_to(v, shape) for v in
+                              self._evaluate_ld("equations", x, P, spec)], dtype=np.longdouble)
+                if self.fixed_point:
+                    R = xl - R
+                jx = np.array([np.broadcast_to(v, shape) for v in
+                               self.evaluate("jacobian", "np", x, P, spec)], dtype=float)
+                J = np.moveaxis(jx.reshape((n, n) + shape), (0, 1), (-2, -1))
+                if self.fixed_point:
+                    J = np.eye(n) - J
+                s = np.maximum(np.abs(np.moveaxis(np.asarray(x, float), 0, -1)), 1e-300)
+                A = J * s[..., None, :]  # in the scaled unknowns x_j / |x_j|
+                A = A / np.max(np.abs(A), axis=-1, keepdims=True)  # rows equilibrated
+                ok = np.all(np.isfinite(A), axis=(-2, -1)) & np.all(np.isfinite(R), axis=0)
+                A[~ok] = np.eye(n)
+                cond = np.where(ok, np.linalg.cond(A), np.inf)
+                ok &= cond < 1 / np.finfo(float).eps
+                Jok = np.where(ok[..., None, None], J, np.eye(n))
+                Rok = np.where(ok[..., None], np.moveaxis(R.astype(float), 0, -1), 0.0)
+                delta = np.linalg.solve(Jok, Rok[..., None])[..., 0]
+                step = np.where(ok, np.max(np.abs(delta) / s, axis=-1), np.inf)
+                xl = xl - np.moveaxis(delta, -1, 0).astype(np.longdouble)
+            ref = self._evaluate_ld("report", xl, P, spec) if self.report_names else []
+            err = np.zeros(shape)
+            for name, r in zip(self.report_names, ref):
+                v = np.asarray(report[name], dtype=np.longdouble)
+                r = np.broadcast_to(r, shape)
+                e = np.where(v == r, 0.0, np.abs(v - r) / np.abs(r)).astype(float)
+                err = np.maximum(err, np.where(np.isnan(e), np.inf, e))
+        # a step whose square is not negligible leaves the linearisation: no estimate
+        err = np.where(step <= _STEP_MAX, err, np.inf)
+        return cond, err
+
+
+CLAIM_RTOL = 1e-8
+"""The relative accuracy a float64 point marked ``converged`` claims for every reported value
+(:func:`solve_float64`): its estimated relative error (:meth:`Machine.assess`) is at most this."""
+_LD_WIDER = np.finfo(np.longdouble).nmant >= 63
+"""Whether NumPy's ``longdouble`` has at least a 64-bit significand (x86 extended precision, or
+quadruple): the error estimate needs it; where it is plain float64 no point is ``converged``."""
+_U_LD = float(np.finfo(np.longdouble).eps) / 2 if _LD_WIDER else 1.0
+CONDITION_MAX = CLAIM_RTOL / (1000 * _U_LD)
+"""The largest condition of the scaled Jacobian at a ``converged`` float64 point: the extended
+precision solution's own error, about ``condition * u_64``, stays 1000 times below
+:data:`CLAIM_RTOL` (about 1.8e8 with x86's 64-bit significand)."""
+_STEP_MAX = 1e-4
+"""The largest relative Newton correction ``max_j |delta_j / x_j|`` for which the corrected
+solution is trusted: the neglected second-order term is of order ``step**2`` (1e-8 relative,
+times the curvature in the scaled unknowns) -- and a step this large already makes the estimated
+error exceed :data:`CLAIM_RTOL` at any value that depends on the unknowns."""
+_STATUS_DTYPE = "<U16"
+
+
+def _call_ld(ev: Evaluator, values, arrays) -> list:
+    """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
+    computation of :meth:`Evaluator.f64`, in extended precision; spectral averages summed in
+    ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
+    outer, inners = ev.functions("np")
+    vals = [np.asarray(v, dtype=np.longdouble) for v in values]
+    avgs: list = []
+    if inners:
+        lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])
+        expanded = [v[..., None] for v in vals]
+        prev: list = []
+        for f in inners:
+            a = np.sum(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=np.longdouble),
+                       axis=-1)
+            avgs.append(a)
+            prev.append(np.asarray(a)[..., None])
+    return [np.asarray(o, dtype=np.longdouble) for o in outer(*vals, *avgs)]
+
+
+def _honest_status(problem: Problem, report: dict, cond, err, shape):
+    """The status of float64 points that the iteration solved, from their condition and error
+    estimate (:meth:`Machine.assess`): ``converged`` where the estimated relative error of every
+    reported value is at most :data:`CLAIM_RTOL`, the condition at most :data:`CONDITION_MAX`
+    and no declared non-negative value (``problem.nonnegative``: the mean-squared errors) is
+    negative; ``inadmissible`` where such a value is negative although its estimate is
+    accurate (the solution itself violates the model's conditions); ``not-verified``
+    elsewhere."""
+    good = (err <= CLAIM_RTOL) & (cond <= CONDITION_MAX)
+    negative = np.zeros(shape, bool)
+    for name in getattr(problem, "nonnegative", ()):
+        if name in report:
+            negative |= np.asarray(report[name]) < 0
+    status = np.full(shape, Status.NOT_VERIFIED.value, dtype=_STATUS_DTYPE)
+    status[good & ~negative] = Status.CONVERGED.value
+    status[good & negative] = Status.INADMISSIBLE.value
+    return status
 
 
 class StartMachine:
@@ -1052,17 +1205,43 @@ def _scalar_in_domain(x: float, dom) -> bool:
 
 def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: str = "start",
                   rtol: float = 1e-13, maxiter: int = 20000, damping: float = 0.5,
-                  **values) -> dict:
-    """Vectorised float64 solution of ``problem`` over parameter grids.
+                  refine: bool = False, refine_dps: int = 20, **values) -> dict:
+    r"""Vectorised float64 solution of ``problem`` over parameter grids: a fast start, which says
+    per point whether it is also an answer.
 
     Numeric parameters may be NumPy arrays of any common shape (``inf`` where the domain allows
     it); others (covariances, sizes) are given as for :func:`solve`. Returns a dict of arrays: the
-    reported values, ``converged`` (bool), ``status`` (a :class:`Status` value per point),
-    ``iterations`` and ``residual`` (relative change at the last step). With ``strict`` a point
-    that does not converge raises :class:`ConvergenceError`; otherwise its values are NaN.
-    ``method="start"`` (default) begins at the declared start and iterates with Newton
-    acceleration; ``method="damped"`` starts fixed-point systems at 1 and uses the damped iteration
-    alone (the scheme of the low-rank paper's authors).
+    reported values, ``status`` (a :class:`Status` value per point, as a string), ``converged``
+    (``status == "converged"``), ``iterations``, ``residual`` (the iteration's relative change
+    at its last step), ``condition`` (of the scaled, row-equilibrated Jacobian; 1 without
+    unknowns) and ``error_estimate`` (the estimated relative error of the worst reported value).
+
+    **What ``converged`` means here**: the iteration converged, the model's admissibility
+    conditions hold, every reported value is finite, no declared non-negative value (a
+    mean-squared error, ``problem.nonnegative``) is negative, the condition is at most
+    :data:`CONDITION_MAX` and the estimated relative error of *every* reported value is at most
+    :data:`CLAIM_RTOL` (1e-8). The estimate (:meth:`Machine.assess`) compares the float64
+    values with the same formulas evaluated in extended precision after one extended-precision
+    Newton correction: it sees the solution's error (forward error :math:`\lesssim` condition
+    :math:`	imes` relative residual) and the rounding of the reported formulas (a value that is
+    a difference of large terms has float64 error about :math:`u\sum|	ext{terms}|/|v|`)
+    together. The values are those at the binary64 parameters as given (read exactly).
+
+    The other statuses: ``not-verified`` -- the iteration converged, but the estimate does not
+    support 8 digits (cancellation, ill-conditioning, an inaccurate solution) or a
+    mean-squared error came out negative; the float64 values are kept (a start, not an answer);
+    ``inadmissible`` -- the admissibility conditions fail, or a mean-squared error is negative
+    with an accurate estimate; ``non-finite``; ``max-iterations``. Values of points that are
+    neither ``converged`` nor ``not-verified`` are NaN.
+
+    ``refine=True`` re-solves every point that is not ``converged`` with the verified mpmath
+    solve at ``refine_dps`` digits (:func:`solve_params`): where it verifies at least 10
+    digits, the point takes its values (rounded to float64) and becomes ``converged`` (slow: a
+    verified solve per point). With ``strict`` a point whose status is not a result
+    (``converged`` or ``not-verified``) raises :class:`ConvergenceError`. ``method="start"``
+    (default) begins at the declared start and iterates with Newton acceleration;
+    ``method="damped"`` starts fixed-point systems at 1 and uses the damped iteration alone (the
+    scheme of the low-rank paper's authors).
     """
     schema = problem.schema
     arrays, other = {}, {}
@@ -1115,26 +1294,75 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
         m = machine(problem, vname)
         sub = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in full.items()}
         res = _grid_variant(m, None, sub, (int(mask.sum()),), strict=False, start=_sub(start,
-                            mask), method=method, rtol=rtol, maxiter=maxiter, damping=damping)
+                            mask), method=method, rtol=rtol, maxiter=maxiter, damping=damping,
+                            assess=True)
         for k, v in res.items():
             if k.startswith("_"):
                 continue
             if k not in out:
-                fill = False if k == "converged" else (0 if k == "iterations" else np.nan)
-                dtype = bool if k == "converged" else (int if k == "iterations" else float)
+                fill, dtype = {"converged": (False, bool), "iterations": (0, int),
+                               "status": (Status.MAX_ITERATIONS.value, _STATUS_DTYPE)
+                               }.get(k, (np.nan, float))
                 out[k] = np.full(shape, fill, dtype=dtype)
             out[k][mask] = v
     if np.any(remaining):
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
-    done = out["converged"]
-    out["status"] = np.where(done, Status.CONVERGED.value, Status.MAX_ITERATIONS.value)
-    if strict and not np.all(done):
-        raise ConvergenceError(f"{problem.name} float64: {int(np.sum(~done))} of {done.size} "
-                               "grid points did not converge",
+    if refine:
+        _refine(problem, out, arrays, values, numeric, dps=refine_dps)
+    status = out["status"]
+    results = np.isin(status, (Status.CONVERGED.value, Status.NOT_VERIFIED.value))
+    if strict and not np.all(results):
+        bad = status[~results]
+        kinds, counts = np.unique(bad, return_counts=True)
+        first = Status(str(kinds[np.argmax(counts)]))
+        raise ConvergenceError(f"{problem.name} float64: {bad.size} of {status.size} grid "
+                               "points did not converge ("
+                               + ", ".join(f"{c} {k}" for k, c in zip(kinds, counts)) + ")",
                                tried=f"declared start, then damped/Newton iteration ({maxiter} "
-                                     f"sweeps, relative tolerance {rtol})",
-                               status=Status.MAX_ITERATIONS)
+                                     f"sweeps, relative tolerance {rtol})"
+                                     + (f", then the verified solve at {refine_dps} digits"
+                                        if refine else ""),
+                               status=first)
     return out
+
+
+def _refine(problem: Problem, out: dict, arrays: dict, values: dict, numeric: list, *, dps):
+    """Re-solve every point of ``out`` whose status is not ``converged`` with the verified
+    mpmath solve (:func:`solve_params` at ``dps`` digits, the parameters the exact binary64
+    values): its values rounded to float64 replace the float64 ones, and the point becomes
+    ``converged`` when the verified digits (at least 10) cover :data:`CLAIM_RTOL`; a point the
+    verified solve cannot solve keeps its float64 status (values NaN unless ``not-verified``)."""
+    from fractions import Fraction
+
+    status = out["status"]
+    names = [k for k in out if k not in _GRID_KEYS]
+    fixed = {k: v for k, v in values.items() if k not in arrays}
+    for idx in np.ndindex(status.shape):
+        if status[idx] == Status.CONVERGED.value:
+            continue
+        raw = dict(fixed)
+        for name in numeric:
+            v = float(arrays[name][idx])
+            raw[name] = "inf" if v == math.inf else str(Fraction(v))
+        try:
+            r = solve_params(problem, problem.schema.parse(raw), dps=dps, verify=True)
+        except ConvergenceError:
+            continue
+        if not (r.status == Status.CONVERGED and (r.digits or 0) >= 10):
+            continue
+        for name in names:
+            v = r.all_values.get(name)
+            if v is None and name in r:
+                v = r[name]
+            out[name][idx] = np.nan if v is None else float(v)
+        status[idx] = Status.CONVERGED.value
+        out["converged"][idx] = True
+        out["condition"][idx] = np.nan if r.condition is None else float(r.condition)
+        out["error_estimate"][idx] = max(10.0 ** (1 - r.digits), 2.0 ** -53)
+
+
+_GRID_KEYS = ("converged", "status", "iterations", "residual", "condition", "error_estimate")
+"""The keys of :func:`solve_float64`'s output that are not reported values."""
 
 
 def _sub(start, mask):
@@ -1153,14 +1381,17 @@ def _exact_float(text, option):
 
 
 def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None,
-                  method="start", rtol=1e-13, maxiter=20000, damping=0.5) -> dict:
-    """Solve one variant at the points ``values`` (float arrays of ``shape``, or scalars)."""
+                  method="start", rtol=1e-13, maxiter=20000, damping=0.5,
+                  assess=False) -> dict:
+    """Solve one variant at the points ``values`` (float arrays of ``shape``, or scalars); with
+    ``assess``, each point's honest status (:meth:`Machine.assess`)."""
     P = [_shaped(values[name], shape) for name in m.outline.parameters]
     spec = None
     if m.outline.spectrum:
         spec = m.spectrum(_Arrays(values) if params is None else params, "np")
-    x, done, iters, rel, rep = m.grid(P, spec, shape, rtol=rtol, maxiter=maxiter,
-                                      damping=damping, start=start, method=method)
+    x, done, iters, rel, rep, status = m.grid(P, spec, shape, rtol=rtol, maxiter=maxiter,
+                                              damping=damping, start=start, method=method,
+                                              assess=assess)
     if strict and not np.all(done):
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",
@@ -1169,5 +1400,11 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     out["converged"] = np.asarray(done)
     out["iterations"] = np.asarray(iters)
     out["residual"] = np.asarray(rel)
+    if assess:
+        cond, err = m.last_assessment
+        out["status"] = status
+        out["converged"] = status == Status.CONVERGED.value
+        out["condition"] = np.where(done, cond, np.nan)
+        out["error_estimate"] = np.where(done, err, np.nan)
     out["_x"] = x
     return out

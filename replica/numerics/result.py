@@ -34,9 +34,13 @@ class Status(str, enum.Enum):
     :class:`~replica.errors.ConvergenceError` (exit status 3)."""
 
     CONVERGED = "converged"
-    """Newton converged and the re-solve at higher precision agreed on at least one digit."""
+    """Newton converged and the re-solve at higher precision agreed on at least one digit. (A
+    float64 grid point, :func:`~replica.numerics.driver.solve_float64`: every reported value
+    within a relative 1e-8 by its extended-precision error estimate.)"""
     NOT_VERIFIED = "not-verified"
-    """Newton converged; no re-solve was asked for (``verify=False``), so no digit is claimed."""
+    """Newton converged; no re-solve was asked for (``verify=False``), so no digit is claimed.
+    (A float64 grid point: solved, but its error estimate, condition or sign of a mean-squared
+    error does not support the float64 claim; the values are a start.)"""
     NO_DIGITS = "no-digits"
     """A solution was found, but the re-solve at higher precision agrees on no digit."""
     MAX_ITERATIONS = "max-iterations"
