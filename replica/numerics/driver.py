@@ -40,7 +40,7 @@ from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, cache_key
 from .newton import NewtonReport, damped_mp, iterate_grid, newton_grid, newton_mp
 from .outline import Outline, load_outline, store_outline
-from .precision import agreement_digits, ball_precision, precision
+from .precision import agreement_digits, ball_precision, check_dps, precision
 from .result import Result, Status
 from .roots import bracketed_newton, bracketed_newton_vec
 
@@ -336,7 +336,10 @@ class Machine:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`)."""
         n = self.n
-        scale = [max(abs(v), mpmath.mpf(10) ** -10) for v in x0]
+        # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
+        # step test of newton_mp is then relative for every unknown, also for one of size
+        # 1e-40 (a floor such as 1e-10 here would make it absolute, 1e-30 relative, there)
+        scale = [abs(v) if v != 0 else mpmath.mpf(1) for v in x0]
         rscale = scale if self.fixed_point else [mpmath.mpf(1)] * n
 
         def theta(y):
@@ -845,6 +848,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     digits); on success the values are the midpoints of their enclosures and ``digits`` is what
     the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
     certificate says why. Either way :attr:`Result.certificate` holds the certificate."""
+    dps = check_dps(dps)
     variant = problem.variant_of(params)
     m = machine(problem, variant)
     if force_mp_start:
