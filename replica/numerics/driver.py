@@ -15,7 +15,12 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
 4. evaluates every reported value, and **verifies** it by a complete re-solve at
    ``w + max(10, w // 2)`` digits, ``w`` the working precision. ``w`` starts at ``dps`` plus the
    problem's guard digits; if fewer than ``dps`` digits agree it is raised by the digits lost plus 5
-   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``;
+   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
+   and at most the digits that survive the rounding of the reported values' evaluation (their
+   ball-arithmetic radii): **significant** digits of every reported value, relative to its own
+   size with no absolute floor (:func:`~replica.numerics.precision.agreement_digits`,
+   :func:`~replica.numerics.certify.ball_digits`), so a value of size :math:`10^{-63}` raises the
+   guard digits until its own leading digits are resolved;
 5. returns one :class:`~replica.numerics.result.Result` whose ``status`` is what happened
    (:class:`~replica.numerics.result.Status`); a solve that fails, or whose re-solve agrees on no
    digit, raises :class:`~replica.errors.ConvergenceError` carrying its status (exit status 3).
