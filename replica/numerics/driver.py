@@ -936,6 +936,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                      "not proof")
         status = Status.NOT_CERTIFIED
         digits = 0
+    elif cert is not None and digits < dps:
+        notes.append(f"only {digits} significant digits are proved for every reported value "
+                     f"(enclosures at {cert.precision} digits)")
     elif verify and digits < dps:
         notes.append(f"only {digits} digits could be verified after {guard_rounds} rounds of "
                      "guard digits")
