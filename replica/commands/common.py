@@ -32,9 +32,9 @@ def parse_dps(text) -> int:
         v = int(str(text))
     except ValueError:
         raise ParameterError("--dps", f"must be an integer, got {text!r}") from None
-    if v < 5 or v > 10000:
-        raise ParameterError("--dps", f"must lie in 5..10000, got {v}")
-    return v
+    from ..numerics.precision import check_dps
+
+    return check_dps(v, "--dps")
 
 
 def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False) -> int:

@@ -41,10 +41,11 @@ box* (each enclosure strictly positive), so a solution on an inadmissible branch
 Values computed directly from the parameters (:class:`replica.problem.Direct`) are enclosed where
 their declaration provides a ball evaluation.
 
-A certificate's digits are those its enclosures prove: a ball :math:`m \pm r` proves
-:math:`k` significant digits when :math:`r / \max(|m| - r, 10^{-c}) \le 10^{-k}` (the same relative
-measure, with the same absolute floor :math:`10^{-c}` for values near zero, as the agreement digits
-of an uncertified solve).
+A certificate's digits are those its enclosures prove, for every reported value: a ball
+:math:`m \pm r` proves :math:`k` significant digits when :math:`r / (|m| - r) \le 10^{-k}` -- a
+purely relative measure with no absolute floor (the same as the agreement digits of an uncertified
+solve), so a value near :math:`10^{-73}` is held to its own significant digits; a ball that
+contains 0 proves none (an exact ball, zero included, proves all).
 """
 
 from __future__ import annotations
@@ -106,19 +107,27 @@ def directed_decimal(x: Fraction, digits: int, up: bool) -> str:
 
 
 def ball_digits(b, cap: int) -> int:
-    """Significant decimal digits a ball proves, at most ``cap`` (0 for a non-finite ball)."""
+    r"""Significant decimal digits a ball :math:`m \pm r` proves, at most ``cap``: the largest
+    :math:`k` with :math:`r \le 10^{-k} (|m| - r)`, i.e. every point of the ball agrees with
+    every other to :math:`k` significant digits relative to the smallest magnitude in it. The
+    measure is purely relative (no absolute floor): a ball around :math:`10^{-73}` of radius
+    :math:`10^{-80}` proves 7 digits, whatever the working precision. A ball that contains 0
+    (:math:`r \ge |m|`) proves none, an exact ball (:math:`r = 0`, zero included) all ``cap``;
+    a non-finite ball none."""
     if not is_finite(b):
         return 0
     rad = ball_fraction(b, "hi") - ball_fraction(b, "mid")
     if rad == 0:
         return cap
     mid = abs(ball_fraction(b, "mid"))
-    scale = max(mid - rad, Fraction(1, 10 ** cap))
-    rel = rad / scale
+    if mid <= rad:
+        return 0
+    rel = rad / (mid - rad)
     if rel >= 1:
         return 0
-    # the largest k with rel <= 10**-k
-    k = int(math.floor(-math.log10(float(rel)))) if rel > Fraction(1, 10 ** 300) else cap
+    # the largest k with rel <= 10**-k (a float estimate, then exact comparisons)
+    num, den = rel.numerator, rel.denominator
+    k = max(0, min(cap, int((den.bit_length() - num.bit_length()) * 0.30103)))
     while k > 0 and rel > Fraction(1, 10 ** k):
         k -= 1
     while k < cap and rel <= Fraction(1, 10 ** (k + 1)):

@@ -15,7 +15,12 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
 4. evaluates every reported value, and **verifies** it by a complete re-solve at
    ``w + max(10, w // 2)`` digits, ``w`` the working precision. ``w`` starts at ``dps`` plus the
    problem's guard digits; if fewer than ``dps`` digits agree it is raised by the digits lost plus 5
-   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``;
+   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
+   and at most the digits that survive the rounding of the reported values' evaluation (their
+   ball-arithmetic radii): **significant** digits of every reported value, relative to its own
+   size with no absolute floor (:func:`~replica.numerics.precision.agreement_digits`,
+   :func:`~replica.numerics.certify.ball_digits`), so a value of size :math:`10^{-63}` raises the
+   guard digits until its own leading digits are resolved;
 5. returns one :class:`~replica.numerics.result.Result` whose ``status`` is what happened
    (:class:`~replica.numerics.result.Status`); a solve that fails, or whose re-solve agrees on no
    digit, raises :class:`~replica.errors.ConvergenceError` carrying its status (exit status 3).
@@ -42,7 +47,7 @@ from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, cache_key
 from .newton import NewtonReport, damped_mp, iterate_grid, newton_grid, newton_mp
 from .outline import Outline, load_outline, store_outline
-from .precision import agreement_digits, ball_precision, precision
+from .precision import agreement_digits, ball_precision, check_dps, precision
 from .result import Result, Status
 from .roots import bracketed_newton, bracketed_newton_vec
 
@@ -339,7 +344,10 @@ class Machine:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`)."""
         n = self.n
-        scale = [max(abs(v), mpmath.mpf(10) ** -10) for v in x0]
+        # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
+        # step test of newton_mp is then relative for every unknown, also for one of size
+        # 1e-40 (a floor such as 1e-10 here would make it absolute, 1e-30 relative, there)
+        scale = [abs(v) if v != 0 else mpmath.mpf(1) for v in x0]
         rscale = scale if self.fixed_point else [mpmath.mpf(1)] * n
 
         def theta(y):
@@ -999,6 +1007,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     digits); on success the values are the midpoints of their enclosures and ``digits`` is what
     the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
     certificate says why. Either way :attr:`Result.certificate` holds the certificate."""
+    dps = check_dps(dps)
     variant = problem.variant_of(params)
     m = machine(problem, variant)
     if force_mp_start:
@@ -1081,6 +1090,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                      "not proof")
         status = Status.NOT_CERTIFIED
         digits = 0
+    elif cert is not None and digits < dps:
+        notes.append(f"only {digits} significant digits are proved for every reported value "
+                     f"(enclosures at {cert.precision} digits)")
     elif verify and digits < dps:
         notes.append(f"only {digits} digits could be verified after {guard_rounds} rounds of "
                      "guard digits")

@@ -2,10 +2,12 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
 
 * :func:`newton_mp` -- Newton with the exact Jacobian at the working precision, with step halving
   on the max-norm of the residual. It stops when the full Newton step is below ``1000 eps``
-  relative to the iterate (quadratic convergence has reached the working precision), or when no
-  step lowers the residual any more (the rounding floor) while the last step is already below
-  ``10**(-dps/2)`` -- the digits actually obtained are then measured by the caller's re-solve at
-  higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
+  relative to the iterate (quadratic convergence has reached the working precision), or at the
+  rounding floor of the equations: the step is already below ``10**(-dps/2)`` and either no step
+  lowers the residual any more or the step shrank by less than 4x (quadratic convergence would
+  square it; a residual made of cancelling terms of size :math:`T` cannot fall below about
+  :math:`T\,\varepsilon`, and the steps it drives stop shrinking) -- the digits actually obtained
+  are then measured by the caller's re-solve at higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
   :class:`~replica.numerics.result.Status` that describes the failure.
 * :func:`damped_mp` -- the damped fixed-point iteration :math:`x \leftarrow x + d(\Phi(x) - x)`
   with adaptive damping, the slow but robust start for :func:`newton_mp` when no float64 start
@@ -114,6 +116,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     res = norm(fy)
     small = mpmath.eps * 1000
     floor_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
+    prev_step = None
     for it in range(1, maxiter + 1):
         Jy = J(as_list(y))
         try:
@@ -130,6 +133,15 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             y = y + dy
             fy = F(as_list(y))
             return NewtonReport(as_list(y), it, norm(fy), _condition(J(as_list(y)), balls))
+        if step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4:
+            # Past half the working precision Newton contracts quadratically (each step about
+            # the square of the last); a step that shrinks by less than 4x here is driven by the
+            # rounding noise of F, not by F itself (terms of size 1e20 that cancel leave a
+            # residual of 1e20 eps): the iterate is as good as this precision makes it. Step
+            # halving would otherwise keep accepting noise that happens to lower the residual
+            # until the iteration limit. The digits obtained are measured by the caller.
+            return NewtonReport(as_list(y), it, res, _condition(Jy, balls))
+        prev_step = step
         t = mpmath.mpf(1)
         for _ in range(30):
             yn = y + t * dy

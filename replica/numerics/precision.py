@@ -13,6 +13,30 @@ import contextlib
 import mpmath
 
 
+MIN_DPS, MAX_DPS = 5, 10000
+"""The working precisions a user may ask for, in decimal digits (``--dps`` and ``dps=``)."""
+
+
+def check_dps(dps, name: str = "dps") -> int:
+    """``dps`` as an ``int`` if it is a precision a user may ask for (an integer in
+    :data:`MIN_DPS`..:data:`MAX_DPS`; an integral float such as ``30.0`` is accepted, a bool, a
+    string, a fraction or a non-integral float is not); otherwise
+    :class:`~replica.errors.ParameterError` naming ``name`` (exit status 2 on the command
+    line)."""
+    import numbers
+
+    from ..errors import ParameterError
+
+    if isinstance(dps, bool) or not isinstance(dps, (numbers.Integral, float)):
+        raise ParameterError(name, f"must be an integer in {MIN_DPS}..{MAX_DPS}, got {dps!r}")
+    if isinstance(dps, float) and not dps.is_integer():
+        raise ParameterError(name, f"must be an integer in {MIN_DPS}..{MAX_DPS}, got {dps!r}")
+    v = int(dps)
+    if not MIN_DPS <= v <= MAX_DPS:
+        raise ParameterError(name, f"must lie in {MIN_DPS}..{MAX_DPS}, got {v}")
+    return v
+
+
 @contextlib.contextmanager
 def precision(dps: int):
     """Run the body at ``dps`` decimal digits; restores the previous precision on exit."""
@@ -52,15 +76,23 @@ def ball_precision(dps: int):
 
 
 def agreement_digits(a, b, cap: int) -> int:
-    """Significant decimal digits on which ``a`` and ``b`` agree, at most ``cap``.
+    r"""Significant decimal digits on which ``a`` and ``b`` agree, at most ``cap``.
 
-    Uses the relative difference ``|a - b| / max(|a|, |b|)``; two zeros agree to ``cap`` digits.
-    An absolute scale of ``10**-cap`` guards quantities that are (close to) zero.
+    The largest :math:`k \le` ``cap`` with :math:`|a - b| \le 10^{-k} \max(|a|, |b|)`: a
+    purely relative measure, with no absolute floor, so a value of size :math:`10^{-63}` is held
+    to its own significant digits exactly as a value of size 1 is (an absolute floor
+    :math:`10^{-c}` would let two values below it agree to ``cap`` digits whatever their digits).
+    Two equal values (two zeros included) agree to ``cap`` digits; a zero and a nonzero value
+    agree on none.
 
     >>> import mpmath
     >>> with mpmath.workdps(30):
     ...     agreement_digits(mpmath.mpf('1.2345678'), mpmath.mpf('1.2345679'), 30)
     7
+    >>> with mpmath.workdps(30):
+    ...     agreement_digits(mpmath.mpf('2.0833333333333756e-63'),
+    ...                      mpmath.mpf('2.0833333333333333e-63'), 30)
+    13
     """
     with mpmath.workdps(cap + 10):
         return _agreement(mpmath.mpf(a) if not isinstance(a, mpmath.mpf) else a,
@@ -68,12 +100,16 @@ def agreement_digits(a, b, cap: int) -> int:
 
 
 def _agreement(a, b, cap):
-    scale = max(abs(a), abs(b))
     diff = abs(a - b)
     if diff == 0:
         return cap
-    floor = mpmath.mpf(10) ** (-cap)
-    rel = diff / max(scale, floor)
+    rel = diff / max(abs(a), abs(b))
     if rel >= 1:
         return 0
-    return int(min(cap, mpmath.floor(-mpmath.log10(rel))))
+    k = int(min(cap, mpmath.floor(-mpmath.log10(rel))))
+    # log10 is rounded: make k the largest integer with rel <= 10**-k exactly
+    while k > 0 and rel > mpmath.mpf(10) ** (-k):
+        k -= 1
+    while k < cap and rel <= mpmath.mpf(10) ** (-(k + 1)):
+        k += 1
+    return k
