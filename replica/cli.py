@@ -62,26 +62,23 @@ def _stdout_closed() -> int:
     return 141
 
 
+#: Flags accepted anywhere on the line, each with the module and function that switches it:
+#: ``--force-large`` runs what the up-front estimates would refuse; ``--quiet`` (like
+#: ``REPLICA_QUIET=1``) silences progress output.
+GLOBAL_FLAGS = {"--force-large": ("replica.estimates", "set_force_large"),
+                "--quiet": ("replica.progress", "set_quiet")}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if "--force-large" in argv:  # anywhere on the line: run what the estimates would refuse
-        from .estimates import set_force_large
-
-        set_force_large(True)
-        argv = [a for a in argv if a != "--force-large"]
-        try:
-            return main(argv)
-        finally:
-            set_force_large(False)
-    if "--quiet" in argv:  # anywhere on the line, like REPLICA_QUIET=1
-        from .progress import set_quiet
-
-        set_quiet(True)
-        argv = [a for a in argv if a != "--quiet"]
-        try:
-            return main(argv)
-        finally:
-            set_quiet(False)
+    for flag, (module, setter) in GLOBAL_FLAGS.items():
+        if flag in argv:
+            switch = getattr(importlib.import_module(module), setter)
+            switch(True)
+            try:
+                return main([a for a in argv if a != flag])
+            finally:
+                switch(False)
     try:
         argv = route_model_file(route_builtin_plane(argv))
         args = build_parser().parse_args(argv)

@@ -36,6 +36,21 @@ def run_cli(*args, timeout=300):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+class LazyDerivation:
+    """``replica.derivations.get(name)``, built on first use: a module-level derivation would be
+    built while pytest collects the tests (seconds each)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):  # pytest inspects module objects while collecting
+            raise AttributeError(attr)
+        from replica.derivations import get
+
+        return getattr(get(self._name), attr)
+
+
 @pytest.fixture
 def cli():
     return run_cli

@@ -2,22 +2,12 @@
 and the committed appendix ``derivations/alignment.tex`` is what the code generates."""
 
 from replica.derivations import alignment as D
-from replica.derivations import get
 from replica.models import alignment as A
 from replica.symbolic import LAMBDA_I
+from conftest import LazyDerivation
 
 
-
-class _Lazy:
-    """The derivation, built on first use (not while the tests are collected)."""
-
-    def __getattr__(self, attr):
-        if attr.startswith("_"):  # pytest inspects module objects while collecting
-            raise AttributeError(attr)
-        return getattr(get("alignment"), attr)
-
-
-DOC = _Lazy()
+DOC = LazyDerivation("alignment")  # built on first use, not while tests are collected
 
 
 def test_displays_are_the_library_objects():

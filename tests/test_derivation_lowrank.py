@@ -5,23 +5,13 @@ the committed appendix ``derivations/lowrank.tex`` is what the code generates.""
 import pytest
 import sympy
 
-from replica.derivations import get
 from replica.derivations import lowrank as D
 from replica.latex import to_latex
 from replica.models import lowrank as L
+from conftest import LazyDerivation
 
 
-
-class _Lazy:
-    """The derivation, built on first use (not while the tests are collected)."""
-
-    def __getattr__(self, attr):
-        if attr.startswith("_"):  # pytest inspects module objects while collecting
-            raise AttributeError(attr)
-        return getattr(get("lowrank"), attr)
-
-
-DOC = _Lazy()
+DOC = LazyDerivation("lowrank")  # built on first use, not while tests are collected
 
 
 @pytest.mark.slow
