@@ -169,3 +169,20 @@ def plane_estimate(nx: int, ny: int, what: str, out_dir=None) -> Estimate:
     return Estimate(what, "--x", PLANE_BASE_SECONDS + PLANE_SECONDS_PER_POINT * n,
                     PLANE_BASE_BYTES + PLANE_BYTES_PER_POINT * n, PLANE_OUTPUT_PER_POINT * n,
                     out_dir)
+
+
+DENSE_SECONDS_PER_D3 = 5.5e-5
+"""Seconds per ``d**3`` of a verified solve with a dense (non-diagonal) covariance at 20 digits."""
+
+
+def dense_solve_estimate(d: int, dps: int, option: str) -> Estimate:
+    """A verified solve whose covariances include a dense ``d x d`` matrix (``option`` names it):
+    its eigendecomposition in mpmath at the working precision dominates.
+
+    Measured (``replica solve alignment ... --train file:DENSE.npy --test identity``, a random
+    Wishart matrix, GNU time): d = 40 at --dps 20: 4.7 s; d = 80: 27.9 s (so about
+    5.5e-5 d^3 s); d = 40 at --dps 60: 7.2 s (the cost grows about as sqrt(dps / 20)). Memory:
+    under 100 MB at d = 80 (d^2 mpmath numbers, about 1 kB each with the work arrays)."""
+    seconds = DENSE_SECONDS_PER_D3 * float(d) ** 3 * max(1.0, dps / 20) ** 0.5
+    return Estimate(f"a solve with the dense {d} x {d} covariance of {option}", option,
+                    seconds, 60e6 + 1000.0 * float(d) ** 2)

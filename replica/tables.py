@@ -191,7 +191,8 @@ class Grid:
         """The grid of a long CSV (one row per point, columns ``x``, ``y`` and the fields), as
         the phase-diagram commands write it (``*_grid.csv``, the plane of ``phase-diagram
         --model``); ``x`` and ``y`` default to its first two columns. Every ``(x, y)`` pair
-        must occur once."""
+        must occur once. A column of numbers becomes a float array, one of ``True``/``False`` a
+        boolean array, any other (the ``status`` of each point) an array of strings."""
         import numpy as np
 
         table = read_table(path)
@@ -211,9 +212,12 @@ class Grid:
             if all(v in ("True", "False") for v in values):
                 arr = np.zeros((len(yv), len(xv)), bool)
                 arr[iy, ix] = [v == "True" for v in values]
-            else:
+            elif all(_is_number(v) for v in values):
                 arr = np.full((len(yv), len(xv)), np.nan)
                 arr[iy, ix] = [_number(v) for v in values]
+            else:  # words, e.g. the float64 path's status of each point
+                arr = np.full((len(yv), len(xv)), "", dtype=object)
+                arr[iy, ix] = values
             fields[name] = arr
         return cls(x, xv, y, yv, fields, dict(attrs or {}))
 

@@ -77,13 +77,18 @@ def test_phase_diagram_grid_as_xarray(tmp_path):
     inside, _ = isotropic_nonmonotone(tmp_path, tau="0.5", kappas=kappas, rhos=rhos,
                                       bisection_steps=2)
     path = next(tmp_path.glob("*_grid.csv"))
-    assert all(pd.api.types.is_numeric_dtype(t) for t in pd.read_csv(path).dtypes)
+    frame = pd.read_csv(path)
+    # every column numeric but the float64 path's status of each cell (a word)
+    assert all(pd.api.types.is_numeric_dtype(frame[c]) for c in frame if c != "status")
+    assert set(frame["status"]) <= {"converged", "not-verified"}
     ds = read_grid(path).to_xarray()
     assert ds["nonmonotone"].dims == ("rho", "kappa")
     np.testing.assert_allclose(ds["kappa"], np.round(kappas, 6), rtol=1e-5)
     np.testing.assert_array_equal(ds["nonmonotone"].values, inside.T.astype(float))
+    assert ds["status"].dims == ("rho", "kappa") and set(ds["status"].values.ravel()) == set(
+        frame["status"])
     long = read_grid(path).to_pandas()
-    assert len(long) == 24 and list(long.columns) == ["kappa", "rho", "nonmonotone"]
+    assert len(long) == 24 and list(long.columns) == ["kappa", "rho", "nonmonotone", "status"]
 
 
 def test_pandas_is_optional(monkeypatch):

@@ -46,6 +46,7 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     from ..numerics.result import Status
 
     params = problem.schema.parse(raw)
+    _estimate_dense(problem, params, dps)
     try:
         res = solve_params(problem, params, dps=dps, certify=certify)
     except ConvergenceError as exc:
@@ -61,6 +62,19 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
                                tried=f"ball arithmetic at {res.certificate.precision} digits",
                                status=res.status.value)
     return 0
+
+
+def _estimate_dense(problem, params, dps: int) -> None:
+    """Announce (or refuse, :func:`replica.estimates.check`) a solve whose covariance parameters
+    include a dense matrix: its mp eigendecomposition costs about d^3."""
+    from ..estimates import check, dense_solve_estimate
+
+    for p in problem.schema.parameters:
+        if not p.is_covariance:
+            continue
+        cov = getattr(params, p.name, None)
+        if cov is not None and getattr(cov, "matrix", None) is not None:
+            check(dense_solve_estimate(cov.d, dps, "--" + p.name.replace("_", "-")))
 
 
 def print_result(result, as_json: bool, stream=None):

@@ -1235,8 +1235,8 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     :data:`CLAIM_RTOL` (1e-8). The estimate (:meth:`Machine.assess`) compares the float64
     values with the same formulas evaluated in extended precision after one extended-precision
     Newton correction: it sees the solution's error (forward error :math:`\lesssim` condition
-    :math:`	imes` relative residual) and the rounding of the reported formulas (a value that is
-    a difference of large terms has float64 error about :math:`u\sum|	ext{terms}|/|v|`)
+    :math:`\times` relative residual) and the rounding of the reported formulas (a value that is
+    a difference of large terms has float64 error about :math:`u\sum|\text{terms}|/|v|`)
     together. The values are those at the binary64 parameters as given (read exactly).
 
     The other statuses: ``not-verified`` -- the iteration converged, but the estimate does not
