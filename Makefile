@@ -26,10 +26,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivations,
-# simulations against the theory, fuzzing campaigns run in `make test` and CI)
+# the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivation
+# checks, simulations against the theory, the fuzzing campaigns and tests over ~1 s run in
+# `make test` and CI), on two processes (pytest-xdist): about 80 s on 2 cores, 110 s on one
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n 2
 
 notebooks: $(STAMP)
 	$(PY) notebooks/_execute.py --out out/notebooks $(NOTEBOOK_FLAGS)

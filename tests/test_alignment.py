@@ -41,6 +41,7 @@ M_PRIME = Evaluator([A.M_PRIME_CLOSED], [A.M, A.z, A.kappa])
 """M'(z) from its closed form (implicit differentiation of eq. (17))."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("alpha,tau,kappa,rho,lam", GRID)
 def test_isotropic_reduction_40_digits(alpha, tau, kappa, rho, lam):
     a = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho, lam=lam, d=3,
@@ -408,6 +409,7 @@ def test_float64_grid_matches_high_precision():
 # ------------------------------------------------------------------------------------------------
 # Finite-d check of the deterministic equivalent
 # ------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["powerlaw:1", "lowrank:1/2"])
 def test_empirical_resolvent_converges_like_one_over_d(spec):
     """(1/d) tr (R_k + zI)^{-1}, averaged over sampled task sets, approaches M_kappa(z) at the same

@@ -25,6 +25,7 @@ POINTS = CROSS_PAPER_POINTS[:4]
 points 3, 1, 2 at sigma_test = sigma); task-scarce at large alpha."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p", POINTS, ids=lambda p: f"tau={p['tau']},lam={p['lam']}")
 def test_parts_are_the_low_rank_parts_on_the_two_atom_spectrum(p):
     dps = 30

@@ -57,6 +57,7 @@ def test_powerlaw_inside_the_range_is_solved(cli):
 
 
 # -- 2. output folders that refuse new files ----------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs a /proc file system")
 def test_proc_as_output_or_cache_folder_is_exit_2(cli, tmp_path):
     """``/proc`` passes every permission test for the superuser but refuses new files: it was an
@@ -116,6 +117,7 @@ def _located(cli, *args):
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_level_of_a_model_file_ridgeless_closed_form(cli):
     """Every ``--kind level`` search exited 1 (``mpmath.mpf(Fraction)``). Ridgeless
     (``lam = 0``, ``alpha > 1``): the test error is ``sigma^2 alpha/(alpha - 1)`` (least squares:

@@ -61,6 +61,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("override,name", BAD)
 def test_bad_input_one_line_exit_2(cli, override, name):
     args = list(ISO)

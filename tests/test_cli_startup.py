@@ -86,6 +86,7 @@ _SOLVE_IN_PROCESS = (
 _ALIGNMENT = ("alignment", "--d", "12", "--train", "piano", "--test", "spike:1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model, extra", [
     (_ALIGNMENT, ("--tau", "4")), (_ALIGNMENT, ("--tau", "1/2", "--kappa", "inf")),
     (("isotropic",), ("--tau", "1/2", "--lam", "1/10")),

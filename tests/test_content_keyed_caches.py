@@ -133,6 +133,7 @@ def _root(coeff):
     return (mpmath.sqrt(1 + 16 * coeff) - 1) / 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["file", "environment", "declared"])
 def test_a_model_files_inputs_enter_its_cache_key(tmp_path, how):
     """A model whose coefficient comes from a data file it reads, from an environment variable

@@ -1,6 +1,8 @@
 """Paper A's derivation: every step's check passes, the displays come from the library's objects,
 and the committed appendix ``derivations/alignment.tex`` is what the code generates."""
 
+import pytest
+
 from replica.derivations import alignment as D
 from replica.models import alignment as A
 from replica.symbolic import LAMBDA_I
@@ -10,6 +12,7 @@ from conftest import LazyDerivation
 DOC = LazyDerivation("alignment")  # built on first use, not while tests are collected
 
 
+@pytest.mark.slow
 def test_displays_are_the_library_objects():
     a = D.a_sym
     assert D.M_EQUATION.rhs.subs(a, A.A_COEFF) == A.M - A.SELF_CONSISTENCY

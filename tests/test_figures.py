@@ -173,6 +173,7 @@ def test_phase_diagram_plane_bad_names_are_exit_2_listing_the_valid_ones(tmp_pat
     assert rc == 2 and len(err) == 1 and option in err[0] and listed in err[0], err
 
 
+@pytest.mark.slow
 def test_notebook_executes_in_jupyter_with_an_inline_figure(tmp_path):
     """One notebook (quick mode) converted by jupytext and executed by nbclient in a kernel:
     its figure is a display item with an image/png, shown once."""

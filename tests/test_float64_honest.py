@@ -141,12 +141,14 @@ PROPERTY = dict(deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
+@pytest.mark.slow
 @settings(max_examples=400, **PROPERTY)
 @given(isotropic_points())
 def test_converged_isotropic_points_agree_with_the_verified_solve(p):
     _check("isotropic", p)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, **PROPERTY)
 @given(alignment_points())
 def test_converged_alignment_points_agree_with_the_verified_solve(p):

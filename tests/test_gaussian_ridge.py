@@ -24,6 +24,7 @@ def test_derived_free_energy_equals_the_declared_one():
         assert sympy.simplify(on_symbolic_spectrum(wrong - declared["FREE_ENERGY"])) != 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", gaussian_ridge.steps(), ids=lambda s: s.name)
 def test_steps_verify(step):
     assert step.verify()

@@ -119,6 +119,7 @@ def test_bracketed_newton_accepts_a_step_below_the_rounding_of_x():
         assert abs(x - root) < mpmath.mpf(10) ** -39 and it == 1
 
 
+@pytest.mark.slow
 def test_tiny_rank_ratio_at_80_digits_converges():
     """rho = 1e-30: float64 cannot resolve the atom (its start fails, after at most
     START_SWEEPS sweeps instead of 20000), the mpmath start converges, and cancellation raises the

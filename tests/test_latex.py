@@ -276,6 +276,7 @@ def _wrong_m_prime_step():
                 "A deliberately wrong derivative.", functools.partial(D._check_m_prime, wrong))
 
 
+@pytest.mark.slow
 def test_wrong_steps_are_caught():
     assert D._check_m_prime() is True
     assert _wrong_m_prime_step().verify() is False

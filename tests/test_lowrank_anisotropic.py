@@ -60,6 +60,7 @@ is largest: d |mean - theory| / theory measured 9.2, 7.3, 4.7 at d = 8, 16, 32 f
 (task-rich point), against 6.0, 4.6, 3.9 for IDG."""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", [
     dict(alpha=2, tau=4, kappa=1, rho="0.01"),            # task-rich (kappa > F)
     dict(alpha=2, tau=2, kappa="1/4", rho="0.1", lam="0.1"),  # task-scarce, with ridge

@@ -11,6 +11,7 @@ BASE = ["solve", "lowrank", "--alpha", "2", "--tau", "2.25", "--kappa", "1.5", "
         "--sigma", "0.3"]
 
 
+@pytest.mark.slow
 def test_json_contract(cli):
     rc, out, err = cli(*BASE, "--dps", "20", "--json")
     assert rc == 0, err
@@ -37,6 +38,7 @@ def test_json_contract(cli):
     assert any("rank ratio" in n for n in data["notes"])
 
 
+@pytest.mark.slow
 def test_kappa_inf_and_test_conditions(cli):
     rc, out, err = cli(*BASE[:7], "inf", *BASE[8:], "--alpha-test", "4", "--sigma-test", "0.5",
                        "--dps", "15", "--json")
@@ -59,6 +61,7 @@ def test_help_says_rho_is_the_rank_ratio(cli):
     assert "RANK RATIO" in text and "STANDARD DEVIATION" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change,name", [
     (("--rho", "0"), "--rho"), (("--rho", "1.5"), "--rho"), (("--sigma", "-1"), "--sigma"),
     (("--kappa", "0"), "--kappa"), (("--lam", "-0.1"), "--lam"), (("--tau", "0"), "--tau"),
@@ -99,6 +102,7 @@ def test_float64_nonconvergence_is_a_convergence_error():
     assert not bool(out["converged"]) and out["tm"] != out["tm"]  # NaN, flagged
 
 
+@pytest.mark.slow
 def test_generated_code_cache_gives_identical_results(tmp_path):
     """The disk cache of generated evaluator code (REPLICA_LAMBDIFY_CACHE) is transparent: a
     fresh generation and a load from the cache print identical JSON."""

@@ -97,6 +97,7 @@ def test_conjugates_at_the_saddle():
     assert is_zero(fp[L.chibarhat] - L.EPS * fp[L.chihat])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", S.derivation_steps(), ids=lambda s: s.name)
 def test_every_derivation_step_verifies(step):
     assert isinstance(step, Step)

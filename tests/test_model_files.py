@@ -376,6 +376,7 @@ def test_series_of_the_ridgeless_risk_is_the_geometric_series(ridge):
     assert out["quantity"] == [sigma**2] * 5
 
 
+@pytest.mark.slow
 def test_series_approaches_the_solution_at_the_expected_rate(ridge):
     """lam = 1/10, sigma = 1/2, C = I: the order-3 series in 1/alpha against verified solves at
     alpha = 50, 100, 200; the error falls by about 2^4 per doubling (the first omitted term)."""
@@ -401,6 +402,7 @@ def test_cli_expand_model_file(capsys):
     assert "test = 1/4 + 1/(4*alpha) + 1/(4*alpha**2) + O(1/alpha^3)" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_cli_expand_of_a_singular_series_is_exit_3(capsys):
     """The low-rank spectrum has an atom at 0, so its transforms kept abstract are infinite at
     the alpha -> oo expansion point: the series is refused (exit 3, one line pointing to the
@@ -414,6 +416,7 @@ def test_cli_expand_of_a_singular_series_is_exit_3(capsys):
     assert len(err) == 1 and "not finite" in err[0] and "replica expand lowrank" in err[0]
 
 
+@pytest.mark.slow
 def test_generated_code_cache_follows_the_files_a_model_imports(tmp_path):
     """The disk cache of a model file's generated code is keyed on the file, the package and the
     user's helper modules it imports: changing a helper changes the result (two processes

@@ -10,6 +10,7 @@ from replica.analysis.phase_diagram import (_powerlaw, alignment_specialisation,
                                             isotropic_nonmonotone, nonmonotone_indicator)
 
 
+@pytest.mark.slow
 def test_alignment_specialisation_boundary_is_a_zero_of_the_gain(tmp_path):
     pts = alignment_specialisation(tmp_path, d=16, kappas=np.linspace(0.4, 2.2, 10),
                                    dps_range=np.linspace(-0.2, 2.0, 12), dps=20)
@@ -54,6 +55,7 @@ def test_isotropic_nonmonotone_region_and_boundary(tmp_path):
         assert left != right  # the indicator flips across each boundary point
 
 
+@pytest.mark.slow
 def test_phase_diagram_cli(cli, tmp_path):
     rc, out, err = cli("phase-diagram", "alignment", "-o", tmp_path, "--d", "12")
     assert rc == 0, err

@@ -69,6 +69,7 @@ def compare(old: dict, new: dict) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FROZEN))
 def test_solve_output_unchanged(cli, name):
     record = FROZEN[name]

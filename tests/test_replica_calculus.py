@@ -53,6 +53,7 @@ def test_wrong_formulas_are_rejected():
                                       subs=VALUES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("M,h,nv", [(RSBlock.scalar(a, b), [c], 1),
                                     (RSBlock.scalar(a, b), [c], 2),
                                     (RSBlock([[a, e], [e, 2]], [[0, 0], [0, 0]]), [c, e], 1)])

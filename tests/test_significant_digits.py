@@ -167,6 +167,7 @@ def test_certified_api_every_value():
 LOWRANK_LOUD_NOISE = dict(alpha="2", tau="9/4", kappa="3/2", rho="0.9", sigma="1e10")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dps", [20, 40, 50, 60])
 def test_lowrank_at_sigma_1e10_converges_at_every_precision(dps):
     """Newton chased rounding noise (a residual of terms of size sigma^2 = 1e20 cannot fall
@@ -178,6 +179,7 @@ def test_lowrank_at_sigma_1e10_converges_at_every_precision(dps):
     assert wrong_claims(res, reference("lowrank", LOWRANK_LOUD_NOISE, dps)) == []
 
 
+@pytest.mark.slow
 def test_lowrank_at_sigma_1e10_cli_exit_0(cli):
     args = [f"--{k}={v}" for k, v in LOWRANK_LOUD_NOISE.items()]
     rc, out, err = cli("solve", "lowrank", *args, "--dps", "40", "--json")
@@ -275,6 +277,7 @@ def test_isotropic_claimed_digits_are_significant(raw):
     _check("isotropic", raw)
 
 
+@pytest.mark.slow
 @_settings(10)
 @given(raw=LOWRANK)
 def test_lowrank_claimed_digits_are_significant(raw):

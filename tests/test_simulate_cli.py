@@ -113,6 +113,7 @@ def test_simulate_subprocess_bad_input_has_no_traceback():
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_check_report_files(tmp_path, capsys):
     out = tmp_path / "report"
     assert main(["check", "isotropic", "--alpha", "1,2", "--tau", "3", "--kappa", "1",
@@ -133,6 +134,7 @@ def test_check_report_files(tmp_path, capsys):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+@pytest.mark.slow
 def test_check_api_lowrank_single_point(tmp_path):
     rep = run_check("lowrank", [dict(alpha="2", tau="2.25", kappa="1.5", rho="0.75",
                                      sigma="0.3")], [8, 12], seeds=3, dps=20,
@@ -154,6 +156,7 @@ def test_check_two_varied_parameters_is_an_error(tmp_path, capsys):
     assert "at most one parameter" in err and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_check_with_a_spec_as_the_varied_parameter(tmp_path):
     rep = run_check("alignment", [dict(alpha="2", tau="4", kappa="1", rho="0.01", train="piano",
                                        test=t) for t in ("identity", "spike:1")], [6, 8],

@@ -229,6 +229,7 @@ def _session_processes(sid: int) -> list[int]:
             if int(s) == sid]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ps -o sid, Linux only")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_pool_workers_die_with_a_killed_sweep(tmp_path, sig):

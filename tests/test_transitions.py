@@ -12,6 +12,7 @@ from replica.numerics.continuation import (continuation, limit_to_zero, locate_k
                                           trace_boundary)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("F", ["1/2", "3/10", "7/9", "1/5", "9/10"])
 def test_alignment_kappa_c_equals_rank_fraction_25_digits(F):
     r = alignment_transition(F, 2, "0.01", dps=50)
@@ -23,6 +24,7 @@ def test_alignment_kappa_c_equals_rank_fraction_25_digits(F):
     assert r.location.digits() >= 25
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tau,rho", [("2", "0.01"), ("5", "1"), ("3/2", "1/2")])
 def test_isotropic_kappa_c_is_one(tau, rho):
     r = isotropic_transition(tau, rho, dps=50)
@@ -95,6 +97,7 @@ def test_trace_boundary_refines_where_the_curve_bends():
         assert near > 2 * far
 
 
+@pytest.mark.slow
 def test_transition_cli_json(cli):
     rc, out, err = cli("transition", "alignment", "--rank-fraction", "0.3", "--tau", "2",
                        "--rho", "0.01", "--dps", "40", "--json")

@@ -19,6 +19,7 @@ def blocks():
     return re.findall(r"```(python|console)\n(.*?)```", text, flags=re.S)
 
 
+@pytest.mark.slow
 def test_tutorial_runs(tmp_path, monkeypatch, capsys):
     from replica.latex import latexmk_path
 
