@@ -97,6 +97,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("replica: interrupted\n")
         return 130
+    except MemoryError:  # a run larger than the machine, e.g. one let through by --force-large
+        sys.stderr.write("replica: error: out of memory: the run needs more memory than this "
+                         "machine has (the up-front estimate refuses such runs unless "
+                         "--force-large is given)\n")
+        return 2
     except Exception as exc:  # a bug: still one line, unless debugging
         if os.environ.get("REPLICA_DEBUG"):
             raise

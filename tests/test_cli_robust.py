@@ -203,3 +203,20 @@ def test_estimate_function_and_override():
         assert check(huge, stream=open(os.devnull, "w")) is huge
     finally:
         set_force_large(False)
+
+
+def test_running_out_of_memory_is_one_line_exit_2(monkeypatch, capsys):
+    """A run let through by --force-large that then exhausts memory ended with exit 1 (an
+    internal error); it is one line and exit 2, like the refusal it overrode."""
+    from replica import cli
+    from replica.numerics import driver
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(driver, "solve_params", exhausted)
+    rc = cli.main(["solve", "isotropic", "--alpha", "2", "--tau", "1/2", "--kappa", "1/2",
+                   "--rho", "0.01", "--force-large"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("replica: error: out of memory")
+    assert len(err.strip().splitlines()) == 1

@@ -263,6 +263,30 @@ def _example(name: str):
     return load_model_file(os.path.join(REPO, "examples", f"{name}.py"))
 
 
+def assert_float64_claim_holds(problem, raw, ref):
+    """The float64 path at the same point: where it says ``converged``, every reported value is
+    within its claimed relative error (:data:`~replica.numerics.driver.CLAIM_RTOL`) of the
+    60-digit reference; otherwise it claims nothing (``not-verified`` or a failure)."""
+    import numpy as np
+
+    from replica.numerics.driver import CLAIM_RTOL, solve_float64
+
+    numeric = {k: np.array([float(Fraction(v))]) for k, v in raw.items()
+               if not problem.schema[k].is_covariance and k != "d"}
+    other = {k: v for k, v in raw.items() if k not in numeric}
+    if "d" in other:
+        other["d"] = int(other["d"])
+    out = solve_float64(problem, strict=False, **numeric, **other)
+    if str(out["status"][0]) != "converged":
+        return
+    for key, truth in ref.all_values.items():
+        if truth is None or key not in out:
+            continue
+        got = float(out[key][0])
+        assert abs(got - float(truth)) <= 2 * CLAIM_RTOL * abs(float(truth)), (
+            raw, key, got, truth)
+
+
 MODEL_FILE_POINTS = {
     "ridge_regression": st.fixed_dictionaries({
         "alpha": decimal(-30, 30), "lam": decimal(-30, 30), "sigma": st.one_of(
@@ -282,8 +306,9 @@ MODEL_FILE_POINTS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MODEL_FILE_POINTS))
 def test_model_file_digits_hold(name):
-    """The campaign on the example model files: random valid points solved at 20 digits and at
-    60; every claimed significant digit is right, or the solve is a typed failure."""
+    """The campaign on the example model files: random valid points solved at 20 digits, at 60
+    and in float64; every claimed significant digit is right and every float64 ``converged`` is
+    within its claimed error, or the solve is a typed failure."""
     problem = _example(name)
     solved = []
 
@@ -297,6 +322,7 @@ def test_model_file_digits_hold(name):
         ref = solve_params(problem, problem.schema.parse(raw), dps=HIGH)
         assert res.digits > 0
         assert_digits_hold(res, ref, raw)
+        assert_float64_claim_holds(problem, raw, ref)
         solved.append(raw)
 
     check()
