@@ -12,9 +12,10 @@ import importlib
 import os
 import sys
 
-from .commands.common import OneLineParser, route_model_file
+from .commands.common import OneLineParser
 from .commands.phase_diagram import route_builtin_plane
 from .errors import ReplicaError
+from .registry import route_model_file
 
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
 COMMAND_MODULES = [

@@ -65,7 +65,7 @@ from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFami
 from .symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage, avg
 
 __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file", "as_problem",
-           "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED", "DOMAINS", "Domain", "Note",
+           "load_model_namespace", "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED", "DOMAINS", "Domain", "Note",
            "Alias", "avg",
            "LAMBDA_I", "MU_I", "spectral_family"]
 
@@ -504,10 +504,16 @@ def as_problem(obj) -> Problem:
 
 
 def load_model_file(path: str) -> Problem:
-    """Run the model file ``path`` (the user's own Python code, like any script they run) and
-    return the problem it declares: the module-level ``MODEL`` (a :class:`SaddlePointModel`,
+    """The problem the model file ``path`` declares (:func:`load_model_namespace`)."""
+    return load_model_namespace(path)[0]
+
+
+def load_model_namespace(path: str) -> tuple:
+    """``(problem, namespace)``: run the model file ``path`` (the user's own Python code, like any
+    script they run) and return the problem it declares -- the module-level ``MODEL`` (a :class:`SaddlePointModel`,
     :class:`FixedPointModel` or :class:`~replica.problem.Problem`), or else the only such object
-    it defines.
+    it defines -- with the file's namespace (where :mod:`replica.registry` finds what else the
+    model declares: ``SIMULATION``, ``TRANSITIONS``, ...).
 
     Generated code is cached on disk keyed on contents (:func:`_cache_inputs`): the file's bytes,
     the modules it imports from outside the Python installation, every file it reads while it
@@ -557,7 +563,7 @@ def load_model_file(path: str) -> Problem:
     if not problem.source_files:
         files, salt = _cache_inputs(path, namespace.get("INPUTS", ()), before, reads)
         problem.source_files, problem.cache_salt = files, salt
-    return problem
+    return problem, namespace
 
 
 def _cache_inputs(path: str, declared, before: set, reads) -> tuple:

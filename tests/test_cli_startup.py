@@ -60,13 +60,15 @@ def test_help_exits_0(words):
 
 
 def test_written_out_choices_equal_the_library_lists():
+    from replica import registry
     from replica.analysis import asymptotics
-    from replica.commands import appendix, expand
     from replica.derivations import DERIVATIONS
 
-    assert appendix.DERIVATION_NAMES == tuple(DERIVATIONS)
-    assert expand.SIDES == asymptotics.SIDES
-    assert expand.QUANTITIES == asymptotics.QUANTITIES
+    declared = {e.declared("DERIVATION") for e in registry.builtins()} - {None}
+    assert declared == set(DERIVATIONS)
+    lowrank = registry.builtin("lowrank").declared
+    assert lowrank("SIDES") == asymptotics.SIDES
+    assert lowrank("QUANTITIES") == asymptotics.QUANTITIES
 
 
 _SOLVE_IN_PROCESS = (

@@ -26,10 +26,10 @@ LAYERS = (
               "replica.progress")),
     ("engine", ("replica.problem", "replica.symbolic", "replica.numerics", "replica.spectra",
                 "replica.estimates")),
-    ("declarations", ("replica.models", "replica.modeling")),
+    ("declarations", ("replica.models", "replica.modeling", "replica.capabilities")),
     ("rendering", ("replica.latex", "replica.figures")),
     ("consumers", ("replica.analysis", "replica.simulate", "replica.derivations")),
-    ("commands", ("replica.commands", "replica.cli", "replica.demo", "replica.__main__",
+    ("commands", ("replica.commands", "replica.registry", "replica.cli", "replica.demo", "replica.__main__",
                   PACKAGE)),
 )
 

@@ -108,7 +108,7 @@ def model_file_parsers(path: str):
     are the model's declared parameters), for every command that takes ``--model``. ``path`` is
     relative to the working directory."""
     from replica.cli import build_parser
-    from replica.commands.common import USER_MODEL, route_model_file
+    from replica.registry import FILE_TOKEN as USER_MODEL, route_model_file
 
     found = []
     try:

@@ -1,5 +1,5 @@
-r"""``replica appendix {alignment,lowrank} -o DIR [--pdf] [--fragment]``: write a derivation's
-LaTeX appendix.
+r"""``replica appendix MODEL -o DIR [--pdf] [--fragment]``: write a model's derivation as a LaTeX
+appendix (the models with a derivation of their own, :mod:`replica.registry`, or ``--model PATH``).
 
 Every step's check runs first; a failing check writes nothing and exits with status 1, naming the
 step. ``NAME.tex`` is a standalone document with its bibliography ``replica-papers.bib``; ``--fragment`` also
@@ -13,24 +13,27 @@ from __future__ import annotations
 
 import sys
 
-#: The derivations' names, written out so that building the parser does not import SymPy;
-#: ``tests/test_cli_startup.py`` checks they equal :data:`replica.derivations.DERIVATIONS`.
-DERIVATION_NAMES = ("alignment", "lowrank")
-
 
 def register(subparsers):
+    from ..registry import CommandHook, add_model_parsers
+
     p = subparsers.add_parser(
         "appendix", help="write a derivation's LaTeX appendix (and PDF)",
-        description="Write the LaTeX appendix of a paper's derivation, generated step by step from "
-                    "the library's SymPy objects; every step's check runs first. alignment: paper "
-                    "A (rho = noise variance); lowrank: the low-rank paper (rho = rank ratio, "
-                    "sigma^2 = noise variance).")
-    from .common import USER_MODEL, user_problem
+        description="Write the LaTeX appendix of a model's derivation, generated step by step "
+                    "from the library's SymPy objects; every step's check runs first. MODEL: a "
+                    "model with a derivation, or --model PATH (the derivation of a model file).")
+    models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
-    choices = DERIVATION_NAMES + ((USER_MODEL,) if user_problem() is not None else ())
-    p.add_argument("derivation", choices=choices,
-                   metavar="{%s}" % ",".join(DERIVATION_NAMES), help="which paper's derivation "
-                   "(or --model PATH: the derivation of a model file)")
+    def generic(entry):
+        if not entry.is_file and entry.declared("DERIVATION") is None:
+            return None  # a built-in model without a derivation of its own
+        return CommandHook(_arguments, _run, description="Write the appendix of its derivation.")
+
+    add_model_parsers(models, "appendix", generic)
+    return models
+
+
+def _arguments(p):
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="output folder")
     p.add_argument("--force", action="store_true", help="overwrite files already in -o DIR")
     p.add_argument("--pdf", action="store_true",
@@ -43,8 +46,6 @@ def register(subparsers):
     p.add_argument("--at", default=None, metavar="NAME=VALUE,...",
                    help="with --model: also tabulate the solution at this parameter point")
     p.add_argument("--dps", default="30", help="with --at: digits of the solve (default 30)")
-    p.set_defaults(run=_run)
-    return p
 
 
 def parse_point(text: str, problem) -> dict:
@@ -70,15 +71,17 @@ def parse_point(text: str, problem) -> dict:
 def _run(args):
     from ..derivations.appendix import appendix_files, write_appendix
     from ..errors import ParameterError
-    from .common import USER_MODEL, parse_dps, progress_bar, user_problem
+    from .common import parse_dps, progress_bar
     from .paths import check_output_dir
 
-    problem = user_problem() if args.derivation == USER_MODEL else None
-    name = problem.name.replace("_", "-") if problem is not None else args.derivation
+    entry = args.entry
+    derivation = None if entry.is_file else entry.declared("DERIVATION")
+    problem = entry.problem if derivation is None else None
+    name = problem.name.replace("_", "-") if problem is not None else derivation
     progress = progress_bar(f"appendix {name}", unit="step")
     check_output_dir(args.out, "--out", appendix_files(name, args.fragment)
                      + ([f"{name}.pdf"] if args.pdf else []), args.force)
-    if args.derivation == USER_MODEL:
+    if problem is not None:
         point = parse_point(args.at, problem) if args.at else None
         result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
                                 dps=parse_dps(args.dps), progress=progress,
@@ -86,7 +89,7 @@ def _run(args):
     else:
         if args.at is not None:
             raise ParameterError("--at", "is only for --model PATH")
-        result = write_appendix(args.derivation, args.out, pdf=args.pdf, progress=progress,
+        result = write_appendix(derivation, args.out, pdf=args.pdf, progress=progress,
                                 fragment=args.fragment)
     passed = sum(o.passed for o in result.outcomes)
     sys.stdout.write(f"{result.tex}  ({passed}/{len(result.outcomes)} step checks passed)\n")

@@ -88,71 +88,29 @@ def print_result(result, as_json: bool, stream=None):
 
 
 # ---------------------------------------------------------------------------------------------
-# A model from a file: ``replica COMMAND --model PATH ...``
+# A model from a file: ``replica COMMAND --model PATH ...`` (loaded by the registry)
 # ---------------------------------------------------------------------------------------------
-USER_MODEL = "@model"
-"""The sub-command token a ``--model PATH`` option is routed to (never typed by a user)."""
-
-_LOADED: dict = {}
-
-
-def route_model_file(argv: list) -> list:
-    """``argv`` with ``--model PATH`` (or ``--model=PATH``) after the command word replaced by
-    the model token :data:`USER_MODEL` right after the command; the file is loaded
-    (:func:`replica.modeling.load_model_file`) so that the command's parser can offer the
-    model's parameters. ``PATH`` may also name a built-in model (``--model lowrank``), which
-    then goes through the same generic commands. Without ``--model`` the list is returned
-    unchanged."""
-    argv = list(argv)
-    _LOADED.clear()
-    idx = next((i for i, t in enumerate(argv) if t == "--model" or t.startswith("--model=")),
-               None)
-    if idx is None:
-        return argv
-    if idx == 0:
-        raise ParameterError("--model", "comes after the command (replica solve --model PATH)")
-    if argv[idx] == "--model":
-        if idx + 1 >= len(argv):
-            raise ParameterError("--model", "expected a model file PATH")
-        path = argv[idx + 1]
-        del argv[idx:idx + 2]
-    else:
-        path = argv[idx][len("--model="):]
-        del argv[idx]
-    import os
-
-    from ..models import NAMES
-
-    if path in NAMES and not os.path.exists(path):  # a built-in model through the generic path
-        from ..models import get
-
-        _LOADED["problem"] = get(path)
-    else:
-        from ..modeling import load_model_file
-
-        _LOADED["problem"] = load_model_file(path)
-    _LOADED["path"] = path
-    command = next(i for i, t in enumerate(argv) if not t.startswith("-"))
-    argv.insert(command + 1, USER_MODEL)
-    return argv
-
-
 def user_problem():
-    """The problem loaded by :func:`route_model_file` in this process (``None`` if none)."""
-    return _LOADED.get("problem")
+    """The problem of the model loaded by ``--model`` in this process (``None`` if none)."""
+    from ..registry import loaded
+
+    entry = loaded()
+    return None if entry is None else entry.problem
 
 
 def add_user_model_parser(models, command: str, help_text: str):
-    """Add the parser of the loaded model file to a command's ``MODEL`` sub-parsers (with its
-    schema's options), or return ``None`` when no ``--model`` was given."""
-    problem = user_problem()
-    if problem is None:
+    """The parser of the loaded model file under a command's ``MODEL`` sub-parsers (``None``
+    when no ``--model`` was given). Transitional: commands move to
+    :func:`replica.registry.add_model_parsers`."""
+    from ..registry import FILE_TOKEN, loaded
+
+    entry = loaded()
+    if entry is None:
         return None
-    title = getattr(problem, "title", problem.name)
-    sp = models.add_parser(USER_MODEL, help=f"the model in {_LOADED['path']}",
-                           prog=f"replica {command} --model {_LOADED['path']}",
-                           description=f"{title}. {help_text}")
-    sp.set_defaults(problem=problem)
+    sp = models.add_parser(FILE_TOKEN, help=f"the model in {entry.path}",
+                           prog=f"replica {command} --model {entry.path}",
+                           description=f"{entry.title}. {help_text}")
+    sp.set_defaults(problem=entry.problem, entry=entry)
     return sp
 
 

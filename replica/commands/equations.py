@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import sys
 
-from .common import add_user_model_parser
 
 
 def register(subparsers):
-    from ..models import NAMES, TITLES
+    from ..registry import CommandHook, add_model_parsers
 
     p = subparsers.add_parser(
         "equations", help="print a model's saddle-point equations (text, LaTeX or JSON)",
@@ -17,27 +16,26 @@ def register(subparsers):
                     "declared by its equations, the system each variant solves. "
                     "--model PATH for a model file.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    parsers = [models.add_parser(name, help=TITLES[name]) for name in NAMES]
-    sp = add_user_model_parser(models, "equations", "Print its equations.")
-    if sp is not None:
-        parsers.append(sp)
-    for q in parsers:
-        fmt = q.add_mutually_exclusive_group()
-        fmt.add_argument("--latex", action="store_true", help="LaTeX (align* environments)")
-        fmt.add_argument("--json", action="store_true",
-                         help="JSON: every expression as text and as SymPy srepr")
-        q.add_argument("--systems", action="store_true",
-                       help="also print the solved system of every variant (for a free-energy "
-                            "model: the closed map the engine iterates)")
-        q.set_defaults(run=_run)
+    add_model_parsers(models, "equations",
+                      lambda entry: CommandHook(_arguments, _run,
+                                                description="Print its equations."))
     return models
 
 
+def _arguments(q):
+    fmt = q.add_mutually_exclusive_group()
+    fmt.add_argument("--latex", action="store_true", help="LaTeX (align* environments)")
+    fmt.add_argument("--json", action="store_true",
+                     help="JSON: every expression as text and as SymPy srepr")
+    q.add_argument("--systems", action="store_true",
+                   help="also print the solved system of every variant (for a free-energy "
+                        "model: the closed map the engine iterates)")
+
+
 def _run(args):
-    from .. import models
     from ..derivations.equations import as_json, as_latex, as_text, equation_blocks
 
-    problem = getattr(args, "problem", None) or models.get(args.model)
+    problem = args.entry.problem
     blocks = equation_blocks(problem, systems=args.systems)
     render = as_latex if args.latex else as_json if args.json else as_text
     sys.stdout.write(render(problem, blocks))

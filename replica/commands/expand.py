@@ -1,47 +1,38 @@
-"""``replica expand lowrank``: the alpha -> oo series of a low-rank quantity on one side."""
+"""``replica expand MODEL``: series of a model's solution in one of its parameters (a model's own
+expansions, such as the low-rank model's alpha -> oo series on one side of its transition, are
+its variant of the command, :mod:`replica.registry`)."""
 
 from __future__ import annotations
 
-#: The choices of ``--side`` and ``--quantity``, written out so that building the parser does not
-#: import SymPy; ``tests/test_cli_startup.py`` checks they equal
-#: :data:`replica.analysis.asymptotics.SIDES` and :data:`~replica.analysis.asymptotics.QUANTITIES`.
-SIDES = ("scarce", "rich", "critical")
-QUANTITIES = ("m", "mbar", "m0", "q", "qbar", "q0", "chi", "chibar", "tm", "idg", "odg")
-
 
 def register(subparsers):
-    p = subparsers.add_parser("expand", help="large-alpha expansions (SymPy series)",
-                              description="Series in 1/alpha (lambda = 0, tau > 1) of a low-rank "
-                                          "order parameter or error, derived with SymPy from the "
-                                          "closed form (T1)-(T5), on one side of rho = kappa.")
+    from ..registry import CommandHook, add_model_parsers
+
+    p = subparsers.add_parser(
+        "expand", help="series expansions (SymPy) of a model's solution",
+        description="Power series of a model's solution and of a reported quantity in one "
+                    "parameter, derived order by order from its equations; a model may offer its "
+                    "own expansions (replica expand MODEL --help).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    lr = models.add_parser("lowrank", help="low-rank model (rho = task-rank ratio)")
-    lr.add_argument("--quantity", required=True, choices=QUANTITIES)
-    lr.add_argument("--side", required=True, choices=SIDES,
-                    help="scarce: rho > kappa; rich: rho < kappa; critical: rho = kappa")
-    lr.add_argument("--order", default="3", help="keep powers of (1+sigma^2)/alpha below this")
-    lr.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
-    lr.set_defaults(run=_run)
-    _register_model_file(models)
+
+    generic = CommandHook(
+        _arguments, _run_model_file,
+        description="Power series of its solution and of a reported quantity in one parameter, "
+                    "derived order by order from its equations (other parameters symbolic "
+                    "unless given).")
+    add_model_parsers(models, "expand", lambda entry: generic)
     return models
 
 
-def _register_model_file(models):
-    from .common import add_schema_options, add_user_model_parser
+def _arguments(sp):
+    from .common import add_schema_options
 
-    sp = add_user_model_parser(
-        models, "expand",
-        "Power series of its solution and of a reported quantity in one parameter, derived "
-        "order by order from its equations (other parameters symbolic unless given).")
-    if sp is None:
-        return
     sp.add_argument("--parameter", required=True, help="the expansion parameter")
     sp.add_argument("--at", default="inf", help="inf (series in 1/x, default), 0, or a value x0")
     sp.add_argument("--quantity", default=None, help="a reported value to expand")
     sp.add_argument("--order", default="3", help="highest power kept (default 3)")
     sp.add_argument("--latex", action="store_true", help="print LaTeX instead of plain text")
-    add_schema_options(sp, sp.get_default("problem").schema, " (fixed; symbolic if omitted)")
-    sp.set_defaults(run=_run_model_file)
+    add_schema_options(sp, sp.get_default("entry").schema, " (fixed; symbolic if omitted)")
 
 
 def _run_model_file(args):
@@ -51,7 +42,7 @@ def _run_model_file(args):
     from ..errors import ParameterError
     from .common import given_values, progress_bar
 
-    problem = args.problem
+    problem = args.entry.problem
     try:
         order = int(args.order)
     except ValueError:
@@ -78,8 +69,8 @@ def _run_model_file(args):
             f"the series of {args.quantity} in {name} at {args.at} is not finite with the "
             "spectra kept abstract (a spectral function is singular at the expansion point, "
             "e.g. a transform at 0 of a spectrum with an atom at 0)"
-            + (": the built-in large-alpha expansions are `replica expand lowrank`"
-               if problem.name == "lowrank" else ""),
+            + ("" if args.entry.declared("COMMANDS", {}).get("expand") is None else
+               f": the model's own expansions are `replica expand {args.entry.name}`"),
             tried="the series order by order from the model's equations")
     show = sympy.latex if args.latex else sympy.sstr
     var = {"inf": f"1/{name}", "0": name}.get(args.at, f"({name} - {args.at})")
@@ -90,24 +81,3 @@ def _run_model_file(args):
         print(f"{args.quantity} = " + show(out["series"]) + f" + O({var}^{order + 1})")
     return 0
 
-
-def _run(args):
-    import sympy
-
-    from ..analysis.asymptotics import EXPANSION_STAGES, expansion, powers_of_alpha
-    from ..errors import ParameterError
-    from ..progress import Progress
-
-    try:
-        order = int(args.order)
-    except ValueError:
-        raise ParameterError("--order", f"must be an integer, got {args.order!r}") from None
-    if not 1 <= order <= 6:
-        raise ParameterError("--order", "must lie in 1..6")
-    with Progress(f"expand lowrank {args.quantity}", EXPANSION_STAGES, "stage"):
-        ex = expansion(args.quantity, args.side, order)   # advances the bar stage by stage
-    pw = powers_of_alpha(args.quantity, args.side, order)
-    print(f"{args.quantity} ({args.side} side), powers of alpha: "
-          + ", ".join(str(p) for p in pw))
-    print(sympy.latex(ex) if args.latex else sympy.pretty(ex, use_unicode=False))
-    return 0

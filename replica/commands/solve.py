@@ -1,14 +1,14 @@
 """``replica solve MODEL ...``: solve a model's equations at one parameter point.
 
-The options of each model are its declared parameter schema (:mod:`replica.models.parameters`),
-so the parsers are built without loading a model (``--model PATH`` loads a model file and offers
-its schema's options); the solve itself goes through the engine
+The options of each model of the registry (:mod:`replica.registry`) are its declared parameter
+schema, so the parsers are built without loading a built-in model (``--model PATH`` loads a model
+file and offers its schema's options); the solve itself goes through the engine
 (:func:`replica.numerics.driver.solve_params`).
 """
 
 from __future__ import annotations
 
-from .common import add_dps, add_user_model_parser, parse_dps, run_solve
+from .common import add_dps, parse_dps, run_solve
 
 
 def _add_certify(p):
@@ -18,43 +18,28 @@ def _add_certify(p):
                         "reported value is enclosed over it; digits are then those the "
                         "enclosures prove (exit 3 with the reason if the proof fails)")
 
-DESCRIPTIONS = {
-    "alignment": "Paper A's asymptotic ICL error for arbitrary pretraining and test task "
-                 "covariances. Notation of paper A: --rho is the label-noise variance.",
-    "isotropic": "Paper B's closed forms (isotropic tasks). --rho is the label-noise variance.",
-    "lowrank": "Replica-symmetric saddle point of linear attention trained on low-rank tasks "
-               "(Takanami, Takahashi, Kabashima). Notation of that paper: --rho is the task-RANK "
-               "RATIO r/D and --sigma the label-noise STANDARD DEVIATION (in the "
-               "alignment/isotropic models --rho is the noise variance).",
-}
-
-
 def register(subparsers):
-    from ..models import NAMES, TITLES
-    from ..models.parameters import SCHEMAS
+    from ..registry import CommandHook, add_model_parsers
 
     p = subparsers.add_parser("solve", help="solve a model's equations at one point",
                               description="Solve the order-parameter equations of a model at one "
-                                          "parameter point, to --dps digits.")
+                                          "parameter point, to --dps digits. --model PATH for a "
+                                          "model file.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    for name in NAMES:
-        sp = models.add_parser(name, help=TITLES[name], description=DESCRIPTIONS[name])
-        SCHEMAS[name].add_arguments(sp)
-        add_dps(sp)
-        _add_certify(sp)
-        sp.set_defaults(run=_run, schema=SCHEMAS[name])
-    sp = add_user_model_parser(models, "solve", "Solve its equations at one point.")
-    if sp is not None:
-        sp.set_defaults(run=_run, schema=sp.get_default("problem").schema)
-        sp.get_default("problem").schema.add_arguments(sp)
-        add_dps(sp)
-        _add_certify(sp)
+
+    def generic(entry):
+        def arguments(sp):
+            entry.schema.add_arguments(sp)
+            add_dps(sp)
+            _add_certify(sp)
+
+        return CommandHook(arguments, _run, description="Solve its equations at one point.")
+
+    add_model_parsers(models, "solve", generic)
     return models
 
 
 def _run(args):
-    from .. import models
-
-    problem = getattr(args, "problem", None) or models.get(args.model)
-    return run_solve(problem, args.schema.raw_from_namespace(args), parse_dps(args.dps),
+    entry = args.entry
+    return run_solve(entry.problem, entry.schema.raw_from_namespace(args), parse_dps(args.dps),
                      args.json, certify=args.certify)

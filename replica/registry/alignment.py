@@ -1,0 +1,69 @@
+"""Paper A's model (arbitrary pretraining and test task covariances; arXiv 2509.26551) as the
+package ships it: its declaration (:mod:`replica.models.alignment_problem`) and what it can do
+besides being solved."""
+
+from __future__ import annotations
+
+from ..models.parameters import SCHEMAS
+from . import CommandHook
+from . import _shared
+
+NAME = "alignment"
+TITLE = "paper A: arbitrary C_train, C_test (arXiv 2509.26551)"
+DESCRIPTION = ("Paper A's asymptotic ICL error for arbitrary pretraining and test task "
+               "covariances. Notation of paper A: --rho is the label-noise variance.")
+SCHEMA = SCHEMAS[NAME]
+DERIVATION = NAME  # replica.derivations.get(DERIVATION): the appendix
+
+
+def load_problem():
+    from ..models import get
+
+    return get(NAME)
+
+
+# --- replica phase-diagram alignment: the power-law specialisation diagram -----------------------
+def _diagram_arguments(p):
+    _shared.add_out(p)
+    p.add_argument("--d", default="32")
+    p.add_argument("--alpha", default="1")
+    p.add_argument("--tau", default="4")
+    p.add_argument("--rho", default="0.01", help="label-noise variance")
+    p.add_argument("--p-test", default="0.9", help="test power-law exponent")
+
+
+def _diagram(args):
+    from ..analysis.phase_diagram import alignment_specialisation
+    from ..commands.paths import check_output_dir
+    from ..commands.phase_diagram import status_summary
+    from ..errors import ParameterError
+    from ..params import exact_str, parse_exact, require_nonnegative, require_positive
+    from ..spectra import check_theory_d
+
+    d = require_positive(parse_exact(args.d, "--d"), "--d")
+    if d.denominator != 1:
+        raise ParameterError("--d", "must be an integer")
+    check_theory_d(int(d))
+    v = {name: exact_str(require_positive(parse_exact(getattr(args, name), f"--{name}"),
+                                          f"--{name}")) for name in ("alpha", "tau")}
+    if v["tau"] == "1":
+        raise ParameterError("--tau", _shared.TAU_ONE)
+    rho = exact_str(require_nonnegative(parse_exact(args.rho, "--rho"), "--rho"))
+    p_test = exact_str(require_positive(parse_exact(args.p_test, "--p-test"), "--p-test"))
+    stem = f"{NAME}_specialisation"
+    check_output_dir(args.out, "--out", _shared.diagram_outputs(stem), args.force)
+    pts = alignment_specialisation(args.out, d=int(d), alpha=v["alpha"], tau=v["tau"],
+                                   rho=rho, p_test=p_test,
+                                   progress=_shared.progress("power-law grid"))
+    print(f"wrote {args.out}/{stem}.png, .pdf, .svg, _grid.csv, _boundary.csv "
+          f"({len(pts)} boundary points)")
+    print(status_summary(f"{args.out}/{stem}_grid.csv"))
+    return 0
+
+
+COMMANDS = {
+    "phase-diagram": CommandHook(_diagram_arguments, _diagram,
+                                 help="power-law specialisation: where a steeper pretraining "
+                                      "spectrum beats matched pretraining",
+                                 epilog=_shared.plane_epilog(NAME)),
+}

@@ -1,0 +1,53 @@
+"""Paper B's model (isotropic tasks, closed forms; arXiv 2405.11751) as the package ships it: its
+declaration (:mod:`replica.models.isotropic_problem`) and what it can do besides being solved."""
+
+from __future__ import annotations
+
+from ..models.parameters import SCHEMAS
+from . import CommandHook
+from . import _shared
+
+NAME = "isotropic"
+TITLE = "paper B: closed forms, C = I (arXiv 2405.11751)"
+DESCRIPTION = "Paper B's closed forms (isotropic tasks). --rho is the label-noise variance."
+SCHEMA = SCHEMAS[NAME]
+DERIVATION = None  # no appendix of its own: paper A's derivation covers C = I
+
+
+def load_problem():
+    from ..models import get
+
+    return get(NAME)
+
+
+# --- replica phase-diagram isotropic: paper B's region of non-monotone error ---------------------
+def _diagram_arguments(p):
+    _shared.add_out(p)
+    p.add_argument("--tau", default="0.5")
+    p.add_argument("--error", choices=["e_icl", "e_idg"], default="e_icl")
+
+
+def _diagram(args):
+    from ..analysis.phase_diagram import isotropic_nonmonotone, isotropic_tag
+    from ..commands.paths import check_output_dir
+    from ..commands.phase_diagram import status_summary
+    from ..errors import ParameterError
+    from ..params import parse_exact, require_positive
+
+    if require_positive(parse_exact(args.tau, "--tau"), "--tau") == 1:
+        raise ParameterError("--tau", _shared.TAU_ONE)
+    tag = isotropic_tag(args.tau, args.error)
+    check_output_dir(args.out, "--out", _shared.diagram_outputs(tag), args.force)
+    _, b = isotropic_nonmonotone(args.out, tau=args.tau, which=args.error,
+                                 progress=_shared.progress("boundary rows"))
+    print(f"wrote {args.out}/{tag}.png, .pdf, .svg, _grid.csv, _boundary.csv "
+          f"({len(b)} boundary points)")
+    print(status_summary(f"{args.out}/{tag}_grid.csv"))
+    return 0
+
+
+COMMANDS = {
+    "phase-diagram": CommandHook(_diagram_arguments, _diagram,
+                                 help="region of non-monotone error in alpha over (kappa, rho)",
+                                 epilog=_shared.plane_epilog(NAME)),
+}
