@@ -27,7 +27,8 @@ import pytest
 
 from replica import models
 from replica.numerics import certify as C
-from replica.numerics.driver import machine, solve_params
+from replica.numerics.driver import solve_params
+from replica.numerics.machine import machine
 from replica.numerics.precision import ball_precision, precision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -333,7 +334,7 @@ def test_a_candidate_where_no_root_exists_is_refused():
 def test_ball_and_mpmath_evaluation_give_the_same_verified_digits(case):
     """Newton evaluates in ball arithmetic (midpoints) by default; mpmath alone is the baseline.
     Both verified solves agree to the digits they claim."""
-    from replica.numerics.driver import ball_evaluation
+    from replica.numerics.machine import ball_evaluation
     from replica.numerics.precision import agreement_digits
 
     name, raw, dps = raw_of(CASES[case])

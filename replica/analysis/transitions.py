@@ -36,7 +36,7 @@ from ..models.lowrank_problem import PROBLEM as LOWRANK
 from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
                                      locate_crossover, locate_kink)
-from ..numerics.driver import evaluator
+from ..numerics.machine import evaluator
 from . import parameters as SCHEMAS
 from ..params import INF, exact_str, to_mpf
 from ..spectra import SpectralPairs
@@ -323,7 +323,7 @@ def lowrank_indicator_expr(indicator, alpha, tau, kappa, sigma):
     """The low-rank indicator as a closed form in ``RHO`` (the lambda = 0 closed form (T1)-(T5)
     with the other parameters exact) at ``alpha``, or its ``alpha -> oo`` limit
     (``sympy.limit``) for ``alpha=None``."""
-    from ..numerics.driver import machine
+    from ..numerics.machine import machine
 
     m = machine(LOWRANK, "lambda0")
     e = m.closed_form("m0" if indicator == "m0" else "idg")

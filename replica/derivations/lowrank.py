@@ -42,7 +42,7 @@ from ..numerics import agreement_digits, precision
 from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
                        lowrank_stieltjes_tilde_quadratic)
-from ..numerics.driver import evaluate
+from ..numerics.machine import evaluate
 from ..symbolic import Step
 from ..symbolic.saddle import is_zero
 from . import alignment as AD

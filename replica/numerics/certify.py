@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -225,7 +224,7 @@ def parameter_balls(machine, params) -> list:
         elif isinstance(v, int):
             out.append(arb(v))
         else:
-            raise NotEnclosable(f"parameter {names[s]} has no exact value")
+            raise NotEnclosable(f"parameter {name} has no exact value")
     return out
 
 
