@@ -103,7 +103,7 @@ def evaluation_rows():
             t_mp, _ = median_time(mp_eval, repeats=21)
         with ball_precision(dps), precision(dps):
             Pb, specb = C.parameter_balls(m, params), m.spectrum(params, "arb")
-            xb = [C._exact_ball(v) for v in x]
+            xb = [C.exact_ball(v) for v in x]
 
             def ball_eval():
                 m.evaluate("equations", "arb", xb, Pb, specb)

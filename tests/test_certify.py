@@ -279,13 +279,13 @@ def test_integer_power_of_a_ball_around_zero_is_finite():
 
 
 def test_binary_constants_keep_their_sign():
-    from replica.symbolic.codegen import _arb_of
+    from replica.symbolic.codegen import arb_of
 
     with ball_precision(30), precision(30):
         v = mpmath.mpf(-1) / 3
-        b = _arb_of(v)
+        b = arb_of(v)
         assert b < 0 and b.rad() == 0 and C.ball_to_mpf(b) == v
-        assert C._exact_ball(mpmath.mpf("-2.5")) == -2.5
+        assert C.exact_ball(mpmath.mpf("-2.5")) == -2.5
 
 
 def test_ball_digits_and_outward_rounding():

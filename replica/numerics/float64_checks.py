@@ -38,7 +38,7 @@ STATUS_DTYPE = "<U16"
 
 def call_longdouble(ev: Evaluator, values, arrays) -> list:
     """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
-    computation of :meth:`Evaluator.f64`, in extended precision; spectral averages summed in
+    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision; spectral averages summed in
     ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
     outer, inners = ev.functions("np")
     vals = [np.asarray(v, dtype=np.longdouble) for v in values]

@@ -71,7 +71,7 @@ def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = Non
         v = arrays[p.name]
         if not isinstance(v, np.ndarray):
             continue
-        dom = p._domain()
+        dom = p.resolved_domain()
         if v.size == 1 and _scalar_in_domain(float(v.reshape(-1)[0]), dom):
             continue  # one point inside its domain (the array test below finds the others)
         ok = np.isfinite(v) | (np.isinf(v) & (v > 0) & dom.allow_inf)
@@ -112,7 +112,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
         v = values.get(p.name)
         if v is None and not p.required and not hasattr(p.default, "name"):
             v = p.default
-        if p.is_covariance or p.is_spec or p._domain().integer:
+        if p.is_covariance or p.is_spec or p.resolved_domain().integer:
             other[p.name] = v
         else:
             numeric.append(p.name)

@@ -280,7 +280,7 @@ class Machine:
         cannot see when both precisions lose the same digits to cancellation (terms of size
         :math:`10^{50}` that cancel to :math:`O(1)`) or underflow. ``dps`` when the system has no
         ball evaluation; a value whose ball is not finite is left to the agreement check."""
-        from ..symbolic.codegen import NotEnclosable, _arb_of
+        from ..symbolic.codegen import NotEnclosable, arb_of
         from .certify import ball_digits
 
         if "report" in self._no_balls:
@@ -290,7 +290,7 @@ class Machine:
             if balls is None:
                 return dps
             try:
-                out = self.evaluate("report", "arb", [_arb_of(v) for v in x], *balls)
+                out = self.evaluate("report", "arb", [arb_of(v) for v in x], *balls)
             except NotEnclosable:
                 self._no_balls.add("report")
                 return dps
@@ -302,12 +302,12 @@ class Machine:
         when ``balls`` (:meth:`ball_arguments`) is given and every enclosure is finite (the
         midpoints, rounded to the working precision, are the values); in mpmath otherwise."""
         if balls is not None and group not in self._no_balls:
-            from ..symbolic.codegen import NotEnclosable, _arb_of
+            from ..symbolic.codegen import NotEnclosable, arb_of
             from .certify import ball_to_mpf
 
             with ball_precision(mpmath.mp.dps):
                 try:
-                    out = self.evaluate(group, "arb", [_arb_of(v) for v in x], *balls)
+                    out = self.evaluate(group, "arb", [arb_of(v) for v in x], *balls)
                 except NotEnclosable:
                     self._no_balls.add(group)
                     out = None
