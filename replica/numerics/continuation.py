@@ -176,6 +176,21 @@ def locate_kink(indicator: Callable, lo, hi, *, n_scan: int = 33, tol=None, h_mi
                            tried="scan + branch intersection")
 
 
+def one_sided_slopes(f: Callable, x, h, degree: int = 4) -> tuple:
+    r"""The one-sided slopes :math:`f'(x^-)` and :math:`f'(x^+)` of a piecewise-analytic ``f``:
+    the derivatives at :math:`x` of the polynomials of degree ``degree`` through ``f`` at
+    :math:`x - jh` and at :math:`x + jh` (:math:`j = 1, \dots, \mathrm{degree} + 1`), each
+    fitted on one analytic branch only (``f(x)`` itself is not used). Their truncation error is
+    :math:`O(h^{\mathrm{degree}})`; at a kink the difference tends to the jump of the slope,
+    for an ``f`` analytic at :math:`x` it vanishes like :math:`h^{\mathrm{degree}}`."""
+    npts = degree + 1
+    tl = [-mpmath.mpf(j) for j in range(npts, 0, -1)]
+    tr = [mpmath.mpf(j) for j in range(1, npts + 1)]
+    left = _local_polynomial(tl, [f(x + h * t) for t in tl])
+    right = _local_polynomial(tr, [f(x + h * t) for t in tr])
+    return left[1] / h, right[1] / h
+
+
 # ---------------------------------------------------------------------------------------------
 # Crossovers (finite alpha)
 # ---------------------------------------------------------------------------------------------
