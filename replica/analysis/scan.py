@@ -51,6 +51,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from ..capabilities import TRANSITION_KINDS
 from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
 from ..numerics.result import Status
@@ -58,7 +59,7 @@ from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
 from ..params import to_mpf
 
-KINDS = ("max", "min", "level", "kink", "crossover")
+KINDS = TRANSITION_KINDS
 #: The kinds located from the shape of Q (its slope or curvature), not from a scalar condition.
 SHAPE_KINDS = ("kink", "crossover")
 
