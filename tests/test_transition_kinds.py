@@ -147,6 +147,7 @@ def ridge_crossover(lam):
         return root, sympy.lambdify(al, E, "mpmath")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("override", [(), ("--lam", "1/50")])
 def test_declared_interpolation_crossover_of_ridge(capsys, override):
     """``--name interpolation`` of examples/ridge_regression.py (declared at lam = 1/100,

@@ -16,6 +16,9 @@ The transitions of these models are sharp only in a limit (alpha -> oo, or an im
   ``h`` shrinks until the intersection stops moving. The reported error bound is the change of
   the location between the last two refinements (plus the evaluation error of the indicator
   propagated through the intersection).
+* :func:`one_sided_slopes` -- the slopes :math:`f'(x^\pm)` of a piecewise-analytic function at a
+  point, each from a polynomial fitted on one side only (a kink's jump of the slope is their
+  difference).
 * :func:`locate_crossover` -- the finite-alpha crossover: the point of extremal curvature of a
   smooth indicator (``f''' = 0`` with ``f''`` extremal), derivatives by ``mpmath.diff``.
 * :func:`continuation` -- natural-parameter continuation with warm starts, in both directions
