@@ -223,3 +223,25 @@ def test_slope_jump_check_tells_a_kink_from_a_smooth_function():
         with pytest.raises(ConvergenceError, match="no jump of the slope"):
             _slope_jump(lambda x: abs(x - c), c + mpmath.mpf(10) ** -3, mpmath.mpf(10) ** -30,
                         50, "k")
+
+
+@pytest.mark.slow
+def test_generic_crossover_of_lowrank_equals_its_own_locator(capsys):
+    """Two code paths for one definition: the crossover in rho of m0 at alpha = 1000, lam = 0,
+    located by the generic ``--kind crossover`` on the solved saddle point (``--model lowrank``)
+    and by the model's own ``transition lowrank --alpha`` on its lambda = 0 closed form. (The
+    generic search once froze alpha_test, a default that follows alpha, and passed the parsed
+    test law to the float64 scan, which read it as '0'.)"""
+    common = ["--kappa", "1/2", "--tau", "9/4", "--sigma", "3/10", "--alpha", "1000",
+              "--dps", "20", "--json"]
+    rc, out, err = _run(capsys, "--model", "lowrank", "--vary", "rho", "--between",
+                        "1/20,999/1000", "--quantity", "m0", "--kind", "crossover", "--lam", "0",
+                        *common)
+    assert rc == 0, err
+    generic = json.loads(out)
+    rc, out, err = _run(capsys, "lowrank", *common)
+    assert rc == 0, err
+    own = json.loads(out)
+    digits = min(generic["digits"], own["digits"])
+    assert digits >= 15 and generic["converged"] and own["converged"]
+    assert _close(generic["location"], lambda: mpmath.mpf(own["rho_c"]), digits)

@@ -266,15 +266,18 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
     elif level is not None:
         raise ParameterError("--level", "is only for --kind level")
     base = problem.schema.parse({**fixed, vary: lo_v})  # validates the fixed parameters
-    fixed_params = {k: v for k, v in base.items() if k != vary}
+    # only the given parameters are fixed: a default that follows the varied one (the low-rank
+    # model's alpha_test = alpha) is derived again at every point
+    fixed_params = {k: v for k, v in fixed.items() if k != vary}
+    echo_hi = problem.schema.parse({**fixed, vary: hi_v}).echo()
+    shown = {k: v for k, v in base.echo().items() if k != vary and echo_hi.get(k) == v}
     if log is None:
         log = lo_v > 0 and hi_v / lo_v >= 100
     xs = (np.geomspace(float(lo_v), float(hi_v), points) if log
           else np.linspace(float(lo_v), float(hi_v), points))
-    q = _scan_float64(problem, {k: (v if not isinstance(v, Fraction) else str(v))
-                                for k, v in fixed_params.items()}, vary, xs, quantity)
+    q = _scan_float64(problem, fixed_params, vary, xs, quantity)
     if kind in SHAPE_KINDS:
-        res = _locate_shape(problem, base, fixed_params, vary, quantity, kind, xs, q, dps,
+        res = _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps,
                             progress, (lo, hi))
         res.name = name
         if definition:
@@ -310,7 +313,7 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
             "level": f"where {quantity} = {level} in {vary}"}[kind]
     cond_text = (f"d {quantity}/d {vary} = 0" if kind != "level" else f"{quantity} - {level} = 0")
     return Located(
-        model=problem.name, params={k: v for k, v in base.echo().items() if k != vary},
+        model=problem.name, params=shown,
         vary=vary, quantity=quantity, kind=kind,
         level=None if level is None else str(level), location=x1, value=q1, digits=digits,
         agreement=diff, dps=dps,
@@ -383,7 +386,7 @@ def _slope_jump(Q, x, err, work: int, what: str):
     return l2, r2
 
 
-def _locate_shape(problem, base, fixed_params, vary, quantity, kind, xs, q, dps, progress,
+def _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps, progress,
                   between) -> Located:
     """:func:`locate` for ``kind`` ``"kink"`` or ``"crossover"`` (module docstring)."""
     from ..numerics.continuation import CROSSOVER_METHOD, locate_crossover, locate_kink
@@ -448,7 +451,7 @@ def _locate_shape(problem, base, fixed_params, vary, quantity, kind, xs, q, dps,
                   f"at {works[0]} digits: {CROSSOVER_METHOD}; digits = the error bound and the "
                   f"agreement with the same location at {works[1]} digits")
     return Located(
-        model=problem.name, params={k: v for k, v in base.echo().items() if k != vary},
+        model=problem.name, params=shown,
         vary=vary, quantity=quantity, kind=kind, level=None, location=loc1.value, value=q1,
         digits=digits, agreement=diff, dps=dps, definition=definition, method=method,
         notes=notes, status=Status.CONVERGED)
