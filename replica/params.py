@@ -149,20 +149,3 @@ def numeric_columns(name: str, values) -> tuple[list[str], list[list[str]]]:
     return [name, f"{name}_exact"], [[float_str(v) for v in exact],
                                      [exact_str(v) for v in exact]]
 
-
-def require_positive(x, name: str, *, allow_inf: bool = False):
-    if x == INF:
-        if allow_inf:
-            return x
-        raise ParameterError(name, "must be finite")
-    if x <= 0:
-        raise ParameterError(name, f"must be positive, got {exact_str(x)}")
-    return x
-
-
-def require_nonnegative(x, name: str):
-    if x == INF:
-        raise ParameterError(name, "must be finite")
-    if x < 0:
-        raise ParameterError(name, f"must be non-negative, got {exact_str(x)}")
-    return x

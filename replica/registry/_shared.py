@@ -5,8 +5,6 @@ from __future__ import annotations
 #: The file formats of every figure (:data:`replica.figures.FORMATS`, without importing it).
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 
-TAU_ONE = ("the ridgeless (lambda = 0) diagram diverges at tau = 1, the interpolation threshold: "
-           "choose tau != 1")
 
 
 def figure_files(stem: str) -> list:

@@ -24,36 +24,27 @@ def load_problem():
 
 # --- replica phase-diagram alignment: the power-law specialisation diagram -----------------------
 def _diagram_arguments(p):
+    from ..analysis.parameters import ALIGNMENT_DIAGRAM
+
     _shared.add_out(p)
-    p.add_argument("--d", default="32")
-    p.add_argument("--alpha", default="1")
-    p.add_argument("--tau", default="4")
-    p.add_argument("--rho", default="0.01", help="label-noise variance")
-    p.add_argument("--p-test", default="0.9", help="test power-law exponent")
+    ALIGNMENT_DIAGRAM.add_arguments(p)
 
 
 def _diagram(args):
+    from ..analysis.parameters import ALIGNMENT_DIAGRAM
     from ..analysis.phase_diagram import alignment_specialisation
     from ..commands.paths import check_output_dir
     from ..commands.phase_diagram import status_summary
-    from ..errors import ParameterError
-    from ..params import exact_str, parse_exact, require_nonnegative, require_positive
+    from ..params import exact_str
     from ..spectra import check_theory_d
 
-    d = require_positive(parse_exact(args.d, "--d"), "--d")
-    if d.denominator != 1:
-        raise ParameterError("--d", "must be an integer")
-    check_theory_d(int(d))
-    v = {name: exact_str(require_positive(parse_exact(getattr(args, name), f"--{name}"),
-                                          f"--{name}")) for name in ("alpha", "tau")}
-    if v["tau"] == "1":
-        raise ParameterError("--tau", _shared.TAU_ONE)
-    rho = exact_str(require_nonnegative(parse_exact(args.rho, "--rho"), "--rho"))
-    p_test = exact_str(require_positive(parse_exact(args.p_test, "--p-test"), "--p-test"))
+    p = ALIGNMENT_DIAGRAM.parse(ALIGNMENT_DIAGRAM.raw_from_namespace(args))
+    check_theory_d(int(p.d))
     stem = f"{NAME}_specialisation"
     check_output_dir(args.out, "--out", _shared.diagram_outputs(stem), args.force)
-    pts = alignment_specialisation(args.out, d=int(d), alpha=v["alpha"], tau=v["tau"],
-                                   rho=rho, p_test=p_test,
+    pts = alignment_specialisation(args.out, d=int(p.d), alpha=exact_str(p.alpha),
+                                   tau=exact_str(p.tau), rho=exact_str(p.rho),
+                                   p_test=exact_str(p.p_test),
                                    progress=_shared.progress("power-law grid"))
     print(f"wrote {args.out}/{stem}.png, .pdf, .svg, _grid.csv, _boundary.csv "
           f"({len(pts)} boundary points)")

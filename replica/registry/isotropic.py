@@ -22,20 +22,21 @@ def load_problem():
 
 # --- replica phase-diagram isotropic: paper B's region of non-monotone error ---------------------
 def _diagram_arguments(p):
+    from ..analysis.parameters import ISOTROPIC_DIAGRAM
+
     _shared.add_out(p)
-    p.add_argument("--tau", default="0.5")
+    ISOTROPIC_DIAGRAM.add_arguments(p)
     p.add_argument("--error", choices=["e_icl", "e_idg"], default="e_icl")
 
 
 def _diagram(args):
+    from ..analysis.parameters import ISOTROPIC_DIAGRAM
     from ..analysis.phase_diagram import isotropic_nonmonotone, isotropic_tag
     from ..commands.paths import check_output_dir
     from ..commands.phase_diagram import status_summary
-    from ..errors import ParameterError
-    from ..params import parse_exact, require_positive
 
-    if require_positive(parse_exact(args.tau, "--tau"), "--tau") == 1:
-        raise ParameterError("--tau", _shared.TAU_ONE)
+    args.tau = args.tau or ISOTROPIC_DIAGRAM["tau"].default
+    ISOTROPIC_DIAGRAM.parse(ISOTROPIC_DIAGRAM.raw_from_namespace(args))
     tag = isotropic_tag(args.tau, args.error)
     check_output_dir(args.out, "--out", _shared.diagram_outputs(tag), args.force)
     _, b = isotropic_nonmonotone(args.out, tau=args.tau, which=args.error,

@@ -32,36 +32,37 @@ def load_problem():
 
 # --- replica phase-diagram lowrank: the (kappa, rho) diagram ------------------------------------
 def _diagram_arguments(p):
+    from ..analysis.parameters import LOWRANK_DIAGRAM
+
     _shared.add_out(p)
-    p.add_argument("--tau", default="9/4")
-    p.add_argument("--sigma", default="3/10")
+    LOWRANK_DIAGRAM.add_arguments(p)
     p.add_argument("--alphas", default="1e2,1e3,1e4",
                    help="comma-separated alphas for the crossover lines")
     p.add_argument("--dps", default="30")
 
 
 def _diagram(args):
+    from ..analysis.parameters import LOWRANK_DIAGRAM
     from ..analysis.phase_diagram import lowrank_phase_diagram
     from ..commands.common import parse_dps
     from ..commands.paths import check_output_dir
     from ..commands.phase_diagram import status_summary
     from ..errors import ParameterError
-    from ..params import exact_str, parse_exact, require_nonnegative, require_positive
+    from ..params import exact_str
+    from ..problem import Parameter
 
-    t = require_positive(parse_exact(args.tau, "--tau"), "--tau")
-    if t <= 1:
-        raise ParameterError("--tau", "the lambda = 0 diagram needs tau > 1")
-    sigma = exact_str(require_nonnegative(parse_exact(args.sigma, "--sigma"), "--sigma"))
+    p = LOWRANK_DIAGRAM.parse(LOWRANK_DIAGRAM.raw_from_namespace(args))
     items = [a.strip() for a in args.alphas.split(",")]
     if not any(items) or not all(items):
         raise ParameterError("--alphas", f"expected a comma-separated list of alphas such as "
                                          f"1e2,1e3, got {args.alphas!r}")
-    alphas = tuple(exact_str(require_positive(parse_exact(a, "--alphas"), "--alphas"))
-                   for a in items)
+    alpha = Parameter("alphas", "a crossover line's context length")
+    alphas = tuple(exact_str(alpha.parse(a, {})) for a in items)
     dps = parse_dps(args.dps)
     stem = f"{NAME}_phase_diagram"
     check_output_dir(args.out, "--out", _shared.diagram_outputs(stem), args.force)
-    rows = lowrank_phase_diagram(args.out, tau=exact_str(t), sigma=sigma, alphas=alphas,
+    rows = lowrank_phase_diagram(args.out, tau=exact_str(p.tau), sigma=exact_str(p.sigma),
+                                 alphas=alphas,
                                  dps=dps, progress=_shared.progress("transitions"))
     print(f"wrote {args.out}/{stem}.png, .pdf, .svg, _grid.csv and _boundary.csv "
           f"({len(rows)} boundary rows)")
