@@ -9,7 +9,7 @@ r"""Finite-size simulations of linear attention trained by exact ridge regressio
 
 Each seed ``i`` of a run with base seed ``S`` uses ``numpy.random.SeedSequence(S).spawn(N)[i]``,
 so a run is reproducible and seed ``i`` is the same in any run (``simulate``, ``replica sweep``).
-For every error (and, lowrank, every order parameter) the result holds the mean over seeds, its
+For every error (and every declared order parameter) the result holds the mean over seeds, its
 standard error (sample standard deviation / sqrt(N)), the theory value at the nominal parameters
 and the z-score ``(mean - theory) / sem``.
 
@@ -28,8 +28,7 @@ import math
 
 import numpy as np
 
-from .experiment import (ERROR_KEYS, MODELS, ORDER_KEYS, SCORE_KEYS, SCORE_PARAMS, Experiment,
-                         make_experiment, run_seed, score_row, theory, with_scores)
+from .experiment import Experiment, make_experiment, run_seed, score_row, theory, with_scores
 
 
 def _num(x):
@@ -72,7 +71,7 @@ class Estimate:
 @dataclasses.dataclass
 class SimulationResult:
     """Outcome of :func:`simulate` (its JSON output: ``errors``,
-    ``order_parameters`` for lowrank, ``d``, ``seed``)."""
+    ``order_parameters`` where the model declares them, ``d``, ``seed``)."""
 
     model: str
     params: dict
@@ -106,7 +105,7 @@ class SimulationResult:
                "seeds": len(self.per_seed), "sizes": dict(self.sizes),
                "options": dict(self.options), "theory_dps": self.theory_dps,
                "errors": {k: e.to_json_dict() for k, e in self.errors.items()}}
-        if self.model == "lowrank":
+        if self.order_parameters:
             out["order_parameters"] = {k: e.to_json_dict()
                                        for k, e in self.order_parameters.items()}
         if self.scores:
@@ -165,16 +164,14 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
     th = theory_values or {}
     errors = {k: Estimate.from_values([r["errors"][k] for r in per_seed],
                                       th.get("errors", {}).get(k))
-              for k in ERROR_KEYS[exp.model]}
-    order = {}
-    if exp.model == "lowrank":
-        order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
-                                         th.get("order_parameters", {}).get(k))
-                 for k in ORDER_KEYS}
+              for k in exp.sim.error_keys}
+    order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
+                                     th.get("order_parameters", {}).get(k))
+             for k in exp.sim.order_parameters}
     notes = exp.notes(theory_at)
     if theory_values is None:
         notes.append("no theory value: " + ("not requested" if theory_dps is None else
-                                            "replica.models.lowrank is not available"))
+                                            "the model's theory is not available"))
     if len(per_seed) < 2:
         notes.append("one seed: no standard error, no z-score")
     sizes = {k: v for k, v in exp.sizes.items() if v is not None}
@@ -183,7 +180,7 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
         th_row = ((score_theory or [None] * len(exp.scores))[i] or {}).get("errors", {})
         scores.append({**score_row(variant), "errors": {
             k: Estimate.from_values([r["scores"][i][k] for r in per_seed], th_row.get(k))
-            for k in SCORE_KEYS[exp.model]}})
+            for k in exp.sim.score_errors}})
     return SimulationResult(exp.model, exp.echo(), exp.d, seed, sizes, exp.options(), errors,
                             order, per_seed, theory_dps if theory_values else None, notes,
                             scores)
@@ -194,13 +191,17 @@ def seed_sequences(seed: int, seeds: int) -> list:
     return np.random.SeedSequence(int(seed)).spawn(int(seeds))
 
 
-def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
+def simulate(model, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
              dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
              sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
              theory_at: str = "nominal", backend: str = "numpy", progress=None,
              **params) -> SimulationResult:
     """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
-    the theory.
+    the theory. ``model``: a built-in model's name, a registry entry
+    (:mod:`replica.registry`) or a :class:`~replica.simulate.source.ModelSource`; a model whose
+    ``SIMULATION`` is a plain :class:`~replica.capabilities.Simulation` (a model file's sample,
+    train and measure) runs through :func:`replica.simulate.declared.simulate_declared` (the
+    options of linear attention do not apply to it).
 
     ``params`` are the model's parameters, as for ``solve`` (``alpha, tau, kappa, rho, lam`` and
     ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test, test`` for
@@ -209,7 +210,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
     ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
 
-    Scoring one trained Gamma on several test laws: the parameters of :data:`SCORE_PARAMS`
+    Scoring one trained Gamma on several test laws: the model's declared ``score_parameters``
     (alignment ``test`` and ``alpha_test``, lowrank ``test`` and ``alpha_test``) may be lists (or
     comma-separated strings); ``errors`` then hold the first combination and ``scores`` every
     combination, each with its own theory value. ``solver`` is ``auto``, ``direct``, ``cg``,
@@ -228,8 +229,18 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
         raise ParameterError("--seeds", f"must be at least 1, got {seeds_i}")
     if seed_i < 0:
         raise ParameterError("--seed", f"must be non-negative, got {seed_i}")
+    from ..capabilities import LinearAttentionICL
+    from .source import as_source
+
+    source = as_source(model)
+    sim = source.simulation
+    if not isinstance(sim, LinearAttentionICL):
+        from .declared import simulate_declared
+
+        return simulate_declared(source, d, seeds_i, seed_i, with_theory=with_theory, dps=dps,
+                                 progress=progress, **params)
     lists = {}
-    for key in SCORE_PARAMS.get(model, ()):
+    for key in sim.score_parameters:
         val = params.get(key)
         if isinstance(val, (list, tuple)) or (isinstance(val, str) and "," in val):
             items = [str(v).strip() for v in (val.split(",") if isinstance(val, str) else val)]
@@ -238,7 +249,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
                                      f"empty item in the list {val!r}")
             lists[key] = items
             params[key] = items[0]
-    exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
+    exp = make_experiment(source, d, task_law=task_law, balanced=balanced, sampler=sampler,
                           solver=solver, test_prompts=test_prompts, backend=backend, **params)
     exp = with_scores(exp, **lists)
     per_seed = []
@@ -253,5 +264,5 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
                      th_rows)
 
 
-__all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "SCORE_KEYS", "Estimate", "Experiment", "SimulationResult",
-           "aggregate", "make_experiment", "run_seed", "seed_sequences", "simulate", "theory"]
+__all__ = ["Estimate", "Experiment", "SimulationResult", "aggregate", "make_experiment",
+           "run_seed", "seed_sequences", "simulate", "theory"]
