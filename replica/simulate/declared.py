@@ -113,7 +113,7 @@ def simulate_declared(model, d, seeds: int = 10, seed: int = 0, *, with_theory: 
     """Simulate a model with a declared :class:`~replica.capabilities.Simulation` at dimension
     ``d`` over ``seeds`` seeds and compare each measured value with the theory; returns a
     :class:`replica.simulate.SimulationResult` (its ``errors`` are the measured values)."""
-    from . import seed_sequences
+    from .result import seed_sequences
 
     source = as_source(model)
     sim = declared_simulation(source)
@@ -145,7 +145,7 @@ def simulate_declared(model, d, seeds: int = 10, seed: int = 0, *, with_theory: 
 def result(source, params, d, seed, per_seed, theory, dps):
     """A :class:`replica.simulate.SimulationResult` from per-seed values and the theory
     (``{name: float}`` or ``None``)."""
-    from . import Estimate, SimulationResult
+    from .result import Estimate, SimulationResult
 
     sim = declared_simulation(source)
     keys = list(per_seed[0]["errors"])
