@@ -103,7 +103,7 @@ def _arguments(m, entry):
                             "for a model whose theory depends on d)")
     else:
         add_file_options(m, entry.schema, lists=True)
-        m.add_argument("--ds", "--d", dest="ds", default=None,
+        m.add_argument("--d", "--ds", dest="ds", default=None,
                        help="dimension(s) d, comma-separated (needed with --seeds; the model's "
                             "parameter d, if it has one)")
     m.add_argument("--seeds", default="0", help="seeds per point and d (0: theory only)")

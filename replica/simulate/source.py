@@ -73,7 +73,7 @@ class ModelSource:
 
     def digests(self) -> dict:
         """``{file: SHA-256}`` of what a model file's results depend on: the file and every input
-        the loader recorded (:attr:`~replica.problem.Problem.source_files`), plus its
+        the loader recorded (the problem's ``source_files``), plus its
         ``cache_salt``; empty for a built-in model (whose code is in every key)."""
         if not self.path:
             return {}
