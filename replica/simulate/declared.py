@@ -116,7 +116,7 @@ def simulate_declared(model, d, seeds: int = 10, seed: int = 0, *, with_theory: 
     from .result import seed_sequences
 
     source = as_source(model)
-    sim = declared_simulation(source)
+    declared_simulation(source)  # one line naming what to declare, if there is none
     d = parse_d(d)
     seeds_i, seed_i = int(seeds), int(seed)
     if seeds_i < 1:

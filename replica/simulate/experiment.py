@@ -105,8 +105,8 @@ class Experiment:
 
     @property
     def sizes(self) -> dict:
-        """Integer sizes: ``ell``, ``n``, ``k`` (``None`` for kappa = inf), ``ell_test``; with subspace
-        tasks also ``r``; and the number of parameters ``P``."""
+        """Integer sizes: ``ell``, ``n``, ``k`` (``None`` for kappa = inf), ``ell_test``; with
+        subspace tasks also ``r``; and the number of parameters ``P``."""
         d = self.d
         kappa = dict(self.params)["kappa"]
         k = None if kappa == INF else _floor(kappa, d)
@@ -169,7 +169,8 @@ from ..estimates import available_memory  # noqa: E402  (one definition, shared 
 def memory_estimate(P: int, d: int, n: int, solver: str = "auto") -> int:
     """Peak bytes of one seed at dimension ``d`` with ``n`` pretraining contexts: about six
     ``n x d`` float64 arrays (tasks per context, context statistics, queries, features) and the
-    ridge solve's matrix for ``P`` weights (dual: ``n x n``; primal: ``P x P`` plus one chunk; naive: the ``n x P``
+    ridge solve's matrix for ``P`` weights (dual: ``n x n``; primal: ``P x P`` plus one chunk;
+    naive: the ``n x P``
     design; conjugate gradients: four ``n x p`` arrays and a few ``d x p``)."""
     from .solver import CHUNK_BYTES, choose_method
 
@@ -385,7 +386,8 @@ def _noise_variance(exp: Experiment, name: str) -> float:
 def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
     r"""Simulate one independent draw (tasks, pretraining data, ridge, test errors).
 
-    Returns ``{"errors": {key: float}, "order_parameters": {...} (where declared), "ridge": {...}}``,
+    Returns ``{"errors": {key: float}, "order_parameters": {...} (where declared),
+    "ridge": {...}}``,
     and with score rows (:func:`with_scores`) ``"scores"``: one ``{key: float}`` per row (the
     same :math:`\Gamma` on each row's test law and length).
     The sub-streams of ``seed_seq`` are: 0 tasks (and subspace), 1 pretraining data, 2 test."""

@@ -9,7 +9,8 @@ plots the relative deviation against :math:`1/d`, where a correct theory is the 
 
 The figure (:func:`check_figure`, written as PNG, PDF and SVG): theory as lines (a dense grid of the varied parameter, solved
 in-process), simulations as markers with standard-error bars, one marker shape per ``d``; a
-second panel with the order parameters (where the model declares them); a last panel with the trend in ``1/d``.
+second panel with the order parameters (where the model declares them); a last panel with the
+trend in ``1/d``.
 """
 
 from __future__ import annotations
