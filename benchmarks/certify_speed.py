@@ -3,7 +3,7 @@
 Side by side in one run, at each point:
 
 1. a verified solve with Newton's evaluations in mpmath only (the baseline: how every solve ran
-   before ball arithmetic was added, ``replica.numerics.driver.ball_evaluation(False)``; this also
+   before ball arithmetic was added, ``replica.numerics.machine.ball_evaluation(False)``; this also
    switches off the ball-arithmetic bound on the rounding of the reported values, so the baseline
    verifies less);
 2. the same verified solve with the evaluations (equations, Jacobian, reported values, the
@@ -28,7 +28,8 @@ import time
 from replica import models
 from replica.modeling import load_model_file
 from replica.numerics import certify as C
-from replica.numerics.driver import ball_evaluation, machine, solve_params
+from replica.numerics.driver import solve_params
+from replica.numerics.machine import ball_evaluation, machine
 from replica.numerics.precision import ball_precision, precision
 
 try:
@@ -102,7 +103,7 @@ def evaluation_rows():
             t_mp, _ = median_time(mp_eval, repeats=21)
         with ball_precision(dps), precision(dps):
             Pb, specb = C.parameter_balls(m, params), m.spectrum(params, "arb")
-            xb = [C._exact_ball(v) for v in x]
+            xb = [C.exact_ball(v) for v in x]
 
             def ball_eval():
                 m.evaluate("equations", "arb", xb, Pb, specb)

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 import replica
-from replica.numerics.driver import evaluator
+from replica.numerics.machine import evaluator
 from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.analysis.transitions import alignment_transition
 

@@ -44,7 +44,7 @@ C (w - \hat w)/d` and the training error :math:`\frac1n\|y - X\hat w/\sqrt d\|^2
 import numpy as np
 import sympy
 
-from replica.capabilities import Simulation
+from replica.capabilities import Simulation, Transition
 from replica.derivations import gaussian_ridge
 from replica.modeling import LAMBDA_I, Parameter, Rule, SaddlePointModel, avg
 
@@ -85,6 +85,24 @@ MODEL = SaddlePointModel(
     admissible=[(V, "V > 0")],  # ... and the other root of the V equation has V < 0
     symbol_names={lam: r"\lambda", c: "c_i"},
 )
+
+# --- transitions --- (replica transition --model examples/ridge_regression.py --name NAME)
+# At lam = 0 and sigma = 0 the minimum-norm test error is 1 - alpha below the interpolation
+# threshold alpha = 1 and 0 above it: a kink at alpha = 1. The ridgeless model is defined only for
+# alpha > 1 (its rule), so the kink is seen through its finite-ridge crossover, which tends to
+# alpha = 1 as lam -> 0 (0.99399... at lam = 1/100).
+TRANSITIONS = [
+    Transition(
+        "interpolation", quantity="test", vary="alpha", kind="crossover", between=("1/2", "2"),
+        params={"lam": "1/100", "sigma": "0"},
+        definition="interpolation crossover: the extremum of the curvature in alpha of the "
+                   "noiseless test error at a small ridge, the smoothed kink at alpha = 1 of the "
+                   "ridgeless error max(1 - alpha, 0)"),
+    Transition(
+        "double-descent", quantity="test", vary="alpha", kind="max", between=("1/2", "3"),
+        params={"lam": "1/100", "sigma": "1/2"},
+        definition="double-descent peak: the interior maximum in alpha of the noisy test error"),
+]
 
 
 # --- simulation: one finite-size data set and the ridge estimator trained on it ------------------

@@ -149,13 +149,22 @@ class LinearAttentionICL:
         return tuple(key for key, _, _ in self.errors)
 
 
+#: The kinds of feature a transition is located by (``replica transition --kind``).
+TRANSITION_KINDS = ("max", "min", "level", "kink", "crossover")
+
+
 @dataclasses.dataclass(frozen=True)
 class Transition:
     r"""A transition or crossover a model declares: where the reported value ``quantity``, as
     a function of the parameter ``vary`` on ``between = (lo, hi)`` (the other parameters as given
-    on the command line), has a ``kind`` of feature: ``"kink"`` (a jump of its slope),
-    ``"crossover"`` (an extremum of its curvature), ``"max"``/``"min"`` (an interior extremum)
-    or ``"level"`` (where it crosses ``level``)."""
+    on the command line, by default ``params``), has a ``kind`` of feature (one of
+    :data:`TRANSITION_KINDS`): ``"kink"`` (a jump of its slope :math:`dQ/dx`), ``"crossover"``
+    (an extremum of its curvature, :math:`d^3Q/dx^3 = 0`), ``"max"``/``"min"`` (an interior
+    extremum, :math:`dQ/dx = 0`) or ``"level"`` (where it crosses ``level``).
+
+    ``replica transition --model FILE --name NAME [--PARAM V ...]`` locates it: every field is a
+    default that the command line's ``--vary``, ``--between``, ``--quantity``, ``--kind``,
+    ``--level`` and ``--PARAM`` options override; ``definition`` is printed with the result."""
 
     name: str
     quantity: str
@@ -164,3 +173,6 @@ class Transition:
     between: tuple = ()
     level: str | None = None
     definition: str = ""
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Values of the other parameters (raw, as on the command line) the transition is located
+    at unless the command line gives them."""

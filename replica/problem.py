@@ -166,9 +166,10 @@ class Parameter:
     def is_continuous(self) -> bool:
         """A real number that grids, scans and series may vary (not a covariance, a SPEC or an
         integer)."""
-        return not (self.is_covariance or self.is_spec or self._domain().integer)
+        return not (self.is_covariance or self.is_spec or self.resolved_domain().integer)
 
-    def _domain(self) -> Domain:
+    def resolved_domain(self) -> Domain:
+        """The :class:`Domain` the value must lie in (the named one, with the declared message)."""
         dom = DOMAINS[self.domain] if isinstance(self.domain, str) else self.domain
         if self.domain_message:
             dom = dataclasses.replace(dom, describe=self.domain_message)
@@ -191,7 +192,7 @@ class Parameter:
             return parse_spec(raw, int(d), self.option)
         if self.is_spec:
             return self.domain.parse(raw, self.option)
-        dom = self._domain()
+        dom = self.resolved_domain()
         if dom.integer:
             return int(dom.check(_parse_integer(raw, self.option), self.option))
         return dom.check(parse_exact(raw, self.option, allow_inf=dom.allow_inf), self.option)

@@ -269,7 +269,7 @@ class Covariance:
             return [v * s for v in raw]
         if self.diagonal is not None:
             return [to_mpf(v) for v in self.diagonal]
-        return [self._mat_entry_mp(i, i) for i in range(self.d)]
+        return [self.mat_entry_mp(i, i) for i in range(self.d)]
 
     def diag_f64(self) -> np.ndarray:
         if self.power is not None:
@@ -279,7 +279,7 @@ class Covariance:
             return np.array([float(v) for v in self.diagonal])
         return np.diag(self.matrix_f64()).copy()
 
-    def _mat_entry_mp(self, i, j):
+    def mat_entry_mp(self, i, j):
         v = self.matrix[i][j]
         v = to_mpf(v) if isinstance(v, Fraction) else mpmath.mpf(v)
         return v * to_mpf(self.scale) if self.scale is not None else v
@@ -293,7 +293,7 @@ class Covariance:
         m = mpmath.matrix(self.d, self.d)
         for i in range(self.d):
             for j in range(self.d):
-                m[i, j] = self._mat_entry_mp(i, j)
+                m[i, j] = self.mat_entry_mp(i, j)
         return m
 
     def matrix_f64(self) -> np.ndarray:

@@ -27,7 +27,8 @@ import pytest
 
 from replica import models
 from replica.numerics import certify as C
-from replica.numerics.driver import machine, solve_params
+from replica.numerics.driver import solve_params
+from replica.numerics.machine import machine
 from replica.numerics.precision import ball_precision, precision
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -278,13 +279,13 @@ def test_integer_power_of_a_ball_around_zero_is_finite():
 
 
 def test_binary_constants_keep_their_sign():
-    from replica.symbolic.codegen import _arb_of
+    from replica.symbolic.codegen import arb_of
 
     with ball_precision(30), precision(30):
         v = mpmath.mpf(-1) / 3
-        b = _arb_of(v)
+        b = arb_of(v)
         assert b < 0 and b.rad() == 0 and C.ball_to_mpf(b) == v
-        assert C._exact_ball(mpmath.mpf("-2.5")) == -2.5
+        assert C.exact_ball(mpmath.mpf("-2.5")) == -2.5
 
 
 def test_ball_digits_and_outward_rounding():
@@ -333,7 +334,7 @@ def test_a_candidate_where_no_root_exists_is_refused():
 def test_ball_and_mpmath_evaluation_give_the_same_verified_digits(case):
     """Newton evaluates in ball arithmetic (midpoints) by default; mpmath alone is the baseline.
     Both verified solves agree to the digits they claim."""
-    from replica.numerics.driver import ball_evaluation
+    from replica.numerics.machine import ball_evaluation
     from replica.numerics.precision import agreement_digits
 
     name, raw, dps = raw_of(CASES[case])

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import replica
 from replica.errors import ConvergenceError
-from replica.numerics.driver import CLAIM_RTOL
+from replica.numerics.float64_checks import CLAIM_RTOL
 from replica.spectra import parse_spec
 
 NOT_VALUES = ("converged", "status", "iterations", "residual", "condition", "error_estimate")
@@ -204,9 +204,9 @@ def test_refine_resolves_every_unsure_point_of_a_grid():
 def test_without_a_wider_longdouble_no_point_is_converged(monkeypatch):
     """Where NumPy's longdouble is plain float64 (no extended precision to check against) the
     float64 path claims nothing: every solved point is not-verified."""
-    from replica.numerics import driver
+    from replica.numerics import machine
 
-    monkeypatch.setattr(driver, "_LD_WIDER", False)
+    monkeypatch.setattr(machine, "LD_WIDER", False)
     out = replica.solve_float64("isotropic", alpha=np.array([1.0, 2.0]), tau=4.0, kappa=0.5,
                                 rho=0.01)
     assert list(out["status"]) == ["not-verified", "not-verified"]

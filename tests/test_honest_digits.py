@@ -5,7 +5,7 @@ At ``alpha = 1e-50`` the isotropic closed form adds and subtracts terms of size 
 ~ 1e50``: at 30 and at 45 digits both evaluations lose every digit the same way and *agree* on
 ``e_icl = 1.01`` (the value is 2.02 - 5e-51). The verification therefore also bounds, in ball
 arithmetic, the rounding error of every reported value at the working precision
-(:meth:`replica.numerics.driver.Machine.evaluation_digits`), and raises the guard digits until
+(:meth:`replica.numerics.machine.Machine.evaluation_digits`), and raises the guard digits until
 the claimed digits survive it.
 """
 
@@ -19,7 +19,8 @@ import pytest
 
 from replica import models
 from replica.errors import ReplicaError
-from replica.numerics.driver import machine, solve_params
+from replica.numerics.driver import solve_params
+from replica.numerics.machine import machine
 from replica.numerics.precision import agreement_digits
 
 

@@ -12,7 +12,8 @@ from replica.errors import ParameterError
 from replica.models import lowrank as L
 from replica.models.lowrank_problem import PROBLEM as LOWRANK
 from replica.numerics import agreement_digits
-from replica.numerics.driver import evaluate, solve_params
+from replica.numerics.driver import solve_params
+from replica.numerics.machine import evaluate
 from replica.params import to_mpf
 
 # Golden fixed points of the authors' public code, with sigma_test = 0 and alpha_test = alpha. (alpha, tau, kappa, lam,

@@ -12,7 +12,7 @@ import pytest
 from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.models.isotropic_problem import PROBLEM as ISOTROPIC
 from replica.models.lowrank_problem import PROBLEM as LOWRANK
-from replica.numerics.driver import Machine
+from replica.numerics.machine import Machine
 from replica.numerics.outline import Outline, load_outline, store_outline
 from replica.symbolic.codegen import CodeCache
 

@@ -265,11 +265,12 @@ def _example(name: str):
 
 def assert_float64_claim_holds(problem, raw, ref):
     """The float64 path at the same point: where it says ``converged``, every reported value is
-    within its claimed relative error (:data:`~replica.numerics.driver.CLAIM_RTOL`) of the
+    within its claimed relative error (:data:`~replica.numerics.float64_checks.CLAIM_RTOL`) of the
     60-digit reference; otherwise it claims nothing (``not-verified`` or a failure)."""
     import numpy as np
 
-    from replica.numerics.driver import CLAIM_RTOL, solve_float64
+    from replica.numerics.driver import solve_float64
+    from replica.numerics.float64_checks import CLAIM_RTOL
 
     numeric = {k: np.array([float(Fraction(v))]) for k, v in raw.items()
                if not problem.schema[k].is_covariance and k != "d"}

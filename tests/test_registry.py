@@ -18,10 +18,6 @@ from conftest import REPO
 from replica.registry import BUILTIN
 
 CHECKED = ("replica/commands", "replica/simulate")
-
-#: Files being converted to the registry in another branch (``replica transition``); each must
-#: still name a model (else remove it from here). Nothing else may be listed.
-PENDING = ("replica/commands/transition.py",)
 NAMES = re.compile(r"\b(" + "|".join(BUILTIN) + r")\b(?!:)")
 
 
@@ -61,15 +57,8 @@ def _hits() -> dict:
 
 
 def test_no_model_name_in_commands_or_simulate():
-    bad = [f"{rel}:{line}: {name}" for rel, found in _hits().items() if rel not in PENDING
-           for line, name in found]
+    bad = [f"{rel}:{line}: {name}" for rel, found in _hits().items() for line, name in found]
     assert not bad, "model names outside the registry:\n" + "\n".join(bad)
-
-
-def test_pending_files_still_name_a_model():
-    hits = _hits()
-    for rel in PENDING:
-        assert rel in hits, f"{rel} names no model any more: remove it from PENDING"
 
 
 def test_the_check_finds_a_name_and_skips_docs_comments_and_specs():

@@ -164,12 +164,12 @@ def crossover_certificate(indicator, var, root, dps: int) -> TransitionCertifica
 def _polish(g, dg, x, dps, steps: int = 4):
     """A few Newton steps on midpoints at ``dps`` digits (a better candidate for the proof; the
     proof itself does not rely on them)."""
-    from ..numerics.certify import _exact_ball, ball_to_mpf
+    from ..numerics.certify import exact_ball, ball_to_mpf
 
     with ball_precision(dps), precision(dps):
         x = mpmath.mpf(x)
         for _ in range(steps):
-            b = _exact_ball(x)
+            b = exact_ball(x)
             gv, dv = g(b), dg(b)
             if not (is_finite(gv) and is_finite(dv)) or dv == 0:
                 break

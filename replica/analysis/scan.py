@@ -12,6 +12,28 @@ one parameter :math:`x` (the others fixed), and never looks inside the model:
   :math:`w \approx 1.5\,\mathrm{dps} + 10` both lie below the requested digits). The whole
   location is repeated at :math:`w + \max(10, w/2)` digits, and the reported ``digits`` are the
   agreement of the two (capped at ``dps``) -- evidence, not an enclosure.
+* ``kind="kink"``: a non-analytic point of :math:`Q`, where its one-sided slopes differ,
+  :math:`Q'(x_c^-) \ne Q'(x_c^+)` (e.g. :math:`Q = \max(a(x), b(x))` with :math:`a, b` analytic, at
+  :math:`a = b`). The float64 scan brackets it (the largest second difference); at the working
+  precision the two analytic branches are fitted by polynomials through points on each side and
+  intersected, the points closing in until the intersection settles
+  (:func:`replica.numerics.continuation.locate_kink`). The result is accepted only if the jump of
+  the slope is there: the one-sided slopes, from fits at two scales :math:`h` and :math:`h/16`,
+  give the same jump :math:`J = Q'(x_c^+) - Q'(x_c^-)` (a smooth :math:`Q` gives a "jump" of
+  order :math:`h^{5}`, which changes by :math:`16^5` between the scales).
+* ``kind="crossover"``: the extremum of the curvature of a smooth :math:`Q`, the root of
+  :math:`d^3Q/dx^3 = 0` where :math:`|d^2Q/dx^2|` is largest (the built-in models' definition of a
+  finite-size crossover, :func:`replica.numerics.continuation.locate_crossover`: derivatives by
+  ``mpmath.diff`` of solves at its raised precision, Anderson--Bjorck on the third derivative,
+  error bound from a Newton correction with the fourth).
+
+  For both, the digits are the fewer of those the locator's error bound gives and those on which
+  the location agrees with the same location at a higher working precision (capped at ``dps``).
+
+Every located point carries a ``status`` (:class:`~replica.numerics.result.Status`):
+``converged`` when it passed these checks; a search that fails them raises
+:class:`~replica.errors.ConvergenceError` (exit status 3) saying what was tried.
+
 * :func:`plane` solves a float64 grid over two parameters, writes it as CSV and draws :math:`Q` as
   a map (:func:`plane_figure`, written as PNG, PDF and SVG), with the level set :math:`Q = L`
   (:func:`level_set`) or the line of maxima along :math:`x` traced on it.
@@ -29,6 +51,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
+from ..capabilities import TRANSITION_KINDS
 from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
 from ..numerics.result import Status
@@ -36,7 +59,9 @@ from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
 from ..params import to_mpf
 
-KINDS = ("max", "min", "level")
+KINDS = TRANSITION_KINDS
+#: The kinds located from the shape of Q (its slope or curvature), not from a scalar condition.
+SHAPE_KINDS = ("kink", "crossover")
 
 
 def _continuous(p) -> bool:
@@ -88,15 +113,29 @@ class Located:
     definition: str
     method: str
     notes: list
+    status: Status = Status.CONVERGED
+    """What the locator observed: ``CONVERGED`` when the point passed its checks (a search that
+    fails them raises :class:`~replica.errors.ConvergenceError` instead)."""
+    name: str | None = None
+    """The declared transition (:class:`replica.capabilities.Transition`) located, if any."""
+
+    @property
+    def converged(self) -> bool:
+        return self.status == Status.CONVERGED
 
     def to_json_dict(self) -> dict:
         nd = max(self.digits, 1)
-        return {"model": self.model, "params": self.params, "vary": self.vary,
-                "quantity": self.quantity, "kind": self.kind, "level": self.level,
-                "location": decimal_string(self.location, nd),
-                "value": decimal_string(self.value, nd), "digits": self.digits,
-                "agreement": decimal_string(self.agreement, 3), "dps": self.dps,
-                "definition": self.definition, "method": self.method, "notes": self.notes}
+        out = {"model": self.model, "params": self.params, "vary": self.vary,
+               "quantity": self.quantity, "kind": self.kind, "level": self.level,
+               "location": decimal_string(self.location, nd),
+               "value": decimal_string(self.value, nd), "digits": self.digits,
+               "agreement": decimal_string(self.agreement, 3), "dps": self.dps,
+               "definition": self.definition, "method": self.method,
+               "status": Status(self.status).value, "converged": self.converged,
+               "notes": self.notes}
+        if self.name is not None:
+            out = {"name": self.name, **out}
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_dict(), indent=2)
@@ -202,10 +241,12 @@ def _refine(cond, a, b, work, lo=None, hi=None):
 
 def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "max",
            level=None, dps: int = 30, points: int = 64, log: bool | None = None,
-           progress=None) -> Located:
+           progress=None, name: str | None = None, definition: str = "") -> Located:
     """Locate the interior maximum / minimum (``kind``) of ``quantity`` in ``vary`` on
-    ``[lo, hi]``, or where it crosses ``level`` (``kind="level"``), the other parameters at
-    ``fixed`` (raw values by name). See the module docstring for the method."""
+    ``[lo, hi]``, where it crosses ``level`` (``kind="level"``), its kink (``"kink"``) or its
+    crossover (``"crossover"``), the other parameters at ``fixed`` (raw values by name). See the
+    module docstring for the methods. ``name`` and ``definition`` (a declared transition's,
+    :class:`replica.capabilities.Transition`) are carried into the result."""
     if kind not in KINDS:
         raise ParameterError("--kind", f"must be one of {', '.join(KINDS)}")
     p = _numeric_parameter(problem, vary, "--vary")
@@ -225,13 +266,23 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
     elif level is not None:
         raise ParameterError("--level", "is only for --kind level")
     base = problem.schema.parse({**fixed, vary: lo_v})  # validates the fixed parameters
-    fixed_params = {k: v for k, v in base.items() if k != vary}
+    # only the given parameters are fixed: a default that follows the varied one (the low-rank
+    # model's alpha_test = alpha) is derived again at every point
+    fixed_params = {k: v for k, v in fixed.items() if k != vary}
+    echo_hi = problem.schema.parse({**fixed, vary: hi_v}).echo()
+    shown = {k: v for k, v in base.echo().items() if k != vary and echo_hi.get(k) == v}
     if log is None:
         log = lo_v > 0 and hi_v / lo_v >= 100
     xs = (np.geomspace(float(lo_v), float(hi_v), points) if log
           else np.linspace(float(lo_v), float(hi_v), points))
-    q = _scan_float64(problem, {k: (v if not isinstance(v, Fraction) else str(v))
-                                for k, v in fixed_params.items()}, vary, xs, quantity)
+    q = _scan_float64(problem, fixed_params, vary, xs, quantity)
+    if kind in SHAPE_KINDS:
+        res = _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps,
+                            progress, (lo, hi))
+        res.name = name
+        if definition:
+            res.definition = f"{definition} ({res.definition})"
+        return res
     br, why = _bracket(xs, q, kind, float(level) if level is not None else None)
     if br is None:
         raise ConvergenceError(f"{problem.name}: cannot locate the {kind} of {quantity} in "
@@ -262,17 +313,148 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
             "level": f"where {quantity} = {level} in {vary}"}[kind]
     cond_text = (f"d {quantity}/d {vary} = 0" if kind != "level" else f"{quantity} - {level} = 0")
     return Located(
-        model=problem.name, params={k: v for k, v in base.echo().items() if k != vary},
+        model=problem.name, params=shown,
         vary=vary, quantity=quantity, kind=kind,
         level=None if level is None else str(level), location=x1, value=q1, digits=digits,
-        agreement=diff, dps=dps, definition=f"{what} on [{lo}, {hi}]: the root of {cond_text}",
+        agreement=diff, dps=dps,
+        definition=(f"{definition} (the root of {cond_text} on [{lo}, {hi}])" if definition
+                    else f"{what} on [{lo}, {hi}]: the root of {cond_text}"),
         method=(f"float64 scan of {points} points to bracket it; bracketing root finder on "
                 f"{cond_text} at {works[0]} digits"
                 + (" (derivative by central difference with step 10^-"
                    f"{works[0] // 3}|x|)" if kind != "level" else "")
                 + f", {its} steps; digits = agreement with the same location at {works[1]} "
                   "digits"),
-        notes=[])
+        notes=[], status=Status.CONVERGED, name=name)
+
+
+def _second_derivatives(xs, q):
+    """Divided second differences of ``q`` on the (possibly uneven) grid ``xs``: the estimate
+    of ``Q''`` at ``xs[1:-1]`` (NaN where a neighbour is NaN)."""
+    h0, h1 = np.diff(xs)[:-1], np.diff(xs)[1:]
+    return 2 * (q[2:] * h0 - q[1:-1] * (h0 + h1) + q[:-2] * h1) / (h0 * h1 * (h0 + h1))
+
+
+def _shape_bracket(xs, q, kind, margin: int = 4):
+    """``(lo, hi)`` of the float64 grid around the largest ``|Q''|`` (``margin`` grid steps each
+    side, clipped to the interval), or ``None`` and why."""
+    d2 = np.abs(_second_derivatives(xs, q))
+    if np.all(np.isnan(d2)):
+        return None, "no three neighbouring points of the float64 scan converged"
+    i = int(np.nanargmax(d2)) + 1
+    if kind == "crossover" and (i == 1 or i == len(xs) - 2):
+        return None, (f"the largest curvature on the interval is at its end (x = {xs[i]:.6g}): "
+                      "widen --between")
+    return (xs[max(i - margin, 0)], xs[min(i + margin, len(xs) - 1)]), ""
+
+
+def _value_at_context(problem, fixed_params: dict, vary: str, quantity: str):
+    """``x -> Q(x)`` solved at the current mpmath precision (so that ``mpmath.diff``, which
+    raises it, gets values to its precision)."""
+    schema = problem.schema
+
+    def Q(x):
+        params = schema.parse({**fixed_params, vary: _exact(x)})
+        return solve_params(problem, params, dps=mpmath.mp.dps, verify=False).all_values[quantity]
+
+    return Q
+
+
+def _slope_jump(Q, x, err, work: int, what: str):
+    r"""The one-sided slopes at the located kink ``x`` and the check that the slope jumps:
+    :func:`~replica.numerics.continuation.one_sided_slopes` at :math:`h` and :math:`h/16`
+    (:math:`h = \max(10^{-w/6}, 100\,\mathrm{err})\max(|x|, 1)`, beyond the location's
+    error) must give the same jump to a relative :math:`10^{-3}`, and the jump must exceed
+    :math:`10^{-w/4}` times the slopes' scale. Returns ``(left, right)``; a failed check raises
+    :class:`~replica.errors.ConvergenceError`."""
+    from ..numerics.continuation import one_sided_slopes
+
+    scale = max(abs(x), mpmath.mpf(1))
+    h = max(mpmath.mpf(10) ** (-(work // 6)), 100 * err) * scale
+    l1, r1 = one_sided_slopes(Q, x, h)
+    l2, r2 = one_sided_slopes(Q, x, h / 16)
+    j1, j2 = r1 - l1, r2 - l2
+    size = max(abs(l2), abs(r2), mpmath.mpf(1))
+    if not (abs(j2) > mpmath.mpf(10) ** (-(work // 4)) * size
+            and abs(j1 - j2) <= abs(j2) / 1000):
+        raise ConvergenceError(
+            f"{what}: no jump of the slope at {mpmath.nstr(x, 12)} (the one-sided slopes differ "
+            f"by {mpmath.nstr(j1, 3)} at h = {mpmath.nstr(h, 3)} and {mpmath.nstr(j2, 3)} at h/16:"
+            " the quantity looks analytic there; try --kind crossover)",
+            tried=f"branch intersection at {work} digits, then one-sided slope fits at two "
+                  "scales", status="stalled")
+    return l2, r2
+
+
+def _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps, progress,
+                  between) -> Located:
+    """:func:`locate` for ``kind`` ``"kink"`` or ``"crossover"`` (module docstring)."""
+    from ..numerics.continuation import CROSSOVER_METHOD, locate_crossover, locate_kink
+
+    br, why = _shape_bracket(xs, q, kind)
+    what = f"{problem.name}: the {kind} of {quantity} in {vary}"
+    if br is None:
+        raise ConvergenceError(f"{what}: {why}", tried=f"float64 scan of {len(xs)} points",
+                               status="stalled")
+    w1 = int(math.ceil(1.5 * dps)) + 10
+    works = [w1, w1 + max(10, w1 // 2)]
+    found = []
+    for w in works:
+        with precision(w):
+            Q = _value_at_context(problem, fixed_params, vary, quantity)
+            a, b = mpmath.mpf(br[0]), mpmath.mpf(br[1])
+            try:
+                if kind == "kink":
+                    loc = locate_kink(Q, a, b, what=what)
+                    slopes = _slope_jump(Q, loc.value, loc.error_bound, w, what)
+                else:
+                    loc = locate_crossover(Q, a, b, what=what)
+                    slopes = None
+            except ConvergenceError as exc:
+                if str(exc).startswith(what):
+                    raise
+                raise ConvergenceError(
+                    f"{what}: {str(exc).split(': ', 1)[-1]}", status=exc.status,
+                    tried=exc.tried or f"float64 scan, then the {kind} locator at {w} digits "
+                                       f"on [{mpmath.nstr(a, 8)}, {mpmath.nstr(b, 8)}]") from None
+            found.append((loc, Q(loc.value), loc.digits(), slopes))
+        if progress:
+            progress(len(found), len(works))
+    (loc1, q1, d1, slopes), (loc2, q2, _, _) = found
+    with precision(works[1]):
+        digits = min(dps, d1, agreement_digits(loc1.value, loc2.value, works[0]),
+                     agreement_digits(q1, q2, works[0]))
+        diff = abs(loc1.value - loc2.value)
+    if digits <= 0:
+        raise ConvergenceError(f"{what}: the located point does not agree between {works[0]} and "
+                               f"{works[1]} digits", tried=f"{kind} located twice",
+                               status="no-digits")
+    lo, hi = between
+    notes = []
+    if kind == "kink":
+        with precision(works[0]):
+            notes.append(f"slope d {quantity}/d {vary}: {mpmath.nstr(slopes[0], 8)} on the left, "
+                         f"{mpmath.nstr(slopes[1], 8)} on the right")
+        definition = (f"the kink of {quantity} in {vary} on [{lo}, {hi}]: the non-analytic point "
+                      f"where the one-sided slopes d {quantity}/d {vary} differ")
+        method = (f"float64 scan of {len(xs)} points (largest second difference) to bracket it; "
+                  f"at {works[0]} digits: scan and intersection of degree-4 polynomial fits of "
+                  f"the two analytic branches, {loc1.iterations} refinements (error bound = last "
+                  "change of the location); slope jump checked by one-sided fits at two scales; "
+                  f"digits = the error bound and the agreement with the same location at "
+                  f"{works[1]} digits")
+    else:
+        definition = (f"the crossover of {quantity} in {vary} on [{lo}, {hi}]: the extremum of "
+                      f"its curvature d^2 {quantity}/d {vary}^2, the root of d^3 {quantity}/"
+                      f"d {vary}^3 = 0")
+        method = (f"float64 scan of {len(xs)} points (largest second difference) to bracket it; "
+                  f"at {works[0]} digits: {CROSSOVER_METHOD}; digits = the error bound and the "
+                  f"agreement with the same location at {works[1]} digits")
+    return Located(
+        model=problem.name, params=shown,
+        vary=vary, quantity=quantity, kind=kind, level=None, location=loc1.value, value=q1,
+        digits=digits, agreement=diff, dps=dps, definition=definition, method=method,
+        notes=notes, status=Status.CONVERGED)
 
 
 def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str, *,

@@ -36,7 +36,8 @@ from ..models.lowrank_problem import PROBLEM as LOWRANK
 from ..numerics import precision
 from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
                                      locate_crossover, locate_kink)
-from ..numerics.driver import evaluator
+from ..numerics.machine import evaluator
+from ..numerics.result import Status
 from . import parameters as SCHEMAS
 from ..params import INF, exact_str, to_mpf
 from ..spectra import SpectralPairs
@@ -54,6 +55,20 @@ class TransitionResult:
     notes: list
     certificate: Any = None
     """A :class:`~replica.analysis.certified.TransitionCertificate` when a proof was asked for."""
+    status: Status | None = None
+    """What the locator observed (:func:`located_status`; ``None`` computes it from the location
+    and the certificate): ``CONVERGED`` when the located point passed its checks (an error bound
+    worth at least one digit, and the proof where one was asked for), ``NOT_CERTIFIED`` when a
+    requested proof failed, ``NO_DIGITS`` when the error bound leaves no digit. The command
+    line exits 3 on anything but ``CONVERGED``."""
+
+    def __post_init__(self):
+        if self.status is None:
+            self.status = located_status(self.location, self.dps, self.certificate)
+
+    @property
+    def converged(self) -> bool:
+        return self.status == Status.CONVERGED
 
     def to_json_dict(self):
         from ..numerics.result import decimal_string
@@ -73,7 +88,8 @@ class TransitionResult:
         out = {"model": self.model, "params": self.params, "dps": self.dps,
                self.key: printed, "error_bound": printed_error_bound(printed, value, bound),
                "digits": digits, "definition": self.definition, "method": self.method,
-               "iterations": self.location.iterations, "converged": True, "notes": self.notes}
+               "iterations": self.location.iterations, "status": Status(self.status).value,
+               "converged": self.converged, "notes": self.notes}
         if cert is not None:
             out["certified"] = bool(cert.certified)
             out["certificate"] = cert.to_json_dict(max(digits, 5))
@@ -81,6 +97,19 @@ class TransitionResult:
             out["certificate"]["located_error_bound"] = decimal_string(
                 self.location.error_bound, 5)
         return out
+
+
+def located_status(location: Location, dps: int, certificate=None) -> Status:
+    """The status of a located transition: ``NOT_CERTIFIED`` if a proof was asked for
+    (``certificate``) and failed; ``NO_DIGITS`` if the location's error bound leaves no
+    significant digit at ``dps``; ``CONVERGED`` otherwise (the locators raise
+    :class:`~replica.errors.ConvergenceError` when they do not settle)."""
+    if certificate is not None and not certificate.certified:
+        return Status.NOT_CERTIFIED
+    with precision(dps):
+        if not mpmath.isfinite(location.value) or min(location.digits(), dps) <= 0:
+            return Status.NO_DIGITS
+    return Status.CONVERGED
 
 
 def printed_error_bound(printed: str, value, bound) -> str:
@@ -223,7 +252,7 @@ def alignment_transition(rank_fraction, tau, rho, alpha=None, dps: int = 30,
         expr = spectral_indicator_expr(f, None if a is None else (r + 1) / a)
         cert = _certificate_of(loc, expr, KAPPA, a, (Fraction(1, 50), Fraction(3, 2)), dps)
     return TransitionResult("alignment", params, dps, "kappa_c", loc, definition, method, notes,
-                            cert)
+                            cert, located_status(loc, dps, cert))
 
 
 def isotropic_transition(tau, rho, alpha=None, dps: int = 30,
@@ -243,7 +272,7 @@ def isotropic_transition(tau, rho, alpha=None, dps: int = 30,
         expr = spectral_indicator_expr(1, None if a is None else (r + 1) / a)
         cert = _certificate_of(loc, expr, KAPPA, a, (Fraction(1, 10), Fraction(3)), dps)
     return TransitionResult("isotropic", params, dps, "kappa_c", loc, definition, method, [],
-                            cert)
+                            cert, located_status(loc, dps, cert))
 
 
 def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> TransitionResult:
@@ -293,7 +322,8 @@ def isotropic_interpolation_peak(alpha, kappa, rho, lam, dps: int = 30) -> Trans
                             "tau_peak: interior maximum of the ridge ICL error e_ICL(tau) (paper "
                             "B), the regularised interpolation peak near tau = 1",
                             "scan of tau in [0.2, 5], then Anderson-Bjorck on d e_ICL/d tau "
-                            "(mpmath.diff); error bound from a Newton correction", [note])
+                            "(mpmath.diff); error bound from a Newton correction", [note],
+                            status=located_status(loc, dps))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,7 +353,7 @@ def lowrank_indicator_expr(indicator, alpha, tau, kappa, sigma):
     """The low-rank indicator as a closed form in ``RHO`` (the lambda = 0 closed form (T1)-(T5)
     with the other parameters exact) at ``alpha``, or its ``alpha -> oo`` limit
     (``sympy.limit``) for ``alpha=None``."""
-    from ..numerics.driver import machine
+    from ..numerics.machine import machine
 
     m = machine(LOWRANK, "lambda0")
     e = m.closed_form("m0" if indicator == "m0" else "idg")
@@ -401,4 +431,4 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
                 Fraction(1, 100), Fraction(k) / 10)) / 1000)
         cert = _certificate_of(loc, expr, RHO, a, rng, dps)
     return TransitionResult("lowrank", params, dps, "rho_c", loc, definition, method, notes,
-                            cert)
+                            cert, located_status(loc, dps, cert))

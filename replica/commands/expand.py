@@ -54,7 +54,7 @@ def _run_model_file(args):
     values = {}
     for k, v in fixed.items():
         p = problem.schema[k]
-        if p.is_covariance or p._domain().integer:
+        if p.is_covariance or p.resolved_domain().integer:
             raise ParameterError(p.option, "series keep spectra abstract; omit this option")
         if p.is_spec:
             values[k] = p.parse(v, {})

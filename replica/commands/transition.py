@@ -1,4 +1,15 @@
-"""``replica transition MODEL ...``: locate a phase transition (or finite-alpha crossover)."""
+"""``replica transition MODEL ...``: locate a phase transition (or finite-alpha crossover).
+
+The parsers come from the registry (:mod:`replica.registry`): a model that declares its own
+``transition`` variant (a :class:`~replica.registry.CommandHook`: the papers' transitions of the
+built-in models) gets it, and every model -- a model file, or a built-in one with
+``--model NAME`` -- gets the generic form (:func:`generic`): where a reported quantity has an
+interior maximum or minimum in one parameter, crosses a level, has a kink (a jump of its slope)
+or a crossover (an extremum of its curvature), the other parameters fixed
+(:func:`replica.analysis.scan.locate`); the transitions a model file declares
+(``TRANSITIONS = [Transition(...)]``, :class:`replica.capabilities.Transition`) are offered by
+name (``--name NAME``) with their declared settings as defaults.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +19,8 @@ import sys
 from .common import add_dps, parse_dps
 
 
-def _add_certify(p):
+def add_certify(p):
+    """The ``--certify`` option of the built-in models' transitions."""
     p.add_argument("--certify", action="store_true",
                    help="prove the location in ball arithmetic where the indicator has a closed "
                         "form (interval Newton on the defining condition; for alpha -> oo the "
@@ -16,108 +28,162 @@ def _add_certify(p):
 
 
 def register(subparsers):
+    from ..registry import add_model_parsers
+
     p = subparsers.add_parser(
         "transition", help="locate a phase transition numerically",
-        description="Locate a model's phase transition. Without --alpha: the non-analytic point of "
-                    "the alpha -> oo limit (found numerically, never substituted). With --alpha A: "
-                    "the finite-alpha crossover, by the definition printed in the output.")
+        description="Locate a model's phase transition. The built-in models' own transitions: "
+                    "without --alpha the non-analytic point of the alpha -> oo limit (found "
+                    "numerically, never substituted), with --alpha A the finite-alpha crossover, "
+                    "by the definition printed in the output. Any model (--model PATH, or "
+                    "--model NAME for a built-in one): the kink, crossover, maximum, minimum or "
+                    "level crossing of a reported quantity in one parameter (--vary, --between, "
+                    "--quantity, --kind), or a transition the model file declares (--name).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    a = models.add_parser("alignment", help="kappa_c for C_train = lowrank:F (paper A)",
-                          description="Task-diversity transition of paper A with a low-rank "
-                                      "C_train = P/F. --rho is the label-noise variance.")
-    a.add_argument("--rank-fraction", required=True, help="F = rank(C_train)/d, in (0, 1]")
-    a.add_argument("--tau", required=True, help="pretraining contexts n/d^2 (> 1)")
-    a.add_argument("--rho", required=True, help="label-noise variance")
-    a.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
-    add_dps(a)
-    _add_certify(a)
-    a.set_defaults(run=_run_alignment)
-    lr = models.add_parser("lowrank", help="rho_c of the low-rank model (rho = rank ratio)",
-                           description="Task-rank transition of the low-rank model "
-                                       "(arXiv 2510.04548). Here rho is the task-RANK ratio and "
-                                       "sigma the label-noise standard deviation.")
-    lr.add_argument("--kappa", required=True, help="task diversity M0/D, in (0, 1)")
-    lr.add_argument("--tau", required=True, help="pretraining prompts M/D^2 (> 1)")
-    lr.add_argument("--sigma", required=True, help="label-noise standard deviation")
-    lr.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
-    lr.add_argument("--indicator", default="m0", choices=["m0", "idg_over_alpha"],
-                    help="quantity whose kink (alpha -> oo) or curvature peak defines the "
-                         "transition (default m0)")
-    add_dps(lr)
-    _add_certify(lr)
-    lr.set_defaults(run=_run_lowrank)
-    i = models.add_parser("isotropic", help="kappa_c of paper B (memorisation -> ICL)",
-                          description="Task-diversity transition of paper B (C = I). --rho is "
-                                      "the label-noise variance.")
-    i.add_argument("--tau", default=None, help="pretraining contexts n/d^2 (> 1); required "
-                                               "unless --interpolation-peak")
-    i.add_argument("--rho", required=True, help="label-noise variance")
-    i.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
-    i.add_argument("--interpolation-peak", action="store_true",
-                   help="instead locate the tau of the double-descent peak of e_ICL "
-                        "(needs --alpha, --kappa and a ridge --lam > 0)")
-    i.add_argument("--kappa", default=None, help="task diversity (with --interpolation-peak)")
-    i.add_argument("--lam", default=None, help="ridge > 0 (with --interpolation-peak)")
-    add_dps(i)
-    _add_certify(i)
-    i.set_defaults(run=_run_isotropic)
-    _register_model_file(models)
+    add_model_parsers(models, "transition", generic)
     return models
 
 
-def _register_model_file(models):
-    from .common import add_schema_options, add_user_model_parser
+# ---------------------------------------------------------------------------------------------
+# The generic form: any model, any reported quantity
+# ---------------------------------------------------------------------------------------------
+#: The kinds of ``--kind`` (:data:`replica.capabilities.TRANSITION_KINDS`).
+KIND_HELP = ("interior maximum (the default), minimum, crossing of --level, kink (a jump of the "
+             "slope: a non-analytic point) or crossover (the extremum of the curvature, where "
+             "the third derivative vanishes)")
 
-    sp = add_user_model_parser(
-        models, "transition",
-        "Locate where a reported quantity has an interior maximum or minimum in one parameter, "
-        "or crosses a level, the other parameters fixed.")
-    if sp is None:
-        return
-    sp.add_argument("--vary", required=True, metavar="NAME", help="the parameter to vary")
-    sp.add_argument("--between", required=True, metavar="LO,HI",
-                    help="the interval of the varied parameter")
-    sp.add_argument("--quantity", required=True, help="a reported value (see replica solve)")
-    sp.add_argument("--kind", default="max", choices=["max", "min", "level"],
-                    help="interior maximum (default), minimum, or crossing of --level")
+
+def generic(entry):
+    """The generic ``transition`` of a model (:class:`~replica.registry.CommandHook`)."""
+    from ..registry import CommandHook
+
+    return CommandHook(
+        _generic_arguments, _run_generic,
+        description="Locate where a reported quantity has an interior maximum or minimum in one "
+                    "parameter, crosses a level, has a kink (a jump of its slope) or a crossover "
+                    "(an extremum of its curvature), the other parameters fixed.")
+
+
+def _declared_text(t) -> str:
+    """One line describing a declared transition: its definition and settings."""
+    where = f" on [{t.between[0]}, {t.between[1]}]" if len(t.between) == 2 else ""
+    fixed = ", ".join(f"{k}={v}" for k, v in dict(t.params).items())
+    return ((t.definition + " -- " if t.definition else "")
+            + f"the {t.kind}" + (f" {t.level}" if t.level is not None else "")
+            + f" of {t.quantity} in {t.vary}{where}" + (f" at {fixed}" if fixed else ""))
+
+
+def _generic_arguments(sp):
+    from ..capabilities import TRANSITION_KINDS
+    from .common import add_schema_options
+
+    entry = sp.get_default("entry")
+    declared = entry.transitions
+    if declared:
+        sp.add_argument("--name", default=None, choices=[t.name for t in declared],
+                        help="a transition the model declares, its settings as defaults: "
+                             + "; ".join(f"{t.name}: {_declared_text(t)}" for t in declared))
+    # required, unless a declared transition (--name) gives them
+    need, required = (" (required unless --name)", False) if declared else ("", True)
+    sp.add_argument("--vary", default=None, metavar="NAME", required=required,
+                    help="the parameter to vary" + need)
+    sp.add_argument("--between", default=None, metavar="LO,HI", required=required,
+                    help="the interval of the varied parameter" + need)
+    sp.add_argument("--quantity", default=None, required=required,
+                    help=(f"a reported value: {', '.join(entry.problem.report_names())}"
+                          if entry.is_file else
+                          "a reported value (see replica solve)") + need)
+    sp.add_argument("--kind", default=None, choices=list(TRANSITION_KINDS), help=KIND_HELP)
     sp.add_argument("--level", default=None, help="the level, with --kind level")
     sp.add_argument("--points", default="64", help="float64 scan points that bracket it "
                                                    "(default 64)")
     sp.add_argument("--log", action="store_true", help="scan on a logarithmic grid")
-    add_schema_options(sp, sp.get_default("problem").schema, " (fixed)")
+    add_schema_options(sp, entry.schema, " (fixed)")
     add_dps(sp)
-    sp.set_defaults(run=_run_model_file)
 
 
-def _run_model_file(args):
-    from ..analysis.scan import locate
+def _settings(args, entry) -> dict:
+    """The settings of the search: the options given, else those of the ``--name``d declared
+    transition (``vary``, ``between``, ``quantity``, ``kind``, ``level``, the fixed ``params``);
+    a missing one is a :class:`~replica.errors.ParameterError` naming its option."""
     from ..errors import ParameterError
-    from .common import given_values, progress_bar
+    from .common import given_values
+
+    name = getattr(args, "name", None)
+    t = next(t for t in entry.transitions if t.name == name) if name else None
+    between = args.between
+    if between is None and t is not None and len(t.between) == 2:
+        between = f"{t.between[0]},{t.between[1]}"
+    out = {"name": name, "definition": t.definition if t is not None else "",
+           "vary": args.vary or (t.vary if t is not None else None), "between": between,
+           "quantity": args.quantity or (t.quantity if t is not None else None),
+           "kind": args.kind or (t.kind if t is not None else "max"),
+           "level": args.level if args.level is not None else (
+               str(t.level) if t is not None and t.level is not None else None)}
+    for key in ("vary", "between", "quantity"):
+        if out[key] is None:
+            names = [d.name for d in entry.transitions]
+            raise ParameterError(f"--{key}", "is required" + (
+                f" (or --name NAME of a declared transition: {', '.join(names)})"
+                if names else ""))
+    parts = [p.strip() for p in str(out["between"]).split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise ParameterError("--between", f"expected LO,HI, got {out['between']!r}")
+    out["between"] = parts
+    vary = out["vary"].replace("-", "_")
+    out["vary"] = vary
+    fixed = {k: str(v) for k, v in dict(t.params if t is not None else {}).items() if k != vary}
+    fixed.update(given_values(args, entry.schema))
+    out["fixed"] = fixed
+    return out
+
+
+def _run_generic(args):
+    from ..analysis.scan import locate
+    from .common import progress_bar
     from .simulate import parse_int
 
-    problem = args.problem
-    parts = [t.strip() for t in args.between.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise ParameterError("--between", f"expected LO,HI, got {args.between!r}")
-    res = locate(problem, given_values(args, problem.schema), args.vary.replace("-", "_"),
-                 parts[0], parts[1], args.quantity, kind=args.kind, level=args.level,
-                 dps=parse_dps(args.dps), points=parse_int(args.points, "--points", minimum=5),
-                 log=True if args.log else None,
+    entry = args.entry
+    problem = entry.problem
+    s = _settings(args, entry)
+    res = locate(problem, s["fixed"], s["vary"], s["between"][0], s["between"][1],
+                 s["quantity"], kind=s["kind"], level=s["level"], dps=parse_dps(args.dps),
+                 points=parse_int(args.points, "--points", minimum=5),
+                 log=True if args.log else None, name=s["name"], definition=s["definition"],
                  progress=progress_bar(f"transition {problem.name}: refinements",
                                        unit="refinement"))
     data = res.to_json_dict()
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        return 0
-    params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
-    sys.stdout.write(f"{data['model']} ({params})\n  {data['vary']} = {data['location']}  "
-                     f"({data['digits']} digits; {data['quantity']} = {data['value']})\n"
-                     f"  definition: {data['definition']}\n  method: {data['method']}\n")
+    else:
+        params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+        title = data["model"] + (f": {data['name']}" if data.get("name") else "")
+        sys.stdout.write(f"{title} ({params})\n  {data['vary']} = {data['location']}  "
+                         f"({data['digits']} digits; {data['quantity']} = {data['value']})\n"
+                         f"  definition: {data['definition']}\n  method: {data['method']}\n")
+        for n in data["notes"]:
+            sys.stdout.write(f"  note: {n}\n")
+    _exit_unless_converged(res, data)
     return 0
 
 
+def _exit_unless_converged(res, data) -> None:
+    """After printing: exit 3 (:class:`~replica.errors.ConvergenceError`) unless the located
+    point's status is ``converged``."""
+    from ..errors import ConvergenceError
+
+    if data["converged"]:
+        return
+    if "certificate" in data and not data.get("certified", True):
+        raise ConvergenceError(f"{res.model}: not certified: {data['certificate']['reason']}",
+                               status="not-certified")
+    raise ConvergenceError(f"{res.model}: the located point is {data['status']} ({data['digits']} "
+                           "digits)", tried=data["method"], status=data["status"])
+
+
 def print_transition(res, as_json):
-    """Print a transition (JSON or text); a requested proof that failed exits 3 afterwards."""
+    """Print a transition of a built-in model (JSON or text); a located point that is not
+    ``converged`` (a requested proof that failed, or no digit) exits 3 afterwards."""
     data = res.to_json_dict()
     if as_json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -139,60 +205,4 @@ def print_transition(res, as_json):
                 sys.stdout.write(f"  certified: no ({c['reason']})\n")
         for n in data["notes"]:
             sys.stdout.write(f"  note: {n}\n")
-    if "certificate" in data and not data["certified"]:
-        from ..errors import ConvergenceError
-
-        raise ConvergenceError(f"{res.model}: not certified: {data['certificate']['reason']}",
-                               status="not-certified")
-
-
-def _run_alignment(args):
-    from ..analysis.transitions import alignment_transition
-
-    res = alignment_transition(args.rank_fraction, args.tau, args.rho, args.alpha,
-                               dps=parse_dps(args.dps), certify=args.certify)
-    print_transition(res, args.json)
-    return 0
-
-
-def _run_isotropic(args):
-    from ..errors import ParameterError
-    from ..analysis.transitions import isotropic_interpolation_peak, isotropic_transition
-
-    if args.interpolation_peak:
-        if args.tau is not None:
-            raise ParameterError("--tau", "--interpolation-peak locates the tau of the peak; "
-                                          "do not pass --tau with it")
-        for flag in ("alpha", "kappa"):
-            if getattr(args, flag) is None:
-                raise ParameterError(f"--{flag}", "is required with --interpolation-peak")
-        res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho,
-                                           "0" if args.lam is None else args.lam,
-                                           dps=parse_dps(args.dps))
-        if args.certify:
-            from ..analysis.certified import TransitionCertificate
-
-            res.certificate = TransitionCertificate(
-                False, "e_ICL(tau) is defined through a solved equation (the effective ridge), "
-                       "not a closed form: the error bound is numerical")
-        print_transition(res, args.json)
-        return 0
-    for flag in ("kappa", "lam"):  # the kappa_c search varies kappa and is ridgeless
-        if getattr(args, flag) is not None:
-            raise ParameterError(f"--{flag}", "is only used with --interpolation-peak (the "
-                                              "kappa_c transition varies kappa at lambda = 0)")
-    if args.tau is None:
-        raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
-    res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps),
-                               certify=args.certify)
-    print_transition(res, args.json)
-    return 0
-
-
-def _run_lowrank(args):
-    from ..analysis.transitions import lowrank_transition
-
-    res = lowrank_transition(args.kappa, args.tau, args.sigma, args.alpha, dps=parse_dps(args.dps),
-                             indicator=args.indicator, certify=args.certify)
-    print_transition(res, args.json)
-    return 0
+    _exit_unless_converged(res, data)

@@ -131,7 +131,7 @@ def _is_zero(expr) -> bool:
     return sympy.simplify(expr) == 0
 
 
-def _explicit(symbols, sizes):
+def explicit(symbols, sizes):
     """Explicit matrices of fresh scalar symbols for matrix symbols at the given sizes."""
     out = {}
     for ms in symbols:
@@ -140,7 +140,7 @@ def _explicit(symbols, sizes):
     return out
 
 
-def _instantiate(expr, sizes, values):
+def instantiate(expr, sizes, values):
     """``expr`` (a matrix expression in symbolic sizes) at explicit sizes and matrices, as an
     explicit SymPy matrix."""
     e = expr.subs(sizes).xreplace(values)
@@ -181,7 +181,7 @@ SIZES = {d: 2, ell: 2}
 
 @functools.lru_cache(maxsize=None)
 def _attention_values():
-    vals = _explicit([X, y, x_q, V, K_att, Q_att], SIZES)
+    vals = explicit([X, y, x_q, V, K_att, Q_att], SIZES)
     vals[e_last.subs(SIZES)] = sympy.Matrix([0, 0, 1])
     return vals
 
@@ -201,7 +201,7 @@ def _check_readout():
         zi = Xm[:, i].col_join(ym[i:i + 1, :])
         update += (Vm * zi) * ((Km * zi).T * (Qm * zq))[0, 0]
     tokenwise = (zq + update / ll)[dd, 0]
-    matrix_form = _instantiate(READOUT, SIZES, vals)[0, 0]
+    matrix_form = instantiate(READOUT, SIZES, vals)[0, 0]
     return sympy.expand(tokenwise - matrix_form) == 0
 
 
@@ -226,10 +226,10 @@ def _check_blocks():
     vals, scalars = _block_values()
     Vm = vals[V.subs(SIZES)]
     Mm = vals[K_att.subs(SIZES)].T * vals[Q_att.subs(SIZES)]
-    reassembled = _instantiate(V_BLOCKS, SIZES, vals) == Vm and \
-        _instantiate(M_BLOCKS, SIZES, vals) == Mm
-    lhs = _instantiate(READOUT, SIZES, vals)[0, 0]
-    rhs = _instantiate(BLOCK_READOUT, SIZES, vals)[0, 0].subs(scalars)
+    reassembled = instantiate(V_BLOCKS, SIZES, vals) == Vm and \
+        instantiate(M_BLOCKS, SIZES, vals) == Mm
+    lhs = instantiate(READOUT, SIZES, vals)[0, 0]
+    rhs = instantiate(BLOCK_READOUT, SIZES, vals)[0, 0].subs(scalars)
     return reassembled and sympy.expand(lhs - rhs) == 0
 
 
@@ -239,10 +239,10 @@ def _check_h_z(gamma_blocks=GAMMA_BLOCKS, h_z_blocks=H_Z_BLOCKS):
     assumption {v21} = 0 is exactly what the reduction needs."""
     vals, scalars = _block_values()
     vals_lin = dict(vals)
-    vals_lin[Gamma.subs(SIZES)] = _instantiate(gamma_blocks, SIZES, vals)
-    vals_lin[H_Z.subs(SIZES)] = _instantiate(h_z_blocks, SIZES, vals)
-    linear = _instantiate(LINEAR_READOUT, SIZES, vals_lin)[0, 0].subs(scalars)
-    block = _instantiate(BLOCK_READOUT, SIZES, vals)[0, 0].subs(scalars)
+    vals_lin[Gamma.subs(SIZES)] = instantiate(gamma_blocks, SIZES, vals)
+    vals_lin[H_Z.subs(SIZES)] = instantiate(h_z_blocks, SIZES, vals)
+    linear = instantiate(LINEAR_READOUT, SIZES, vals_lin)[0, 0].subs(scalars)
+    block = instantiate(BLOCK_READOUT, SIZES, vals)[0, 0].subs(scalars)
     zero_v21 = {s: 0 for s in vals[v21.subs(SIZES)]}
     same = sympy.expand(linear - block.subs(zero_v21)) == 0
     differs = sympy.expand(linear - block) != 0
@@ -261,8 +261,8 @@ RIDGE_SIZES = {n_ctx: 3, P: 2}
 
 @functools.lru_cache(maxsize=None)
 def _ridge_problem():
-    vals = _explicit([H_design, Y_labels, gamma], RIDGE_SIZES)
-    objective = _instantiate(RIDGE_OBJECTIVE, RIDGE_SIZES, vals)[0, 0]
+    vals = explicit([H_design, Y_labels, gamma], RIDGE_SIZES)
+    objective = instantiate(RIDGE_OBJECTIVE, RIDGE_SIZES, vals)[0, 0]
     return vals, objective, list(vals[gamma.subs(RIDGE_SIZES)])
 
 
@@ -285,7 +285,7 @@ def _check_ridge_solution():
     """In the same explicit problem, every component of the gradient of the objective vanishes
     at the displayed solution (SymPy simplifies each to 0)."""
     vals, objective, g = _ridge_problem()
-    sol = _instantiate(RIDGE_SOLUTION, RIDGE_SIZES, vals)
+    sol = instantiate(RIDGE_SOLUTION, RIDGE_SIZES, vals)
     at = dict(zip(g, list(sol)))
     return all(sympy.simplify(sympy.diff(objective, gi).subs(at)) == 0 for gi in g)
 

@@ -42,7 +42,7 @@ from ..numerics import agreement_digits, precision
 from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quadratic,
                        lowrank_stieltjes_tilde_derivative_expr, lowrank_stieltjes_tilde_expr,
                        lowrank_stieltjes_tilde_quadratic)
-from ..numerics.driver import evaluate
+from ..numerics.machine import evaluate
 from ..symbolic import Step
 from ..symbolic.saddle import is_zero
 from . import alignment as AD
@@ -153,15 +153,15 @@ def _check_linear_form():
     the linear read-out of the alignment appendix; H is exactly the first {D} columns of Lu et al.'s
     H_Z (its last column, the mean squared label, is dropped)."""
     sizes = AD.SIZES
-    vals = AD._explicit([AD.X, AD.y, AD.x_q, Gamma], sizes)
-    wh = AD._instantiate(W_HAT, sizes, vals)
+    vals = AD.explicit([AD.X, AD.y, AD.x_q, Gamma], sizes)
+    wh = AD.instantiate(W_HAT, sizes, vals)
     vals[w_hat.subs(sizes)] = wh
-    Hm = AD._instantiate(H_DEF, sizes, vals)
+    Hm = AD.instantiate(H_DEF, sizes, vals)
     vals[H_mat.subs(sizes)] = Hm
-    trace_form = AD._instantiate(READOUT, sizes, vals)[0, 0]
+    trace_form = AD.instantiate(READOUT, sizes, vals)[0, 0]
     xq, Gm = vals[AD.x_q.subs(sizes)], vals[Gamma.subs(sizes)]
     bilinear = (xq.T * Gm * wh)[0, 0]
-    hz = AD._instantiate(AD.H_Z_BLOCKS, sizes, vals)
+    hz = AD.instantiate(AD.H_Z_BLOCKS, sizes, vals)
     dd = sizes[AD.d]
     Gamma_A = Gm.row_join(sympy.zeros(dd, 1))
     paper_a = (Gamma_A * hz.T).trace()
@@ -185,10 +185,10 @@ def _check_ridge():
     residuals over {M0_tasks} plus ({lam}/2) |{Gamma}|^2, in which {lam} enters the replica
     equations."""
     sizes = {AD.n_ctx: 3, AD.P: 2}
-    vals = AD._explicit([AD.H_design, AD.Y_labels, AD.gamma], sizes)
-    obj = AD._instantiate(RIDGE_OBJECTIVE, sizes, vals)[0, 0]
+    vals = AD.explicit([AD.H_design, AD.Y_labels, AD.gamma], sizes)
+    obj = AD.instantiate(RIDGE_OBJECTIVE, sizes, vals)[0, 0]
     g = list(vals[AD.gamma.subs(sizes)])
-    sol = AD._instantiate(RIDGE_SOLUTION, sizes, vals)
+    sol = AD.instantiate(RIDGE_SOLUTION, sizes, vals)
     at = dict(zip(g, list(sol)))
     grad_ok = all(sympy.simplify(sympy.diff(obj, gi).subs(at)) == 0 for gi in g)
     res = vals[AD.Y_labels.subs(sizes)] - vals[AD.H_design.subs(sizes)] * sympy.Matrix(g)
@@ -269,7 +269,7 @@ def _check_free_energy_derived():
     """The free energy derived from the model (first section) minus the displayed one cancels
     identically with g, g' abstract; and the displayed one passes the checks of its entropic and
     energetic parts on an explicit spectrum (below)."""
-    return lowrank_from_model._check_free_energy_equals_r1() and _check_free_energy()
+    return lowrank_from_model.check_free_energy_equals_r1() and _check_free_energy()
 
 
 # ---------------------------------------------------------------------------------------------

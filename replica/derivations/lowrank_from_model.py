@@ -476,7 +476,7 @@ def _check_limits() -> bool:
     return derived_free_energy()[1] == (1, 1, 1)
 
 
-def _check_free_energy_equals_r1() -> bool:
+def check_free_energy_equals_r1() -> bool:
     """The derived free energy minus the solver's free energy cancels identically (g, g'
     abstract)."""
     return free_energy_difference(derived_free_energy()[0]) == 0
@@ -744,7 +744,7 @@ def steps() -> tuple:
              "by partial fractions; the result is identical to the solver's free energy (dropped: "
              "constants and "
              "lower orders in beta; the conjugates renamed by the scalings).",
-             _check_free_energy_equals_r1),
+             check_free_energy_equals_r1),
         Step("rs_measure",
              {k: _eq(sympy.Symbol(f"law_{k}"), v[1]) for k, v in law.items()},
              "Computed: at n -> 0 each weight coordinate is a mean plus a field shared by the "

@@ -26,7 +26,7 @@ the engine (:mod:`replica.numerics.driver`), which solves it. The equations (``<
   :math:`E_{\rm ICL} = e_{\rm scalar} + e_{\rm misalign}`; :math:`e_{\rm IDG} = \tau q` (exact for
   the isotropic model, conjectural otherwise).
 
-Declared system (:func:`_system`): the unknowns are the coefficient :math:`a` and
+Declared system (:func:`system_of`): the unknowns are the coefficient :math:`a` and
 :math:`\tilde\lambda`, the equations :data:`SELF_CONSISTENCY_A` at :math:`z = \sigma` and
 :data:`RIDGE_ROOT_EQUATION`; the start solves them as nested monotone roots (:math:`\tilde\lambda`
 outside, :math:`a` inside, so each is unique in its bracket). At ``tau > 1``, ``lambda = 0``
@@ -241,7 +241,7 @@ _A_DOMAIN = ((a_coeff, "a > 0"), (a_coeff - (1 - 1 / kappa), "a > 1 - 1/kappa"))
 the self-consistency has other roots outside it, which are not the resolvent."""
 
 
-def _system(variant: str) -> System:
+def system_of(variant: str) -> System:
     """``ridge`` (lambda > 0, or lambda = 0 with tau < 1), ``interpolating`` (lambda = 0,
     tau > 1: lambda_tilde = 0), their ``_kappa_infinite`` forms (a = 1), and ``resolvent`` (and
     ``resolvent_kappa_infinite``): eq. (17) alone at a given z (parameters z, kappa; the spectrum

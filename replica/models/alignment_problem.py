@@ -30,7 +30,7 @@ def _system(variant: str):
     here, on first use: it builds the SymPy expressions)."""
     from . import alignment
 
-    return alignment._system(variant)
+    return alignment.system_of(variant)
 
 
 # -- values computed from the covariances directly ----------------------------------------------
@@ -110,7 +110,7 @@ def _cka_inverse(A, B, diag, entry, total, sqrt):
 def cka_inverse_mp(A, B):
     """The inverse centred kernel alignment of ``A`` and ``B`` at the working precision (see
     :func:`_cka_inverse`); ``None`` when the centred alignment vanishes."""
-    return _cka_inverse(A, B, lambda C: C.diag_mp(), lambda C, i, j: C._mat_entry_mp(i, j),
+    return _cka_inverse(A, B, lambda C: C.diag_mp(), lambda C, i, j: C.mat_entry_mp(i, j),
                         mpmath.fsum, mpmath.sqrt)
 
 

@@ -113,7 +113,7 @@ def _intermediates(lt, icl, idg, kinf: bool):
     ]]
 
 
-def _system(variant: str) -> System:
+def system_of(variant: str) -> System:
     """``ridge`` (one unknown xi), ``ridgeless_below`` (tau < 1) and ``ridgeless_above``
     (tau > 1), each with a ``_kappa_infinite`` form (kappa -> oo substituted and simplified)."""
     kinf = variant.endswith("_kappa_infinite")

@@ -22,7 +22,7 @@ def _system(variant: str):
     (imported here, on first use: it builds the SymPy expressions)."""
     from . import isotropic
 
-    return isotropic._system(variant)
+    return isotropic.system_of(variant)
 
 
 _KINF = float("inf")

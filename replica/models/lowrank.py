@@ -429,7 +429,7 @@ def _inputs(kval):
             for i, s_ in enumerate(SPECTRAL_INPUTS)]
 
 
-def _system(variant: str) -> System:
+def system_of(variant: str) -> System:
     """The closed map theta = Phi(theta) (``"finite"`` or ``"kappa_infinite"``), or the lambda = 0
     closed form (``"lambda0"``, ``"lambda0_kappa_infinite"``: no unknowns; parameters alpha, tau,
     kappa, sigma, rho; it also reports E_tr and the errors tm, idg, odg at sigma_test = 0,

@@ -26,7 +26,7 @@ def _system(variant: str):
     here, on first use: it derives the saddle point with SymPy)."""
     from . import lowrank
 
-    return lowrank._system(variant)
+    return lowrank.system_of(variant)
 
 
 def _saddle_point():

@@ -52,14 +52,13 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
-import math
 from fractions import Fraction
 from typing import Any
 
 import mpmath
 
 from ..params import INF
-from ..symbolic.codegen import NotEnclosable, _arb_of
+from ..symbolic.codegen import NotEnclosable, arb_of
 from .precision import ball_precision, precision
 
 MAX_RADIUS = Fraction(1, 1000)
@@ -225,7 +224,7 @@ def parameter_balls(machine, params) -> list:
         elif isinstance(v, int):
             out.append(arb(v))
         else:
-            raise NotEnclosable(f"parameter {names[s]} has no exact value")
+            raise NotEnclosable(f"parameter {name} has no exact value")
     return out
 
 
@@ -245,7 +244,7 @@ class _Scaled:
         self.m, self.P, self.spec = machine, P, spec
         self.exps = [_power_of_two(v) for v in x_mp]
         self.s = [arb((1, e)) for e in self.exps]
-        self.y_mid = [_exact_ball(v) / si for v, si in zip(x_mp, self.s)]
+        self.y_mid = [exact_ball(v) / si for v, si in zip(x_mp, self.s)]
 
     def x_of(self, y):
         return [yi * si for yi, si in zip(y, self.s)]
@@ -274,9 +273,9 @@ class _Scaled:
         return arb_mat(rows)
 
 
-def _exact_ball(v):
+def exact_ball(v):
     """An ``mpf`` as the exact ball of its binary value."""
-    return _arb_of(v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))
+    return arb_of(v if isinstance(v, mpmath.mpf) else mpmath.mpf(v))
 
 
 def _finite_all(balls) -> bool:
@@ -305,7 +304,7 @@ def krawczyk(machine, P, spec, x_mp, dps: int):
         Ainv = mpmath.inverse(A)
     except (ZeroDivisionError, ValueError):
         return None, None, "the Jacobian is singular at the computed solution"
-    Y = arb_mat([[_exact_ball(Ainv[i, j]) for j in range(n)] for i in range(n)])
+    Y = arb_mat([[exact_ball(Ainv[i, j]) for j in range(n)] for i in range(n)])
     c = Y * arb_mat([[v] for v in f_mid])
     step = max([_upper(c[i, 0]) for i in range(n)] + [Fraction(0)])
     floor = Fraction(1, 2 ** max(int(dps * 3.32) - 20, 10))
@@ -440,7 +439,7 @@ def interval_newton_root(g, dg, x_mp, dps: int, radius=None):
     Returns ``(ball, "")`` or ``(None, reason)``; runs at ``dps`` digits."""
     arb = _arb()
     with ball_precision(dps), precision(dps):
-        m = _exact_ball(x_mp)
+        m = exact_ball(x_mp)
         gm = g(m)
         if not is_finite(gm):
             return None, "the condition cannot be enclosed at the computed root"

@@ -16,6 +16,9 @@ The transitions of these models are sharp only in a limit (alpha -> oo, or an im
   ``h`` shrinks until the intersection stops moving. The reported error bound is the change of
   the location between the last two refinements (plus the evaluation error of the indicator
   propagated through the intersection).
+* :func:`one_sided_slopes` -- the slopes :math:`f'(x^\pm)` of a piecewise-analytic function at a
+  point, each from a polynomial fitted on one side only (a kink's jump of the slope is their
+  difference).
 * :func:`locate_crossover` -- the finite-alpha crossover: the point of extremal curvature of a
   smooth indicator (``f''' = 0`` with ``f''`` extremal), derivatives by ``mpmath.diff``.
 * :func:`continuation` -- natural-parameter continuation with warm starts, in both directions
@@ -174,6 +177,21 @@ def locate_kink(indicator: Callable, lo, hi, *, n_scan: int = 33, tol=None, h_mi
         h = max(h / 8, h_floor)
     raise ConvergenceError(f"{what}: the kink location did not settle in {max_refine} refinements",
                            tried="scan + branch intersection")
+
+
+def one_sided_slopes(f: Callable, x, h, degree: int = 4) -> tuple:
+    r"""The one-sided slopes :math:`f'(x^-)` and :math:`f'(x^+)` of a piecewise-analytic ``f``:
+    the derivatives at :math:`x` of the polynomials of degree ``degree`` through ``f`` at
+    :math:`x - jh` and at :math:`x + jh` (:math:`j = 1, \dots, \mathrm{degree} + 1`), each
+    fitted on one analytic branch only (``f(x)`` itself is not used). Their truncation error is
+    :math:`O(h^{\mathrm{degree}})`; at a kink the difference tends to the jump of the slope,
+    for an ``f`` analytic at :math:`x` it vanishes like :math:`h^{\mathrm{degree}}`."""
+    npts = degree + 1
+    tl = [-mpmath.mpf(j) for j in range(npts, 0, -1)]
+    tr = [mpmath.mpf(j) for j in range(1, npts + 1)]
+    left = _local_polynomial(tl, [f(x + h * t) for t in tl])
+    right = _local_polynomial(tr, [f(x + h * t) for t in tr])
+    return left[1] / h, right[1] / h
 
 
 # ---------------------------------------------------------------------------------------------

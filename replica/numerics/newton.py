@@ -53,9 +53,9 @@ def _condition(Jm, balls: bool = False) -> Any:
 def _ball_matrix(Jm):
     from flint import arb_mat
 
-    from ..symbolic.codegen import _arb_of
+    from ..symbolic.codegen import arb_of
 
-    return arb_mat([[_arb_of(Jm[i, j]) for j in range(Jm.cols)] for i in range(Jm.rows)])
+    return arb_mat([[arb_of(Jm[i, j]) for j in range(Jm.cols)] for i in range(Jm.rows)])
 
 
 def _from_ball_matrix(M):
@@ -84,11 +84,11 @@ def _ball_solve(Jm, rhs):
     elimination as mpmath's LU, in C), mpmath's LU where the ball solve cannot proceed."""
     from flint import arb_mat
 
-    from ..symbolic.codegen import _arb_of
+    from ..symbolic.codegen import arb_of
     from .precision import ball_precision
 
     with ball_precision(mpmath.mp.dps):
-        out = _ball_matrix(Jm).solve(arb_mat([[_arb_of(rhs[i])] for i in range(rhs.rows)]),
+        out = _ball_matrix(Jm).solve(arb_mat([[arb_of(rhs[i])] for i in range(rhs.rows)]),
                                      nonstop=True)
         out = _from_ball_matrix(out)
     return out if out is not None else mpmath.lu_solve(Jm, rhs)

@@ -71,9 +71,10 @@ class ModelEntry:
     def __repr__(self):
         return f"ModelEntry({self.name!r}{', ' + repr(self.path) if self.path else ''})"
 
-    @functools.cached_property
+    @property
     def problem(self):
-        """The model's :class:`~replica.problem.Problem` (built on first use)."""
+        """The model's :class:`~replica.problem.Problem` (a built-in model's is built on first use
+        and kept by :func:`replica.models.get`; a file's was built when it was loaded)."""
         return self._load()
 
     @property

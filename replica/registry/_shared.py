@@ -29,6 +29,12 @@ def add_out(parser) -> None:
     parser.add_argument("--force", action="store_true", help="overwrite files already in --out")
 
 
+def transition_epilog(name: str) -> str:
+    return (f"Any reported quantity and parameter: replica transition --model {name} --vary NAME "
+            "--between LO,HI --quantity Q --kind max|min|level|kink|crossover [--PARAM V ...] "
+            f"(see replica transition --model {name} --help).")
+
+
 def plane_epilog(name: str) -> str:
     return (f"Any two parameters and any reported quantity: replica phase-diagram {name} "
             "--x NAME:LO:HI[:N][:log] --y NAME:LO:HI[:N][:log] --quantity Q -o DIR (see replica "

@@ -69,6 +69,37 @@ COMMANDS = {
 }
 
 
+# --- transitions --- replica transition alignment: kappa_c for C_train = lowrank:F --------------
+def _transition_arguments(p):
+    from ..commands.common import add_dps
+    from ..commands.transition import add_certify
+
+    p.add_argument("--rank-fraction", required=True, help="F = rank(C_train)/d, in (0, 1]")
+    p.add_argument("--tau", required=True, help="pretraining contexts n/d^2 (> 1)")
+    p.add_argument("--rho", required=True, help="label-noise variance")
+    p.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    add_dps(p)
+    add_certify(p)
+
+
+def _transition(args):
+    from ..analysis.transitions import alignment_transition
+    from ..commands.common import parse_dps
+    from ..commands.transition import print_transition
+
+    res = alignment_transition(args.rank_fraction, args.tau, args.rho, args.alpha,
+                               dps=parse_dps(args.dps), certify=args.certify)
+    print_transition(res, args.json)
+    return 0
+
+
+COMMANDS["transition"] = CommandHook(
+    _transition_arguments, _transition, help="kappa_c for C_train = lowrank:F (paper A)",
+    description="Task-diversity transition of paper A with a low-rank C_train = P/F. --rho is "
+                "the label-noise variance.",
+    epilog=_shared.transition_epilog(NAME))
+
+
 # --- simulation ---------------------------------------------------------------------------------
 from ..capabilities import LinearAttentionICL, Option  # noqa: E402
 from . import _icl  # noqa: E402

@@ -53,6 +53,69 @@ COMMANDS = {
 }
 
 
+# --- transitions --- replica transition isotropic: kappa_c, or the interpolation peak ----------
+def _transition_arguments(p):
+    from ..commands.common import add_dps
+    from ..commands.transition import add_certify
+
+    p.add_argument("--tau", default=None, help="pretraining contexts n/d^2 (> 1); required "
+                                               "unless --interpolation-peak")
+    p.add_argument("--rho", required=True, help="label-noise variance")
+    p.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    p.add_argument("--interpolation-peak", action="store_true",
+                   help="instead locate the tau of the double-descent peak of e_ICL "
+                        "(needs --alpha, --kappa and a ridge --lam > 0)")
+    p.add_argument("--kappa", default=None, help="task diversity (with --interpolation-peak)")
+    p.add_argument("--lam", default=None, help="ridge > 0 (with --interpolation-peak)")
+    add_dps(p)
+    add_certify(p)
+
+
+def _transition(args):
+    from ..analysis.transitions import isotropic_interpolation_peak, isotropic_transition
+    from ..commands.common import parse_dps
+    from ..commands.transition import print_transition
+    from ..errors import ParameterError
+
+    if args.interpolation_peak:
+        if args.tau is not None:
+            raise ParameterError("--tau", "--interpolation-peak locates the tau of the peak; "
+                                          "do not pass --tau with it")
+        for flag in ("alpha", "kappa"):
+            if getattr(args, flag) is None:
+                raise ParameterError(f"--{flag}", "is required with --interpolation-peak")
+        res = isotropic_interpolation_peak(args.alpha, args.kappa, args.rho,
+                                           "0" if args.lam is None else args.lam,
+                                           dps=parse_dps(args.dps))
+        if args.certify:
+            from ..analysis.certified import TransitionCertificate
+            from ..numerics.result import Status
+
+            res.certificate = TransitionCertificate(
+                False, "e_ICL(tau) is defined through a solved equation (the effective ridge), "
+                       "not a closed form: the error bound is numerical")
+            res.status = Status.NOT_CERTIFIED
+        print_transition(res, args.json)
+        return 0
+    for flag in ("kappa", "lam"):  # the kappa_c search varies kappa and is ridgeless
+        if getattr(args, flag) is not None:
+            raise ParameterError(f"--{flag}", "is only used with --interpolation-peak (the "
+                                              "kappa_c transition varies kappa at lambda = 0)")
+    if args.tau is None:
+        raise ParameterError("--tau", "is required (or pass --interpolation-peak)")
+    res = isotropic_transition(args.tau, args.rho, args.alpha, dps=parse_dps(args.dps),
+                               certify=args.certify)
+    print_transition(res, args.json)
+    return 0
+
+
+COMMANDS["transition"] = CommandHook(
+    _transition_arguments, _transition, help="kappa_c of paper B (memorisation -> ICL)",
+    description="Task-diversity transition of paper B (C = I). --rho is the label-noise "
+                "variance.",
+    epilog=_shared.transition_epilog(NAME))
+
+
 # --- simulation ---------------------------------------------------------------------------------
 from ..capabilities import LinearAttentionICL  # noqa: E402
 from . import _icl  # noqa: E402

@@ -115,6 +115,41 @@ COMMANDS = {
 }
 
 
+# --- transitions --- replica transition lowrank: rho_c (rho = task-rank ratio) -----------------
+def _transition_arguments(p):
+    from ..commands.common import add_dps
+    from ..commands.transition import add_certify
+
+    p.add_argument("--kappa", required=True, help="task diversity M0/D, in (0, 1)")
+    p.add_argument("--tau", required=True, help="pretraining prompts M/D^2 (> 1)")
+    p.add_argument("--sigma", required=True, help="label-noise standard deviation")
+    p.add_argument("--alpha", default=None, help="finite context length: locate the crossover")
+    p.add_argument("--indicator", default="m0", choices=["m0", "idg_over_alpha"],
+                   help="quantity whose kink (alpha -> oo) or curvature peak defines the "
+                        "transition (default m0)")
+    add_dps(p)
+    add_certify(p)
+
+
+def _transition(args):
+    from ..analysis.transitions import lowrank_transition
+    from ..commands.common import parse_dps
+    from ..commands.transition import print_transition
+
+    res = lowrank_transition(args.kappa, args.tau, args.sigma, args.alpha,
+                             dps=parse_dps(args.dps), indicator=args.indicator,
+                             certify=args.certify)
+    print_transition(res, args.json)
+    return 0
+
+
+COMMANDS["transition"] = CommandHook(
+    _transition_arguments, _transition, help="rho_c of the low-rank model (rho = rank ratio)",
+    description="Task-rank transition of the low-rank model (arXiv 2510.04548). Here rho is the "
+                "task-RANK ratio and sigma the label-noise standard deviation.",
+    epilog=_shared.transition_epilog(NAME))
+
+
 # --- simulation ---------------------------------------------------------------------------------
 from ..capabilities import LinearAttentionICL, Option  # noqa: E402
 from . import _icl  # noqa: E402

@@ -61,7 +61,7 @@ def _arb():
     return flint.arb
 
 
-def _arb_of(x):
+def arb_of(x):
     """``x`` as a ball: an ``arb`` unchanged, an integer exactly, an ``mpf`` exactly (its binary
     value)."""
     arb = _arb()
@@ -86,7 +86,7 @@ def _ball_ipow(x, n: int):
     """``x**n`` for an integer ``n`` by repeated squaring. (python-flint's ``**`` returns NaN for
     a ball that contains zero; products of balls are always enclosures.) An even power is taken
     of ``|x|``; a negative power is the reciprocal."""
-    b = _arb_of(x)
+    b = arb_of(x)
     fast = b ** n  # python-flint's power (in C) is exact-rounded where it is finite
     if fast.is_finite():
         return fast
@@ -105,16 +105,16 @@ def _ball_ipow(x, n: int):
 
 
 def _ball_max(*xs):
-    out = _arb_of(xs[0])
+    out = arb_of(xs[0])
     for x in xs[1:]:
-        out = out.max(_arb_of(x))
+        out = out.max(arb_of(x))
     return out
 
 
 def _ball_min(*xs):
-    out = _arb_of(xs[0])
+    out = arb_of(xs[0])
     for x in xs[1:]:
-        out = out.min(_arb_of(x))
+        out = out.min(arb_of(x))
     return out
 
 
@@ -124,17 +124,17 @@ def _arb_namespace() -> dict:
     not an enclosure), ``inf`` and the constants at the current precision."""
     arb = _arb()
     return {
-        "mpf": lambda v: _arb_of(v) if not isinstance(v, str) else arb(v),
+        "mpf": lambda v: arb_of(v) if not isinstance(v, str) else arb(v),
         "ball_float": _ball_float,
         "ball_ipow": _ball_ipow,
-        "sqrt": lambda v: _arb_of(v).sqrt(),
-        "exp": lambda v: _arb_of(v).exp(),
-        "log": lambda v: _arb_of(v).log(),
-        "expm1": lambda v: _arb_of(v).expm1(),
-        "log1p": lambda v: _arb_of(v).log1p(),
-        "atan": lambda v: _arb_of(v).atan(),
-        "sign": lambda v: _arb_of(v).sgn(),
-        "fabs": lambda v: abs(_arb_of(v)),
+        "sqrt": lambda v: arb_of(v).sqrt(),
+        "exp": lambda v: arb_of(v).exp(),
+        "log": lambda v: arb_of(v).log(),
+        "expm1": lambda v: arb_of(v).expm1(),
+        "log1p": lambda v: arb_of(v).log1p(),
+        "atan": lambda v: arb_of(v).atan(),
+        "sign": lambda v: arb_of(v).sgn(),
+        "fabs": lambda v: abs(arb_of(v)),
         "max": _ball_max,
         "min": _ball_min,
         "inf": arb.pos_inf(),
@@ -535,11 +535,11 @@ class Evaluator:
         outer, inners = self.functions("arb")
         avgs: list = []
         for f in inners:
-            total = _arb_of(0)
+            total = arb_of(0)
             for lam, mu, w in zip(pairs.lam, pairs.mu, pairs.weight):
                 total += w * f(lam, mu, *values, *avgs)
             avgs.append(total)
-        return [_arb_of(v) for v in outer(*values, *avgs)]
+        return [arb_of(v) for v in outer(*values, *avgs)]
 
     def __call__(self, backend: str, values, spectrum=None) -> list:
         if backend == "arb":

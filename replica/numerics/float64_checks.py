@@ -1,0 +1,74 @@
+r"""What a float64 solution may claim (:func:`replica.numerics.driver.solve_float64`): a point is
+``converged`` only when one Newton correction in extended precision (``longdouble``) and the
+re-evaluation of the reported formulas (:func:`call_longdouble`) bound every reported value's
+relative error by :data:`CLAIM_RTOL`, with the condition at most :data:`CONDITION_MAX`
+(:func:`honest_status`); :meth:`replica.numerics.machine.Machine.assess` computes both.
+"""
+
+from __future__ import annotations
+
+
+import numpy as np
+
+from ..problem import Problem
+from ..symbolic.codegen import Evaluator
+from .result import Status
+
+
+
+
+CLAIM_RTOL = 1e-8
+"""The relative accuracy a float64 point marked ``converged`` claims for every reported value
+(:func:`~replica.numerics.driver.solve_float64`): its estimated relative error (:meth:`~replica.numerics.machine.Machine.assess`) is at most this."""
+LD_WIDER = np.finfo(np.longdouble).nmant >= 63
+"""Whether NumPy's ``longdouble`` has at least a 64-bit significand (x86 extended precision, or
+quadruple): the error estimate needs it; where it is plain float64 no point is ``converged``."""
+_U_LD = float(np.finfo(np.longdouble).eps) / 2 if LD_WIDER else 1.0
+CONDITION_MAX = CLAIM_RTOL / (1000 * _U_LD)
+"""The largest condition of the scaled Jacobian at a ``converged`` float64 point: the extended
+precision solution's own error, about ``condition * u_64``, stays 1000 times below
+:data:`CLAIM_RTOL` (about 1.8e8 with x86's 64-bit significand)."""
+STEP_MAX = 1e-4
+"""The largest relative Newton correction ``max_j |delta_j / x_j|`` for which the corrected
+solution is trusted: the neglected second-order term is of order ``step**2`` (1e-8 relative,
+times the curvature in the scaled unknowns) -- and a step this large already makes the estimated
+error exceed :data:`CLAIM_RTOL` at any value that depends on the unknowns."""
+STATUS_DTYPE = "<U16"
+
+
+def call_longdouble(ev: Evaluator, values, arrays) -> list:
+    """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
+    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision; spectral averages summed in
+    ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
+    outer, inners = ev.functions("np")
+    vals = [np.asarray(v, dtype=np.longdouble) for v in values]
+    avgs: list = []
+    if inners:
+        lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])
+        expanded = [v[..., None] for v in vals]
+        prev: list = []
+        for f in inners:
+            a = np.sum(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=np.longdouble),
+                       axis=-1)
+            avgs.append(a)
+            prev.append(np.asarray(a)[..., None])
+    return [np.asarray(o, dtype=np.longdouble) for o in outer(*vals, *avgs)]
+
+
+def honest_status(problem: Problem, report: dict, cond, err, shape):
+    """The status of float64 points that the iteration solved, from their condition and error
+    estimate (:meth:`~replica.numerics.machine.Machine.assess`): ``converged`` where the estimated relative error of every
+    reported value is at most :data:`CLAIM_RTOL`, the condition at most :data:`CONDITION_MAX`
+    and no declared non-negative value (``problem.nonnegative``: the mean-squared errors) is
+    negative; ``inadmissible`` where such a value is negative although its estimate is
+    accurate (the solution itself violates the model's conditions); ``not-verified``
+    elsewhere."""
+    good = (err <= CLAIM_RTOL) & (cond <= CONDITION_MAX)
+    negative = np.zeros(shape, bool)
+    for name in getattr(problem, "nonnegative", ()):
+        if name in report:
+            negative |= np.asarray(report[name]) < 0
+    status = np.full(shape, Status.NOT_VERIFIED.value, dtype=STATUS_DTYPE)
+    status[good & ~negative] = Status.CONVERGED.value
+    status[good & negative] = Status.INADMISSIBLE.value
+    return status
