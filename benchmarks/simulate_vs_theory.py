@@ -38,10 +38,15 @@ import numpy as np
 
 import replica
 from replica.params import exact_str
-from replica.simulate import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
+from replica import registry
+from replica.simulate import make_experiment, theory
 from replica.simulate.sweep import make_jobs, run_jobs, summarise
 
 from ._util import machine_line, table, write_section
+
+#: Each model's errors and (low-rank) order parameters, as its simulation declares them.
+ERROR_KEYS = {e.name: e.simulation.error_keys for e in registry.builtins()}
+ORDER_KEYS = registry.builtin("lowrank").simulation.order_parameters
 
 DS = (32, 48, 64)
 SEEDS = int(os.environ.get("REPLICA_BENCH_SEEDS", "10"))

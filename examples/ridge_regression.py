@@ -28,11 +28,23 @@ training error (the training residual is the cavity residual divided by :math:`1
 :math:`(\langle c\rangle - 2m + q + \sigma^2)/(1 + V)^2`.
 
     replica solve --model examples/ridge_regression.py --alpha 2 --lam 1/10 --sigma 1/2 --json
+
+Simulation (``SIMULATION`` below): at dimension :math:`d` (``--d``, also the size of the
+covariance SPEC), :math:`n = \mathrm{round}(\alpha d)` samples :math:`x_i \sim N(0, C)`, a
+teacher :math:`w \sim N(0, I_d)`, labels as above, and the ridge estimator
+:math:`\hat w = (X^\top X/d + \lambda I)^{-1}X^\top y/\sqrt d` (the minimiser of the objective
+above). Measured exactly for that instance (no Monte Carlo over test points): the test error
+:math:`E_{x,\varepsilon}(y - \langle\hat w, x\rangle/\sqrt d)^2 = \sigma^2 + (w - \hat w)^\top
+C (w - \hat w)/d` and the training error :math:`\frac1n\|y - X\hat w/\sqrt d\|^2`.
+
+    replica simulate --model examples/ridge_regression.py --alpha 2 --lam 1/10 --sigma 1/2 \
+        --d 200 --seeds 4 --json
 """
 
+import numpy as np
 import sympy
 
-from replica.capabilities import Transition
+from replica.capabilities import Simulation, Transition
 from replica.derivations import gaussian_ridge
 from replica.modeling import LAMBDA_I, Parameter, Rule, SaddlePointModel, avg
 
@@ -91,3 +103,45 @@ TRANSITIONS = [
         params={"lam": "1/100", "sigma": "1/2"},
         definition="double-descent peak: the interior maximum in alpha of the noisy test error"),
 ]
+
+
+# --- simulation: one finite-size data set and the ridge estimator trained on it ------------------
+def _samples(d, params):
+    return int(round(params.alpha * d))
+
+
+def _sample(rng, d, params):
+    """Inputs ``X`` (``n x d``, rows N(0, C)), the teacher ``w`` and the labels ``y``."""
+    n = _samples(d, params)
+    cov = params.covariance
+    Z = rng.standard_normal((n, d))
+    if cov.is_diagonal:
+        X = Z * np.sqrt(cov.diag_f64())
+    else:  # X = Z C^{1/2}
+        vals, vecs = np.linalg.eigh(cov.matrix_f64())
+        X = Z @ (vecs * np.sqrt(np.clip(vals, 0, None))) @ vecs.T
+    w = rng.standard_normal(d)
+    y = X @ w / np.sqrt(d) + float(params.sigma) * rng.standard_normal(n)
+    return X, w, y, cov
+
+
+def _train(instance, params):
+    """The ridge estimator: the minimiser of sum_i (y_i - <w, x_i>/sqrt d)^2 + lam |w|^2."""
+    X, _, y, _ = instance
+    d = X.shape[1]
+    return np.linalg.solve(X.T @ X / d + float(params.lam) * np.eye(d), X.T @ y / np.sqrt(d))
+
+
+def _measure(instance, w_hat, params):
+    """Test error sigma^2 + (w - w_hat)^T C (w - w_hat)/d (exact) and the training error."""
+    X, w, y, cov = instance
+    d = X.shape[1]
+    e = w - w_hat
+    Ce = cov.diag_f64() * e if cov.is_diagonal else cov.matrix_f64() @ e
+    test = float(params.sigma) ** 2 + float(e @ Ce) / d
+    train = float(np.mean((y - X @ w_hat / np.sqrt(d)) ** 2))
+    return {"test": test, "train": train}
+
+
+SIMULATION = Simulation(_sample, _train, _measure, sizes=lambda d, p: {"n": _samples(d, p)},
+                        description="ridge regression on n = round(alpha d) Gaussian samples")

@@ -23,17 +23,130 @@ class Simulation:
 
     * ``sample(rng, d, params)`` -- one random instance (data, teacher, ...) drawn with the
       ``numpy.random.Generator`` ``rng``; ``params`` are the model's parsed parameters
-      (:class:`~replica.problem.Params`, exact values: convert with ``float``);
+      (:class:`~replica.problem.Params`, exact values: convert with ``float``; a covariance
+      parameter is a :class:`~replica.spectra.Covariance` of size ``d``);
     * ``train(instance, params)`` -- the estimator trained on it;
     * ``measure(instance, estimate, params)`` -- ``{name: value}``, each ``name`` a value the
       theory reports (as ``replica solve`` prints it, e.g. ``errors.test`` or ``test``), each
-      value its finite-size counterpart, so the mean over seeds is compared with the theory.
+      value its finite-size counterpart, so the mean over seeds is compared with the theory;
+    * ``sizes(d, params)`` (optional) -- ``{name: int}``, the integer sizes of an instance at
+      ``d`` (e.g. the number of samples), printed with the result.
+
+    Seed ``i`` of a run with base seed ``S`` draws with
+    ``numpy.random.default_rng(numpy.random.SeedSequence(S).spawn(N)[i])``
+    (:mod:`replica.simulate.declared`). When the model has a parameter ``d``, the simulation's
+    dimension is that parameter: the theory is solved at the same ``d``.
     """
 
     sample: Callable[..., Any]
     train: Callable[..., Any]
     measure: Callable[..., Mapping[str, float]]
     description: str = ""
+    sizes: Callable[..., Mapping[str, int]] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    r"""One model parameter as an option of ``replica simulate``, ``check`` and ``sweep`` (the
+    parameter's own name; ``--name-with-dashes`` on the command line). ``scored``: in
+    ``replica simulate`` a comma-separated list scores one trained estimator on each value (a
+    test-side parameter); in ``check`` and ``sweep`` every option may be a list."""
+
+    name: str
+    help: str
+    required: bool = True
+    default: str | None = None
+    scored: bool = False
+
+
+#: The task laws of :class:`LinearAttentionICL` and their pretraining draws.
+ICL_TASKS = ("gaussian", "subspace")
+#: The test laws an error of :class:`LinearAttentionICL` may be measured on.
+ICL_LAWS = ("test", "pretraining", "subspace", "fresh-subspace")
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearAttentionICL:
+    r"""In-context linear regression learned by linear attention, trained by ridge regression,
+    declared by what differs from one model of it to another (the simulation itself is
+    :mod:`replica.simulate.experiment`).
+
+    One seed at dimension :math:`d`: :math:`n = \lfloor\tau d^2\rfloor` contexts of
+    :math:`\ell = \lfloor\alpha d\rfloor` examples :math:`y = \langle w, x\rangle + \text{noise}`,
+    :math:`x \sim \mathcal N(0, I_d)`, each with one of :math:`k = \lfloor\kappa d\rfloor`
+    pretraining tasks (``kappa = inf``: a fresh task per context) drawn from the **task law**
+    ``tasks``:
+
+    * ``"gaussian"``: :math:`w \sim \mathcal N(0, C_{\rm train})`, :math:`C_{\rm train}` the
+      covariance parameter ``train_covariance`` (the identity without one); with ``task_laws``
+      offering ``"sphere"``, ``--task-law sphere`` draws :math:`w` uniformly on
+      :math:`\|w\| = \sqrt d`;
+    * ``"subspace"``: :math:`w = \sqrt{d/r}\,Av`, :math:`A` a Haar-random :math:`d\times r` frame,
+      :math:`v \sim \mathcal N(0, I_r)`, :math:`r = \lfloor\rho d\rfloor` (``rank`` names the
+      parameter :math:`\rho`).
+
+    The **noise** parameter ``noise`` is a variance (``noise_scale = "variance"``) or a standard
+    deviation (``"std"``); ``test_noise`` names the test noise parameter (same scale; default:
+    the training noise). Features: :math:`h = (\hat w; s)` with the context's mean squared
+    label :math:`s` (``summary``), else :math:`h = \hat w`; :math:`P = d\,\dim h` weights. The
+    **ridge** term is :math:`c = n\lambda/d` (``ridge = "contexts"``, objective
+    :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|^2`) or :math:`c = \lambda k`
+    (``"tasks"``, objective :math:`\frac12\sum_\mu(\cdot)^2 + \frac{\lambda k}2\|\Gamma\|^2`).
+
+    **Errors** ``errors = ((key, law, length), ...)``: the expected squared error of the
+    trained :math:`\Gamma` on fresh prompts whose task follows ``law`` -- ``"test"`` (the test
+    covariance ``test_covariance``, identity without one; subspace tasks: the law named by the
+    parameter ``test_law`` relative to :math:`A`), ``"pretraining"`` (uniform over the :math:`k`
+    pretraining tasks), ``"subspace"`` (fresh tasks in :math:`A`), ``"fresh-subspace"`` (fresh
+    tasks of a fresh subspace) -- with test context length ``"test"``
+    (:math:`\lfloor\alpha_{\rm test}d\rfloor`) or ``"train"`` (:math:`\ell`). Each key is also
+    a value the model's theory reports. ``score_parameters``: the parameters that may be lists in
+    ``replica simulate`` (one trained :math:`\Gamma` scored on every combination, on the errors
+    ``score_errors``); ``order_parameters``: finite-:math:`d` order parameters measured on
+    subspace tasks, reported by the theory under the same names.
+    """
+
+    help: str
+    options: tuple
+    tasks: str = "gaussian"
+    train_covariance: str | None = None
+    test_covariance: str | None = None
+    rank: str | None = None
+    test_law: str | None = None
+    noise: str = "rho"
+    noise_scale: str = "variance"
+    test_noise: str | None = None
+    summary: bool = True
+    ridge: str = "contexts"
+    errors: tuple = ()
+    score_parameters: tuple = ()
+    score_errors: tuple = ()
+    order_parameters: tuple = ()
+    task_laws: tuple = ("gaussian",)
+    task_law_help: str = ""
+    finite_kappa: str = ""
+    theory_at_d: bool = False
+    notes: tuple = ()
+
+    def __post_init__(self):
+        if self.tasks not in ICL_TASKS:
+            raise ValueError(f"tasks must be one of {ICL_TASKS}, got {self.tasks!r}")
+        if self.noise_scale not in ("variance", "std"):
+            raise ValueError(f"noise_scale must be variance or std, got {self.noise_scale!r}")
+        if self.ridge not in ("contexts", "tasks"):
+            raise ValueError(f"ridge must be contexts or tasks, got {self.ridge!r}")
+        for key, law, length in self.errors:
+            if law not in ICL_LAWS or length not in ("test", "train"):
+                raise ValueError(f"error {key!r}: law in {ICL_LAWS}, length test or train")
+
+    @property
+    def parameters(self) -> tuple:
+        """The parameter names, in the order of the options (and of the JSON ``params``)."""
+        return tuple(o.name for o in self.options)
+
+    @property
+    def error_keys(self) -> tuple:
+        return tuple(key for key, _, _ in self.errors)
 
 
 #: The kinds of feature a transition is located by (``replica transition --kind``).

@@ -1,5 +1,6 @@
 """``docs/tutorial_own_model.md`` runs as written: its Python blocks are executed (a block whose
-first line is ``# file: NAME`` is saved as that file), and each ``$ replica ...`` command runs
+first line is ``# file: NAME`` is saved as that file, one whose first line is ``# append to:
+NAME`` is appended to it), and each ``$ replica ...`` command runs
 in-process with exit status 0, in a temporary folder."""
 
 import os
@@ -30,6 +31,9 @@ def test_tutorial_runs(tmp_path, monkeypatch, capsys):
             first = body.splitlines()[0]
             if first.startswith("# file:"):
                 (tmp_path / first.split(":", 1)[1].strip()).write_text(body)
+            elif first.startswith("# append to:"):
+                with open(tmp_path / first.split(":", 1)[1].strip(), "a") as fh:
+                    fh.write("\n\n" + body)
             else:
                 exec(compile(body, "tutorial", "exec"), {})
         else:
@@ -47,10 +51,12 @@ def test_tutorial_runs(tmp_path, monkeypatch, capsys):
                 rc = main(argv)
                 assert rc == 0, (line, capsys.readouterr().err)
         ran[kind] += 1
-    assert ran["python"] == 2 and ran["console"] == 6
+    assert ran["python"] == 3 and ran["console"] == 7
     out = capsys.readouterr().out
     assert "0.442664546473066918910002436277505941" in out  # the Marchenko--Pastur value
     assert "0.99362749950664536033" in out  # the located peak
+    assert "simulate my_ridge (alpha=2, lam=1/10, sigma=1/2)" in out
+    assert (tmp_path / "sims.csv").read_text().count("\n") == 1 + 3 * 2
     assert (tmp_path / "appendix" / "my-ridge.tex").exists()
     assert (tmp_path / "diagram" / "my_ridge_test_alpha_lam.png").exists()
 

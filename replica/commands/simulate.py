@@ -1,9 +1,12 @@
-"""``replica simulate MODEL ...``: finite-size linear attention against the theory.
+"""``replica simulate MODEL ...``: finite-size simulations against the theory.
 
-The model options are those of ``replica solve`` (same names, same notation: in ``alignment`` and
-``isotropic`` ``--rho`` is the noise variance, in ``lowrank`` the rank ratio and ``--sigma`` the
-noise standard deviation), plus ``--d`` and ``--seeds``. The helpers here are shared with
-``replica sweep`` and ``replica check``, where each model option may be a comma-separated list.
+Every model of the registry that declares a ``SIMULATION`` (:mod:`replica.capabilities`) is
+offered. A linear-attention model (:class:`~replica.capabilities.LinearAttentionICL`) has the
+options of ``replica solve`` (same names, same notation: its declaration gives each option's
+help), plus ``--d``, ``--seeds`` and the options of the simulation itself; a model file's
+``Simulation(sample, train, measure)`` has its parameters, ``--d`` and ``--seeds``. The helpers
+here are shared with ``replica sweep`` and ``replica check``, where each model option may be a
+comma-separated list.
 """
 
 from __future__ import annotations
@@ -14,56 +17,50 @@ import sys
 from ..errors import ParameterError
 from .common import parse_dps, progress_bar
 
-NOISE_HELP = "label-noise VARIANCE (papers A/B notation; not the low-rank rank ratio)"
-
-MODEL_HELP = {
-    "lowrank": "low-rank tasks (arXiv 2510.04548): TM/IDG/ODG errors and order parameters",
-    "alignment": "paper A: tasks N(0, C_train), tests N(0, C_test) (arXiv 2509.26551)",
-    "isotropic": "paper B: isotropic tasks (arXiv 2405.11751)",
-}
+LISTS = " (comma-separated list for a grid)"
+SCORED = " (comma-separated list: the same trained Gamma is scored on each)"
 
 
-def add_model_options(p, model: str, lists: bool = False, scores: bool = False):
-    """The model's parameter options (as in ``replica solve``). With ``lists``, each value may be
-    a comma-separated list (a grid); with ``scores`` the test options may be lists on which one
-    trained Gamma is scored (``replica simulate``)."""
-    many = " (comma-separated list for a grid)" if lists else ""
-    scored = (" (comma-separated list: the same trained Gamma is scored on each)" if scores
-              else many)
-    p.add_argument("--alpha", required=True, help="context length ratio l/d" + many)
-    p.add_argument("--tau", required=True, help="pretraining contexts n/d^2" + many)
-    p.add_argument("--kappa", required=True,
-                   help="task diversity k/d ('inf': a fresh task per context)" + many)
-    if model == "lowrank":
-        p.add_argument("--rho", required=True, help="task-rank ratio r/D in (0, 1]" + many)
-        p.add_argument("--sigma", required=True, help="label-noise standard deviation" + many)
-    else:
-        p.add_argument("--rho", required=True, help=NOISE_HELP + many)
-    p.add_argument("--lam", default="0", help="ridge lambda (default 0: ridgeless limit; "
-                   + ("lowrank normalisation lambda*M0/2" if model == "lowrank" else
-                      "normalisation (n/d) lambda") + ")" + many)
-    if model == "alignment":
-        p.add_argument("--train", required=True, help="C_train SPEC: identity, powerlaw:P, "
-                       "lowrank:F[:piano], spike:J, piano, file:PATH[:raw]" + many)
-        p.add_argument("--test", required=True, help="C_test SPEC (same forms)" + scored)
-    if model in ("alignment", "lowrank"):
-        p.add_argument("--alpha-test", default=None, help="test context length ratio "
-                       "(default alpha)" + scored)
-    if model == "lowrank":
-        p.add_argument("--sigma-test", default="0",
-                       help="test label-noise standard deviation (default 0)" + many)
-        p.add_argument("--test", default="idg",
-                       help="test-task law relative to the task subspace, reported as the "
-                            "error 'test': idg (default), outside:PHI, shared:F, "
-                            "rotation:DEGREES" + scored)
+def is_linear_attention(entry) -> bool:
+    """Whether the model's simulation is declared as linear attention (its own options)."""
+    from ..capabilities import LinearAttentionICL
+
+    return isinstance(entry.simulation, LinearAttentionICL)
 
 
-def add_simulation_options(p, model: str):
-    """Options of the simulation itself (not model parameters)."""
-    if model == "isotropic":
-        p.add_argument("--task-law", default="gaussian", choices=("gaussian", "sphere"),
-                       help="pretraining task law: N(0, I) (default) or uniform on the sphere "
-                            "|w| = sqrt(d) (paper B's code)")
+def add_model_options(p, sim, lists: bool = False, scores: bool = False):
+    """The parameter options a :class:`~replica.capabilities.LinearAttentionICL` declares (as in
+    ``replica solve``). With ``lists``, each value may be a comma-separated list (a grid); with
+    ``scores`` the test options may be lists on which one trained Gamma is scored (``replica
+    simulate``)."""
+    many = LISTS if lists else ""
+    scored = SCORED if scores else many
+    for o in sim.options:
+        kwargs = {"help": o.help + (scored if o.scored else many)}
+        if o.required:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = o.default
+        p.add_argument("--" + o.name.replace("_", "-"), **kwargs)
+
+
+def add_file_options(p, schema, lists: bool = False):
+    """A model file's parameters as optional ``--NAME`` options (their requiredness is checked
+    when the values are parsed); the parameter ``d``, if the model has one, is the simulation's
+    ``--d``."""
+    note = LISTS if lists else ""
+    for prm in schema.parameters:
+        if prm.name == "d":
+            continue
+        p.add_argument(prm.option, dest=prm.name, default=None, metavar=prm.name.upper(),
+                       help=prm.help + note)
+
+
+def add_simulation_options(p, sim):
+    """Options of a linear-attention simulation itself (not model parameters)."""
+    if len(sim.task_laws) > 1:
+        p.add_argument("--task-law", default=sim.task_laws[0], choices=sim.task_laws,
+                       help=sim.task_law_help)
     p.add_argument("--balanced", action="store_true",
                    help="use every pretraining task equally often (paper B) instead of uniform "
                         "random assignment")
@@ -84,28 +81,40 @@ def add_simulation_options(p, model: str):
                         "sampled test prompts per error and seed")
 
 
-def model_param_names(model: str) -> tuple:
-    from ..simulate.experiment import PARAM_NAMES
+def model_param_names(entry) -> tuple:
+    """The names of the model's parameter options."""
+    if is_linear_attention(entry):
+        return entry.simulation.parameters
+    return tuple(p.name for p in entry.schema.parameters if p.name != "d")
 
-    return PARAM_NAMES[model]
 
-
-def collect_params(args, model: str) -> dict:
+def collect_params(args, entry) -> dict:
     """The model parameters from parsed arguments, as strings (``None`` left out)."""
     out = {}
-    for name in model_param_names(model):
+    for name in model_param_names(entry):
         val = getattr(args, name, None)
         if val is not None:
             out[name] = val
     return out
 
 
-def collect_options(args, model: str) -> dict:
+def collect_options(args, entry=None) -> dict:
+    """The options of a linear-attention simulation (none for a model file's own)."""
+    if entry is not None and not is_linear_attention(entry):
+        return {}
     return {"task_law": getattr(args, "task_law", "gaussian"),
             "balanced": bool(getattr(args, "balanced", False)),
             "sampler": args.sampler, "solver": args.solver,
             "backend": getattr(args, "backend", "numpy"),
             "test_prompts": parse_int(args.test_prompts, "--test-prompts", minimum=0)}
+
+
+def model_source(entry):
+    """The :class:`~replica.simulate.source.ModelSource` of a registry entry (a model file is
+    handed over to the simulation layer, so it is not loaded twice)."""
+    from ..simulate.source import as_source
+
+    return as_source(entry)
 
 
 def parse_int(text, name: str, minimum: int | None = None) -> int:
@@ -119,44 +128,101 @@ def parse_int(text, name: str, minimum: int | None = None) -> int:
 
 
 def register(subparsers):
+    from ..registry import CommandHook, add_model_parsers
+
     p = subparsers.add_parser("simulate", help="finite-size linear attention vs the theory",
                               description="Train linear attention by exact ridge regression at "
                                           "dimension --d over --seeds independent draws and "
                                           "compare each error with the theory (mean, standard "
-                                          "error, z-score).")
+                                          "error, z-score). A model file simulates its declared "
+                                          "SIMULATION (--model PATH).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    for model in ("lowrank", "alignment", "isotropic"):
-        m = models.add_parser(model, help=MODEL_HELP[model], description=MODEL_HELP[model])
-        add_model_options(m, model, scores=True)
-        m.add_argument("--d", required=True, help="token dimension d (D)")
-        m.add_argument("--seeds", required=True, help="number of independent draws")
-        m.add_argument("--seed", default="0", help="base seed S0 (seed i is "
-                                                   "SeedSequence(S0).spawn(N)[i]; default 0)")
-        add_simulation_options(m, model)
-        m.add_argument("--no-theory", action="store_true", help="skip the theory solve")
-        m.add_argument("--theory-at", default="nominal", choices=("nominal", "realised"),
-                       help="theory at the nominal ratios (default) or at those the integer "
-                            "sizes realise (ell/d, n/d^2, k/d, r/D)")
-        m.add_argument("--dps", default="30", help="digits of the theory solve (default 30)")
-        m.add_argument("--json", action="store_true", help="print one JSON object")
-        m.add_argument("--csv", default=None, metavar="PATH",
-                       help="also write one CSV row per (test, test length, error) with its "
-                            "theory")
-        m.set_defaults(run=_run, sim_model=model)
+
+    def hook(entry):
+        if is_linear_attention(entry):
+            sim = entry.simulation
+            return CommandHook(lambda sp: _icl_arguments(sp, sim), _run, help=sim.help,
+                               description=sim.help)
+        if not entry.is_file:
+            return None
+        return CommandHook(lambda sp: _file_arguments(sp, entry), _run_declared,
+                           description="Simulate its declared SIMULATION at dimension --d over "
+                                       "--seeds independent draws and compare each measured "
+                                       "value with the theory (mean, standard error, z-score).")
+
+    add_model_parsers(models, "simulate", hook)
     return models
+
+
+def _seed_options(m):
+    m.add_argument("--seed", default="0", help="base seed S0 (seed i is "
+                                               "SeedSequence(S0).spawn(N)[i]; default 0)")
+
+
+def _icl_arguments(m, sim):
+    add_model_options(m, sim, scores=True)
+    m.add_argument("--d", required=True, help="token dimension d (D)")
+    m.add_argument("--seeds", required=True, help="number of independent draws")
+    _seed_options(m)
+    add_simulation_options(m, sim)
+    m.add_argument("--no-theory", action="store_true", help="skip the theory solve")
+    m.add_argument("--theory-at", default="nominal", choices=("nominal", "realised"),
+                   help="theory at the nominal ratios (default) or at those the integer "
+                        "sizes realise (ell/d, n/d^2, k/d, r/D)")
+    m.add_argument("--dps", default="30", help="digits of the theory solve (default 30)")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--csv", default=None, metavar="PATH",
+                   help="also write one CSV row per (test, test length, error) with its "
+                        "theory")
+
+
+def _file_arguments(m, entry):
+    add_file_options(m, entry.schema)
+    m.add_argument("--d", default=None, help="dimension d of the simulated instances (the "
+                                             "model's parameter d, if it has one)")
+    m.add_argument("--seeds", default=None, help="number of independent draws")
+    _seed_options(m)
+    m.add_argument("--no-theory", action="store_true", help="skip the theory solve")
+    m.add_argument("--dps", default="30", help="digits of the theory solve (default 30)")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.add_argument("--csv", default=None, metavar="PATH",
+                   help="also write one CSV row per measured value with its theory")
 
 
 def _run(args):
     from ..simulate import simulate
 
-    model = args.sim_model
+    entry = args.entry
     dps = parse_dps(args.dps)
-    res = simulate(model, args.d, parse_int(args.seeds, "--seeds", minimum=1),
+    res = simulate(model_source(entry), args.d, parse_int(args.seeds, "--seeds", minimum=1),
                    parse_int(args.seed, "--seed", minimum=0), with_theory=not args.no_theory,
                    dps=dps, theory_at=args.theory_at,
-                   progress=progress_bar(f"simulate {model} d={args.d}", unit="seed"),
-                   **collect_options(args, model),
-                   **collect_params(args, model))
+                   progress=progress_bar(f"simulate {entry.name} d={args.d}", unit="seed"),
+                   **collect_options(args, entry),
+                   **collect_params(args, entry))
+    return _report(res, args)
+
+
+def _run_declared(args):
+    from ..simulate.declared import declared_simulation, simulate_declared
+
+    entry = args.entry
+    source = model_source(entry)
+    declared_simulation(source)  # a model without SIMULATION: one line naming what to declare
+    for option, value in (("--d", args.d), ("--seeds", args.seeds)):
+        if value is None:
+            raise ParameterError(option, "is required to simulate")
+    dps = parse_dps(args.dps)
+    res = simulate_declared(source, args.d, parse_int(args.seeds, "--seeds", minimum=1),
+                            parse_int(args.seed, "--seed", minimum=0),
+                            with_theory=not args.no_theory, dps=dps,
+                            progress=progress_bar(f"simulate {entry.name} d={args.d}",
+                                                  unit="seed"),
+                            **collect_params(args, entry))
+    return _report(res, args)
+
+
+def _report(res, args) -> int:
     if args.csv:
         write_scores_csv(args.csv, res)
     if args.json:

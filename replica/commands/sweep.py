@@ -12,8 +12,9 @@ import sys
 
 from ..errors import ParameterError
 from .common import parse_dps
-from .simulate import (MODEL_HELP, add_model_options, add_simulation_options, collect_options,
-                       collect_params, parse_int)
+from .simulate import (add_file_options, add_model_options, add_simulation_options,
+                       collect_options, collect_params, is_linear_attention, model_source,
+                       parse_int)
 
 DEFAULT_CACHE = ".replica-cache"
 
@@ -40,11 +41,11 @@ def parse_ds(text, name="--ds") -> list[int]:
     return out
 
 
-def grid_from_args(args, model: str) -> list[dict]:
+def grid_from_args(args, entry) -> list[dict]:
     """Cartesian product of the (comma-separated) model options."""
     from ..simulate.sweep import expand_grid, split_list
 
-    params = collect_params(args, model)
+    params = collect_params(args, entry)
     lists = {}
     for k, v in params.items():
         lists[k] = split_list(v, "--" + k.replace("_", "-"))
@@ -66,69 +67,53 @@ def run_options(args) -> dict:
 
 
 def register(subparsers):
+    from ..registry import CommandHook, add_model_parsers
+
     p = subparsers.add_parser("sweep", help="grids of theory solves and simulations, as CSV",
                               description="Sweep a grid (every model option may be a comma-"
                                           "separated list). With --seeds, simulate each point "
                                           "at each --ds; otherwise solve the theory only. "
                                           "Cached per job; resumable.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    for model in ("lowrank", "alignment", "isotropic"):
-        m = models.add_parser(model, help=MODEL_HELP[model], description=MODEL_HELP[model])
-        add_model_options(m, model, lists=True)
-        m.add_argument("--ds", "--d", dest="ds", default=None,
-                       help="dimension(s) d, comma-separated (needed with --seeds, and always "
-                            "for alignment)")
-        m.add_argument("--seeds", default="0", help="seeds per point and d (0: theory only)")
-        m.add_argument("--no-theory", action="store_true",
-                       help="simulate without solving the theory")
-        add_simulation_options(m, model)
-        add_run_options(m)
-        m.add_argument("-o", "--output", required=True, help="CSV file to write")
-        m.add_argument("--force", action="store_true", help="overwrite an existing --output")
-        m.set_defaults(run=_run, sim_model=model)
-    _register_model_file(models)
+
+    def hook(entry):
+        if is_linear_attention(entry):
+            sim = entry.simulation
+            return CommandHook(lambda sp: _arguments(sp, entry), _run, help=sim.help,
+                               description=sim.help)
+        if not entry.is_file:
+            return None
+        return CommandHook(lambda sp: _arguments(sp, entry), _run,
+                           description="Solve its equations on a grid (every parameter option "
+                                       "may be a comma-separated list; the grid is their "
+                                       "Cartesian product), verified at --dps digits, written "
+                                       "as CSV; with --seeds, simulate each point at each --ds "
+                                       "(its declared SIMULATION). Cached per job; resumable.")
+
+    add_model_parsers(models, "sweep", hook)
     return models
 
 
-def _register_model_file(models):
-    from .common import add_schema_options, add_user_model_parser
-
-    sp = add_user_model_parser(
-        models, "sweep",
-        "Solve its equations on a grid (every parameter option may be a comma-separated list; "
-        "the grid is their Cartesian product), verified at --dps digits, written as CSV.")
-    if sp is None:
-        return
-    add_schema_options(sp, sp.get_default("problem").schema, " (comma-separated list allowed)")
-    sp.add_argument("--dps", default="30", help="digits of each solve (default 30)")
-    sp.add_argument("-o", "--output", required=True, help="CSV file to write")
-    sp.add_argument("--force", action="store_true", help="overwrite an existing --output")
-    sp.add_argument("--no-progress", action="store_true", help="no progress on stderr")
-    sp.set_defaults(run=_run_model_file)
-
-
-def _run_model_file(args):
-    from ..analysis.scan import sweep_rows, write_sweep_csv
-    from .paths import check_output_file, written
-    from ..simulate.sweep import expand_grid, split_list
-    from .common import given_values, progress_bar
-
-    problem = args.problem
-    out = check_output_file(args.output, "--output", args.force)
-    lists = {k: split_list(v, "--" + k.replace("_", "-"))
-             for k, v in given_values(args, problem.schema).items()}
-    grid = expand_grid(lists)
-    for point in grid:  # every point is validated before any work
-        problem.schema.parse(point)
-    rows = sweep_rows(problem, grid, parse_dps(args.dps),
-                      progress=None if args.no_progress else progress_bar("sweep"))
-    with written(out, "--output"):
-        write_sweep_csv(out, problem, rows)
-    failed = sum(1 for r in rows if r["status"] != "converged")
-    sys.stderr.write(f"replica sweep: {len(rows)} rows written to {out}"
-                     + (f" ({failed} did not converge: status in the CSV)" if failed else "")
-                     + "\n")
-    return 0
+def _arguments(m, entry):
+    icl = is_linear_attention(entry)
+    if icl:
+        add_model_options(m, entry.simulation, lists=True)
+        m.add_argument("--ds", "--d", dest="ds", default=None,
+                       help="dimension(s) d, comma-separated (needed with --seeds, and always "
+                            "for a model whose theory depends on d)")
+    else:
+        add_file_options(m, entry.schema, lists=True)
+        m.add_argument("--d", "--ds", dest="ds", default=None,
+                       help="dimension(s) d, comma-separated (needed with --seeds; the model's "
+                            "parameter d, if it has one)")
+    m.add_argument("--seeds", default="0", help="seeds per point and d (0: theory only)")
+    m.add_argument("--no-theory", action="store_true",
+                   help="simulate without solving the theory")
+    if icl:
+        add_simulation_options(m, entry.simulation)
+    add_run_options(m)
+    m.add_argument("-o", "--output", required=True, help="CSV file to write")
+    m.add_argument("--force", action="store_true", help="overwrite an existing --output")
 
 
 def _run(args):
@@ -136,18 +121,23 @@ def _run(args):
 
     from .paths import check_output_file, written
 
-    model = args.sim_model
+    entry = args.entry
+    source = model_source(entry)
     seeds = parse_int(args.seeds, "--seeds", minimum=0)
     if seeds == 0 and args.no_theory:
         raise ParameterError("--no-theory", "nothing to do without --seeds")
     out = check_output_file(args.output, "--output", args.force)
     ds = parse_ds(args.ds) if args.ds else []
-    jobs = make_jobs(model, grid_from_args(args, model), ds, seeds,
+    jobs = make_jobs(source, grid_from_args(args, entry), ds, seeds,
                      parse_int(args.seed, "--seed", minimum=0), parse_dps(args.dps),
-                     with_theory=not args.no_theory, options=collect_options(args, model))
+                     with_theory=not args.no_theory, options=collect_options(args, entry))
     run = run_jobs(jobs, **run_options(args))
     with written(out, "--output"):
-        rows = write_csv(out, model, jobs, run)
+        rows = write_csv(out, source, jobs, run)
+    failed = sum(1 for job in jobs if job.kind == "theory"
+                 and run.results[job].get("status", "converged") != "converged")
     sys.stderr.write(f"replica sweep: {rows} rows written to {args.output} ({run.computed} jobs "
-                     f"computed, {run.cached} from the cache, {run.seconds:.1f} s)\n")
+                     f"computed, {run.cached} from the cache, {run.seconds:.1f} s)"
+                     + (f"; {failed} solves did not converge: status in the CSV" if failed
+                        else "") + "\n")
     return 0

@@ -9,7 +9,7 @@ r"""Finite-size simulations of linear attention trained by exact ridge regressio
 
 Each seed ``i`` of a run with base seed ``S`` uses ``numpy.random.SeedSequence(S).spawn(N)[i]``,
 so a run is reproducible and seed ``i`` is the same in any run (``simulate``, ``replica sweep``).
-For every error (and, lowrank, every order parameter) the result holds the mean over seeds, its
+For every error (and every declared order parameter) the result holds the mean over seeds, its
 standard error (sample standard deviation / sqrt(N)), the theory value at the nominal parameters
 and the z-score ``(mean - theory) / sem``.
 
@@ -23,138 +23,8 @@ disk, run locally or on Dask).
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
-import numpy as np
-
-from .experiment import (ERROR_KEYS, MODELS, ORDER_KEYS, SCORE_KEYS, SCORE_PARAMS, Experiment,
-                         make_experiment, run_seed, score_row, theory, with_scores)
-
-
-def _num(x):
-    """A float as its shortest round-trip decimal string (``None`` stays ``None``)."""
-    return None if x is None else repr(float(x))
-
-
-@dataclasses.dataclass
-class Estimate:
-    """Mean over seeds with its standard error, the theory value and the z-score."""
-
-    mean: float
-    sem: float | None
-    seeds: int
-    theory: float | None = None
-
-    @property
-    def z(self) -> float | None:
-        if self.theory is None or self.sem is None or self.sem == 0:
-            return None
-        return (self.mean - self.theory) / self.sem
-
-    @property
-    def relative_deviation(self) -> float | None:
-        if self.theory is None or self.theory == 0:
-            return None
-        return (self.mean - self.theory) / abs(self.theory)
-
-    @classmethod
-    def from_values(cls, values, theory_value=None) -> "Estimate":
-        v = np.asarray(values, dtype=float)
-        sem = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else None
-        return cls(float(v.mean()), sem, int(v.size), theory_value)
-
-    def to_json_dict(self) -> dict:
-        return {"mean": _num(self.mean), "sem": _num(self.sem), "seeds": self.seeds,
-                "theory": _num(self.theory), "z": _num(self.z)}
-
-
-@dataclasses.dataclass
-class SimulationResult:
-    """Outcome of :func:`simulate` (its JSON output: ``errors``,
-    ``order_parameters`` for lowrank, ``d``, ``seed``)."""
-
-    model: str
-    params: dict
-    d: int
-    seed: int
-    sizes: dict
-    options: dict
-    errors: dict
-    order_parameters: dict
-    per_seed: list
-    theory_dps: int | None
-    notes: list
-    scores: list = dataclasses.field(default_factory=list)
-    """One row per (test covariance, test context length) the trained Gammas were scored on:
-    ``{"test": spec (alignment), "alpha_test": ..., "ell_test": int, "errors": {key:
-    Estimate}}`` (empty unless lists were given)."""
-
-    def score_table(self) -> list[dict]:
-        """The score rows flattened, one dict per (row, error key): the row's parameters,
-        ``key``, ``mean``, ``sem``, ``seeds``, ``theory``, ``z`` (floats or ``None``)."""
-        out = []
-        for row in self.scores:
-            label = {k: v for k, v in row.items() if k != "errors"}
-            for key, e in row["errors"].items():
-                out.append({**label, "key": key, "mean": e.mean, "sem": e.sem,
-                            "seeds": e.seeds, "theory": e.theory, "z": e.z})
-        return out
-
-    def to_json_dict(self) -> dict:
-        out = {"model": self.model, "params": dict(self.params), "d": self.d, "seed": self.seed,
-               "seeds": len(self.per_seed), "sizes": dict(self.sizes),
-               "options": dict(self.options), "theory_dps": self.theory_dps,
-               "errors": {k: e.to_json_dict() for k, e in self.errors.items()}}
-        if self.model == "lowrank":
-            out["order_parameters"] = {k: e.to_json_dict()
-                                       for k, e in self.order_parameters.items()}
-        if self.scores:
-            out["scores"] = [{**{k: v for k, v in row.items() if k != "errors"},
-                              "errors": {k: e.to_json_dict() for k, e in row["errors"].items()}}
-                             for row in self.scores]
-        out["notes"] = list(self.notes)
-        return out
-
-    def _estimates(self) -> dict:
-        return {**{k: ("errors", e) for k, e in self.errors.items()},
-                **{k: ("order_parameters", e) for k, e in self.order_parameters.items()}}
-
-    def to_pandas(self, per_seed: bool = False):
-        """A ``pandas.DataFrame``: one row per quantity (``group``, ``mean``, ``sem``,
-        ``seeds``, ``theory``, ``z``, ``relative_deviation``, indexed by the quantity), or with
-        ``per_seed`` one row per seed (``seed`` 0..N-1, a column per quantity). The parameters
-        (exact strings), ``d`` and the model are in ``.attrs``."""
-        from ..tables import require
-
-        pd = require("pandas")
-        if per_seed:
-            frame = pd.DataFrame([{"seed": i, **r["errors"], **r.get("order_parameters", {})}
-                                  for i, r in enumerate(self.per_seed)])
-        else:
-            frame = pd.DataFrame(
-                [{"quantity": k, "group": g, "mean": e.mean, "sem": e.sem, "seeds": e.seeds,
-                  "theory": e.theory, "z": e.z, "relative_deviation": e.relative_deviation}
-                 for k, (g, e) in self._estimates().items()]).set_index("quantity")
-            for c in ("mean", "sem", "theory", "z", "relative_deviation"):
-                frame[c] = frame[c].astype("float64")
-        frame.attrs.update(model=self.model, d=self.d, seed=self.seed, **self.params)
-        return frame
-
-    def to_xarray(self):
-        """An ``xarray.Dataset`` over ``seed``: every quantity's value per seed, and
-        ``QUANTITY_theory`` (NaN where there is none); parameters, ``d`` and model in
-        ``attrs``."""
-        from ..tables import require
-
-        xr = require("xarray")
-        per = self.to_pandas(per_seed=True).set_index("seed")
-        ds = xr.Dataset.from_dataframe(per)
-        for k, (_, e) in self._estimates().items():
-            ds[k + "_theory"] = float("nan") if e.theory is None else float(e.theory)
-        ds.attrs.update(model=self.model, d=self.d, seed=self.seed,
-                        **{k: str(v) for k, v in self.params.items()})
-        return ds
+from .experiment import Experiment, make_experiment, run_seed, score_row, theory, with_scores
+from .result import Estimate, SimulationResult, seed_sequences
 
 
 def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed: int,
@@ -165,16 +35,14 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
     th = theory_values or {}
     errors = {k: Estimate.from_values([r["errors"][k] for r in per_seed],
                                       th.get("errors", {}).get(k))
-              for k in ERROR_KEYS[exp.model]}
-    order = {}
-    if exp.model == "lowrank":
-        order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
-                                         th.get("order_parameters", {}).get(k))
-                 for k in ORDER_KEYS}
+              for k in exp.sim.error_keys}
+    order = {k: Estimate.from_values([r["order_parameters"][k] for r in per_seed],
+                                     th.get("order_parameters", {}).get(k))
+             for k in exp.sim.order_parameters}
     notes = exp.notes(theory_at)
     if theory_values is None:
         notes.append("no theory value: " + ("not requested" if theory_dps is None else
-                                            "replica.models.lowrank is not available"))
+                                            "the model's theory is not available"))
     if len(per_seed) < 2:
         notes.append("one seed: no standard error, no z-score")
     sizes = {k: v for k, v in exp.sizes.items() if v is not None}
@@ -183,24 +51,23 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
         th_row = ((score_theory or [None] * len(exp.scores))[i] or {}).get("errors", {})
         scores.append({**score_row(variant), "errors": {
             k: Estimate.from_values([r["scores"][i][k] for r in per_seed], th_row.get(k))
-            for k in SCORE_KEYS[exp.model]}})
+            for k in exp.sim.score_errors}})
     return SimulationResult(exp.model, exp.echo(), exp.d, seed, sizes, exp.options(), errors,
                             order, per_seed, theory_dps if theory_values else None, notes,
                             scores)
 
 
-def seed_sequences(seed: int, seeds: int) -> list:
-    """``numpy.random.SeedSequence(seed).spawn(seeds)``."""
-    return np.random.SeedSequence(int(seed)).spawn(int(seeds))
-
-
-def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
+def simulate(model, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,
              dps: int = 20, task_law: str = "gaussian", balanced: bool = False,
              sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
              theory_at: str = "nominal", backend: str = "numpy", progress=None,
              **params) -> SimulationResult:
     """Simulate ``model`` at dimension ``d`` over ``seeds`` independent draws and compare with
-    the theory.
+    the theory. ``model``: a built-in model's name, a registry entry
+    (:mod:`replica.registry`) or a :class:`~replica.simulate.source.ModelSource`; a model whose
+    ``SIMULATION`` is a plain :class:`~replica.capabilities.Simulation` (a model file's sample,
+    train and measure) runs through :func:`replica.simulate.declared.simulate_declared` (the
+    options of linear attention do not apply to it).
 
     ``params`` are the model's parameters, as for ``solve`` (``alpha, tau, kappa, rho, lam`` and
     ``train, test, alpha_test`` for alignment; ``sigma, alpha_test, sigma_test, test`` for
@@ -209,7 +76,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
     closed-form expectation; ``N > 1`` by ``N`` sampled test prompts per error and seed.
     ``theory_at = "realised"`` evaluates the theory at the ratios the integer sizes realise.
 
-    Scoring one trained Gamma on several test laws: the parameters of :data:`SCORE_PARAMS`
+    Scoring one trained Gamma on several test laws: the model's declared ``score_parameters``
     (alignment ``test`` and ``alpha_test``, lowrank ``test`` and ``alpha_test``) may be lists (or
     comma-separated strings); ``errors`` then hold the first combination and ``scores`` every
     combination, each with its own theory value. ``solver`` is ``auto``, ``direct``, ``cg``,
@@ -228,8 +95,18 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
         raise ParameterError("--seeds", f"must be at least 1, got {seeds_i}")
     if seed_i < 0:
         raise ParameterError("--seed", f"must be non-negative, got {seed_i}")
+    from ..capabilities import LinearAttentionICL
+    from .source import as_source
+
+    source = as_source(model)
+    sim = source.simulation
+    if not isinstance(sim, LinearAttentionICL):
+        from .declared import simulate_declared
+
+        return simulate_declared(source, d, seeds_i, seed_i, with_theory=with_theory, dps=dps,
+                                 progress=progress, **params)
     lists = {}
-    for key in SCORE_PARAMS.get(model, ()):
+    for key in sim.score_parameters:
         val = params.get(key)
         if isinstance(val, (list, tuple)) or (isinstance(val, str) and "," in val):
             items = [str(v).strip() for v in (val.split(",") if isinstance(val, str) else val)]
@@ -238,7 +115,7 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
                                      f"empty item in the list {val!r}")
             lists[key] = items
             params[key] = items[0]
-    exp = make_experiment(model, d, task_law=task_law, balanced=balanced, sampler=sampler,
+    exp = make_experiment(source, d, task_law=task_law, balanced=balanced, sampler=sampler,
                           solver=solver, test_prompts=test_prompts, backend=backend, **params)
     exp = with_scores(exp, **lists)
     per_seed = []
@@ -253,5 +130,5 @@ def simulate(model: str, d, seeds: int = 10, seed: int = 0, *, with_theory: bool
                      th_rows)
 
 
-__all__ = ["MODELS", "ERROR_KEYS", "ORDER_KEYS", "SCORE_KEYS", "Estimate", "Experiment", "SimulationResult",
-           "aggregate", "make_experiment", "run_seed", "seed_sequences", "simulate", "theory"]
+__all__ = ["Estimate", "Experiment", "SimulationResult", "aggregate", "make_experiment",
+           "run_seed", "seed_sequences", "simulate", "theory"]

@@ -7,20 +7,24 @@ low-rank model :math:`r = \lfloor\rho D\rfloor`, :math:`\tilde L = \lfloor\tilde
 With ``balanced`` (paper B) every task is used :math:`\mathrm{round}(\tau d^2/k)` times and
 :math:`n` is that multiple of :math:`k`.
 
-One seed (:func:`run_seed`):
+One seed (:func:`run_seed`) of a model declared by a
+:class:`~replica.capabilities.LinearAttentionICL` (its task law, noise convention, features,
+ridge normalisation and errors; the built-in models declare theirs in
+``replica/registry/NAME.py``):
 
-* **alignment / isotropic** (papers A/B; :math:`\rho` = noise variance): pretraining tasks
-  :math:`\mathcal N(0, C_{\rm train})` (``isotropic``: :math:`\mathcal N(0,I)`, or uniform on the
-  sphere :math:`\|w\| = \sqrt d` with ``task_law="sphere"``), contexts assigned uniformly (or
-  balanced), :math:`h = (\hat w; s)`, ridge with regulariser :math:`n\lambda/d`. Errors:
-  ``e_icl`` on fresh tasks :math:`\mathcal N(0, C_{\rm test})` (:math:`\mathcal N(0,I)`) with
-  test context length :math:`\lfloor\alpha_{\rm test}d\rfloor`; ``e_idg`` on the pretraining tasks
-  with the training context length (the theory's :math:`\tau q` has no test length).
-* **lowrank** (:math:`\rho = r/D`, :math:`\sigma` = noise **standard deviation**): a Haar
-  subspace ``A``, :math:`M_0 = k` tasks :math:`\sqrt{D/r}Av`, :math:`h = \hat w`, ridge with
-  regulariser :math:`\lambda M_0`. Errors ``tm`` (training tasks), ``idg`` (fresh tasks in the
-  same subspace), ``odg`` (fresh tasks of fresh subspaces), test length :math:`\tilde L`, test
-  noise :math:`\tilde\sigma`; finite-D order parameters of :func:`replica.simulate.evaluate.lowrank_order_parameters`.
+* **Gaussian task law**: pretraining tasks :math:`\mathcal N(0, C_{\rm train})` (the identity
+  without a train covariance; or uniform on the sphere :math:`\|w\| = \sqrt d` with
+  ``task_law="sphere"`` where the model offers it), contexts assigned uniformly (or balanced),
+  :math:`h = (\hat w; s)`, ridge with regulariser :math:`n\lambda/d`, noise a variance. Errors
+  on fresh tasks :math:`\mathcal N(0, C_{\rm test})` with test context length
+  :math:`\lfloor\alpha_{\rm test}d\rfloor`, and on the pretraining tasks with the training
+  context length (the theory's :math:`\tau q` has no test length).
+* **subspace task law** (:math:`\rho = r/D`, :math:`\sigma` = noise **standard deviation**): a
+  Haar subspace ``A``, :math:`M_0 = k` tasks :math:`\sqrt{D/r}Av`, :math:`h = \hat w`, ridge with
+  regulariser :math:`\lambda M_0`. Errors on the training tasks, fresh tasks in the same
+  subspace, fresh tasks of fresh subspaces and the declared test law, test length
+  :math:`\tilde L`, test noise :math:`\tilde\sigma`; finite-D order parameters of
+  :func:`replica.simulate.evaluate.lowrank_order_parameters`.
 
 Errors are the exact closed-form expectations for the trained :math:`\Gamma`
 (:mod:`replica.simulate.evaluate`), or Monte-Carlo averages over ``test_prompts`` sampled prompts.
@@ -38,23 +42,13 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import ParameterError
-from ..models.parameters import SCHEMAS
 from ..params import (INF, exact_str, parse_exact)
 from ..spectra import Covariance
 from . import sampling
 from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
 from .solver import blas_threads_for, ridge_structured
+from .source import ModelSource, as_source
 
-MODELS = ("alignment", "isotropic", "lowrank")
-ERROR_KEYS = {"alignment": ("e_icl", "e_idg"), "isotropic": ("e_icl", "e_idg"),
-              "lowrank": ("tm", "idg", "odg", "test")}
-ORDER_KEYS = ("q", "m", "qbar", "mbar", "q0", "m0")
-PARAM_NAMES = {
-    "alignment": ("alpha", "tau", "kappa", "rho", "lam", "train", "test", "alpha_test"),
-    "isotropic": ("alpha", "tau", "kappa", "rho", "lam"),
-    "lowrank": ("alpha", "tau", "kappa", "rho", "sigma", "lam", "alpha_test", "sigma_test",
-                "test"),
-}
 SAMPLER_NAMES = ("fast", "direct")
 SOLVER_NAMES = ("auto", "direct", "cg", "primal", "dual", "naive")
 TASK_LAWS = ("gaussian", "sphere")
@@ -73,8 +67,8 @@ class Experiment:
     """Validated parameters of a finite-size experiment (exact rationals; ``kappa`` may be
     ``"inf"``), the dimension ``d`` and the simulation options."""
 
-    model: str
-    params: tuple  # ((name, Fraction | "inf" | Covariance spec string), ...) in PARAM_NAMES order
+    model: str  # the model's name (as results print it)
+    params: tuple  # ((name, Fraction | "inf" | Covariance spec string), ...) in declared order
     d: int
     task_law: str = "gaussian"
     balanced: bool = False
@@ -85,6 +79,8 @@ class Experiment:
     test_cov: Covariance | None = None
     backend: str = "numpy"
     scores: tuple = ()  # Experiment variants, one per (test, test length) row (with_scores)
+    sim: object = None  # the model's LinearAttentionICL declaration
+    source: ModelSource | None = None  # where the model comes from (its theory)
 
     def __getattr__(self, name):
         for key, val in object.__getattribute__(self, "params"):
@@ -109,8 +105,8 @@ class Experiment:
 
     @property
     def sizes(self) -> dict:
-        """Integer sizes: ``ell``, ``n``, ``k`` (``None`` for kappa = inf), ``ell_test``; lowrank
-        also ``r``; and the number of parameters ``P``."""
+        """Integer sizes: ``ell``, ``n``, ``k`` (``None`` for kappa = inf), ``ell_test``; with
+        subspace tasks also ``r``; and the number of parameters ``P``."""
         d = self.d
         kappa = dict(self.params)["kappa"]
         k = None if kappa == INF else _floor(kappa, d)
@@ -121,11 +117,9 @@ class Experiment:
         out = {"ell": _floor(self.alpha, d), "n": n, "k": k,
                "ell_test": _floor(self.alpha_test, d) if "alpha_test" in dict(self.params)
                else _floor(self.alpha, d)}
-        if self.model == "lowrank":
-            out["r"] = _floor(self.rho, d)
-            out["P"] = d * d
-        else:
-            out["P"] = d * (d + 1)
+        if self.sim.rank:
+            out["r"] = _floor(dict(self.params)[self.sim.rank], d)
+        out["P"] = d * (d + 1) if self.sim.summary else d * d
         return out
 
     def effective(self) -> dict:
@@ -135,7 +129,7 @@ class Experiment:
         if s["k"] is not None:
             out["kappa"] = Fraction(s["k"], d)
         if "r" in s:
-            out["rho"] = Fraction(s["r"], d)
+            out[self.sim.rank] = Fraction(s["r"], d)
         if "alpha_test" in dict(self.params):
             out["alpha_test"] = Fraction(s["ell_test"], d)
         return out
@@ -149,15 +143,13 @@ class Experiment:
             if nominal[key] != val:
                 out.append(f"finite size: {key} = {exact_str(nominal[key])} realised as "
                            f"{exact_str(val)} at d = {self.d}; {which}")
-        if self.model == "lowrank":
-            test, r = dict(self.params)["test"], self.sizes["r"]
+        if self.sim.tasks == "subspace" and self.sim.test_law:
+            test, r = dict(self.params)[self.sim.test_law], self.sizes["r"]
             if test.kind == "shared" and test * r != _test_outside_rank(test, r):
                 out.append(f"finite size: {test.spec} shares round(F r) = "
                            f"{r - _test_outside_rank(test, r)} of the r = {r} directions at "
                            f"d = {self.d}; the theory uses the nominal F")
-        if self.model == "alignment":
-            out.append("e_idg theory = tau*q is conjectural for anisotropic C_train "
-                       "(exact only for isotropic C_train)")
+        out.extend(self.sim.notes)
         return out
 
 
@@ -174,14 +166,14 @@ def _short(n: int) -> str:
 from ..estimates import available_memory  # noqa: E402  (one definition, shared with the CLI)
 
 
-def memory_estimate(model: str, d: int, n: int, solver: str = "auto") -> int:
+def memory_estimate(P: int, d: int, n: int, solver: str = "auto") -> int:
     """Peak bytes of one seed at dimension ``d`` with ``n`` pretraining contexts: about six
     ``n x d`` float64 arrays (tasks per context, context statistics, queries, features) and the
-    ridge solve's matrix (dual: ``n x n``; primal: ``P x P`` plus one chunk; naive: the ``n x P``
+    ridge solve's matrix for ``P`` weights (dual: ``n x n``; primal: ``P x P`` plus one chunk;
+    naive: the ``n x P``
     design; conjugate gradients: four ``n x p`` arrays and a few ``d x p``)."""
     from .solver import CHUNK_BYTES, choose_method
 
-    P = d * d if model == "lowrank" else d * (d + 1)
     p = P // d
     if solver == "auto":
         solver = choose_method(n, P)
@@ -198,13 +190,13 @@ def _check_memory(exp: "Experiment") -> None:
     from ..spectra import amount_text
 
     s, d = exp.sizes, exp.d
-    need = memory_estimate(exp.model, d, s["n"], exp.solver)
+    need = memory_estimate(s["P"], d, s["n"], exp.solver)
     have = available_memory()
     from ..estimates import OVERRIDE, force_large
 
     if need <= have or force_large():
         return
-    option = "--d" if memory_estimate(exp.model, d, d * d, exp.solver) > have else "--tau"
+    option = "--d" if memory_estimate(s["P"], d, d * d, exp.solver) > have else "--tau"
     raise ParameterError(option, f"the simulation at d = {_short(d)} with n = {_short(s['n'])} "
                                  "contexts would need "
                                  + (f"about {amount_text(float(need), 'B')} of memory"
@@ -213,22 +205,30 @@ def _check_memory(exp: "Experiment") -> None:
                                  f"(lower {option}, or pass {OVERRIDE} to run it anyway)")
 
 
-def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool = False,
+def make_experiment(model, d, *, task_law: str = "gaussian", balanced: bool = False,
                     sampler: str = "fast", solver: str = "auto", test_prompts: int = 0,
                     check_sizes: bool = True, check_memory: bool | None = None,
                     backend: str = "numpy", **params) -> Experiment:
-    """Validate parameters (strings such as ``"3/10"``, ints, Fractions) for ``model``; raise
+    """Validate parameters (strings such as ``"3/10"``, ints, Fractions) for ``model`` (a
+    built-in model's name, a :class:`~replica.simulate.source.ModelSource` or a registry entry,
+    whose simulation is a :class:`~replica.capabilities.LinearAttentionICL`); raise
     :class:`~replica.errors.ParameterError` naming the option on any bad input.
     ``check_sizes=False`` skips the check that every size (``l, n, k, r``) is at least 1 at this
     ``d`` (for theory-only use); ``check_memory`` (default: ``check_sizes``) refuses a seed
     that would need more memory than the machine has (:func:`memory_estimate`)."""
-    if model not in MODELS:
-        raise ParameterError("model", f"unknown model {model!r} ({', '.join(MODELS)})")
+    from ..capabilities import LinearAttentionICL
+
+    source = as_source(model)
+    sim = source.simulation
+    if not isinstance(sim, LinearAttentionICL):
+        raise ParameterError("model", f"{source.label} is not a linear-attention model "
+                                      "(its SIMULATION is not a LinearAttentionICL)")
+    model = source.name
     dd = parse_exact(d, "--d")
     if dd != int(dd) or dd < 2:
         raise ParameterError("--d", f"must be an integer >= 2, got {exact_str(dd)}")
     d = int(dd)
-    names = PARAM_NAMES[model]
+    names = sim.parameters
     unknown = set(params) - set(names)
     if unknown:
         raise ParameterError(_opt(sorted(unknown)[0]), f"is not a parameter of {model}")
@@ -245,8 +245,9 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
                                           "(--solver cg or auto)")
     if task_law not in TASK_LAWS:
         raise ParameterError("--task-law", f"must be one of {', '.join(TASK_LAWS)}")
-    if task_law == "sphere" and model != "isotropic":
-        raise ParameterError("--task-law", "sphere is paper B's choice: isotropic model only")
+    if task_law not in sim.task_laws:
+        raise ParameterError("--task-law", f"{task_law} is not a task law of {model} (it "
+                                           f"offers {', '.join(sim.task_laws)})")
     try:
         test_prompts = int(test_prompts)
     except (TypeError, ValueError):
@@ -263,21 +264,24 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
                                                f"{amount_text(test_prompts * d * d / 1e9, 's')}); "
                                                f"at most {MAX_TEST_WORK:.0e} are allowed")
     # the model's parameters are validated by its declared schema (domains, defaults, rules)
-    schema = SCHEMAS[model]
+    schema = source.schema
     raw = {k: params.get(k) for k in names}
     if "d" in schema:
         raw["d"] = d
     p = schema.parse(raw)
-    if model == "lowrank" and p.kappa == INF:
-        raise ParameterError("--kappa", "the lowrank simulation needs a finite number of "
-                                        "training tasks (TM error, lambda*M0 ridge)")
+    if sim.finite_kappa and p.kappa == INF:
+        raise ParameterError("--kappa", sim.finite_kappa)
     vals = {k: p[k] for k in names}
     train_cov = test_cov = None
-    if model == "alignment":
-        train_cov, test_cov = p.train, p.test
-        vals["train"], vals["test"] = train_cov.spec, test_cov.spec
+    if sim.train_covariance:
+        train_cov = p[sim.train_covariance]
+        vals[sim.train_covariance] = train_cov.spec
+    if sim.test_covariance:
+        test_cov = p[sim.test_covariance]
+        vals[sim.test_covariance] = test_cov.spec
     exp = Experiment(model, tuple((k, vals[k]) for k in names), d, task_law, bool(balanced),
-                     sampler, solver, test_prompts, train_cov, test_cov, backend)
+                     sampler, solver, test_prompts, train_cov, test_cov, backend, sim=sim,
+                     source=source)
     s = exp.sizes if check_sizes else {}
     if s and solver == "cg" and s["n"] < s["P"]:
         raise ParameterError("--solver", f"cg solves the primal system, which needs n >= P: at "
@@ -286,7 +290,7 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
     for key, what, opt in (("ell", "context length l = int(alpha d)", "--alpha"),
                            ("n", "number of contexts n = int(tau d^2)", "--tau"),
                            ("k", "number of tasks k = int(kappa d)", "--kappa"),
-                           ("r", "rank r = int(rho d)", "--rho"),
+                           ("r", f"rank r = int({sim.rank} d)", _opt(sim.rank or "rho")),
                            ("ell_test", "test context length int(alpha_test d)", "--alpha-test")):
         if key in s and s[key] is not None and s[key] < 1:
             raise ParameterError(opt, f"at d = {d} the {what} is 0: increase --d or {opt}")
@@ -295,27 +299,16 @@ def make_experiment(model: str, d, *, task_law: str = "gaussian", balanced: bool
     return exp
 
 
-#: The errors of one (test covariance, test context length) row: e_idg is left out of the
-#: alignment/isotropic rows because it is measured on the pretraining tasks at the training length.
-SCORE_KEYS = {"alignment": ("e_icl",), "isotropic": ("e_icl",),
-              "lowrank": ("tm", "idg", "odg", "test")}
-
-#: The model parameters that may be lists in ``replica simulate`` (one trained Gamma scored on
-#: every combination).
-SCORE_PARAMS = {"alignment": ("test", "alpha_test"), "isotropic": (),
-                "lowrank": ("test", "alpha_test")}
-
-
 def with_scores(exp: Experiment, **lists) -> Experiment:
     r"""``exp`` with the rows on which each trained :math:`\Gamma` is scored: every combination
-    of the lists given for the parameters in :data:`SCORE_PARAMS` (e.g.
+    of the lists given for the model's ``score_parameters`` (e.g.
     ``test=["piano", "identity"], alpha_test=["1", "2"]``), tests outermost, each validated
     as a parameter of its own experiment (a bad entry raises
     :class:`~replica.errors.ParameterError` naming its option). A row with ``exp``'s own
     parameters repeats its ``errors``; the rows are only scored, training is unchanged."""
     import itertools
 
-    allowed = SCORE_PARAMS[exp.model]
+    allowed = exp.sim.score_parameters
     for key in lists:
         if key not in allowed:
             raise ParameterError(_opt(key), f"is not a list parameter of {exp.model}")
@@ -329,14 +322,14 @@ def with_scores(exp: Experiment, **lists) -> Experiment:
     for combo in itertools.product(*(lists[k] for k in names)):
         params = {k: v for k, v in base.items() if v is not None}
         params.update(dict(zip(names, combo)))
-        variants.append(make_experiment(exp.model, exp.d, check_memory=False, **opts, **params))
+        variants.append(make_experiment(exp.source, exp.d, check_memory=False, **opts, **params))
     return dataclasses.replace(exp, scores=tuple(variants))
 
 
 def score_row(variant: Experiment) -> dict:
-    """The parameters that label a score row: ``test`` (alignment, lowrank), ``alpha_test`` and the
-    integer test length ``ell_test``."""
-    out = {k: variant.echo()[k] for k in SCORE_PARAMS[variant.model]}
+    """The parameters that label a score row (the model's ``score_parameters``, e.g. ``test``
+    and ``alpha_test``) and the integer test length ``ell_test``."""
+    out = {k: variant.echo()[k] for k in variant.sim.score_parameters}
     out["ell_test"] = variant.sizes["ell_test"]
     return out
 
@@ -373,19 +366,28 @@ def _train(exp: Experiment, rng_data, W_ctx, noise: float, with_s: bool):
 
 def regulariser(exp: Experiment) -> float:
     r"""The ridge term :math:`c` of :math:`(\sum\phi\phi^\top + cI)\operatorname{vec}\Gamma =
-    \sum\phi y`: papers A/B minimise :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|^2`,
-    so :math:`c = n\lambda/d`; the low-rank paper minimises :math:`\frac12\sum_\mu(\cdot)^2 +
+    \sum\phi y`: with ``ridge = "contexts"`` (papers A/B) the objective is
+    :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|^2`, so :math:`c = n\lambda/d`; with
+    ``ridge = "tasks"`` (the low-rank paper) it is :math:`\frac12\sum_\mu(\cdot)^2 +
     \frac{\lambda M_0}2\|\Gamma\|^2`, so :math:`c = \lambda M_0` with :math:`M_0 = k`."""
     s = exp.sizes
-    if exp.model == "lowrank":
+    if exp.sim.ridge == "tasks":
         return float(exp.lam) * s["k"]
     return float(exp.lam) * s["n"] / exp.d
+
+
+def _noise_variance(exp: Experiment, name: str) -> float:
+    """The noise variance given by the parameter ``name`` (squared if the model declares noise
+    standard deviations)."""
+    v = float(dict(exp.params)[name])
+    return v ** 2 if exp.sim.noise_scale == "std" else v
 
 
 def run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
     r"""Simulate one independent draw (tasks, pretraining data, ridge, test errors).
 
-    Returns ``{"errors": {key: float}, "order_parameters": {...} (lowrank), "ridge": {...}}``,
+    Returns ``{"errors": {key: float}, "order_parameters": {...} (where declared),
+    "ridge": {...}}``,
     and with score rows (:func:`with_scores`) ``"scores"``: one ``{key: float}`` per row (the
     same :math:`\Gamma` on each row's test law and length).
     The sub-streams of ``seed_seq`` are: 0 tasks (and subspace), 1 pretraining data, 2 test."""
@@ -427,88 +429,108 @@ def subspace_test_law(test, A: np.ndarray, rng: np.random.Generator):
                                                                               cov_sqrt=root)
 
 
-def _train_lowrank(exp: Experiment, rng_tasks, rng_data):
+def _train_subspace(exp: Experiment, rng_tasks, rng_data):
     s, d = exp.sizes, exp.d
     A = sampling.haar_subspace(rng_tasks, d, s["r"])
     W0, W_ctx = _contexts(exp, rng_tasks, lambda rng, m: sampling.lowrank_tasks(rng, A, m))
-    gamma, info = _train(exp, rng_data, W_ctx, float(exp.sigma) ** 2, with_s=False)
+    gamma, info = _train(exp, rng_data, W_ctx, _noise_variance(exp, exp.sim.noise),
+                         with_s=exp.sim.summary)
     return gamma, info, W0, A
 
 
+def _train_gaussian(exp: Experiment, rng_tasks, rng_data):
+    d = exp.d
+    if exp.train_cov is not None:
+        draw_train = _covariance_sampler(exp.train_cov)
+    elif exp.task_law == "sphere":
+        draw_train = lambda rng, m: sampling.sphere_tasks(rng, m, d)  # noqa: E731
+    else:
+        draw_train = lambda rng, m: sampling.gaussian_tasks(rng, m, d)  # noqa: E731
+    W0, W_ctx = _contexts(exp, rng_tasks, draw_train)
+    gamma, info = _train(exp, rng_data, W_ctx, _noise_variance(exp, exp.sim.noise),
+                         with_s=exp.sim.summary)
+    return gamma, info, W0, None
+
+
 def train_lowrank(exp: Experiment, seed_seq: np.random.SeedSequence):
-    r"""The trained :math:`\Gamma` of one low-rank seed (the same draw as :func:`run_seed`), with
-    the pretraining tasks ``W0`` (rows) and the subspace basis ``A`` (``D x r``), so that it can
-    be tested on any task law (:func:`replica.simulate.evaluate.expected_error`)."""
-    if exp.model != "lowrank":
-        raise ValueError("train_lowrank needs a lowrank experiment")
+    r"""The trained :math:`\Gamma` of one seed of a subspace-task experiment (the same draw as
+    :func:`run_seed`), with the pretraining tasks ``W0`` (rows) and the subspace basis ``A``
+    (``D x r``), so that it can be tested on any task law
+    (:func:`replica.simulate.evaluate.expected_error`)."""
+    if exp.sim.tasks != "subspace":
+        raise ValueError("train_lowrank needs an experiment with subspace tasks")
     rng_tasks, rng_data, _ = sampling.substreams(seed_seq, 3)
     with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
-        gamma, _, W0, A = _train_lowrank(exp, rng_tasks, rng_data)
+        gamma, _, W0, A = _train_subspace(exp, rng_tasks, rng_data)
     return gamma, W0, A
+
+
+def _test_law(exp: Experiment, A, rng_tasks):
+    """``(TaskMoments, sampler)`` of the experiment's test tasks: the subspace test law, or
+    Gaussian with the test covariance (the identity without one)."""
+    d = exp.d
+    if exp.sim.tasks == "subspace":
+        return subspace_test_law(dict(exp.params)[exp.sim.test_law], A, rng_tasks) \
+            if exp.sim.test_law else (TaskMoments.gaussian((d / A.shape[1]) * (A @ A.T)),
+                                      lambda rng, m: sampling.lowrank_tasks(rng, A, m))
+    if exp.test_cov is not None:
+        return (TaskMoments.gaussian(exp.test_cov.matrix_f64()),
+                _covariance_sampler(exp.test_cov))
+    return (TaskMoments.gaussian(np.eye(d)),
+            lambda rng, m: sampling.gaussian_tasks(rng, m, d))
 
 
 def _run_seed(exp: Experiment, seed_seq: np.random.SeedSequence) -> dict:
     rng_tasks, rng_data, rng_test = sampling.substreams(seed_seq, 3)
-    s, d = exp.sizes, exp.d
+    s, d, sim = exp.sizes, exp.d, exp.sim
     out: dict = {}
-    if exp.model == "lowrank":
-        gamma, info, W0, A = _train_lowrank(exp, rng_tasks, rng_data)
-        noise = float(exp.sigma_test) ** 2
-        r = s["r"]
-        laws = {
-            "tm": (TaskMoments.empirical(W0), lambda rng, m: W0[rng.integers(0, len(W0), m)]),
-            "idg": (TaskMoments.gaussian((d / r) * (A @ A.T)),
-                    lambda rng, m: sampling.lowrank_tasks(rng, A, m)),
-            "odg": (TaskMoments.fresh_subspace(d, r),
-                    lambda rng, m: sampling.fresh_subspace_tasks(rng, m, d, r)),
-        }
-        # the complement frames of the test laws come after everything training drew
-        laws["test"] = subspace_test_law(exp.test, A, rng_tasks)
-        ells = {key: s["ell_test"] for key in laws}
-        out["order_parameters"] = lowrank_order_parameters(gamma, W0, A)
-    else:
-        if exp.model == "alignment":
-            draw_train = _covariance_sampler(exp.train_cov)
-            draw_test = _covariance_sampler(exp.test_cov)
-            test_mom = TaskMoments.gaussian(exp.test_cov.matrix_f64())
+    train = _train_subspace if sim.tasks == "subspace" else _train_gaussian
+    gamma, info, W0, A = train(exp, rng_tasks, rng_data)
+    noise = _noise_variance(exp, sim.test_noise or sim.noise)
+    r = s.get("r")
+    # each law once, in the order of the declared errors; the subspace test law draws its
+    # complement frames after everything training drew
+    laws: dict = {}
+    for _, law, _ in sim.errors:
+        if law in laws:
+            continue
+        if law == "pretraining":
+            laws[law] = (TaskMoments.empirical(W0),
+                         lambda rng, m: W0[rng.integers(0, len(W0), m)])
+        elif law == "subspace":
+            laws[law] = (TaskMoments.gaussian((d / r) * (A @ A.T)),
+                         lambda rng, m: sampling.lowrank_tasks(rng, A, m))
+        elif law == "fresh-subspace":
+            laws[law] = (TaskMoments.fresh_subspace(d, r),
+                         lambda rng, m: sampling.fresh_subspace_tasks(rng, m, d, r))
         else:
-            if exp.task_law == "sphere":
-                draw_train = lambda rng, m: sampling.sphere_tasks(rng, m, d)  # noqa: E731
-            else:
-                draw_train = lambda rng, m: sampling.gaussian_tasks(rng, m, d)  # noqa: E731
-            draw_test = lambda rng, m: sampling.gaussian_tasks(rng, m, d)  # noqa: E731
-            test_mom = TaskMoments.gaussian(np.eye(d))
-        W0, W_ctx = _contexts(exp, rng_tasks, draw_train)
-        noise = float(exp.rho)
-        gamma, info = _train(exp, rng_data, W_ctx, noise, with_s=True)
-        laws = {"e_icl": (test_mom, draw_test),
-                "e_idg": (TaskMoments.empirical(W0),
-                          lambda rng, m: W0[rng.integers(0, len(W0), m)])}
-        ells = {"e_icl": s["ell_test"], "e_idg": s["ell"]}
+            laws[law] = _test_law(exp, A, rng_tasks)
+    if sim.order_parameters:
+        out["order_parameters"] = lowrank_order_parameters(gamma, W0, A)
+    law_of = {key: law for key, law, _ in sim.errors}
+    ells = {key: s["ell_test"] if length == "test" else s["ell"]
+            for key, _, length in sim.errors}
+
     def score(mom, draw, ell):
         if exp.test_prompts:
             return monte_carlo_error(gamma, rng_test, draw, ell, noise, exp.test_prompts,
                                      exp.sampler)[0]
         return expected_error(gamma, mom, ell, noise)
 
-    errors = {key: score(mom, draw, ells[key]) for key, (mom, draw) in laws.items()}
+    errors = {key: score(*laws[law_of[key]], ells[key]) for key in sim.error_keys}
     out["errors"] = errors
     if exp.scores:
         rows = []
+        test_param = sim.test_covariance or sim.test_law
         for variant in exp.scores:
             if variant.echo() == exp.echo():
-                rows.append({k: errors[k] for k in SCORE_KEYS[exp.model]})
+                rows.append({k: errors[k] for k in sim.score_errors})
                 continue
             ell = variant.sizes["ell_test"]
-            if exp.model == "alignment":
-                cov = variant.test_cov
-                row_laws = {"e_icl": (TaskMoments.gaussian(cov.matrix_f64()),
-                                      _covariance_sampler(cov))}
-            elif exp.model == "lowrank" and variant.test.spec != exp.test.spec:
-                row_laws = dict(laws, test=subspace_test_law(variant.test, A, rng_tasks))
-            else:
-                row_laws = laws
-            rows.append({k: score(*row_laws[k], ell) for k in SCORE_KEYS[exp.model]})
+            row_laws = laws
+            if test_param and variant.echo()[test_param] != exp.echo()[test_param]:
+                row_laws = dict(laws, test=_test_law(variant, A, rng_tasks))
+            rows.append({k: score(*row_laws[law_of[k]], ell) for k in sim.score_errors})
         out["scores"] = rows
     out["ridge"] = {"method": info.method, "factor": info.factor, "seconds": info.seconds,
                     "iterations": info.iterations, "residual": info.residual}
@@ -523,9 +545,9 @@ def theory_result(exp: Experiment, dps: int = 20, at: str = "nominal"):
     ``ell/d, n/d^2, k/d, r/D`` the integer sizes realise, which removes the O(1/d) rounding
     offset, e.g. ``r = int(0.2 D)`` at ``D = 32, 48, 64``) as a
     :class:`~replica.numerics.Result` (not digit-verified), solved by the engine from the model's
-    declaration (for ``alignment`` at the finite-d spectrum of the experiment's covariances). The
-    conventions of the simulation and the theory agree (tasks, noise, ridge per distinct task)."""
-    from ..models import get
+    declaration (where the model declares ``theory_at_d``, at the finite-d spectrum of the
+    experiment's covariances). The conventions of the simulation and the theory agree (tasks,
+    noise, ridge per distinct task)."""
     from ..numerics.driver import solve
 
     p = exp.echo()
@@ -534,21 +556,25 @@ def theory_result(exp: Experiment, dps: int = 20, at: str = "nominal"):
         p.update({k: exact_str(v) for k, v in exp.effective().items()})
     elif at != "nominal":
         raise ParameterError("--theory-at", f"choose nominal or realised, got {at!r}")
-    problem = get(exp.model)
+    problem = exp.source.problem
     raw = {k: v for k, v in p.items() if k in problem.schema and not
            problem.schema[k].is_covariance and k != "d"}
-    if exp.model == "alignment":
-        raw.update(d=exp.d, train=exp.train_cov, test=exp.test_cov)
+    if exp.sim.theory_at_d:
+        raw["d"] = exp.d
+        for name, cov in ((exp.sim.train_covariance, exp.train_cov),
+                          (exp.sim.test_covariance, exp.test_cov)):
+            if name:
+                raw[name] = cov
     return solve(problem, dps=dps, verify=False, **raw)
 
 
 def theory(exp: Experiment, dps: int = 20, at: str = "nominal") -> dict | None:
     """:func:`theory_result` as floats: ``{"errors": {...}, "order_parameters": {...}}``
-    (``order_parameters`` for lowrank only), or ``None``."""
+    (``order_parameters`` where the model declares them), or ``None``."""
     res = theory_result(exp, dps, at)
     if res is None:
         return None
-    out = {"errors": {k: float(res[k]) for k in ERROR_KEYS[exp.model]}}
-    if exp.model == "lowrank":
-        out["order_parameters"] = {k: float(res[k]) for k in ORDER_KEYS}
+    out = {"errors": {k: float(res[k]) for k in exp.sim.error_keys}}
+    if exp.sim.order_parameters:
+        out["order_parameters"] = {k: float(res[k]) for k in exp.sim.order_parameters}
     return out

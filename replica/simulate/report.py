@@ -9,7 +9,8 @@ plots the relative deviation against :math:`1/d`, where a correct theory is the 
 
 The figure (:func:`check_figure`, written as PNG, PDF and SVG): theory as lines (a dense grid of the varied parameter, solved
 in-process), simulations as markers with standard-error bars, one marker shape per ``d``; a
-second panel with the order parameters (lowrank); a last panel with the trend in ``1/d``.
+second panel with the order parameters (where the model declares them); a last panel with the
+trend in ``1/d``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from ..errors import ParameterError, ReplicaError
 from ..params import INF, numeric_columns, parse_exact
-from .experiment import ERROR_KEYS, ORDER_KEYS, make_experiment, theory
+from .experiment import make_experiment, theory
 
 
 @dataclasses.dataclass
@@ -79,10 +80,28 @@ def _numeric(text):
     return None if v == INF else v
 
 
-def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
-                num: int = 41, dps: int = 20) -> dict:
+def _theory_at(source, params: dict, d: int, dps: int, keys) -> dict | None:
+    """``{group: {key: float}}``: the theory of one point (a linear-attention model's errors and
+    order parameters; a model file's values named ``keys``, from an unverified solve)."""
+    from ..capabilities import LinearAttentionICL
+
+    if isinstance(source.simulation, LinearAttentionICL):
+        return theory(make_experiment(source, d, check_sizes=False, **params), dps)
+    from ..numerics.driver import solve_params
+    from .declared import point, theory_value
+
+    res = solve_params(source.problem, point(source, d, params), dps=dps, verify=False)
+    return {"errors": {k: float(theory_value(res, k, source)) for k in keys}}
+
+
+def theory_line(model, fixed: dict, varied: str, values: list[str], d: int,
+                num: int = 41, dps: int = 20, keys=()) -> dict:
     """Theory on a dense grid of ``varied`` between the smallest and largest of ``values``
-    (plus the values themselves); points where the theory is undefined are skipped."""
+    (plus the values themselves); points where the theory is undefined are skipped. ``keys``:
+    the measured names of a model file's simulation."""
+    from .source import as_source
+
+    source = as_source(model)
     from ..params import exact_str
     from .sweep import linspace_exact
 
@@ -97,8 +116,7 @@ def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
         params = dict(fixed)
         params[varied] = exact_str(x)
         try:
-            exp = make_experiment(model, d, check_sizes=False, **params)
-            th = theory(exp, dps)
+            th = _theory_at(source, params, d, dps, keys)
         except ReplicaError:
             continue
         if th is None:
@@ -110,21 +128,23 @@ def theory_line(model: str, fixed: dict, varied: str, values: list[str], d: int,
     return {"x": xs, **vals}
 
 
-def run_check(model: str, points: list[dict], ds: list[int], seeds: int, seed: int = 0,
+def run_check(model, points: list[dict], ds: list[int], seeds: int, seed: int = 0,
               dps: int = 30, options: dict | None = None, line_points: int = 41,
               **run_kwargs) -> CheckReport:
     """Simulate every point at every ``d`` (``seeds`` seeds; through
     :mod:`replica.simulate.sweep`, so cached and parallel) and collect the table and the theory line."""
+    from .source import as_source
     from .sweep import make_jobs, run_jobs, summarise
 
+    source = as_source(model)
     if seeds < 2:
         raise ParameterError("--seeds", "a check needs at least 2 seeds (standard errors)")
     if not ds:
         raise ParameterError("--ds", "give at least one dimension")
     varied = varied_parameter(points)
-    jobs = make_jobs(model, points, ds, seeds, seed, dps, with_theory=True, options=options)
+    jobs = make_jobs(source, points, ds, seeds, seed, dps, with_theory=True, options=options)
     run = run_jobs(jobs, **run_kwargs)
-    sims, _ = summarise(model, jobs, run)
+    sims, _ = summarise(source, jobs, run)
     rows = []
     for r in sims:
         x = r.params[varied] if varied else None
@@ -143,15 +163,30 @@ def run_check(model: str, points: list[dict], ds: list[int], seeds: int, seed: i
     notes = list(sims[0].notes) if sims else []
     if varied:
         given = {k: v for k, v in points[0].items() if k != varied}
-        line = theory_line(model, given, varied, [p[varied] for p in points], max(ds),
-                           line_points, min(dps, 20))
-        if model == "alignment":
+        line = theory_line(source, given, varied, [p[varied] for p in points], max(ds),
+                           line_points, min(dps, 20), keys=list(sims[0].errors) if sims else ())
+        if _theory_depends_on_d(source):
             notes.append(f"theory line at the d = {max(ds)} spectrum; table rows use the "
                          "spectrum at their own d")
     if rows and all(r.theory is None for r in rows):
         notes.append("no theory available")
-    return CheckReport(model, varied, fixed, list(ds), seeds, rows, line, run.computed,
+    return CheckReport(source.name, varied, fixed, list(ds), seeds, rows, line, run.computed,
                        run.cached, sorted(set(notes)))
+
+
+def _theory_depends_on_d(source) -> bool:
+    """Whether the model's theory is solved at the finite-d spectrum of the simulation."""
+    from ..capabilities import LinearAttentionICL
+
+    sim = source.simulation
+    if isinstance(sim, LinearAttentionICL):
+        return sim.theory_at_d
+    return "d" in source.schema
+
+
+def _keys(report: CheckReport, group: str) -> list:
+    """The quantities of ``group`` in the report, in the order of its rows."""
+    return list(dict.fromkeys(r.key for r in report.rows if r.group == group))
 
 
 def _f(x, spec):
@@ -212,13 +247,13 @@ def check_figure(report: CheckReport):
 
     from .. import figures
 
-    groups = ["errors"] + (["order_parameters"] if report.model == "lowrank" else [])
+    groups = ["errors"] + (["order_parameters"] if _keys(report, "order_parameters") else [])
     ds = sorted(report.ds)
     with figures.style():
         fig, axes = figures.new_figure(1, len(groups) + 1,
                                        figsize=(5.2 * (len(groups) + 1), 4.4))
         for ax, group in zip(axes, groups):
-            keys = ERROR_KEYS[report.model] if group == "errors" else ORDER_KEYS
+            keys = _keys(report, group)
             handles = []
             for ci, key in enumerate(keys):
                 colour = figures.colour(ci)
@@ -275,8 +310,7 @@ def check_figure(report: CheckReport):
             ax.set_title("errors" if group == "errors" else "order parameters")
             ax.legend(handles=handles, fontsize=7, ncol=2)
         ax = axes[-1]
-        allkeys = [(g, k) for g in groups
-                   for k in (ERROR_KEYS[report.model] if g == "errors" else ORDER_KEYS)]
+        allkeys = [(g, k) for g in groups for k in _keys(report, g)]
         for ci, (g, key) in enumerate(allkeys):
             colour = figures.colour(ci)
             xs = sorted({r.x for r in report.rows if r.group == g and r.key == key},

@@ -1,12 +1,15 @@
 """Parameter sweeps: grids of (parameters x d x seeds), cached on disk, run locally or on Dask.
 
 A sweep is a list of :class:`Job` s. A ``simulate`` job is one seed of one finite-size experiment
-(:func:`replica.simulate.run_seed`); a ``theory`` job is one solve of the model's equations. Every
+(:func:`replica.simulate.run_seed`, or for a model file's declared
+:class:`~replica.capabilities.Simulation` :func:`replica.simulate.declared.run_declared_seed`); a
+``theory`` job is one solve of the model's equations. Every
 finished job is written at once to the cache, one JSON file per job, named by the SHA-256 of its
 key: model, kind, the exact parameter strings (canonical: ``0.3`` and ``3/10`` are one key), ``d``
-(simulations, and alignment theory whose spectrum depends on ``d``), the base seed and seed index,
-``dps`` (theory), the simulation options, the bytes of every ``file:`` covariance it names and
-the code version (package version plus a hash of every source file of the package). Numbers are stored as decimal strings. Files are written
+(simulations, and the theory of a model whose spectrum depends on ``d``), the base seed and seed
+index, ``dps`` (theory), the simulation options, the bytes of every ``file:`` covariance it names,
+for a model file the bytes of the file and of every input its loader recorded
+(:meth:`~replica.simulate.source.ModelSource.digests`), and the code version (package version plus a hash of every source file of the package). Numbers are stored as decimal strings. Files are written
 atomically (temporary file + rename), so a sweep that is killed leaves only complete entries, and
 running it again computes only the missing jobs.
 
@@ -16,7 +19,8 @@ Seed ``i`` of a point with base seed ``S`` is ``SeedSequence(S).spawn(N)[i]``, a
 Executors: ``serial`` (in this process), ``process`` (local processes,
 :class:`concurrent.futures.ProcessPoolExecutor`, the default) and ``dask``
 (:mod:`dask.distributed`, given a scheduler address or a ``Client``). Results always come back to
-this process, which alone writes the cache, so workers need no shared file system.
+this process, which alone writes the cache, so workers need no shared file system; a worker
+reloads a model file by its path (so the file must be readable there).
 """
 
 from __future__ import annotations
@@ -50,6 +54,14 @@ class Job:
     index: int | None = None
     dps: int | None = None
     options: tuple = ()
+    path: str | None = None  # a model file (absolute path); None: a built-in model
+
+    @property
+    def source(self):
+        """The :class:`~replica.simulate.source.ModelSource` of the job's model."""
+        from .source import ModelSource
+
+        return ModelSource(self.model, self.path)
 
     def point(self) -> tuple:
         """The parameter point (with ``d`` for simulations), shared by its seeds."""
@@ -58,11 +70,14 @@ class Job:
     def key(self) -> dict:
         """What the job's result depends on: its parameters, sizes, seed and options, the
         contents of every ``file:`` input they name (:func:`input_digests`) and the code."""
-        return {"kind": self.kind, "model": self.model, "params": dict(self.params), "d": self.d,
-                "seed": self.seed, "index": self.index, "dps": self.dps,
-                "options": dict(self.options),
-                "inputs": input_digests(dict(self.params) | dict(self.options)),
-                "code": code_version(self.kind)}
+        key = {"kind": self.kind, "model": self.model, "params": dict(self.params), "d": self.d,
+               "seed": self.seed, "index": self.index, "dps": self.dps,
+               "options": dict(self.options),
+               "inputs": input_digests(dict(self.params) | dict(self.options)),
+               "code": code_version(self.kind)}
+        if self.path is not None:
+            key["model_file"] = self.source.digests()
+        return key
 
     def digest(self) -> str:
         text = json.dumps(self.key(), sort_keys=True, separators=(",", ":"))
@@ -113,38 +128,85 @@ def split_list(text, name: str) -> list[str]:
     return items
 
 
-def _canonical(model: str, d, options: dict, params: dict, simulated: bool = True):
+def _canonical(source, d, options: dict, params: dict, simulated: bool = True):
     """Validate one point and return ``(experiment-or-None, exact echo)``; the sizes (and the
     memory a seed needs) are checked where the point is ``simulated`` at a given ``d``."""
     from . import make_experiment
 
-    dd = d if d is not None else 64  # theory of isotropic/lowrank: any d validates the params
-    exp = make_experiment(model, dd, check_sizes=d is not None,
+    dd = d if d is not None else 64  # a d-free theory: any d validates the params
+    exp = make_experiment(source, dd, check_sizes=d is not None,
                           check_memory=d is not None and simulated, **options, **params)
     return exp, tuple(exp.echo().items()), tuple(sorted(exp.options().items()))
 
 
-def make_jobs(model: str, points: list[dict], ds=None, seeds: int = 0, seed: int = 0,
+def _is_icl(source) -> bool:
+    from ..capabilities import LinearAttentionICL
+
+    return isinstance(source.simulation, LinearAttentionICL)
+
+
+def make_jobs(model, points: list[dict], ds=None, seeds: int = 0, seed: int = 0,
               dps: int = 20, with_theory: bool = True, options: dict | None = None) -> list[Job]:
     """Jobs for every point: ``seeds`` simulation seeds at each ``d`` in ``ds`` and (if
-    ``with_theory``) one theory solve per point (per ``d`` for alignment)."""
+    ``with_theory``) one theory solve per point (per ``d`` where the theory depends on it).
+    ``model``: a built-in model's name, a registry entry or a
+    :class:`~replica.simulate.source.ModelSource`."""
+    from .source import as_source
+
+    source = as_source(model)
     options = dict(options or {})
     ds = list(ds or [])
     if seeds and not ds:
         raise ParameterError("--d", "a simulation sweep needs --d or --ds")
-    if model == "alignment" and not ds:
-        raise ParameterError("--d", "the alignment model needs --d or --ds (covariance size)")
+    if not _is_icl(source):
+        return _declared_jobs(source, points, ds, seeds, seed, dps, with_theory, options)
+    if source.simulation.theory_at_d and not ds:
+        raise ParameterError("--d", f"the {source.name} model needs --d or --ds (covariance "
+                                    "size)")
     jobs: list[Job] = []
     seen: set = set()
     for p in points:
         for d in (ds or [None]):
-            _, echo, opt_items = _canonical(model, d, options, p, simulated=bool(seeds))
+            _, echo, opt_items = _canonical(source, d, options, p, simulated=bool(seeds))
             if seeds:
-                jobs.extend(Job("simulate", model, echo, d, seed, i, None, opt_items)
-                            for i in range(seeds))
+                jobs.extend(Job("simulate", source.name, echo, d, seed, i, None, opt_items,
+                                source.path) for i in range(seeds))
             if with_theory:
-                td = d if model == "alignment" else None
-                job = Job("theory", model, echo, td, dps=dps)
+                td = d if source.simulation.theory_at_d else None
+                job = Job("theory", source.name, echo, td, dps=dps, path=source.path)
+                if job not in seen:
+                    seen.add(job)
+                    jobs.append(job)
+    return jobs
+
+
+def _declared_jobs(source, points, ds, seeds, seed, dps, with_theory, options) -> list[Job]:
+    """The jobs of a model whose simulation is a declared sample/train/measure (or that declares
+    none: theory only). A point's parameters are its full exact echo (``d`` included where the
+    model has that parameter: it is then the simulated dimension)."""
+    from .declared import declared_simulation, parse_d, point
+
+    if options:
+        raise ParameterError("--" + sorted(options)[0].replace("_", "-"),
+                             f"is an option of linear attention, not of {source.label}")
+    if seeds:
+        declared_simulation(source)  # the one-line error naming what to declare
+    d_dependent = "d" in source.schema
+    jobs: list[Job] = []
+    seen: set = set()
+    for p in points:
+        for d in (ds or [None]):
+            if d is not None:
+                d = parse_d(d)
+                echo = tuple(point(source, d, p).echo().items())
+            else:
+                echo = tuple(source.schema.parse(p).echo().items())
+            if seeds:
+                jobs.extend(Job("simulate", source.name, echo, d, seed, i, None, (),
+                                source.path) for i in range(seeds))
+            if with_theory:
+                job = Job("theory", source.name, echo, d if d_dependent else None, dps=dps,
+                          path=source.path)
                 if job not in seen:
                     seen.add(job)
                     jobs.append(job)
@@ -159,10 +221,12 @@ def compute_job(job: Job) -> dict:
     from . import experiment
 
     params = dict(job.params)
+    if not _is_icl(job.source):
+        return _compute_declared(job, params)
     if job.kind == "simulate":
         import numpy as np
 
-        exp = experiment.make_experiment(job.model, job.d, **dict(job.options), **params)
+        exp = experiment.make_experiment(job.source, job.d, **dict(job.options), **params)
         ss = np.random.SeedSequence(job.seed, spawn_key=(job.index,))
         out = experiment.run_seed(exp, ss)
         res = {"errors": {k: repr(v) for k, v in out["errors"].items()},
@@ -171,7 +235,7 @@ def compute_job(job: Job) -> dict:
             res["order_parameters"] = {k: repr(v) for k, v in out["order_parameters"].items()}
         return res
     d = job.d if job.d is not None else 64
-    exp = experiment.make_experiment(job.model, d, check_sizes=False, **params)
+    exp = experiment.make_experiment(job.source, d, check_sizes=False, **params)
     solved = experiment.theory_result(exp, job.dps)
     if solved is None:
         return {"errors": None}
@@ -180,6 +244,32 @@ def compute_job(job: Job) -> dict:
     if "order_parameters" in data:
         res["order_parameters"] = data["order_parameters"]
     return res
+
+
+def _compute_declared(job: Job, params: dict) -> dict:
+    """A job of a model file: one seed of its declared simulation (``{"errors": {name:
+    decimal}}``), or one verified solve (``{"status", "digits", "values": {name: decimal}}``,
+    every value the model reports to its verified digits; ``None`` where the solve failed)."""
+    from ..errors import ConvergenceError
+    from ..numerics.result import decimal_string
+    from .declared import run_declared_seed, solve_theory
+
+    source = job.source
+    parsed = source.schema.parse(params)
+    if job.kind == "simulate":
+        import numpy as np
+
+        ss = np.random.SeedSequence(job.seed, spawn_key=(job.index,))
+        out = run_declared_seed(source, job.d, parsed, ss)
+        return {"errors": {k: repr(v) for k, v in out["errors"].items()}}
+    names = source.problem.report_names()
+    try:
+        res = solve_theory(source, parsed, job.dps)
+    except ConvergenceError as exc:
+        return {"status": exc.status, "digits": 0, "values": {n: None for n in names}}
+    digits = max(res.digits or 0, 1)
+    return {"status": res.status.value, "digits": res.digits or 0,
+            "values": {n: decimal_string(res.all_values.get(n), digits) for n in names}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,7 +567,7 @@ def run_jobs(jobs: list[Job], cache_dir=None, executor: str = "process", workers
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
-def summarise(model: str, jobs: list[Job], run: SweepRun) -> tuple:
+def summarise(model, jobs: list[Job], run: SweepRun) -> tuple:
     """Group a finished sweep into :class:`replica.simulate.SimulationResult` s (one per point and
     ``d``, with the theory attached) and theory-only rows; returns ``(simulations, theories)``
     where ``theories`` maps ``(params, d)`` to the theory result dict."""
@@ -490,24 +580,44 @@ def summarise(model: str, jobs: list[Job], run: SweepRun) -> tuple:
         if job.kind == "theory":
             theories[(job.params, job.d)] = res
         else:
-            groups.setdefault(job.point() + (job.seed,), []).append((job.index, res))
+            groups.setdefault(job.point() + (job.seed, job.path), []).append((job.index, res))
+    dps = next((j.dps for j in jobs if j.kind == "theory"), None)
     sims = []
-    for (mdl, params, d, options, seed), items in groups.items():
+    for (mdl, params, d, options, seed, path), items in groups.items():
         items.sort(key=lambda t: t[0])
         per_seed = [{g: {k: float(v) for k, v in r[g].items()}
                      for g in ("errors", "order_parameters") if g in r} for _, r in items]
-        th = theories.get((params, d if mdl == "alignment" else None))
+        source = Job("simulate", mdl, params, d, path=path).source
+        if not _is_icl(source):
+            sims.append(_summarise_declared(source, params, d, seed, per_seed, theories, dps))
+            continue
+        th = theories.get((params, d if source.simulation.theory_at_d else None))
         th_f = None
         if th is not None and th.get("errors") is not None:
             th_f = {g: {k: float(v) for k, v in th[g].items() if v is not None}
                     for g in ("errors", "order_parameters") if g in th}
-        exp = make_experiment(mdl, d, **dict(options), **dict(params))
-        dps = next((j.dps for j in jobs if j.kind == "theory"), None)
+        exp = make_experiment(source, d, **dict(options), **dict(params))
         sims.append(aggregate(exp, per_seed, th_f, seed, dps if th_f else None))
     return sims, theories
 
 
-def write_csv(path, model: str, jobs: list[Job], run: SweepRun):
+def _summarise_declared(source, params, d, seed, per_seed, theories, dps):
+    from .declared import result
+
+    parsed = source.schema.parse(dict(params))
+    th = theories.get((params, d if "d" in source.schema else None))
+    theory = None
+    if th is not None and th.get("values") is not None:
+        values = th["values"]
+        theory = {}
+        for key in per_seed[0]["errors"]:
+            name = key if key in values else key.rpartition(".")[2]
+            if values.get(name) is not None:
+                theory[key] = float(values[name])
+    return result(source, parsed, d, seed, per_seed, theory, dps if theory else None)
+
+
+def write_csv(path, model, jobs: list[Job], run: SweepRun):
     """Write the sweep as CSV (the rows of :func:`sweep_table`); returns the number of rows."""
     table = sweep_table(model, jobs, run)
     path = Path(path)
@@ -517,21 +627,33 @@ def write_csv(path, model: str, jobs: list[Job], run: SweepRun):
     return len(table.rows)
 
 
-def sweep_table(model: str, jobs: list[Job], run: SweepRun):
+def sweep_table(model, jobs: list[Job], run: SweepRun):
     """The sweep as a :class:`replica.tables.Table` (``.to_pandas()``, ``.to_xarray()``): one
     row per simulated point and ``d`` (``<key>_mean``, ``_sem``, ``_theory``, ``_z`` for every
-    error and, lowrank, order parameter), or one row per theory point when no simulation was
-    asked for (decimal strings at the solve's precision). Every numeric parameter is a float
-    column ``NAME`` and an exact column ``NAME_exact`` (``9/4``); a covariance SPEC is one text
-    column."""
+    error and declared order parameter), or one row per theory point when no simulation was
+    asked for (decimal strings at the solve's precision; a model file's theory rows are those
+    of :func:`replica.analysis.scan.sweep_table`: status, verified digits and every reported
+    value). Every numeric parameter is a float column ``NAME`` and an exact column
+    ``NAME_exact`` (``9/4``); a covariance SPEC is one text column."""
     from ..tables import Table
-    from . import ERROR_KEYS, ORDER_KEYS
+    from .source import as_source
 
-    sims, theories = summarise(model, jobs, run)
-    keys = list(ERROR_KEYS[model]) + (list(ORDER_KEYS) if model == "lowrank" else [])
+    source = as_source(model)
+    name = source.name
+    sims, theories = summarise(source, jobs, run)
+    icl = _is_icl(source)
+    if not sims and not icl:
+        from ..analysis.scan import sweep_table as theory_table
+
+        rows = [{"params": dict(params), **res} for (params, _), res in theories.items()]
+        return theory_table(source.problem, rows)
     names = [n for n, _ in jobs[0].params] if jobs else []
+    if not icl:
+        names = [n for n in names if n != "d"]  # the simulated dimension is the column d
     rows, points = [], []
+    at_d = icl and source.simulation.theory_at_d
     if sims:
+        keys = list(sims[0].errors) + list(sims[0].order_parameters)
         tail = ["d", "seed", "seeds"] + \
             [f"{k}_{s}" for k in keys for s in ("mean", "sem", "theory", "z")]
         for r in sims:
@@ -544,22 +666,24 @@ def sweep_table(model: str, jobs: list[Job], run: SweepRun):
                 row += [e["mean"], e["sem"], e["theory"], e["z"]]
             rows.append(row)
     else:
-        tail = (["d"] if model == "alignment" else []) + keys
+        sim = source.simulation
+        keys = list(sim.error_keys) + list(sim.order_parameters)
+        tail = (["d"] if at_d else []) + keys
         for (params, d), th in theories.items():
             vals = dict(th.get("errors") or {})
             vals.update(th.get("order_parameters") or {})
             points.append(dict(params))
-            rows.append(([d] if model == "alignment" else []) + [vals.get(k) for k in keys])
+            rows.append(([d] if at_d else []) + [vals.get(k) for k in keys])
     # each numeric parameter as a float column and its exact string in NAME_exact
-    header, param_cells = ["model"], [[model] * len(rows)]
+    header, param_cells = ["model"], [[name] * len(rows)]
     for n in names:
         h, cols = numeric_columns(n, [p[n] for p in points])
         header += h
         param_cells += cols
     header += tail
     rows = [[col[i] for col in param_cells] + row for i, row in enumerate(rows)]
-    dims = names + (["d"] if sims or model == "alignment" else [])
-    return Table(header, rows, dims, {"model": model})
+    dims = names + (["d"] if sims or at_d else [])
+    return Table(header, rows, dims, {"model": name})
 
 
 def linspace_exact(lo, hi, num: int) -> list[str]:
