@@ -5,6 +5,7 @@ besides being solved."""
 from __future__ import annotations
 
 from ..models.parameters import SCHEMAS
+from ..models.simulations import SIMULATIONS
 from . import CommandHook
 from . import _shared
 
@@ -92,21 +93,4 @@ COMMANDS["transition"] = CommandHook(
 
 
 # --- simulation ---------------------------------------------------------------------------------
-from ..capabilities import LinearAttentionICL, Option  # noqa: E402
-from . import _icl  # noqa: E402
-
-SIMULATION = LinearAttentionICL(
-    help="paper A: tasks N(0, C_train), tests N(0, C_test) (arXiv 2509.26551)",
-    options=_icl.common(_icl.NOISE_VARIANCE, normalisation="normalisation (n/d) lambda") + (
-        Option("train", "C_train SPEC: identity, powerlaw:P, lowrank:F[:piano], spike:J, piano, "
-                        "file:PATH[:raw]"),
-        Option("test", "C_test SPEC (same forms)", scored=True),
-        _icl.ALPHA_TEST),
-    tasks="gaussian", train_covariance="train", test_covariance="test",
-    noise="rho", noise_scale="variance", summary=True, ridge="contexts",
-    errors=(("e_icl", "test", "test"), ("e_idg", "pretraining", "train")),
-    score_parameters=("test", "alpha_test"), score_errors=("e_icl",),
-    theory_at_d=True,
-    notes=("e_idg theory = tau*q is conjectural for anisotropic C_train (exact only for isotropic "
-           "C_train)",),
-)
+SIMULATION = SIMULATIONS[NAME]  # declared with the model (replica.models.simulations)

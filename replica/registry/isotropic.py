@@ -4,6 +4,7 @@ declaration (:mod:`replica.models.isotropic_problem`) and what it can do besides
 from __future__ import annotations
 
 from ..models.parameters import SCHEMAS
+from ..models.simulations import SIMULATIONS
 from . import CommandHook
 from . import _shared
 
@@ -118,16 +119,4 @@ COMMANDS["transition"] = CommandHook(
 
 
 # --- simulation ---------------------------------------------------------------------------------
-from ..capabilities import LinearAttentionICL  # noqa: E402
-from . import _icl  # noqa: E402
-
-SIMULATION = LinearAttentionICL(
-    help="paper B: isotropic tasks (arXiv 2405.11751)",
-    options=_icl.common(_icl.NOISE_VARIANCE, normalisation="normalisation (n/d) lambda"),
-    tasks="gaussian", noise="rho", noise_scale="variance", summary=True, ridge="contexts",
-    errors=(("e_icl", "test", "test"), ("e_idg", "pretraining", "train")),
-    score_errors=("e_icl",),
-    task_laws=("gaussian", "sphere"),
-    task_law_help="pretraining task law: N(0, I) (default) or uniform on the sphere |w| = "
-                  "sqrt(d) (paper B's code)",
-)
+SIMULATION = SIMULATIONS[NAME]  # declared with the model (replica.models.simulations)

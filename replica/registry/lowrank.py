@@ -5,6 +5,7 @@ and what it can do besides being solved."""
 from __future__ import annotations
 
 from ..models.parameters import SCHEMAS
+from ..models.simulations import SIMULATIONS
 from . import CommandHook
 from . import _shared
 
@@ -152,26 +153,4 @@ COMMANDS["transition"] = CommandHook(
 
 
 # --- simulation ---------------------------------------------------------------------------------
-from ..capabilities import LinearAttentionICL, Option  # noqa: E402
-from . import _icl  # noqa: E402
-
-SIMULATION = LinearAttentionICL(
-    help="low-rank tasks (arXiv 2510.04548): TM/IDG/ODG errors and order parameters",
-    options=_icl.common(Option("rho", "task-rank ratio r/D in (0, 1]"),
-                        Option("sigma", "label-noise standard deviation"),
-                        normalisation="lowrank normalisation lambda*M0/2") + (
-        _icl.ALPHA_TEST,
-        Option("sigma_test", "test label-noise standard deviation (default 0)", required=False,
-               default="0"),
-        Option("test", "test-task law relative to the task subspace, reported as the error "
-                       "'test': idg (default), outside:PHI, shared:F, rotation:DEGREES",
-               required=False, default="idg", scored=True)),
-    tasks="subspace", rank="rho", test_law="test",
-    noise="sigma", noise_scale="std", test_noise="sigma_test", summary=False, ridge="tasks",
-    errors=(("tm", "pretraining", "test"), ("idg", "subspace", "test"),
-            ("odg", "fresh-subspace", "test"), ("test", "test", "test")),
-    score_parameters=("test", "alpha_test"), score_errors=("tm", "idg", "odg", "test"),
-    order_parameters=("q", "m", "qbar", "mbar", "q0", "m0"),
-    finite_kappa="the lowrank simulation needs a finite number of training tasks (TM error, "
-                 "lambda*M0 ridge)",
-)
+SIMULATION = SIMULATIONS[NAME]  # declared with the model (replica.models.simulations)

@@ -1,9 +1,10 @@
 """Where a simulated model comes from: a built-in model of the registry (by name) or a model file
 (by path), in a form a job can carry to a worker process, which looks the model up again there.
 
-A built-in model's declarations live in :mod:`replica.registry` (the top layer, which lists the
-built-in models); this module reaches it by name at call time (``importlib``), so that a library
-call such as ``simulate("NAME", ...)`` works without this layer knowing any model. A model file is
+A built-in model's declarations -- its problem, schema and simulation -- live in the declarations
+layer (:mod:`replica.models`, :mod:`replica.models.simulations`), where this module looks them up
+by name, so that a library call such as ``simulate("NAME", ...)`` works without this layer
+knowing any model. A model file is
 loaded once per process (:func:`replica.modeling.load_model_namespace`) and re-run by path in a
 worker; a process that has already loaded it (the command line) hands it over with
 :func:`remember`.
@@ -12,7 +13,6 @@ worker; a process that has already loaded it (the command line) hands it over wi
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 
 from ..errors import ParameterError
@@ -35,8 +35,37 @@ def _file(path: str) -> tuple:
     return _FILES[key]
 
 
-def _builtin(name: str):
-    return importlib.import_module("replica.registry").builtin(name)
+@dataclasses.dataclass(frozen=True)
+class _Builtin:
+    """A built-in model's declarations, from the declarations layer."""
+
+    name: str
+
+    @property
+    def simulation(self):
+        from ..models.simulations import SIMULATIONS
+
+        return SIMULATIONS.get(self.name)
+
+    @property
+    def problem(self):
+        from ..models import get
+
+        return get(self.name)
+
+    @property
+    def schema(self):
+        from ..models.parameters import SCHEMAS
+
+        return SCHEMAS[self.name]
+
+
+def _builtin(name: str) -> _Builtin:
+    from ..models import NAMES
+
+    if name not in NAMES:
+        raise ParameterError("model", f"unknown model {name!r} ({', '.join(NAMES)})")
+    return _Builtin(name)
 
 
 @dataclasses.dataclass(frozen=True)
