@@ -9,10 +9,13 @@ names a model is model-specific too), leaving out docstrings and comments and a 
 from __future__ import annotations
 
 import ast
+import json
 import io
 import re
 import tokenize
 from pathlib import Path
+
+import pytest
 
 from conftest import REPO
 from replica.registry import BUILTIN
@@ -88,3 +91,53 @@ def test_every_builtin_declares_its_simulation():
         assert set(sim.score_errors) <= set(sim.error_keys)
         assert set(sim.score_parameters) <= set(sim.parameters)
         assert set(sim.parameters) <= set(entry.schema.names), entry.name
+
+
+# ---------------------------------------------------------------------------------------------
+# Every command works on a model file that declares everything (examples/ridge_regression.py)
+# ---------------------------------------------------------------------------------------------
+RIDGE = str(Path(REPO) / "examples" / "ridge_regression.py")
+POINT = ["--lam", "1/10", "--sigma", "1/2"]
+EVERY_COMMAND = {
+    "solve": ["--alpha", "2", *POINT, "--json"],
+    "equations": ["--json"],
+    "transition": ["--name", "double-descent", "--json"],
+    "phase-diagram": ["--x", "alpha:1/2:3:6", "--y", "lam:1/100:1:5:log", "--quantity", "test",
+                      "--sigma", "1/2", "-o", "{out}"],
+    "expand": ["--parameter", "alpha", "--quantity", "test", "--order", "1"],
+    "appendix": ["-o", "{out}"],
+    "simulate": ["--alpha", "2", *POINT, "--d", "40", "--seeds", "2", "--json"],
+    "sweep": ["--alpha", "1,2", *POINT, "--d", "30", "--seeds", "2", "-o", "{out}"],
+    "check": ["--alpha", "1,2", *POINT, "--ds", "20,30", "--seeds", "2", "-o", "{out}"],
+}
+
+
+def test_every_command_is_covered():
+    """The list below names every command of the program (a new command joins it)."""
+    from replica.cli import COMMAND_MODULES
+
+    assert {m.rsplit(".", 1)[1].replace("_", "-") for m in COMMAND_MODULES} == set(EVERY_COMMAND)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", sorted(EVERY_COMMAND))
+def test_every_command_runs_on_one_model_file(command, tmp_path, capsys):
+    """One model file -- its declaration, its SIMULATION and its TRANSITIONS -- is all every
+    command needs: each runs on it, exits 0 and writes what it says."""
+    from replica.cli import main
+
+    args = [a.replace("{out}", str(tmp_path / "out")) for a in EVERY_COMMAND[command]]
+    rc = main([command, "--model", RIDGE, *args, "--quiet"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    if "--json" in args:
+        data = json.loads(out.out)
+        assert data
+        if command in ("solve", "transition"):
+            assert data["status"] == "converged"
+        if command == "simulate":
+            est = data["errors"]["test"] if "errors" in data else data["values"]["test"]
+            assert abs(float(est["z"])) < 4
+    if "-o" in args:  # a folder of files, or (sweep) one CSV file
+        out_path = tmp_path / "out"
+        assert out_path.is_file() or any(out_path.iterdir())

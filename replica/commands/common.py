@@ -87,33 +87,6 @@ def print_result(result, as_json: bool, stream=None):
     stream.write(result.to_text())
 
 
-# ---------------------------------------------------------------------------------------------
-# A model from a file: ``replica COMMAND --model PATH ...`` (loaded by the registry)
-# ---------------------------------------------------------------------------------------------
-def user_problem():
-    """The problem of the model loaded by ``--model`` in this process (``None`` if none)."""
-    from ..registry import loaded
-
-    entry = loaded()
-    return None if entry is None else entry.problem
-
-
-def add_user_model_parser(models, command: str, help_text: str):
-    """The parser of the loaded model file under a command's ``MODEL`` sub-parsers (``None``
-    when no ``--model`` was given). Transitional: commands move to
-    :func:`replica.registry.add_model_parsers`."""
-    from ..registry import FILE_TOKEN, loaded
-
-    entry = loaded()
-    if entry is None:
-        return None
-    sp = models.add_parser(FILE_TOKEN, help=f"the model in {entry.path}",
-                           prog=f"replica {command} --model {entry.path}",
-                           description=f"{entry.title}. {help_text}")
-    sp.set_defaults(problem=entry.problem, entry=entry)
-    return sp
-
-
 def add_schema_options(parser, schema, note: str = ""):
     """Every parameter of ``schema`` as an optional ``--NAME`` (requiredness is checked when the
     values are parsed, so that a command can vary a required parameter)."""
