@@ -54,7 +54,7 @@ def aggregate(exp: Experiment, per_seed: list, theory_values: dict | None, seed:
             for k in exp.sim.score_errors}})
     return SimulationResult(exp.model, exp.echo(), exp.d, seed, sizes, exp.options(), errors,
                             order, per_seed, theory_dps if theory_values else None, notes,
-                            scores)
+                            scores, theory_status=th.get("status"))
 
 
 def simulate(model, d, seeds: int = 10, seed: int = 0, *, with_theory: bool = True,

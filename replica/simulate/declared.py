@@ -134,17 +134,18 @@ def simulate_declared(model, d, seeds: int = 10, seed: int = 0, *, with_theory: 
         if list(r["errors"]) != keys:
             raise ModelError(f"{source.label}: SIMULATION.measure returned different names for "
                              f"different seeds ({keys} and {list(r['errors'])})")
-    th = {}
+    th, status = {}, None
     if with_theory:
         res = solve_theory(source, params, dps)
         th = {k: float(theory_value(res, k, source)) for k in keys}
+        status = res.status.value
     return result(source, params, d, seed_i, per_seed, th if with_theory else None,
-                  dps if with_theory else None)
+                  dps if with_theory else None, theory_status=status)
 
 
-def result(source, params, d, seed, per_seed, theory, dps):
+def result(source, params, d, seed, per_seed, theory, dps, theory_status=None):
     """A :class:`replica.simulate.SimulationResult` from per-seed values and the theory
-    (``{name: float}`` or ``None``)."""
+    (``{name: float}`` or ``None``; ``theory_status`` the status of its solve)."""
     from .result import Estimate, SimulationResult
 
     sim = declared_simulation(source)
@@ -160,4 +161,4 @@ def result(source, params, d, seed, per_seed, theory, dps):
     sizes = {k: int(v) for k, v in (sim.sizes(d, params) if sim.sizes else {}).items()}
     echo = {k: v for k, v in params.echo().items() if k != "d"}
     return SimulationResult(source.name, echo, d, seed, sizes, {}, errors, {}, per_seed, dps,
-                            notes)
+                            notes, theory_status=theory_status)

@@ -569,12 +569,14 @@ def theory_result(exp: Experiment, dps: int = 20, at: str = "nominal"):
 
 
 def theory(exp: Experiment, dps: int = 20, at: str = "nominal") -> dict | None:
-    """:func:`theory_result` as floats: ``{"errors": {...}, "order_parameters": {...}}``
-    (``order_parameters`` where the model declares them), or ``None``."""
+    """:func:`theory_result` as floats: ``{"errors": {...}, "order_parameters": {...},
+    "status": ...}`` (``order_parameters`` where the model declares them; ``status`` the solve's
+    :class:`~replica.numerics.result.Status` value), or ``None``."""
     res = theory_result(exp, dps, at)
     if res is None:
         return None
-    out = {"errors": {k: float(res[k]) for k in exp.sim.error_keys}}
+    out = {"errors": {k: float(res[k]) for k in exp.sim.error_keys},
+           "status": res.status.value}
     if exp.sim.order_parameters:
         out["order_parameters"] = {k: float(res[k]) for k in exp.sim.order_parameters}
     return out

@@ -70,6 +70,11 @@ class SimulationResult:
     """One row per (test covariance, test context length) the trained Gammas were scored on:
     ``{"test": spec (alignment), "alpha_test": ..., "ell_test": int, "errors": {key:
     Estimate}}`` (empty unless lists were given)."""
+    theory_status: str | None = None
+    """The :class:`~replica.numerics.result.Status` value of the theory solve the means are
+    compared with (``converged``: its digits verified by a re-solve; ``not-verified``: solved
+    without the re-solve, as the linear-attention simulations do at ``theory_dps`` digits, far
+    beyond a simulation's error bar), ``None`` without a theory."""
 
     def score_table(self) -> list[dict]:
         """The score rows flattened, one dict per (row, error key): the row's parameters,
@@ -86,6 +91,7 @@ class SimulationResult:
         out = {"model": self.model, "params": dict(self.params), "d": self.d, "seed": self.seed,
                "seeds": len(self.per_seed), "sizes": dict(self.sizes),
                "options": dict(self.options), "theory_dps": self.theory_dps,
+               "theory_status": self.theory_status,
                "errors": {k: e.to_json_dict() for k, e in self.errors.items()}}
         if self.order_parameters:
             out["order_parameters"] = {k: e.to_json_dict()
