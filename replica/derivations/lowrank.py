@@ -99,6 +99,10 @@ SYMBOL_NAMES.update({
     E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}", Delta_sym: r"\Delta",
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
+    # The moments of the context statistic and of a test prompt (lowrank_from_model).
+    sympy.Symbol("E_w_hat"): r"\mathbb{E}\,\hat{w}", sympy.Symbol("Cov_w_hat"): r"\mathrm{Cov}_{\hat{w}}",
+    sympy.Symbol("E_y2"): r"\mathbb{E}\,y^{2}", sympy.Symbol("E_y_yhat"): r"\mathbb{E}\,y\hat{y}",
+    sympy.Symbol("E_yhat2"): r"\mathbb{E}\,\hat{y}^{2}",
 })
 SYMBOL_NAMES.update({s: r"\varepsilon_{\rm %s}" % k.upper() for k, s in err_sym.items()})
 SYMBOL_NAMES.update({
@@ -326,8 +330,8 @@ def _stationarity_residuals(params, result):
 
 
 def _check_golden():
-    """At the three golden fixed points of the authors' code (lambda = 0 with tau > 1, a ridge point, and a
-    tau < 1 point) the solver's order parameters, z and the three errors agree with the authors'
+    """At the three golden fixed points of the authors' code (lambda = 0 with tau > 1, a ridge
+    point, and a point with tau < 1) the solver's order parameters, z and the three errors agree with the authors'
     tabulated values to the decimals given (1e-8 for the 8-decimal entries; z of point 1 is given
     as -0.545), and all ten partial derivatives of the displayed free energy, evaluated there with
     the closed-form g and g', vanish to 1e-25."""
@@ -961,7 +965,7 @@ def derivation() -> Derivation:
         Step("pole_strengths",
              {"pt0": eq(pt0, asym["pt0"]),
               "p0": eq(p0, (1 - L.rho) + L.rho * pt0)},
-             "As {eps} -> 0 the transforms are dominated by the atoms at zero of the spectra: "
+             "As {eps} tends to 0 the transforms are dominated by the atoms at zero of the spectra: "
              "the training tasks span min({kappa}, {rho}) {D} of the {r} subspace directions, "
              "and the restricted spectrum has an atom exactly when {rho} > {kappa}.",
              _check_pole_strengths),
@@ -1011,7 +1015,7 @@ def derivation() -> Derivation:
               "standard deviation (in the papers on arbitrary task covariances "
               "[[cite:letey2025alignment,lu2024asymptotic]], rho is the noise variance). Every "
               "displayed equation is printed from the SymPy objects of the replica library: the "
-              "saddle-point equations are obtained by differentiating the free energy, not typed. "
+              "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
         sections=(s_derive, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
