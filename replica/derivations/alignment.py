@@ -328,7 +328,7 @@ def _check_m_prime(candidate=A.M_PRIME_CLOSED):
     """Differentiate the self-consistent equation with {M} a function of {z} (the
     derivative passes inside the average), pull the derivative of {M} out of the averages by
     linearity, solve the resulting linear equation for {M_prime}, and compare with the displayed
-    closed form of [[m_prime]]: the difference simplifies to 0."""
+    closed form: the difference simplifies to 0."""
     Mz = sympy.Function("M")(A.z)
     dG = expand_averages(sympy.diff(A.SELF_CONSISTENCY.subs(A.M, Mz), A.z))
     dG = dG.subs(sympy.Derivative(Mz, A.z), A.M_prime).subs(Mz, A.M)

@@ -194,7 +194,7 @@ def _bounded_saddle_step(step, S, model):
 # Notation and displays
 # ---------------------------------------------------------------------------------------------
 def _model_symbol_names(problem, sections) -> dict:
-    """Display names of the model's symbols: its ``symbol_names``, then its parameters'
+    r"""Display names of the model's symbols: its ``symbol_names``, then its parameters'
     ``notation``, then the prose conventions (``lam``, ``mhat``, ``Vhat``), else the name upright
     (``\mathrm{mh}``)."""
     names = dict(getattr(problem, "symbol_names", {}) or {})

@@ -221,7 +221,7 @@ _WORD = re.compile(r"(?P<base>[A-Za-z]+?)(?P<mods>(?:hat|bar|tilde|prime)*)(?P<d
 _MATH_TOKEN = re.compile(r"""
     (?P<tilde>tilde\s+[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*(?![A-Za-z0-9_]))
   | (?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![A-Za-z_]))
-  | (?P<word>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*)
+  | (?P<word>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*(?!s\b))
   | (?P<sup>\^(?:-?[A-Za-z0-9]+|\([^()]*\)))
   | (?P<op>->|<=|>=|!=|[=+\-*/<>])
   | (?P<open>[(\[])
@@ -239,6 +239,9 @@ def _symbol_latex(word: str, words=None):
     a bare single letter does only next to an operator."""
     if words and len(word) > 1 and word in words:
         return words[word], True
+    head, _, accent = word.partition("_")
+    if words and accent in _ACCENT_WORDS and head + accent in words:  # lambda_tilde
+        return words[head + accent], True
     if word in _NOT_SYMBOLS:
         return None
     m = _WORD.fullmatch(word)
