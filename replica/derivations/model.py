@@ -52,8 +52,9 @@ from .base import Derivation, Section
 
 #: Seconds a symbolic check may take before it is replaced by a numerical one.
 CHECK_BUDGET_S = 20.0
-#: Digits and number of random rational points of the numerical replacement.
+#: Digits of the numerical replacement of a check.
 NUMERIC_DPS = 50
+#: Random rational points at which the numerical replacement evaluates both sides.
 NUMERIC_POINTS = 3
 _SEED = 28
 
