@@ -312,7 +312,8 @@ def _check_silverstein(a_coeff=A.A_COEFF):
     """Summand level: {lambda_i} {f_i} = (1 - {z} {f_i})/{a} holds identically in {lambda_i}.
     Hence, with a generic summand f({lambda_i}), {delta} is the average of (1 - {z} f)/({kappa}
     {a}), which linearity of the average splits into (1 - {z} ⟨f⟩)/({kappa} {a}); with ⟨f⟩ =
-    {M} (the self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the library's {a}. A
+    {M} (the self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the
+    library's {a}. A
     wrong coefficient in {a} would leave a non-zero remainder."""
     f_lib = A.F_I.subs(A.A_COEFF, a_coeff)
     summand_ok = _is_zero(LAMBDA_I * f_lib - (1 - A.z * f_lib) / a_coeff)
@@ -392,8 +393,8 @@ def _check_sigma():
 
 def _check_ridge_limits():
     """The positive root in {lambda_tilde} of the ridge equation (a quadratic at fixed {M} > 0)
-    tends, as {lam} tends to 0 from above, to the root of the ridgeless equation at {tau} = 1/2 and to 0 at {tau}
-    = 2 (SymPy limits)."""
+    tends, as {lam} tends to 0 from above, to the root of the ridgeless equation at {tau} = 1/2
+    and to 0 at {tau} = 2 (SymPy limits)."""
     Mpos = sympy.Symbol("Mpos", positive=True)
     roots = sympy.solve(A.RIDGE_EQUATION.subs(A.M, Mpos), A.lambda_tilde)
     probe = {A.tau: sympy.Rational(1, 2), A.lam: sympy.Rational(1, 10), Mpos: 1}

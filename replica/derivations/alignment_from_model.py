@@ -1213,8 +1213,8 @@ def steps() -> tuple:
              _check_ridge_step),
         Step("ridgeless",
              {"tau_lt_1": sympy.Eq(A.lambda_tilde, lt1)},
-             "As {lam} tends to 0 from above the positive root tends to [[ridgeless.tau_lt_1]] (shown at {tau} "
-             "= 1/2) and to 0 for {tau} > 1 (at {tau} = 2).",
+             "As {lam} tends to 0 from above the positive root tends to "
+             "[[ridgeless.tau_lt_1]] (shown at {tau} = 1/2) and to 0 for {tau} > 1 (at {tau} = 2).",
              _check_ridgeless_step),
         Step("isotropic_instance",
              {"saddle": sympy.Eq(iso_a, 0)},

@@ -100,7 +100,8 @@ SYMBOL_NAMES.update({
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
     # The moments of the context statistic and of a test prompt (lowrank_from_model).
-    sympy.Symbol("E_w_hat"): r"\mathbb{E}\,\hat{w}", sympy.Symbol("Cov_w_hat"): r"\mathrm{Cov}_{\hat{w}}",
+    sympy.Symbol("E_w_hat"): r"\mathbb{E}\,\hat{w}",
+    sympy.Symbol("Cov_w_hat"): r"\mathrm{Cov}_{\hat{w}}",
     sympy.Symbol("E_y2"): r"\mathbb{E}\,y^{2}", sympy.Symbol("E_y_yhat"): r"\mathbb{E}\,y\hat{y}",
     sympy.Symbol("E_yhat2"): r"\mathbb{E}\,\hat{y}^{2}",
 })
