@@ -92,6 +92,9 @@ def tex_tools():
 
 CLASSES = ("article", "revtex")
 DOCUMENTS = ("alignment", "lowrank", "ridge_regression", "structured_teacher")
+#: The model appendices carry a table of the solution at a point (``--at``).
+POINTS = {"ridge_regression": dict(alpha="2", lam="1/10", sigma="1/2"),
+          "structured_teacher": dict(alpha="2", lam="1/100", sigma="1/10")}
 
 FRAGMENT_PAPER = {
     "article": r"""\documentclass[11pt]{article}
@@ -134,7 +137,7 @@ def _derivation(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     model = module.MODEL
-    return derivation_for(getattr(model, "problem", model))
+    return derivation_for(getattr(model, "problem", model), point=POINTS[name])
 
 
 @pytest.fixture(scope="module")

@@ -360,8 +360,8 @@ def _golden_table():
                 "3/2, lambda = 0, sigma = 3/10, rho = 9/10; 2: alpha = 23/10, tau = 17/10, "
                 "kappa = 1, lambda = 3, sigma = 3/1000, rho = 1/5; 3: alpha = 1, tau = 1/2, "
                 "kappa = 1/2, lambda = 1/10, sigma = 1/2, rho = 3/10), solved at 30 digits and "
-                "printed to the digits the solver guarantees, against the 8-decimal values of "
-                "the authors' iteration.",
+                "printed to 10 significant digits (all guaranteed by the solver), against the "
+                "8-decimal values of the authors' iteration.",
         columns=("", "error", "replica (this library)", "authors' iteration"),
         rows=tuple(rows), align="llll")
 
@@ -406,7 +406,8 @@ def _decomposition_table():
                      *[Value(parts[k], nd) for k in L.PART_KEYS]))
     return ValueTable(
         caption="Decomposition of the three errors at golden point 1 (tilde sigma = 0, so the "
-                "noise part is 0), solved at 30 digits and printed to 15 (all guaranteed). The "
+                "noise part is 0), solved at 30 digits and printed to 10 significant digits "
+                "(all guaranteed). The "
                 "labels memorization (T-terms) and "
                 "structural (R-terms) follow an inferred mapping.",
         columns=("error", "total", "signal", "memorization", "structural", "noise"),
@@ -706,7 +707,7 @@ def _transition_table():
         caption="epsilon_IDG/alpha at lambda = 0 from the closed form (kappa = 1/2, tau = 9/4, "
                 "sigma = 3/10, tilde sigma = 0, tilde alpha = alpha) as alpha grows, against the "
                 "derived limit. Each value is printed to the digits on which evaluations at 30 "
-                "and 45 digits agree (at most 12). The rise at rho = kappa = 1/2 sharpens into a "
+                "and 45 digits agree (at most 10 shown). The rise at rho = kappa = 1/2 sharpens into a "
                 "kink.",
         columns=(L.rho, r"alpha = 1e2", r"alpha = 1e4", r"alpha = 1e6", idg_rate),
         rows=tuple(rows), align="lllll")
