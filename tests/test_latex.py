@@ -19,7 +19,8 @@ from replica.errors import ParameterError
 from replica.latex import (CheckFailedError, Value, ValueTable, bibtex, escape_text, normalise,
                            prose_to_latex, render, render_parts, to_latex)
 from replica.latex.breaking import COLUMN_EM, display_lines, estimate_width
-from replica.latex.document import _display_block, _slug, appendix_names, macro_name
+from replica.latex.document import (DISPLAY_WIDTH_EM, _display_block, _slug, appendix_names,
+                                   macro_name)
 from replica.latex.tables import number_latex
 from replica.latex.pdf import undefined_references
 from replica.models import alignment as A
@@ -194,7 +195,7 @@ def test_render_structure(alignment_doc, alignment_parts):
     for expr in (A.Q, A.E_SCALAR):
         step_obj = next(o for s in alignment_doc.steps for o in s.objects.values()
                         if isinstance(o, sympy.Equality) and o.rhs == expr)
-        block = _display_block(step_obj, names, display)
+        block = _display_block(step_obj, names, display, DISPLAY_WIDTH_EM["article"])
         assert (block["tex"] or " \\\\\n".join(block["lines"])) in text
 
 

@@ -5,7 +5,7 @@ Every step's check runs first; a failing check writes nothing and exits with sta
 step. ``NAME.tex`` is a standalone document with its bibliography ``replica-papers.bib``; ``--fragment`` also
 writes ``NAME-body.tex`` (to ``\input`` into a paper) and ``NAME-macros.tex`` (its notation, for
 the paper's preamble). ``--class revtex`` makes ``NAME.tex`` a two-column ``revtex4-2`` paper (the
-body is the same: its displays are broken to fit a column). ``--pdf`` compiles with
+displays of NAME-body.tex always fit a two-column journal's column). ``--pdf`` compiles with
 ``latexmk -pdf -interaction=nonstopmode -halt-on-error``; without ``latexmk`` on ``PATH`` it exits with status 2 and one line saying what
 to install. LaTeX's warnings (and overfull boxes over 1 pt) are printed to stderr, one a line.
 """

@@ -54,7 +54,7 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
     ``report(done, total, note)`` callback, called before each step's check and at the
     rendering. With ``fragment`` the ``\input``-able body and its notation file are written
     too (see the module docstring). ``document_class`` is the standalone document's class:
-    ``"article"`` or ``"revtex"`` (two-column ``revtex4-2``); the body is the same for both.
+    ``"article"`` or ``"revtex"`` (two-column ``revtex4-2``); the fragment body is the same for both (its displays fit a column).
     """
     if pdf:
         latexmk_path()

@@ -2,8 +2,9 @@ r"""Rendering a :class:`~replica.derivations.base.Derivation` to LaTeX.
 
 Layout: one ``\section`` per section of the derivation, one ``\subsection`` per step. A step shows
 its sentence, then each of its objects in order -- a SymPy relation or expression as a numbered
-display (``equation``; a display wider than a two-column journal's column is broken at the
-top-level signs of its sums and set in ``split``, see :mod:`replica.latex.breaking`), a
+display (``equation``; a display wider than the line is broken at the top-level signs of its
+sums and set in ``split``, see :mod:`replica.latex.breaking` -- in the ``\input``-able body the
+line is a two-column journal's column, in the standalone document its own text width), a
 :class:`~replica.latex.tables.ValueTable` as a booktabs table (``table*`` when it is wider than a
 column). The checks of all steps are listed
 once, in a verification table at the end (step, what is checked and how, whether the result is
@@ -40,6 +41,10 @@ from .templates import PACKAGES, environment
 #: The document classes of the standalone appendix: ``article`` (one column, 11 pt) and
 #: ``revtex`` (``revtex4-2``, two columns, as in a Physical Review paper).
 DOCUMENT_CLASSES = ("article", "revtex")
+#: The estimated width (em) a display line of the standalone document may take: the column of
+#: two-column revtex (:data:`~replica.latex.breaking.COLUMN_EM`), the 467 pt text of the 11 pt
+#: article less the equation number and a margin for the estimate.
+DISPLAY_WIDTH_EM = {"article": 34.0, "revtex": COLUMN_EM}
 
 
 class CheckFailedError(ReplicaError):
@@ -220,15 +225,15 @@ def appendix_names(doc, symbol_names=None):
     return display, macros, names
 
 
-def _display_block(obj, names, display) -> dict:
+def _display_block(obj, names, display, width: float = COLUMN_EM) -> dict:
     """``tex`` of a display on one line, or ``lines`` of a display set in ``split`` (aligned at
-    its relation sign) when it is wider than a column (:func:`~replica.latex.breaking.
+    its relation sign) when it is wider than ``width`` em (:func:`~replica.latex.breaking.
     display_lines`)."""
-    lhs, lines = display_lines(obj, names, display)
+    lhs, lines = display_lines(obj, names, display, width=width)
     if len(lines) == 1:
         return dict(tex=to_latex(obj, names), lines=())
     out = []
-    if lhs and estimate_width(lhs) > COLUMN_EM / 2:
+    if lhs and estimate_width(lhs) > width / 2:
         out.append("&" + lhs[:-1].rstrip())
         out.append(r"&\quad{}= " + lines[0])
         out.extend(r"&\qquad{}" + ln for ln in lines[1:])
@@ -239,6 +244,19 @@ def _display_block(obj, names, display) -> dict:
         out.append("&" + lines[0])
         out.extend(r"&\quad{}" + ln for ln in lines[1:])
     return dict(tex="", lines=tuple(out))
+
+
+def _with_displays(sections, names, display, width: float) -> list:
+    """The sections' template data with every display printed for a line of ``width`` em."""
+    out = []
+    for section in sections:
+        steps = []
+        for step in section["steps"]:
+            blocks = [dict(b, **_display_block(b["obj"], names, display, width))
+                      if b["kind"] == "equation" else b for b in step["blocks"]]
+            steps.append(dict(step, blocks=blocks))
+        out.append(dict(section, steps=steps))
+    return out
 
 
 def _table_width_em(table: dict) -> float:
@@ -362,8 +380,7 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
                     blocks.append(dict(kind="table", label=label, caption=caption(obj.caption),
                                        wide=_table_width_em(t) > COLUMN_EM + 4, **t))
                 elif _is_display(obj):
-                    blocks.append(dict(kind="equation", label=label,
-                                       **_display_block(obj, names, display)))
+                    blocks.append(dict(kind="equation", label=label, obj=obj))
                 else:
                     raise TypeError(f"step {step.name!r}: object {key!r} of type "
                                     f"{type(obj).__name__} cannot be displayed")
@@ -405,9 +422,15 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
                            sorted(set(macros.values()))],
                    citations=citations, bib_name=BIB_NAME, document_class=document_class)
     env = environment()
-    body = normalise(env.get_template("body.tex").render(doc=context))
+    # The fragment's displays fit a two-column journal's column (the paper it goes into may have
+    # two); the standalone document's fit its own text width.
+    body = normalise(env.get_template("body.tex").render(
+        doc=dict(context, sections=_with_displays(sections, names, display, COLUMN_EM))))
+    own = DISPLAY_WIDTH_EM[document_class]
+    own_body = body if own == COLUMN_EM else normalise(env.get_template("body.tex").render(
+        doc=dict(context, sections=_with_displays(sections, names, display, own))))
     standalone = normalise(env.get_template("appendix.tex").render(
-        doc=context, body=body.split("\n", 2)[2], packages=PACKAGES))
+        doc=context, body=own_body.split("\n", 2)[2], packages=PACKAGES))
     macro_text = normalise(env.get_template("macros.tex").render(doc=context,
                                                                  packages=PACKAGES))
     return AppendixSource(doc.key, standalone, body, macro_text,
