@@ -18,7 +18,9 @@ from replica.derivations.base import CheckOutcome
 from replica.errors import ParameterError
 from replica.latex import (CheckFailedError, Value, ValueTable, bibtex, escape_text, normalise,
                            prose_to_latex, render, render_parts, to_latex)
-from replica.latex.document import _slug, appendix_names, macro_name
+from replica.latex.breaking import COLUMN_EM, display_lines, estimate_width
+from replica.latex.document import (DISPLAY_WIDTH_EM, _display_block, _slug, appendix_names,
+                                   macro_name)
 from replica.latex.tables import number_latex
 from replica.latex.pdf import undefined_references
 from replica.models import alignment as A
@@ -187,10 +189,14 @@ def test_render_structure(alignment_doc, alignment_parts):
     for ref in re.findall(r"\\(?:eq)?ref\{([^}]+)\}", text):
         assert ref in labels
     assert r"\eqref{eq:alignment:self-consistency:m}" in text
-    # Every display is printed from the library's objects (with the notation macros).
-    _display, _macros, names = appendix_names(alignment_doc)
-    assert to_latex(A.Q, names) in text
-    assert to_latex(A.E_SCALAR, names) in text
+    # Every display is printed from the library's objects (with the notation macros); a display
+    # wider than a column is set in split, broken at the signs of its sums.
+    display, _macros, names = appendix_names(alignment_doc)
+    for expr in (A.Q, A.E_SCALAR):
+        step_obj = next(o for s in alignment_doc.steps for o in s.objects.values()
+                        if isinstance(o, sympy.Equality) and o.rhs == expr)
+        block = _display_block(step_obj, names, display, DISPLAY_WIDTH_EM["article"])
+        assert (block["tex"] or " \\\\\n".join(block["lines"])) in text
 
 
 def test_one_verification_table_without_repeated_checks(alignment_doc, alignment_parts):
@@ -256,6 +262,53 @@ def test_renaming_a_symbol_changes_the_output(alignment_doc, alignment_parts):
     # Every use of the macro (and of the name in headings and captions) now prints \xi.
     uses = before.count(r"\lambdatilde") - 1 + before.count(r"\tilde{\lambda}") - 1
     assert after.count(r"\xi") == uses
+
+
+def test_a_wide_display_is_broken_at_the_signs_of_its_sums():
+    x = sympy.symbols("x0:40")
+    wide = sympy.Eq(sympy.Symbol("F"), sympy.Add(*[(k + 1) * x[k] ** 2 for k in range(40)]))
+    lhs, lines = display_lines(wide, {})
+    assert lhs == "F =" and len(lines) > 3
+    assert all(estimate_width(ln) <= COLUMN_EM for ln in lines)
+    assert all(ln.startswith(("+ ", "- ")) for ln in lines[1:])
+    # A sum inside a product or a function is broken inside fixed-size brackets.
+    _, lines = display_lines(sympy.Eq(sympy.Symbol("G"), sympy.log(wide.rhs) / 2), {})
+    assert len(lines) > 3 and r"\biggl(" in lines[0] and r"\biggr)" in lines[-1]
+    # A display that fits stays on one line, as printed.
+    assert display_lines(sympy.Eq(x[0], x[1] + 1), {}) == ("x_{0} =", [to_latex(x[1] + 1)])
+    block = _display_block(wide, {}, {})
+    assert block["tex"] == "" and block["lines"][0].startswith("F &= ")
+
+
+def test_estimated_widths():
+    assert estimate_width("x") < estimate_width("x + y") < estimate_width(r"x + y + \alpha")
+    assert estimate_width(r"\frac{a + b}{c}") < estimate_width("a + b + c")
+    assert estimate_width("x^{2}") < estimate_width("x 2")
+
+
+def test_document_class_revtex(alignment_doc):
+    outcomes = _all_passed(alignment_doc)
+    parts = render_parts(alignment_doc, outcomes=outcomes, document_class="revtex")
+    assert r"\documentclass[aps,pre,twocolumn,10pt,floatfix,nofootinbib]{revtex4-2}" in \
+        parts.standalone
+    assert r"\bibliographystyle" not in parts.standalone  # revtex's apsrev4-2
+    assert parts.body == render_parts(alignment_doc, outcomes=outcomes).body
+    with pytest.raises(ValueError, match="document_class"):
+        render_parts(alignment_doc, outcomes=outcomes, document_class="memoir")
+
+
+def test_each_arxiv_identifier_once_in_the_bibliography():
+    bib = bibtex()
+    for arxiv in set(re.findall(r"\d{4}\.\d{5}", bib)):
+        assert bib.count(arxiv) == 1, arxiv
+
+
+def test_symbols_with_words_print_as_notation():
+    assert to_latex(sympy.Symbol("w_hat")) == r"\hat{w}"
+    assert to_latex(sympy.Symbol("varepsilon_test")) == r"\varepsilon_{\mathrm{test}}"
+    assert to_latex(sympy.Symbol("K_ab")) == "K_{ab}"
+    assert escape_text("paper B's form, as lam -> 0. And w_hat") == \
+        r"paper B's form, as $\lambda \to 0$. And $\hat{w}$"
 
 
 def test_render_without_checks_says_not_run(alignment_doc):
@@ -379,3 +432,68 @@ def test_committed_appendix_has_no_symbol_names_in_text_mode(name):
 def test_the_text_mode_scan_finds_symbol_names():
     bad = escape_text("a") + r" kappa qhat, gtilde, epsilon\_IDG, 1e-25, m0, (R1), $\rho$ ok"
     assert len(_TEXT_SYMBOLS.findall(text_outside_math(bad))) == 7
+
+
+# ---------------------------------------------------------------------------------------------
+# Appendices of declared models
+# ---------------------------------------------------------------------------------------------
+def _bare_ridge_model():
+    """The ridge model of examples/ridge_regression.py with plain names and no symbol_names:
+    ``lam`` carries its notation, ``mh`` none."""
+    from replica.modeling import LAMBDA_I, Parameter, SaddlePointModel, avg
+
+    alpha, lam = sympy.symbols("alpha lam", positive=True)
+    sigma = sympy.Symbol("sigma", nonnegative=True)
+    m, q, V, mh, qhat, Vhat = sympy.symbols("m q V mh qhat Vhat", real=True)
+    c = LAMBDA_I
+    err = avg(c) - 2 * m + q + sigma**2
+    return SaddlePointModel(
+        "bare_ridge", title="Bare ridge",
+        free_energy=(-m * mh + q * Vhat / 2 - V * qhat / 2
+                     + avg((mh**2 * c**2 + qhat * c) / (lam + Vhat * c)) / 2
+                     - alpha * err / (2 * (1 + V))),
+        pairs=[(m, mh), (q, Vhat), (V, qhat)],
+        parameters=[Parameter("alpha", "a"), Parameter("lam", "l", notation=r"\lambda"),
+                    Parameter("sigma", "s", domain="nonnegative"),
+                    Parameter("d", "d", domain="positive_integer", default=1),
+                    Parameter("covariance", "C", domain="covariance", default="identity")],
+        start={m: sympy.Rational(1, 2), q: sympy.Rational(1, 2), V: 1},
+        positive_unknowns=True)
+
+
+def test_model_appendix_uses_the_declared_notation_and_shows_each_display_once():
+    from replica.derivations.model import derivation_for
+
+    model = _bare_ridge_model()
+    doc = derivation_for(getattr(model, "problem", model))
+    parts = render_parts(doc, outcomes=[CheckOutcome(s.name, True) for s in doc.steps])
+    body = parts.body
+    assert r"\lambda" in body and re.search(r"(?<![\\A-Za-z])lam\b", body) is None
+    assert r"\mathrm{mh}" in parts.macros
+    displays = re.findall(r"\\begin\{equation\}\\label\{[^}]*\}\n(.*?)\\end\{equation\}", body,
+                          re.S)
+    assert len(displays) == len(set(displays))  # no display twice
+    assert all(re.fullmatch(r"\s*\\?[A-Za-z]+\s*", d) is None for d in displays)  # no bare symbol
+
+
+def test_a_slow_symbolic_check_is_replaced_by_a_numerical_one():
+    import time
+
+    from replica.derivations.model import bounded, numeric_identity
+
+    x, y = sympy.symbols("x y", positive=True)
+    assert numeric_identity((x + y) ** 2, x**2 + 2 * x * y + y**2)
+    assert not numeric_identity((x + y) ** 2, x**2 + y**2)
+
+    def slow():
+        """A symbolic check that takes too long."""
+        time.sleep(30)
+        return True
+
+    check = bounded(slow, lambda: numeric_identity(x * (x + 1), x**2 + x), budget_s=0.5)
+    assert check() is True
+    assert "did not finish within 0.5 s" in check.__doc__ and "50 digits" in check.__doc__
+    wrong = bounded(slow, lambda: numeric_identity(x * (x + 1), x**2), budget_s=0.5)
+    assert wrong() is False
+    fast = bounded(lambda: True, lambda: False, budget_s=10, text="Fast.")
+    assert fast() is True and fast.__doc__ == "Fast."

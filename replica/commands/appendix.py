@@ -1,11 +1,13 @@
-r"""``replica appendix MODEL -o DIR [--pdf] [--fragment]``: write a model's derivation as a LaTeX
-appendix (the models with a derivation of their own, :mod:`replica.registry`, or ``--model PATH``).
+r"""``replica appendix MODEL -o DIR [--pdf] [--fragment] [--class revtex]``: write a model's
+derivation as a LaTeX appendix (the models with a derivation of their own,
+:mod:`replica.registry`, or ``--model PATH``).
 
 Every step's check runs first; a failing check writes nothing and exits with status 1, naming the
 step. ``NAME.tex`` is a standalone document with its bibliography ``replica-papers.bib``; ``--fragment`` also
 writes ``NAME-body.tex`` (to ``\input`` into a paper) and ``NAME-macros.tex`` (its notation, for
-the paper's preamble). ``--pdf`` compiles with ``latexmk -pdf -interaction=nonstopmode
--halt-on-error``; without ``latexmk`` on ``PATH`` it exits with status 2 and one line saying what
+the paper's preamble). ``--class revtex`` makes ``NAME.tex`` a two-column ``revtex4-2`` paper (the
+displays of NAME-body.tex always fit a two-column journal's column). ``--pdf`` compiles with
+``latexmk -pdf -interaction=nonstopmode -halt-on-error``; without ``latexmk`` on ``PATH`` it exits with status 2 and one line saying what
 to install. LaTeX's warnings (and overfull boxes over 1 pt) are printed to stderr, one a line.
 """
 
@@ -43,6 +45,9 @@ def _arguments(p):
                    help="also write NAME-body.tex (no preamble: \\input it into a paper) and "
                         "NAME-macros.tex (its notation, \\providecommand; \\input it in the "
                         "preamble)")
+    p.add_argument("--class", dest="document_class", choices=("article", "revtex"),
+                   default="article", help="class of NAME.tex: article (one column, default) or "
+                   "revtex (two-column revtex4-2; needs texlive-publishers)")
     p.add_argument("--at", default=None, metavar="NAME=VALUE,...",
                    help="with --model: also tabulate the solution at this parameter point")
     p.add_argument("--dps", default="30", help="with --at: digits of the solve (default 30)")
@@ -85,12 +90,12 @@ def _run(args):
         point = parse_point(args.at, problem) if args.at else None
         result = write_appendix(problem, args.out, pdf=args.pdf, point=point,
                                 dps=parse_dps(args.dps), progress=progress,
-                                fragment=args.fragment)
+                                fragment=args.fragment, document_class=args.document_class)
     else:
         if args.at is not None:
             raise ParameterError("--at", "is only for --model PATH")
         result = write_appendix(derivation, args.out, pdf=args.pdf, progress=progress,
-                                fragment=args.fragment)
+                                fragment=args.fragment, document_class=args.document_class)
     passed = sum(o.passed for o in result.outcomes)
     sys.stdout.write(f"{result.tex}  ({passed}/{len(result.outcomes)} step checks passed)\n")
     for path in result.files[1:]:

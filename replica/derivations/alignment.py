@@ -311,8 +311,9 @@ def _check_isotropic_self_consistency():
 def _check_silverstein(a_coeff=A.A_COEFF):
     """Summand level: {lambda_i} {f_i} = (1 - {z} {f_i})/{a} holds identically in {lambda_i}.
     Hence, with a generic summand f({lambda_i}), {delta} is the average of (1 - {z} f)/({kappa}
-    {a}), which expand_averages splits into (1 - {z} <f>)/({kappa} {a}); with <f> = {M} (the
-    self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the library's {a}. A
+    {a}), which linearity of the average splits into (1 - {z} ⟨f⟩)/({kappa} {a}); with ⟨f⟩ =
+    {M} (the self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the
+    library's {a}. A
     wrong coefficient in {a} would leave a non-zero remainder."""
     f_lib = A.F_I.subs(A.A_COEFF, a_coeff)
     summand_ok = _is_zero(LAMBDA_I * f_lib - (1 - A.z * f_lib) / a_coeff)
@@ -325,10 +326,10 @@ def _check_silverstein(a_coeff=A.A_COEFF):
 
 
 def _check_m_prime(candidate=A.M_PRIME_CLOSED):
-    """Differentiate the self-consistent equation with {M} = M({z}) a function of {z} (the
-    derivative passes inside the average), pull dM/dz out of the averages with expand_averages,
-    solve the resulting linear equation for {M_prime}, and compare with the library's
-    M_PRIME_CLOSED: the difference simplifies to 0."""
+    """Differentiate the self-consistent equation with {M} a function of {z} (the
+    derivative passes inside the average), pull the derivative of {M} out of the averages by
+    linearity, solve the resulting linear equation for {M_prime}, and compare with the displayed
+    closed form: the difference simplifies to 0."""
     Mz = sympy.Function("M")(A.z)
     dG = expand_averages(sympy.diff(A.SELF_CONSISTENCY.subs(A.M, Mz), A.z))
     dG = dG.subs(sympy.Derivative(Mz, A.z), A.M_prime).subs(Mz, A.M)
@@ -392,8 +393,8 @@ def _check_sigma():
 
 def _check_ridge_limits():
     """The positive root in {lambda_tilde} of the ridge equation (a quadratic at fixed {M} > 0)
-    tends, as {lam} -> 0+, to the root of the ridgeless equation at {tau} = 1/2 and to 0 at {tau}
-    = 2 (SymPy limits)."""
+    tends, as {lam} tends to 0 from above, to the root of the ridgeless equation at {tau} = 1/2
+    and to 0 at {tau} = 2 (SymPy limits)."""
     Mpos = sympy.Symbol("Mpos", positive=True)
     roots = sympy.solve(A.RIDGE_EQUATION.subs(A.M, Mpos), A.lambda_tilde)
     probe = {A.tau: sympy.Rational(1, 2), A.lam: sympy.Rational(1, 10), Mpos: 1}
@@ -430,8 +431,8 @@ def _check_q():
     """At {tau} > 1 ({lambda_tilde} = 0), {tau} {q} with {sigma} = (1 + {rho})/{alpha} and
     {c_train} = 1 is identical (SymPy) to paper B's ridgeless in-distribution error for {tau} > 1
     once {M} is replaced by B's Marchenko–Pastur value at that point; and at the piano point of
-    the previous step the solver's {q}, {M} and {M_prime} match paper A's tabulated 0.0929626003,
-    0.9258394245 and -1.1015751428 to 10 decimals."""
+    the previous step the solver's {q}, {M} and {M_prime} match paper A's tabulated values
+    0.0929626003, 0.9258394245 and −1.1015751428 to 10 decimals."""
     sigma_iso = A.SIGMA.subs({A.lambda_tilde: 0, A.c_train: 1})
     tq = IDG_TAU_GT_1.subs(A.sigma, sigma_iso)
     symbolic = _is_zero(tq.subs(A.M, B.M_STAR) - B.IDG_RIDGELESS_TAU_GT_1)
@@ -441,8 +442,8 @@ def _check_q():
 def _check_e_scalar():
     """The solver's {e_scalar} at the piano point ({C_test} = {C_train}) matches paper A's
     tabulated 0.2281094103 to 10 decimals; {e_scalar} depends on {C_test} only through
-    {c_test}, so the rank-one test spike:1 of the last section gives the same value to all
-    guaranteed digits."""
+    {c_test}, so the rank-one test along the top eigenvector of {C_train} (j = 1 in the last
+    section) gives the same value to all guaranteed digits."""
     r = solve_alignment(test="piano", **PIANO)
     s = solve_alignment(test="spike:1", **PIANO)
     return _golden_ok(["e_scalar"]) and agreement_digits(r["e_scalar"], s["e_scalar"], DPS) >= \
@@ -480,8 +481,8 @@ def _k_values(base):
 
 def _check_commuting():
     """For the rank-one tests {C_test} = {d} e_j e_j^T ({mu_i} = {d} if i = j, else 0) the
-    eigenvalue formula gives {e_misalign} = {k_j}. The solver's {e_misalign} for spike:1, spike:60
-    and spike:120 on the piano spectrum equals {k_j} computed from the displayed {k_i} at the
+    eigenvalue formula gives {e_misalign} = {k_j}. The solver's {e_misalign} for the rank-one
+    tests j = 1, 60 and 120 on the piano spectrum equals {k_j} computed from the displayed {k_i} at the
     solved intermediates, to the solver's guaranteed digits (less one), at {tau} = 4 and at {tau}
     = 1/2."""
     for base in (PIANO, PIANO_TAU_LT_1):
@@ -532,9 +533,9 @@ def _iso_table():
     return ValueTable(
         caption="Paper A's theory with C_train = C_test = I (d = 1) against paper B's closed forms "
                 "(ridgeless for lambda = 0, ridge otherwise), both solved at 40 digits. Values of "
-                "paper A's theory are printed to 30 significant digits, all guaranteed by a "
-                "re-solve at higher precision; each agree column counts the significant digits on "
-                "which the two papers' values agree.",
+                "paper A's theory are printed to 10 significant digits (at least 30 are "
+                "guaranteed by a re-solve at higher precision); each agree column counts the "
+                "significant digits on which the two papers' values agree.",
         columns=(A.alpha, A.tau, A.kappa, A.rho, A.lam, E_icl, "agree", e_idg, "agree"),
         rows=tuple(body), align="rrrrrlrlr")
 
@@ -575,8 +576,9 @@ def _k_table():
             rows.append((label, j, Value(lams[j - 1], 12), Value(ks[j - 1], r.digits)))
     return ValueTable(
         caption="Eigenvalues k_j of K on the piano spectrum (d = 120, alpha = 2, rho = 1/100), "
-                "from the displayed k_i at the intermediates of a 30-digit solve, printed to the "
-                "solve's guaranteed digits; j = 1 is the top eigendirection of C_train.",
+                "from the displayed k_i at the intermediates of a 30-digit solve, printed to at "
+                "most 10 significant digits, all guaranteed by the solve; j = 1 is the top "
+                "eigendirection of C_train.",
         columns=("setting", "j", lambda_j, k_j), rows=tuple(rows), align="lrll")
 
 
@@ -596,18 +598,19 @@ def _spike_table():
     for label, base in (("tau = 4", PIANO), ("tau = 1/2", PIANO_TAU_LT_1)):
         for j in (1, 60, 120):
             s = solve_alignment(test=f"spike:{j}", **base)
-            rows.append((label, f"spike:{j}", Value.from_result(s, "e_misalign"),
+            rows.append((label, j, Value.from_result(s, "e_misalign"),
                          Value.from_result(s, "e_icl")))
     return ValueTable(
-        caption="Rank-one tests C_test = d e_j e_j^T (trace d) on the piano spectrum, solved at "
-                "30 digits; every value is printed to the digits the solver guarantees.",
-        columns=("setting", "test", e_misalign, E_icl), rows=tuple(rows), align="llll")
+        caption="Rank-one tests C_test = d e_j e_j^T (trace d, along the j-th eigendirection "
+                "of C_train) on the piano spectrum, solved at 30 digits; every value is printed "
+                "to at most 10 significant digits, all guaranteed by the solver.",
+        columns=("setting", "j", e_misalign, E_icl), rows=tuple(rows), align="lrll")
 
 
 def _check_optimal_spike():
     """Among all 120 rank-one tests of trace {d}, the one on the top eigendirection (j = 1) has
     the smallest {e_misalign} = {k_j} (and, {e_scalar} being the same for all of them, the
-    smallest {E_icl}); the solver's {E_icl} increases from spike:1 to spike:60 to spike:120, at
+    smallest {E_icl}); the solver's {E_icl} increases from j = 1 to j = 60 to j = 120, at
     {tau} = 4 and at {tau} = 1/2."""
     for base in (PIANO, PIANO_TAU_LT_1):
         _, _, ks = _k_values(base)
@@ -839,7 +842,9 @@ def derivation() -> Derivation:
               "[[verification]] says what each check does. Notation of paper A: {rho} is the label-noise variance, "
               "{sigma} the effective noise level, and angle brackets denote the average over "
               "i = 1, ..., {d} of the eigenvalues {lambda_i} of {C_train} paired with the "
-              "diagonal entries {mu_i} of {C_test} in that eigenbasis.",
+              "diagonal entries {mu_i} of {C_test} in that eigenbasis. The numerical checks use "
+              "the piano spectrum: {d} eigenvalues proportional to {d}, {d} - 1, ..., 1, "
+              "normalised to trace {d}.",
         sections=(s_from_model, s_model, s_ridge, s_resolvent, s_eff, s_err, s_iso, s_opt),
         symbol_names={**SYMBOL_NAMES, **FM.SYMBOL_NAMES}, inline={**FM.INLINE, **INLINE},
         titles=TITLES,
@@ -850,7 +855,10 @@ def derivation() -> Derivation:
             "mean and fluctuation of a Gaussian-design ridge estimator, and the deterministic "
             "equivalent against a test matrix) are checked on sampled contexts and pools, not "
             "derived.",
-            "{e_idg} = {tau} {q} is exact only in the isotropic case.",
+            "{e_idg} = {tau} {q}, the error on prompts whose task is one of the pretraining "
+            "tasks, is derived for every {C_train} in [[task_memorisation]], but from the "
+            "stated moments of the ridge estimator (previous item); it is checked on sampled "
+            "estimators, with an extrapolation in 1/{d}.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
         ),

@@ -42,7 +42,8 @@ def appendix_files(name: str, fragment: bool = False) -> list[str]:
 
 def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
                    outcomes=None, point: dict | None = None, dps: int = 30,
-                   progress=None, fragment: bool = False) -> AppendixResult:
+                   progress=None, fragment: bool = False,
+                   document_class: str = "article") -> AppendixResult:
     r"""Write ``OUTDIR/NAME.tex`` for derivation ``name`` (and ``NAME.pdf`` when ``pdf``).
 
     The checks of every step run first (unless ``outcomes`` are given); a failing check raises
@@ -52,7 +53,8 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
     with a table of the solution at ``point``, solved at ``dps`` digits). ``progress``: a
     ``report(done, total, note)`` callback, called before each step's check and at the
     rendering. With ``fragment`` the ``\input``-able body and its notation file are written
-    too (see the module docstring).
+    too (see the module docstring). ``document_class`` is the standalone document's class:
+    ``"article"`` or ``"revtex"`` (two-column ``revtex4-2``); the fragment body is the same for both (its displays fit a column).
     """
     if pdf:
         latexmk_path()
@@ -74,7 +76,8 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
             outcomes.append(run_check(step))
     if progress:
         progress(len(outcomes), len(outcomes) + 1, "rendering")
-    parts = render_parts(doc, symbol_names=symbol_names, outcomes=outcomes)
+    parts = render_parts(doc, symbol_names=symbol_names, outcomes=outcomes,
+                         document_class=document_class)
     if progress:
         progress(len(outcomes) + 1, len(outcomes) + 1, "written")
     os.makedirs(outdir, exist_ok=True)

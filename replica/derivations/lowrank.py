@@ -99,6 +99,11 @@ SYMBOL_NAMES.update({
     E_tr_sym: r"\mathcal{E}_{\rm tr}", eps: r"\varepsilon", Z_beta: r"Z_{\beta}", Delta_sym: r"\Delta",
     Gamma_var: r"\Gamma", "Loss": r"\mathcal{L}", "Expect": r"\mathbb{E}", Q_ab: "Q_{ab}",
     Qbar_ab: r"\bar{Q}_{ab}", m_a: "m_{a}", pt0: r"\tilde{p}_{0}", p0: "p_{0}",
+    # The moments of the context statistic and of a test prompt (lowrank_from_model).
+    sympy.Symbol("E_w_hat"): r"\mathbb{E}\,\hat{w}",
+    sympy.Symbol("Cov_w_hat"): r"\mathrm{Cov}_{\hat{w}}",
+    sympy.Symbol("E_y2"): r"\mathbb{E}\,y^{2}", sympy.Symbol("E_y_yhat"): r"\mathbb{E}\,y\hat{y}",
+    sympy.Symbol("E_yhat2"): r"\mathbb{E}\,\hat{y}^{2}",
 })
 SYMBOL_NAMES.update({s: r"\varepsilon_{\rm %s}" % k.upper() for k, s in err_sym.items()})
 SYMBOL_NAMES.update({
@@ -326,8 +331,8 @@ def _stationarity_residuals(params, result):
 
 
 def _check_golden():
-    """At the three golden fixed points of the authors' code (lambda = 0 with tau > 1, a ridge point, and a
-    tau < 1 point) the solver's order parameters, z and the three errors agree with the authors'
+    """At the three golden fixed points of the authors' code (lambda = 0 with tau > 1, a ridge
+    point, and a point with tau < 1) the solver's order parameters, z and the three errors agree with the authors'
     tabulated values to the decimals given (1e-8 for the 8-decimal entries; z of point 1 is given
     as -0.545), and all ten partial derivatives of the displayed free energy, evaluated there with
     the closed-form g and g', vanish to 1e-25."""
@@ -355,8 +360,8 @@ def _golden_table():
                 "3/2, lambda = 0, sigma = 3/10, rho = 9/10; 2: alpha = 23/10, tau = 17/10, "
                 "kappa = 1, lambda = 3, sigma = 3/1000, rho = 1/5; 3: alpha = 1, tau = 1/2, "
                 "kappa = 1/2, lambda = 1/10, sigma = 1/2, rho = 3/10), solved at 30 digits and "
-                "printed to the digits the solver guarantees, against the 8-decimal values of "
-                "the authors' iteration.",
+                "printed to 10 significant digits (all guaranteed by the solver), against the "
+                "8-decimal values of the authors' iteration.",
         columns=("", "error", "replica (this library)", "authors' iteration"),
         rows=tuple(rows), align="llll")
 
@@ -401,7 +406,8 @@ def _decomposition_table():
                      *[Value(parts[k], nd) for k in L.PART_KEYS]))
     return ValueTable(
         caption="Decomposition of the three errors at golden point 1 (tilde sigma = 0, so the "
-                "noise part is 0), solved at 30 digits and printed to 15 (all guaranteed). The "
+                "noise part is 0), solved at 30 digits and printed to 10 significant digits "
+                "(all guaranteed). The "
                 "labels memorization (T-terms) and "
                 "structural (R-terms) follow an inferred mapping.",
         columns=("error", "total", "signal", "memorization", "structural", "noise"),
@@ -701,7 +707,7 @@ def _transition_table():
         caption="epsilon_IDG/alpha at lambda = 0 from the closed form (kappa = 1/2, tau = 9/4, "
                 "sigma = 3/10, tilde sigma = 0, tilde alpha = alpha) as alpha grows, against the "
                 "derived limit. Each value is printed to the digits on which evaluations at 30 "
-                "and 45 digits agree (at most 12). The rise at rho = kappa = 1/2 sharpens into a "
+                "and 45 digits agree (at most 10 shown). The rise at rho = kappa = 1/2 sharpens into a "
                 "kink.",
         columns=(L.rho, r"alpha = 1e2", r"alpha = 1e4", r"alpha = 1e6", idg_rate),
         rows=tuple(rows), align="lllll")
@@ -961,7 +967,7 @@ def derivation() -> Derivation:
         Step("pole_strengths",
              {"pt0": eq(pt0, asym["pt0"]),
               "p0": eq(p0, (1 - L.rho) + L.rho * pt0)},
-             "As {eps} -> 0 the transforms are dominated by the atoms at zero of the spectra: "
+             "As {eps} tends to 0 the transforms are dominated by the atoms at zero of the spectra: "
              "the training tasks span min({kappa}, {rho}) {D} of the {r} subspace directions, "
              "and the restricted spectrum has an atom exactly when {rho} > {kappa}.",
              _check_pole_strengths),
@@ -1011,7 +1017,7 @@ def derivation() -> Derivation:
               "standard deviation (in the papers on arbitrary task covariances "
               "[[cite:letey2025alignment,lu2024asymptotic]], rho is the noise variance). Every "
               "displayed equation is printed from the SymPy objects of the replica library: the "
-              "saddle-point equations are obtained by differentiating the free energy, not typed. "
+              "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
         sections=(s_derive, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),

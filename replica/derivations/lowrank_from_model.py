@@ -142,8 +142,9 @@ def context_covariance_formula(w, D):
 
 
 def _check_context_moments() -> bool:
-    """Exact at D = 2 and 3 (symbolic w, sigma, L): the mean of w_hat is w and its covariance is
-    the displayed formula; with ||w||^2 = D and L = alpha D its isotropic part is epsilon."""
+    """Exact at D = 2 and 3 (symbolic w, sigma, L): the mean of {w_hat} is w and its covariance
+    is the displayed formula; with the squared norm of w equal to D and L = alpha D its isotropic
+    part is epsilon."""
     for D in (2, D_EXPLICIT):
         w, mean, cov = context_moments(D)
         if mean != w:
@@ -270,7 +271,8 @@ def gauss_hermite_average(f, K, nodes: int = 60) -> float:
 
 
 def _check_energetic() -> bool:
-    """E prod_a exp(-beta r_a^2/2) for r ~ N(0, K) equals det(I + beta K)^(-1/2): by quadrature
+    """The Gaussian average of the product over a of exp(-beta r_a^2/2), r ~ N(0, K), equals
+    det(I + beta K)^(-1/2): by quadrature
     at n = 1 and 2 (RS K with numbers, to 1e-12), and the RS closed form of the determinant equals
     the explicit one for n = 1..6."""
     K = RSBlock.scalar(sympy.Rational(3, 4), sympy.Rational(1, 2))
@@ -317,7 +319,7 @@ def _check_task_average() -> bool:
     """Stated step, checked on sampled task sets (kappa = rho = 1/2, z = -1/2, D = 50, 100, 200):
     the mean over tasks of w^T (S - z)^-1 w / D equals tr(S (S - z)^-1)/D (to 1e-10; an exact
     identity), and its relative spread over the tasks shrinks with D (by at least 1.25 per
-    doubling), so taking every per-task susceptibility equal to the mean is exact as D -> oo."""
+    doubling), so taking every per-task susceptibility equal to the mean is exact as D -> ∞."""
     tab = task_spread_table()
     spreads = []
     for D, (mean, rel, tr) in tab.items():
@@ -536,8 +538,8 @@ def test_prompt_error(D: int = 2):
 
 
 def _check_test_prompt_law() -> bool:
-    """E y^2 = sigma_test^2 + tr C/D, E y y_hat = tr(Gamma C)/D and E y_hat^2 = tr(Gamma C
-    Gamma^T)/D + eps_test tr(Gamma^T Gamma)/D (D = 2, symbolic Gamma and C)."""
+    """{E_y2} = sigma_test^2 + tr C/D, {E_y_yhat} = tr(Gamma C)/D and {E_yhat2} = tr(Gamma C
+    Gamma^T)/D + epsilon_test tr(Gamma^T Gamma)/D (D = 2, symbolic Gamma and C)."""
     mom, Gm, C = test_prompt_error()
     D = 2
     want = {"yy": L.sigma_test**2 + C.trace() / D, "yyh": (Gm * C).trace() / D,
@@ -608,7 +610,7 @@ def derived_susceptibilities() -> dict:
 
 
 def _check_observables() -> bool:
-    """The overlaps from the RS measure equal the typed ones: (m, q) the saddle-point equations
+    """The overlaps from the RS measure equal the solver's closed forms: (m, q) the saddle-point equations
     derived from the free energy; (mbar, qbar) and (m0, q0) the observables of the solver -- after
     g = -(1 - rho)/z + rho gtilde (g, gtilde abstract); and the susceptibilities from its thermal
     variance are the solver's chi and chibar equations."""
@@ -624,8 +626,8 @@ def _check_observables() -> bool:
 
 
 def _check_errors() -> bool:
-    """The errors computed as E y^2 - 2 E y y_hat + E y_hat^2 under the RS measure equal the
-    solver's TM, IDG and ODG errors with the typed overlaps."""
+    """The errors computed as {E_y2} - 2 {E_y_yhat} + {E_yhat2} under the RS measure equal the
+    solver's TM, IDG and ODG errors with its closed-form overlaps."""
     der = derived_observables()
     ov = {L.m: _typed_observables()["tm"][0], L.q: _typed_observables()["tm"][1],
           L.qbar: _typed_observables()["odg"][1], L.mbar: L.MBAR, L.m0: L.M0, L.q0: L.Q0}
@@ -756,12 +758,12 @@ def steps() -> tuple:
               "yhyh": _eq(sympy.Symbol("E_yhat2"), sympy.Trace(Gamma_mat * C_mat * Gamma_mat.T)
                           / D_sym + L.ETEST * sympy.Trace(Gamma_mat.T * Gamma_mat) / D_sym)},
              "Computed: prediction and target of a test prompt are jointly Gaussian; the error "
-             "is E y^2 - 2 E y y_hat + E y_hat^2.", _check_test_prompt_law),
+             "is {E_y2} - 2 {E_y_yhat} + {E_yhat2}.", _check_test_prompt_law),
         Step("derived_observables",
              {f"{k}_{p}": _eq(over[p][i], der[p][i]) for p in ("tm", "idg", "odg")
               for i, k in enumerate(("m", "q"))},
              "Computed: the RS averages of the overlaps for C = S, P/rho, I equal the "
-             "saddle-point equations and the typed observables.", _check_observables),
+             "saddle-point equations and the solver's closed-form observables.", _check_observables),
         Step("derived_errors",
              {p: _eq(err[p], der[f"error_{p}"]) for p in L.ERROR_KEYS},
              "Computed: the three errors equal the solver's TM, IDG and ODG errors.", _check_errors),

@@ -233,7 +233,7 @@ def derivation_steps() -> list[Step]:
         "reduced_map",
         {"phi": {t: sympy.Eq(t, e) for t, e in phi.items()}, "z": sympy.Eq(z, z_theta)},
         "Substituting the conjugates gives a closed map on (q, m, chi, qbar, chibar) in which "
-        "kappa appears only through z and g (so kappa -> oo can be taken at lambda = 0).",
+        "kappa appears only through z and g (so the limit kappa -> ∞ can be taken at lambda = 0).",
         _check_reduced_kappa_free))
     zs = sympy.Symbol("z", negative=True)
     steps.append(Step(

@@ -17,17 +17,262 @@ For a model with a free energy (:class:`replica.modeling.SaddlePointModel`):
 
 A model declared by its equations starts at step 5's system: its equations are displayed as
 declared (stated, since the model gives them).
+
+Notation: each symbol prints with the model's ``symbol_names``, else its parameter's declared
+``notation`` (``Parameter("lam", ..., notation=r"\lambda")``), else a name the prose conventions
+know (``lam`` -> :math:`\lambda`, ``mhat`` -> :math:`\hat m`); any other name of several letters
+prints upright as one word (``\mathrm{mh}``), never as a product of italic letters. A display
+that only repeats one already shown (the bare variable of a stationarity step, the right side of
+an equation displayed next to it) is left out.
+
+Every symbolic check runs under a time budget (:data:`CHECK_BUDGET_S`, in a child process): a
+check that would take longer is replaced by the same identity evaluated at
+:data:`NUMERIC_POINTS` random rational points with :data:`NUMERIC_DPS` digits (spectral averages
+over a random three-point spectrum, abstract functions as independent unknowns), and the
+verification table says so for that step.
 """
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+import random
+import re
+
+import mpmath
 import sympy
 
 from ..latex.tables import TABLE_DIGITS, Value, ValueTable
 from ..numerics.result import decimal_string
+from ..latex.printing import _symbol_latex
 from ..symbolic import Step
-from ..symbolic.saddle import is_zero
+from ..symbolic.saddle import is_zero, tidy
+from ..symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
 from .base import Derivation, Section
+
+#: Seconds a symbolic check may take before it is replaced by a numerical one.
+CHECK_BUDGET_S = 20.0
+#: Digits of the numerical replacement of a check.
+NUMERIC_DPS = 50
+#: Random rational points at which the numerical replacement evaluates both sides.
+NUMERIC_POINTS = 3
+_SEED = 28
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks bounded in time
+# ---------------------------------------------------------------------------------------------
+def _random_pairs(rng, k: int = 3) -> list:
+    return [(sympy.Rational(rng.randint(1, 40), rng.randint(5, 20)),
+             sympy.Rational(rng.randint(1, 40), rng.randint(5, 20))) for _ in range(k)]
+
+
+def _on_random_spectrum(expr, pairs):
+    """``expr`` with each spectral average replaced by the mean over the eigenvalue ``pairs``
+    (the same pairs for every average)."""
+    k = len(pairs)
+    return expr.replace(lambda e: isinstance(e, SpectralAverage),
+                        lambda e: sum(e.args[0].xreplace({LAMBDA_I: a, MU_I: b})
+                                      for a, b in pairs) / k)
+
+
+def numeric_identity(lhs, rhs, points: int = NUMERIC_POINTS, dps: int = NUMERIC_DPS) -> bool:
+    """``lhs == rhs`` at ``points`` random rational points, evaluated with ``dps`` digits: every
+    free symbol and every application of an abstract function (an independent unknown, so an
+    identity in them holds for any values) drawn from (1/20, 8); agreement to ``dps - 10``
+    digits relative to the larger side."""
+    rng = random.Random(_SEED)
+    for _ in range(points):
+        pairs = _random_pairs(rng)
+        a, b = (_on_random_spectrum(sympy.sympify(x), pairs) for x in (lhs, rhs))
+        kinds = (sympy.Symbol, sympy.Derivative, sympy.core.function.AppliedUndef)
+        atoms = sorted(sympy.sympify(a).atoms(*kinds) | sympy.sympify(b).atoms(*kinds),
+                       key=sympy.srepr)
+        values = {x: sympy.Rational(rng.randint(1, 160), 20) for x in atoms
+                  if not isinstance(x, sympy.Symbol) or x not in (LAMBDA_I, MU_I)}
+        # Derivatives first: their arguments are symbols that are replaced too.
+        order = sorted(values, key=lambda x: not isinstance(x, (sympy.Derivative,
+                                                              sympy.core.function.AppliedUndef)))
+        av, bv = a, b
+        for x in order:
+            av, bv = av.xreplace({x: values[x]}), bv.xreplace({x: values[x]})
+        with mpmath.workdps(dps + 10):
+            va = mpmath.mpmathify(sympy.N(av, dps + 10))
+            vb = mpmath.mpmathify(sympy.N(bv, dps + 10))
+            scale = max(abs(va), abs(vb), mpmath.mpf(1))
+            if abs(va - vb) > mpmath.mpf(10) ** (10 - dps) * scale:
+                return False
+    return True
+
+
+def _run_in_child(check, conn):
+    try:
+        conn.send(bool(check()))
+    except Exception as exc:  # noqa: BLE001 -- reported to the parent as a failed check
+        conn.send(f"{type(exc).__name__}: {exc}")
+    finally:
+        conn.close()
+
+
+def bounded(check, numeric, budget_s: float | None = None, text: str | None = None):
+    """A check that runs ``check`` (a symbolic check) in a child process for at most
+    ``budget_s`` seconds (default :data:`CHECK_BUDGET_S`); past that, ``numeric()`` (the same
+    identity at random rational points, :func:`numeric_identity`) decides, and the wrapper's
+    docstring -- the text of the verification table -- says so. ``text`` replaces the check's own
+    docstring as the description of the symbolic check."""
+    described = text or _doc_of(check)
+
+    def wrapper():
+        limit = CHECK_BUDGET_S if budget_s is None else budget_s
+        try:
+            ctx = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform: run the symbolic check unbounded
+            return bool(check())
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_run_in_child, args=(check, child), daemon=True)
+        proc.start()
+        child.close()
+        result = parent.recv() if parent.poll(limit) else None
+        if result is None:
+            proc.kill()
+        proc.join()
+        if isinstance(result, str):
+            raise RuntimeError(result)
+        if result is not None:
+            wrapper.__doc__ = described
+            return result
+        wrapper.__doc__ = (
+            f"The symbolic check ({described.rstrip('.')}) did not finish within "
+            f"{limit:g} s, so the identity was evaluated numerically instead: at "
+            f"{NUMERIC_POINTS} random rational points (spectral averages over a random "
+            f"three-point spectrum), with {NUMERIC_DPS} digits, both sides agree to "
+            f"{NUMERIC_DPS - 10} digits. Numerical, not symbolic.")
+        return bool(numeric())
+
+    wrapper.__doc__ = described
+    return wrapper
+
+
+def _doc_of(check) -> str:
+    import inspect
+
+    while isinstance(check, functools.partial):
+        check = check.func
+    doc = inspect.getdoc(check)
+    return " ".join(doc.split()) if doc else "The step's check ran."
+
+
+def _bounded_saddle_step(step, S, model):
+    """``step`` (a stationarity or fixed-point step of the saddle point ``S``) with its check
+    bounded in time; the numerical replacement checks the same identity."""
+    if step.check is None:
+        return step
+    if step.name.startswith("stationarity_"):
+        u = step.objects["variable"]
+
+        def numeric():
+            return numeric_identity(S.explicit(S.stationarity[u]), sympy.diff(S.explicit(), u))
+
+        text = ("The derivative computed through the aliases equals the derivative of the free "
+                "energy with the aliases substituted first (SymPy simplifies the difference to 0).")
+    elif step.name.startswith("fixed_point_"):
+        t = step.objects["variable"]
+        u = S.partner(t)
+
+        def numeric():
+            return numeric_identity(S.stationarity[u].subs(t, S.fixed_point[t]), 0)
+
+        text = ("Substituting the displayed solution into its stationarity condition gives 0 "
+                "(SymPy simplifies it to 0).")
+    else:
+        return step
+    import dataclasses
+
+    return dataclasses.replace(step, check=bounded(step.check, numeric, text=text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Notation and displays
+# ---------------------------------------------------------------------------------------------
+def _model_symbol_names(problem, sections) -> dict:
+    r"""Display names of the model's symbols: its ``symbol_names``, then its parameters'
+    ``notation``, then the prose conventions (``lam``, ``mhat``, ``Vhat``), else the name upright
+    (``\mathrm{mh}``)."""
+    names = dict(getattr(problem, "symbol_names", {}) or {})
+    notation = {}
+    schema = getattr(problem, "schema", None)
+    for p in getattr(schema, "parameters", ()) or ():
+        if getattr(p, "notation", ""):
+            notation[p.name] = p.notation
+    found = set()
+    for section in sections:
+        for step in section.steps:
+            for obj in step.objects.values():
+                if isinstance(obj, (sympy.Basic, sympy.MatrixBase)):
+                    found.update(obj.atoms(sympy.Symbol))
+    taken = {k.name for k in names if isinstance(k, sympy.Symbol)}
+    for sym in sorted(found, key=lambda s: s.name):
+        if sym in names or sym.name in taken:
+            continue
+        if sym.name in notation:
+            names[sym] = notation[sym.name]
+            continue
+        plain = sympy.latex(sym)
+        if re.fullmatch(r"(?:\\[A-Za-z]+(?:\{[^{}]*\})?|[A-Za-z])(?:_\{[^{}]*\})?'*", plain) \
+                or re.fullmatch(r"\\[a-z]+\{[^{}]*\}(?:_\{[^{}]*\})?", plain):
+            continue  # a letter, a Greek letter or an accented one: SymPy prints it well
+        guess = _symbol_latex(sym.name)
+        if guess is not None:
+            names[sym] = guess[0]
+        elif re.fullmatch(r"[A-Za-z]{2,}", sym.name):
+            names[sym] = r"\mathrm{%s}" % sym.name
+    return names
+
+
+def _without_repeats(sections) -> tuple:
+    """The sections with the displays that only repeat another left out: a bare symbol, an
+    expression that is a side of an equation of the same step, an object already displayed."""
+    import dataclasses
+
+    shown, out = [], []
+    for section in sections:
+        steps = []
+        for step in section.steps:
+            relations = [o for o in step.objects.values() if isinstance(o, sympy.Equality)]
+            sides = [s for r in relations for s in (r.lhs, r.rhs)]
+            kept = {}
+            for key, obj in step.objects.items():
+                if isinstance(obj, (sympy.Symbol, sympy.MatrixSymbol)):
+                    continue
+                if isinstance(obj, sympy.Expr) and any(obj == s for s in sides):
+                    continue
+                if isinstance(obj, sympy.Basic) and any(obj == o for o in shown):
+                    continue
+                kept[key] = obj
+                if isinstance(obj, sympy.Basic):
+                    shown.append(obj)
+            steps.append(dataclasses.replace(step, objects=kept))
+        out.append(dataclasses.replace(section, steps=tuple(steps)))
+    return tuple(out)
+
+
+def _readable(expr):
+    """``expr`` with the argument of every spectral average in :func:`tidy` form (one factored
+    fraction, a leading minus sign taken out of the average), for display."""
+    def readable(e):
+        arg = tidy(e.args[0])
+        return -SpectralAverage(-arg) if arg.could_extract_minus_sign() else SpectralAverage(arg)
+
+    return expr.replace(lambda e: isinstance(e, SpectralAverage), readable)
+
+
+def _on_symbolic_spectrum(expr, k: int = 3):
+    """``expr`` with every spectral average replaced by its mean over ``k`` symbolic eigenvalue
+    pairs: two expressions linear in the averages agree for every spectrum when these agree."""
+    pairs = [sympy.symbols(f"c_{j} t_{j}", positive=True) for j in range(1, k + 1)]
+    return expr.replace(lambda e: isinstance(e, SpectralAverage),
+                        lambda e: sum(e.args[0].xreplace({LAMBDA_I: a, MU_I: b})
+                                      for a, b in pairs) / k)
 
 
 def _closed_map_step(model) -> Step:
@@ -35,34 +280,41 @@ def _closed_map_step(model) -> Step:
     phi, aliases = model.closed_map
     H = S.conjugate_map()
     psi = S.order_map()
+    shown = {t: _readable(phi[t]) for t in phi}
 
     def check():
-        """The closed map equals the order-parameter half of the fixed point with the conjugate
-        half substituted (the difference cancels symbolically)."""
-        return all(is_zero(phi[t] - psi[t].xreplace(H)) for t in phi)
+        """The closed map as displayed equals the order-parameter half of the fixed point with
+        the conjugate half substituted (the difference cancels symbolically, the averages taken
+        over a symbolic three-point spectrum)."""
+        return all(is_zero(_on_symbolic_spectrum(shown[t] - psi[t].xreplace(H))) for t in phi)
 
-    objects = {f"map_{t}": sympy.Eq(t, phi[t]) for t in S.variables}
+    def numeric():
+        return all(numeric_identity(shown[t], psi[t].xreplace(H)) for t in phi)
+
+    objects = {f"map_{t}": sympy.Eq(t, shown[t]) for t in S.variables}
     objects.update({f"alias_{a}": sympy.Eq(a, e) for a, e in aliases.items()})
     return Step("closed_map", objects,
                 "The conjugate half of the fixed point involves only the order parameters, so "
                 "substituting it into the other half gives a closed map on the order parameters: "
-                "the system the engine solves (Newton's method with the exact Jacobian).", check)
+                "the system the engine solves (Newton's method with the exact Jacobian).",
+                bounded(check, numeric))
 
 
 def _equals_declared(model) -> Step:
-    from ..symbolic.spectral import on_symbolic_spectrum
-
     derived = model.derivation.free_energy()
 
     def check():
         """The derived and the declared free energy are identical: their difference vanishes
         identically on a spectrum of three symbolic eigenvalues (both are linear in the
         averages, so they agree for every spectrum)."""
-        return sympy.simplify(on_symbolic_spectrum(derived - model.free_energy)) == 0
+        return sympy.simplify(_on_symbolic_spectrum(derived - model.free_energy)) == 0
+
+    def numeric():
+        return numeric_identity(derived, model.free_energy)
 
     return Step("derived_equals_declared", {"derived": sympy.Eq(sympy.Symbol("f"), derived)},
                 "The free energy computed from the model is the one the model declares, which "
-                "the following sections differentiate.", check)
+                "the following sections differentiate.", bounded(check, numeric))
 
 
 def _declared_step(problem) -> Step:
@@ -125,8 +377,10 @@ def derivation_for(problem, point: dict | None = None, dps: int = 30) -> Derivat
         first, stationarity = steps[0], [s for s in steps if s.name.startswith("stationarity_")]
         fixed = [s for s in steps if s.name.startswith("fixed_point_")]
         sections.append(Section("The free energy", (first,)))
-        sections.append(Section("Stationarity", tuple(stationarity)))
-        sections.append(Section("Fixed-point form", tuple(fixed)))
+        sections.append(Section("Stationarity", tuple(_bounded_saddle_step(s, S, model)
+                                                      for s in stationarity)))
+        sections.append(Section("Fixed-point form", tuple(_bounded_saddle_step(s, S, model)
+                                                          for s in fixed)))
         if model is not None and getattr(model, "reduced", False):
             sections.append(Section("The closed map", (_closed_map_step(model),)))
     else:
@@ -139,12 +393,14 @@ def derivation_for(problem, point: dict | None = None, dps: int = 30) -> Derivat
         for u in S.unknowns:
             titles[f"stationarity_{u}"] = f"Stationarity in {u}"
             titles[f"fixed_point_{S.partner(u)}"] = f"Solving for {S.partner(u)}"
+    described = getattr(problem, "title", "") or problem.name.replace("_", " ")
+    sections = list(_without_repeats(sections))
     intro = (f"This appendix was generated by replica from the declaration of the model "
-             f"{problem.name}. Every displayed equation after the free energy is the output of a "
+             f"“{described}”. Every displayed equation after the free energy is the output of a "
              "computation, and every step's check ran before the document was written.")
     return Derivation(key=problem.name.replace("_", "-"), title=getattr(problem, "title", "")
                       or problem.name, sections=tuple(sections), intro=intro,
-                      symbol_names=dict(getattr(problem, "symbol_names", {}) or {}),
+                      symbol_names=_model_symbol_names(problem, sections),
                       titles=titles, origin=_origin(problem))
 
 

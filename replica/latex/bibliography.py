@@ -6,6 +6,10 @@ cited ones): its content does not depend on the appendix, so several appendices 
 it, where two files with the same entry would make BibTeX stop at a repeated key. The data were checked against the arXiv
 listings (titles, authors as listed there, identifiers, primary classes) and, for Lu et al., the
 journal version.
+
+Each arXiv identifier is written once, in ``note`` or ``howpublished``: BibTeX's ``unsrt`` ignores
+an ``eprint`` field and revtex's ``apsrev4-2`` prints it as well as the note, so a second copy
+in ``eprint`` would show twice in a revtex paper.
 """
 
 from __future__ import annotations
@@ -25,8 +29,6 @@ PAPERS = {
         ("pages", "e2502599122"),
         ("year", "2025"),
         ("doi", "10.1073/pnas.2502599122"),
-        ("eprint", "2405.11751"),
-        ("archivePrefix", "arXiv"),
         ("note", "arXiv:2405.11751"),
     )),
     "letey2025alignment": ("misc", (
@@ -35,18 +37,12 @@ PAPERS = {
         ("title", "Pretrain-Test Task Alignment Governs Generalization in In-Context Learning"),
         ("howpublished", "arXiv:2509.26551 [stat.ML]"),
         ("year", "2025"),
-        ("eprint", "2509.26551"),
-        ("archivePrefix", "arXiv"),
-        ("primaryClass", "stat.ML"),
     )),
     "takanami2025lowrank": ("misc", (
         ("author", "Takanami, Kaito and Takahashi, Takashi and Kabashima, Yoshiyuki"),
         ("title", "Learning Linear Regression with Low-Rank Tasks in-Context"),
         ("howpublished", "arXiv:2510.04548 [cond-mat.dis-nn]"),
         ("year", "2025"),
-        ("eprint", "2510.04548"),
-        ("archivePrefix", "arXiv"),
-        ("primaryClass", "cond-mat.dis-nn"),
     )),
 }
 

@@ -2,8 +2,11 @@ r"""Rendering a :class:`~replica.derivations.base.Derivation` to LaTeX.
 
 Layout: one ``\section`` per section of the derivation, one ``\subsection`` per step. A step shows
 its sentence, then each of its objects in order -- a SymPy relation or expression as a numbered
-display (``equation``, or breqn's ``dmath`` when it is long enough to need line breaks), a
-:class:`~replica.latex.tables.ValueTable` as a booktabs table. The checks of all steps are listed
+display (``equation``; a display wider than the line is broken at the top-level signs of its
+sums and set in ``split``, see :mod:`replica.latex.breaking` -- in the ``\input``-able body the
+line is a two-column journal's column, in the standalone document its own text width), a
+:class:`~replica.latex.tables.ValueTable` as a booktabs table (``table*`` when it is wider than a
+column). The checks of all steps are listed
 once, in a verification table at the end (step, what is checked and how, whether the result is
 computed or stated, outcome); steps whose check is the same share a row.
 
@@ -30,15 +33,18 @@ import sympy
 
 from ..errors import ReplicaError
 from .bibliography import BIB_NAME, PAPERS, bibtex
+from .breaking import COLUMN_EM, display_lines, estimate_width
 from .printing import escape_text, prose_to_latex, to_latex
 from .tables import ValueTable
 from .templates import PACKAGES, environment
 
-#: Displays whose LaTeX is longer than this (characters) are set with breqn's ``dmath``.
-LONG_DISPLAY = 150
-#: In long displays, fractions whose numerator prints longer than this are written as
-#: ``\frac{1}{den}\left(num\right)`` so that breqn can break them.
-BREAK_FRACTIONS = 100
+#: The document classes of the standalone appendix: ``article`` (one column, 11 pt) and
+#: ``revtex`` (``revtex4-2``, two columns, as in a Physical Review paper).
+DOCUMENT_CLASSES = ("article", "revtex")
+#: The estimated width (em) a display line of the standalone document may take: the column of
+#: two-column revtex (:data:`~replica.latex.breaking.COLUMN_EM`), the 467 pt text of the 11 pt
+#: article less the equation number and a margin for the estimate.
+DISPLAY_WIDTH_EM = {"article": 34.0, "revtex": COLUMN_EM}
 
 
 class CheckFailedError(ReplicaError):
@@ -219,7 +225,55 @@ def appendix_names(doc, symbol_names=None):
     return display, macros, names
 
 
-def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True) -> AppendixSource:
+def _display_block(obj, names, display, width: float = COLUMN_EM) -> dict:
+    """``tex`` of a display on one line, or ``lines`` of a display set in ``split`` (aligned at
+    its relation sign) when it is wider than ``width`` em (:func:`~replica.latex.breaking.
+    display_lines`)."""
+    lhs, lines = display_lines(obj, names, display, width=width)
+    if len(lines) == 1:
+        return dict(tex=to_latex(obj, names), lines=())
+    out = []
+    if lhs and estimate_width(lhs) > width / 2:
+        out.append("&" + lhs[:-1].rstrip())
+        out.append(r"&\quad{}= " + lines[0])
+        out.extend(r"&\qquad{}" + ln for ln in lines[1:])
+    elif lhs:
+        out.append(lhs[:-1].rstrip() + " &= " + lines[0])
+        out.extend(r"&\quad{}" + ln for ln in lines[1:])
+    else:
+        out.append("&" + lines[0])
+        out.extend(r"&\quad{}" + ln for ln in lines[1:])
+    return dict(tex="", lines=tuple(out))
+
+
+def _with_displays(sections, names, display, width: float) -> list:
+    """The sections' template data with every display printed for a line of ``width`` em."""
+    out = []
+    for section in sections:
+        steps = []
+        for step in section["steps"]:
+            blocks = [dict(b, **_display_block(b["obj"], names, display, width))
+                      if b["kind"] == "equation" else b for b in step["blocks"]]
+            steps.append(dict(step, blocks=blocks))
+        out.append(dict(section, steps=steps))
+    return out
+
+
+def _table_width_em(table: dict) -> float:
+    """Estimated width (em of the body font) of a table set in ``\\footnotesize``."""
+    rows = [table["header"]] + list(table["body"])
+    widths = [0.0] * len(table["header"])
+    for row in rows:
+        for k, cell in enumerate(row):
+            parts = re.split(r"(\$[^$]*\$)", cell)
+            w = sum(estimate_width(x[1:-1]) if x.startswith("$") else 0.5 * len(x)
+                    for x in parts if x)
+            widths[k] = max(widths[k], w)
+    return 0.8 * (sum(widths) + 0.8 * len(widths))
+
+
+def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
+                 document_class: str = "article") -> AppendixSource:
     """All the generated files of the appendix for derivation ``doc``.
 
     ``symbol_names`` overrides entries of ``doc.symbol_names``. ``outcomes`` are precomputed
@@ -227,6 +281,9 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True)
     ``run_checks`` is true (statuses read "not run" when it is false). A failed check raises
     :class:`CheckFailedError`: no document states a step whose check fails.
     """
+    if document_class not in DOCUMENT_CLASSES:
+        raise ValueError(f"document_class must be one of {', '.join(DOCUMENT_CLASSES)}, "
+                         f"not {document_class!r}")
     if outcomes is None and run_checks:
         outcomes = doc.run_checks()
     status = {}
@@ -321,13 +378,9 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True)
                 if kind == "table":
                     t = obj.to_latex(names, words)
                     blocks.append(dict(kind="table", label=label, caption=caption(obj.caption),
-                                       **t))
+                                       wide=_table_width_em(t) > COLUMN_EM + 4, **t))
                 elif _is_display(obj):
-                    tex = to_latex(obj, names)
-                    long = len(tex) > LONG_DISPLAY
-                    if long:
-                        tex = to_latex(obj, names, break_fractions=BREAK_FRACTIONS)
-                    blocks.append(dict(kind="equation", label=label, tex=tex, long=long))
+                    blocks.append(dict(kind="equation", label=label, obj=obj))
                 else:
                     raise TypeError(f"step {step.name!r}: object {key!r} of type "
                                     f"{type(obj).__name__} cannot be displayed")
@@ -367,11 +420,17 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True)
                    verification_intro=summary,
                    macros=[dict(name=m, definition="{%s}" % t) for m, t in
                            sorted(set(macros.values()))],
-                   citations=citations, bib_name=BIB_NAME)
+                   citations=citations, bib_name=BIB_NAME, document_class=document_class)
     env = environment()
-    body = normalise(env.get_template("body.tex").render(doc=context))
+    # The fragment's displays fit a two-column journal's column (the paper it goes into may have
+    # two); the standalone document's fit its own text width.
+    body = normalise(env.get_template("body.tex").render(
+        doc=dict(context, sections=_with_displays(sections, names, display, COLUMN_EM))))
+    own = DISPLAY_WIDTH_EM[document_class]
+    own_body = body if own == COLUMN_EM else normalise(env.get_template("body.tex").render(
+        doc=dict(context, sections=_with_displays(sections, names, display, own))))
     standalone = normalise(env.get_template("appendix.tex").render(
-        doc=context, body=body.split("\n", 2)[2], packages=PACKAGES))
+        doc=context, body=own_body.split("\n", 2)[2], packages=PACKAGES))
     macro_text = normalise(env.get_template("macros.tex").render(doc=context,
                                                                  packages=PACKAGES))
     return AppendixSource(doc.key, standalone, body, macro_text,

@@ -102,6 +102,10 @@ def log_problems(log_text: str, tolerance_pt: float = OVERFULL_TOLERANCE_PT) -> 
     return list(dict.fromkeys(out))
 
 
+_RERUN = re.compile(r"Rerun to get (?:cross-references|outlines) right|Label\(s\) may have "
+                    r"changed")
+
+
 def _companions(tex_path: str) -> list[str]:
     """The files a generated ``.tex`` may read: ``.bib`` files and ``*-macros.tex`` /
     ``*-body.tex`` in its folder."""
@@ -135,6 +139,19 @@ def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:
             proc = subprocess.run([exe, *LATEXMK_ARGS, base + ".tex"], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
+            # latexmk decides from the auxiliary files whether to run pdflatex again; a source
+            # written in the second latexmk starts can make it stop while LaTeX still asks
+            # for a rerun. Then pdflatex runs again (twice at most).
+            for _ in range(2):
+                log_file = os.path.join(work, base + ".log")
+                if proc.returncode != 0 or not os.path.exists(log_file):
+                    break
+                with open(log_file, encoding="latin-1") as fh:
+                    if not _RERUN.search(fh.read()):
+                        break
+                proc = subprocess.run([exe, "-g", *LATEXMK_ARGS, base + ".tex"], cwd=work,
+                                      env=env, capture_output=True, text=True, timeout=timeout,
+                                      stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise LatexCompileError(f"latexmk did not finish within {timeout:.0f} s on "
                                     f"{tex_path}") from None

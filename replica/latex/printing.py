@@ -57,6 +57,15 @@ class AppendixPrinter(LatexPrinter):
             return names[expr]
         return super()._print_MatrixSymbol(expr, **kwargs)
 
+    def _print_Symbol(self, expr, style="plain"):
+        names = self._settings.get("symbol_names") or {}
+        if expr in names:
+            return names[expr]
+        m = re.fullmatch(r"([A-Za-z]+)_(hat|bar|tilde)", expr.name)
+        if m:  # w_hat: an accent, not the subscript "hat"
+            return r"\%s{%s}" % (m.group(2), super()._print_Symbol(sympy.Symbol(m.group(1))))
+        return _upright_words(super()._print_Symbol(expr, style))
+
     def _print_Function(self, expr, exp=None):
         names = self._settings.get("symbol_names") or {}
         head = expr.func
@@ -66,6 +75,12 @@ class AppendixPrinter(LatexPrinter):
         args = ", ".join(self._print(a) for a in expr.args)
         tex = r"%s\left(%s\right)" % (names[key], args)
         return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+
+def _upright_words(tex: str) -> str:
+    r"""Subscripts and superscripts that are words set upright: ``\varepsilon_{test}`` ->
+    ``\varepsilon_{\mathrm{test}}`` (three letters or more; ``K_{ab}`` keeps its indices)."""
+    return re.sub(r"([_^])\{([A-Za-z]{3,})\}", r"\1{\\mathrm{\2}}", tex)
 
 
 def to_latex(obj, symbol_names=None, **settings) -> str:
@@ -100,7 +115,8 @@ _MATH_UNICODE = {"\u2212": "-", "\u00b1": r"\pm", "\u00d7": r"\times", "\u2264":
                  "\u221e": r"\infty", "\u2202": r"\partial", "\u2207": r"\nabla",
                  "\u27e8": r"\langle", "\u27e9": r"\rangle", "\u2211": r"\sum", "\u221a": r"\surd",
                  "\u00b2": "^{2}", "\u00b3": "^{3}", "\u2032": "'", "\u2208": r"\in",
-                 "\u03b5": r"\varepsilon", "\u03d5": r"\phi", "\u03c6": r"\varphi"}
+                 "\u03b5": r"\varepsilon", "\u03d5": r"\phi", "\u03c6": r"\varphi",
+                 "\u2297": r"\otimes"}
 _SUPERSCRIPT = re.compile(r"\^(-?[A-Za-z0-9]+|\([^()]*\))")
 _ACCENTS = {"\u0302": r"\hat", "\u0303": r"\tilde", "\u0304": r"\bar", "\u0305": r"\bar"}
 
@@ -193,7 +209,7 @@ _GREEK = ("alpha beta gamma delta epsilon varepsilon zeta eta theta vartheta iot
           "nu xi pi varpi rho varrho sigma varsigma tau upsilon phi varphi chi psi omega Gamma Delta "
           "Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega").split()
 #: Greek names whose LaTeX differs from ``\\name`` (``epsilon`` is the paper's varepsilon).
-_GREEK_LATEX = {"epsilon": r"\varepsilon", "eps": r"\epsilon", "lam": r"\lambda"}
+_GREEK_LATEX = {"epsilon": r"\varepsilon", "eps": r"\epsilon", "lam": r"\lambda", "ell": r"\ell"}
 _FUNCTIONS = {"log": r"\log", "exp": r"\exp", "min": r"\min", "max": r"\max", "lim": r"\lim",
               "det": r"\det", "sin": r"\sin", "cos": r"\cos", "tr": r"\operatorname{tr}",
               "diag": r"\operatorname{diag}", "vec": r"\operatorname{vec}", "sqrt": r"\sqrt"}
@@ -205,7 +221,7 @@ _WORD = re.compile(r"(?P<base>[A-Za-z]+?)(?P<mods>(?:hat|bar|tilde|prime)*)(?P<d
 _MATH_TOKEN = re.compile(r"""
     (?P<tilde>tilde\s+[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*(?![A-Za-z0-9_]))
   | (?P<num>\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![A-Za-z_]))
-  | (?P<word>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*)
+  | (?P<word>[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)?'*(?!s\b))
   | (?P<sup>\^(?:-?[A-Za-z0-9]+|\([^()]*\)))
   | (?P<op>->|<=|>=|!=|[=+\-*/<>])
   | (?P<open>[(\[])
@@ -223,6 +239,9 @@ def _symbol_latex(word: str, words=None):
     a bare single letter does only next to an operator."""
     if words and len(word) > 1 and word in words:
         return words[word], True
+    head, _, accent = word.partition("_")
+    if words and accent in _ACCENT_WORDS and head + accent in words:  # lambda_tilde
+        return words[head + accent], True
     if word in _NOT_SYMBOLS:
         return None
     m = _WORD.fullmatch(word)
@@ -243,6 +262,8 @@ def _symbol_latex(word: str, words=None):
         tex = tex + "'" if mod == "prime" else r"%s{%s}" % (_ACCENT_WORDS[mod], tex)
     if digits:
         tex += "_{%s}" % digits
+    if sub in _ACCENT_WORDS:  # w_hat: the accent, not a subscript
+        tex, sub, strong = r"%s{%s}" % (_ACCENT_WORDS[sub], tex), None, True
     if sub:
         tex += "_{%s}" % (sub if len(sub) == 1 or sub.isdigit() else r"\mathrm{%s}" % sub)
     return tex + primes, strong
@@ -280,6 +301,9 @@ def math_runs(text: str, words=None) -> list:
                 tokens.append(("sym", tok, r"\tilde{%s}" % inner[0] if "_" not in inner[0] else
                                r"\tilde{%s}_%s" % tuple(inner[0].split("_", 1)), True))
                 continue
+        if kind == "word" and len(tok) == 1 and m.start() > 0 and text[m.start() - 1] == "'":
+            tokens.append(("text", tok, None, False))  # a possessive: "the model's F"
+            continue
         if kind == "word":
             if tok == "infinity":
                 tokens.append(("sym", tok, r"\infty", True))
@@ -388,8 +412,10 @@ _TOKEN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}|\[\[([A-Za-z0-9_:.,\-]+)\]\]"
 
 _MATH_PIECE = re.compile(r"(\$[^$]*\$)")
 _JOINER = re.compile(r"\s*(?:[=+/]\s*)?")
-_ENDS_WITH_OPERATOR = re.compile(r"(?:[=<>+/-]|\\le|\\ge|\\ne)\s*\$$")
-_NUMBER_START = re.compile(r"\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d.A-Za-z])")
+_ENDS_WITH_OPERATOR = re.compile(r"(?:[=<>+/-]|\\le|\\ge|\\ne|\\to)\s*\$$")
+# A number after a formula that ends with an operator (``$n \to$ 0`` -> ``$n \to 0$``); a full
+# stop after it ends the sentence.
+_NUMBER_START = re.compile(r"\s*(-?\d+(?:\.\d+)?(?:/\d+)?)(?!\d|[A-Za-z]|\.\d)")
 _NUMBER_AFTER = re.compile(r"(\s*=\s*)(-?\d+(?:\.\d+)?(?:/\d+)?)(?![\d.A-Za-z])")
 
 
