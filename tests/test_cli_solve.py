@@ -25,7 +25,7 @@ def test_alignment_json_contract(cli):
     assert set(data["measures"]) == {"e_misalign", "resolvent", "inverse", "cka_inv"}
     assert all(isinstance(v, str) for v in data["errors"].values())
     assert data["digits"] >= 38
-    assert any("conjectural" in n for n in data["notes"])
+    assert any("derived for every C_train" in n for n in data["notes"])
     # values are decimal strings with the guaranteed digits
     with mpmath.workdps(50):
         q = mpmath.mpf(data["intermediates"]["q"])

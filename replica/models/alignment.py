@@ -23,8 +23,8 @@ the engine (:mod:`replica.numerics.driver`), which solves it. The equations (``<
   and :math:`\tilde\lambda = 0` for ``tau > 1``);
 * :math:`q` (paper (C.14)), :math:`e_{\rm scalar}` (paper (C.16)), :math:`K = qF + (q\tilde\lambda -
   \sigma^2)F'`, :math:`e_{\rm misalign} = \langle C_{\rm test} K\rangle` and
-  :math:`E_{\rm ICL} = e_{\rm scalar} + e_{\rm misalign}`; :math:`e_{\rm IDG} = \tau q` (exact for
-  the isotropic model, conjectural otherwise).
+  :math:`E_{\rm ICL} = e_{\rm scalar} + e_{\rm misalign}`; :math:`e_{\rm IDG} = \tau q` (derived for
+  every :math:`C_{\rm train}` from the estimator's stated moments, as :math:`E_{\rm ICL}` is).
 
 Declared system (:func:`system_of`): the unknowns are the coefficient :math:`a` and
 :math:`\tilde\lambda`, the equations :data:`SELF_CONSISTENCY_A` at :math:`z = \sigma` and
@@ -121,7 +121,8 @@ INVERSE_MEASURE = avg(MU_I / LAMBDA_I)
 """Population measure <C_test C_train^{-1}> (undefined for singular C_train)."""
 
 E_IDG = tau * q
-"""In-distribution error: tau q (exact in the isotropic case; conjectural otherwise)."""
+"""In-distribution error: tau q, the error on prompts whose task was seen in pretraining (derived
+for every C_train from the ridge estimator's stated moments, ``replica appendix alignment``)."""
 
 E_TM = tau * q + (c_train + rho) * (1 / alpha_test - 1 / alpha) * (
     1 + (q - 2 * sigma) * M + (q * lambda_tilde - sigma**2) * M_prime)

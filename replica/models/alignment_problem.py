@@ -131,7 +131,9 @@ def cka_inverse_ball(params):
 
 
 NOTES = (
-    Note("e_idg = tau*q is conjectural for anisotropic C_train (exact for the isotropic model)"),
+    Note("e_idg = tau*q (the error on prompts whose task was seen in pretraining) is derived for "
+         "every C_train from the ridge estimator's stated mean and fluctuation, as e_icl is "
+         "(replica appendix alignment)"),
     Note("ridge lambda > 0 uses lambda_tilde M = 1 - tau + tau*lambda/lambda_tilde, derived from "
          "the model in `replica appendix alignment` (it rests on the Gaussian equivalence of the "
          "design, stated there and checked on sampled contexts)", lambda p: p.lam > 0),

@@ -56,8 +56,7 @@ _ALIGNMENT = LinearAttentionICL(
     errors=(("e_icl", "test", "test"), ("e_idg", "pretraining", "train")),
     score_parameters=("test", "alpha_test"), score_errors=("e_icl",),
     theory_at_d=True,
-    notes=("e_idg theory = tau*q is conjectural for anisotropic C_train (exact only for isotropic "
-           "C_train)",),
+    notes=("e_idg theory = tau*q rests on the ridge estimator's stated moments, as e_icl does",),
 )
 
 
