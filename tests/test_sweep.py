@@ -107,7 +107,7 @@ def test_killed_sweep_resumes(tmp_path):
     computes exactly the missing ones and the result equals an uninterrupted sweep."""
     cache = tmp_path / "cache"
     argv = ["isotropic", "--alpha", "2", "--tau", "3", "--kappa", "1", "--rho", "0.01",
-            "--ds", "32", "--seeds", "14", "--seed", "3", "--no-theory", "--workers", "1",
+            "--ds", "32", "--seeds", "30", "--seed", "3", "--no-theory", "--workers", "1",
             "--cache", str(cache), "-o", str(tmp_path / "killed.csv"), "--no-progress"]
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     proc = subprocess.Popen([sys.executable, "-m", "replica.cli", "sweep"] + argv, env=env,
@@ -123,15 +123,15 @@ def test_killed_sweep_resumes(tmp_path):
         if proc.poll() is None:
             proc.kill()
     done = Cache(cache).count()
-    assert 3 <= done < 14
+    assert 3 <= done < 30  # 30 jobs: a loaded machine may finish several before the kill lands
     # a kill during a write may leave a .tmp- file, but no half-written entry counts as a result
     entries = [p for p in cache.rglob("*.json") if not p.name.startswith(".tmp-")]
     assert len(entries) == done
     for p in entries:
         json.loads(p.read_text())
-    jobs = make_jobs("isotropic", [dict(ISO)], [32], 14, seed=3, with_theory=False)
+    jobs = make_jobs("isotropic", [dict(ISO)], [32], 30, seed=3, with_theory=False)
     resumed = run_jobs(jobs, cache, executor="serial", progress=False)
-    assert resumed.cached == done and resumed.computed == 14 - done
+    assert resumed.cached == done and resumed.computed == 30 - done
     fresh = run_jobs(jobs, None, executor="serial", progress=False)
     assert _same(resumed, fresh)
 
