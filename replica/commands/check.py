@@ -13,29 +13,22 @@ import sys
 
 from .common import parse_dps
 from .simulate import (add_file_options, add_model_options, add_simulation_options,
-                       collect_options, is_linear_attention, model_source, parse_int)
+                       collect_options, is_linear_attention, model_source, parse_int,
+                       simulation_hook)
 from .sweep import add_run_options, grid_from_args, parse_ds, run_options
 
 
 def register(subparsers):
-    from ..registry import CommandHook, add_model_parsers
+    from ..registry import add_model_parsers
 
     p = subparsers.add_parser("check", help="theory vs simulation over several d: table + plot",
                               description="Compare the theory with finite-size simulations at "
                                           "several d; one model option may be a list (x-axis).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
-    def hook(entry):
-        if is_linear_attention(entry):
-            sim = entry.simulation
-            return CommandHook(lambda sp: _arguments(sp, entry), _run, help=sim.help,
-                               description=sim.help)
-        if not entry.is_file:
-            return None
-        return CommandHook(lambda sp: _arguments(sp, entry), _run,
-                           description="Compare its theory with its declared SIMULATION at "
-                                       "several d; one parameter may be a list (x-axis).")
-
+    hook = simulation_hook(_arguments, _run, _arguments, _run,
+                           "Compare its theory with its declared SIMULATION at several d; one "
+                           "parameter may be a list (x-axis).")
     add_model_parsers(models, "check", hook)
     return models
 

@@ -127,8 +127,29 @@ def parse_int(text, name: str, minimum: int | None = None) -> int:
     return v
 
 
+def simulation_hook(icl_arguments, icl_run, file_arguments, file_run, file_description):
+    """The ``generic`` of :func:`replica.registry.add_model_parsers` for the commands that
+    simulate (``simulate``, ``check``, ``sweep``): a model whose simulation is linear attention
+    gets ``icl_arguments(parser, entry)`` and ``icl_run``; a model file gets
+    ``file_arguments(parser, entry)`` and ``file_run``; a built-in model without a simulation
+    gets no parser."""
+    from ..registry import CommandHook
+
+    def hook(entry):
+        if is_linear_attention(entry):
+            sim = entry.simulation
+            return CommandHook(lambda sp: icl_arguments(sp, entry), icl_run, help=sim.help,
+                               description=sim.help)
+        if not entry.is_file:
+            return None
+        return CommandHook(lambda sp: file_arguments(sp, entry), file_run,
+                           description=file_description)
+
+    return hook
+
+
 def register(subparsers):
-    from ..registry import CommandHook, add_model_parsers
+    from ..registry import add_model_parsers
 
     p = subparsers.add_parser("simulate", help="finite-size linear attention vs the theory",
                               description="Train linear attention by exact ridge regression at "
@@ -138,18 +159,11 @@ def register(subparsers):
                                           "SIMULATION (--model PATH).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
-    def hook(entry):
-        if is_linear_attention(entry):
-            sim = entry.simulation
-            return CommandHook(lambda sp: _icl_arguments(sp, sim), _run, help=sim.help,
-                               description=sim.help)
-        if not entry.is_file:
-            return None
-        return CommandHook(lambda sp: _file_arguments(sp, entry), _run_declared,
-                           description="Simulate its declared SIMULATION at dimension --d over "
-                                       "--seeds independent draws and compare each measured "
-                                       "value with the theory (mean, standard error, z-score).")
-
+    hook = simulation_hook(
+        lambda sp, entry: _icl_arguments(sp, entry.simulation), _run, _file_arguments,
+        _run_declared,
+        "Simulate its declared SIMULATION at dimension --d over --seeds independent draws and "
+        "compare each measured value with the theory (mean, standard error, z-score).")
     add_model_parsers(models, "simulate", hook)
     return models
 

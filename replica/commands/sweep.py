@@ -14,7 +14,7 @@ from ..errors import ParameterError
 from .common import parse_dps
 from .simulate import (add_file_options, add_model_options, add_simulation_options,
                        collect_options, collect_params, is_linear_attention, model_source,
-                       parse_int)
+                       parse_int, simulation_hook)
 
 DEFAULT_CACHE = ".replica-cache"
 
@@ -67,7 +67,7 @@ def run_options(args) -> dict:
 
 
 def register(subparsers):
-    from ..registry import CommandHook, add_model_parsers
+    from ..registry import add_model_parsers
 
     p = subparsers.add_parser("sweep", help="grids of theory solves and simulations, as CSV",
                               description="Sweep a grid (every model option may be a comma-"
@@ -76,20 +76,11 @@ def register(subparsers):
                                           "Cached per job; resumable.")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
-    def hook(entry):
-        if is_linear_attention(entry):
-            sim = entry.simulation
-            return CommandHook(lambda sp: _arguments(sp, entry), _run, help=sim.help,
-                               description=sim.help)
-        if not entry.is_file:
-            return None
-        return CommandHook(lambda sp: _arguments(sp, entry), _run,
-                           description="Solve its equations on a grid (every parameter option "
-                                       "may be a comma-separated list; the grid is their "
-                                       "Cartesian product), verified at --dps digits, written "
-                                       "as CSV; with --seeds, simulate each point at each --ds "
-                                       "(its declared SIMULATION). Cached per job; resumable.")
-
+    hook = simulation_hook(_arguments, _run, _arguments, _run,
+                           "Solve its equations on a grid (every parameter option may be a "
+                           "comma-separated list; the grid is their Cartesian product), verified "
+                           "at --dps digits, written as CSV; with --seeds, simulate each point at "
+                           "each --ds (its declared SIMULATION). Cached per job; resumable.")
     add_model_parsers(models, "sweep", hook)
     return models
 
