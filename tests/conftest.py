@@ -36,6 +36,20 @@ def reset_mpmath_precision():
     mpmath.mp.dps = 15
 
 
+def require_tex_tools():
+    """Skip the calling test where latexmk or pdftotext is missing (fail on CI, which installs
+    them)."""
+    import shutil as _shutil
+
+    missing = [t for t in ("latexmk", "pdftotext") if _shutil.which(t) is None]
+    if missing:
+        msg = (f"{', '.join(missing)} not on PATH: install latexmk texlive-latex-recommended "
+               "texlive-fonts-recommended poppler-utils")
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
 def run_cli(*args, timeout=300):
     """Run ``python -m replica.cli ARGS``; return (returncode, stdout, stderr)."""
     proc = subprocess.run([sys.executable, "-m", "replica.cli", *map(str, args)],

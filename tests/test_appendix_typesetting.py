@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, require_tex_tools
 from replica.derivations import get
 from replica.derivations.base import CheckOutcome
 from replica.latex import compile_pdf, render_parts
@@ -81,13 +81,7 @@ def _revtex_available() -> bool:
 
 @pytest.fixture(autouse=True)
 def tex_tools():
-    missing = [t for t in ("latexmk", "pdftotext") if shutil.which(t) is None]
-    if missing:
-        msg = (f"{', '.join(missing)} not on PATH: install latexmk texlive-latex-recommended "
-               "texlive-fonts-recommended poppler-utils")
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    require_tex_tools()
 
 
 CLASSES = ("article", "revtex")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, require_tex_tools
 from replica.derivations import get, names
 from replica.derivations.appendix import write_appendix
 from replica.derivations.base import CheckOutcome
@@ -24,13 +24,7 @@ pytestmark = [pytest.mark.pdf, pytest.mark.slow]  # compiles PDFs
 
 @pytest.fixture(autouse=True)
 def tex_tools():
-    missing = [t for t in ("latexmk", "pdftotext") if shutil.which(t) is None]
-    if missing:
-        msg = (f"{', '.join(missing)} not on PATH: install latexmk texlive-latex-recommended "
-               "texlive-fonts-recommended poppler-utils")
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    require_tex_tools()
 
 
 def _pdf_text(pdf) -> str:
