@@ -31,7 +31,10 @@ COMMAND_MODULES = [
 ]
 
 
-def build_parser() -> OneLineParser:
+def build_parser(command: str | None = None) -> OneLineParser:
+    """The ``replica`` parser. With ``command`` (the command word of the line) only that
+    command's parsers are built -- one per model of the registry, which costs the imports of
+    their declarations -- and every other command is listed by its one-line ``HELP``."""
     parser = OneLineParser(prog="replica",
                            description="Workbench for the replica and random-matrix theory of "
                                        "in-context learning by linear attention.")
@@ -47,7 +50,12 @@ def build_parser() -> OneLineParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
                                 parser_class=OneLineParser)
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        module = importlib.import_module(name)
+        word = name.rsplit(".", 1)[1].replace("_", "-")
+        if command is None or command == word:
+            module.register(sub)
+        else:
+            sub.add_parser(word, help=module.HELP)
     return parser
 
 
@@ -82,7 +90,8 @@ def main(argv=None) -> int:
                 switch(False)
     try:
         argv = route_model_file(route_builtin_plane(argv))
-        args = build_parser().parse_args(argv)
+        command = next((t for t in argv if not t.startswith("-")), None)
+        args = build_parser(command).parse_args(argv)
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
         return status

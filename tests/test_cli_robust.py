@@ -145,9 +145,10 @@ def test_level_of_a_model_file_ridge_closed_form(cli):
 def test_closed_stdout_exits_quietly_with_141():
     """``replica expand ... | head -1`` was an internal error (BrokenPipeError). Here the reader
     closes the pipe before the command writes anything, so its first write fails: exit 141 (as
-    for SIGPIPE), nothing on stderr."""
+    for SIGPIPE), nothing on stderr (``--quiet``: on a loaded machine the series takes long
+    enough for its progress line, which is not what is tested)."""
     proc = subprocess.Popen([sys.executable, "-m", "replica.cli", "expand", "lowrank",
-                             "--quantity", "q0", "--side", "critical"], cwd=REPO,
+                             "--quantity", "q0", "--side", "critical", "--quiet"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()
     try:

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import sys
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "write a derivation's LaTeX appendix (and PDF)"
+
 
 def register(subparsers):
     from ..registry import CommandHook, add_model_parsers
 
-    p = subparsers.add_parser(
-        "appendix", help="write a derivation's LaTeX appendix (and PDF)",
+    p = subparsers.add_parser("appendix", help=HELP,
         description="Write the LaTeX appendix of a model's derivation, generated step by step "
                     "from the library's SymPy objects; every step's check runs first. MODEL: a "
                     "model with a derivation, or --model PATH (the derivation of a model file).")

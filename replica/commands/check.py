@@ -17,11 +17,14 @@ from .simulate import (add_file_options, add_model_options, add_simulation_optio
                        simulation_hook)
 from .sweep import add_run_options, grid_from_args, parse_ds, run_options
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "theory vs simulation over several d: table + plot"
+
 
 def register(subparsers):
     from ..registry import add_model_parsers
 
-    p = subparsers.add_parser("check", help="theory vs simulation over several d: table + plot",
+    p = subparsers.add_parser("check", help=HELP,
                               description="Compare the theory with finite-size simulations at "
                                           "several d; one model option may be a list (x-axis).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "print a model's saddle-point equations (text, LaTeX or JSON)"
 
 
 def register(subparsers):
     from ..registry import CommandHook, add_model_parsers
 
-    p = subparsers.add_parser(
-        "equations", help="print a model's saddle-point equations (text, LaTeX or JSON)",
+    p = subparsers.add_parser("equations", help=HELP,
         description="Print a model's equations: for a model with a free energy, its stationarity "
                     "conditions and their fixed-point form (derived by SymPy); for a model "
                     "declared by its equations, the system each variant solves. "

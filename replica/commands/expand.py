@@ -4,12 +4,14 @@ its variant of the command, :mod:`replica.registry`)."""
 
 from __future__ import annotations
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "series expansions (SymPy) of a model's solution"
+
 
 def register(subparsers):
     from ..registry import CommandHook, add_model_parsers
 
-    p = subparsers.add_parser(
-        "expand", help="series expansions (SymPy) of a model's solution",
+    p = subparsers.add_parser("expand", help=HELP,
         description="Power series of a model's solution and of a reported quantity in one "
                     "parameter, derived order by order from its equations; a model may offer its "
                     "own expansions (replica expand MODEL --help).")

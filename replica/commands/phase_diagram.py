@@ -11,6 +11,10 @@ such a model is routed to the generic plane (:func:`route_builtin_plane`).
 
 from __future__ import annotations
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "phase diagrams as figures (PNG, PDF, SVG) + CSV"
+
+
 #: The file formats of every figure (:data:`replica.figures.FORMATS`, without importing it).
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
 #: Options that select the generic plane of a built-in model.
@@ -42,8 +46,7 @@ def _figure_files(stem):
 def register(subparsers):
     from ..registry import CommandHook, add_model_parsers
 
-    p = subparsers.add_parser(
-        "phase-diagram", help="phase diagrams as figures (PNG, PDF, SVG) + CSV",
+    p = subparsers.add_parser("phase-diagram", help=HELP,
         description="Draw a model's phase diagram: regions and traced boundaries, written as "
                     "PNG, PDF, SVG and CSV files to -o DIR. Any plane of any model: "
                     "replica phase-diagram MODEL --x NAME:LO:HI[:N][:log] --y NAME:LO:HI[:N][:log]"

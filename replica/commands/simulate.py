@@ -17,6 +17,10 @@ import sys
 from ..errors import ParameterError
 from .common import parse_dps, progress_bar
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "finite-size linear attention vs the theory"
+
+
 LISTS = " (comma-separated list for a grid)"
 SCORED = " (comma-separated list: the same trained Gamma is scored on each)"
 
@@ -151,7 +155,7 @@ def simulation_hook(icl_arguments, icl_run, file_arguments, file_run, file_descr
 def register(subparsers):
     from ..registry import add_model_parsers
 
-    p = subparsers.add_parser("simulate", help="finite-size linear attention vs the theory",
+    p = subparsers.add_parser("simulate", help=HELP,
                               description="Train linear attention by exact ridge regression at "
                                           "dimension --d over --seeds independent draws and "
                                           "compare each error with the theory (mean, standard "

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from .common import add_dps, parse_dps, run_solve
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "solve a model's equations at one point"
+
 
 def _add_certify(p):
     p.add_argument("--certify", action="store_true",
@@ -21,7 +24,7 @@ def _add_certify(p):
 def register(subparsers):
     from ..registry import CommandHook, add_model_parsers
 
-    p = subparsers.add_parser("solve", help="solve a model's equations at one point",
+    p = subparsers.add_parser("solve", help=HELP,
                               description="Solve the order-parameter equations of a model at one "
                                           "parameter point, to --dps digits. --model PATH for a "
                                           "model file.")

@@ -16,6 +16,10 @@ from .simulate import (add_file_options, add_model_options, add_simulation_optio
                        collect_options, collect_params, is_linear_attention, model_source,
                        parse_int, simulation_hook)
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "grids of theory solves and simulations, as CSV"
+
+
 DEFAULT_CACHE = ".replica-cache"
 
 
@@ -69,7 +73,7 @@ def run_options(args) -> dict:
 def register(subparsers):
     from ..registry import add_model_parsers
 
-    p = subparsers.add_parser("sweep", help="grids of theory solves and simulations, as CSV",
+    p = subparsers.add_parser("sweep", help=HELP,
                               description="Sweep a grid (every model option may be a comma-"
                                           "separated list). With --seeds, simulate each point "
                                           "at each --ds; otherwise solve the theory only. "

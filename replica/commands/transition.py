@@ -18,6 +18,9 @@ import sys
 
 from .common import add_dps, parse_dps
 
+#: The command's one-line help (the top-level parser lists it without building the command).
+HELP = "locate a phase transition numerically"
+
 
 def add_certify(p):
     """The ``--certify`` option of the built-in models' transitions."""
@@ -30,8 +33,7 @@ def add_certify(p):
 def register(subparsers):
     from ..registry import add_model_parsers
 
-    p = subparsers.add_parser(
-        "transition", help="locate a phase transition numerically",
+    p = subparsers.add_parser("transition", help=HELP,
         description="Locate a model's phase transition. The built-in models' own transitions: "
                     "without --alpha the non-analytic point of the alpha -> oo limit (found "
                     "numerically, never substituted), with --alpha A the finite-alpha crossover, "

@@ -5,7 +5,6 @@ besides being solved."""
 from __future__ import annotations
 
 from ..models.parameters import SCHEMAS
-from ..models.simulations import SIMULATIONS
 from . import CommandHook
 from . import _shared
 
@@ -93,4 +92,8 @@ COMMANDS["transition"] = CommandHook(
 
 
 # --- simulation ---------------------------------------------------------------------------------
-SIMULATION = SIMULATIONS[NAME]  # declared with the model (replica.models.simulations)
+def SIMULATION():  # noqa: N802 - a declaration, read on first use (replica.registry)
+    """The model's simulation, declared with it in :mod:`replica.models.simulations`."""
+    from ..models.simulations import SIMULATIONS
+
+    return SIMULATIONS[NAME]

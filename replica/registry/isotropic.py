@@ -4,7 +4,6 @@ declaration (:mod:`replica.models.isotropic_problem`) and what it can do besides
 from __future__ import annotations
 
 from ..models.parameters import SCHEMAS
-from ..models.simulations import SIMULATIONS
 from . import CommandHook
 from . import _shared
 
@@ -119,4 +118,8 @@ COMMANDS["transition"] = CommandHook(
 
 
 # --- simulation ---------------------------------------------------------------------------------
-SIMULATION = SIMULATIONS[NAME]  # declared with the model (replica.models.simulations)
+def SIMULATION():  # noqa: N802 - a declaration, read on first use (replica.registry)
+    """The model's simulation, declared with it in :mod:`replica.models.simulations`."""
+    from ..models.simulations import SIMULATIONS
+
+    return SIMULATIONS[NAME]
