@@ -591,7 +591,7 @@ class ArrayCovariance(Covariance):
     ``diagonal``, ``matrix`` and ``scale`` -- what the mpmath and ball-arithmetic solves read --
     are built from it on first access. Equal (and hashed) by content."""
 
-    def __init__(self, spec: str, d: int, array: np.ndarray, diagonal_only: bool, raw: bool):
+    def __init__(self, spec: str, d: int, array, diagonal_only: bool, raw: bool):
         object.__setattr__(self, "spec", spec)
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "power", None)
