@@ -743,7 +743,7 @@ class Kernel:
         N = int(np.prod(shape, dtype=int))
         Pm = np.empty((self.n_p, N))
         for j, v in enumerate(P):
-            Pm[j] = np.broadcast_to(np.asarray(v, dtype=float), shape).reshape(N)
+            Pm[j].reshape(shape)[...] = v  # broadcast into the row
         if spec is None:
             lam = mu = w = np.zeros(0)
         else:

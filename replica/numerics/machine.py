@@ -417,7 +417,8 @@ class Machine:
             x, root_iters = self._start.f64(P, spec, shape)
             exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
-        Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
+        Pf = (None if kern is not None else
+              [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P])
 
         def equations(xa, idx):
             """Phi (fixed-point systems) or F (root systems) at the points ``idx``."""
@@ -529,12 +530,10 @@ class Machine:
         with np.errstate(all="ignore"):
             xl = np.asarray(x, dtype=np.longdouble)
             if n:
-                R = np.array([np.broadcast_to(v, shape) for v in
-                              self._evaluate_ld("equations", x, P, spec)], dtype=np.longdouble)
+                R = _stacked(self._evaluate_ld("equations", x, P, spec), shape, np.longdouble)
                 if self.fixed_point:
                     R = xl - R
-                jx = np.array([np.broadcast_to(v, shape) for v in
-                               self.evaluate("jacobian", "np", x, P, spec)], dtype=float)
+                jx = _stacked(self.evaluate("jacobian", "np", x, P, spec), shape, float)
                 J = np.moveaxis(jx.reshape((n, n) + shape), (0, 1), (-2, -1))
                 if self.fixed_point:
                     J = np.eye(n) - J
@@ -797,6 +796,15 @@ class StartMachine:
             inner_vals, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
                                                   list(known) + [u], shape, inner_warm)
         return [u] + inner_vals, np.full(shape, iters)
+
+
+def _stacked(values, shape, dtype) -> np.ndarray:
+    """``np.array([np.broadcast_to(v, shape) for v in values], dtype=dtype)``, filled row by
+    row (the same values, without a broadcast view per row)."""
+    out = np.empty((len(values),) + shape, dtype=dtype)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
 
 
 def shaped(v, shape):
