@@ -28,7 +28,7 @@ numba_missing = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
 
 def test_reduce_is_unrolled():
     src = "    return [reduce(maximum, [0, x1 + f(a, b)]), reduce(minimum, [x, y, z])]"
-    out = kernels._unroll_reduce(src)
+    out = kernels.unroll_reduce(src)
     assert out == "    return [maximum(0, x1 + f(a, b)), minimum(minimum(x, y), z)]"
 
 

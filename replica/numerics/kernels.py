@@ -449,7 +449,7 @@ def _renamed(f, name: str) -> str:
     tuple (the generated functions return lists of values of mixed numeric types)."""
     src = inspect.getsource(f)
     src = re.sub(r"^def \w+\(", f"def {name}(", src, count=1)
-    src = _unroll_reduce(src)
+    src = unroll_reduce(src)
     lines = src.rstrip().split("\n")
     last = lines[-1]
     m = re.match(r"^(\s*)return \[(.*)\]$", last)
@@ -477,7 +477,7 @@ def _split_top(text: str) -> list:
     return out
 
 
-def _unroll_reduce(src: str) -> str:
+def unroll_reduce(src: str) -> str:
     """``reduce(maximum, [a, b, c])`` (how the NumPy printer writes ``Max``) as
     ``maximum(maximum(a, b), c)``: the same pairwise folds, which Numba compiles."""
     for fn in ("maximum", "minimum"):
@@ -533,7 +533,7 @@ class Kernel:
 
     def __init__(self, m):
         self.machine = m
-        start = m._start
+        start = m.start_machine
         o = m.outline
         self.n, self.n_p = m.n, len(o.parameters)
         self.n_roots, self.n_al, self.n_in = start.n_roots, o.aliases, o.inputs

@@ -92,6 +92,11 @@ class Machine:
         self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
         self._no_balls: set = set()  # evaluator groups without one
 
+    @property
+    def start_machine(self) -> "StartMachine":
+        """The declared start, compiled (:class:`StartMachine`)."""
+        return self._start
+
     # -- the system (built on first use: not at all when every evaluator is cached) ----------
     @functools.cached_property
     def system(self) -> System:
