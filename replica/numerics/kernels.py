@@ -57,7 +57,6 @@ import inspect
 import os
 import re
 import sys
-import tempfile
 
 import numpy as np
 
@@ -88,9 +87,11 @@ def _numba_installed() -> bool:
 def kernel(m):
     """The fused kernel of the machine ``m`` (a :class:`~replica.numerics.machine.Machine`), or
     ``None``: Numba unavailable or disabled, a variant whose start is not exact (it iterates),
-    or generated code that Numba does not compile (remembered for the process)."""
-    if not enabled() or not m.outline.exact_start:
-        return None
+    no code cache (``REPLICA_LAMBDIFY_CACHE=0``, or a problem that names no source files: the
+    kernel would be compiled again in every process), or generated code that Numba does not
+    compile (remembered for the process)."""
+    if not enabled() or not m.outline.exact_start or m.cache is None or m.cache.folder() is None:
+        return None  # (without a code cache the kernel would be compiled in every process)
     key = (id(m), m.problem.name, m.variant)
     hit = _KERNELS.get(key)
     if hit is not None and hit.machine is m:
@@ -766,16 +767,13 @@ class Kernel:
 
 
 def _load(m, source):
-    """Import the kernel's source as a module: from the code cache's folder (Numba caches the
-    compiled code beside it), or from a temporary folder (no cache) without one."""
+    """Import the kernel's source as a module from the code cache's folder (Numba caches the
+    compiled code beside it, in ``__pycache__``)."""
     import hashlib
 
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    path = m.cache.path(f"kernel-{digest}") if m.cache is not None else None
-    cache = path is not None
-    if path is None:
-        path = os.path.join(tempfile.mkdtemp(prefix="replica-kernel-"), f"kernel_{digest}.py")
-    text = source.replace("cache=CACHE", f"cache={cache}")
+    path = m.cache.path(f"kernel-{digest}")
+    text = source.replace("cache=CACHE", "cache=True")
     if not (os.path.exists(path) and open(path).read() == text):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as fh:
