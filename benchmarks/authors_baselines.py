@@ -133,6 +133,58 @@ def paired(slow, fast, pairs=PAIRS, inner=20):
             min(ratios), max(ratios), vs, vf)
 
 
+def paired_multi(slow, fasts: dict, pairs=PAIRS, inner=20):
+    """:func:`paired` with several fast sides (``{label: function}``), each timed in every pair
+    beside the same call of ``slow``: ``(slow median, slow value, {label: (median, median ratio,
+    lowest ratio, highest ratio, last value)})``."""
+    ts, vs = [], None
+    times = {k: [] for k in fasts}
+    ratios = {k: [] for k in fasts}
+    vals = {}
+    for k in range(pairs):
+        def fast_side():
+            out = {}
+            for label, fn in fasts.items():
+                out[label] = _inner_median(fn, inner)
+            return out
+
+        if k % 2 == 0:
+            a, vs = _timed(slow)
+            got = fast_side()
+        else:
+            got = fast_side()
+            a, vs = _timed(slow)
+        ts.append(a)
+        for label, (b, v) in got.items():
+            times[label].append(b)
+            ratios[label].append(a / b)
+            vals[label] = v
+    return statistics.median(ts), vs, {
+        label: (statistics.median(times[label]), statistics.median(ratios[label]),
+                min(ratios[label]), max(ratios[label]), vals[label]) for label in fasts}
+
+
+def _numpy_path(fn):
+    """``fn`` run on the NumPy float64 path (no fused kernel: ``REPLICA_NUMBA=0``)."""
+    def run():
+        saved = os.environ.get("REPLICA_NUMBA")
+        os.environ["REPLICA_NUMBA"] = "0"
+        try:
+            return fn()
+        finally:
+            if saved is None:
+                os.environ.pop("REPLICA_NUMBA", None)
+            else:
+                os.environ["REPLICA_NUMBA"] = saved
+    return run
+
+
+def _kernels_on() -> bool:
+    from replica.numerics.kernels import enabled
+
+    return enabled()
+
+
 def _ms(t):
     return f"{t * 1e3:.2f} ms" if t < 0.1 else f"{t:.2f} s"
 
@@ -168,41 +220,57 @@ def _authors_test(test):
 def paper_a_points(mod):
     from .alignment_speed import mc_theory
 
-    rows, ratios, reimpl = [], [], []
+    rows, ratios, reimpl = [], {"spec": [], "matrix": [], "numpy": []}, []
     bias = []
     for train, test, tau, tau_s in A_CASES:
         ref = replica.solve("alignment", d=D, train=train, test=test, alpha=2, tau=tau_s,
                             kappa="1/2", rho="1/100", dps=50, verify=False)["e_icl"]
+        ctr, cte = _piano(), _authors_test(test)
 
         def ours():
             return replica.solve_float64("alignment", d=D, train=train, test=test, alpha=ALPHA,
                                          tau=tau, kappa=KAPPA, rho=RHO)["e_icl"]
+
+        def ours_matrix():  # the covariances as the authors pass them: d x d NumPy matrices
+            return replica.solve_float64("alignment", train=ctr, test=cte, alpha=ALPHA,
+                                         tau=tau, kappa=KAPPA, rho=RHO)["e_icl"]
+
+        fasts = {"spec": ours, "matrix": ours_matrix, "numpy": _numpy_path(ours)}
 
         def mine_mc():
             return mc_theory(train, test, tau)
 
         cells = [f"{train} / {test}, tau={tau_s}"]
         if mod is not None:
-            ctr, cte = _piano(), _authors_test(test)
-
             def authors():
                 np.random.seed(0)
                 return mod.ICL_error(ctr, cte, tau, ALPHA, KAPPA, RHO, 100)
 
             # the re-implementation against the authors' code, pair by pair; then replica
             t_a, t_re, r_are, _lo, _hi, v_a, v_re = paired(authors, mine_mc, inner=1)
-            _ta, t_o, r_ao, lo_ao, hi_ao, _va, v_ours = paired(authors, ours, inner=50)
-            ratios.append((r_ao, lo_ao, hi_ao))
+            for fn in fasts.values():
+                fn()  # prepared (a matrix's first call converts it) before the pairs
+            _ta, _va, got = paired_multi(authors, fasts, inner=50)
+            for label, (_t, r, lo, hi, _v) in got.items():
+                ratios[label].append((r, lo, hi))
             reimpl.append(r_are)
             bias.append(_err(v_a, ref))
+            t_o, r_ao, lo_ao, hi_ao, v_ours = got["spec"]
+            t_m, r_m, lo_m, hi_m, v_m = got["matrix"]
+            t_n, r_n, lo_n, hi_n, _vn = got["numpy"]
             cells += [_ms(t_a), _e(_err(v_a, ref)), _ms(t_re), _e(_err(v_re, ref)),
                       f"{r_are:.2f}", _ms(t_o), _e(_err(v_ours, ref)),
-                      f"{r_ao:.0f}x ({lo_ao:.0f}-{hi_ao:.0f})"]
+                      f"{r_ao:.0f}x ({lo_ao:.0f}-{hi_ao:.0f})", _ms(t_m), _e(_err(v_m, ref)),
+                      f"{r_m:.0f}x ({lo_m:.0f}-{hi_m:.0f})", _ms(t_n),
+                      f"{r_n:.0f}x ({lo_n:.0f}-{hi_n:.0f})"]
         else:
             t_re, v_re = _timed(mine_mc)
             t_o, v_ours = _inner_median(ours, 50)
+            t_m, v_m = _inner_median(ours_matrix, 50)
+            t_n, _vn = _inner_median(fasts["numpy"], 50)
             cells += [NOT_RUN, NOT_RUN, _ms(t_re), _e(_err(v_re, ref)), NOT_RUN, _ms(t_o),
-                      _e(_err(v_ours, ref)), NOT_RUN]
+                      _e(_err(v_ours, ref)), NOT_RUN, _ms(t_m), _e(_err(v_m, ref)), NOT_RUN,
+                      _ms(t_n), NOT_RUN]
         rows.append(cells)
     return rows, ratios, reimpl, bias
 
@@ -212,30 +280,94 @@ CURVE_KAPPAS = np.linspace(0.05, 2.15, 30)
 
 def paper_a_curves(mod):
     kappas = CURVE_KAPPAS
-    rows, ratios = [], []
+    rows, ratios = [], {"spec": [], "matrix": [], "numpy": []}
     for tau in (4.0, 0.5):
+        ctr = _piano()
+
         def ours():
             return replica.solve_float64("alignment", d=D, train="piano", test="piano",
                                          alpha=ALPHA, tau=tau, kappa=kappas, rho=RHO)["e_icl"]
 
+        def ours_matrix():
+            return replica.solve_float64("alignment", train=ctr, test=ctr, alpha=ALPHA,
+                                         tau=tau, kappa=kappas, rho=RHO)["e_icl"]
+
+        fasts = {"spec": ours, "matrix": ours_matrix, "numpy": _numpy_path(ours)}
+        for fn in fasts.values():
+            fn()
         cells = [f"piano / piano, tau={tau:g}, 30 kappa in [0.05, 2.15]"]
         if mod is not None:
-            ctr = _piano()
-
             def authors():
                 np.random.seed(0)
                 return [mod.ICL_error(ctr, ctr, tau, ALPHA, float(k), RHO, 100) for k in kappas]
 
-            t_a, t_o, r, lo, hi, v_a, v_o = paired(authors, ours, pairs=1, inner=20)
+            t_a, v_a, got = paired_multi(authors, fasts, pairs=1, inner=20)
+            for label, (_t, r, _lo, _hi, _v) in got.items():
+                ratios[label].append(r)
+            t_o, r, _lo, _hi, v_o = got["spec"]
+            t_m, r_m, _, _, v_m = got["matrix"]
+            t_n, r_n, _, _, _ = got["numpy"]
             diff = np.abs(np.array(v_a, float) - v_o)
-            ratios.append(r)
             cells += [_ms(t_a), _ms(t_o), f"{diff.max():.1e} / {diff[kappas >= 0.5].max():.1e}",
-                      f"{r:.0f}x"]
+                      f"{r:.0f}x", _ms(t_m), f"{np.max(np.abs(v_m - v_o)):.1e}", f"{r_m:.0f}x",
+                      _ms(t_n), f"{r_n:.0f}x"]
         else:
-            t_o, _ = _inner_median(ours, 20)
-            cells += [NOT_RUN, _ms(t_o), NOT_RUN, NOT_RUN]
+            t_o, v_o = _inner_median(ours, 20)
+            t_m, v_m = _inner_median(ours_matrix, 20)
+            t_n, _ = _inner_median(fasts["numpy"], 20)
+            cells += [NOT_RUN, _ms(t_o), NOT_RUN, NOT_RUN, _ms(t_m),
+                      f"{np.max(np.abs(v_m - v_o)):.1e}", NOT_RUN, _ms(t_n), NOT_RUN]
         rows.append(cells)
     return rows, ratios
+
+
+def kernel_breakdown(cases):
+    """Per float64 call of each case ``(label, tau, kappa)`` with the fused kernel: ``(label,
+    whole call, inside the kernel, inside the extended-precision check, of which its longdouble
+    evaluations)`` in seconds (every part timed by a wrapper around it for this measurement
+    only; ``None`` without a kernel)."""
+    from replica.numerics import kernels as kmod
+    from replica.numerics.machine import Machine
+
+    if not _kernels_on():
+        return None
+    clock: dict = {}
+
+    def timed(owner, name, label):
+        orig = getattr(owner, name)
+
+        def wrapper(*args, **kw):
+            t = time.perf_counter()
+            try:
+                return orig(*args, **kw)
+            finally:
+                clock[label] = clock.get(label, 0.0) + time.perf_counter() - t
+        setattr(owner, name, wrapper)
+        return orig
+
+    saved = [(kmod.Kernel, "__call__", timed(kmod.Kernel, "__call__", "kernel")),
+             (Machine, "assess", timed(Machine, "assess", "check")),
+             (Machine, "_evaluate_ld", timed(Machine, "_evaluate_ld", "longdouble"))]
+    out = []
+    try:
+        for label, tau, kappa in cases:
+            def point():
+                return replica.solve_float64("alignment", d=D, train="piano", test="piano",
+                                             alpha=ALPHA, tau=tau, kappa=kappa, rho=RHO)
+            for _ in range(5):
+                point()
+            n = 200 if np.ndim(kappa) == 0 else 40
+            clock.clear()
+            t = time.perf_counter()
+            for _ in range(n):
+                point()
+            whole = (time.perf_counter() - t) / n
+            out.append((label, whole, clock.get("kernel", 0) / n, clock.get("check", 0) / n,
+                        clock.get("longdouble", 0) / n))
+    finally:
+        for owner, name, orig in saved:
+            setattr(owner, name, orig)
+    return out
 
 
 def paper_b(mod):
@@ -322,6 +454,8 @@ def arithmetic_floor(cases):
 
     out = []
     codegen.Evaluator.functions = functions
+    saved = os.environ.get("REPLICA_NUMBA")
+    os.environ["REPLICA_NUMBA"] = "0"  # the NumPy path: every generated call is NumPy code
     try:
         for label, tau, kappa in cases:
             def point():
@@ -338,6 +472,10 @@ def arithmetic_floor(cases):
             out.append((label, clock["calls"] / n, clock["seconds"] / n, whole))
     finally:
         codegen.Evaluator.functions = original
+        if saved is None:
+            os.environ.pop("REPLICA_NUMBA", None)
+        else:
+            os.environ["REPLICA_NUMBA"] = saved
     return out
 
 
@@ -428,8 +566,10 @@ def run():
     try:
         mod_a, commit_a = _load("REPLICA_AUTHORS_A", A_FILE)
         mod_b, commit_b = _load("REPLICA_AUTHORS_B", B_FILE)
-        replica.solve_float64("alignment", d=D, train="piano", test="piano", alpha=ALPHA, tau=4.0,
-                              kappa=KAPPA, rho=RHO)  # generate or load the evaluators first
+        for tau in (4.0, 0.5):  # generate or load the evaluators (and kernels) first
+            replica.solve_float64("alignment", d=D, train="piano", test="piano", alpha=ALPHA,
+                                  tau=tau, kappa=KAPPA, rho=RHO)
+        kernels = _kernels_on()
         t0 = time.perf_counter()
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         a_rows, a_ratios, reimpl, bias = paper_a_points(mod_a)
@@ -439,6 +579,9 @@ def run():
         floor = arithmetic_floor([("tau=4", 4.0, KAPPA), ("tau=1/2", 0.5, KAPPA),
                                   ("tau=4, 30 kappa", 4.0, CURVE_KAPPAS),
                                   ("tau=0.5, 30 kappa", 0.5, CURVE_KAPPAS)])
+        breakdown = kernel_breakdown([("tau=4", 4.0, KAPPA), ("tau=1/2", 0.5, KAPPA),
+                                      ("tau=4, 30 kappa", 4.0, CURVE_KAPPAS),
+                                      ("tau=0.5, 30 kappa", 0.5, CURVE_KAPPAS)])
         draws = sampler_costs(mod_a)
         elapsed = time.perf_counter() - t0
     finally:
@@ -457,18 +600,25 @@ def run():
           f"`{commit_b}`{'' if mod_b is not None else ' (not run)'}. Regenerate with "
           "`REPLICA_AUTHORS_A=<checkout> REPLICA_AUTHORS_B=<checkout> python -m benchmarks "
           "authors_baselines` (without the variables the authors' columns read \"not run\").", "",
+          f"Float64 path: {'the fused Numba kernels (`replica.numerics.kernels`)' if kernels else 'NumPy (Numba not installed)'}; "
+          "*NumPy path* is the same call with `REPLICA_NUMBA=0`, timed in the same pairs.", "",
           f"**Paper A, one point** (float64, d = {D}, alpha = 2, kappa = 1/2, rho = 0.01, piano "
-          "training; `replica.solve_float64` with the parameters parsed on every call; the "
-          "authors' `ICL_error(..., 100)` as their plot script calls it; *re-impl.* is the "
-          "project's Monte-Carlo baseline `benchmarks.alignment_speed.mc_theory`; errors against "
-          "the 50-digit solve):", "",
+          "training; `replica.solve_float64` with the parameters parsed on every call, the "
+          "covariances as SPECs (`piano`, `spike:1`) and as the d x d NumPy matrices the "
+          "authors pass (*matrix*); the authors' `ICL_error(..., 100)` as their plot script "
+          "calls it; *re-impl.* is the project's Monte-Carlo baseline "
+          "`benchmarks.alignment_speed.mc_theory`; errors against the 50-digit solve):", "",
           table(["case", "authors", "authors' error", "re-impl.", "re-impl. error",
                  "authors / re-impl. time", "replica float64", "replica error",
-                 "speed-up vs authors (range)"], a_rows), ""]
-    if a_ratios:
-        md += [f"Per point: replica's float64 is {min(r for r, _, _ in a_ratios):.0f}x to "
-               f"{max(r for r, _, _ in a_ratios):.0f}x faster than the authors' code (target >= "
-               f"1000x), with errors at the float64 rounding level where the authors' "
+                 "speed-up vs authors (range)", "replica, matrices", "error, matrices",
+                 "speed-up, matrices", "NumPy path", "speed-up, NumPy path"], a_rows), ""]
+    if a_ratios["spec"]:
+        def span(key):
+            return (f"{min(r for r, _, _ in a_ratios[key]):.0f}x to "
+                    f"{max(r for r, _, _ in a_ratios[key]):.0f}x")
+        md += [f"Per point: replica's float64 is {span('spec')} faster than the authors' code "
+               f"with SPECs, {span('matrix')} with the authors' matrices, {span('numpy')} on "
+               f"the NumPy path (target >= 1000x), with errors at the float64 rounding level where the authors' "
                f"Monte-Carlo is off by {_e(min(bias))} to {_e(max(bias))} (a bias, not noise: "
                "the average of resolvents of finite d x d sample covariances is not the d -> oo "
                "deterministic equivalent, and more draws do not remove it). The authors' code "
@@ -491,14 +641,30 @@ def run():
     authors_time = {row[0].split(", ")[-1]: row[1] for row in a_rows
                     if row[0].startswith("piano / piano")}
     authors_time.update({row[0].split(", ", 1)[1].split(" in ")[0]: row[1] for row in c_rows})
+    if breakdown is not None:
+        rows = []
+        for label, whole, kern, check, ld in breakdown:
+            t_a = _authors_seconds(authors_time.get(label))
+            rows.append([label, _ms(whole), _ms(kern), _ms(check), _ms(ld),
+                         _ms(whole - kern - check), f"{t_a / check:.0f}x" if t_a else NOT_RUN])
+        md += ["**Where a float64 call goes with the fused kernel** (piano / piano as above; "
+               "*kernel*: the compiled start, residual, reported values and admissibility of "
+               "every point; *check*: the extended-precision check of every point "
+               "(`Machine.assess`, NumPy `longdouble`, which Numba does not compile), of which "
+               "its *longdouble* evaluations of the residual and the reported values; *rest*: "
+               "parameter parsing, domains, variants, output; *bound*: the authors' time over "
+               "the check alone, the largest speed-up while the check stays as it is):", "",
+               table(["case", "whole call", "kernel", "check", "longdouble", "rest",
+                      "bound vs authors"], rows), ""]
     floor_rows = []
     for label, calls, inside, whole in floor:
         row = [label, f"{calls:.0f}", _ms(inside), _ms(whole), f"{100 * inside / whole:.0f} %"]
         t_a = _authors_seconds(authors_time.get(label))
         row.append(f"{t_a / inside:.0f}x" if t_a else NOT_RUN)
         floor_rows.append(row)
-    md += ["**The float64 floor** (piano / piano, one point and one 30-point curve as above, "
-           "with every call of generated NumPy code timed: the integrands of the spectral "
+    md += ["**The float64 floor of the NumPy path** (`REPLICA_NUMBA=0`; piano / piano, one "
+           "point and one 30-point curve as above, with every call of generated NumPy code "
+           "timed: the integrands of the spectral "
            f"averages over the d = {D} eigenvalues and the outer expressions; *whole call* "
            "includes the timers' own cost; *bound* is the authors' time over the generated time "
            "alone, the largest speed-up the call could show if the driver -- parameter parsing, "
@@ -512,9 +678,13 @@ def run():
            "resolvents of sample covariances from k = int(kappa d) tasks, 6 at kappa = 0.05, and "
            "its bias is largest there):", "",
            table(["curve", "authors", "replica float64", "max |authors - replica|",
-                  "speed-up"], c_rows), ""]
-    if c_ratios:
-        md += [f"Per curve: {min(c_ratios):.0f}x to {max(c_ratios):.0f}x (target >= 10^4x).", ""]
+                  "speed-up", "replica, matrices", "max |matrices - SPECs|",
+                  "speed-up, matrices", "NumPy path", "speed-up, NumPy path"], c_rows), ""]
+    if c_ratios["spec"]:
+        md += [f"Per curve: {min(c_ratios['spec']):.0f}x to {max(c_ratios['spec']):.0f}x with "
+               f"SPECs, {min(c_ratios['matrix']):.0f}x to {max(c_ratios['matrix']):.0f}x with "
+               f"matrices, {min(c_ratios['numpy']):.0f}x to {max(c_ratios['numpy']):.0f}x on "
+               "the NumPy path (target >= 10^4x).", ""]
     md += ["**Paper B** (isotropic; the authors' NumPy functions point by point as their scripts "
            "call them, vs one vectorised `replica.solve_float64` call; relative error against "
            "the verified 30-digit solves; ridgeless: 50 alpha in [0.1, 100] x 7 tau, kappa = "

@@ -479,14 +479,24 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     """A covariance given as a NumPy array: a symmetric positive-semidefinite ``d x d`` matrix
     or a 1-D array of its ``d`` eigenvalues (then diagonal in the coordinate basis), normalised
     to trace ``d`` as a SPEC is (``raw=True`` keeps it as given). ``d`` defaults to the array's
-    size; a different ``d`` is refused.
+    size; a different ``d`` is refused. A matrix whose off-diagonal entries are all zero (and
+    whose diagonal is non-negative) is the diagonal covariance of its diagonal, as if given as
+    a 1-D array (its spectral pairs are then its entries: no eigendecomposition in any
+    precision).
 
-    Exactness: every entry (eigenvalue or matrix entry) is converted to the exact rational of
-    its binary value, ``Fraction(float(x))`` (integers exactly; float32 through its exact
-    widening to float64), so the theory sees precisely the numbers of the array and the trace
-    normalisation is exact. Refused with a :class:`ParameterError` naming ``name``: a
-    non-numeric, boolean or complex array, more than two dimensions, a non-square matrix, NaN or
-    infinite entries, a non-symmetric matrix, a negative eigenvalue, an all-zero covariance."""
+    Exactness: every entry (eigenvalue or matrix entry) stands for the exact rational of its
+    binary value, ``Fraction(float(x))`` (integers exactly; float32 through its exact widening to
+    float64), so the theory sees precisely the numbers of the array and the trace normalisation
+    is exact. The exact entries (``diagonal``, ``matrix``, ``scale``) are built only when a
+    solve at the working precision or in ball arithmetic reads them; the float64 entries are
+    the same exact normalised values correctly rounded (:func:`_normalised_f64`), computed from
+    the array directly. Prepared covariances are remembered by content (a hash of the array's
+    bytes, dtype and shape, with ``d`` and ``raw``) within the process: the same array passed
+    again -- or an equal one -- returns the same object, whose spectral pairs the solvers keep.
+
+    Refused with a :class:`ParameterError` naming ``name``: a non-numeric, boolean or complex
+    array, more than two dimensions, a non-square matrix, NaN or infinite entries, a
+    non-symmetric matrix, a negative eigenvalue, an all-zero covariance."""
     import hashlib
 
     arr = np.asarray(array)
@@ -508,15 +518,209 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     check_theory_d(d, "d")
     if n != d:
         raise ParameterError(name, f"the array has size {n}, expected d = {d}")
+    contiguous = np.ascontiguousarray(arr)
+    content = hashlib.sha256(memoryview(contiguous).cast("B")).digest()
+    key = (content, arr.dtype.str, arr.shape, d, bool(raw))
+    hit = _PREPARED.get(key)
+    if hit is not None:
+        return hit
     if not np.all(np.isfinite(arr)):
         raise ParameterError(name, "the array has NaN or infinite entries")
-    # every entry exactly: the rational of its binary value (integers as integers)
+    digest = (content.hex() if contiguous.dtype == np.float64 else hashlib.sha256(
+        np.ascontiguousarray(arr, dtype=np.float64).tobytes()).hexdigest())
+    spec = f"array:{'x'.join(map(str, arr.shape))}:{digest[:12]}" + (":raw" if raw else "")
+    cov = _prepare_array(spec, contiguous, d, name, raw)
+    if len(_PREPARED) >= _PREPARED_MAX:
+        _PREPARED.pop(next(iter(_PREPARED)))
+    _PREPARED[key] = cov
+    return cov
+
+
+_PREPARED: dict = {}
+"""Covariances prepared from arrays, by content (:func:`covariance_from_array`), oldest first."""
+_PREPARED_MAX = 64
+
+
+def _exact_entries(arr) -> list:
+    """Rows of the exact rationals of the entries of ``arr`` (integers exactly)."""
     exact = (lambda v: Fraction(int(v))) if np.issubdtype(arr.dtype, np.integer) else \
         (lambda v: Fraction(float(v)))
-    entries = [[exact(v) for v in row] for row in np.atleast_2d(arr)]
-    digest = hashlib.sha256(np.ascontiguousarray(arr, dtype=np.float64).tobytes()).hexdigest()
-    spec = f"array:{'x'.join(map(str, arr.shape))}:{digest[:12]}" + (":raw" if raw else "")
-    return _covariance_of_entries(spec, entries, arr.ndim, d, name, raw, "the array")
+    return [[exact(v) for v in row] for row in np.atleast_2d(arr)]
+
+
+def _dyadic(values) -> tuple:
+    """``(ints, e)`` with ``values[i] = ints[i] * 2**e`` exactly, for a finite float64 or integer
+    array (``ints`` Python integers: sums and products of them are exact)."""
+    v = np.asarray(values)
+    if np.issubdtype(v.dtype, np.integer):
+        return [int(x) for x in v.ravel()], 0
+    v = v.astype(np.float64, copy=False).ravel()
+    m, e = np.frexp(v)
+    mant = (m * 2.0 ** 53).astype(np.int64)  # exact: a binary64 significand has 53 bits
+    exp = e.astype(np.int64) - 53
+    nonzero = mant != 0
+    low = int(exp[nonzero].min()) if np.any(nonzero) else 0
+    shifts = np.where(nonzero, exp - low, 0)
+    return [int(a) << int(s) for a, s in zip(mant.tolist(), shifts.tolist())], low
+
+
+def _normalised_f64(values, diag, d: int, raw: bool) -> np.ndarray:
+    """``values`` (a float64 or integer array) times ``d / tr``, ``tr`` the exact sum of
+    ``diag`` (the eigenvalues, or a matrix's diagonal), every entry the exact product correctly
+    rounded to float64 -- the value ``float(Fraction(v) * d / tr)`` of the exact entries, by
+    integer arithmetic (Python's ``int / int`` rounds correctly, as ``float(Fraction)`` does);
+    ``raw``: the entries as float64."""
+    if raw:
+        return np.asarray(values, dtype=np.float64).copy()
+    ints, e = _dyadic(values)
+    dints, e_diag = _dyadic(diag)
+    total = sum(dints)
+    # v * d / tr = (a 2**e) d / (T 2**e_diag): align the binary exponents
+    shift = e - e_diag
+    if shift >= 0:
+        num_scale, den = d << shift, total
+    else:
+        num_scale, den = d, total << -shift
+    out = np.array([a * num_scale / den for a in ints], dtype=np.float64)
+    return out.reshape(np.shape(values))
+
+
+class ArrayCovariance(Covariance):
+    """A :class:`Covariance` prepared from a NumPy array (:func:`covariance_from_array`): the
+    float64 entries come from the array (exactly normalised, correctly rounded), the exact
+    ``diagonal``, ``matrix`` and ``scale`` -- what the mpmath and ball-arithmetic solves read --
+    are built from it on first access. Equal (and hashed) by content."""
+
+    def __init__(self, spec: str, d: int, array, diagonal_only: bool, raw: bool):
+        object.__setattr__(self, "spec", spec)
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "power", None)
+        array = np.array(array)  # its own copy: the caller may change theirs
+        array.setflags(write=False)
+        object.__setattr__(self, "array", array)
+        object.__setattr__(self, "diagonal_only", diagonal_only)
+        object.__setattr__(self, "raw", raw)
+
+    @functools.cached_property
+    def _key(self):
+        return (self.spec, self.d, self.array.dtype.str, self.array.shape, self.raw,
+                self.array.tobytes())
+
+    def __eq__(self, other):
+        if isinstance(other, ArrayCovariance):
+            return self._key == other._key
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return f"ArrayCovariance({self.spec!r}, d={self.d})"
+
+    def _entries(self):
+        """The array's entries that make the covariance: the eigenvalues (1-D), the diagonal of
+        a diagonal matrix, or the full matrix."""
+        if self.array.ndim == 1:
+            return self.array
+        return np.diagonal(self.array) if self.diagonal_only else self.array
+
+    @property
+    def is_diagonal(self) -> bool:
+        return self.diagonal_only
+
+    @functools.cached_property
+    def _trace_entries(self):
+        return self.array if self.array.ndim == 1 else np.diagonal(self.array)
+
+    # the exact entries, on first use (as the exact path of earlier versions built them)
+    @functools.cached_property
+    def diagonal(self):
+        if not self.diagonal_only:
+            return None
+        vals = _exact_entries(self._entries())[0]
+        if self.raw:
+            return tuple(vals)
+        tot = sum(vals, Fraction(0))
+        return tuple(v * self.d / tot for v in vals)
+
+    @functools.cached_property
+    def matrix(self):
+        if self.diagonal_only:
+            return None
+        return tuple(tuple(r) for r in _exact_entries(self.array))
+
+    @functools.cached_property
+    def scale(self):
+        if self.diagonal_only or self.raw:
+            return None
+        tr = sum((Fraction(v) for v in _exact_entries(self._trace_entries)[0]), Fraction(0))
+        return Fraction(self.d) / tr
+
+    # float64 entries from the array
+    @functools.cached_property
+    def _diag_f64(self) -> np.ndarray:
+        out = _normalised_f64(self._trace_entries, self._trace_entries, self.d, self.raw)
+        out.setflags(write=False)
+        return out
+
+    @functools.cached_property
+    def _matrix_f64(self) -> np.ndarray:
+        out = _normalised_f64(self.array, self._trace_entries, self.d, self.raw)
+        out.setflags(write=False)
+        return out
+
+    def diag_f64(self) -> np.ndarray:
+        return self._diag_f64.copy()
+
+    def matrix_f64(self) -> np.ndarray:
+        if self.diagonal_only:
+            return np.diag(self._diag_f64)
+        return self._matrix_f64.copy()
+
+    def rank(self) -> int:
+        if self.diagonal_only:  # a normalised entry is 0 exactly where the array's is
+            return int(np.count_nonzero(self._entries()))
+        return super().rank()
+
+
+def _prepare_array(spec, arr, d, name, raw) -> Covariance:
+    """The covariance of a finite array of size ``d``, checked as :func:`_covariance_of_entries`
+    checks entries (the same tests on the same float64 numbers), without converting the entries
+    to rationals; an integer array with entries beyond 2**53 (not exact in float64) takes that
+    exact path."""
+    if np.issubdtype(arr.dtype, np.integer) and arr.size and (
+            int(np.abs(arr).max()) > 2 ** 53 or arr.dtype == np.uint64):
+        return _covariance_of_entries(spec, _exact_entries(arr), arr.ndim, d, name, raw,
+                                      "the array")
+    path = "the array"
+    if raw and np.any(np.abs(arr.astype(np.float64)) > _RAW_MAX):
+        raise ParameterError(name, f"{path} has entries beyond {_RAW_MAX:g} in magnitude, outside "
+                                   "the float64 range the :raw form computes in (drop :raw to "
+                                   "normalise the trace to d)")
+    if arr.ndim == 1:
+        if np.any(arr < 0):
+            raise ParameterError(name, f"{path}: eigenvalues must be >= 0 (not PSD)")
+        if not np.any(arr != 0):
+            raise ParameterError(name, f"{path}: covariance is zero")
+        return ArrayCovariance(spec, d, arr, True, raw)
+    f = arr.astype(np.float64)  # exact (float64, float32, integers below 2**53)
+    big = float(np.abs(f).max())
+    if big == 0:
+        raise ParameterError(name, f"{path}: covariance is zero")
+    diag = np.diagonal(f)
+    if np.count_nonzero(f) == np.count_nonzero(diag) and np.all(diag >= 0):
+        return ArrayCovariance(spec, d, arr, True, raw)  # diagonal: PSD, trace > 0
+    m = f / big  # IEEE division: the correctly rounded quotient, as from the exact entries
+    if not np.allclose(m, m.T, rtol=0, atol=1e-12 * max(1.0, np.abs(m).max())):
+        raise ParameterError(name, f"{path}: matrix is not symmetric")
+    ev = np.linalg.eigvalsh(m)
+    if ev.min() < -1e-10 * max(1.0, abs(ev).max()):
+        raise ParameterError(name, f"{path}: matrix is not positive semi-definite "
+                                   f"(smallest eigenvalue {ev.min():.3g})")
+    ints, _ = _dyadic(arr if np.issubdtype(arr.dtype, np.integer) else f)
+    if sum(ints[i * d + i] for i in range(d)) <= 0:
+        raise ParameterError(name, f"{path}: covariance has zero trace")
+    return ArrayCovariance(spec, d, arr, False, raw)
 
 
 _TEXT_BYTES_PER_ENTRY = 200

@@ -19,6 +19,10 @@ else:
     os.environ[_SESSION] = _FRESH_CACHE
     atexit.register(shutil.rmtree, _FRESH_CACHE, ignore_errors=True)
 os.environ["REPLICA_LAMBDIFY_CACHE"] = _FRESH_CACHE
+# The float64 path without the fused Numba kernels (compiled per variant, seconds each, in a
+# fresh cache): the suite tests the NumPy path, which every installation has;
+# tests/test_float64_kernels.py turns the kernels on where Numba is installed.
+os.environ.setdefault("REPLICA_NUMBA", "0")
 
 import mpmath
 import numpy as np

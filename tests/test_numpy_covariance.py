@@ -90,3 +90,88 @@ def test_float64_grids_refuse_bad_arrays_too():
     with pytest.raises(ParameterError, match="^test: the array: eigenvalues must be >= 0"):
         replica.solve_float64("alignment", train=np.ones(D), test=-np.ones(D),
                               alpha=np.array([1.0, 2.0]), tau=4, kappa=2, rho=0.01)
+
+
+# -- arrays prepared once: float64 entries without rationals, exact ones on demand -----------------
+def _legacy(arr, raw=False):
+    """The covariance of ``arr`` by the exact route (every entry a Fraction first)."""
+    from replica.spectra import _covariance_of_entries, _exact_entries
+
+    return _covariance_of_entries("legacy", _exact_entries(arr), arr.ndim, arr.shape[0], "train",
+                                  raw, "the array")
+
+
+def _arrays(seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for d in (1, 3, 12, 31):
+        q = np.linalg.qr(rng.standard_normal((d, d)))[0]
+        m = q @ np.diag(rng.random(d) * 10.0 ** rng.uniform(-5, 5)) @ q.T
+        x = rng.standard_normal((d, 2 * d))
+        a = rng.integers(-3, 4, (d, d))
+        out += [rng.random(d) * 10.0 ** rng.uniform(-30, 30), (rng.random(d) * 3).astype(np.float32),
+                rng.integers(0, 1000, d), (m + m.T) / 2, x @ x.T, a + a.T + 300 * np.eye(d, dtype=int)]
+    return out
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_array_entries_equal_the_exact_conversion(raw):
+    for arr in _arrays():
+        # a diagonal matrix (here d = 1) is the covariance of its diagonal
+        diagonal = arr.ndim == 2 and np.count_nonzero(arr) == np.count_nonzero(np.diagonal(arr))
+        new = covariance_from_array(arr, raw=raw)
+        old = _legacy(np.diagonal(arr) if diagonal else arr, raw)
+        assert new.diag_f64().tobytes() == old.diag_f64().tobytes()  # bit for bit
+        assert new.matrix_f64().tobytes() == old.matrix_f64().tobytes()
+        assert (new.diagonal, new.matrix, new.scale) == (old.diagonal, old.matrix, old.scale)
+        assert new.is_diagonal == old.is_diagonal and new.rank() == old.rank()
+        assert new.trace_fraction() == old.trace_fraction()
+
+
+def test_a_diagonal_matrix_is_the_covariance_of_its_diagonal():
+    ev = np.linspace(2.0, 0.1, D)
+    mat, vec = covariance_from_array(np.diag(ev)), covariance_from_array(ev)
+    assert mat.is_diagonal and mat.diagonal == vec.diagonal and mat.matrix is None
+    assert mat.diag_f64().tobytes() == vec.diag_f64().tobytes()
+    assert mat.spec.startswith(f"array:{D}x{D}:")
+
+
+def test_arrays_are_prepared_once_by_content():
+    ev = np.linspace(2.0, 0.1, D)
+    first = covariance_from_array(ev)
+    assert covariance_from_array(ev.copy()) is first  # equal content: the same object
+    assert covariance_from_array(ev, raw=True) is not first
+    kept = first.diag_f64()
+    ev[0] = 7.0  # the caller changes its array: a new covariance, the first one unchanged
+    assert covariance_from_array(ev) is not first
+    assert first.diag_f64().tobytes() == kept.tobytes()
+    assert covariance_from_array(ev.astype(np.float32)).spec != covariance_from_array(ev).spec
+
+
+@pytest.mark.parametrize("spec, d", [("identity", 20), ("spike:3", 20), ("lowrank:1/2", 20),
+                                     ("piano", 63)])
+def test_a_matrix_gives_the_float64_values_of_its_spec(spec, d):
+    # entries that are exact binary fractions of trace d (piano at d = 63: (63 - j)/32), so the
+    # matrix and the SPEC are the same covariance: every float64 value agrees to the last bit
+    from replica.spectra import parse_spec
+
+    mat = np.diag(parse_spec(spec, d).diag_f64())
+    grid = dict(alpha=np.array([0.5, 2.0]), tau=np.array([4.0, 0.5]), kappa=0.7, rho=0.01)
+    by_spec = replica.solve_float64("alignment", d=d, train=spec, test="piano", **grid)
+    by_matrix = replica.solve_float64("alignment", d=d, train=mat,
+                                      test=np.diag(parse_spec("piano", d).diag_f64()), **grid)
+    assert list(by_spec) == list(by_matrix)
+    for k in by_spec:
+        a, b = by_spec[k], by_matrix[k]
+        assert a.tobytes() == b.tobytes() if a.dtype.kind == "f" else np.array_equal(a, b), k
+
+
+def test_the_mp_path_of_a_full_matrix_is_the_exact_route():
+    q = _rotation(D, seed=3)
+    train = q @ np.diag(np.linspace(3.0, 0.2, D)) @ q.T
+    train = (train + train.T) / 2
+    test = np.linspace(0.5, 1.5, D)
+    args = dict(dps=20, **BASE)
+    new = replica.solve("alignment", train=train, test=test, **args)
+    old = replica.solve("alignment", train=_legacy(train), test=_legacy(test), **args)
+    assert new.digits >= 18 and new.all_values == old.all_values

@@ -48,8 +48,8 @@ def call_longdouble(ev: Evaluator, values, arrays) -> list:
         expanded = [v[..., None] for v in vals]
         prev: list = []
         for f in inners:
-            a = np.sum(w * np.asarray(f(lam, mu, *expanded, *prev), dtype=np.longdouble),
-                       axis=-1)
+            a = np.add.reduce(w * np.asarray(f(lam, mu, *expanded, *prev),
+                                             dtype=np.longdouble), axis=-1)
             avgs.append(a)
             prev.append(np.asarray(a)[..., None])
     return [np.asarray(o, dtype=np.longdouble) for o in outer(*vals, *avgs)]

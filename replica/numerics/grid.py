@@ -158,18 +158,26 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
         res = _grid_variant(m, None, sub, (int(mask.sum()),), strict=False, start=_sub(start,
                             mask), method=method, rtol=rtol, maxiter=maxiter, damping=damping,
                             assess=True)
+        whole = not out and not np.any(remaining)  # one variant at every point
         for k, v in res.items():
             if k.startswith("_"):
                 continue
+            fill, dtype = _FILL.get(k, (np.nan, float))
+            if whole:
+                out[k] = np.array(v, dtype=dtype).reshape(shape)
+                continue
             if k not in out:
-                fill, dtype = {"converged": (False, bool), "iterations": (0, int),
-                               "status": (Status.MAX_ITERATIONS.value, STATUS_DTYPE)
-                               }.get(k, (np.nan, float))
                 out[k] = np.full(shape, fill, dtype=dtype)
             out[k][mask] = v
     if np.any(remaining):
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
     return out, arrays, numeric
+
+
+_FILL = {"converged": (False, bool), "iterations": (0, int),
+         "status": (Status.MAX_ITERATIONS.value, STATUS_DTYPE)}
+"""The fill value and dtype of the output arrays that are not reported values (``float`` and
+``nan`` for those) at the points no variant has filled yet."""
 
 
 GRID_KEYS = ("converged", "status", "iterations", "residual", "condition", "error_estimate")
@@ -202,7 +210,7 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
         spec = m.spectrum(_Arrays(values) if params is None else params, "np")
     x, done, iters, rel, rep, status = m.grid(P, spec, shape, rtol=rtol, maxiter=maxiter,
                                               damping=damping, start=start, method=method,
-                                              assess=assess)
+                                              assess=assess, fused=assess)
     if strict and not np.all(done):
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",

@@ -92,6 +92,11 @@ class Machine:
         self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
         self._no_balls: set = set()  # evaluator groups without one
 
+    @property
+    def start_machine(self) -> "StartMachine":
+        """The declared start, compiled (:class:`StartMachine`)."""
+        return self._start
+
     # -- the system (built on first use: not at all when every evaluator is cached) ----------
     @functools.cached_property
     def system(self) -> System:
@@ -391,13 +396,22 @@ class Machine:
 
     # -- float64 ------------------------------------------------------------------------------
     def grid(self, P, spec, shape, *, rtol=1e-13, maxiter=20000, damping=0.5, start=None,
-             method="start", assess=False):
+             method="start", assess=False, fused=False):
         """Float64 solution at every point of a grid (``P``: broadcast float arrays). Returns
         ``(x, done, iterations, relative change, reported values, status)``: ``done`` is the
         iteration's convergence with every reported value finite and the admissibility
         conditions positive; ``status`` (a string array, ``None`` unless ``assess``) is what
-        :meth:`assess` makes of the points that are done."""
-        if start is not None:
+        :meth:`assess` makes of the points that are done. ``fused``: an exact start is
+        evaluated by the variant's fused kernel where there is one
+        (:func:`~replica.numerics.kernels.kernel`)."""
+        kern = None
+        if fused and start is None and method == "start" and self.outline.exact_start:
+            from .kernels import kernel
+
+            kern = kernel(self)
+        if kern is not None:
+            x, iters, rel, iterated, rep, admissible = kern(P, spec, shape)
+        elif start is not None:
             x = np.array([shaped(v, shape) for v in start])
             exact = False
             root_iters = np.zeros(shape, int)
@@ -408,7 +422,8 @@ class Machine:
             x, root_iters = self._start.f64(P, spec, shape)
             exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
-        Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
+        Pf = (None if kern is not None else
+              [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P])
 
         def equations(xa, idx):
             """Phi (fixed-point systems) or F (root systems) at the points ``idx``."""
@@ -423,7 +438,9 @@ class Machine:
                 jx = self.evaluate("jacobian", "np", xa, Pi, spec)
                 return [shaped(v, (idx.size,)) for v in jx]
 
-        if self.n == 0:
+        if kern is not None:
+            pass
+        elif self.n == 0:
             x = np.zeros((0,) + shape)
             done = np.ones(shape, bool)
             rel = np.zeros(shape)
@@ -449,15 +466,16 @@ class Machine:
             x, done, iters, rel = newton_grid(equations, jacobian, x, rtol=rtol,
                                               maxiter=min(maxiter, 60))
             iters = iters + root_iters
-        iterated = np.asarray(done)
-        with np.errstate(all="ignore"):
-            rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
-            rep = [shaped(v, shape) for v in rep]
-            admissible = np.ones(shape, bool)
-            if self.outline.admissible:
-                adm = self.evaluate("admissible", "np", x, P, spec)
-                for v in adm:
-                    admissible = admissible & (shaped(v, shape) > 0)
+        if kern is None:
+            iterated = np.asarray(done)
+            with np.errstate(all="ignore"):
+                rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
+                rep = [shaped(v, shape) for v in rep]
+                admissible = np.ones(shape, bool)
+                if self.outline.admissible:
+                    adm = self.evaluate("admissible", "np", x, P, spec)
+                    for v in adm:
+                        admissible = admissible & (shaped(v, shape) > 0)
         finite = np.all([np.isfinite(v) for v in rep], axis=0) if rep else np.ones(shape, bool)
         done = iterated & admissible & finite
         status = None
@@ -517,12 +535,10 @@ class Machine:
         with np.errstate(all="ignore"):
             xl = np.asarray(x, dtype=np.longdouble)
             if n:
-                R = np.array([np.broadcast_to(v, shape) for v in
-                              self._evaluate_ld("equations", x, P, spec)], dtype=np.longdouble)
+                R = _stacked(self._evaluate_ld("equations", x, P, spec), shape, np.longdouble)
                 if self.fixed_point:
                     R = xl - R
-                jx = np.array([np.broadcast_to(v, shape) for v in
-                               self.evaluate("jacobian", "np", x, P, spec)], dtype=float)
+                jx = _stacked(self.evaluate("jacobian", "np", x, P, spec), shape, float)
                 J = np.moveaxis(jx.reshape((n, n) + shape), (0, 1), (-2, -1))
                 if self.fixed_point:
                     J = np.eye(n) - J
@@ -540,11 +556,15 @@ class Machine:
                 xl = xl - np.moveaxis(delta, -1, 0).astype(np.longdouble)
             ref = self._evaluate_ld("report", xl, P, spec) if self.report_names else []
             err = np.zeros(shape)
-            for name, r in zip(self.report_names, ref):
-                v = np.asarray(report[name], dtype=np.longdouble)
-                r = np.broadcast_to(r, shape)
+            if self.report_names:  # every value at once: the same elementwise arithmetic
+                k = len(self.report_names)
+                v = np.empty((k,) + shape, dtype=np.longdouble)
+                r = np.empty((k,) + shape, dtype=np.longdouble)
+                for i, name in enumerate(self.report_names):
+                    v[i] = report[name]
+                    r[i] = ref[i]
                 e = np.where(v == r, 0.0, np.abs(v - r) / np.abs(r)).astype(float)
-                err = np.maximum(err, np.where(np.isnan(e), np.inf, e))
+                err = np.maximum(err, np.max(np.where(np.isnan(e), np.inf, e), axis=0))
         # a step whose square is not negligible leaves the linearisation: no estimate
         err = np.where(step <= STEP_MAX, err, np.inf)
         return cond, err
@@ -781,6 +801,15 @@ class StartMachine:
             inner_vals, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
                                                   list(known) + [u], shape, inner_warm)
         return [u] + inner_vals, np.full(shape, iters)
+
+
+def _stacked(values, shape, dtype) -> np.ndarray:
+    """``np.array([np.broadcast_to(v, shape) for v in values], dtype=dtype)``, filled row by
+    row (the same values, without a broadcast view per row)."""
+    out = np.empty((len(values),) + shape, dtype=dtype)
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
 
 
 def shaped(v, shape):

@@ -1,0 +1,792 @@
+r"""Fused float64 kernels: the whole float64 point of a model variant in one compiled call.
+
+The float64 path of :meth:`~replica.numerics.machine.Machine.grid` evaluates a point through
+dozens of calls of generated NumPy code (the start's bracket and ``(h, h')`` of every scalar root
+at every Newton step, the unknowns' start values, the aliases and spectral inputs, the residual,
+the reported values, the admissibility conditions), each with its spectral averages as separate
+array operations, and a driver around them. For a variant whose declared start is exact
+(``Outline.exact_start``: the start solves the system, no iteration follows), :func:`kernel`
+emits **one** function that does all of it for every point of a batch -- the nested monotone roots
+by safeguarded Newton (the iterates of
+:func:`~replica.numerics.roots.bracketed_newton_vec` at one point), the unknowns, the residual and
+its relative size, the reported values and the admissibility conditions -- and compiles it with
+Numba (``njit``, NumPy's error model: a division by zero gives ``inf``/``nan`` as in NumPy).
+
+**A batch is one compiled loop over its points, with continuation**: the outer root of each
+point starts from the previous point's root where that lies inside the point's bracket (the root
+in the bracket is unique, so only the path to it changes; along paper A's 30-point kappa curves
+this saves 15-22 % of the safeguarded Newton steps), the first point from its declared start.
+Every point keeps its own status (below).
+
+**No formula is written here.** The kernel's source is assembled from the source of the same
+generated functions the NumPy path calls (the ``outer`` and ``inner_k`` functions of each
+:class:`~replica.symbolic.codegen.Evaluator`, themselves ``lambdify`` output of the SymPy
+declaration); this module adds only the loops: each spectral average
+:math:`\sum_j w_j\,\phi(\lambda_j, \mu_j)` as a loop over the pairs (the terms summed
+pairwise, in blocks of 128 with eight partial sums, as NumPy sums), and the control flow of the
+start and the exact-start check.
+
+**Values.** The kernel evaluates the same expressions as the NumPy path, but not bit for bit:
+NumPy's vectorised ``power`` with a float exponent (``x**(-2.0)``, SIMD) and the C library's
+``pow`` (Numba) round differently in the last place, and NumPy's reductions group their partial
+sums differently from one array shape to another (a point and a batch already differ in the last
+bits today). Measured on paper A's variants (``tests/test_float64_kernels.py``): every reported
+value within a relative 4e-15 of the NumPy path at well-conditioned points, 3e-13 over a wide
+random range -- far inside :data:`~replica.numerics.float64_checks.CLAIM_RTOL` (1e-8), the
+accuracy a ``converged`` point claims. The safeguarded Newton iterations of the start can take a
+different number of steps where the root's function is at its rounding floor (a step below an
+ulp is replaced by a bisection, in both paths).
+The honest status of every point is computed afterwards exactly as without the kernel
+(:meth:`~replica.numerics.machine.Machine.assess`: the extended-precision check in NumPy
+``longdouble``, which Numba does not compile), on the kernel's own values.
+
+**When.** Only with Numba installed (the ``fast`` extra) and ``REPLICA_NUMBA`` not ``0``;
+otherwise, and for a variant whose generated code Numba does not compile, :func:`kernel` returns
+``None`` and the NumPy path runs. The kernel's source is written to the code cache
+(:class:`~replica.symbolic.codegen.CodeCache`, same key as the generated code) and compiled with
+Numba's own cache beside it, so a later process loads the compiled kernel instead of compiling
+it (seconds).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib.util
+import inspect
+import os
+import re
+import sys
+
+import numpy as np
+
+from ..errors import ConvergenceError
+from .result import Status
+
+ROOT_RTOL = 4e-16
+"""Relative step at which a scalar root of the start stops (as in the NumPy path)."""
+ROOT_MAXITER = 200
+"""Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
+
+_KERNELS: dict = {}
+_FAILED: set = set()
+
+
+def enabled() -> bool:
+    """Whether fused kernels may be used: Numba importable and ``REPLICA_NUMBA`` not off."""
+    if os.environ.get("REPLICA_NUMBA", "").strip().lower() in ("0", "off", "no", "false"):
+        return False
+    return _numba_installed()
+
+
+@functools.lru_cache(maxsize=None)
+def _numba_installed() -> bool:
+    return importlib.util.find_spec("numba") is not None
+
+
+def kernel(m):
+    """The fused kernel of the machine ``m`` (a :class:`~replica.numerics.machine.Machine`), or
+    ``None``: Numba unavailable or disabled, a variant whose start is not exact (it iterates),
+    no code cache (``REPLICA_LAMBDIFY_CACHE=0``, or a problem that names no source files: the
+    kernel would be compiled again in every process), or generated code that Numba does not
+    compile (remembered for the process)."""
+    if not enabled() or not m.outline.exact_start or m.cache is None or m.cache.folder() is None:
+        return None  # (without a code cache the kernel would be compiled in every process)
+    key = (id(m), m.problem.name, m.variant)
+    hit = _KERNELS.get(key)
+    if hit is not None and hit.machine is m:
+        return hit
+    if key in _FAILED:
+        return None
+    try:
+        k = Kernel(m)
+    except Exception:  # noqa: BLE001 - generated code Numba cannot type: the NumPy path runs
+        _FAILED.add(key)
+        return None
+    _KERNELS[key] = k
+    return k
+
+
+# ---------------------------------------------------------------------------------------------
+# Source assembly
+# ---------------------------------------------------------------------------------------------
+_PRELUDE = '''# generated by replica.numerics.kernels from the generated NumPy code of one model variant
+from numba import njit
+import numpy as _np
+
+JIT = njit(cache=CACHE, error_model="numpy", nogil=True)
+CONTINUATION = True
+
+
+@JIT
+def maximum(a, b):
+    if a != a:
+        return a + 0.0
+    if b != b:
+        return b + 0.0
+    return a if a >= b else b + 0.0 * a
+
+
+@JIT
+def minimum(a, b):
+    if a != a:
+        return a + 0.0
+    if b != b:
+        return b + 0.0
+    return a if a <= b else b + 0.0 * a
+
+
+def reduce(f, seq):
+    raise NotImplementedError("reduce is unrolled into maximum/minimum calls")
+
+
+@JIT
+def _block(a, lo, n):
+    # pairwise summation of a[lo:lo+n] for n <= 128 (eight partial sums)
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0 = a[lo]
+    r1 = a[lo + 1]
+    r2 = a[lo + 2]
+    r3 = a[lo + 3]
+    r4 = a[lo + 4]
+    r5 = a[lo + 5]
+    r6 = a[lo + 6]
+    r7 = a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@JIT
+def _pairwise0(a, lo, n):
+    # NumPy's pairwise summation, level 0 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise1(a, lo, n2) + _pairwise1(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise1(a, lo, n):
+    # NumPy's pairwise summation, level 1 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise2(a, lo, n2) + _pairwise2(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise2(a, lo, n):
+    # NumPy's pairwise summation, level 2 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise3(a, lo, n2) + _pairwise3(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise3(a, lo, n):
+    # NumPy's pairwise summation, level 3 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise4(a, lo, n2) + _pairwise4(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise4(a, lo, n):
+    # NumPy's pairwise summation, level 4 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise5(a, lo, n2) + _pairwise5(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise5(a, lo, n):
+    # NumPy's pairwise summation, level 5 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise6(a, lo, n2) + _pairwise6(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise6(a, lo, n):
+    # NumPy's pairwise summation, level 6 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise7(a, lo, n2) + _pairwise7(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise7(a, lo, n):
+    # NumPy's pairwise summation, level 7 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise8(a, lo, n2) + _pairwise8(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise8(a, lo, n):
+    # NumPy's pairwise summation, level 8 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise9(a, lo, n2) + _pairwise9(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise9(a, lo, n):
+    # NumPy's pairwise summation, level 9 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise10(a, lo, n2) + _pairwise10(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise10(a, lo, n):
+    # NumPy's pairwise summation, level 10 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise11(a, lo, n2) + _pairwise11(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise11(a, lo, n):
+    # NumPy's pairwise summation, level 11 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise12(a, lo, n2) + _pairwise12(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise12(a, lo, n):
+    # NumPy's pairwise summation, level 12 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise13(a, lo, n2) + _pairwise13(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise13(a, lo, n):
+    # NumPy's pairwise summation, level 13 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise14(a, lo, n2) + _pairwise14(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise14(a, lo, n):
+    # NumPy's pairwise summation, level 14 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise15(a, lo, n2) + _pairwise15(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise15(a, lo, n):
+    # NumPy's pairwise summation, level 15 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise16(a, lo, n2) + _pairwise16(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise16(a, lo, n):
+    # NumPy's pairwise summation, level 16 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise17(a, lo, n2) + _pairwise17(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise17(a, lo, n):
+    # NumPy's pairwise summation, level 17 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise18(a, lo, n2) + _pairwise18(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise18(a, lo, n):
+    # NumPy's pairwise summation, level 18 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise19(a, lo, n2) + _pairwise19(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise19(a, lo, n):
+    # NumPy's pairwise summation, level 19 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise20(a, lo, n2) + _pairwise20(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise20(a, lo, n):
+    # NumPy's pairwise summation, level 20 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise21(a, lo, n2) + _pairwise21(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise21(a, lo, n):
+    # NumPy's pairwise summation, level 21 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise22(a, lo, n2) + _pairwise22(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise22(a, lo, n):
+    # NumPy's pairwise summation, level 22 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise23(a, lo, n2) + _pairwise23(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise23(a, lo, n):
+    # NumPy's pairwise summation, level 23 of the halving (no recursion: Numba's cache)
+    if n <= 128:
+        return _block(a, lo, n)
+    n2 = n // 2
+    n2 -= n2 % 8
+    return _pairwise24(a, lo, n2) + _pairwise24(a, lo + n2, n - n2)
+
+
+@JIT
+def _pairwise24(a, lo, n):
+    return _block(a, lo, n)  # 128 * 2**24 terms: beyond any covariance's size
+
+
+@JIT
+def _row_sum(t):
+    # a row's sum: the first term, then the pairwise sum of the others
+    n = t.shape[0]
+    if n == 0:
+        return 0.0
+    return t[0] + _pairwise0(t, 1, n - 1)
+
+
+@JIT
+def _finite(v):
+    return v - v == 0.0
+'''
+
+
+def _numpy_namespace() -> dict:
+    """The names generated NumPy code may use (as :mod:`replica.symbolic.codegen` gives them)."""
+    ns = {"numpy": np, "builtins": builtins, "range": range}
+    ns.update((n, np.__dict__[n]) for n in np.__all__ if n in np.__dict__)
+    ns.update((n, getattr(np.linalg, n)) for n in np.linalg.__all__)
+    ns["I"] = 1j
+    ns["Heaviside"] = ns["heaviside"]
+    ns.setdefault("Abs", abs)
+    return ns
+
+
+def _renamed(f, name: str) -> str:
+    """The source of the generated function ``f`` as a jitted function ``name`` returning a
+    tuple (the generated functions return lists of values of mixed numeric types)."""
+    src = inspect.getsource(f)
+    src = re.sub(r"^def \w+\(", f"def {name}(", src, count=1)
+    src = unroll_reduce(src)
+    lines = src.rstrip().split("\n")
+    last = lines[-1]
+    m = re.match(r"^(\s*)return \[(.*)\]$", last)
+    if m:
+        items = m.group(2).strip()
+        lines[-1] = f"{m.group(1)}return ({items},)" if items else f"{m.group(1)}return ()"
+    return "@JIT\n" + "\n".join(lines) + "\n"
+
+
+def _split_top(text: str) -> list:
+    """``text`` split at the commas outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def unroll_reduce(src: str) -> str:
+    """``reduce(maximum, [a, b, c])`` (how the NumPy printer writes ``Max``) as
+    ``maximum(maximum(a, b), c)``: the same pairwise folds, which Numba compiles."""
+    for fn in ("maximum", "minimum"):
+        head = f"reduce({fn}, ["
+        while head in src:
+            i = src.index(head)
+            j, depth = i + len(head), 1
+            while depth:
+                depth += {"[": 1, "]": -1}.get(src[j], 0)
+                j += 1
+            items = _split_top(src[i + len(head):j - 1])
+            if src[j] != ")":
+                raise ValueError("unexpected reduce() form")
+            acc = items[0]
+            for item in items[1:]:
+                acc = f"{fn}({acc}, {item})"
+            src = src[:i] + acc + src[j + 1:]
+    return src
+
+
+class _Group:
+    """One evaluator's functions in the kernel: ``name`` and the counts of its arguments,
+    averages and outputs."""
+
+    def __init__(self, name, ev, n_out):
+        outer, inners = ev.functions("np")
+        self.name = name
+        self.n_inner = len(inners)
+        self.n_args = outer.__code__.co_argcount - self.n_inner
+        self.n_out = n_out
+        self.source = [_renamed(outer, f"{name}_outer")]
+        self.source += [_renamed(f, f"{name}_inner_{k}") for k, f in enumerate(inners)]
+        self.source.append(self._evaluator())
+
+    def _evaluator(self) -> str:
+        """``ev_<name>(v, lam, mu, w, t)``: the outer function at the arguments ``v`` and the
+        averages of the inner functions (``t`` a scratch row of the pairs' length)."""
+        args = [f"v[{i}]" for i in range(self.n_args)]
+        out = [f"@JIT\ndef ev_{self.name}(v, lam, mu, w, t):"]
+        for k in range(self.n_inner):
+            prev = ", ".join(args + [f"a{j}" for j in range(k)])
+            out += [f"    for j in range(lam.shape[0]):",
+                    f"        t[j] = w[j] * {self.name}_inner_{k}(lam[j], mu[j], {prev})",
+                    f"    a{k} = _row_sum(t)"]
+        allargs = ", ".join(args + [f"a{j}" for j in range(self.n_inner)])
+        out.append(f"    return {self.name}_outer({allargs})")
+        return "\n".join(out) + "\n"
+
+
+class Kernel:
+    """The fused float64 kernel of one machine (see the module docstring); call it with the
+    parameters (arrays of one shape), the float64 spectral pairs and that shape."""
+
+    def __init__(self, m):
+        self.machine = m
+        start = m.start_machine
+        o = m.outline
+        self.n, self.n_p = m.n, len(o.parameters)
+        self.n_roots, self.n_al, self.n_in = start.n_roots, o.aliases, o.inputs
+        self.n_report, self.n_adm = len(m.report_names), len(o.admissible)
+        self.fixed_point = bool(o.fixed_point)
+        groups = []
+        for k, chain in enumerate(start.roots):
+            for depth in range(len(chain)):
+                groups.append(_Group(f"s{k}_{depth}_bracket", start.ev[(k, depth, "bracket")], 6))
+                groups.append(_Group(f"s{k}_{depth}_fdf", start.ev[(k, depth, "fdf")], 2))
+        groups.append(_Group("s_values", start.ev["values"], self.n))
+        if not start.no_aliases:
+            raise ValueError("a start with its own aliases is not fused")
+        if o.aliases:
+            groups.append(_Group("aliases", m.ev["aliases"], self.n_al))
+        if o.inputs:
+            groups.append(_Group("inputs", m.ev["inputs"], self.n_in))
+        groups.append(_Group("equations", m.ev["equations"], self.n))
+        if self.n_report:
+            groups.append(_Group("report", m.ev["report"], self.n_report))
+        if self.n_adm:
+            groups.append(_Group("admissible", m.ev["admissible"], self.n_adm))
+        self.groups = {g.name: g for g in groups}
+        source = _PRELUDE + "\n\n" + "\n\n".join(s for g in groups for s in g.source)
+        source += "\n\n" + self._driver(start, o)
+        self.source = source
+        self.module = _load(m, source)
+        self.solve = self.module.solve_points
+
+    # -- the driver's source ---------------------------------------------------------------------
+    def _copy(self, dst, src, n, at="0"):
+        return [f"    {dst}[{at} + {i}] = {src}[{i}]" for i in range(n)]
+
+    def _driver(self, start, o) -> str:
+        n, n_p, nr = self.n, self.n_p, self.n_roots
+        ns = self.n_al + self.n_in
+        chains = [len(c) for c in start.roots]
+        lines = []
+        # one solver per root of each chain (inner roots nested in the outer one's h)
+        pos = 0
+        for k, length in enumerate(chains):
+            for depth in range(length):
+                lines += self._root_solver(k, depth, length, pos, pos + length - depth,
+                                           start.roots[k][depth].increasing, start)
+                pos += 1
+            pos -= length
+            pos += length
+        # staging of the start's aliases and inputs at the known roots
+        lines += ["@JIT",
+                  "def start_staged(p, known, lam, mu, w, t, st):"]
+        if start.no_aliases:
+            lines += [f"    for i in range({ns}):", "        st[i] = 0.0", "    return"]
+        else:
+            lines += [f"    v = _np.empty({n_p + nr})"] + self._copy("v", "p", n_p) + [
+                f"    for i in range({nr}):", f"        v[{n_p} + i] = known[i]",
+                "    al = ev_s_aliases(v, lam, mu, w, t)"]
+            lines += [f"    st[{i}] = al[{i}]" for i in range(self.n_al)]
+            if self.n_in:
+                lines += [f"    u = _np.empty({self.n_al + n_p})"]
+                lines += [f"    u[{i}] = st[{i}]" for i in range(self.n_al)]
+                lines += self._copy("u", "p", n_p, str(self.n_al))
+                lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
+                lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
+            lines.append("    return")
+        # staging of the system's aliases and inputs at x
+        lines += ["", "@JIT", "def stage(x, p, lam, mu, w, t, st):"]
+        if self.n_al:
+            lines += [f"    v = _np.empty({n + n_p})"] + self._copy("v", "x", n) + \
+                self._copy("v", "p", n_p, str(n)) + ["    al = ev_aliases(v, lam, mu, w, t)"]
+            lines += [f"    st[{i}] = al[{i}]" for i in range(self.n_al)]
+        if self.n_in:
+            lines += [f"    u = _np.empty({self.n_al + n_p})"]
+            lines += [f"    u[{i}] = st[{i}]" for i in range(self.n_al)]
+            lines += self._copy("u", "p", n_p, str(self.n_al))
+            lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
+            lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
+        lines.append("    return")
+        # the batch
+        full = n + n_p + ns
+        lines += ["", "@JIT",
+                  "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM):",
+                  "    t = _np.empty(lam.shape[0])",
+                  f"    known = _np.empty({max(nr, 1)})",
+                  f"    st = _np.empty({max(ns, 1)})",
+                  f"    v = _np.empty({n + n_p + ns})",
+                  # continuation: each outer root starts from the previous point's root
+                  # where that lies inside this point's bracket
+                  f"    warm = _np.full({max(nr, 1)}, _np.nan)",
+                  "    for i in range(P.shape[1]):",
+                  "        p = P[:, i]",
+                  "        its = 0",
+                  "        if not CONTINUATION:",
+                  f"            warm = _np.full({max(nr, 1)}, _np.nan)"]
+        pos = 0
+        for k, length in enumerate(chains):
+            lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t)",
+                      "        if it < 0:",
+                      "            return i",
+                      "        if it > its:",
+                      "            its = it"]
+            pos += length
+        lines += ["        ITERS[i] = its",
+                  "        start_staged(p, known, lam, mu, w, t, st)",
+                  f"        u = _np.empty({n_p + nr + ns})"]
+        lines += ["    " + s for s in self._copy("u", "p", n_p)]
+        lines += [f"        for j in range({nr}):", f"            u[{n_p} + j] = known[j]",
+                  f"        for j in range({ns}):", f"            u[{n_p + nr} + j] = st[j]",
+                  "        x0 = ev_s_values(u, lam, mu, w, t)"]
+        lines += [f"        X[{j}, i] = x0[{j}]" for j in range(n)]
+        lines += ["        x = X[:, i]",
+                  "        stage(x, p, lam, mu, w, t, st)"]
+        lines += ["    " + s for s in self._copy("v", "x", n)]
+        lines += ["    " + s for s in self._copy("v", "p", n_p, str(n))]
+        lines += [f"        for j in range({ns}):", f"            v[{n + n_p} + j] = st[j]",
+                  "        fx = ev_equations(v, lam, mu, w, t)",
+                  "        rel = -_np.inf"]
+        for j in range(n):
+            if self.fixed_point:
+                lines += [f"        s = abs(x[{j}])", "        if not s > 1e-300:",
+                          "            s = 1e-300",
+                          f"        r = abs(fx[{j}] - x[{j}]) / s"]
+            else:
+                lines.append(f"        r = abs(fx[{j}])")
+            lines += ["        if r != r or rel != rel:", "            rel = _np.nan",
+                      "        elif r > rel:", "            rel = r"]
+        lines += ["        REL[i] = rel if " + ("True" if n else "False") + " else 0.0"]
+        if self.n_report:
+            lines += ["        rv = ev_report(v, lam, mu, w, t)"]
+            lines += [f"        REP[{j}, i] = rv[{j}]" for j in range(self.n_report)]
+        lines += ["        ok = True"]
+        if self.n_adm:
+            lines += ["        av = ev_admissible(v, lam, mu, w, t)"]
+            lines += [f"        ok = ok and av[{j}] > 0" for j in range(self.n_adm)]
+        lines += ["        ADM[i] = ok", "    return -1"]
+        return "\n".join(lines) + "\n"
+
+    def _root_solver(self, k, depth, length, pos, end, increasing, start):
+        """``root_k_depth(p, known, warm, lam, mu, w, t)``: the root at ``known[pos]`` and the
+        inner roots after it; returns its Newton steps (-1: no convergence)."""
+        n_p, nr = self.n_p, self.n_roots
+        ns = self.n_al + self.n_in
+        inner = depth + 1 < length
+        name = f"root_{k}_{depth}"
+        inc = "True" if increasing else "False"
+        lines = ["@JIT", f"def {name}_h(u, p, known, iw, lam, mu, w, t):",
+                 f"    known[{pos}] = u"]
+        if inner:
+            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t) < 0:",
+                      "        return _np.nan, _np.nan"]
+        lines += [f"    st = _np.empty({max(ns, 1)})",
+                  "    start_staged(p, known, lam, mu, w, t, st)",
+                  f"    v = _np.empty({n_p + end + ns})"]
+        lines += self._copy("v", "p", n_p)
+        lines += [f"    for j in range({end}):", f"        v[{n_p} + j] = known[j]",
+                  f"    for j in range({ns}):", f"        v[{n_p + end} + j] = st[j]",
+                  f"    r = ev_s{k}_{depth}_fdf(v, lam, mu, w, t)",
+                  "    return r[0] + 0.0, r[1] + 0.0", "", "",
+                  "@JIT", f"def {name}(p, known, warm, lam, mu, w, t):",
+                  f"    v = _np.empty({n_p + pos})"]
+        lines += self._copy("v", "p", n_p)
+        lines += [f"    for j in range({pos}):", f"        v[{n_p} + j] = known[j]",
+                  f"    b = ev_s{k}_{depth}_bracket(v, lam, mu, w, t)",
+                  "    lo = b[0] + 0.0", "    hi = b[1] + 0.0", "    x0 = b[2] + 0.0",
+                  "    need = b[3] > 0", "    otherwise = b[4] + 0.0", "    slack = b[5] + 0.0",
+                  "    hi = hi * (1 + slack * 2.2e-16) if _finite(hi) else _np.inf",
+                  "    lo_n = lo if need else 0.0", "    hi_n = hi if need else 1.0",
+                  "    if not (lo_n < x0 and x0 < hi_n):",
+                  "        x0 = 0.5 * (lo_n + hi_n) if _finite(hi_n) else 2 * lo_n + 1",
+                  "    if not need:", "        x0 = 0.5",
+                  f"    prev = warm[{pos}]",
+                  "    if need and lo_n < prev and prev < hi_n:", "        x0 = prev",
+                  f"    iw = _np.full({max(nr, 1)}, _np.nan)",
+                  "    its = 0", "    x = x0",
+                  "    if need:",
+                  "        lo, hi = lo_n, hi_n",
+                  "        found = False",
+                  f"        for it in range(1, {ROOT_MAXITER + 1}):",
+                  f"            fx, dfx = {name}_h(x, p, known, iw, lam, mu, w, t)",
+                  f"            if (fx > 0) == {inc}:", "                hi = x",
+                  "            else:", "                lo = x",
+                  "            if dfx == 0 or not (_finite(fx) and _finite(dfx)):",
+                  "                xn = _np.nan", "            else:",
+                  "                xn = x - fx / dfx",
+                  "            if not _finite(xn) or xn <= lo or xn >= hi:",
+                  "                if _finite(hi):", "                    xn = 0.5 * (lo + hi)",
+                  "                elif x > 0:", "                    xn = 2 * x",
+                  "                else:", "                    xn = 1 + abs(x)",
+                  "            if fx == 0:", "                xn = x",
+                  f"            done = (abs(xn - x) <= {ROOT_RTOL!r} * abs(xn) or fx == 0"
+                  f" or hi - lo <= {ROOT_RTOL!r} * abs(xn))",
+                  "            x = xn", "            if done:", "                its = it",
+                  "                found = True", "                break",
+                  "        if not found:", "            return -1",
+                  "    u = x if need else otherwise",
+                  f"    warm[{pos}] = u", f"    known[{pos}] = u"]
+        if inner:
+            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t) < 0:",
+                      "        return -1"]
+        lines += ["    return its", "", ""]
+        return lines
+
+    # -- the call --------------------------------------------------------------------------------
+    def __call__(self, P, spec, shape):
+        """``(x, root iterations, relative residual, iterated, reported values, admissible)``
+        at every point of ``shape`` (``P``: the parameters in the outline's order, broadcast to
+        ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``)."""
+        N = int(np.prod(shape, dtype=int))
+        Pm = np.empty((self.n_p, N))
+        for j, v in enumerate(P):
+            Pm[j].reshape(shape)[...] = v  # broadcast into the row
+        if spec is None:
+            lam = mu = w = np.zeros(0)
+        else:
+            lam, mu, w = (np.ascontiguousarray(a, dtype=float) for a in spec[:3])
+        X = np.empty((self.n, N))
+        iters = np.zeros(N, dtype=np.int64)
+        rel = np.empty(N)
+        rep = np.empty((self.n_report, N))
+        adm = np.empty(N, dtype=np.bool_)
+        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm)
+        if failed >= 0:
+            what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
+            raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
+                                   "safeguarded Newton steps (float64)",
+                                   status=Status.MAX_ITERATIONS.value)
+        iterated = np.all(np.isfinite(X), axis=0) & np.isfinite(rel)
+        it = np.full(shape, int(iters.max()) if N else 0)
+        return (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
+                [r.reshape(shape) for r in rep], adm.reshape(shape))
+
+
+def _load(m, source):
+    """Import the kernel's source as a module from the code cache's folder (Numba caches the
+    compiled code beside it, in ``__pycache__``)."""
+    import hashlib
+
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = m.cache.path(f"kernel-{digest}")
+    text = source.replace("cache=CACHE", "cache=True")
+    if not (os.path.exists(path) and open(path).read() == text):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    name = f"replica_kernel_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    module.__dict__.update(_numpy_namespace())
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        sys.modules.pop(name, None)
+        raise
+    return module
