@@ -520,7 +520,7 @@ class _Group:
         out = [f"@JIT\ndef ev_{self.name}(v, lam, mu, w, t):"]
         for k in range(self.n_inner):
             prev = ", ".join(args + [f"a{j}" for j in range(k)])
-            out += [f"    for j in range(lam.shape[0]):",
+            out += ["    for j in range(lam.shape[0]):",
                     f"        t[j] = w[j] * {self.name}_inner_{k}(lam[j], mu[j], {prev})",
                     f"    a{k} = _row_sum(t)"]
         allargs = ", ".join(args + [f"a{j}" for j in range(self.n_inner)])
@@ -613,7 +613,6 @@ class Kernel:
             lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
         lines.append("    return")
         # the batch
-        full = n + n_p + ns
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM):",
                   "    t = _np.empty(lam.shape[0])",
