@@ -331,7 +331,7 @@ def _acb_namespace() -> dict:
     return ns
 
 
-def _arb_gaussians(prepared, args) -> list:
+def _arb_gaussians(prepared, args, dummies) -> list:
     """The ball-arithmetic functions of each prepared Gaussian integral (an integrand without a
     growth envelope keeps the reason, raised when it is evaluated; one whose pieces have no ball
     version raises :class:`NotEnclosable` here)."""
@@ -340,16 +340,17 @@ def _arb_gaussians(prepared, args) -> list:
     from .gaussian import EnvelopeError, envelope
 
     out = []
-    for g in prepared:
-        integrand = _arb_lambdify([g.z] + g.switches + list(args), g.integrand,
+    for k, g in enumerate(prepared):
+        gargs = list(args) + list(dummies[:k])  # integral k: the arguments, the integrals before
+        integrand = _arb_lambdify([g.z] + g.switches + gargs, g.integrand,
                                   namespace=_acb_namespace())
-        arguments = _arb_lambdify([g.z] + list(args), g.arguments)
-        kinks = _arb_lambdify(list(args), g.kinks)
+        arguments = _arb_lambdify([g.z] + gargs, g.arguments)
+        kinks = _arb_lambdify(gargs, g.kinks)
         try:
             C, B, P = envelope(g.bare, g.z, g.switches)
         except EnvelopeError as exc:
             raise NotEnclosable(f"a Gaussian integral's tails: {exc}") from None
-        env = _arb_lambdify(list(args), [C, B])
+        env = _arb_lambdify(gargs, [C, B])
         out.append(_GaussFunctions(integrand, arguments, kinks, env, sympy.Rational(P)))
     return out
 
@@ -359,7 +360,8 @@ def _gauss_arb(g: _GaussFunctions, values):
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
     lo) s``, so that kinks that are balls stay in the integrand), plus the tails
     :math:`|z| > T` as a radius (:func:`replica.symbolic.gaussian.tail_bound`), with
-    :math:`T = \lceil B + P + \sqrt{2(p + 10)\log 2}ceil + 2` at ``p`` bits of precision."""
+    :math:`T = \lceil B + P + \sqrt{2(p + 10)\log 2}
+ceil + 2` at ``p`` bits of precision."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
@@ -689,17 +691,21 @@ class Evaluator:
             current = [e.xreplace(mapping) for e in current]
         if backend == "arb":
             outer, inners = self._generate_arb(current, dummies, inner_exprs, args)
-            self._gauss[backend] = _arb_gaussians(gauss_prepared, self.args)
+            self._gauss[backend] = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
             return outer, inners
         module = BACKENDS[backend]
+        if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
+            ns = _namespace("np")
+            module = [{k: ns[k] for k in ("erf", "erfc") if k in ns}, module]
         outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
         inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                  cse=True) for e, before in inner_exprs]
         gauss = [_GaussFunctions(
-            sympy.lambdify([g.z] + g.switches + self.args, g.integrand, modules=module,
-                           cse=True),
-            sympy.lambdify([g.z] + self.args, g.arguments, modules=module),
-            sympy.lambdify(self.args, g.kinks, modules=module)) for g in gauss_prepared]
+            sympy.lambdify([g.z] + g.switches + args[:len(self.args) + k], g.integrand,
+                           modules=module, cse=True),
+            sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
+            sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
+            for k, g in enumerate(gauss_prepared)]
         self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
         if self.cache is not None and cname and all(
@@ -720,25 +726,43 @@ class Evaluator:
     def _extract_gaussian_integrals(self, exprs):
         """``(exprs, prepared, dummies)``: the expressions with each distinct Gaussian integral
         replaced by a dummy symbol (an extra argument of the generated functions, computed
-        first), and the integrals in :func:`~replica.symbolic.gaussian.prepare`'d form."""
+        first), and the integrals in :func:`~replica.symbolic.gaussian.prepare`'d form.
+
+        An integral may hold another whose integrand does not depend on its variable (a
+        conjugate that is itself an integral, substituted into another's integrand): the
+        innermost are replaced first, and integral ``k`` is a function of ``args`` and the
+        integrals before it. An inner integral that depends on an outer one's variable (a
+        two-dimensional integral) is refused."""
         import sympy
 
         from .gaussian import GaussianIntegral, prepare
         from .spectral import SpectralAverage
 
-        found: set = set()
-        for e in exprs:
-            found |= e.atoms(GaussianIntegral)
-        if not found:
-            return exprs, [], []
-        ordered = sorted(found, key=sympy.default_sort_key)
-        for g in ordered:
-            if g.args[0].atoms(GaussianIntegral) or g.args[0].atoms(SpectralAverage):
-                raise ValueError(f"a Gaussian integral whose integrand holds another integral "
-                                 f"or a spectral average is not supported: {g}")
-        dummies = [sympy.Dummy(f"gauss{k}") for k in range(len(ordered))]
-        mapping = dict(zip(ordered, dummies))
-        return ([e.xreplace(mapping) for e in exprs], [prepare(g) for g in ordered], dummies)
+        current, prepared, dummies = list(exprs), [], []
+        while True:
+            found: set = set()
+            for e in current:
+                found |= e.atoms(GaussianIntegral)
+            leaves = sorted((g for g in found if not g.args[0].atoms(GaussianIntegral)),
+                            key=sympy.default_sort_key)
+            if not leaves:
+                break
+            bound = {g.args[1] for g in found if g.args[0].atoms(GaussianIntegral)}
+            mapping = {}
+            for g in leaves:
+                if g.args[0].atoms(SpectralAverage):
+                    raise ValueError(f"a Gaussian integral whose integrand holds a spectral "
+                                     f"average is not supported: {g}")
+                if g.free_symbols & bound:
+                    raise ValueError(f"a Gaussian integral inside another that depends on the "
+                                     f"outer variable (a two-dimensional integral) is not "
+                                     f"supported: {g}")
+                d = sympy.Dummy(f"gauss{len(dummies)}")
+                prepared.append(prepare(g))
+                dummies.append(d)
+                mapping[g] = d
+            current = [e.xreplace(mapping) for e in current]
+        return current, prepared, dummies
 
     def _generate_arb(self, current, dummies, inner_exprs, args):
         """Ball-arithmetic functions (raises :class:`NotEnclosable` for an expression that has
@@ -767,11 +791,15 @@ class Evaluator:
         gauss = self._gauss.get(backend, [])
         if not gauss:
             return []
-        if backend == "mp":
-            return [_gauss_mp(g, values) for g in gauss]
-        if backend == "np":
-            return [_gauss_np(g, values, dtype or np.float64) for g in gauss]
-        return [_gauss_arb(g, values) for g in gauss]
+        out: list = []
+        for g in gauss:  # integral k is a function of the values and the integrals before it
+            if backend == "mp":
+                out.append(_gauss_mp(g, list(values) + out))
+            elif backend == "np":
+                out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
+            else:
+                out.append(_gauss_arb(g, list(values) + out))
+        return out
 
     def mp(self, values, pairs=None) -> list:
         """Evaluate at ``values`` (``mpf``, in the order of ``args``) at the working precision;
