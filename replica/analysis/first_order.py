@@ -97,9 +97,16 @@ class Fold:
     how: str = ""
 
 
+def _mpf(x):
+    """``x`` (a string, number, ``Fraction`` or ``mpf``) at the working precision."""
+    if isinstance(x, Fraction):
+        return mpmath.mpf(x.numerator) / x.denominator
+    return mpmath.mpf(x)
+
+
 def _params(problem, fixed: Mapping, parameter: str, p):
     raw = dict(fixed)
-    raw[parameter] = exact(p)
+    raw[parameter] = exact(_mpf(p))
     return problem.schema.parse(raw)
 
 
@@ -135,7 +142,7 @@ def _crossing_at(problem, parameter, bracket, branches, fixed, value, dps):
             return (branch_value(problem, a, params, value)[0]
                     - branch_value(problem, b, params, value)[0])
 
-        lo, hi = (mpmath.mpf(exact(x)) for x in bracket)
+        lo, hi = (_mpf(x) for x in bracket)
         dlo, dhi = delta(lo), delta(hi)
         if dlo * dhi > 0:
             raise ConvergenceError(
