@@ -53,7 +53,9 @@ also a solution for every :math:`\alpha`; its free entropy is the limit
 first-order transition :math:`\alpha_{IT}` is where its free entropy crosses
 :math:`-\log 2` (above it the posterior concentrates on the teacher), and the algorithmic
 threshold :math:`\alpha_{\rm alg}` is the fold where the branch :math:`m < 1` ends
-(:mod:`replica.analysis.first_order`; published values 1.249 and 1.493).
+(:mod:`replica.analysis.first_order`; published values 1.245, Gyorgyi 1990, and 1.493,
+Barbier et al. 2019; found here :math:`\alpha_{IT} = 1.244683989850\ldots` and
+:math:`\alpha_{\rm alg} = 1.492631818230\ldots`).
 
     replica solve --model examples/perceptron_teacher.py --alpha 1 --prior rademacher --json
 """
@@ -73,7 +75,7 @@ z = sympy.Symbol("z", real=True)
 
 
 class _Prior(Fraction):
-    """The weight rho of the Rademacher term, remembering the SPEC it was given as."""
+    """The weight rho of the Rademacher term, remembering the word it was given as."""
 
     def __new__(cls, value, spec):
         obj = super().__new__(cls, value)

@@ -39,7 +39,6 @@ def capacity():
     return replica.load_model(CAPACITY)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kappa", ["-1", "1/2", "2", "0"])
 def test_capacity_equals_the_closed_form_to_30_digits(capacity, kappa):
     r = replica.solve(capacity, dps=30, kappa=kappa)
@@ -50,8 +49,10 @@ def test_capacity_equals_the_closed_form_to_30_digits(capacity, kappa):
         assert abs(r["alpha_c"] - ref) <= mpmath.mpf(10) ** -30 * ref, (r["alpha_c"], ref)
         at = Phi(k) / gardner_integral(k)  # alpha_c int Dz theta(z + kappa)
         assert abs(r["at_ratio"] - at) <= mpmath.mpf(10) ** -30 * at
-    # replica symmetry is stable above kappa = 0, marginal at 0 and broken below
-    assert (r["at_ratio"] < 1) == (k > 0) and (r["at_ratio"] > 1) == (k < 0)
+    # replica symmetry is stable above kappa = 0, marginal at 0 (checked above: 2 * 1/2) and
+    # broken below
+    if k != 0:
+        assert (r["at_ratio"] < 1) == (k > 0)
 
 
 @pytest.mark.slow
@@ -162,11 +163,14 @@ def test_rademacher_thresholds_to_20_digits(teacher):
     (the fold of the m < 1 branch: T(m) = m and T'(m) = 1 for the state-evolution map T) by
     the library (replica.analysis.first_order, the engine's equations), against the same
     thresholds computed here with plain mpmath from the published formulas, and against the
-    published 1.249 and 1.493."""
+    published values: alpha_IT = 1.245 (Gyorgyi, Phys. Rev. A 41, 7097 (1990), the transition
+    to perfect generalisation of the Ising perceptron) and the spinodal 1.493 (Barbier et al.,
+    PNAS 2019). (The value 1.249 also quoted for alpha_IT is 0.004 above the 1.24468... found
+    here and by the independent computation; Gyorgyi's 1.245 agrees to its four digits.)"""
     from replica.analysis.first_order import Branch, fold, free_energy_crossing
 
     c = free_energy_crossing(
-        teacher, "alpha", ("1.2", "1.3"),
+        teacher, "alpha", ("1.24", "1.25"),
         (Branch("m < 1", start={"m": "0.7"}, accept=lambda v: v["m"] < 1),
          Branch("m = 1", closed_form=lambda p: -mpmath.log(2))),
         fixed={"prior": "rademacher"}, dps=20)
@@ -194,5 +198,5 @@ def test_rademacher_thresholds_to_20_digits(teacher):
         tol = mpmath.mpf(10) ** -20
         assert abs(c.value - a_it) < tol * a_it, (c.value, a_it)
         assert abs(f.value - a_alg) < tol * a_alg, (f.value, a_alg)
-    assert abs(c.value - mpmath.mpf("1.249")) < 1e-3
-    assert abs(f.value - mpmath.mpf("1.493")) < 1e-3
+    assert abs(c.value - mpmath.mpf("1.245")) < 5e-4
+    assert abs(f.value - mpmath.mpf("1.493")) < 5e-4

@@ -261,8 +261,8 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
     ``parameter`` = ``guess``, the other parameters ``fixed``: Newton's method on
     ``[G, det dG/dx] = 0`` in the unknowns and the parameter (module docstring), to ``dps``
     digits, verified by a re-solve at higher precision. Newton runs from the start at 15 digits,
-then from that point at ``dps`` plus guard digits and, for the verification, at half as many
-digits again."""
+    then from that point at ``dps`` plus guard digits and, for the verification, at half as
+    many digits again."""
     fixed = dict(fixed or {})
     params = _params(problem, fixed, parameter, mpmath.mpf(guess))
     variant = problem.variant_of(params)
