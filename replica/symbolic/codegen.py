@@ -800,7 +800,13 @@ class Evaluator:
     def gaussian_values(self, backend: str, values, dtype=None) -> list:
         """The values of the expressions' Gaussian integrals at ``values`` (the arguments after
         ``args`` of the generated outer function), for ``backend``; ``dtype`` (float64 by
-        default) is the NumPy type of the ``"np"`` quadrature."""
+        default) is the NumPy type of the ``"np"`` quadrature (an integrand with a function
+        that has no ``longdouble`` loop, SciPy's error functions, is integrated in float64
+        and converted: the extended-precision recomputation of the float64 path then sees
+        the integral's float64 rounding, not less). The extended-precision recomputation
+        uses the same fixed rule, so it does not estimate the rule's own truncation error:
+        that is below float64 rounding for integrands analytic near the real axis on each
+        piece (tested against 50-digit values in ``tests/test_gaussian_integrals.py``)."""
         self.functions(backend)
         gauss = self._gauss.get(backend, [])
         if not gauss:
@@ -810,7 +816,12 @@ class Evaluator:
             if backend == "mp":
                 out.append(_gauss_mp(g, list(values) + out))
             elif backend == "np":
-                out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
+                try:
+                    out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
+                except TypeError:  # a function with no extended-precision loop (SciPy's erfc)
+                    out.append(_gauss_np(g, [np.asarray(v, dtype=np.float64)
+                                             for v in list(values) + out],
+                                         np.float64).astype(dtype))
             else:
                 out.append(_gauss_arb(g, list(values) + out))
         return out
