@@ -119,11 +119,13 @@ def free_entropy(m, mhat, alpha, prior):
 
 
 def state_evolution(alpha, prior, m0=mpmath.mpf("0.5")):
-    """The fixed point m = prior_m(channel_mhat(m)): 30 plain iterations, then findroot."""
+    """The fixed point m = prior_m(channel_mhat(m)): 40 plain iterations, then the secant
+    method from the last two iterates (close together, so it does not leave (0, 1))."""
     m = m0
-    for _ in range(30):
-        m = prior_m(channel_mhat(m, alpha), prior)
-    return mpmath.findroot(lambda x: x - prior_m(channel_mhat(x, alpha), prior), m)
+    for _ in range(40):
+        m, previous = prior_m(channel_mhat(m, alpha), prior), m
+    return mpmath.findroot(lambda x: x - prior_m(channel_mhat(x, alpha), prior), (previous, m),
+                           solver="secant")
 
 
 @pytest.fixture(scope="module")
