@@ -34,16 +34,17 @@ compare with the closed form :math:`I(\kappa) = (1 + \kappa^2)\Phi(\kappa) + \ka
 
 **Replica-symmetry stability** (reported as ``stability.at_ratio``). Stated (de Almeida and
 Thouless; Gardner and Derrida 1988): the replicon of the Gardner volume is positive when
-:math:`1 > \alpha (1 - q)^2 \int\mathcal{D}t\,\big[\partial_h^2 \log H\big((\kappa + h)/\sqrt{1 - q}\big)
-\big]^2_{h = \sqrt q\, t}`. Derived: :math:`(1 - q)\,\partial_h^2 \log H(\cdot) = (\log H)''(x)`,
-which tends to :math:`-1` where :math:`t > -\kappa` and to :math:`0` where :math:`t < -\kappa` as
+:math:`1 > \alpha (1 - q)^2 \int\mathcal{D}t\,
+\big[\partial_h^2 \log H\big((\kappa + h)/\sqrt{1 - q}\big)\big]^2_{h = \sqrt q\, t}`.
+Derived: :math:`(1 - q)\,\partial_h^2 \log H(\cdot) = (\log H)''(x)`, which tends to
+:math:`-1` where :math:`t > -\kappa` and to :math:`0` where :math:`t < -\kappa` as
 :math:`q \to 1`, so at the capacity the condition is
 :math:`r = \alpha_c\int\mathcal{D}z\,\theta(z + \kappa) < 1`, and ``at_ratio`` is :math:`r`
-(the ratio rather than the difference :math:`1 - r`, which vanishes at :math:`\kappa = 0`
-and has no relative digits there). It holds for
-:math:`\kappa > 0`, is marginal at :math:`\kappa = 0` (:math:`2\cdot\tfrac12 = 1`) and fails
-for :math:`\kappa < 0`, where the replica-symmetric capacity is only an upper bound (the AT line
-of the :math:`(\kappa, \alpha)` plane is crossed there).
+(the ratio rather than the difference :math:`1 - r`, which vanishes at :math:`\kappa = 0` and
+has no relative digits there). It holds for :math:`\kappa > 0`, is marginal at
+:math:`\kappa = 0` (:math:`2\cdot\tfrac12 = 1`) and fails
+for :math:`\kappa < 0`, where the replica-symmetric capacity is not the exact one (replica
+symmetry is broken there; this file does not compute the broken-symmetry value).
 
     replica solve --model examples/perceptron_capacity.py --kappa 0 --dps 40 --certify --json
 """

@@ -45,6 +45,8 @@ from typing import Callable, Sequence
 import mpmath
 import numpy as np
 
+from ..errors import ConvergenceError
+
 # SymPy (and this package's symbolic modules, which build on it) is imported where code is
 # generated, not here: a process whose evaluators all come from the disk cache never imports it
 
@@ -211,9 +213,14 @@ def _arb_lambdify(args, exprs, namespace=None):
 # ---------------------------------------------------------------------------------------------
 # Gaussian integrals (replica.symbolic.gaussian): quadrature for each backend
 # ---------------------------------------------------------------------------------------------
-class QuadratureError(ArithmeticError):
+class QuadratureError(ConvergenceError):
     """A Gaussian integral whose quadrature error estimate is not below the working precision
-    (mpmath), or whose value is not finite."""
+    (mpmath), or whose value is not finite: the equations cannot be evaluated there (exit
+    status 3, like a solve that does not converge; status ``non-finite``)."""
+
+    def __init__(self, message: str):
+        super().__init__(message, tried="mpmath.quad on the pieces between the kinks",
+                         status="non-finite")
 
 
 class _GaussFunctions:
@@ -706,21 +713,24 @@ class Evaluator:
         if backend == "arb":
             outer, inners = self._generate_arb(current, dummies, inner_exprs, args)
             self._gauss[backend] = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
-            return outer, inners
-        module = BACKENDS[backend]
-        if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
-            ns = _namespace("np")
-            module = [{k: ns[k] for k in ("erf", "erfc") if k in ns}, module]
-        outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
-        inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
-                                 cse=True) for e, before in inner_exprs]
-        gauss = [_GaussFunctions(
-            sympy.lambdify([g.z] + g.switches + args[:len(self.args) + k], g.integrand,
-                           modules=module, cse=True),
-            sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
-            sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
-            for k, g in enumerate(gauss_prepared)]
-        self._gauss[backend] = gauss
+            if gauss_prepared:  # (the ball quadrature's functions are not cached)
+                return outer, inners
+            gauss: list = []
+        else:
+            module = BACKENDS[backend]
+            if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
+                ns = _namespace("np")
+                module = [{k: ns[k] for k in ("erf", "erfc") if k in ns}, module]
+            outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
+            inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
+                                     cse=True) for e, before in inner_exprs]
+            gauss = [_GaussFunctions(
+                sympy.lambdify([g.z] + g.switches + args[:len(self.args) + k], g.integrand,
+                               modules=module, cse=True),
+                sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
+                sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
+                for k, g in enumerate(gauss_prepared)]
+            self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
         if self.cache is not None and cname and all(
                 _cacheable(f, backend) for f in [outer] + inners + gauss_fns):

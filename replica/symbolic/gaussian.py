@@ -31,14 +31,14 @@ so no evaluator ever sees a delta function. A factor free of :math:`z` is taken 
 integral, and an integrand free of :math:`z` is its own integral (the measure has mass one).
 
 **Evaluation** (by :mod:`replica.symbolic.codegen`): on each piece between consecutive kinks
-every Heaviside function is a constant, 0 or 1, read off the sign of its argument at the piece's
-midpoint; the *switched* integrand (``integrand`` of :class:`Prepared`, the Heaviside functions replaced
-by switch symbols) is then analytic on the piece. mpmath integrates each piece with
-``mpmath.quad`` (tanh--sinh, the infinite ends included) and checks its error estimate; float64
-uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the kinks and at fixed
-points; ball arithmetic integrates the pieces of :math:`[-T, T]` with python-flint's rigorous
-``acb.integral`` and adds the tails :math:`|z| > T` as a radius bounded by :func:`envelope` and
-:func:`tail_bound`.
+every Heaviside function is a constant, 0 or 1, read off the sign of its argument at the
+piece's midpoint; the *switched* integrand (``integrand`` of :class:`Prepared`, the Heaviside
+functions replaced by switch symbols) is then analytic on the piece. mpmath integrates each
+piece with ``mpmath.quad`` (tanh--sinh, the infinite ends included) and checks its error
+estimate; float64 uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the
+kinks and at fixed points; ball arithmetic integrates the pieces of :math:`[-T, T]` with
+python-flint's rigorous ``acb.integral`` and adds the tails :math:`|z| > T` as a radius
+bounded by :func:`envelope` and :func:`tail_bound`.
 """
 
 from __future__ import annotations
