@@ -230,7 +230,7 @@ def gauss(expr, z) -> sympy.Expr:
     >>> z, k = sympy.symbols("z kappa", real=True)
     >>> I = gauss((z + k)**2 * sympy.Heaviside(z + k), z)
     >>> sympy.diff(I, k)
-    gauss((2*kappa + 2*z)*Heaviside(kappa + z), z)
+    gauss(2*kappa*Heaviside(kappa + z) + 2*z*Heaviside(kappa + z), z)
     >>> sympy.diff(gauss(sympy.Heaviside(z - k), z), k)  # the density at the kink
     -sqrt(2)*exp(-kappa**2/2)/(2*sqrt(pi))
     """
