@@ -151,7 +151,8 @@ def test_teacher_equals_the_published_state_evolution(teacher, prior, alpha):
         assert abs(r["free_entropy"] - f) < tol * abs(f), (r["free_entropy"], f)
 
 
-def test_teacher_prior_is_a_checked_choice(tmp_path):
+@pytest.mark.slow
+def test_teacher_prior_is_a_checked_choice():
     proc = subprocess.run([sys.executable, "-m", "replica", "solve", "--model", TEACHER,
                            "--alpha", "1", "--prior", "ising"], capture_output=True, text=True,
                           cwd=REPO, timeout=300)
