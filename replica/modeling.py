@@ -33,6 +33,12 @@ What the engine does with it:
   :func:`replica.solve` accept: a float64 start, a Newton polish at the working precision with the
   exact Jacobian, verification by a re-solve at higher precision, a result with its status.
 
+Gaussian integrals: :func:`gauss` (``gauss(f, z)`` :math:`= \int\mathcal{D}z\, f(z)` for the
+standard normal measure; :mod:`replica.symbolic.gaussian`) holds an integrand with kinks
+(``Heaviside``, ``Max``, ``Abs``, ``Piecewise`` of arguments linear in ``z``) and is
+differentiated under the integral sign; the engine evaluates it by quadrature at any precision
+and in ball arithmetic for certified solves (``examples/perceptron_capacity.py``).
+
 Spectral ingredients:
 
 * :func:`avg` (``SpectralAverage``) of an expression in :data:`LAMBDA_I` (an eigenvalue of the
@@ -62,11 +68,12 @@ from .problem import (DOMAINS, REQUIRED, Domain, Note, Parameter, Problem, Rule,
                       Schema, Start, System)
 from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFamily,
                               SpectralFunction, spectral_family)
+from .symbolic.gaussian import GaussianIntegral, gauss
 from .symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage, avg
 
 __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file", "as_problem",
-           "load_model_namespace", "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED", "DOMAINS", "Domain", "Note",
-           "Alias", "avg",
+           "load_model_namespace", "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED",
+           "DOMAINS", "Domain", "Note", "Alias", "avg", "gauss", "GaussianIntegral",
            "LAMBDA_I", "MU_I", "spectral_family"]
 
 

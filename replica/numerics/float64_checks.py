@@ -42,6 +42,7 @@ def call_longdouble(ev: Evaluator, values, arrays) -> list:
     ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
     outer, inners = ev.functions("np")
     vals = [np.asarray(v, dtype=np.longdouble) for v in values]
+    vals += ev.gaussian_values("np", vals, np.longdouble)  # Gaussian integrals, if any
     avgs: list = []
     if inners:
         lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])

@@ -1,0 +1,128 @@
+r"""The Bayes-optimal teacher--student perceptron: generalisation error and free entropy.
+
+Setting: a teacher :math:`w^* \in \mathbb R^d` with i.i.d. entries from the prior :math:`P_0`
+(``--prior gaussian``: :math:`N(0, 1)`; ``--prior rademacher``: :math:`\pm 1` with probability
+1/2), :math:`n = \alpha d` samples :math:`x_\mu \sim N(0, I_d)` with labels
+:math:`y_\mu = \operatorname{sign}(x_\mu\cdot w^*/\sqrt d)`; the student is the Bayes posterior
+(it knows :math:`P_0` and the channel). In the limit :math:`d \to \infty` the overlap
+:math:`m = \mathbb E\,\hat w\cdot w^*/d` of the posterior mean with the teacher equals its
+self-overlap :math:`q` (Nishimori), and the generalisation error of the Bayes-optimal
+classifier of a new point is :math:`\varepsilon_g = \arccos(m)/\pi` (the angle between two
+vectors of overlap :math:`m` on the unit sphere, for a Gaussian input).
+
+**Stated** (the replica-symmetric formula of Barbier, Krzakala, Macris, Miolane and
+Zdeborova, PNAS 2019, proved there for generalised linear models; the Rademacher case is
+Gyorgyi 1990): the free entropy per dimension is
+:math:`\Phi = \operatorname{extr}_{m, \hat m}\big[-\tfrac12 m\hat m + \psi_{P_0}(\hat m)
++ \alpha\,\Psi_{\rm out}(m)\big]` with
+
+.. math::
+    \psi_{P_0}(\hat m) = \mathbb E_{Z, X_0}\log\int dP_0(x)\,
+        e^{\sqrt{\hat m}\,Z x + \hat m X_0 x - \hat m x^2/2},\qquad
+    \Psi_{\rm out}(m) = \mathbb E_{V, W^*}\sum_{y=\pm1} P(y\,|\,\sqrt m V + \sqrt{1-m}W^*)
+        \log\int\mathcal{D}w\,P(y\,|\,\sqrt m V + \sqrt{1-m}\,w).
+
+**Derived** (here): for the Gaussian prior the inner integral is Gaussian,
+:math:`\int dP_0(x) e^{bx - \hat m x^2/2} = (1+\hat m)^{-1/2} e^{b^2/(2(1+\hat m))}`, and
+:math:`\mathbb E b^2 = \hat m + \hat m^2` for :math:`b = \sqrt{\hat m}Z + \hat m X_0`, so
+:math:`\psi = \tfrac12(\hat m - \log(1 + \hat m))`. For the Rademacher prior,
+:math:`x^2 = 1` and the sign symmetry lets :math:`X_0 = 1`:
+:math:`\psi = \int\mathcal{D}z\,\log\cosh(\hat m + \sqrt{\hat m}\,z) - \hat m/2`. For the sign
+channel, :math:`P(y = 1\,|\,V) = H(-cV)` with :math:`c = \sqrt{m/(1-m)}` and
+:math:`H(x) = \tfrac12\operatorname{erfc}(x/\sqrt2)`; the two labels contribute equally
+(:math:`V \to -V`), so :math:`\Psi_{\rm out} = 2\int\mathcal{D}z\,H(cz)\log H(cz)`. The
+stationarity conditions :math:`m = 2\psi'(\hat m)` and :math:`\hat m = 2\alpha\Psi_{\rm out}'(m)`
+are what the engine solves, differentiating the Gaussian integrals under the integral sign
+(they equal the published state evolution :math:`m = \hat m/(1+\hat m)`, resp.
+:math:`m = \mathbb E\tanh(\hat m + \sqrt{\hat m}Z)` by Stein's lemma and the Nishimori identity,
+and :math:`\hat m = \frac{2\alpha}{1-m}\int\mathcal{D}\xi\,\mathcal N(c\xi)^2/H(c\xi)`: the
+tests check the engine's solutions against those forms, solved separately).
+
+``--prior`` is a SPEC (``gaussian`` or ``rademacher``) that stands for the weight
+:math:`\rho \in \{0, 1\}` of the Rademacher term in
+:math:`\psi = (1 - \rho)\psi_{\rm Gauss} + \rho\,\psi_{\rm Rad}`: one of the two priors, never a
+mixture (a mixture prior's :math:`\psi` is not the mixture of the :math:`\psi`'s).
+
+Reported: ``errors.generalisation`` :math:`= \arccos(m)/\pi` and ``free_energy.free_entropy``
+:math:`= \Phi` at the solution. For the Rademacher prior, :math:`m = 1` (perfect recovery) is
+also a solution for every :math:`\alpha`; its free entropy is the limit
+:math:`\hat m \to \infty`: :math:`\psi \to \hat m/2 - \log 2` (as
+:math:`\log\cosh u = |u| - \log 2 + o(1)`), :math:`-m\hat m/2 = -\hat m/2` and
+:math:`\Psi_{\rm out} \to 0` (:math:`H \log H \to 0`), so :math:`\Phi_{m=1} = -\log 2`
+(:data:`PERFECT_RECOVERY_FREE_ENTROPY`). The engine solves the branch :math:`m < 1`; the
+first-order transition :math:`\alpha_{IT}` is where its free entropy crosses
+:math:`-\log 2` (above it the posterior concentrates on the teacher), and the algorithmic
+threshold :math:`\alpha_{\rm alg}` is the fold where the branch :math:`m < 1` ends
+(:mod:`replica.analysis.first_order`; published values 1.245, Gyorgyi 1990, and 1.493,
+Barbier et al. 2019; found here :math:`\alpha_{IT} = 1.244683989850\ldots` and
+:math:`\alpha_{\rm alg} = 1.492631818230\ldots`).
+
+    replica solve --model examples/perceptron_teacher.py --alpha 1 --prior rademacher --json
+"""
+
+from fractions import Fraction
+
+import sympy
+
+from replica.errors import ParameterError
+from replica.modeling import Parameter, SaddlePointModel, gauss
+from replica.problem import SpecDomain
+
+alpha = sympy.Symbol("alpha", positive=True)
+rho = sympy.Symbol("prior", nonnegative=True)
+m, mhat = sympy.symbols("m mhat", positive=True)
+z = sympy.Symbol("z", real=True)
+
+
+class _Prior(Fraction):
+    """The weight rho of the Rademacher term, remembering the word it was given as."""
+
+    def __new__(cls, value, spec):
+        obj = super().__new__(cls, value)
+        obj.spec = spec
+        return obj
+
+
+def parse_prior(raw, option):
+    if isinstance(raw, _Prior):
+        return raw
+    text = str(raw).strip().lower()
+    if text not in ("gaussian", "rademacher"):
+        raise ParameterError(option, f"must be gaussian or rademacher, got {raw!r}")
+    return _Prior(1 if text == "rademacher" else 0, text)
+
+
+def H(x):
+    """The Gaussian tail H(x) = P(Z > x)."""
+    return sympy.erfc(x / sympy.sqrt(2)) / 2
+
+
+PSI_GAUSS = (mhat - sympy.log(1 + mhat)) / 2
+PSI_RADEMACHER = gauss(sympy.log(sympy.cosh(mhat + sympy.sqrt(mhat) * z)), z) - mhat / 2
+C = sympy.sqrt(m / (1 - m))
+PSI_OUT = 2 * gauss(H(C * z) * sympy.log(H(C * z)), z)
+
+FREE_ENTROPY = (-m * mhat / 2 + (1 - rho) * PSI_GAUSS + rho * PSI_RADEMACHER
+                + alpha * PSI_OUT)
+
+PERFECT_RECOVERY_FREE_ENTROPY = -sympy.log(2)
+"""The free entropy of the m = 1 solution (Rademacher prior), derived in the docstring."""
+
+MODEL = SaddlePointModel(
+    "perceptron_teacher",
+    title="Bayes-optimal teacher-student perceptron (sign channel)",
+    free_energy=FREE_ENTROPY,
+    pairs=[(m, mhat)],
+    parameters=[
+        Parameter("alpha", "samples per dimension n/d"),
+        Parameter("prior", "teacher prior: gaussian or rademacher",
+                  domain=SpecDomain(parse_prior, describe="gaussian or rademacher"),
+                  default="gaussian"),
+    ],
+    observables={"errors": {"generalisation": sympy.acos(m) / sympy.pi},
+                 "free_energy": {"free_entropy": FREE_ENTROPY}},
+    start={m: sympy.Rational(1, 2)},
+    positive_unknowns=True,
+    admissible=[(1 - m, "m < 1")],
+    symbol_names={alpha: r"\alpha", rho: r"\rho", mhat: r"\hat m"},
+)

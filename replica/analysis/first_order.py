@@ -1,0 +1,354 @@
+r"""First-order transitions and spinodals of a declared model, located at any precision.
+
+A model whose saddle-point equations have several solutions (branches) at the same parameters
+-- a solution with partial recovery and one with perfect recovery, say -- has a **first-order
+transition** where the free energies of two branches cross, and **spinodals** where a branch
+ends. This module locates both for any :class:`~replica.problem.Problem` (a model file's
+included), one parameter :math:`p` varying and the others fixed.
+
+**Free-energy crossings** (:func:`free_energy_crossing`). A branch is a :class:`Branch`: a start
+for Newton's method (the unknowns' values; the solution reached is the branch's point) with an
+optional check that the solution is on the branch, or a closed form of the branch's free energy
+(a solution at infinity, such as perfect recovery, whose free energy is a limit). The crossing
+is the root of :math:`\Delta(p) = \Phi_a(p) - \Phi_b(p)` in a bracket where :math:`\Delta`
+changes sign, found by the Illinois (bracketing secant) method at the working precision; each
+evaluation of :math:`\Phi` solves the saddle point by the engine's Newton method (exact
+Jacobians, Gaussian integrals by quadrature). Its digits are the agreement of the crossing
+located again at a precision half as large again (both with guard digits).
+
+**Spinodals** (:func:`fold`). A branch :math:`x(p)` of :math:`G(x; p) = 0` ends where it folds:
+:math:`G = 0` and :math:`\det \partial_x G = 0`, a square system in :math:`(x, p)`. It is built
+symbolically from the model's own equations (:math:`G = x - \Phi(x)` for a fixed-point map, or
+the residuals), differentiated exactly (Gaussian integrals under the integral sign), and solved
+by Newton's method in mpmath from a point near the fold; digits again by a re-solve at higher
+precision. At a simple fold the augmented system's Jacobian is regular (the branch turns with a
+non-zero second derivative), so Newton converges quadratically.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from typing import Any, Callable, Mapping
+
+import mpmath
+
+from ..errors import ConvergenceError, ParameterError
+from ..numerics.machine import machine
+from ..numerics.precision import precision
+from ..numerics.result import Status
+
+__all__ = ["Branch", "Crossing", "Fold", "free_energy_crossing", "branch_value", "fold",
+           "exact"]
+
+GUARD = 10
+_TRACE = False
+"""Guard digits of every computation here (the result is quoted at ``dps`` digits)."""
+
+
+def exact(x) -> Fraction:
+    """The exact rational value of a binary ``mpf`` (so that it can be a parameter value)."""
+    x = mpmath.mpf(x)
+    if not mpmath.isfinite(x):
+        raise ValueError(f"{x} is not finite")
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * (Fraction(2) ** int(exp))
+    return -value if sign else value
+
+
+@dataclasses.dataclass(frozen=True)
+class Branch:
+    """One solution branch: ``start`` (unknown name -> value) for Newton's method and ``accept``
+    (the reported values by name -> bool) that the solution must satisfy; or ``closed_form``
+    (the parameters -> the branch's free energy as an ``mpf``, at the working precision) for a
+    branch known in closed form. ``label`` names it in messages."""
+
+    label: str
+    start: Mapping | None = None
+    accept: Callable[[Mapping], bool] | None = None
+    closed_form: Callable[[Any], Any] | None = None
+
+
+@dataclasses.dataclass
+class Crossing:
+    """A first-order transition: ``parameter`` = ``value`` (an ``mpf``) with ``digits``
+    significant digits (agreement with a re-solve at higher precision); ``free_energy`` of the
+    two branches there, and the branches' reported values (``values``, of the first branch)."""
+
+    parameter: str
+    value: Any
+    digits: int
+    free_energy: Any
+    values: dict
+    how: str = ""
+
+
+@dataclasses.dataclass
+class Fold:
+    """A spinodal: ``parameter`` = ``value`` where the branch ends, with the unknowns there
+    (``point``), ``digits`` (agreement with a re-solve at higher precision), and the Newton
+    iterations used."""
+
+    parameter: str
+    value: Any
+    point: dict
+    digits: int
+    iterations: int
+    how: str = ""
+
+
+def _mpf(x):
+    """``x`` (a string, number, ``Fraction`` or ``mpf``) at the working precision."""
+    if isinstance(x, Fraction):
+        return mpmath.mpf(x.numerator) / x.denominator
+    return mpmath.mpf(x)
+
+
+def _params(problem, fixed: Mapping, parameter: str, p):
+    raw = dict(fixed)
+    raw[parameter] = exact(_mpf(p))
+    return problem.schema.parse(raw)
+
+
+def branch_value(problem, branch: Branch, params, value: str):
+    """``(free energy, reported values)`` of ``branch`` at ``params`` at the working precision
+    (:class:`~replica.errors.ConvergenceError` where Newton does not reach the branch)."""
+    if branch.closed_form is not None:
+        return mpmath.mpf(branch.closed_form(params)), {}
+    m = machine(problem, problem.variant_of(params))
+    start = None
+    if branch.start is not None:
+        names = list(m.outline.unknowns)
+        missing = set(names) - set(branch.start)
+        if missing:
+            raise ParameterError("start", f"branch {branch.label!r} has no start value for "
+                                          f"{', '.join(sorted(missing))}")
+        start = [mpmath.mpf(branch.start[n]) for n in names]
+    values, _, _ = m.solve_mp_once(params, start)
+    if branch.accept is not None and not branch.accept(values):
+        raise ConvergenceError(f"the solution reached from the start of branch "
+                               f"{branch.label!r} is not on it", tried="Newton from its start",
+                               status=Status.STALLED)
+    if value not in values:
+        raise ParameterError("value", f"the model reports no value {value!r}")
+    return values[value], values
+
+
+def _crossing_at(problem, parameter, bracket, branches, fixed, value, dps):
+    a, b = branches
+    with precision(dps):
+        def delta(p):
+            params = _params(problem, fixed, parameter, p)
+            return (branch_value(problem, a, params, value)[0]
+                    - branch_value(problem, b, params, value)[0])
+
+        lo, hi = (_mpf(x) for x in bracket)
+        dlo, dhi = delta(lo), delta(hi)
+        if dlo * dhi > 0:
+            raise ConvergenceError(
+                f"the free energies of {a.label!r} and {b.label!r} do not cross in "
+                f"[{mpmath.nstr(lo, 8)}, {mpmath.nstr(hi, 8)}] (differences "
+                f"{mpmath.nstr(dlo, 3)} and {mpmath.nstr(dhi, 3)})",
+                tried="a sign change of the free-energy difference", status=Status.NO_DIGITS)
+        # Illinois: a secant step kept inside the bracket; the retained end's value is halved
+        # when the same end is kept twice (superlinear, never leaves the bracket)
+        side = 0
+        tol = mpmath.mpf(10) ** -(dps - 2) * max(abs(lo), abs(hi))
+        for _ in range(200):
+            p = (lo * dhi - hi * dlo) / (dhi - dlo)
+            dp = delta(p)
+            if dp == 0:
+                lo = hi = p
+                break
+            if (dp > 0) == (dhi > 0):
+                hi, dhi = p, dp
+                if side == -1:
+                    dlo /= 2
+                side = -1
+            else:
+                lo, dlo = p, dp
+                if side == 1:
+                    dhi /= 2
+                side = 1
+            if hi - lo < tol or abs(dp) < mpmath.mpf(10) ** -(dps - 2):
+                break
+        else:
+            raise ConvergenceError("the free-energy crossing did not converge",
+                                   tried="200 Illinois steps", status=Status.MAX_ITERATIONS)
+        p = (lo * dhi - hi * dlo) / (dhi - dlo) if hi != lo else lo
+        params = _params(problem, fixed, parameter, p)
+        f, values = branch_value(problem, a, params, value)
+        return p, f, values
+
+
+def free_energy_crossing(problem, parameter: str, bracket, branches, fixed: Mapping | None = None,
+                         value: str = "free_entropy", dps: int = 30) -> Crossing:
+    """The value of ``parameter`` in ``bracket`` where the reported free energy ``value`` of the
+    two :class:`Branch` es is equal, the other parameters ``fixed`` (raw values by name), to
+    ``dps`` digits (see the module docstring).
+
+    The crossing is first located at 15 digits in ``bracket``; the bracket is then narrowed to
+    a relative :math:`10^{-9}` around it (the sign change is checked again, so a wrong
+    narrowing is an error, not a wrong answer) for the location at ``dps`` plus guard digits
+    and the re-location at half as many digits again."""
+    fixed = dict(fixed or {})
+    rough, _, _ = _crossing_at(problem, parameter, bracket, branches, fixed, value, 15)
+    width = abs(rough) * mpmath.mpf(10) ** -9
+    narrow = (rough - width, rough + width)
+    work = dps + GUARD
+    p1, f1, values = _crossing_at(problem, parameter, narrow, branches, fixed, value, work)
+    hi = work + max(10, work // 2)
+    p2, _, _ = _crossing_at(problem, parameter, narrow, branches, fixed, value, hi)
+    digits = _agreement(p1, p2, dps)
+    return Crossing(parameter, p2, digits, f1, values,
+                    how=f"agreement of the crossing located at {work} and at {hi} digits")
+
+
+def _agreement(a, b, dps: int) -> int:
+    with mpmath.workdps(dps + 20):
+        if a == b:
+            return dps
+        rel = abs(a - b) / max(abs(a), abs(b))
+        return max(0, min(dps, int(-mpmath.log10(rel))))
+
+
+# ---------------------------------------------------------------------------------------------
+# Folds
+# ---------------------------------------------------------------------------------------------
+class _FoldSystem:
+    """The augmented system ``[G(x; p), det dG/dx] = 0`` in ``(x, p)`` and its Jacobian, built
+    from a model's system (aliases substituted, evaluation form applied), as evaluators."""
+
+    def __init__(self, problem, variant: str, parameter: str):
+        import sympy
+
+        from ..symbolic.codegen import Evaluator
+
+        system = problem.system(variant)
+        if system.spectrum is not None:
+            raise ParameterError("model", "fold: systems with spectral averages are not "
+                                          "supported")
+        if parameter not in system.symbols:
+            raise ParameterError(parameter, "is not a parameter of the model's equations")
+        x = list(system.unknowns)
+        if system.fixed_point is not None:
+            G = [u - sympy.sympify(system.fixed_point[u]) for u in x]
+        else:
+            G = [sympy.sympify(r) for r in system.residuals]
+        for sym, expr in reversed(list(system.aliases)):
+            G = [g.xreplace({sym: expr}) for g in G]
+        form = system.evaluation_form or (lambda e: e)
+        G = [form(g) for g in G]
+        p = system.symbols[parameter]
+        J = sympy.Matrix([[sympy.diff(g, u) for u in x] for g in G])
+        D = J.det(method="berkowitz") if len(x) > 1 else J[0, 0]
+        F = G + [D]
+        variables = x + [p]
+        self.unknowns = [str(u) for u in x]
+        self.args = variables + [s for s in system.parameters if s != p]
+        self.names = [str(s) for s in x] + [parameter] + [
+            n for n, s in system.symbols.items() if s != p and s in system.parameters]
+        order = {s: n for n, s in system.symbols.items()}
+        self.other = [order[s] for s in system.parameters if s != p]
+        self.F = Evaluator(F, self.args)
+        self.J = Evaluator([sympy.diff(f, v) for f in F for v in variables], self.args)
+        self.n = len(F)
+
+
+def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None = None,
+         dps: int = 30, maxiter: int = 60) -> Fold:
+    """The fold (spinodal) of the branch through ``start`` (the unknowns' values) near
+    ``parameter`` = ``guess``, the other parameters ``fixed``: Newton's method on
+    ``[G, det dG/dx] = 0`` in the unknowns and the parameter (module docstring), to ``dps``
+    digits, verified by a re-solve at higher precision. Newton runs from the start at 15 digits,
+    then from that point at ``dps`` plus guard digits and, for the verification, at half as
+    many digits again."""
+    fixed = dict(fixed or {})
+    params = _params(problem, fixed, parameter, mpmath.mpf(guess))
+    variant = problem.variant_of(params)
+    system = _FoldSystem(problem, variant, parameter)
+    m = machine(problem, variant)
+    others = dict(zip(m.outline.parameters, m.parameter_values_mp(params)))
+
+    rest_names = system.other
+    n = system.n
+
+    def evaluate(y):
+        rest = [others[k] for k in rest_names]
+        f = system.F.mp(list(y) + rest)
+        jac = system.J.mp(list(y) + rest)
+        return f, mpmath.matrix([[jac[n * i + j] for j in range(n)] for i in range(n)])
+
+    def size(f):
+        return max(abs(v) for v in f)
+
+    def on_branch(y, work):
+        """Newton on G(x; p) = 0 at the fixed parameter (the augmented Jacobian's first
+        columns): the start put on the branch."""
+        with precision(work):
+            y = [mpmath.mpf(v) for v in y]
+            for _ in range(maxiter):
+                f, J = evaluate(y)
+                Jx = mpmath.matrix([[J[i, j] for j in range(n - 1)] for i in range(n - 1)])
+                step = mpmath.lu_solve(Jx, mpmath.matrix(f[:n - 1]))
+                y = [y[i] - step[i] for i in range(n - 1)] + [y[-1]]
+                if max(abs(step[i]) for i in range(n - 1)) < mpmath.mpf(10) ** -(work // 2):
+                    return y
+            raise ConvergenceError("fold: no point of the branch at the start",
+                                   tried=f"{maxiter} Newton steps at the guessed parameter",
+                                   status=Status.MAX_ITERATIONS)
+
+    def solve(work, y0):
+        """Damped Newton on [G, det dG/dx] = 0: each step halved until the residual's largest
+        component decreases (a fold's basin is narrow: the full step from a point of the
+        branch can overshoot past it)."""
+        with precision(work):
+            y = [mpmath.mpf(v) for v in y0]
+            f, J = evaluate(y)
+            for it in range(1, maxiter + 1):
+                try:
+                    step = mpmath.lu_solve(J, mpmath.matrix(f))
+                except ZeroDivisionError:
+                    raise ConvergenceError("fold: singular augmented Jacobian (not a simple "
+                                           "fold?)", tried="Newton on [G, det dG/dx] = 0",
+                                           status=Status.SINGULAR_JACOBIAN) from None
+                if max(abs(step[i]) / max(abs(y[i]), 1) for i in range(n)) < \
+                        mpmath.mpf(10) ** -(work - 3):
+                    return y, it  # converged to the rounding of the residual
+                lam = mpmath.mpf(1)
+                for _ in range(30):
+                    trial = [y[i] - lam * step[i] for i in range(n)]
+                    try:
+                        ft, Jt = evaluate(trial)
+                        if all(mpmath.isfinite(v) for v in ft) and size(ft) < size(f):
+                            break
+                    except (ArithmeticError, ValueError):
+                        pass
+                    lam /= 2
+                else:
+                    raise ConvergenceError("fold: no step decreases the residual",
+                                           tried="damped Newton on [G, det dG/dx] = 0",
+                                           status=Status.STALLED)
+                y, f, J = trial, ft, Jt
+                if _TRACE:
+                    print("fold", work, it, lam, [mpmath.nstr(v, 12) for v in y],
+                          mpmath.nstr(size(f), 3))
+                small = max(abs(lam * step[i]) / max(abs(y[i]), 1) for i in range(n))
+                if lam == 1 and small < mpmath.mpf(10) ** -(work - 2):
+                    return y, it
+                if size(f) == 0:
+                    return y, it
+            raise ConvergenceError("fold: Newton did not converge", tried=f"{maxiter} steps",
+                                   status=Status.MAX_ITERATIONS)
+
+    y0 = [mpmath.mpf(start[u]) for u in system.unknowns] + [mpmath.mpf(guess)]
+    rough, iters = solve(15, on_branch(y0, 15))  # the iterations from the start are the cheap ones
+    work = dps + GUARD
+    y1, more = solve(work, rough)
+    hi = work + max(10, work // 2)
+    y2, _ = solve(hi, rough)
+    iters += more
+    digits = min(_agreement(a, b, dps) for a, b in zip(y1, y2))
+    point = dict(zip(system.unknowns, y2[:-1]))
+    return Fold(parameter, y2[-1], point, digits, iters,
+                how=f"agreement of the fold located at {work} and at {hi} digits")

@@ -1,0 +1,395 @@
+r"""Gaussian integrals as SymPy expressions.
+
+:func:`gauss` builds :class:`GaussianIntegral`, the unevaluated integral against the standard
+normal measure
+
+.. math::  \int \mathcal{D}z\, f(z) = \int_{-\infty}^{\infty} \frac{e^{-z^2/2}}{\sqrt{2\pi}}\,
+           f(z)\, dz,
+
+of an integrand :math:`f` built from the model's symbols and one integration variable :math:`z`.
+Its free symbols are those of :math:`f` less :math:`z`; it prints as
+:math:`\int \mathcal{D}z\, (f)`; and it is differentiated *under the integral sign*,
+:math:`\partial_x \int\mathcal{D}z\, f = \int\mathcal{D}z\, \partial_x f`, so the saddle-point
+machinery and the Jacobians of Newton's method get exact derivatives.
+
+**Kinks.** The integrand may hold ``Heaviside``, ``Max``, ``Min``, ``Abs``, ``sign`` and
+``Piecewise`` (with conditions that are single comparisons or conjunctions of them) of arguments
+*linear* in :math:`z`. On construction each is rewritten with Heaviside functions
+(:math:`|u| = u\,(2\theta(u) - 1)`, :math:`\operatorname{sign} u = 2\theta(u) - 1`,
+:math:`\max(u, v) = u + (v - u)\,\theta(v - u)`, :math:`\min(u, v) = u - (u - v)\,\theta(u - v)`, a
+``Piecewise`` as the sum of its branches times the indicators that select them). Every
+:math:`\theta(a z + b)` with :math:`a \neq 0` has one kink, :math:`z = -b/a`, a breakpoint of every
+quadrature rule (:func:`prepare`). Differentiating :math:`\theta(u)` gives :math:`\delta(u)\,u'`;
+such terms are integrated exactly on construction,
+
+.. math::  \int \mathcal{D}z\, c(z)\,\delta^{(n)}(a z + b)
+           = \frac{(-1)^n}{|a|\,a^n}\,\frac{d^n}{dz^n}\big[c(z)\,\varphi(z)\big]_{z=-b/a},
+           \qquad \varphi(z) = \frac{e^{-z^2/2}}{\sqrt{2\pi}},
+
+(substitute :math:`t = a z + b` and integrate the :math:`n`-th derivative of the delta by parts),
+so no evaluator ever sees a delta function. A factor free of :math:`z` is taken out of the
+integral, and an integrand free of :math:`z` is its own integral (the measure has mass one).
+
+**Evaluation** (by :mod:`replica.symbolic.codegen`): on each piece between consecutive kinks
+every Heaviside function is a constant, 0 or 1, read off the sign of its argument at the
+piece's midpoint; the *switched* integrand (``integrand`` of :class:`Prepared`, the Heaviside
+functions replaced by switch symbols) is then analytic on the piece. mpmath integrates each
+piece with ``mpmath.quad`` (tanh--sinh, the infinite ends included) and checks its error
+estimate; float64 uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the
+kinks and at fixed points; ball arithmetic integrates the pieces of :math:`[-T, T]` with
+python-flint's rigorous ``acb.integral`` and adds the tails :math:`|z| > T` as a radius
+bounded by :func:`envelope` and :func:`tail_bound`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+__all__ = ["GaussianIntegral", "gauss", "prepare", "Prepared", "envelope", "tail_bound",
+           "density", "GaussianIntegralError", "EnvelopeError"]
+
+
+class GaussianIntegralError(ValueError):
+    """An integrand this module cannot handle (a kink whose argument is not linear in the
+    integration variable, a product of delta functions, ...)."""
+
+
+class EnvelopeError(ValueError):
+    """No growth envelope could be derived for an integrand (the reason says which part): its
+    Gaussian tails cannot be bounded, so it has no ball-arithmetic evaluation."""
+
+
+def density(z) -> sympy.Expr:
+    r"""The standard normal density :math:`\varphi(z) = e^{-z^2/2}/\sqrt{2\pi}`."""
+    return sympy.exp(-z**2 / 2) / sympy.sqrt(2 * sympy.pi)
+
+
+def _linear(u, z):
+    """``(a, b)`` with ``u = a z + b``; raises where ``u`` is not linear in ``z``."""
+    a = sympy.diff(u, z)
+    if a.has(z):
+        raise GaussianIntegralError(f"the kink argument {u} is not linear in {z}")
+    b = sympy.expand(u - a * z)
+    if b.has(z):  # pragma: no cover - u - a z is free of z when a is
+        b = sympy.simplify(b)
+    return a, b
+
+
+def _indicator(cond, z):
+    """The indicator of a ``Piecewise`` condition as a product of Heaviside functions."""
+    if cond is sympy.true or cond == True:  # noqa: E712 - SymPy's true
+        return sympy.Integer(1)
+    if isinstance(cond, sympy.And):
+        out = sympy.Integer(1)
+        for c in cond.args:
+            out *= _indicator(c, z)
+        return out
+    if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+        return sympy.Heaviside(cond.lhs - cond.rhs)
+    if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
+        return sympy.Heaviside(cond.rhs - cond.lhs)
+    raise GaussianIntegralError(f"a Piecewise condition {cond} (only comparisons and their "
+                                "conjunctions are supported in a Gaussian integral)")
+
+
+def _rewrite_kinks(expr, z):
+    """``expr`` with ``Abs``, ``sign``, ``Max``, ``Min`` and ``Piecewise`` of ``z`` written with
+    Heaviside functions (see the module docstring)."""
+
+    def piecewise(*pairs):
+        total, none_before = sympy.Integer(0), sympy.Integer(1)
+        for value, cond in pairs:
+            ind = _indicator(cond, z)
+            total += value * ind * none_before
+            none_before *= (1 - ind)
+            if ind == 1:
+                break
+        return total
+
+    def maximum(*args):
+        out = args[0]
+        for v in args[1:]:
+            out = out + (v - out) * sympy.Heaviside(v - out)
+        return out
+
+    def minimum(*args):
+        out = args[0]
+        for v in args[1:]:
+            out = out - (out - v) * sympy.Heaviside(out - v)
+        return out
+
+    rules = ((sympy.Abs, lambda u: u * (2 * sympy.Heaviside(u) - 1)),
+             (sympy.sign, lambda u: 2 * sympy.Heaviside(u) - 1),
+             (sympy.Max, maximum), (sympy.Min, minimum),
+             (sympy.Piecewise, lambda *a: piecewise(*[(p.expr, p.cond) for p in a])))
+    for cls, rule in rules:
+        expr = expr.replace(lambda e, c=cls: isinstance(e, c) and e.has(z),
+                            lambda e, r=rule: r(*e.args))
+    for h in expr.atoms(sympy.Heaviside):
+        if h.args[0].has(z):
+            _linear(h.args[0], z)  # raises where a kink argument is not linear
+    return expr
+
+
+def _delta_term(term, z):
+    """The exact integral against the Gaussian measure of ``term = c(z) delta^(n)(a z + b)``."""
+    deltas = [f for f in sympy.Mul.make_args(term) if f.has(sympy.DiracDelta)]
+    if len(deltas) != 1 or not isinstance(deltas[0], sympy.DiracDelta):
+        raise GaussianIntegralError(f"a term {term} with a product or power of delta "
+                                    "functions in a Gaussian integral")
+    delta = deltas[0]
+    u = delta.args[0]
+    n = int(delta.args[1]) if len(delta.args) > 1 else 0
+    a, b = _linear(u, z)
+    if a == 0:
+        raise GaussianIntegralError(f"a delta function {delta} whose argument does not depend "
+                                    f"on {z}")
+    c = sympy.Mul(*[f for f in sympy.Mul.make_args(term) if f is not delta])
+    z0 = -b / a
+    g = sympy.diff(c * density(z), z, n)
+    return (-1) ** n * g.subs(z, z0) / (sympy.Abs(a) * a**n)
+
+
+def _split_deltas(expr, z):
+    """``(rest, closed)``: ``expr`` without its delta-function terms, and their exact
+    integral."""
+    if not any(d.has(z) for d in expr.atoms(sympy.DiracDelta)):
+        return expr, sympy.Integer(0)
+    rest, closed = sympy.Integer(0), sympy.Integer(0)
+    for term in sympy.Add.make_args(sympy.expand_mul(expr)):
+        if any(d.has(z) for d in term.atoms(sympy.DiracDelta)):
+            closed += _delta_term(term, z)
+        else:
+            rest += term
+    return rest, closed
+
+
+class GaussianIntegral(sympy.Function):
+    r"""``GaussianIntegral(f, z)`` :math:`= \int \mathcal{D}z\, f(z)` (see the module docstring);
+    made by :func:`gauss`."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, integrand, z):
+        if not isinstance(z, sympy.Symbol):
+            raise GaussianIntegralError(f"the integration variable {z} is not a symbol")
+        if not integrand.has(z):
+            return integrand
+        new = _rewrite_kinks(integrand, z)
+        rest, closed = _split_deltas(new, z)
+        coeff, dep = sympy.Integer(1), rest
+        if isinstance(rest, sympy.Mul):
+            coeff, dep = rest.as_independent(z, as_Add=False)
+        if closed == 0 and coeff == 1 and dep == integrand:
+            return None
+        return closed + coeff * cls(dep, z)
+
+    @property
+    def integrand(self):
+        return self.args[0]
+
+    @property
+    def variable(self):
+        return self.args[1]
+
+    @property
+    def free_symbols(self):
+        return self.args[0].free_symbols - {self.args[1]}
+
+    def _eval_derivative(self, s):
+        if s == self.args[1]:
+            return sympy.Integer(0)
+        return GaussianIntegral(sympy.diff(self.args[0], s), self.args[1])
+
+    def _eval_subs(self, old, new):
+        if old == self.args[1]:
+            return self  # the integration variable is bound
+        return None
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _latex(self, printer, exp=None):
+        tex = r"\int \mathcal{D}%s\, \left(%s\right)" % (printer._print(self.args[1]),
+                                                         printer._print(self.args[0]))
+        return tex if exp is None else r"\left[%s\right]^{%s}" % (tex, exp)
+
+    def _sympystr(self, printer):
+        return "gauss(%s, %s)" % (printer._print(self.args[0]), printer._print(self.args[1]))
+
+
+def gauss(expr, z) -> sympy.Expr:
+    r""":math:`\int \mathcal{D}z\, \mathrm{expr}` for the standard normal measure
+    :math:`\mathcal{D}z`; ``z`` is a symbol (taken as real: it is replaced by the real symbol of
+    its name).
+
+    >>> import sympy
+    >>> z, k = sympy.symbols("z kappa", real=True)
+    >>> I = gauss((z + k)**2 * sympy.Heaviside(z + k), z)
+    >>> sympy.diff(I, k)
+    gauss(2*kappa*Heaviside(kappa + z) + 2*z*Heaviside(kappa + z), z)
+    >>> sympy.diff(gauss(sympy.Heaviside(z - k), z), k)  # the density at the kink
+    -sqrt(2)*exp(-kappa**2/2)/(2*sqrt(pi))
+    """
+    z = sympy.sympify(z)
+    if not isinstance(z, sympy.Symbol):
+        raise GaussianIntegralError(f"the integration variable {z} is not a symbol")
+    real = sympy.Symbol(z.name, real=True)
+    return GaussianIntegral(sympy.sympify(expr).xreplace({z: real}), real)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the evaluators need
+# ---------------------------------------------------------------------------------------------
+@dataclasses.dataclass
+class Prepared:
+    r"""A Gaussian integral ready for quadrature.
+
+    ``integrand``: :math:`F(z, s_1, \dots, s_J)\,\varphi(z)`, where :math:`F` is the integrand
+    with its Heaviside function :math:`\theta(u_j)` replaced by the switch symbol :math:`s_j`;
+    ``switches`` the :math:`s_j`; ``arguments`` the :math:`u_j` (linear in ``z``; on a piece
+    between kinks :math:`s_j = 1` where :math:`u_j > 0` and 0 where :math:`u_j < 0`); ``kinks``
+    the distinct roots :math:`-b_j/a_j` (expressions in the parameters); ``bare`` is :math:`F`
+    itself (for :func:`envelope`)."""
+
+    z: sympy.Symbol
+    integrand: sympy.Expr
+    bare: sympy.Expr
+    switches: list
+    arguments: list
+    kinks: list
+
+
+def prepare(integral: GaussianIntegral) -> Prepared:
+    """The :class:`Prepared` form of one Gaussian integral."""
+    f, z = integral.args
+    heavisides = sorted((h for h in f.atoms(sympy.Heaviside) if h.args[0].has(z)),
+                        key=sympy.default_sort_key)
+    switches = [sympy.Symbol(f"switch_{j}", real=True) for j in range(len(heavisides))]
+    bare = f.xreplace(dict(zip(heavisides, switches)))
+    kinks: list = []
+    for h in heavisides:
+        a, b = _linear(h.args[0], z)
+        if a == 0:
+            continue
+        k = sympy.cancel(-b / a)
+        if not any(sympy.cancel(k - other) == 0 for other in kinks):
+            kinks.append(k)
+    return Prepared(z=z, integrand=bare * density(z), bare=bare, switches=switches,
+                    arguments=[h.args[0] for h in heavisides], kinks=kinks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Growth envelopes: the tails of the ball-arithmetic evaluation
+# ---------------------------------------------------------------------------------------------
+_BOUNDED = {sympy.tanh: 1, sympy.erf: 1, sympy.erfc: 2, sympy.sin: 1, sympy.cos: 1,
+            sympy.atan: sympy.pi / 2}
+
+
+def envelope(expr, z, switches=()):
+    r"""``(C, B, P)`` with :math:`|F(z)| \le C\,e^{B|z|}\,|z|^P` for every real :math:`|z| \ge 1`
+    and every value of the ``switches`` in :math:`\{0, 1\}` (``C`` and ``B`` expressions in the
+    parameters, ``P`` a non-negative rational), derived by structural induction:
+
+    * a constant :math:`c` (free of :math:`z`) or a switch: :math:`(|c|, 0, 0)`, :math:`(1, 0, 0)`;
+      :math:`z`: :math:`(1, 0, 1)`;
+    * a sum: the sum of the :math:`C`, the largest :math:`B` and :math:`P` (for :math:`|z| \ge 1`
+      :math:`e^{B|z|}|z|^P` increases with both); a product: the product of the :math:`C`, the
+      sums of :math:`B` and :math:`P`; a power :math:`g^e` with :math:`e > 0` rational:
+      :math:`(C^e, eB, eP)`;
+    * :math:`e^{u}`, :math:`\cosh u`, :math:`\sinh u` for :math:`u = a z + b`:
+      :math:`(e^{|b|}, |a|, 0)`; :math:`\tanh`, :math:`\operatorname{erf}`, :math:`\sin`,
+      :math:`\cos`: 1; :math:`\operatorname{erfc}`: 2; :math:`\arctan`: :math:`\pi/2`;
+    * :math:`\log(k\cosh u)` and :math:`\log(k + e^{u})` with :math:`k > 0` a constant and
+      :math:`u = a z + b`: :math:`|\log(k\cosh u)| \le |\log k| + |u|` (as
+      :math:`1 \le \cosh u \le e^{|u|}`) and :math:`|\log(k + e^u)| \le |\log k| + \log 2 + |u|`
+      (the larger of :math:`k` and :math:`e^u` is at most their sum, which is at most twice it),
+      and :math:`|u| \le (|a| + |b|)|z|` for :math:`|z| \ge 1`.
+
+    Anything else (a reciprocal of a function of :math:`z`, a logarithm of another form, an
+    exponential of a non-linear argument) raises :class:`EnvelopeError` naming it."""
+    switches = set(switches)
+
+    def rec(e):
+        if not e.has(z) and not (e.free_symbols & switches):
+            return sympy.Abs(e), sympy.Integer(0), sympy.Integer(0)
+        if e in switches:
+            return sympy.Integer(1), sympy.Integer(0), sympy.Integer(0)
+        if e == z:
+            return sympy.Integer(1), sympy.Integer(0), sympy.Integer(1)
+        if isinstance(e, sympy.Add):
+            parts = [rec(a) for a in e.args]
+            return (sympy.Add(*[p[0] for p in parts]), sympy.Max(*[p[1] for p in parts]),
+                    max(p[2] for p in parts))
+        if isinstance(e, sympy.Mul):
+            parts = [rec(a) for a in e.args]
+            return (sympy.Mul(*[p[0] for p in parts]), sympy.Add(*[p[1] for p in parts]),
+                    sum(p[2] for p in parts))
+        if isinstance(e, sympy.Pow):
+            base, ex = e.args
+            if ex.has(z) or ex.free_symbols & switches:
+                raise EnvelopeError(f"a power with a variable exponent ({e})")
+            if isinstance(base, sympy.exp) or base == sympy.E:
+                return rec(sympy.exp(ex * (base.args[0] if isinstance(base, sympy.exp) else 1)))
+            if not (ex.is_Rational and ex > 0):
+                raise EnvelopeError(f"a reciprocal or non-rational power of a function of {z} "
+                                    f"({e})")
+            c, b, p = rec(base)
+            return c**ex, ex * b, ex * p
+        if isinstance(e, (sympy.exp, sympy.cosh, sympy.sinh)):
+            a, b = _linear_or_fail(e.args[0], z, e)
+            return sympy.exp(sympy.Abs(b)), sympy.Abs(a), sympy.Integer(0)
+        for fn, bound in _BOUNDED.items():
+            if isinstance(e, fn):
+                return sympy.sympify(bound), sympy.Integer(0), sympy.Integer(0)
+        if isinstance(e, sympy.log):
+            return _log_envelope(e.args[0], z, e)
+        raise EnvelopeError(f"no growth bound for {e}")
+
+    return rec(sympy.sympify(expr))
+
+
+def _linear_or_fail(u, z, where):
+    try:
+        a, b = _linear(u, z)
+    except GaussianIntegralError:
+        raise EnvelopeError(f"a non-linear argument in {where}") from None
+    return a, b
+
+
+def _log_envelope(arg, z, where):
+    const, dep = arg.as_independent(z, as_Add=False)
+    if isinstance(dep, sympy.cosh) and const.is_positive is not False:
+        a, b = _linear_or_fail(dep.args[0], z, where)
+        return (sympy.Abs(sympy.log(const)) + sympy.Abs(a) + sympy.Abs(b), sympy.Integer(0),
+                sympy.Integer(1))
+    const, dep = arg.as_independent(z, as_Add=True)
+    if isinstance(dep, sympy.exp) and const.is_positive:
+        a, b = _linear_or_fail(dep.args[0], z, where)
+        return (sympy.Abs(sympy.log(const)) + sympy.log(2) + sympy.Abs(a) + sympy.Abs(b),
+                sympy.Integer(0), sympy.Integer(1))
+    raise EnvelopeError(f"no growth bound for the logarithm {where} (supported: log(k cosh u), "
+                        "log(k + exp u) with u linear in the integration variable)")
+
+
+def tail_bound(C, B, P, T):
+    r"""An upper bound (a python-flint ``arb`` whose value is an upper bound) of
+    :math:`\int_{|z|>T} C e^{B|z|}|z|^P \varphi(z)\,dz` for :math:`T \ge 1` and
+    :math:`s = T - B - P/T > 0`: with :math:`g(z) = P\log z + Bz - z^2/2`, concave,
+    :math:`g'(z) \le -s` for :math:`z \ge T`, so :math:`g(z) \le g(T) - s(z - T)` and each tail is
+    at most :math:`C e^{g(T)}/(s\sqrt{2\pi})`; both tails together twice that. ``C``, ``B`` are
+    balls (their upper bounds are used), ``P`` a rational, ``T`` an exact ball."""
+    from flint import arb
+
+    Cu, Bu = arb(C.abs_upper()), arb(B.upper())
+    Pb = arb(P.p) / P.q if isinstance(P, sympy.Rational) else arb(P)
+    s = T - Bu - Pb / T
+    if not s > 0:
+        raise EnvelopeError("the truncation point is not beyond the envelope's maximum")
+    g = Pb * T.log() + Bu * T - T * T / 2
+    total = 2 * Cu * g.exp() / (s * (2 * arb.pi()).sqrt())
+    return arb(total.upper())
+
