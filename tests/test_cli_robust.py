@@ -129,6 +129,7 @@ def test_level_of_a_model_file_ridgeless_closed_form(cli):
     assert abs(mpmath.mpf(data["location"]) - 4) < mpmath.mpf(10) ** -25
 
 
+@pytest.mark.slow
 def test_level_of_a_model_file_ridge_closed_form(cli):
     """With ``lam = 1/10``: the level is the closed-form test error at ``alpha = 2``, written to
     40 digits; the located ``alpha`` must be 2 to the digits it claims (at least 20)."""
@@ -142,6 +143,7 @@ def test_level_of_a_model_file_ridge_closed_form(cli):
 
 
 # -- 5. a closed standard output ----------------------------------------------------------------
+@pytest.mark.slow
 def test_closed_stdout_exits_quietly_with_141():
     """``replica expand ... | head -1`` was an internal error (BrokenPipeError). Here the reader
     closes the pipe before the command writes anything, so its first write fails: exit 141 (as

@@ -33,6 +33,7 @@ def test_alignment_json_contract(cli):
     assert len(data["intermediates"]["q"].replace("0.0", "").replace(".", "")) >= 38
 
 
+@pytest.mark.slow
 def test_isotropic_json_and_text(cli):
     rc, out, err = cli(*ISO, "--json")
     assert rc == 0, err
@@ -43,6 +44,7 @@ def test_isotropic_json_and_text(cli):
     assert rc == 0 and "e_icl" in out and "digits guaranteed" in out
 
 
+@pytest.mark.slow
 def test_kappa_inf_and_fraction_input(cli):
     rc, out, _ = cli("solve", "isotropic", "--alpha", "3", "--tau", "2", "--kappa", "inf",
                      "--rho", "1/10", "--json")
@@ -111,6 +113,7 @@ def test_non_psd_and_wrong_size_matrix_files(cli, tmp_path):
     assert rc == 2 and "symmetric" in err
 
 
+@pytest.mark.slow
 def test_text_file_eigenvalues_are_exact(cli, tmp_path):
     (tmp_path / "ev.txt").write_text("# piano d=4\n4 3 2 1\n")
     a = cli(*ALIGN[:ALIGN.index("--d")], "--d", "4", "--train", f"file:{tmp_path}/ev.txt",

@@ -118,6 +118,7 @@ def test_equations_render_as_latex():
     assert "\\hat{q}" in tex
 
 
+@pytest.mark.slow
 def test_transition_note_carries_the_digits():
     from replica.analysis.transitions import isotropic_interpolation_peak
 

@@ -10,11 +10,13 @@ from replica.latex import to_latex
 from replica.models import lowrank as L
 from conftest import LazyDerivation
 
+# the derivation is built once per process (tens of seconds): the full tier only
+pytestmark = pytest.mark.slow
+
 
 DOC = LazyDerivation("lowrank")  # built on first use, not while tests are collected
 
 
-@pytest.mark.slow
 def test_saddle_point_equations_are_the_derived_ones():
     fp = L.fixed_point_equations()
     conj = DOC.step("conjugate_equations").objects

@@ -18,6 +18,9 @@ from replica.symbolic import LAMBDA_I
 from replica.symbolic import deterministic_equivalent as DE
 from replica.symbolic.spectral import SpectralAverage
 
+# the derivation is built once per process (tens of seconds): the full tier only
+pytestmark = pytest.mark.slow
+
 G_RS, G = F.log_det_free_energy()
 WRONG_SIGN = G + 2 * DE.omega * DE.omega_hat                 # + omega omegahat instead of -
 MISSING_KAPPA = G.subs(DE.kappa, 1)  # kappa log(1 + omega/kappa) -> log(1 + omega)

@@ -21,6 +21,7 @@ def overlap():
     return replica.load_model(OVERLAP)
 
 
+@pytest.mark.slow
 def test_partial_overlap_reduces_to_idg_and_odg(overlap):
     """phi = 0 is the built-in model's IDG error and phi = 1 - rho its ODG error (30 digits):
     the file's saddle point and overlaps are the low-rank model's, evaluated by the generic
@@ -36,6 +37,7 @@ def test_partial_overlap_reduces_to_idg_and_odg(overlap):
     assert ref["idg"] < r["e_phi"] < ref["odg"]
 
 
+@pytest.mark.slow
 def test_partial_overlap_agrees_with_finite_size_simulations(overlap):
     """Linear attention trained at D = 8, 16, 32 (every ratio exact): its exact expected error on
     tasks with a quarter of their power outside the subspace, and the overlap
@@ -114,6 +116,7 @@ def test_structured_teacher_equals_the_published_closed_form(teacher, cov, spec_
         assert abs(r["test"] - ref) <= mpmath.mpf(10) ** -31 * ref, (r["test"], ref)
 
 
+@pytest.mark.slow
 def test_structured_teacher_agrees_with_simulation(teacher):
     """Ridge regression on sampled data with C = powerlaw:1 and teacher T = powerlaw:2 at
     d = 60 and 120 (n = 2d): test and training errors within 4 standard errors of the theory at

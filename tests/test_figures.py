@@ -36,6 +36,7 @@ def legend_texts(ax):
     return [t.get_text() for t in legend.get_texts()]
 
 
+@pytest.mark.slow
 def test_save_figure_writes_png_pdf_svg_and_drops_a_given_suffix(tmp_path):
     fig, ax = figures.new_figure()
     ax.plot([1, 2, 3], [1, 4, 9], label="a")
@@ -48,6 +49,7 @@ def test_save_figure_writes_png_pdf_svg_and_drops_a_given_suffix(tmp_path):
     assert [open(p, "rb").read() for p in paths[1:]] == first
 
 
+@pytest.mark.slow
 def test_isotropic_phase_diagram_files_and_legend(tmp_path):
     from replica.analysis.phase_diagram import isotropic_nonmonotone, nonmonotone_figure
 
@@ -75,6 +77,7 @@ def _check_report():
                        [8, 16], 4, rows, line, 0, 0, [])
 
 
+@pytest.mark.slow
 def test_check_figure_legend_has_every_theory_and_every_simulation_size(tmp_path):
     from replica.simulate.report import check_figure, write_plot
 

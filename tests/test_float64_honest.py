@@ -157,6 +157,7 @@ def test_converged_alignment_points_agree_with_the_verified_solve(p):
 
 @settings(max_examples=16, **PROPERTY)
 @given(lowrank_points())
+@pytest.mark.slow
 def test_converged_lowrank_points_agree_with_the_verified_solve(p):
     _check("lowrank", p)
 
@@ -166,6 +167,7 @@ def test_the_models_declare_their_mean_squared_errors_nonnegative():
         assert set(replica._problem(model).nonnegative) == set(names)
 
 
+@pytest.mark.slow
 def test_phase_diagram_plane_writes_statuses_and_counts_the_unverified(tmp_path, capsys):
     import csv
 

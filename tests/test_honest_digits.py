@@ -57,6 +57,7 @@ def _random_points(seed, n):
                    lam=rng.choice(["0", f"1e{rng.integers(-6, 1)}"]))
 
 
+@pytest.mark.slow
 def test_claimed_digits_hold_against_a_much_higher_precision_solve():
     """40 isotropic points over 120 decades of alpha: every result that claims digits agrees with
     a solve at three times the precision to those digits (less one: the last printed digit is
@@ -142,6 +143,7 @@ CROSSOVERS = [
 
 
 @pytest.mark.parametrize("argv", CROSSOVERS, ids=lambda a: f"{a[1]}-alpha{a[-1]}-{a[3]}")
+@pytest.mark.slow
 def test_printed_crossover_error_bound_bounds_the_printed_value(argv, capsys):
     """The error bound is a bound on the error of the printed location: against a location at
     twice the precision, |printed - reference| <= error_bound."""

@@ -292,6 +292,7 @@ def test_float64_parameter_errors():
                               rho=0.5, sigma=0.3, lam=np.array([0.0, 0.1]))
 
 
+@pytest.mark.slow
 def test_float64_grid_mixing_finite_and_infinite_kappa():
     """Each grid point is solved by the variant of the model that applies there (kappa = inf
     has its own), with the values of separate solves."""

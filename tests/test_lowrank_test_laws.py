@@ -111,6 +111,7 @@ def test_cli_json_reports_the_test_law(cli):
     assert "q_perp" in data["order_parameters"]
 
 
+@pytest.mark.slow
 def test_three_geometries_agree_with_finite_size_simulations():
     """Linear attention trained at D = 8, 16, 32 (r = D/2; every ratio exact), each trained Gamma
     scored exactly on three test laws with phi = 3/4 that differ at finite D: three quarters of

@@ -85,6 +85,7 @@ def _simulate_ridge(alpha, lam, sigma, variances, seeds, rng):
     return [(np.mean(v), np.std(v, ddof=1) / np.sqrt(seeds)) for v in (test, train)]
 
 
+@pytest.mark.slow
 def test_ridge_anisotropic_covariance_agrees_with_simulation(ridge):
     """The theory over the d eigenvalues of a power-law covariance against 150 sampled data sets
     per d: within 4 standard errors (and the theory changes with d by more than that)."""
@@ -218,6 +219,7 @@ def test_model_error_raised_in_python(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # transition, phase-diagram, sweep, appendix on a model file
 # ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_transition_peak_equals_the_marchenko_pastur_peak(capsys):
     """The double-descent peak of the test error in alpha (lam = 1/100, sigma = 1/2), located by
     the generic command, against the maximum of the random-matrix closed form."""
@@ -258,6 +260,7 @@ def test_transition_reports_a_missing_extremum_as_exit_3(capsys):
     assert rc == 3 and "at its end" in err
 
 
+@pytest.mark.slow
 def test_phase_diagram_and_sweep_on_a_model_file(tmp_path, capsys):
     import csv
 
@@ -294,6 +297,7 @@ def test_phase_diagram_and_sweep_on_a_model_file(tmp_path, capsys):
 
 
 @pytest.mark.pdf
+@pytest.mark.slow
 def test_appendix_of_a_model_file_compiles(tmp_path, capsys):
     from replica.latex import latexmk_path
 
@@ -450,6 +454,7 @@ def test_generated_code_cache_follows_the_files_a_model_imports(tmp_path):
         assert abs(solve_x() - (mpmath.sqrt(49) - 1) / 2) < 1e-25  # x^2 + x = 12: x = 3
 
 
+@pytest.mark.slow
 def test_generic_transition_on_a_builtin_model_matches_its_own_locator(capsys):
     """``--model isotropic`` goes through the generic commands: the maximum of e_icl in tau
     located by ``replica transition --model`` equals paper B's interpolation peak located by the

@@ -38,6 +38,7 @@ def test_alignment_specialisation_boundary_is_a_zero_of_the_gain(tmp_path):
     assert zero and max(abs(z) for z in zero) < 1e-9  # matched pretraining: no gain
 
 
+@pytest.mark.slow
 def test_isotropic_nonmonotone_region_and_boundary(tmp_path):
     kappas = np.linspace(0.1, 2.1, 11)
     rhos = np.array([0.1, 0.5, 0.9])
@@ -64,6 +65,7 @@ def test_phase_diagram_cli(cli, tmp_path):
     assert rc == 2 and "--d" in err
 
 
+@pytest.mark.slow
 def test_lowrank_phase_diagram(tmp_path):
     from replica.analysis.phase_diagram import lowrank_phase_diagram
 

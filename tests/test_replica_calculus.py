@@ -72,6 +72,7 @@ def test_gaussian_integral_against_quadrature(M, h, nv):
             assert not check_gaussian_integral(M, h, values, nv, dps=12, log_value=wrong)
 
 
+@pytest.mark.slow
 def test_common_field_average_shifts_the_replica_block():
     r"""E_xi exp(xi 1^T x) = exp(s^2 (1^T x)^2 / 2) for xi ~ N(0, s^2): integrating xi out of the
     Gaussian integral equals the integral of the shifted matrix (n = 2, explicit)."""

@@ -126,6 +126,7 @@ CERTIFIED_TINY = dict(alpha="930e23", tau="827e6", kappa="963e-24", lam="0", rho
                       d="16", train="piano", test="lowrank:1/2:piano")
 
 
+@pytest.mark.slow
 def test_certificate_claims_no_more_than_its_enclosures(cli):
     """``memorization ~ 3e-73`` was enclosed to 7 significant digits while the certificate said
     20: the certified digits are the minimum over every reported value of what its enclosure
@@ -286,6 +287,7 @@ def test_lowrank_claimed_digits_are_significant(raw):
 
 @_settings(10)
 @given(raw=ALIGNMENT)
+@pytest.mark.slow
 def test_alignment_claimed_digits_are_significant(raw):
     _check("alignment", raw)
 

@@ -102,6 +102,7 @@ def test_injected_failure_then_resume_recomputes_only_missing(tmp_path, monkeypa
     assert _values(resumed) == _values(fresh)  # same process, same BLAS: bitwise
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes(tmp_path):
     """A real `replica sweep` process is killed (SIGKILL) after some jobs are cached; the rerun
     computes exactly the missing ones and the result equals an uninterrupted sweep."""

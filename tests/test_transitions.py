@@ -143,6 +143,7 @@ def test_lowrank_rho_c_equals_kappa_25_digits(kappa, tau, sigma):
         assert abs(r.location.value - k) <= r.location.error_bound
 
 
+@pytest.mark.slow
 def test_lowrank_idg_indicator_and_noiseless_case():
     from replica.errors import ParameterError
     from replica.analysis.transitions import lowrank_transition
