@@ -1,0 +1,427 @@
+r"""One free energy for every task covariance: the replica computation of the ICL model with the
+spectral averages kept abstract, and its instances.
+
+**The model** (both papers' model, in one parameterisation). :math:`n = \tau D^2` prompts; prompt
+:math:`\mu` has a task :math:`w_\mu` drawn from :math:`k = \kappa D` fixed training tasks
+:math:`w_j\sim N(0, C_{\rm train})`, a context of :math:`\ell = \alpha D` pairs,
+:math:`x_l\sim N(0, I/D)`, :math:`y_l = w\cdot x_l + \sigma\epsilon_l` (:math:`\sigma` the noise
+*standard deviation*), and a query. Linear attention predicts :math:`\hat y = x^\top\Gamma\hat w`,
+:math:`\hat w = \frac D\ell\sum_ly_lx_l`; pretraining minimises
+:math:`\frac12\sum_\mu(y_\mu - \hat y_\mu)^2 + \frac{\lambda\kappa D}2\|\Gamma\|_F^2`. The
+empirical task covariance :math:`S = \frac1k\sum_jw_jw_j^\top` enters only through its spectrum:
+:math:`g(z) = \langle 1/(s - z)\rangle` and the task power :math:`c = \langle s\rangle =
+\operatorname{tr}S/D` (:math:`\to\operatorname{tr}C_{\rm train}/D`).
+
+**The computation** is the one of :mod:`replica.derivations.lowrank_from_model` (its steps 1--8),
+which never used the rank: this module holds its general pieces (the residual covariance, the
+energetic, coupling and entropic parts, the replica and zero-temperature limits, the RS measure of
+the weights) with :math:`c` a symbol, and the low-rank module instantiates them at :math:`c = 1`.
+The only places the task law enters are :math:`\|w\|^2/D\to c` in the residual covariance and in
+the context fluctuation :math:`\varepsilon = (c + \sigma^2)/\alpha`, and the moments
+:math:`\langle1\rangle = 1`, :math:`\langle s\rangle = c` of the Stieltjes step. The output,
+:func:`free_energy` (computed by :func:`derived_free_energy`, not typed), is
+
+.. math::
+    f = \operatorname*{extr}\Big\{\frac{\tau}{2\kappa}\frac{c+\sigma^2-2m+q+\varepsilon\bar q}
+        {1+\chi+\varepsilon\bar\chi} - \frac{\hat qq}2 - \frac{\hat{\bar q}\bar q}2 + \hat mm
+        + \frac{\hat\chi\chi}2 + \frac{\hat{\bar\chi}\bar\chi}2
+        - \frac1{2\hat q}\Big[\hat m^2(c+z+z^2g) + \frac{\hat\chi}\kappa(1+zg)
+        + \frac{\hat{\bar\chi}}\kappa g\Big]\Big\},\quad z = -\frac{\lambda+\hat{\bar q}}{\hat q}.
+
+**Errors** (computed from the RS measure of the weights, step 8 of the low-rank derivation): for
+a test law :math:`w\sim N(0, C)`, with :math:`\gamma` the diagonal entry of :math:`C` in the
+eigenbasis of :math:`S` (its transform :math:`g_C(z) = \langle\gamma/(s-z)\rangle`, power
+:math:`c_C = \langle\gamma\rangle = \operatorname{tr}C/D`), test noise :math:`\tilde\sigma` and
+context :math:`\tilde\alpha D`: :math:`\varepsilon_C = \tilde\sigma^2 + c_C - 2m_C + q_C +
+\frac{c_C+\tilde\sigma^2}{\tilde\alpha}\bar q` with :math:`m_C = \frac{\hat m}{\hat q}(c_C +
+zg_C)` and :math:`q_C` from :func:`derived_test_overlaps`. Task memorisation is :math:`C = S`
+(:math:`\gamma = s`).
+
+**The two parameterisations** (:data:`PAPER_A_MAP`, SymPy substitutions). Paper A writes the
+noise *variance* :math:`\rho_A = \sigma^2` and the ridge :math:`\frac{n}{d}\lambda_A\|\Gamma\|^2`
+against the sum of the :math:`n = \tau d^2` squared errors, i.e. :math:`\lambda_A = \kappa\lambda
+/\tau`; its resolvent :math:`M_\kappa(\sigma_A) = \frac1d\operatorname{tr}(R_k+\sigma_A)^{-1}` is
+:math:`g(-\sigma_A)` (:math:`R_k = S`), its effective noise :math:`\sigma_A = -z` and its
+effective ridge :math:`\tilde\lambda = \lambda/\hat q`. The low-rank paper writes :math:`\sigma`
+(std), :math:`\rho` the rank ratio, :math:`c = 1` and ridge :math:`\lambda M_0/2`, the same as
+here.
+
+**Instances** (each checked in ``tests/test_unified.py``):
+
+* low-rank: at :math:`c = 1`, :func:`free_energy` *is* (R1)
+  (:data:`replica.models.lowrank.FREE_ENERGY`, identical with :math:`g` abstract), and the derived TM/IDG/ODG errors are the
+  solver's (identical; IDG is :math:`\gamma = \mu/\rho` on the subspace projector);
+* paper A: :math:`g` the deterministic equivalent of :math:`S` for :math:`C_{\rm train}`
+  (:math:`g(z) = \langle 1/(a\lambda_i - z)\rangle`, :math:`a` the root of paper A's eq. (17) at
+  :math:`-z`, derived in :mod:`replica.derivations.alignment_from_model`) and :math:`g_C(z) =
+  \langle\mu_i/(a\lambda_i - z)\rangle` (*stated* there: the deterministic equivalent of
+  :math:`(S-z)^{-1}` against a test matrix). The saddle point of :func:`free_energy`, solved on
+  its own by Newton's method on the derived fixed-point map at 50 digits (:func:`solve_on_spectrum`),
+  gives paper A's :math:`E_{\rm ICL}` (error at :math:`C = C_{\rm test}`, test noise
+  :math:`\tilde\sigma = \sigma`) and :math:`e_{\rm TM} = \tau q_A`, and :math:`-z = \sigma_A`,
+  :math:`\lambda/\hat q = \tilde\lambda`. Measured agreement with ``replica solve alignment``
+  at 40 digits (``d = 20``; E_ICL, e_TM, sigma_A): powerlaw:1 / piano (:math:`\alpha = 2,
+  \tau = 3, \kappa = 1/2, \rho_A = 1/4, \lambda_A = 1/10`; :math:`E_{\rm ICL} =
+  1.12621789713\ldots`) 40, 40, 40 digits; piano / identity (:math:`\alpha = 3/2, \tau = 1/2,
+  \kappa = 3/2, \rho_A = 1/5, \lambda_A = 1/20`; :math:`1.53178048916\ldots`) 40, 40, 40;
+  powerlaw:2 / powerlaw:1 (:math:`\alpha = 3, \tau = 2, \kappa = 1, \rho_A = 1/10,
+  \lambda_A = 0`; :math:`0.844828444403\ldots`) 40, 40, 40; unnormalised covariances
+  (``file:...:raw``, :math:`c = 13/8`, :math:`c_C = 3/2`, ``d = 12``;
+  :math:`2.28877309395\ldots`) 40, 40. The test asserts :math:`\ge 30`;
+* paper B: :math:`C_{\rm train} = C_{\rm test} = I` (one atom), against ``replica solve
+  isotropic``'s Marchenko--Pastur closed forms (E_ICL, e_IDG = the TM error, sigma):
+  (:math:`\alpha = 2, \tau = 1/2, \kappa = 3/2, \rho = 1/4, \lambda = 1/10`;
+  :math:`1.48474650097\ldots`) 40, 40, 40 digits; (:math:`3, 3, 1/2, 1/2, 1/5`;
+  :math:`1.45834290027\ldots`) 40, 40, 40; (:math:`3/2, 2, 2, 1/10, 0`;
+  :math:`1.14449155733\ldots`) 40, 40, 40.
+
+**Derived and stated.** Derived here (SymPy output of the previous step): the free energy for
+any task power and spectrum, its saddle-point equations (:func:`saddle`) and the test overlaps
+and errors for any test covariance. Inherited with their labels and checks from the low-rank
+derivation, whose steps are rank-free: the context statistics (computed), the residual covariance
+(computed; concentration stated), the task average (stated: the per-task overlaps enter through
+:math:`S`; checked on sampled task sets). Stated for paper A's instance: the deterministic
+equivalents of :math:`\frac1D\operatorname{tr}(S - z)^{-1}` (derived in
+:mod:`replica.derivations.alignment_from_model` from the log-determinant) and of
+:math:`\frac1D\operatorname{tr}C(S-z)^{-1}` (stated there, checked on sampled pools). The
+numbers compare the unified saddle point with the solvers; they check the instances, and the
+map :data:`PAPER_A_MAP`, at these points only.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import mpmath
+import sympy
+
+from ..models import lowrank as L
+from ..symbolic.replica_calculus import (BETA, N_REPLICAS, RSBlock, coupling_term,
+                                         gaussian_integral_log, replica_limit,
+                                         rs_gaussian_moments, stieltjes_form, zero_temperature)
+from ..symbolic.saddle import Alias, SaddlePoint, spectral_family
+from ..symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
+
+n, beta = N_REPLICAS, BETA
+s = LAMBDA_I
+"""An eigenvalue of the empirical task covariance S (summation variable of the averages)."""
+gamma = MU_I
+"""The diagonal entry of a test task covariance in the eigenbasis of S."""
+
+c_train = sympy.Symbol("c", positive=True)
+r"""The task power :math:`c = \langle s\rangle = \operatorname{tr}S/D` (1 in the low-rank paper)."""
+c_C = sympy.Symbol("c_C", positive=True)
+r"""The test power :math:`\langle\gamma\rangle = \operatorname{tr}C/D`."""
+
+EPS = (c_train + L.sigma**2) / L.alpha
+"""epsilon = (c + sigma^2)/alpha: the context fluctuation per direction."""
+ETEST = (c_C + L.sigma_test**2) / L.alpha_test
+"""The test prompt's context fluctuation (c_C + sigma_test^2)/alpha_test."""
+
+GC = spectral_family("g_C", "g_{C}")
+r""":math:`g_C(z) = \langle\gamma/(s-z)\rangle` and its derivatives (abstract)."""
+
+# replica-level symbols (before the zero-temperature scalings)
+Qd, Qbd = sympy.symbols("Q_d Qbar_d", real=True)
+Qhd, Qho, Qbhd, Qbho = sympy.symbols("Qhat_d Qhat_o Qbarhat_d Qbarhat_o", real=True)
+mh = sympy.Symbol("mhat_raw", real=True)
+
+ZERO_T_SCALINGS = {Qd: L.q + L.chi / beta, Qbd: L.qbar + L.chibar / beta,
+                   Qhd: beta * L.qhat - beta**2 * L.chihat, Qho: beta**2 * L.chihat,
+                   Qbhd: beta * L.qbarhat - beta**2 * L.chibarhat, Qbho: beta**2 * L.chibarhat,
+                   mh: beta * L.mhat}
+"""The zero-temperature scalings: diagonal excesses of order 1/beta (the susceptibilities), the
+conjugates' diagonal-minus-off-diagonal of order beta, their off-diagonal of order beta^2."""
+
+
+def spectral_moments(power=c_train) -> dict:
+    """<1> = 1 and <s> = tr S / D (the task power)."""
+    return {0: sympy.Integer(1), 1: sympy.sympify(power)}
+
+
+def transform(k):
+    """g^(k)(z): the Stieltjes transform of S (abstract)."""
+    return L.G[k](L.z)
+
+
+# ---------------------------------------------------------------------------------------------
+# Residual covariance and energetic part
+# ---------------------------------------------------------------------------------------------
+def residual_covariance(power=c_train) -> RSBlock:
+    r"""The RS covariance of the replicated residuals at leading order, with task power
+    :math:`c = \|w\|^2/D`: same replica :math:`\sigma^2 + c - 2m + Q_d + \varepsilon\bar Q_d`,
+    different replicas :math:`\sigma^2 + c - 2m + q + \varepsilon\bar q`,
+    :math:`\varepsilon = (c+\sigma^2)/\alpha`."""
+    eps = (power + L.sigma**2) / L.alpha
+    base = L.sigma**2 + power - 2 * L.m
+    return RSBlock.from_entries(base + Qd + eps * Qbd, base + L.q + eps * L.qbar)
+
+
+def energetic_log(K: RSBlock, sign=1):
+    r"""Per :math:`\kappa D^2`: the :math:`\tau D^2` prompts each give
+    :math:`\log\det(I + \beta K)^{-1/2}`, i.e. :math:`-\frac{\tau}{2\kappa}\log\det(I+\beta K)`."""
+    I_plus = RSBlock.scalar(1, 0) + K.scale(beta)
+    return -sign * L.tau / (2 * L.kappa) * I_plus.log_det()
+
+
+# ---------------------------------------------------------------------------------------------
+# Coupling (delta functions in Fourier form) and entropic part
+# ---------------------------------------------------------------------------------------------
+def conjugates():
+    """The RS conjugate matrices (diagonal, off-diagonal -Q_o) of Q and Qbar."""
+    return RSBlock.from_entries(Qhd, -Qho), RSBlock.from_entries(Qbhd, -Qbho)
+
+
+def coupling_log(m_factor=None):
+    r""":math:`\frac12\operatorname{tr}\hat QQ + \frac12\operatorname{tr}\hat{\bar Q}\bar Q
+    - n\hat mm` (per :math:`\kappa D^2`)."""
+    Q = RSBlock.from_entries(Qd, L.q)
+    Qb = RSBlock.from_entries(Qbd, L.qbar)
+    Qh, Qbh = conjugates()
+    return coupling_term(Q, Qh) + coupling_term(Qb, Qbh) - (n if m_factor is None
+                                                          else m_factor) * mh * L.m
+
+
+def entropic_block(sv=s) -> RSBlock:
+    """kappa (beta lambda I + Qbarhat + s Qhat): the RS precision of one weight coordinate."""
+    Qh, Qbh = conjugates()
+    return (RSBlock.scalar(beta * L.lam, 0) + Qbh + Qh.scale(sv)).scale(L.kappa)
+
+
+def entropic_log_per_eigenvalue(det_shift=0):
+    r""":math:`\frac1\kappa\log\int dx\,e^{-\frac12x^\top\kappa(\beta\lambda + \hat{\bar Q} +
+    s\hat Q)x + \kappa\hat ms\mathbf 1^\top x}` (per :math:`\kappa D^2`, for one eigenvalue
+    :math:`s` of :math:`S`; averaged over the spectrum)."""
+    M = entropic_block()
+    out = gaussian_integral_log(M, [L.kappa * mh * s]) / L.kappa
+    if det_shift:
+        out -= det_shift * sympy.log(M.A.det()) / (2 * L.kappa)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Replica limit, zero temperature, Stieltjes form: the free energy
+# ---------------------------------------------------------------------------------------------
+def lambda_from_z(expr):
+    """lambda = -qbarhat - z qhat (the alias z = -(lambda + qbarhat)/qhat solved for lambda)."""
+    return sympy.sympify(expr).xreplace({L.lam: -L.qbarhat - L.z * L.qhat})
+
+
+def zero_temperature_part(expr, scalings=None):
+    """``(power, coefficient)`` of the replica limit of ``expr`` at beta -> oo (memoised)."""
+    key = tuple(sorted((scalings or ZERO_T_SCALINGS).items(), key=str))
+    return _zero_temperature_part(sympy.sympify(expr), key)
+
+
+@functools.lru_cache(maxsize=32)
+def _zero_temperature_part(expr, scalings: tuple):
+    return zero_temperature(replica_limit(expr, simplify=False), dict(scalings), max_power=2)
+
+
+def derive_free_energy(energetic=None, entropic=None, coupling=None, scalings=None,
+                       power=c_train):
+    """The zero-temperature free energy from its three parts (defaults: the correct ones at task
+    power ``power``). Returns ``(f, powers, parts)``: f = -(Phi_E + <Phi_S> + Phi_C) in the
+    Stieltjes form, the leading powers of beta of the three parts, and the parts."""
+    energetic = energetic_log(residual_covariance(power)) if energetic is None else energetic
+    entropic = entropic_log_per_eigenvalue() if entropic is None else entropic
+    coupling = coupling_log() if coupling is None else coupling
+    pe, fe = zero_temperature_part(energetic, scalings)
+    ps, fs = zero_temperature_part(entropic, scalings)
+    pc, fc = zero_temperature_part(coupling, scalings)
+    fs_avg = SpectralAverage(sympy.cancel(lambda_from_z(fs)))
+    phi = fe + fs_avg + fc
+    f = -stieltjes_form(phi, L.z, transform, spectral_moments(power))
+    return f, (pe, ps, pc), {"energetic": -fe, "entropic": -fs_avg, "coupling": -fc}
+
+
+@functools.lru_cache(maxsize=None)
+def derived_free_energy():
+    """``(f, powers, parts)`` for a general task covariance (task power ``c`` symbolic)."""
+    return derive_free_energy()
+
+
+@functools.lru_cache(maxsize=None)
+def free_energy() -> sympy.Expr:
+    """The unified free energy (the output of :func:`derived_free_energy`)."""
+    return derived_free_energy()[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# The RS measure of the weights and the test overlaps
+# ---------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def coordinate_law():
+    """``{mean, common, thermal}`` of one weight coordinate (eigen-direction s, per unit of the
+    row's component) under the RS measure at n -> 0 and beta -> oo, in the alias z: the mean,
+    the variance of the field shared by the replicas and the thermal variance (times D; the
+    thermal one vanishes like 1/beta). Values are ``(power of beta, coefficient)``."""
+    mom = rs_gaussian_moments(entropic_block(), L.kappa * mh * s)
+    out = {}
+    for k, v in mom.items():
+        v0 = sympy.cancel(v.subs(n, 0))
+        p, coeff = zero_temperature(v0, ZERO_T_SCALINGS, max_power=2)
+        out[k] = (p, sympy.cancel(lambda_from_z(coeff)) if p == 0 else coeff)
+    return out
+
+
+def overlap_averages(law=None):
+    r"""``(m_C, q_C)`` as spectral averages over the eigenbasis of S, with the test-covariance
+    weight :math:`\gamma`: :math:`m_C = \langle\gamma\,\text{mean}\rangle`,
+    :math:`q_C = \langle\gamma(\text{mean}^2 + \text{common})\rangle` (the thermal part
+    vanishes)."""
+    law = coordinate_law() if law is None else law
+    mean, common = law["mean"][1], law["common"][1]
+    return SpectralAverage(gamma * mean), SpectralAverage(gamma * (mean**2 + common))
+
+
+def _weighted_transform(k):
+    return GC[k](L.z)
+
+
+@functools.lru_cache(maxsize=None)
+def derived_test_overlaps() -> dict:
+    r"""``{"m_C", "q_C", "qbar", "m", "q", "error_C", "error_TM"}`` in the Stieltjes form: a
+    general test covariance through :math:`g_C` and :math:`c_C`, the isotropic overlap
+    :math:`\bar q` (:math:`\gamma = 1`) and the training-task overlaps (:math:`\gamma = s`)
+    through :math:`g` and :math:`c`."""
+    m_c, q_c = overlap_averages()
+    mom_w = dict(spectral_moments())
+    mom_w.update({("w", 0): c_C})
+
+    def general(e):
+        return stieltjes_form(e, L.z, transform, mom_w, _weighted_transform, weight=gamma)
+
+    def at(e, value):
+        return stieltjes_form(SpectralAverage(e.args[0].xreplace({gamma: value})), L.z,
+                              transform, spectral_moments())
+    out = {"m_C": general(m_c), "q_C": general(q_c), "qbar": at(q_c, 1),
+           "m": at(m_c, s), "q": at(q_c, s)}
+    out["error_C"] = L.sigma_test**2 + c_C - 2 * out["m_C"] + out["q_C"] + ETEST * out["qbar"]
+    etm = ETEST.xreplace({c_C: c_train})
+    out["error_TM"] = L.sigma_test**2 + c_train - 2 * out["m"] + out["q"] + etm * out["qbar"]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The saddle point
+# ---------------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def saddle() -> SaddlePoint:
+    """Stationarity of the unified free energy (pairs and alias as in (R1))."""
+    return SaddlePoint(free_energy(), L.PAIRS, [Alias(L.z, L.Z_DEFINITION, L.lam)], name="f")
+
+
+# ---------------------------------------------------------------------------------------------
+# The two parameterisations
+# ---------------------------------------------------------------------------------------------
+rho_A, lam_A, sigma_A, lt_A = sympy.symbols("rho_A lambda_A sigma_A lambdatilde_A",
+                                            nonnegative=True)
+PAPER_A_MAP = {L.sigma: sympy.sqrt(rho_A), L.lam: L.tau * lam_A / L.kappa}
+r"""Paper A's parameters in this module's: :math:`\sigma = \sqrt{\rho_A}` (noise variance
+:math:`\rho_A`) and :math:`\lambda = \tau\lambda_A/\kappa` (ridge :math:`\frac nd\lambda_A` per
+squared error against :math:`\frac{\lambda\kappa D}{2}` per half squared error, :math:`n = \tau
+d^2`, :math:`k = \kappa d`); test noise :math:`\tilde\sigma = \sigma`. Paper A's derived
+quantities: :math:`\sigma_A = -z`, :math:`\tilde\lambda = \lambda/\hat q`,
+:math:`M_\kappa(x) = g(-x)`, :math:`M'_\kappa(x) = -g'(-x)`."""
+LOWRANK_MAP = {c_train: sympy.Integer(1)}
+"""The low-rank paper's normalisation ||w||^2 = D."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Numerical saddle point on a finite spectrum (paper A's instance)
+# ---------------------------------------------------------------------------------------------
+_g0, _g1, _gc0, _gc1 = sympy.symbols("g0 g1 gc0 gc1")
+_FN = {L.G[0](L.z): _g0, L.G[1](L.z): _g1, GC[0](L.z): _gc0, GC[1](L.z): _gc1}
+_P = (L.alpha, L.tau, L.kappa, L.lam, L.sigma, c_train, L.z, _g0, _g1)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled():
+    """mpmath functions: the closed map Phi(theta) and z(theta) of the derived saddle point, and
+    the observables in (conjugates, z, g, g_C)."""
+    phi, aliases = saddle().reduced_map()
+    th = L.ORDER_PARAMETERS
+    phis = [sympy.lambdify(th + _P, phi[v].xreplace(_FN), "mpmath") for v in th]
+    zof = sympy.lambdify(th + _P[:-3], aliases[L.z], "mpmath")
+    fp = dict(saddle().fixed_point)
+    conj = [sympy.lambdify(th + _P, fp[v].xreplace(_FN), "mpmath") for v in L.CONJUGATES]
+    obs = derived_test_overlaps()
+    args = L.CONJUGATES + th + _P + (_gc0, _gc1, c_C, L.sigma_test, L.alpha_test)
+    errs = {k: sympy.lambdify(args, obs[k].xreplace(_FN), "mpmath")
+            for k in ("error_C", "error_TM")}
+    return phis, zof, conj, errs
+
+
+def deterministic_transforms(train, test, kappa, z):
+    r"""``(g, g', g_C, g_C', a)`` at ``z < 0`` for ``S`` the empirical covariance of
+    :math:`\kappa d` tasks from :math:`N(0, \operatorname{diag}(\text{train}))`: the
+    deterministic equivalent :math:`(S - z)^{-1}\asymp(aC_{\rm train} - z)^{-1}` with :math:`a`
+    the root of paper A's eq. (17) in the form :math:`\kappa(a-1) + 1 - \langle x/(a\lambda +
+    x)\rangle = 0`, :math:`x = -z`, and :math:`a' = da/dx` by implicit differentiation."""
+    x = -z
+    d = len(train)
+    av = lambda f: mpmath.fsum(f(i) for i in range(d)) / d  # noqa: E731
+    if kappa == mpmath.inf:
+        a = mpmath.mpf(1)
+        ap = mpmath.mpf(0)
+    else:
+        eq = lambda a: kappa * (a - 1) + 1 - av(lambda i: x / (a * train[i] + x))  # noqa: E731
+        a = mpmath.findroot(eq, (max(mpmath.mpf(0), 1 - 1 / kappa) + mpmath.mpf(10)**-30,
+                                 mpmath.mpf(1) + 1), solver="anderson")
+        # differentiate kappa (a-1) + 1 - <x/(a l + x)> = 0 in x
+        d_a = kappa + av(lambda i: x * train[i] / (a * train[i] + x)**2)
+        d_x = -av(lambda i: a * train[i] / (a * train[i] + x)**2)
+        ap = -d_x / d_a
+    f = lambda i: 1 / (a * train[i] + x)  # noqa: E731
+    # d/dz = -d/dx;  d/dx f_i = -(a' l_i + 1) f_i^2
+    g = av(f)
+    g1 = av(lambda i: (ap * train[i] + 1) * f(i)**2)
+    gc = av(lambda i: test[i] * f(i))
+    gc1 = av(lambda i: test[i] * (ap * train[i] + 1) * f(i)**2)
+    return g, g1, gc, gc1, a
+
+
+def solve_on_spectrum(alpha, tau, kappa, lam, sigma, train, test, start=None, dps=50):
+    r"""The saddle point of the unified free energy with :math:`g` the deterministic equivalent
+    of the empirical covariance of :math:`\kappa d` tasks from ``train`` (eigenvalues), and the
+    test error at the covariance ``test`` (diagonal in the same basis), test noise ``sigma``,
+    ``alpha_test = alpha``. Newton's method on :math:`\theta = \Phi(\theta)` (the derived
+    fixed-point map) from ``start`` (default: 400 damped iterations of the map from
+    theta = 1/2 at 20 digits). Returns a dict
+    with theta, the conjugates, ``z``, ``error_C``, ``error_TM`` and the residual."""
+    phis, zof, conj, errs = _compiled()
+    with mpmath.workdps(dps + 10):
+        P = [mpmath.mpf(v) if v != mpmath.inf else v for v in (alpha, tau, kappa, lam, sigma)]
+        cval = mpmath.fsum(train) / len(train)
+        ctest = mpmath.fsum(test) / len(test)
+
+        def transforms(th):
+            z = zof(*th, *P, cval)
+            g, g1, gc, gc1, a = deterministic_transforms(train, test, P[2], z)
+            return z, g, g1, gc, gc1
+
+        def residual(*th):
+            z, g, g1, _, _ = transforms(th)
+            return [f(*th, *P, cval, z, g, g1) - t for f, t in zip(phis, th)]
+
+        if start is None:
+            th0 = [mpmath.mpf(1) / 2] * 5
+            with mpmath.workdps(20):  # damped iteration of the map to Newton's basin
+                for _ in range(400):
+                    z, g, g1, _, _ = transforms(th0)
+                    th0 = [(f(*th0, *P, cval, z, g, g1) + t) / 2 for f, t in zip(phis, th0)]
+        else:
+            th0 = [mpmath.mpf(v) for v in start]
+        th = mpmath.findroot(residual, th0, tol=mpmath.mpf(10)**(-2 * dps))
+        th = [th[i] for i in range(len(th0))]
+        res = max(abs(r) for r in residual(*th))
+        z, g, g1, gc, gc1 = transforms(th)
+        cj = [f(*th, *P, cval, z, g, g1) for f in conj]
+        out = dict(zip(("q", "m", "chi", "qbar", "chibar"), th))
+        out.update(zip(("qhat", "mhat", "chihat", "qbarhat", "chibarhat"), cj))
+        out.update(z=z, residual=res, g=g)
+        args = cj + th + [P[0], P[1], P[2], P[3], P[4], cval, z, g, g1, gc, gc1, ctest, P[4], P[0]]
+        out["error_C"] = errs["error_C"](*args)
+        out["error_TM"] = errs["error_TM"](*args)
+    return out
