@@ -169,3 +169,28 @@ def test_paper_a_instance_with_unnormalised_covariances(tmp_path):
     with mpmath.workdps(DPS):
         assert agreement_digits(u["error_C"], A["e_icl"], DPS) >= 30
         assert agreement_digits(u["error_TM"], A["e_tm"], DPS) >= 30
+
+
+def _random_points(k, seed):
+    import random
+    rnd = random.Random(seed)
+    return [{x: sympy.Rational(rnd.randint(1, 60), rnd.randint(1, 60))
+             for x in U.INSTANCE_SYMBOLS} for _ in range(k)]
+
+
+def test_paper_a_errors_are_an_instance_exactly():
+    """Paper A's E_ICL and e_TM (in M, M', <mu F>, <mu F'>, lambda_tilde) equal the unified
+    saddle point's errors exactly (rational arithmetic) at random rational values of every
+    symbol -- the transforms included, so the identity does not use eq. (17); and the check
+    fails for the wrong pairing (the TM error against E_ICL)."""
+    for v in _random_points(4, seed=7):
+        assert U.paper_a_instance_difference(v) == {"error_C": 0, "error_TM": 0}
+    v = _random_points(1, seed=8)[0]
+    mine = U._unified_errors_at(v)
+    theirs = U._paper_a_errors()
+    assert sympy.nsimplify(mine["error_TM"] - theirs["error_C"].xreplace(v)) != 0
+
+
+def test_paper_a_ridge_equation_is_the_conjugate_equation():
+    assert sympy.simplify(U.kappa_qhat_at_saddle() - (L.tau - 1 + U.lt_A * U.g0)) == 0
+    assert U.paper_a_ridge_equation_difference() == 0

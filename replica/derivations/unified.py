@@ -55,7 +55,15 @@ here.
   (:math:`g(z) = \langle 1/(a\lambda_i - z)\rangle`, :math:`a` the root of paper A's eq. (17) at
   :math:`-z`, derived in :mod:`replica.derivations.alignment_from_model`) and :math:`g_C(z) =
   \langle\mu_i/(a\lambda_i - z)\rangle` (*stated* there: the deterministic equivalent of
-  :math:`(S-z)^{-1}` against a test matrix). The saddle point of :func:`free_energy`, solved on
+  :math:`(S-z)^{-1}` against a test matrix). **Exactly**: paper A's :math:`E_{\rm ICL}` and
+  :math:`e_{\rm TM}`, written in :math:`M = g(-\sigma_A)`, :math:`M' = -g'`,
+  :math:`\langle\mu F\rangle = g_C`, :math:`\langle\mu F'\rangle = -g_C'` and
+  :math:`\tilde\lambda`, equal the unified saddle point's errors in exact rational arithmetic at
+  random rational values of every symbol, transforms included (:func:`paper_a_instance_difference`;
+  a polynomial identity test, so eq. (17) is not needed for it), and paper A's ridge equation is
+  the conjugate equation :math:`\kappa\hat q = \tau - 1 + \tilde\lambda g` under
+  :data:`PAPER_A_MAP` (symbolic, :func:`paper_a_ridge_equation_difference`). **Numerically**, with
+  eq. (17) supplying the transforms: the saddle point of :func:`free_energy`, solved on
   its own by Newton's method on the derived fixed-point map at 50 digits (:func:`solve_on_spectrum`),
   gives paper A's :math:`E_{\rm ICL}` (error at :math:`C = C_{\rm test}`, test noise
   :math:`\tilde\sigma = \sigma`) and :math:`e_{\rm TM} = \tau q_A`, and :math:`-z = \sigma_A`,
@@ -425,3 +433,112 @@ def solve_on_spectrum(alpha, tau, kappa, lam, sigma, train, test, start=None, dp
         out["error_C"] = errs["error_C"](*args)
         out["error_TM"] = errs["error_TM"](*args)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Paper A's errors as an instance, symbolically in the transforms
+# ---------------------------------------------------------------------------------------------
+g0, g1, gc0, gc1 = _g0, _g1, _gc0, _gc1
+INSTANCE_SYMBOLS = (L.alpha, L.tau, L.kappa, c_train, c_C, rho_A, lt_A, g0, g1, gc0, gc1)
+"""The free symbols of :func:`paper_a_instance_difference`."""
+
+
+def _paper_a_errors():
+    r"""Paper A's :math:`E_{\rm ICL}` and :math:`e_{\rm TM}` (from :mod:`replica.models.
+    alignment`) in the transforms of :math:`S`: :math:`M = g(-\sigma_A)`, :math:`M' =
+    -g'(-\sigma_A)`, :math:`\langle\mu F\rangle = g_C`, :math:`\langle\mu F'\rangle = -g_C'`
+    (the form of :data:`~replica.models.alignment.K_I` is checked, not assumed), at
+    :math:`\alpha_{\rm test} = \alpha` and :math:`\sigma_A = \varepsilon + \tilde\lambda`."""
+    from ..models import alignment as A
+    f = A.F_I.subs(A.z, A.sigma)
+    ap = (A.M + A.sigma * A.M_prime) / A.kappa
+    if sympy.cancel(A.K_I - (A.q * f - (A.q * A.lambda_tilde - A.sigma**2)
+                             * (ap * LAMBDA_I + 1) * f**2)) != 0:
+        raise ValueError("K_I is not q F + (q lambda_tilde - sigma^2) F'")
+    mis = A.q * gc0 - (A.q * A.lambda_tilde - A.sigma**2) * gc1
+    amap = {A.M: g0, A.M_prime: -g1, A.lambda_tilde: lt_A, A.c_train: c_train, A.c_test: c_C,
+            A.rho: rho_A, A.alpha_test: A.alpha, A.alpha: L.alpha, A.tau: L.tau,
+            A.kappa: L.kappa}
+    sig = (rho_A + c_train) / L.alpha + lt_A
+    qa = A.Q.xreplace(amap).xreplace({A.sigma: sig})
+    out = {}
+    for k, e in (("error_C", A.E_SCALAR + mis), ("error_TM", A.E_TM)):
+        out[k] = e.xreplace({A.q: qa}).xreplace(amap).xreplace({A.sigma: sig})
+    return out
+
+
+def _unified_errors_at(values: dict):
+    r"""The unified saddle point with :math:`z = -\sigma_A`, :math:`\lambda = \tilde\lambda\hat q`
+    (the alias and :data:`PAPER_A_MAP`), :math:`\tilde\sigma = \sigma = \sqrt{\rho_A}`,
+    :math:`\tilde\alpha = \alpha`, solved at the numbers ``values`` (exact rationals): the
+    conjugate equation for :math:`\hat q` and the linear system for :math:`(q, \bar q,
+    \hat\chi)`; returns its two errors."""
+    fp = dict(saddle().fixed_point)
+    eps = EPS.xreplace({L.sigma: sympy.sqrt(rho_A)})
+    v = dict(values)
+    zval = -(eps + lt_A).xreplace(v)
+    qh = sympy.Symbol("qh_")
+    base = {L.z: zval, L.sigma: sympy.sqrt(v[rho_A]), **{k: v[k] for k in v
+            if k in (L.alpha, L.tau, L.kappa, c_train, c_C)}}
+    fn = {L.G[0](L.z): v[g0], L.G[1](L.z): v[g1], GC[0](L.z): v[gc0], GC[1](L.z): v[gc1]}
+    conj = {L.qhat: qh, L.mhat: qh}
+    chi = fp[L.chi].xreplace(fn).xreplace(conj).xreplace(base)
+    chib = fp[L.chibar].xreplace(fn).xreplace(conj).xreplace(base)
+    epsv = eps.xreplace(base).xreplace({rho_A: v[rho_A]})
+    qhv = sympy.solve(fp[L.qhat].xreplace({L.chi: chi, L.chibar: chib}).xreplace(base) - qh,
+                      qh)
+    (qhv,) = [r for r in qhv if r != 0]
+    ch, q, qb = sympy.symbols("ch_ q_ qb_")
+    sub = {L.qhat: qhv, L.mhat: qhv, L.chihat: ch, L.chibarhat: epsv * ch}
+    m = fp[L.m].xreplace(fn).xreplace(sub).xreplace(base)
+    eqs = [fp[L.q].xreplace(fn).xreplace(sub).xreplace(base) - q,
+           fp[L.qbar].xreplace(fn).xreplace(sub).xreplace(base) - qb,
+           fp[L.chihat].xreplace({L.chi: chi.xreplace({qh: qhv}),
+                                  L.chibar: chib.xreplace({qh: qhv}), L.m: m, L.q: q,
+                                  L.qbar: qb}).xreplace(base) - ch]
+    sol = sympy.solve(eqs, [q, qb, ch], dict=True)[0]
+    obs = derived_test_overlaps()
+    vals = {L.qhat: qhv, L.mhat: qhv, L.chihat: sol[ch], L.chibarhat: epsv * sol[ch],
+            L.sigma_test: sympy.sqrt(v[rho_A]), L.alpha_test: v[L.alpha]}
+    return {k: obs[k].xreplace(fn).xreplace(vals).xreplace(base) for k in ("error_C",
+                                                                          "error_TM")}
+
+
+def paper_a_instance_difference(values: dict) -> dict:
+    """``{error_C, error_TM}``: the unified errors minus paper A's (:func:`_paper_a_errors`),
+    exactly, at the rational ``values`` of :data:`INSTANCE_SYMBOLS` (the transforms g, g',
+    g_C, g_C' and lambda_tilde free numbers: an identity in them holds at random points,
+    and a nonzero polynomial vanishes at a random rational point with probability 0)."""
+    mine = _unified_errors_at(values)
+    theirs = _paper_a_errors()
+    return {k: sympy.nsimplify(sympy.radsimp(mine[k] - theirs[k].xreplace(values)))
+            for k in mine}
+
+
+def kappa_qhat_at_saddle() -> sympy.Expr:
+    r""":math:`\kappa\hat q` at the saddle point, in :math:`\tilde\lambda = \lambda/\hat q` and
+    :math:`g = g(-\sigma_A)`: the conjugate equation :math:`\hat q = \tau/(\kappa\Delta)` with
+    the derived :math:`\chi, \bar\chi` and the alias :math:`-z = \varepsilon + \tilde\lambda`
+    (linear in :math:`\hat q`, solved by SymPy)."""
+    fp = dict(saddle().fixed_point)
+    qh = sympy.Symbol("qh_")
+    eps = EPS
+    zval = -(eps + lt_A)
+    conj = {L.qhat: qh, L.mhat: qh}
+    fn = {L.G[0](L.z): g0, L.G[1](L.z): g1}
+    chi = fp[L.chi].xreplace(fn).xreplace(conj).xreplace({L.z: zval})
+    chib = fp[L.chibar].xreplace(fn).xreplace(conj).xreplace({L.z: zval})
+    (sol,) = [r for r in sympy.solve(fp[L.qhat].xreplace({L.chi: chi, L.chibar: chib}) - qh, qh)
+              if r != 0]
+    return sympy.factor(L.kappa * sol)
+
+
+def paper_a_ridge_equation_difference() -> sympy.Expr:
+    r"""Paper A's ridge equation :math:`\tilde\lambda^2M - (1-\tau)\tilde\lambda - \tau\lambda_A`
+    at :math:`M = g`, :math:`\lambda_A = \kappa\lambda/\tau` (:data:`PAPER_A_MAP` inverted) and
+    :math:`\lambda = \tilde\lambda\hat q` from :func:`kappa_qhat_at_saddle`: zero identically."""
+    from ..models import alignment as A
+    lam_unified = lt_A * kappa_qhat_at_saddle() / L.kappa
+    lam_a = sympy.solve(PAPER_A_MAP[L.lam] - lam_unified, lam_A)[0]
+    e = A.RIDGE_EQUATION.xreplace({A.M: g0, A.lambda_tilde: lt_A, A.lam: lam_a, A.tau: L.tau})
+    return sympy.cancel(e)
