@@ -542,3 +542,192 @@ def paper_a_ridge_equation_difference() -> sympy.Expr:
     lam_a = sympy.solve(PAPER_A_MAP[L.lam] - lam_unified, lam_A)[0]
     e = A.RIDGE_EQUATION.xreplace({A.M: g0, A.lambda_tilde: lt_A, A.lam: lam_a, A.tau: L.tau})
     return sympy.cancel(e)
+
+
+# ---------------------------------------------------------------------------------------------
+# The appendix section: the unified free energy and its three instances
+# ---------------------------------------------------------------------------------------------
+def _eq(lhs, rhs):
+    return sympy.Eq(lhs, rhs, evaluate=False)
+
+
+def _random_rationals(k: int, seed: int) -> list:
+    import random
+    rnd = random.Random(seed)
+    return [{x: sympy.Rational(rnd.randint(1, 60), rnd.randint(1, 60)) for x in INSTANCE_SYMBOLS}
+            for _ in range(k)]
+
+
+def _check_unified_free_energy() -> bool:
+    """The three parts grow like beta (the zero-temperature limit exists) and the free energy
+    depends on the task power c (it enters the energetic part and <s>)."""
+    f, powers, _ = derived_free_energy()
+    return powers == (1, 1, 1) and f.has(c_train) and f.has(L.G[0](L.z))
+
+
+def _check_lowrank_instance() -> bool:
+    """At c = 1 the unified free energy minus (R1) cancels identically (g abstract), and the
+    unified TM, ODG (gamma = 1) and IDG (gamma = mu/rho: g_C = gtilde) errors minus the
+    solver's cancel after g = rho gtilde - (1 - rho)/z."""
+    if sympy.cancel(sympy.expand(free_energy().xreplace(LOWRANK_MAP) - L.FREE_ENERGY)) != 0:
+        return False
+    der = derived_test_overlaps()
+    fp = L.fixed_point_equations()
+    typed = {L.m: fp[L.m], L.q: fp[L.q], L.qbar: fp[L.qbar], L.mbar: L.MBAR, L.m0: L.M0,
+             L.q0: L.Q0}
+    one = {c_C: 1, c_train: 1}
+    inst = {"tm": der["error_TM"].xreplace(one),
+            "odg": der["error_C"].xreplace({GC[0](L.z): L.G[0](L.z), GC[1](L.z): L.G[1](L.z),
+                                            **one}),
+            "idg": der["error_C"].xreplace({GC[0](L.z): L.GT[0](L.z),
+                                            GC[1](L.z): L.GT[1](L.z), **one})}
+    return all(sympy.cancel(sympy.expand((e - L.error_expr(p).xreplace(typed))
+                                         .xreplace(L.COMPLEMENT_ATOM))) == 0
+               for p, e in inst.items())
+
+
+def _check_unified_errors() -> bool:
+    """The general-weight error at gamma = s (g_C = <s/(s - z)> = 1 + z g, g_C' = g + z g',
+    c_C = c) equals the task-memorisation error computed with the weight s directly, and the
+    overlaps of the latter are the saddle-point equations of the free energy for m and q."""
+    der = derived_test_overlaps()
+    at_s = {GC[0](L.z): 1 + L.z * L.G[0](L.z), GC[1](L.z): L.G[0](L.z) + L.z * L.G[1](L.z),
+            c_C: c_train}
+    if sympy.cancel(sympy.expand(der["error_C"].xreplace(at_s) - der["error_TM"])) != 0:
+        return False
+    fp = dict(saddle().fixed_point)
+    return all(sympy.cancel(der[k] - fp[v]) == 0 for k, v in (("m", L.m), ("q", L.q),
+                                                               ("qbar", L.qbar)))
+
+
+_A_POINT = ("powerlaw:1", "piano", 2, 3, sympy.Rational(1, 2), sympy.Rational(1, 4),
+            sympy.Rational(1, 10))
+_B_POINT = (2, sympy.Rational(1, 2), sympy.Rational(3, 2), sympy.Rational(1, 4),
+            sympy.Rational(1, 10))
+
+
+def _unified_numbers(train, test, alpha, tau, kappa, rho_a, lam_a, d=20, dps=40):
+    from fractions import Fraction
+    from ..spectra import parse_spec
+    with mpmath.workdps(dps + 20):
+        tr = parse_spec(train, d).diag_mp()
+        te = parse_spec(test, d, "--test").diag_mp()
+        fr = [mpmath.mpf(Fraction(str(v)).numerator) / Fraction(str(v)).denominator
+              for v in (alpha, tau, kappa, rho_a, lam_a)]
+        return solve_on_spectrum(fr[0], fr[1], fr[2], fr[1] * fr[4] / fr[2], mpmath.sqrt(fr[3]),
+                                 tr, te, dps=dps + 10)
+
+
+def _check_alignment_instance() -> bool:
+    """Paper A's ridge equation is the conjugate equation under the map (symbolic, 0); its E_ICL
+    and e_TM equal the unified errors exactly at four random rational points (every symbol,
+    the transforms included); and at d = 20, C_train = powerlaw:1, C_test = piano (alpha = 2,
+    tau = 3, kappa = 1/2, rho_A = 1/4, lambda_A = 1/10) the unified saddle point, solved on its
+    own with eq. (17) supplying g and g_C, gives the solver's E_ICL, e_TM and sigma_A to 30
+    digits."""
+    from fractions import Fraction
+    from ..models.alignment_problem import PROBLEM as ALIGNMENT
+    from ..numerics import agreement_digits
+    from .base import cached_solver
+    if paper_a_ridge_equation_difference() != 0:
+        return False
+    if any(paper_a_instance_difference(v) != {"error_C": 0, "error_TM": 0}
+           for v in _random_rationals(4, seed=7)):
+        return False
+    train, test, alpha, tau, kappa, rho_a, lam_a = _A_POINT
+    fr = [Fraction(str(v)) for v in (alpha, tau, kappa, rho_a, lam_a)]
+    A = cached_solver(ALIGNMENT, 40)(alpha=fr[0], tau=fr[1], kappa=fr[2], rho=fr[3], lam=fr[4],
+                                     d=20, train=train, test=test)
+    u = _unified_numbers(*_A_POINT)
+    with mpmath.workdps(40):
+        return (agreement_digits(u["error_C"], A["e_icl"], 40) >= 30
+                and agreement_digits(u["error_TM"], A["e_tm"], 40) >= 30
+                and agreement_digits(-u["z"], A["sigma"], 40) >= 30)
+
+
+def _check_isotropic_instance() -> bool:
+    """C_train = C_test = I (alpha = 2, tau = 1/2, kappa = 3/2, rho = 1/4, lambda = 1/10): the
+    unified saddle point gives paper B's closed-form ICL error and its e_IDG (the error on a
+    pretraining task) to 30 digits."""
+    from fractions import Fraction
+    from ..models.isotropic_problem import PROBLEM as ISOTROPIC
+    from ..numerics import agreement_digits
+    from .base import cached_solver
+    fr = [Fraction(str(v)) for v in _B_POINT]
+    B = cached_solver(ISOTROPIC, 40)(alpha=fr[0], tau=fr[1], kappa=fr[2], rho=fr[3], lam=fr[4])
+    u = _unified_numbers("identity", "identity", *_B_POINT)
+    with mpmath.workdps(40):
+        return (agreement_digits(u["error_C"], B["e_icl"], 40) >= 30
+                and agreement_digits(u["error_TM"], B["e_idg"], 40) >= 30)
+
+
+f_U, m_C_sym, q_C_sym, err_C_sym, err_TM_sym = sympy.symbols(
+    "f_U m_C q_C varepsilon_C varepsilon_TM")
+SYMBOL_NAMES = {c_train: "c", c_C: "c_C", rho_A: r"\rho_A", lam_A: r"\lambda_A",
+                lt_A: r"\tilde\lambda", sigma_A: r"\sigma_A", f_U: "f", m_C_sym: "m_C",
+                q_C_sym: "q_C", err_C_sym: r"\varepsilon_C", err_TM_sym: r"\varepsilon_{\rm TM}"}
+"""LaTeX names of this module's symbols."""
+
+
+@functools.lru_cache(maxsize=None)
+def steps() -> tuple:
+    """The unified free energy and the three built-in models as its instances, as steps."""
+    from ..models import alignment as A
+    from ..symbolic import Step
+    der = derived_test_overlaps()
+    ridge = A.RIDGE_EQUATION.xreplace({A.M: L.G[0](-sigma_A), A.lambda_tilde: lt_A,
+                                       A.lam: lam_A, A.tau: L.tau})
+    return (
+        Step("unified_free_energy",
+             {"f": _eq(f_U, free_energy()), "eps": _eq(sympy.Symbol("varepsilon"), EPS)},
+             "Computed: the steps of the previous section with the task power c = tr S/D kept "
+             "as a symbol (it is the squared norm of a task over D in the residual covariance "
+             "and in the context fluctuation, and the mean eigenvalue of S in the Stieltjes "
+             "step); nothing else depends "
+             "on the task law, which enters only through the spectrum of S, i.e. through g. "
+             "This is the free energy for any training task covariance.",
+             _check_unified_free_energy),
+        Step("unified_errors",
+             {"m": _eq(m_C_sym, der["m_C"]), "q": _eq(q_C_sym, der["q_C"]),
+              "err": _eq(err_C_sym, L.sigma_test**2 + c_C - 2 * m_C_sym + q_C_sym
+                         + ETEST * L.qbar),
+              "tm": _eq(err_TM_sym, L.sigma_test**2 + c_train - 2 * L.m + L.q
+                        + ETEST.xreplace({c_C: c_train}) * L.qbar)},
+             "Computed from the replica-symmetric measure of the weights: for a test task law "
+             "N(0, C) with diagonal entries gamma in the eigenbasis of S, g_C(z) is the "
+             "average of gamma/(s - z) over the spectrum and c_C = tr C/D; task memorisation is C = S (gamma = s), with the overlaps "
+             "m, q and the isotropic overlap qbar of the saddle point.",
+             _check_unified_errors),
+        Step("instance_lowrank",
+             {"c": _eq(c_train, 1)},
+             "Low-rank tasks: c = 1; the test laws are C = S (TM), C = I (ODG: g_C = g) and "
+             "the projector on the task subspace over rho (IDG: g_C the transform restricted "
+             "to the subspace). The free energy is then (R1) identically and the three errors "
+             "are the solver's identically.", _check_lowrank_instance),
+        Step("instance_alignment",
+             {"sigma": _eq(L.sigma, PAPER_A_MAP[L.sigma]), "lam": _eq(L.lam, PAPER_A_MAP[L.lam]),
+              "kq": _eq(L.kappa * L.qhat, kappa_qhat_at_saddle().xreplace(
+                  {g0: L.G[0](-sigma_A)})),
+              "ridge": _eq(ridge, 0)},
+             "Arbitrary C_train and C_test: paper A's noise variance rho_A, its ridge "
+             "normalisation and its effective noise sigma_A = -z and ridge lambdatilde = "
+             "lambda/qhat; g(z) = M(-z) with M the resolvent trace of eq. (17). Paper A's "
+             "ridge equation is the conjugate equation; its E_ICL and e_TM are the unified "
+             "errors exactly, and numerically on a power-law spectrum.",
+             _check_alignment_instance),
+        Step("instance_isotropic",
+             {"c": _eq(c_train, 1), "cC": _eq(c_C, 1)},
+             "Isotropic tasks (paper B): C_train = C_test = I, g the Marchenko--Pastur "
+             "transform; the unified saddle point gives paper B's closed forms.",
+             _check_isotropic_instance),
+    )
+
+
+STEP_TITLES = {
+    "unified_free_energy": "One free energy for every task covariance",
+    "unified_errors": "Errors for any test covariance",
+    "instance_lowrank": "Instance: low-rank tasks",
+    "instance_alignment": "Instance: arbitrary pretraining and test covariances",
+    "instance_isotropic": "Instance: isotropic tasks",
+}
+"""Headings of the steps in the appendix."""
