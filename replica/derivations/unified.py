@@ -566,7 +566,7 @@ def _check_unified_free_energy() -> bool:
 
 
 def _check_lowrank_instance() -> bool:
-    """At c = 1 the unified free energy minus (R1) cancels identically (g abstract), and the
+    """At c = 1 the unified free energy minus the low-rank one cancels identically (g abstract), and the
     unified TM, ODG (gamma = 1) and IDG (gamma = mu/rho: g_C = gtilde) errors minus the
     solver's cancel after g = rho gtilde - (1 - rho)/z."""
     if sympy.cancel(sympy.expand(free_energy().xreplace(LOWRANK_MAP) - L.FREE_ENERGY)) != 0:
@@ -621,7 +621,8 @@ def _unified_numbers(train, test, alpha, tau, kappa, rho_a, lam_a, d=20, dps=40)
 def _check_alignment_instance() -> bool:
     """Paper A's ridge equation is the conjugate equation under the map (symbolic, 0); its E_ICL
     and e_TM equal the unified errors exactly at four random rational points (every symbol,
-    the transforms included); and at d = 20, C_train = powerlaw:1, C_test = piano (alpha = 2,
+    the transforms included); and at d = 20, with training eigenvalues proportional to 1/j and
+    test eigenvalues proportional to d + 1 - j (j = 1..d) (alpha = 2,
     tau = 3, kappa = 1/2, rho_A = 1/4, lambda_A = 1/10) the unified saddle point, solved on its
     own with eq. (17) supplying g and g_C, gives the solver's E_ICL, e_TM and sigma_A to 30
     digits."""
@@ -664,7 +665,7 @@ def _check_isotropic_instance() -> bool:
 f_U, m_C_sym, q_C_sym, err_C_sym, err_TM_sym = sympy.symbols(
     "f_U m_C q_C varepsilon_C varepsilon_TM")
 SYMBOL_NAMES = {c_train: "c", c_C: "c_C", rho_A: r"\rho_A", lam_A: r"\lambda_A",
-                lt_A: r"\tilde\lambda", sigma_A: r"\sigma_A", f_U: "f", m_C_sym: "m_C",
+                lt_A: r"\tilde{\lambda}", sigma_A: r"\sigma_A", f_U: "f", m_C_sym: "m_C",
                 q_C_sym: "q_C", err_C_sym: r"\varepsilon_C", err_TM_sym: r"\varepsilon_{\rm TM}"}
 """LaTeX names of this module's symbols."""
 
@@ -702,7 +703,8 @@ def steps() -> tuple:
              {"c": _eq(c_train, 1)},
              "Low-rank tasks: c = 1; the test laws are C = S (TM), C = I (ODG: g_C = g) and "
              "the projector on the task subspace over rho (IDG: g_C the transform restricted "
-             "to the subspace). The free energy is then (R1) identically and the three errors "
+             "to the subspace). The free energy is then [[free_energy_r1.f]] identically and the "
+             "three errors "
              "are the solver's identically.", _check_lowrank_instance),
         Step("instance_alignment",
              {"sigma": _eq(L.sigma, PAPER_A_MAP[L.sigma]), "lam": _eq(L.lam, PAPER_A_MAP[L.lam]),
