@@ -46,7 +46,7 @@ from ..numerics.machine import evaluate
 from ..symbolic import Step
 from ..symbolic.saddle import is_zero
 from . import alignment as AD
-from . import lowrank_from_model, lowrank_steps
+from . import lowrank_from_model, lowrank_steps, unified
 from .base import Derivation, Section, cached_solver
 from ..symbolic.codegen import mp_function
 
@@ -91,6 +91,7 @@ odg_rate = sympy.Limit(err_sym["odg"] / L.alpha, L.alpha, sympy.oo)
 m0_limit = sympy.Limit(L.m0, L.alpha, sympy.oo)
 
 SYMBOL_NAMES = dict(L.SYMBOL_NAMES)
+SYMBOL_NAMES.update(unified.SYMBOL_NAMES)
 SYMBOL_NAMES.update({
     D_dim: "D", L_ctx: "L", AD.n_ctx: "M", AD.P: "D^{2}", AD.X: "X", AD.y: "y", AD.x_q: "x_{q}",
     AD.H_design: r"\mathsf{H}", AD.Y_labels: r"\mathbf{y}",
@@ -762,6 +763,7 @@ TITLES = {
     "transition_step": "The transition at rho = kappa",
 }
 TITLES.update(lowrank_from_model.STEP_TITLES)
+TITLES.update(unified.STEP_TITLES)
 
 
 @functools.lru_cache(maxsize=None)
@@ -799,6 +801,12 @@ def derivation() -> Derivation:
                        "Each step below is computed by the replica calculus from the previous "
                        "one, except the one marked stated, whose reason and numerical check are "
                        "given.")
+    s_unified = Section("One free energy for every task covariance", unified.steps(),
+                        "The computation above used the low-rank structure only through the "
+                        "spectrum of S and the tasks' normalisation (squared norm D). Keeping the "
+                        "task power "
+                        "and the test covariance general gives one free energy of which the "
+                        "three built-in models are instances.")
     s_model = Section("The model", (
         Step("lowrank_tasks",
              {"w": eq(w_task, TASK), "cov": eq(cov_w, TASK_COVARIANCE)},
@@ -1020,7 +1028,7 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_derive, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
+        sections=(s_derive, s_unified, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
         symbol_names=SYMBOL_NAMES, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "

@@ -9,6 +9,11 @@ rank :math:`r = \rho D`, a context of :math:`L = \alpha D` pairs :math:`(x_l, y_
 estimate :math:`\hat w = \frac DL\sum_l y_lx_l`; training minimises the ridge loss (M6)
 :math:`\frac12\sum_\mu(y_\mu - \hat y_\mu)^2 + \frac{\lambda\kappa D}2\|\Gamma\|_F^2`.
 
+The computation is the general one of :mod:`replica.derivations.unified` (any task covariance,
+task power :math:`c = \|w\|^2/D`), whose pieces this module instantiates at :math:`c = 1` and
+checks; the rank enters only through the spectrum of :math:`S` (the transforms :math:`g`,
+:math:`\tilde g`).
+
 Steps (each a :class:`~replica.symbolic.Step` with a check; "computed" means SymPy produced the
 displayed result from the previous one, "stated" names the reason and a numerical check):
 
@@ -76,11 +81,16 @@ import sympy
 from ..models import lowrank as L
 from ..symbolic import Step
 from ..symbolic.replica_calculus import (BETA, N_REPLICAS, RSBlock, check_against_explicit,
-                                         coupling_term, gaussian_expectation,
-                                         gaussian_integral_log, replica_limit,
-                                         rs_gaussian_moments, stieltjes_form, zero_temperature)
+                                         gaussian_expectation, rs_gaussian_moments,
+                                         stieltjes_form)
 from ..symbolic.saddle import is_zero
 from ..symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
+from . import unified as U
+# re-exported: the general pieces this derivation instantiates (the tests address them here)
+from .unified import (ZERO_T_SCALINGS, Qbd, Qbhd, Qbho, Qd, Qhd, Qho,  # noqa: F401
+                      conjugates, coordinate_law, coupling_log, energetic_log, entropic_block,
+                      entropic_log_per_eigenvalue, mh, zero_temperature_part)
+from .unified import lambda_from_z as _lambda_from_z
 
 n, beta = N_REPLICAS, BETA
 s = LAMBDA_I
@@ -88,27 +98,15 @@ s = LAMBDA_I
 c_test = MU_I
 """The diagonal entry of a test task covariance in the eigenbasis of S."""
 
-# replica-level symbols (before the zero-temperature scalings)
-Qd, Qbd = sympy.symbols("Q_d Qbar_d", real=True)
-Qhd, Qho, Qbhd, Qbho = sympy.symbols("Qhat_d Qhat_o Qbarhat_d Qbarhat_o", real=True)
-mh = sympy.Symbol("mhat_raw", real=True)
 D_sym = sympy.Symbol("D", positive=True)
 Lc = sympy.Symbol("L", positive=True)
 eps = L.EPS
 
-ZERO_T_SCALINGS = {Qd: L.q + L.chi / beta, Qbd: L.qbar + L.chibar / beta,
-                   Qhd: beta * L.qhat - beta**2 * L.chihat, Qho: beta**2 * L.chihat,
-                   Qbhd: beta * L.qbarhat - beta**2 * L.chibarhat, Qbho: beta**2 * L.chibarhat,
-                   mh: beta * L.mhat}
-"""The zero-temperature scalings: diagonal excesses of order 1/beta (the susceptibilities), the
-conjugates' diagonal-minus-off-diagonal of order beta, their off-diagonal of order beta^2."""
-
-SPECTRAL_MOMENTS = {0: sympy.Integer(1), 1: sympy.Integer(1)}
+SPECTRAL_MOMENTS = U.spectral_moments(1)
 """<1> = 1 and <s> = tr S / D = 1 (the tasks' normalisation ||w||^2 = D on average)."""
 
 
-def _transform(k):
-    return L.G[k](L.z)
+_transform = U.transform
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,11 +210,9 @@ def _check_context_samples() -> bool:
 # 2. Residual covariance
 # ---------------------------------------------------------------------------------------------
 def residual_covariance() -> RSBlock:
-    r"""The RS covariance of the replicated residuals at leading order: same replica
-    :math:`\sigma^2 + 1 - 2m + Q_d + \varepsilon\bar Q_d`, different replicas
-    :math:`\sigma^2 + 1 - 2m + q + \varepsilon\bar q`."""
-    base = L.sigma**2 + 1 - 2 * L.m
-    return RSBlock.from_entries(base + Qd + eps * Qbd, base + L.q + eps * L.qbar)
+    r"""The general residual covariance (:func:`replica.derivations.unified.residual_covariance`)
+    at the task power :math:`\|w\|^2/D = 1`."""
+    return U.residual_covariance(1)
 
 
 def _check_residual_covariance() -> bool:
@@ -250,13 +246,6 @@ def _check_residual_covariance() -> bool:
 # ---------------------------------------------------------------------------------------------
 # 3. Energetic part, task average
 # ---------------------------------------------------------------------------------------------
-def energetic_log(K: RSBlock, sign=1):
-    r"""Per :math:`\kappa D^2`: the :math:`\tau D^2` prompts each give
-    :math:`\log\det(I + \beta K)^{-1/2}`, i.e. :math:`-\frac{\tau}{2\kappa}\log\det(I+\beta K)`."""
-    I_plus = RSBlock.scalar(1, 0) + K.scale(beta)
-    return -sign * L.tau / (2 * L.kappa) * I_plus.log_det()
-
-
 def gauss_hermite_average(f, K, nodes: int = 60) -> float:
     """E f(r) for r ~ N(0, K) (K an explicit n x n matrix, n <= 2) by Gauss-Hermite quadrature
     on r = chol(K) u (exponentially accurate for smooth integrands)."""
@@ -332,21 +321,6 @@ def _check_task_average() -> bool:
 # ---------------------------------------------------------------------------------------------
 # 4. Coupling (delta functions in Fourier form)
 # ---------------------------------------------------------------------------------------------
-def conjugates():
-    """The RS conjugate matrices (diagonal, off-diagonal -Q_o) of Q and Qbar."""
-    return RSBlock.from_entries(Qhd, -Qho), RSBlock.from_entries(Qbhd, -Qbho)
-
-
-def coupling_log(m_factor=None):
-    r""":math:`\frac12\operatorname{tr}\hat QQ + \frac12\operatorname{tr}\hat{\bar Q}\bar Q
-    - n\hat mm` (per :math:`\kappa D^2`)."""
-    Q = RSBlock.from_entries(Qd, L.q)
-    Qb = RSBlock.from_entries(Qbd, L.qbar)
-    Qh, Qbh = conjugates()
-    return coupling_term(Q, Qh) + coupling_term(Qb, Qbh) - (n if m_factor is None
-                                                          else m_factor) * mh * L.m
-
-
 def _check_coupling() -> bool:
     """The RS coupling equals the one computed from explicit n x n matrices for n = 1..6."""
     Q = RSBlock.from_entries(Qd, L.q)
@@ -363,23 +337,6 @@ def _check_coupling() -> bool:
 # ---------------------------------------------------------------------------------------------
 # 5. Entropic part
 # ---------------------------------------------------------------------------------------------
-def entropic_block(sv=s) -> RSBlock:
-    """kappa (beta lambda I + Qbarhat + s Qhat): the RS precision of one weight coordinate."""
-    Qh, Qbh = conjugates()
-    return (RSBlock.scalar(beta * L.lam, 0) + Qbh + Qh.scale(sv)).scale(L.kappa)
-
-
-def entropic_log_per_eigenvalue(det_shift=0):
-    r""":math:`\frac1\kappa\log\int dx\,e^{-\frac12x^\top\kappa(\beta\lambda + \hat{\bar Q} +
-    s\hat Q)x + \kappa\hat ms\mathbf 1^\top x}` (per :math:`\kappa D^2`, for one eigenvalue
-    :math:`s` of :math:`S`; averaged over the spectrum)."""
-    M = entropic_block()
-    out = gaussian_integral_log(M, [L.kappa * mh * s]) / L.kappa
-    if det_shift:
-        out -= det_shift * sympy.log(M.A.det()) / (2 * L.kappa)
-    return out
-
-
 def _full_entropic_log(nv, S, values):
     """log of the Gaussian integral over n replicas of an explicit D x D weight matrix, with the
     quadratic form and field written from the definitions of the overlaps (numbers)."""
@@ -429,36 +386,13 @@ def _check_entropic_factorisation() -> bool:
 # ---------------------------------------------------------------------------------------------
 # 6.-7. Replica limit, zero temperature, Stieltjes form: the free energy
 # ---------------------------------------------------------------------------------------------
-def _lambda_from_z(expr):
-    """lambda = -qbarhat - z qhat (the alias z = -(lambda + qbarhat)/qhat solved for lambda)."""
-    return sympy.sympify(expr).xreplace({L.lam: -L.qbarhat - L.z * L.qhat})
-
-
-def zero_temperature_part(expr, scalings=None):
-    """``(power, coefficient)`` of the replica limit of ``expr`` at beta -> oo (memoised)."""
-    key = tuple(sorted((scalings or ZERO_T_SCALINGS).items(), key=str))
-    return _zero_temperature_part(sympy.sympify(expr), key)
-
-
-@functools.lru_cache(maxsize=32)
-def _zero_temperature_part(expr, scalings: tuple):
-    return zero_temperature(replica_limit(expr, simplify=False), dict(scalings), max_power=2)
-
-
 def derive_free_energy(energetic=None, entropic=None, coupling=None, scalings=None):
-    """The zero-temperature free energy from its three parts (defaults: the correct ones; the
-    tests pass wrong ones). Returns ``(f, powers, parts)``: f = -(Phi_E + <Phi_S> + Phi_C) in
-    the Stieltjes form, the leading powers of beta of the three parts, and the parts."""
+    """The general derivation (:func:`replica.derivations.unified.derive_free_energy`) at the
+    task power 1, with this module's parts (defaults: the correct ones; the tests pass wrong
+    ones). Returns ``(f, powers, parts)``."""
     energetic = energetic_log(residual_covariance()) if energetic is None else energetic
     entropic = entropic_log_per_eigenvalue() if entropic is None else entropic
-    coupling = coupling_log() if coupling is None else coupling
-    pe, fe = zero_temperature_part(energetic, scalings)
-    ps, fs = zero_temperature_part(entropic, scalings)
-    pc, fc = zero_temperature_part(coupling, scalings)
-    fs_avg = SpectralAverage(sympy.cancel(_lambda_from_z(fs)))
-    phi = fe + fs_avg + fc
-    f = -stieltjes_form(phi, L.z, _transform, SPECTRAL_MOMENTS)
-    return f, (pe, ps, pc), {"energetic": -fe, "entropic": -fs_avg, "coupling": -fc}
+    return U.derive_free_energy(energetic, entropic, coupling, scalings, power=1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -487,32 +421,10 @@ def check_free_energy_equals_r1() -> bool:
 # ---------------------------------------------------------------------------------------------
 # 8. Observables from the RS measure
 # ---------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def coordinate_law():
-    """``{mean, common, thermal}`` of one weight coordinate (eigen-direction s, per unit of the
-    row's component) under the RS measure at n -> 0 and beta -> oo, in the alias z: the mean,
-    the variance of the field shared by the replicas and the thermal variance (times D; the
-    thermal one vanishes like 1/beta)."""
-    mom = rs_gaussian_moments(entropic_block(), L.kappa * mh * s)
-    out = {}
-    for k, v in mom.items():
-        v0 = sympy.cancel(v.subs(n, 0))
-        p, coeff = zero_temperature(v0, ZERO_T_SCALINGS, max_power=2)
-        out[k] = (p, sympy.cancel(_lambda_from_z(coeff)) if p == 0 else coeff)
-    return out
-
-
 def overlap_averages():
-    r"""``(m_C, q_C)`` as spectral averages over the eigenbasis of S, with the test-covariance
-    weight :math:`c`: :math:`m_C = \langle c\,\text{mean}/s\cdot s\rangle`,
-    :math:`q_C = \langle c(\text{mean}^2 + \text{common})\rangle` (the thermal part vanishes)."""
-    law = coordinate_law()
-    mean, common = law["mean"][1], law["common"][1]
-    # Gamma's mean is diagonal in the eigenbasis with entry mean/row-field ratio: the field of
-    # row i along v_j is kappa mhat s v_ji, so the mean matrix has eigenvalue `mean` on v_j.
-    m_c = SpectralAverage(c_test * mean)
-    q_c = SpectralAverage(c_test * (mean**2 + common))
-    return m_c, q_c
+    r"""``(m_C, q_C)``: the general spectral averages
+    (:func:`replica.derivations.unified.overlap_averages`) of this module's coordinate law."""
+    return U.overlap_averages(coordinate_law())
 
 
 def test_prompt_error(D: int = 2):
