@@ -75,7 +75,7 @@ risk, training error and fraction of non-zero entries of that instance.
 import numpy as np
 import sympy
 
-from replica.modeling import Parameter, SaddlePointModel, gauss
+from replica.modeling import Parameter, Rule, SaddlePointModel, gauss
 
 alpha, lam, eps = sympy.symbols("alpha lam eps", positive=True)
 sigma = sympy.Symbol("sigma", nonnegative=True)
@@ -109,6 +109,7 @@ MODEL = SaddlePointModel(
         Parameter("lam", "l1 penalty lambda (objective sum of squares / 2 + lambda |w|_1)"),
         Parameter("sigma", "label-noise standard deviation", domain="nonnegative"),
     ],
+    rules=[Rule("eps", lambda p: p.eps > 1, "eps is a fraction of entries: at most 1")],
     observables={"errors": {"risk": RISK, "test": sigma**2 + RISK,
                             "train": (RISK + sigma**2) / (1 + V) ** 2},
                  "sparsity": {"nonzero": alpha * V / (1 + V)}},

@@ -63,7 +63,7 @@ the locator's agreement check):
 
 import sympy
 
-from replica.modeling import FixedPointModel, Parameter, gauss
+from replica.modeling import FixedPointModel, Parameter, Rule, gauss
 
 delta, rho = sympy.symbols("delta rho", positive=True)
 chi = sympy.Symbol("chi", positive=True)
@@ -85,6 +85,8 @@ MODEL = FixedPointModel(
         Parameter("delta", "measurements per dimension n/d (undersampling ratio)"),
         Parameter("rho", "non-zero teacher entries per measurement (eps = rho delta)"),
     ],
+    rules=[Rule("rho", lambda p: p.rho * p.delta > 1,
+                "rho delta is the fraction eps of non-zero entries: at most 1")],
     observables={"threshold": {"minimax": chi},
                  "transition": {"slope": NOISE_SENSITIVITY / delta, "eps": eps}},
     start={chi: 1},
