@@ -38,8 +38,9 @@ and :math:`u, s, z_a` independent standard normals, so
     F(R, \kappa) = 2\int\mathcal Dt\,H\Big(\frac{-Rt}{\sqrt{1 - R^2}}\Big)(\kappa - t)^2\,
         \theta(\kappa - t),
 
-the Moreau envelope of the hinge at zero temperature: the squared violation :math:`(\kappa - t)_+^2`,
-with its kink at :math:`t = \kappa`. Stationarity in :math:`q` (in :math:`\epsilon`) at leading
+twice the Moreau envelope of the margin constraint :math:`\lambda \ge \kappa` (the hard-margin
+limit of the hinge), :math:`\min_{\lambda\ge\kappa}(\lambda - t)^2 = (\kappa - t)_+^2`, the squared
+violation, with its kink at :math:`t = \kappa`. Stationarity in :math:`q` (in :math:`\epsilon`) at leading
 order :math:`1/\epsilon^2` needs the bracket to vanish, and stationarity in :math:`R` at order
 :math:`1/\epsilon` needs its derivative in :math:`R` to vanish:
 
@@ -58,21 +59,24 @@ with :math:`\rho = \sqrt{1 - R^2}` and :math:`k = \kappa/\rho` fixed; on the sca
 :math:`G(k) = \int_{-\infty}^k \Phi(x)(k - x)^2dx = [(k^3 + 3k)\Phi(k) + (k^2 + 2)\varphi(k)]/3`.
 The two equations become :math:`\alpha\rho = 1/(2\varphi(0)G(k))` and :math:`G(k) = kG'(k)`, i.e.
 :math:`k^3\Phi(k) + (k^2 - 1)\varphi(k) = 0`, so
-:math:`\varepsilon_g \simeq \rho/\pi = c/\alpha` with :math:`c = 1/(\sqrt{2\pi}\,G(k)) \approx 0.5005`
+:math:`\varepsilon_g \simeq \rho/\pi = c/\alpha` with
+:math:`c = 1/(\sqrt{2\pi}\,G(k)) \approx 0.5005`
 (the value Engel and Van den Broeck quote for the maximally stable perceptron).
 
-Simulation (``simulate_point``, and ``SIMULATION`` where :mod:`replica.capabilities` exists):
-the hard-margin SVM as a least-distance programme, :math:`\min|w|` subject to :math:`Zw \ge 1`
-(:math:`Z` the rows :math:`y_\mu x_\mu/\sqrt d`), solved exactly by Lawson and Hanson's reduction to
-non-negative least squares (``scipy.optimize.nnls``); measured: :math:`\kappa_{\max}`,
-:math:`R` and :math:`\varepsilon_g` of that instance.
+Simulation (``SIMULATION`` below): the hard-margin SVM as a least-distance programme,
+:math:`\min|w|` subject to :math:`Zw \ge 1` (:math:`Z` the rows :math:`y_\mu x_\mu/\sqrt d`),
+solved exactly by Lawson and Hanson's reduction to non-negative least squares
+(``scipy.optimize.nnls``); measured: :math:`\kappa_{\max}`, :math:`R` and
+:math:`\varepsilon_g` of that instance.
 
     replica solve --model examples/hinge_svm.py --alpha 2 --json
+    replica simulate --model examples/hinge_svm.py --alpha 2 --d 200 --seeds 40 --json
 """
 
 import numpy as np
 import sympy
 
+from replica.capabilities import Simulation
 from replica.modeling import FixedPointModel, Parameter, gauss
 
 alpha = sympy.Symbol("alpha", positive=True)
@@ -159,12 +163,7 @@ def simulate_point(rng, d, params):
     return _measure(instance, _train(instance, params), params)
 
 
-try:  # model-file simulations (replica simulate --model), where the library declares them
-    from replica.capabilities import Simulation
-except ImportError:  # pragma: no cover - a library without replica.capabilities
-    Simulation = None
-if Simulation is not None:
-    SIMULATION = Simulation(_sample, _train, _measure,
-                            sizes=lambda d, p: {"n": _samples(d, p)},
-                            description="the hard-margin SVM (least-distance programme by NNLS) "
-                                        "on n = round(alpha d) teacher-labelled samples")
+SIMULATION = Simulation(_sample, _train, _measure,
+                        sizes=lambda d, p: {"n": _samples(d, p)},
+                        description="the hard-margin SVM (least-distance programme by NNLS) "
+                                    "on n = round(alpha d) teacher-labelled samples")

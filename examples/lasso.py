@@ -63,18 +63,21 @@ is the cavity residual divided by :math:`1 + V`, as for any square loss); ``spar
 The noiseless :math:`\lambda \to 0^+` limit (basis pursuit) and its Donoho--Tanner phase
 transition are ``examples/lasso_phase_transition.py``.
 
-Simulation (``simulate_point`` below, and ``SIMULATION`` where :mod:`replica.capabilities`
-exists): at dimension :math:`d`, :math:`n = \mathrm{round}(\alpha d)` samples, the teacher and
-labels as above, the LASSO solved by FISTA (Beck and Teboulle) with step :math:`1/L`,
-:math:`L = \|X/\sqrt d\|_2^2`, to a relative KKT residual below :math:`10^{-10}`; measured: the
-risk, training error and fraction of non-zero entries of that instance.
+Simulation (``SIMULATION`` below): at dimension :math:`d`, :math:`n = \mathrm{round}(\alpha d)`
+samples, the teacher and labels as above, the LASSO solved by FISTA (Beck and Teboulle) with step
+:math:`1/L`, :math:`L = \|X/\sqrt d\|_2^2`, and gradient restarts, until a step moves
+:math:`w` by less than :math:`10^{-10}\max(1, \|w\|)`; measured: the risk, training error and
+fraction of non-zero entries of that instance.
 
     replica solve --model examples/lasso.py --alpha 1/2 --eps 1/10 --lam 1/2 --sigma 1/10 --json
+    replica simulate --model examples/lasso.py --alpha 1 --eps 1/5 --lam 3/10 --sigma 1/5 \
+        --d 400 --seeds 20 --json
 """
 
 import numpy as np
 import sympy
 
+from replica.capabilities import Simulation
 from replica.modeling import Parameter, Rule, SaddlePointModel, gauss
 
 alpha, lam, eps = sympy.symbols("alpha lam eps", positive=True)
@@ -185,12 +188,7 @@ def simulate_point(rng, d, params):
     return _measure(instance, _train(instance, params), params)
 
 
-try:  # model-file simulations (replica simulate --model), where the library declares them
-    from replica.capabilities import Simulation
-except ImportError:  # pragma: no cover - a library without replica.capabilities
-    Simulation = None
-if Simulation is not None:
-    SIMULATION = Simulation(_sample, _train, _measure,
-                            sizes=lambda d, p: {"n": _samples(d, p)},
-                            description="the LASSO by FISTA on n = round(alpha d) samples of a "
-                                        "Gauss-Bernoulli teacher")
+SIMULATION = Simulation(_sample, _train, _measure,
+                        sizes=lambda d, p: {"n": _samples(d, p)},
+                        description="the LASSO by FISTA on n = round(alpha d) samples of a "
+                                    "Gauss-Bernoulli teacher")

@@ -56,6 +56,9 @@ the locator's agreement check):
     replica transition --model examples/lasso_phase_transition.py --delta 1/2 --vary rho \
         --between 1/10,9/10 --quantity slope --kind level --level 1 --dps 30 --json
 
+or, the same declared below as ``TRANSITIONS``,
+``replica transition --model examples/lasso_phase_transition.py --name donoho-tanner --delta 1/4``.
+
 (The tests compare with the parametric closed form that eliminating :math:`\varepsilon` gives,
 :math:`\delta = 2\varphi(\chi)/(\chi + 2[\varphi(\chi) - \chi\Phi(-\chi)])`,
 :math:`\rho = 1 - \chi\Phi(-\chi)/\varphi(\chi)`, written separately with mpmath.)
@@ -63,6 +66,7 @@ the locator's agreement check):
 
 import sympy
 
+from replica.capabilities import Transition
 from replica.modeling import FixedPointModel, Parameter, Rule, gauss
 
 delta, rho = sympy.symbols("delta rho", positive=True)
@@ -93,3 +97,12 @@ MODEL = FixedPointModel(
     positive_unknowns=True,
     symbol_names={delta: r"\delta", rho: r"\rho", chi: r"\chi"},
 )
+
+TRANSITIONS = [
+    Transition(
+        "donoho-tanner", quantity="slope", vary="rho", kind="level", level="1",
+        between=("1/20", "19/20"), params={"delta": "1/2"},
+        definition="the weak l1 (Donoho-Tanner) phase transition rho_DT(delta): where the "
+                   "slope M_0(chi)/delta of the noiseless state evolution at the minimax "
+                   "threshold crosses 1"),
+]

@@ -71,11 +71,12 @@ def dt_closed_form(delta):
 def test_donoho_tanner_transition_to_25_digits(delta):
     """``replica transition`` on the minimax-threshold model (the library's level locator,
     quadrature of the Gaussian integrals at every step) against the closed form."""
+    how = (["--name", "donoho-tanner"] if delta == "1/4" else  # the declared transition
+           ["--vary", "rho", "--between", "1/20,19/20", "--quantity", "slope", "--kind",
+            "level", "--level", "1"])
     proc = subprocess.run(
-        [sys.executable, "-m", "replica", "transition", "--model", DT, "--delta", delta,
-         "--vary", "rho", "--between", "1/20,19/20", "--quantity", "slope", "--kind", "level",
-         "--level", "1", "--dps", "30", "--json"],
-        capture_output=True, text=True, cwd=REPO, timeout=600)
+        [sys.executable, "-m", "replica", "transition", "--model", DT, "--delta", delta, *how,
+         "--dps", "30", "--json"], capture_output=True, text=True, cwd=REPO, timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["digits"] >= 25
@@ -252,3 +253,51 @@ def test_max_margin_agrees_with_simulations(svm):
     zs = check_simulation(point, theory, runs,
                           ("margin.kappa_max", "R", "errors.generalisation"))
     print({f"{d}:{k}": round(z, 2) for (d, k), z in zs.items()})
+
+
+# ---------------------------------------------------------------------------------------------
+# The command lines the docstrings document, and refused input
+# ---------------------------------------------------------------------------------------------
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "replica", *args], capture_output=True,
+                          text=True, cwd=REPO, timeout=600)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,args", [
+    (LASSO, ["--alpha", "1", "--eps", "2", "--lam", "1", "--sigma", "0"]),
+    (DT, ["--delta", "1/2", "--rho", "3"]),
+    (SVM, ["--alpha", "0"]),
+])
+def test_refused_parameters_are_one_line_exit_2(path, args):
+    proc = run_cli("solve", "--model", path, *args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path,args,keys", [
+    (LASSO, ["--alpha", "1/2", "--eps", "1/10", "--lam", "1/2", "--sigma", "1/10", "--dps", "15"],
+     [("errors", "risk"), ("sparsity", "nonzero"), ("order_parameters", "m")]),
+    (SVM, ["--alpha", "2"], [("margin", "kappa_max"), ("errors", "generalisation")]),
+])
+def test_documented_solve_commands(path, args, keys):
+    proc = run_cli("solve", "--model", path, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["converged"] and out["digits"] >= 15
+    for group, name in keys:
+        assert 0 < float(out[group][name]) < 1
+
+
+@pytest.mark.slow
+def test_documented_simulate_command():
+    """``replica simulate`` runs the file's SIMULATION against its theory (the CLI path; the
+    statistics are tested above)."""
+    proc = run_cli("simulate", "--model", SVM, "--alpha", "2", "--d", "100", "--seeds", "10",
+                   "--dps", "15", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["theory_status"] == "converged" and out["sizes"] == {"n": 200}
+    for key in ("margin.kappa_max", "errors.generalisation", "R"):
+        assert math.isfinite(float(out["errors"][key]["z"]))
