@@ -40,15 +40,20 @@ and :math:`u, s, z_a` independent standard normals, so
 
 twice the Moreau envelope of the margin constraint :math:`\lambda \ge \kappa` (the hard-margin
 limit of the hinge), :math:`\min_{\lambda\ge\kappa}(\lambda - t)^2 = (\kappa - t)_+^2`, the squared
-violation, with its kink at :math:`t = \kappa`. Stationarity in :math:`q` (in :math:`\epsilon`) at leading
-order :math:`1/\epsilon^2` needs the bracket to vanish, and stationarity in :math:`R` at order
-:math:`1/\epsilon` needs its derivative in :math:`R` to vanish:
+violation, with its kink at :math:`t = \kappa`. Stationarity in :math:`q` (in :math:`\epsilon`) at
+leading order :math:`1/\epsilon^2` needs the bracket to vanish, and stationarity in :math:`R` at
+order :math:`1/\epsilon` needs its derivative in :math:`R` to vanish:
 
 .. math::  1 - R^2 = \alpha F(R, \kappa), \qquad 2R = -\alpha\,\partial_R F(R, \kappa),
 
-two equations for :math:`(R, \kappa_{\max})` given :math:`\alpha`, declared below with
-:math:`F` a Gaussian integral (:func:`replica.modeling.gauss`; the engine differentiates it in
-:math:`R` under the integral sign). Without a teacher (:math:`R = 0`,
+two equations for :math:`(R, \kappa_{\max})` given :math:`\alpha`. They are declared below in the
+angle :math:`\vartheta = \arccos R` between student and teacher
+(:math:`\sqrt{1 - R^2} = \sin\vartheta` without cancellation as :math:`R \to 1`, and
+:math:`\varepsilon_g = \vartheta/\pi`): the residuals
+:math:`W = \sin^2\vartheta - \alpha F(\cos\vartheta, \kappa)` and :math:`\partial_\vartheta W`
+(:math:`\partial_\vartheta = -\sin\vartheta\,\partial_R` and :math:`\sin\vartheta > 0`), with
+:math:`F` a Gaussian integral (:func:`replica.modeling.gauss`; the engine differentiates it
+under the integral sign). Without a teacher (:math:`R = 0`,
 :math:`H(0) = \tfrac12`) the first is the Gardner capacity
 :math:`\alpha\int\mathcal Dt\,(\kappa - t)^2\theta(\kappa - t) = 1` of
 ``examples/perceptron_capacity.py``.
@@ -80,7 +85,7 @@ from replica.capabilities import Simulation
 from replica.modeling import FixedPointModel, Parameter, gauss
 
 alpha = sympy.Symbol("alpha", positive=True)
-R, kappa = sympy.symbols("R kappa", positive=True)
+theta, kappa = sympy.symbols("theta kappa", positive=True)
 t = sympy.Symbol("t", real=True)
 
 
@@ -89,23 +94,28 @@ def H(x):
     return sympy.erfc(x / sympy.sqrt(2)) / 2
 
 
-HINGE_ENVELOPE = 2 * gauss(H(-R * t / sympy.sqrt(1 - R**2)) * (kappa - t) ** 2
+R = sympy.cos(theta)
+HINGE_ENVELOPE = 2 * gauss(H(-t * sympy.cos(theta) / sympy.sin(theta)) * (kappa - t) ** 2
                            * sympy.Heaviside(kappa - t), t)
-"""F(R, kappa): the q -> 1 limit of the energetic term (squared margin violations)."""
+"""F(R, kappa) at R = cos(theta): the q -> 1 limit of the energetic term (squared margin
+violations)."""
+BRACKET = sympy.sin(theta) ** 2 - alpha * HINGE_ENVELOPE
+"""1 - R^2 - alpha F(R, kappa), the coefficient of 1/(2 epsilon) in the entropy."""
 
 MODEL = FixedPointModel(
     "hinge_svm",
     title="Max-margin classifier on a sign teacher (Gardner margin, generalisation error)",
-    residuals=[1 - R**2 - alpha * HINGE_ENVELOPE,
-               2 * R + alpha * sympy.diff(HINGE_ENVELOPE, R)],
-    unknowns=[R, kappa],
+    residuals=[BRACKET, sympy.diff(BRACKET, theta)],
+    unknowns=[theta, kappa],
     parameters=[Parameter("alpha", "samples per dimension n/d")],
     observables={"margin": {"kappa_max": kappa},
-                 "errors": {"generalisation": sympy.acos(R) / sympy.pi}},
-    start={R: sympy.Rational(4, 5), kappa: sympy.Rational(1, 2)},
+                 "overlap": {"R": R},
+                 "errors": {"generalisation": theta / sympy.pi}},
+    start={theta: sympy.acos(alpha / (alpha + sympy.Rational(1, 2))),
+           kappa: 1 / (alpha + sympy.sqrt(alpha))},
     positive_unknowns=True,
-    admissible=[(1 - R, "R < 1")],
-    symbol_names={alpha: r"\alpha", kappa: r"\kappa"},
+    admissible=[(sympy.pi / 2 - theta, "theta < pi/2 (R > 0)")],
+    symbol_names={alpha: r"\alpha", kappa: r"\kappa", theta: r"\vartheta"},
 )
 
 
@@ -154,7 +164,7 @@ def _measure(instance, w_hat, params):
     r = float(w_hat @ w_star / (np.linalg.norm(w_hat) * np.linalg.norm(w_star)))
     margins = y * (X @ w_hat) / np.linalg.norm(w_hat)  # y x.w/sqrt(d) at |w|^2 = d
     return {"margin.kappa_max": float(np.min(margins)),
-            "R": r, "errors.generalisation": float(np.arccos(r) / np.pi)}
+            "overlap.R": r, "errors.generalisation": float(np.arccos(r) / np.pi)}
 
 
 def simulate_point(rng, d, params):

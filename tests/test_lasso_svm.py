@@ -251,7 +251,7 @@ def test_max_margin_agrees_with_simulations(svm):
     for values in runs.values():  # the solver's output is a separating direction
         assert min(v["margin.kappa_max"] for v in values) > 0
     zs = check_simulation(point, theory, runs,
-                          ("margin.kappa_max", "R", "errors.generalisation"))
+                          ("margin.kappa_max", "overlap.R", "errors.generalisation"))
     print({f"{d}:{k}": round(z, 2) for (d, k), z in zs.items()})
 
 
@@ -299,5 +299,5 @@ def test_documented_simulate_command():
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["theory_status"] == "converged" and out["sizes"] == {"n": 200}
-    for key in ("margin.kappa_max", "errors.generalisation", "R"):
+    for key in ("margin.kappa_max", "errors.generalisation", "overlap.R"):
         assert math.isfinite(float(out["errors"][key]["z"]))
