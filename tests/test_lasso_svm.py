@@ -151,20 +151,31 @@ def test_lasso_equals_the_state_evolution_to_25_digits(point):
             assert abs(r[k] - v) < mpmath.mpf(10) ** -25 * v, (k, r[k], v)
 
 
+LASSO_CURVE = [dict(alpha="1", eps="1/5", lam=lam, sigma="1/5") for lam in ("1/10", "3/10", "1")]
+LASSO_CURVE.append(dict(alpha="1/2", eps="1/10", lam="1", sigma="1/10"))  # n < d
+
+
 @pytest.mark.slow
-def test_lasso_agrees_with_simulations():
-    """The LASSO by FISTA (the example's own simulation code) at d = 200 and 400, 40 seeds
-    each: risk, training error and fraction of non-zero entries within 3 standard errors of the
-    theory at each d."""
+@pytest.mark.parametrize("point", LASSO_CURVE)
+def test_lasso_agrees_with_simulations(point):
+    """A risk curve in lambda at alpha = 1 and a point with fewer samples than dimensions: the
+    LASSO by FISTA (the example's own SIMULATION code) at d = 200 and 400, 40 seeds each; risk,
+    training error and fraction of non-zero entries within 3 standard errors of the theory at
+    each d."""
     ns = runpy.run_path(LASSO)
-    point = dict(alpha="1", eps="1/5", lam="3/10", sigma="1/5")
+    sim = ns["SIMULATION"]
     theory = replica.solve(LASSO, dps=15, **point)
     P = params(**point)
     rng = np.random.default_rng(2026)
-    runs = {d: [ns["simulate_point"](rng, d, P) for _ in range(40)] for d in (200, 400)}
+    runs = {}
+    for d in (200, 400):
+        runs[d] = []
+        for _ in range(40):
+            instance = sim.sample(rng, d, P)
+            runs[d].append(sim.measure(instance, sim.train(instance, P), P))
     zs = check_simulation(point, theory, runs,
                           ("errors.risk", "errors.train", "sparsity.nonzero"))
-    print({f"{d}:{k}": round(z, 2) for (d, k), z in zs.items()})
+    print(point, {f"{d}:{k}": round(z, 2) for (d, k), z in zs.items()})
 
 
 # ---------------------------------------------------------------------------------------------
