@@ -160,17 +160,10 @@ def _train(instance, params):
 
 def _measure(instance, w_hat, params):
     X, y, w_star = instance
-    d = X.shape[1]
     r = float(w_hat @ w_star / (np.linalg.norm(w_hat) * np.linalg.norm(w_star)))
     margins = y * (X @ w_hat) / np.linalg.norm(w_hat)  # y x.w/sqrt(d) at |w|^2 = d
     return {"margin.kappa_max": float(np.min(margins)),
             "overlap.R": r, "errors.generalisation": float(np.arccos(r) / np.pi)}
-
-
-def simulate_point(rng, d, params):
-    """One seed: ``measure(instance, train(instance))`` at dimension ``d``."""
-    instance = _sample(rng, d, params)
-    return _measure(instance, _train(instance, params), params)
 
 
 SIMULATION = Simulation(_sample, _train, _measure,

@@ -182,12 +182,6 @@ def _measure(instance, w_hat, params):
             "sparsity.nonzero": float(np.mean(w_hat != 0))}
 
 
-def simulate_point(rng, d, params):
-    """One seed: ``measure(instance, train(instance))`` at dimension ``d``."""
-    instance = _sample(rng, d, params)
-    return _measure(instance, _train(instance, params), params)
-
-
 SIMULATION = Simulation(_sample, _train, _measure,
                         sizes=lambda d, p: {"n": _samples(d, p)},
                         description="the LASSO by FISTA on n = round(alpha d) samples of a "

@@ -257,8 +257,13 @@ def test_max_margin_agrees_with_simulations(svm):
     theory = replica.solve(svm, dps=15, **point)
     P = params(**point)
     rng = np.random.default_rng(1988)
-    runs = {d: [ns["simulate_point"](rng, d, P) for _ in range(seeds)]
-            for d, seeds in ((100, 100), (200, 60), (400, 30))}
+    sim = ns["SIMULATION"]
+
+    def one(d):
+        instance = sim.sample(rng, d, P)
+        return sim.measure(instance, sim.train(instance, P), P)
+
+    runs = {d: [one(d) for _ in range(seeds)] for d, seeds in ((100, 100), (200, 60), (400, 30))}
     for values in runs.values():  # the solver's output is a separating direction
         assert min(v["margin.kappa_max"] for v in values) > 0
     zs = check_simulation(point, theory, runs,
