@@ -23,8 +23,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m replica.demo --out out
 
+# the full tier (CI): every test, on two processes (pytest-xdist)
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 # the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivation
 # checks, simulations against the theory, the fuzzing campaigns and tests over ~1 s run in

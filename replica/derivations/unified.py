@@ -107,6 +107,7 @@ from ..models import lowrank as L
 from ..symbolic.replica_calculus import (BETA, N_REPLICAS, RSBlock, coupling_term,
                                          gaussian_integral_log, replica_limit,
                                          rs_gaussian_moments, stieltjes_form, zero_temperature)
+from ..symbolic.codegen import mp_function
 from ..symbolic.saddle import Alias, SaddlePoint, spectral_family
 from ..symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
 
@@ -346,18 +347,17 @@ _P = (L.alpha, L.tau, L.kappa, L.lam, L.sigma, c_train, L.z, _g0, _g1)
 
 @functools.lru_cache(maxsize=None)
 def _compiled():
-    """mpmath functions: the closed map Phi(theta) and z(theta) of the derived saddle point, and
+    """mpmath functions (the one code generator, :func:`replica.symbolic.codegen.mp_function`): the closed map Phi(theta) and z(theta) of the derived saddle point, and
     the observables in (conjugates, z, g, g_C)."""
     phi, aliases = saddle().reduced_map()
     th = L.ORDER_PARAMETERS
-    phis = [sympy.lambdify(th + _P, phi[v].xreplace(_FN), "mpmath") for v in th]
-    zof = sympy.lambdify(th + _P[:-3], aliases[L.z], "mpmath")
+    phis = [mp_function(th + _P, phi[v].xreplace(_FN)) for v in th]
+    zof = mp_function(th + _P[:-3], aliases[L.z])
     fp = dict(saddle().fixed_point)
-    conj = [sympy.lambdify(th + _P, fp[v].xreplace(_FN), "mpmath") for v in L.CONJUGATES]
+    conj = [mp_function(th + _P, fp[v].xreplace(_FN)) for v in L.CONJUGATES]
     obs = derived_test_overlaps()
     args = L.CONJUGATES + th + _P + (_gc0, _gc1, c_C, L.sigma_test, L.alpha_test)
-    errs = {k: sympy.lambdify(args, obs[k].xreplace(_FN), "mpmath")
-            for k in ("error_C", "error_TM")}
+    errs = {k: mp_function(args, obs[k].xreplace(_FN)) for k in ("error_C", "error_TM")}
     return phis, zof, conj, errs
 
 

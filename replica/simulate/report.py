@@ -123,6 +123,8 @@ def theory_line(model, fixed: dict, varied: str, values: list[str], d: int,
             continue
         xs.append(float(x))
         for group, group_vals in th.items():
+            if not isinstance(group_vals, dict):  # the solve's status, not a group of values
+                continue
             for k, v in group_vals.items():
                 vals.setdefault(group, {}).setdefault(k, []).append(v)
     return {"x": xs, **vals}
