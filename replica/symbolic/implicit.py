@@ -230,7 +230,12 @@ class _Numeric:
                 new = np.where(f == 0, p, new)
                 step = np.abs(new - p)
                 p = new
-                if np.all(step <= 4 * eps * np.maximum(np.abs(p), 1)):
+                scale = np.maximum(np.abs(p), 1)
+                # a Newton step bounds the error by far less than its size; a bisection step
+                # (the derivative overflowed, or the step left the bracket) does not: there the
+                # bracket itself must be down to a few units in the last place
+                done = np.where(bad, hi - lo <= 2 * eps * scale, step <= 4 * eps * scale)
+                if np.all(done | (f == 0)):
                     break
         return p
 
