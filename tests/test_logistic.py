@@ -247,3 +247,56 @@ def test_logistic_saddle_point_against_the_hand_written_equations(logistic):
     with mpmath.workdps(20):
         assert abs(r["generalisation"] - mpmath.acos(ref[0] / mpmath.sqrt(ref[1])) / mpmath.pi) \
             < 1e-14
+
+
+@pytest.mark.slow
+def test_learning_curve_point_against_simulations(logistic):
+    """L-BFGS fits at d = 200 (10 seeds) and 400 (6 seeds), alpha = 2, lambda = 1/10, sign
+    teacher: every measured value (m, q, V, the generalisation error, the training loss and
+    error) is within 3 SEM + 2|theory|/d of the float64 theory at each d, and the linear
+    extrapolation in 1/d, 2 mean(400) - mean(200), within 3 of its standard errors plus 1 % of
+    |theory|. (Measured: the deviations are about one SEM at both sizes.)"""
+    import types
+
+    import runpy
+
+    from replica.numerics.driver import solve_float64
+
+    ns = runpy.run_path(LOGISTIC)
+    theory = solve_float64(logistic, alpha=np.array([2.0]), lam=np.array([0.1]),
+                           eta=np.array([1.0]), strict=False)
+    assert theory["status"][0] == "converged"
+    params = types.SimpleNamespace(alpha=2, lam=0.1, eta=1)
+    stats = {}
+    for d, seeds in ((200, 10), (400, 6)):
+        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(7).spawn(seeds)]
+        rows = [ns["simulate_point"](rng, d, params) for rng in rngs]
+        for key in ("m", "q", "V", "generalisation", "train_loss", "train_error"):
+            v = np.array([r[key] for r in rows])
+            th = float(theory[key][0])
+            mean, sem = v.mean(), v.std(ddof=1) / math.sqrt(seeds)
+            assert abs(mean - th) <= 3 * sem + 2 * abs(th) / d, (key, d, mean, th, sem)
+            stats.setdefault(key, {})[d] = (mean, sem)
+    for key, by_d in stats.items():
+        (m2, s2), (m4, s4) = by_d[200], by_d[400]
+        th = float(theory[key][0])
+        assert abs(2 * m4 - m2 - th) <= 3 * math.hypot(2 * s4, s2) + 0.01 * abs(th), (key, by_d)
+
+
+@pytest.mark.slow
+def test_transition_command_locates_the_threshold():
+    """``replica transition --model examples/logistic_separability.py --kind level`` finds
+    alpha h_min = 1 at the probit-link computation's alpha_c (16 digits at --dps 18)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "replica", "transition", "--model", SEPARABILITY,
+                          "--vary", "alpha", "--between", "2,20", "--quantity", "ratio",
+                          "--kind", "level", "--level", "1", "--eta", "1/2", "--points", "5",
+                          "--dps", "18", "--json"], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    _, ref = sur_candes_threshold("0.5", dps=25)
+    with mpmath.workdps(30):
+        assert abs(mpmath.mpf(data["location"]) - ref) < mpmath.mpf(10) ** -16 * ref, (data, ref)
