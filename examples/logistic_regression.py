@@ -69,8 +69,8 @@ evaluation here (``--certify`` exits with that reason).
 
 Simulation (``simulate_point`` below, and ``SIMULATION`` where :mod:`replica.capabilities`
 exists): at dimension :math:`d`, :math:`n = \operatorname{round}(\alpha d)` samples; the
-objective minimised by SciPy's L-BFGS-B from :math:`w = 0` with its exact gradient to a gradient
-norm of :math:`10^{-10}` per coordinate scale; measured :math:`m`, :math:`q`, the generalisation
+objective minimised by SciPy's L-BFGS-B from :math:`w = 0` with its exact gradient (stopping at
+a largest gradient component of :math:`10^{-10}`); measured :math:`m`, :math:`q`, the generalisation
 errors (exact given :math:`w`, from :math:`m/\sqrt q`), the training loss and error, and
 :math:`V = \operatorname{tr}(\lambda I + X^\top D X/d)^{-1}/d` with
 :math:`D = \operatorname{diag}\,\ell''(y_i x_i\cdot w/\sqrt d)` (the finite-:math:`d`

@@ -70,9 +70,11 @@ def test_derivatives_by_the_implicit_function_theorem_against_finite_differences
 
 
 def test_moreau_envelope_inside_a_gaussian_integral():
-    """E_z M_V(sqrt(q) z) and its q-derivative (differentiated under the integral and through
-    the root) against a direct mpmath quadrature of the envelope computed with mpmath's root
-    finder, and the envelope theorem d/dq = E[z (w - p)/V] / (2 sqrt q) ... written out."""
+    """E_z M_V(sqrt(q) z) and its q-derivative (the engine differentiates under the integral and
+    through the root) against mpmath quadratures of the envelope built on mpmath's root finder,
+    the derivative by the envelope theorem, E_z[z/(2 sqrt q) (omega - p)/V]. (The chain-rule
+    terms through the root vanish at the root, so this does not see the root's derivative: the
+    finite-difference test above does.)"""
     om = sympy.sqrt(q) * z
     M = (PROX(om, V) - om) ** 2 / (2 * V) + sympy.log(1 + sympy.exp(-PROX(om, V)))
     I = gauss(M, z)
@@ -182,18 +184,21 @@ def test_sign_teacher_is_refused_with_one_line(separability):
 # examples/logistic_regression.py
 # ---------------------------------------------------------------------------------------------
 def rs_fixed_point(alpha, lam, eta, start=(1.7, 4.1, 4.0), dps=20):
-    r"""The replica-symmetric equations of ridge logistic regression written out by hand (the
-    envelope theorem for the derivatives of the Moreau envelope, the label average by
-    P(y = 1 | xi) = Phi(eta m xi / sqrt(q - eta^2 m^2)) and the symmetry y -> -y) and solved by
-    mpmath's multidimensional root finder: with omega = sqrt(q) xi, p = prox(omega, V),
-    Z(xi) = 2 Phi(c xi), c = eta m / sqrt(q - eta^2 m^2),
-
-    V = 1/(lam + Vhat), m = mhat V, q = (mhat^2 + qhat) V^2,
-    mhat = alpha E[Z'(xi)/(dc/dm)... ] -- written below as derivatives of
-    E(m, q, V) = E_xi Z(xi) M_V(omega) in closed integrals:
-    dE/dm = E_xi[2 phi(c xi) xi dc/dm M], dE/dq = E_xi[2 Phi(c xi) (omega - p)/V xi/(2 sqrt q)]
-    + E_xi[2 phi(c xi) xi dc/dq M], dE/dV = -E_xi[2 Phi(c xi) (omega - p)^2/(2 V^2)];
-    mhat = -alpha dE/dm, Vhat = 2 alpha dE/dq, qhat = -2 alpha dE/dV."""
+    r"""The replica-symmetric equations of ridge logistic regression written out by hand and
+    solved by mpmath's multidimensional root finder. With :math:`\omega = \sqrt q\,\xi`,
+    :math:`p = \operatorname{prox}(\omega, V)` (mpmath's root finder),
+    :math:`c = \eta m/\sqrt{q - \eta^2 m^2}` and
+    :math:`E(m, q, V) = \int\mathcal D\xi\, 2\Phi(c\xi)\, \mathcal M_V(\omega)`, the envelope
+    theorem (:math:`\partial_\omega\mathcal M = (\omega - p)/V`,
+    :math:`\partial_V\mathcal M = -(\omega - p)^2/(2V^2)`) gives
+    :math:`\partial_m E = \int\mathcal D\xi\, 2\varphi(c\xi)\xi\,\partial_m c\,\mathcal M`,
+    :math:`\partial_q E = \int\mathcal D\xi\,[2\Phi(c\xi)\tfrac{\omega - p}{V}\tfrac{\xi}{2\sqrt q}
+    + 2\varphi(c\xi)\xi\,\partial_q c\,\mathcal M]`,
+    :math:`\partial_V E = -\int\mathcal D\xi\, 2\Phi(c\xi)(\omega - p)^2/(2V^2)`; the conjugates
+    :math:`\hat m = -\alpha\partial_m E`, :math:`\hat V = 2\alpha\partial_q E`,
+    :math:`\hat q = -2\alpha\partial_V E` and the prior side :math:`V = 1/(\lambda + \hat V)`,
+    :math:`m = \hat m V`, :math:`q = (\hat m^2 + \hat q)V^2`. Integrals on :math:`[-40, 40]`
+    (the density beyond is below 1e-340)."""
     with mpmath.workdps(dps + 10):
         alpha, lam, eta = (mpmath.mpf(x) for x in (alpha, lam, eta))
 
@@ -228,7 +233,8 @@ def rs_fixed_point(alpha, lam, eta, start=(1.7, 4.1, 4.0), dps=20):
             Vn = 1 / (lam + Vhat)
             return [m - mhat * Vn, qq - (mhat**2 + qhat) * Vn**2, v - Vn]
 
-        sol = mpmath.findroot(residual, [mpmath.mpf(s) for s in start], tol=mpmath.mpf(10) ** -(2 * dps))
+        sol = mpmath.findroot(residual, [mpmath.mpf(s) for s in start],
+                              tol=mpmath.mpf(10) ** -(2 * dps))
         return [sol[i] for i in range(3)]
 
 
