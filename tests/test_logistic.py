@@ -306,3 +306,20 @@ def test_transition_command_locates_the_threshold():
     _, ref = sur_candes_threshold("0.5", dps=25)
     with mpmath.workdps(30):
         assert abs(mpmath.mpf(data["location"]) - ref) < mpmath.mpf(10) ** -16 * ref, (data, ref)
+
+
+def test_error_functions_of_the_generated_numpy_code_accept_longdouble():
+    """The float64 solver's error estimate evaluates the generated code in ``longdouble``
+    (``transition`` and ``phase-diagram`` on a model with error functions in a Gaussian
+    integrand): SciPy refuses that type, the namespace's wrappers give float64-accurate values."""
+    from replica.symbolic.codegen import _numpy_namespace
+
+    ns = _numpy_namespace()
+    x = np.array([-3.5, 0.25, 4.0, 9.0], dtype=np.longdouble)
+    for name in ("erf", "erfc"):
+        got = ns[name](x)
+        assert got.dtype == np.longdouble
+        with mpmath.workdps(30):
+            for a, g in zip(x, got):
+                ref = getattr(mpmath, name)(mpmath.mpf(float(a)))
+                assert abs(mpmath.mpf(float(g)) - ref) <= 4e-16 * abs(ref), (name, a, g, ref)
