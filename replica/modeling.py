@@ -38,6 +38,10 @@ standard normal measure; :mod:`replica.symbolic.gaussian`) holds an integrand wi
 (``Heaviside``, ``Max``, ``Abs``, ``Piecewise`` of arguments linear in ``z``) and is
 differentiated under the integral sign; the engine evaluates it by quadrature at any precision
 and in ball arithmetic for certified solves (``examples/perceptron_capacity.py``).
+:func:`implicit_root` declares a function defined by an equation (a root on a bracket, e.g. the
+proximal map of a loss without a closed form; :mod:`replica.symbolic.implicit`), usable inside
+such integrands and differentiated by the implicit function theorem
+(``examples/logistic_regression.py``); it has no ball-arithmetic evaluation.
 
 Spectral ingredients:
 
@@ -69,11 +73,13 @@ from .problem import (DOMAINS, REQUIRED, Domain, Note, Parameter, Problem, Rule,
 from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFamily,
                               SpectralFunction, spectral_family)
 from .symbolic.gaussian import GaussianIntegral, gauss
+from .symbolic.implicit import ImplicitRoot, implicit_root
 from .symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage, avg
 
 __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file", "as_problem",
            "load_model_namespace", "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED",
            "DOMAINS", "Domain", "Note", "Alias", "avg", "gauss", "GaussianIntegral",
+           "implicit_root", "ImplicitRoot",
            "LAMBDA_I", "MU_I", "spectral_family"]
 
 

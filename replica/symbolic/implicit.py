@@ -1,0 +1,278 @@
+r"""Functions defined by an equation: :math:`p = R(a_1, \dots, a_k)` is the root in :math:`p` of
+:math:`F(p; a_1, \dots, a_k) = 0` on a bracket :math:`[\ell(a), u(a)]`, as a SymPy function that
+may appear anywhere in an expression -- in particular inside the integrand of a Gaussian integral
+(:func:`replica.symbolic.gaussian.gauss`), where it is evaluated at every quadrature node.
+
+The proximal operator of a loss without a closed form is the typical use: for
+:math:`\ell(p) = \log(1 + e^{-p})` the minimiser of :math:`(p - \omega)^2/(2V) + \ell(p)` solves
+:math:`p - \omega + V\ell'(p) = 0`::
+
+    p, w, V = sympy.symbols("p omega V", real=True)
+    prox = implicit_root("prox_logistic", p - w - V / (1 + sympy.exp(p)), p, (w, V),
+                         bracket=(w, w + V))
+    prox(sympy.sqrt(q) * z, V)          # a SymPy expression
+
+**Contract.** On the bracket :math:`F` is continuous, increasing in :math:`p`
+(:math:`\partial_p F > 0`), :math:`F(\ell) \le 0 \le F(u)`: then the root exists, is unique and
+is a smooth function of the arguments wherever :math:`\partial_p F > 0` (implicit function
+theorem). For the proximal map of a convex loss and :math:`V > 0`,
+:math:`\partial_p F = 1 + V\ell''(p) \ge 1`. Where rounding makes a bracket end fail its sign
+test (an argument so large that :math:`\omega + V` rounds to :math:`\omega`), the end is moved
+outwards by doubling steps until it passes (:math:`F` increasing on the whole line is then
+assumed); otherwise :class:`ImplicitRootError`.
+
+**Derivatives** by the implicit function theorem: differentiating :math:`F(R(a); a) = 0` in
+:math:`a_i` gives
+
+.. math::  \partial_{a_i} R = -\frac{\partial_{a_i} F}{\partial_p F}\Big|_{p = R(a)},
+
+an expression in :math:`R` itself and the arguments, so derivatives of every order are again
+expressions of the same kind (the saddle-point conditions and the exact Jacobians of Newton's
+method need the first and second).
+
+**Evaluation** (``_imp_``, which ``sympy.lambdify`` puts in every generated function's
+namespace, so :mod:`replica.symbolic.codegen` needs no change): an ``mpf`` argument is solved at
+the working precision by bracketed Newton (a Newton step that leaves the current bracket is
+replaced by bisection; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
+when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
+Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
+solve evaluate the same root at the same nodes many times. Float64 (NumPy) arguments of any
+shape are solved element-wise by the same iteration, vectorised. Balls (``arb``, ``acb``) have
+no evaluation: a root is not a composition of enclosable functions, and proving one (an
+interval Newton step on each quadrature ball) is not done here, so the code generator's
+ball-arithmetic path raises ``NotEnclosable`` naming the function (the function's name is in
+no ball namespace), and models that use it cannot be certified.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import sympy
+
+__all__ = ["ImplicitRoot", "implicit_root", "ImplicitRootError"]
+
+
+class ImplicitRootError(ValueError):
+    """A declaration that is not a root-defined function (the unknown among the arguments, a
+    bracket of the wrong length, ...), or an evaluation whose bracket does not enclose a sign
+    change."""
+
+
+class ImplicitRoot(sympy.Function):
+    r"""Base class of the functions :func:`implicit_root` makes. Class attributes: ``equation``
+    (:math:`F`, in ``unknown`` and ``variables``), ``unknown``, ``variables`` (the formal
+    arguments), ``bracket`` (two expressions in ``variables``)."""
+
+    equation: sympy.Expr
+    unknown: sympy.Symbol
+    variables: tuple
+    bracket: tuple
+
+    @classmethod
+    def eval(cls, *args):
+        if len(args) != len(cls.variables):
+            raise ImplicitRootError(f"{cls.__name__} takes {len(cls.variables)} arguments, got "
+                                    f"{len(args)}")
+        return None
+
+    def _at_root(self, expr):
+        """``expr`` (in ``unknown`` and ``variables``) at this call's arguments and root."""
+        mapping = dict(zip(self.variables, self.args))
+        mapping[self.unknown] = self
+        return expr.xreplace(mapping)
+
+    def fdiff(self, argindex=1):
+        v = self.variables[argindex - 1]
+        F, p = self.equation, self.unknown
+        return self._at_root(-sympy.diff(F, v) / sympy.diff(F, p))
+
+    def residual(self):
+        """:math:`F(R(a); a)`, zero identically (for checks)."""
+        return self._at_root(self.equation)
+
+    def _eval_is_extended_real(self):
+        return True
+
+    def _latex(self, printer, exp=None):
+        name = self._latex_name or r"\operatorname{%s}" % self.__class__.__name__.replace(
+            "_", r"\_")
+        tex = r"%s\left(%s\right)" % (name, ", ".join(printer._print(a) for a in self.args))
+        return tex if exp is None else r"%s^{%s}" % (tex, exp)
+
+    _latex_name = None
+
+
+class _Numeric:
+    """The numeric root finder of one implicit function (built on first use)."""
+
+    MAX_ITER = 400
+
+    def __init__(self, cls):
+        self.cls = cls
+        self._mp = None
+        self._np = None
+        self._memo: dict = {}
+
+    def _functions(self, module):
+        c = self.cls
+        syms = [c.unknown, *c.variables]
+        F = sympy.lambdify(syms, c.equation, modules=module)
+        dF = sympy.lambdify(syms, sympy.diff(c.equation, c.unknown), modules=module)
+        lo = sympy.lambdify(list(c.variables), c.bracket[0], modules=module)
+        hi = sympy.lambdify(list(c.variables), c.bracket[1], modules=module)
+        return F, dF, lo, hi
+
+    def __call__(self, *args):
+        if any(type(a).__module__.startswith("flint") for a in args):
+            from .codegen import NotEnclosable
+
+            raise NotEnclosable(f"no ball arithmetic for the implicit function "
+                                f"{self.cls.__name__}")
+        if all(isinstance(a, (mpmath.mpf, int)) for a in args) and any(
+                isinstance(a, mpmath.mpf) for a in args):
+            return self.mp(*args)
+        return self.np(*args)
+
+    # -- mpmath ---------------------------------------------------------------------------------
+    def mp(self, *args):
+        key = (mpmath.mp.prec,) + tuple(args)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        if self._mp is None:
+            self._mp = self._functions("mpmath")
+        F, dF, lo_f, hi_f = self._mp
+        lo, hi = mpmath.mpf(lo_f(*args)), mpmath.mpf(hi_f(*args))
+        if lo > hi:
+            lo, hi = hi, lo
+        flo, fhi = F(lo, *args), F(hi, *args)
+        widen = 0
+        while (flo > 0 or fhi < 0) and widen < 60:  # a bracket lost to rounding: widen it
+            width = max(hi - lo, abs(lo), abs(hi), 1) * 2 ** widen
+            if flo > 0:
+                lo, flo = lo - width, F(lo - width, *args)
+            if fhi < 0:
+                hi, fhi = hi + width, F(hi + width, *args)
+            widen += 1
+        if flo == 0:
+            return self._keep(key, lo)
+        if fhi == 0:
+            return self._keep(key, hi)
+        if flo > 0 or fhi < 0:
+            raise ImplicitRootError(f"{self.cls.__name__}{tuple(mpmath.nstr(a, 8) for a in args)}:"
+                                    f" the bracket [{mpmath.nstr(lo, 8)}, {mpmath.nstr(hi, 8)}] "
+                                    "does not enclose an increasing sign change")
+        p = (lo + hi) / 2
+        tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
+        small = mpmath.ldexp(1, -mpmath.mp.prec // 3)
+        for _ in range(self.MAX_ITER):
+            f = F(p, *args)
+            if f == 0:
+                break
+            if f > 0:
+                hi = p
+            else:
+                lo = p
+            d = dF(p, *args)
+            new = p - f / d if d > 0 else (lo + hi) / 2
+            if not lo < new < hi:
+                new = (lo + hi) / 2
+            step = abs(new - p)
+            p = new
+            scale = max(abs(p), 1)
+            if step <= tol * scale:
+                break
+            if step <= small * scale:  # quadratic regime: one more step is beyond the precision
+                f = F(p, *args)
+                p = p - f / dF(p, *args)
+                break
+        else:  # pragma: no cover - bisection alone converges in ~prec steps
+            raise ImplicitRootError(f"{self.cls.__name__}: no convergence")
+        return self._keep(key, p)
+
+    def _keep(self, key, value):
+        if len(self._memo) > 200_000:
+            self._memo.clear()
+        self._memo[key] = value
+        return value
+
+    # -- NumPy ----------------------------------------------------------------------------------
+    def np(self, *args):
+        if self._np is None:
+            self._np = self._functions("numpy")
+        F, dF, lo_f, hi_f = self._np
+        arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
+        dtype = np.result_type(*arrays, np.float64)
+        arrays = [a.astype(dtype) for a in arrays]
+        with np.errstate(all="ignore"):
+            lo = np.broadcast_to(np.asarray(lo_f(*arrays), dtype=dtype), arrays[0].shape).copy()
+            hi = np.broadcast_to(np.asarray(hi_f(*arrays), dtype=dtype), arrays[0].shape).copy()
+            lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+            for widen in range(60):  # brackets lost to rounding: widen them
+                flo, fhi = F(lo, *arrays), F(hi, *arrays)
+                low, high = flo > 0, fhi < 0
+                if not (np.any(low) or np.any(high)):
+                    break
+                width = np.maximum(np.maximum(hi - lo, np.abs(lo)), np.maximum(np.abs(hi), 1))
+                width = width * 2.0 ** widen
+                lo, hi = np.where(low, lo - width, lo), np.where(high, hi + width, hi)
+            p = (lo + hi) / 2
+            eps = np.finfo(dtype).eps
+            for _ in range(self.MAX_ITER):
+                f = F(p, *arrays)
+                hi = np.where(f > 0, p, hi)
+                lo = np.where(f < 0, p, lo)
+                d = dF(p, *arrays)
+                new = p - f / d
+                bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
+                new = np.where(bad, (lo + hi) / 2, new)
+                new = np.where(f == 0, p, new)
+                step = np.abs(new - p)
+                p = new
+                scale = np.maximum(np.abs(p), 1)
+                # a Newton step bounds the error by far less than its size; a bisection step
+                # (the derivative overflowed, or the step left the bracket) does not: there the
+                # bracket itself must be down to a few units in the last place
+                done = np.where(bad, hi - lo <= 2 * eps * scale, step <= 4 * eps * scale)
+                if np.all(done | (f == 0)):
+                    break
+        return p
+
+
+def implicit_root(name: str, equation, unknown, variables, bracket) -> type:
+    r"""A SymPy function class ``name`` whose value at ``(a_1, ..., a_k)`` is the root in
+    ``unknown`` of ``equation`` (an expression :math:`F(p; a)`, increasing in :math:`p`) on the
+    interval between the two expressions of ``bracket`` (in ``variables``, the formal arguments);
+    see the module docstring.
+
+    >>> import sympy
+    >>> p, x = sympy.symbols("p x", real=True)
+    >>> cube_root = implicit_root("cube_root", p**3 - x, p, (x,), bracket=(-1 - abs(x), 1 + abs(x)))
+    >>> sympy.diff(cube_root(x), x)
+    1/(3*cube_root(x)**2)
+    """
+    unknown = sympy.sympify(unknown)
+    variables = tuple(sympy.sympify(v) for v in variables)
+    equation = sympy.sympify(equation)
+    if not isinstance(unknown, sympy.Symbol) or not all(isinstance(v, sympy.Symbol)
+                                                         for v in variables):
+        raise ImplicitRootError("the unknown and the variables of an implicit function are "
+                                "symbols")
+    if unknown in variables:
+        raise ImplicitRootError(f"the unknown {unknown} is also a variable")
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ImplicitRootError(f"the name {name!r} of an implicit function is not an identifier")
+    if len(bracket) != 2:
+        raise ImplicitRootError("bracket= is a pair (lower, upper)")
+    bracket = tuple(sympy.sympify(b) for b in bracket)
+    extra = (equation.free_symbols - {unknown} - set(variables)) | set().union(
+        *(b.free_symbols - set(variables) for b in bracket))
+    if extra:
+        raise ImplicitRootError(f"implicit function {name}: symbol(s) "
+                                f"{', '.join(sorted(map(str, extra)))} are not among its variables")
+    cls = type(name, (ImplicitRoot,), {"equation": equation, "unknown": unknown,
+                                       "variables": variables, "bracket": bracket,
+                                       "nargs": len(variables)})
+    cls._imp_ = staticmethod(_Numeric(cls))
+    return cls

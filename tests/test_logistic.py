@@ -1,0 +1,326 @@
+"""Implicit (root-defined) functions, examples/logistic_regression.py and
+examples/logistic_separability.py, against independent computations written here."""
+
+import math
+import os
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+
+import replica
+from replica.symbolic.codegen import Evaluator, NotEnclosable
+from replica.symbolic.gaussian import gauss
+from replica.symbolic.implicit import ImplicitRootError, implicit_root
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LOGISTIC = os.path.join(REPO, "examples", "logistic_regression.py")
+SEPARABILITY = os.path.join(REPO, "examples", "logistic_separability.py")
+
+p, w, V, q, z = sympy.symbols("p omega V q z", real=True)
+PROX = implicit_root("prox_test", p - w - V / (1 + sympy.exp(p)), p, (w, V), bracket=(w, w + V))
+
+
+def prox_reference(omega, v):
+    """The logistic proximal map by mpmath's own root finder (Anderson/Illinois on the bracket)."""
+    return mpmath.findroot(lambda x: x - omega - v / (1 + mpmath.exp(x)), (omega, omega + v),
+                           solver="anderson")
+
+
+# ---------------------------------------------------------------------------------------------
+# replica.symbolic.implicit
+# ---------------------------------------------------------------------------------------------
+def test_root_at_working_precision_and_in_float64():
+    with mpmath.workdps(50):
+        for om, v in (("-3.5", "0.25"), ("0.7", "2"), ("12", "40")):
+            om, v = mpmath.mpf(om), mpmath.mpf(v)
+            ref = prox_reference(om, v)
+            assert abs(PROX._imp_(om, v) - ref) <= mpmath.mpf(10) ** -48 * max(1, abs(ref))
+    om = np.array([[-3.5, 0.7, 12.0], [-800.0, 0.0, 800.0]])
+    v = np.array([0.25, 2.0, 40.0])
+    got = PROX._imp_(om, v)
+    assert got.shape == (2, 3)
+    with mpmath.workdps(30):
+        for (i, j), x in np.ndenumerate(got):
+            ref = prox_reference(mpmath.mpf(om[i, j]), mpmath.mpf(v[j]))
+            assert abs(x - float(ref)) <= 4e-16 * max(1.0, abs(float(ref)))
+
+
+def test_bracket_lost_to_rounding_is_widened():
+    """At omega = -1e12 the bracket end omega + V rounds to omega + V with F < 0 there: the end
+    is moved outwards rather than failing (the quadrature nodes of an infinite interval reach
+    such arguments)."""
+    with mpmath.workdps(20):
+        om, v = mpmath.mpf("-6.2574193e12"), mpmath.mpf("3.9765458")
+        x = PROX._imp_(om, v)
+        assert abs(x - om - v / (1 + mpmath.exp(x))) <= mpmath.mpf(10) ** -18 * abs(om)
+
+
+def test_derivatives_by_the_implicit_function_theorem_against_finite_differences():
+    ev = Evaluator([PROX(w, V), sympy.diff(PROX(w, V), w), sympy.diff(PROX(w, V), V),
+                    sympy.diff(PROX(w, V), w, V)], [w, V])
+    with mpmath.workdps(40):
+        a, b = mpmath.mpf("0.3"), mpmath.mpf("1.7")
+        f = lambda x, y: prox_reference(x, y)  # noqa: E731
+        val, dw, dV, dwV = ev.mp([a, b])
+        assert abs(dw - mpmath.diff(lambda x: f(x, b), a)) < mpmath.mpf(10) ** -30
+        assert abs(dV - mpmath.diff(lambda y: f(a, y), b)) < mpmath.mpf(10) ** -30
+        assert abs(dwV - mpmath.diff(f, (a, b), (1, 1))) < mpmath.mpf(10) ** -25
+
+
+def test_moreau_envelope_inside_a_gaussian_integral():
+    """E_z M_V(sqrt(q) z) and its q-derivative (the engine differentiates under the integral and
+    through the root) against mpmath quadratures of the envelope built on mpmath's root finder,
+    the derivative by the envelope theorem, E_z[z/(2 sqrt q) (omega - p)/V]. (The chain-rule
+    terms through the root vanish at the root, so this does not see the root's derivative: the
+    finite-difference test above does.)"""
+    om = sympy.sqrt(q) * z
+    M = (PROX(om, V) - om) ** 2 / (2 * V) + sympy.log(1 + sympy.exp(-PROX(om, V)))
+    I = gauss(M, z)
+    ev = Evaluator([I, sympy.diff(I, q)], [q, V])
+    with mpmath.workdps(25):
+        qq, vv = mpmath.mpf("0.7"), mpmath.mpf("1.3")
+        val, dq = ev.mp([qq, vv])
+
+        def env(x):
+            pr = prox_reference(mpmath.sqrt(qq) * x, vv)
+            return (pr - mpmath.sqrt(qq) * x) ** 2 / (2 * vv) + mpmath.log(1 + mpmath.exp(-pr))
+
+        ref = mpmath.quad(lambda x: env(x) * mpmath.npdf(x), [-40, 0, 40])
+        # envelope theorem: dM/domega = (omega - p)/V, domega/dq = z/(2 sqrt q)
+        ref_dq = mpmath.quad(lambda x: mpmath.npdf(x) * x / (2 * mpmath.sqrt(qq)) * (
+            mpmath.sqrt(qq) * x - prox_reference(mpmath.sqrt(qq) * x, vv)) / vv,
+            [-40, 0, 40])
+        assert abs(val - ref) < mpmath.mpf(10) ** -22
+        assert abs(dq - ref_dq) < mpmath.mpf(10) ** -22
+    f64 = ev.f64([0.7, 1.3])
+    assert abs(float(f64[0]) - float(ref)) < 1e-13 and abs(float(f64[1]) - float(ref_dq)) < 1e-13
+
+
+def test_no_ball_arithmetic_for_a_root():
+    with pytest.raises(NotEnclosable, match="prox_test"):
+        Evaluator([PROX(w, V)], [w, V]).functions("arb")
+
+
+def test_declaration_errors():
+    with pytest.raises(ImplicitRootError, match="not among its variables"):
+        implicit_root("bad", p - w - q, p, (w,), bracket=(w - 1, w + 1))
+    with pytest.raises(ImplicitRootError, match="also a variable"):
+        implicit_root("bad", p - w, p, (p, w), bracket=(w - 1, w + 1))
+    bad = implicit_root("decreasing", w - p, p, (w,), bracket=(w - 1, w + 1))
+    with pytest.raises(ImplicitRootError, match="does not enclose"), mpmath.workdps(15):
+        bad._imp_(mpmath.mpf(1))
+
+
+# ---------------------------------------------------------------------------------------------
+# examples/logistic_separability.py: the Sur-Candes threshold
+# ---------------------------------------------------------------------------------------------
+def sur_candes_threshold(eta, dps=30):
+    r"""alpha_c = 1 / min_t E (Z - t Y U)_+^2 computed from the probit link directly (not the
+    latent decomposition of the example): Y = +1 with probability Phi(gamma U),
+    gamma = eta / sqrt(1 - eta^2), so E g(Y U) = E_U[Phi(gamma U) g(U) + Phi(-gamma U) g(-U)];
+    J(a) = E(Z - a)_+^2 = (1 + a^2) Phi(-a) - a phi(a) and its derivative -2 K(a),
+    K(a) = E(Z - a)_+ = phi(a) - a Phi(-a) (integrate by parts); the minimum over t by a
+    secant search for a zero of h'(t)."""
+    with mpmath.workdps(dps + 10):
+        eta = mpmath.mpf(eta)
+        g = eta / mpmath.sqrt(1 - eta**2)
+        Phi, phi = mpmath.ncdf, mpmath.npdf
+
+        def J(a):
+            return (1 + a * a) * Phi(-a) - a * phi(a)
+
+        def K(a):
+            return phi(a) - a * Phi(-a)
+
+        def h(t):
+            return mpmath.quad(lambda u: phi(u) * (Phi(g * u) * J(t * u) + Phi(-g * u) * J(-t * u)),
+                               [-40, 0, 40])
+
+        def dh(t):
+            return mpmath.quad(lambda u: phi(u) * 2 * u * (Phi(-g * u) * K(-t * u)
+                                                           - Phi(g * u) * K(t * u)),
+                               [-40, 0, 40])
+
+        t = mpmath.findroot(dh, (mpmath.mpf("0.2"), mpmath.mpf("0.6")), solver="secant")
+        return t, 1 / h(t)
+
+
+@pytest.fixture(scope="module")
+def separability():
+    return replica.load_model(SEPARABILITY)
+
+
+def test_cover_threshold_is_two_exactly(separability):
+    """eta = 0 (labels independent of the data): Cover's alpha_c = 2 (Sur and Candes' p/n = 1/2
+    at gamma = 0)."""
+    r = replica.solve(separability, dps=30, eta=0)
+    assert r.digits >= 30
+    assert r["alpha_c"] == 2 and r["kappa_c"] == mpmath.mpf(1) / 2
+
+
+@pytest.mark.slow
+def test_threshold_against_the_probit_link_computation(separability):
+    r = replica.solve(separability, dps=30, eta="1/2")
+    assert r.digits >= 28
+    t, ref = sur_candes_threshold("0.5", dps=30)
+    with mpmath.workdps(40):
+        assert abs(r["t"] - t) < mpmath.mpf(10) ** -25
+        assert abs(r["alpha_c"] - ref) < mpmath.mpf(10) ** -25 * ref, (r["alpha_c"], ref)
+
+
+def test_sign_teacher_is_refused_with_one_line(separability):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "replica", "solve", "--model", SEPARABILITY,
+                          "--eta", "1"], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "always separable" in out.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# examples/logistic_regression.py
+# ---------------------------------------------------------------------------------------------
+def rs_fixed_point(alpha, lam, eta, start=(1.7, 4.1, 4.0), dps=20):
+    r"""The replica-symmetric equations of ridge logistic regression written out by hand and
+    solved by mpmath's multidimensional root finder. With :math:`\omega = \sqrt q\,\xi`,
+    :math:`p = \operatorname{prox}(\omega, V)` (mpmath's root finder),
+    :math:`c = \eta m/\sqrt{q - \eta^2 m^2}` and
+    :math:`E(m, q, V) = \int\mathcal D\xi\, 2\Phi(c\xi)\, \mathcal M_V(\omega)`, the envelope
+    theorem (:math:`\partial_\omega\mathcal M = (\omega - p)/V`,
+    :math:`\partial_V\mathcal M = -(\omega - p)^2/(2V^2)`) gives
+    :math:`\partial_m E = \int\mathcal D\xi\, 2\varphi(c\xi)\xi\,\partial_m c\,\mathcal M`,
+    :math:`\partial_q E = \int\mathcal D\xi\,[2\Phi(c\xi)\tfrac{\omega - p}{V}\tfrac{\xi}{2\sqrt q}
+    + 2\varphi(c\xi)\xi\,\partial_q c\,\mathcal M]`,
+    :math:`\partial_V E = -\int\mathcal D\xi\, 2\Phi(c\xi)(\omega - p)^2/(2V^2)`; the conjugates
+    :math:`\hat m = -\alpha\partial_m E`, :math:`\hat V = 2\alpha\partial_q E`,
+    :math:`\hat q = -2\alpha\partial_V E` and the prior side :math:`V = 1/(\lambda + \hat V)`,
+    :math:`m = \hat m V`, :math:`q = (\hat m^2 + \hat q)V^2`. Integrals on :math:`[-40, 40]`
+    (the density beyond is below 1e-340)."""
+    with mpmath.workdps(dps + 10):
+        alpha, lam, eta = (mpmath.mpf(x) for x in (alpha, lam, eta))
+
+        def proxr(om, v):
+            return prox_reference(om, v)
+
+        def integrals(m, qq, v):
+            s = mpmath.sqrt(qq - eta**2 * m**2)
+            c = eta * m / s
+            dc_dm = eta / s + eta * m * eta**2 * m / s**3
+            dc_dq = -eta * m / (2 * s**3)
+
+            def parts(x):
+                om = mpmath.sqrt(qq) * x
+                pr = proxr(om, v)
+                M = (pr - om) ** 2 / (2 * v) + mpmath.log(1 + mpmath.exp(-pr))
+                lab, dens = mpmath.ncdf(c * x), mpmath.npdf(c * x)
+                return (2 * dens * x * dc_dm * M,
+                        2 * lab * (om - pr) / v * x / (2 * mpmath.sqrt(qq))
+                        + 2 * dens * x * dc_dq * M,
+                        -2 * lab * (om - pr) ** 2 / (2 * v**2))
+
+            out = []
+            for k in range(3):
+                out.append(mpmath.quad(lambda x: mpmath.npdf(x) * parts(x)[k],
+                                       [-40, 0, 40]))
+            return out
+
+        def residual(m, qq, v):
+            Em, Eq, EV = integrals(m, qq, v)
+            mhat, Vhat, qhat = -alpha * Em, 2 * alpha * Eq, -2 * alpha * EV
+            Vn = 1 / (lam + Vhat)
+            return [m - mhat * Vn, qq - (mhat**2 + qhat) * Vn**2, v - Vn]
+
+        sol = mpmath.findroot(residual, [mpmath.mpf(s) for s in start],
+                              tol=mpmath.mpf(10) ** -(2 * dps))
+        return [sol[i] for i in range(3)]
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    return replica.load_model(LOGISTIC)
+
+
+@pytest.mark.slow
+def test_logistic_saddle_point_against_the_hand_written_equations(logistic):
+    r = replica.solve(logistic, dps=16, alpha=2, lam="1/10", eta=1)
+    assert r.digits >= 15
+    ref = rs_fixed_point(2, "0.1", 1, dps=16)
+    for key, val in zip(("m", "q", "V"), ref):
+        assert abs(r[key] - val) < 1e-14 * abs(val), (key, r[key], val)
+    with mpmath.workdps(20):
+        assert abs(r["generalisation"] - mpmath.acos(ref[0] / mpmath.sqrt(ref[1])) / mpmath.pi) \
+            < 1e-14
+
+
+@pytest.mark.slow
+def test_learning_curve_point_against_simulations(logistic):
+    """L-BFGS fits at d = 200 (10 seeds) and 400 (6 seeds), alpha = 2, lambda = 1/10, sign
+    teacher: every measured value (m, q, V, the generalisation error, the training loss and
+    error) is within 3 SEM + 2|theory|/d of the float64 theory at each d, and the linear
+    extrapolation in 1/d, 2 mean(400) - mean(200), within 3 of its standard errors plus 1 % of
+    |theory|. (Measured: the deviations are about one SEM at both sizes.)"""
+    import types
+
+    import runpy
+
+    from replica.numerics.driver import solve_float64
+
+    ns = runpy.run_path(LOGISTIC)
+    theory = solve_float64(logistic, alpha=np.array([2.0]), lam=np.array([0.1]),
+                           eta=np.array([1.0]), strict=False)
+    assert theory["status"][0] == "converged"
+    params = types.SimpleNamespace(alpha=2, lam=0.1, eta=1)
+    stats = {}
+    for d, seeds in ((200, 10), (400, 6)):
+        rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(7).spawn(seeds)]
+        rows = [ns["simulate_point"](rng, d, params) for rng in rngs]
+        for key in ("m", "q", "V", "generalisation", "train_loss", "train_error"):
+            v = np.array([r[key] for r in rows])
+            th = float(theory[key][0])
+            mean, sem = v.mean(), v.std(ddof=1) / math.sqrt(seeds)
+            assert abs(mean - th) <= 3 * sem + 2 * abs(th) / d, (key, d, mean, th, sem)
+            stats.setdefault(key, {})[d] = (mean, sem)
+    for key, by_d in stats.items():
+        (m2, s2), (m4, s4) = by_d[200], by_d[400]
+        th = float(theory[key][0])
+        assert abs(2 * m4 - m2 - th) <= 3 * math.hypot(2 * s4, s2) + 0.01 * abs(th), (key, by_d)
+
+
+@pytest.mark.slow
+def test_transition_command_locates_the_threshold():
+    """``replica transition --model examples/logistic_separability.py --kind level`` finds
+    alpha h_min = 1 at the probit-link computation's alpha_c (14 digits at --dps 15; the
+    location is refined by re-solving the threshold model at each step, minutes per run)."""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "replica", "transition", "--model", SEPARABILITY,
+                          "--vary", "alpha", "--between", "2,20", "--quantity", "ratio",
+                          "--kind", "level", "--level", "1", "--eta", "1/2", "--points", "8",
+                          "--dps", "15", "--json"], capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    data = json.loads(out.stdout)
+    _, ref = sur_candes_threshold("0.5", dps=25)
+    with mpmath.workdps(30):
+        assert abs(mpmath.mpf(data["location"]) - ref) < mpmath.mpf(10) ** -14 * ref, (data, ref)
+
+
+def test_error_functions_of_the_generated_numpy_code_accept_longdouble():
+    """The float64 solver's error estimate evaluates the generated code in ``longdouble``
+    (``transition`` and ``phase-diagram`` on a model with error functions in a Gaussian
+    integrand): SciPy refuses that type, the namespace's wrappers give float64-accurate values."""
+    from replica.symbolic.codegen import _numpy_namespace
+
+    ns = _numpy_namespace()
+    x = np.array([-3.5, 0.25, 4.0, 9.0], dtype=np.longdouble)
+    for name in ("erf", "erfc"):
+        got = ns[name](x)
+        assert got.dtype == np.longdouble
+        with mpmath.workdps(30):
+            for a, g in zip(x, got):
+                ref = getattr(mpmath, name)(mpmath.mpf(float(a)))
+                assert abs(mpmath.mpf(float(g)) - ref) <= 4e-16 * abs(ref), (name, a, g, ref)
