@@ -67,8 +67,8 @@ derivation); :math:`\alpha_c(0) = 2` (Cover), :math:`\alpha_c \to \infty` as :ma
 **Certification**: not available; the proximal map is a root, which has no ball-arithmetic
 evaluation here (``--certify`` exits with that reason).
 
-Simulation (``simulate_point`` below, and ``SIMULATION`` where :mod:`replica.capabilities`
-exists): at dimension :math:`d`, :math:`n = \operatorname{round}(\alpha d)` samples; the
+Simulation (``SIMULATION``, :class:`replica.capabilities.Simulation`; ``simulate_point`` is
+one seed of it): at dimension :math:`d`, :math:`n = \operatorname{round}(\alpha d)` samples; the
 objective minimised by SciPy's L-BFGS-B from :math:`w = 0` with its exact gradient (stopping at
 a largest gradient component of :math:`10^{-10}`); measured :math:`m`, :math:`q`, the generalisation
 errors (exact given :math:`w`, from :math:`m/\sqrt q`), the training loss and error, and
@@ -84,6 +84,7 @@ import math
 import numpy as np
 import sympy
 
+from replica.capabilities import Simulation
 from replica.modeling import Parameter, Rule, SaddlePointModel, gauss, implicit_root
 
 alpha, lam = sympy.symbols("alpha lam", positive=True)
@@ -204,11 +205,6 @@ def simulate_point(rng, d, params):
     return measure(inst, train(inst, params), params)
 
 
-try:  # the simulation declaration (replica.capabilities, where this version of replica has it)
-    from replica.capabilities import Simulation
-except ImportError:  # pragma: no cover - depends on the replica version
-    Simulation = None
-if Simulation is not None:  # pragma: no cover
-    SIMULATION = Simulation(sample, train, measure,
-                            description="ridge logistic regression fitted by L-BFGS (SciPy)",
-                            sizes=lambda d, p: {"n": int(round(float(p.alpha) * d))})
+SIMULATION = Simulation(sample, train, measure,
+                        description="ridge logistic regression fitted by L-BFGS (SciPy)",
+                        sizes=lambda d, p: {"n": int(round(float(p.alpha) * d))})

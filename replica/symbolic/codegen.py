@@ -523,13 +523,13 @@ def _numpy_namespace() -> dict:
 
 
 def _extended(f64, name: str):
-    """SciPy's error function ``f64``, also for NumPy ``longdouble`` arguments, which SciPy
+    r"""SciPy's error function ``f64``, also for NumPy ``longdouble`` arguments, which SciPy
     refuses (the extended-precision error estimate of a float64 solve evaluates the generated
     code in ``longdouble``): there the argument is rounded to float64, the function evaluated
     in float64 and its first-order correction in the rounding added,
     :math:`f(x) \approx f(x_{53}) + f'(x_{53})(x - x_{53})`, so the value carries a relative
     error of a few float64 units (not ``longdouble``'s): the estimate of a float64 solution's
-    error, claimed at :data:`~replica.numerics.driver.CLAIM_RTOL` = 1e-8, stays far above that.
+    error, claimed at :data:`~replica.numerics.float64_checks.CLAIM_RTOL` = 1e-8, stays far above that.
     (mpmath's error functions at every node made a scan take minutes.)"""
     sign = -1.0 if name == "erfc" else 1.0
 
