@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 
 from .common import parse_dps
-from .simulate import (add_file_options, add_model_options, add_simulation_options,
-                       collect_options, is_linear_attention, model_source, parse_int,
+from .simulate import (add_point_options, add_simulation_options,
+                       collect_options, model_source, parse_int,
                        simulation_hook)
 from .sweep import add_run_options, grid_from_args, parse_ds, run_options
 
@@ -37,11 +37,7 @@ def register(subparsers):
 
 
 def _arguments(m, entry):
-    icl = is_linear_attention(entry)
-    if icl:
-        add_model_options(m, entry.simulation, lists=True)
-    else:
-        add_file_options(m, entry.schema, lists=True)
+    icl = add_point_options(m, entry, lists=True)
     m.add_argument("--ds", default="16,24,32", help="dimensions, comma-separated "
                                                     "(default 16,24,32)")
     m.add_argument("--seeds", default="10", help="seeds per point and d (default 10)")

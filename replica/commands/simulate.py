@@ -131,6 +131,17 @@ def parse_int(text, name: str, minimum: int | None = None) -> int:
     return v
 
 
+def add_point_options(m, entry, lists: bool = False) -> bool:
+    """The parameter options of ``entry``: a linear-attention model's declared options, or a
+    model file's schema; returns whether the model is linear attention."""
+    icl = is_linear_attention(entry)
+    if icl:
+        add_model_options(m, entry.simulation, lists=lists)
+    else:
+        add_file_options(m, entry.schema, lists=lists)
+    return icl
+
+
 def simulation_hook(icl_arguments, icl_run, file_arguments, file_run, file_description):
     """The ``generic`` of :func:`replica.registry.add_model_parsers` for the commands that
     simulate (``simulate``, ``check``, ``sweep``): a model whose simulation is linear attention

@@ -12,8 +12,8 @@ import sys
 
 from ..errors import ParameterError
 from .common import parse_dps
-from .simulate import (add_file_options, add_model_options, add_simulation_options,
-                       collect_options, collect_params, is_linear_attention, model_source,
+from .simulate import (add_point_options, add_simulation_options,
+                       collect_options, collect_params, model_source,
                        parse_int, simulation_hook)
 
 #: The command's one-line help (the top-level parser lists it without building the command).
@@ -90,14 +90,12 @@ def register(subparsers):
 
 
 def _arguments(m, entry):
-    icl = is_linear_attention(entry)
+    icl = add_point_options(m, entry, lists=True)
     if icl:
-        add_model_options(m, entry.simulation, lists=True)
         m.add_argument("--ds", "--d", dest="ds", default=None,
                        help="dimension(s) d, comma-separated (needed with --seeds, and always "
                             "for a model whose theory depends on d)")
     else:
-        add_file_options(m, entry.schema, lists=True)
         m.add_argument("--d", "--ds", dest="ds", default=None,
                        help="dimension(s) d, comma-separated (needed with --seeds; the model's "
                             "parameter d, if it has one)")
