@@ -80,7 +80,32 @@ __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file
            "load_model_namespace", "StieltjesOf", "Parameter", "Rule", "SameAs", "REQUIRED",
            "DOMAINS", "Domain", "Note", "Alias", "avg", "gauss", "GaussianIntegral",
            "implicit_root", "ImplicitRoot",
-           "LAMBDA_I", "MU_I", "spectral_family"]
+           "LAMBDA_I", "MU_I", "spectral_family", "Stability"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stability:
+    r"""The stability of a model's replica-symmetric saddle point, declared with the model
+    (``SaddlePointModel(..., stability=Stability(...))``).
+
+    * ``replicon``: a SymPy expression in the unknowns and parameters, the replicon eigenvalue
+      (de Almeida--Thouless): the replica-symmetric solution is locally stable where it is
+      positive, and the AT line is where it vanishes;
+    * ``exact``: when there is no replicon to evaluate, the reason replica symmetry is exact (e.g.
+      a strictly convex estimation problem, whose minimiser is unique), stated in words;
+    * ``source``: where the replicon comes from (derived from the declaration, or stated with its
+      reference).
+
+    One of ``replicon`` and ``exact`` is given."""
+
+    replicon: object = None
+    exact: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if (self.replicon is None) == (not self.exact):
+            raise ModelError("Stability needs exactly one of replicon= (an expression) and "
+                             "exact= (the reason replica symmetry is exact)")
 
 
 class ModelError(ReplicaError, ValueError):
@@ -123,12 +148,16 @@ class _Declared:
                  spectrum=None, rules: Sequence[Rule] = (), notes: Sequence = (),
                  admissible: Sequence = (), title: str = "", description: str = "",
                  symbol_names: Mapping | None = None, positive_unknowns: bool = False,
-                 guard_digits: int = 5, symbols: Mapping | None = None):
+                 guard_digits: int = 5, symbols: Mapping | None = None,
+                 stability: Stability | None = None):
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ModelError(f"model name {name!r} must be a non-empty word "
                              "(letters, digits, '_' or '-')")
         self.name = name
         self.title = title or name
+        if stability is not None and not isinstance(stability, Stability):
+            raise ModelError(f"model {name!r}: stability= takes a Stability record")
+        self.stability = stability
         self.description = description
         for p in parameters:
             if not isinstance(p, Parameter):
@@ -337,7 +366,8 @@ class SaddlePointModel(_Declared):
     earlier observables (by name). ``start``: initial values of the order parameters (default 1)
     for the float64 iteration. ``derivation``: an object with ``steps()`` and ``free_energy()``
     (e.g. :mod:`replica.derivations.gaussian_ridge`) that computes the free energy from the model;
-    the appendix then starts there and checks that it equals ``free_energy``. The remaining
+    the appendix then starts there and checks that it equals ``free_energy``. ``stability``: a
+    :class:`Stability` record (the replicon, or why replica symmetry is exact). The remaining
     keywords are those of :class:`FixedPointModel`.
     """
 
@@ -384,6 +414,11 @@ class SaddlePointModel(_Declared):
                 raise ModelError(f"model {name!r}: alias {a.symbol} refers to unknown symbol(s) "
                                  f"{_names(bad)}")
         self._check_observables(allowed)
+        if self.stability is not None and self.stability.replicon is not None:
+            bad = _free_symbols(sympy.sympify(self.stability.replicon)) - allowed
+            if bad:
+                raise ModelError(f"model {name!r}: the replicon refers to unknown symbol(s) "
+                                 f"{_names(bad)}")
         self.uses_spectrum = self._uses_averages(all_exprs)
         if self.uses_spectrum and not self._spectrum_names:
             raise ModelError(f"model {name!r}: the free energy has spectral averages but no "
@@ -479,6 +514,11 @@ class FixedPointModel(_Declared):
                 raise ModelError(f"model {name!r}: symbol(s) {_names(bad)} in the equations are "
                                  "neither unknowns, parameters nor aliases")
         self._check_observables(allowed)
+        if self.stability is not None and self.stability.replicon is not None:
+            bad = _free_symbols(sympy.sympify(self.stability.replicon)) - allowed
+            if bad:
+                raise ModelError(f"model {name!r}: the replicon refers to unknown symbol(s) "
+                                 f"{_names(bad)}")
         self.uses_spectrum = self._uses_averages(all_exprs)
         if self.uses_spectrum and not self._spectrum_names:
             raise ModelError(f"model {name!r}: the equations have spectral averages but no "
