@@ -67,7 +67,10 @@ def tex_defects(tex: str) -> list:
 
 
 def _pdf_text(pdf) -> str:
-    return subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True,
+    # -raw: the text in the order TeX set it (column by column); the default reading-order
+    # reconstruction can splice a word of one column into the other (a hyphenated title word of
+    # the bibliography joined to a formula of the verification table read as a constant name).
+    return subprocess.run(["pdftotext", "-raw", str(pdf), "-"], capture_output=True, text=True,
                           check=True).stdout
 
 
@@ -149,6 +152,8 @@ def _write(doc, document_class, folder):
              "paper.tex": FRAGMENT_PAPER[document_class] % dict(key=doc.key, bib=BIB_NAME)}
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
+    for name, draw in parts.figures:
+        draw(str(folder / name))
     return parts
 
 

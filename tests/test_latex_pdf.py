@@ -34,8 +34,10 @@ def _pdf_text(pdf) -> str:
 
 
 def _compile_committed(name, tmp_path):
-    for f in (f"{name}.tex", "replica-papers.bib"):
-        shutil.copy(os.path.join(REPO, "derivations", f), tmp_path / f)
+    folder = os.path.join(REPO, "derivations")
+    figures = [f for f in os.listdir(folder) if f.startswith(f"{name}-") and f.endswith(".png")]
+    for f in (f"{name}.tex", "replica-papers.bib", *figures):
+        shutil.copy(os.path.join(folder, f), tmp_path / f)
     t0 = time.perf_counter()
     report = compile_pdf(str(tmp_path / f"{name}.tex"))  # raises on an error or undefined ref
     return report, time.perf_counter() - t0

@@ -57,7 +57,11 @@ def test_wheel_holds_the_package_and_nothing_else(wheel):
         n for n in package if not n.startswith("replica/"))
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     source = {p.relative_to(REPO).as_posix() for p in (REPO / "replica").rglob("*.py")}
-    assert set(package) == source  # every module, and no test, notebook, example or doc
+    data = {p.relative_to(REPO).as_posix()
+            for p in (REPO / "replica" / "derivations" / "data").glob("*.csv")}
+    assert data  # the finite-size study the appendices draw
+    # every module and the package data, and no test, notebook, example or doc
+    assert set(package) == source | data
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in dist_info)
     metadata = zipfile.ZipFile(wheel).read(
         next(n for n in dist_info if n.endswith("METADATA"))).decode()

@@ -91,6 +91,10 @@ def write_appendix(name, outdir: str, pdf: bool = False, symbol_names=None,
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
         written.append(path)
+    for filename, draw in parts.figures:
+        path = os.path.join(outdir, filename)
+        draw(path)
+        written.append(path)
     tex = written[0]
     report = compile_pdf(tex) if pdf else None
     return AppendixResult(tex, tuple(outcomes), report, tuple(written))

@@ -44,6 +44,7 @@ from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quad
                        lowrank_stieltjes_tilde_quadratic)
 from ..numerics.machine import evaluate
 from ..symbolic import Step
+from . import finite_size
 from ..symbolic.saddle import is_zero
 from . import alignment as AD
 from . import lowrank_from_model, lowrank_steps, unified
@@ -764,6 +765,7 @@ TITLES = {
 }
 TITLES.update(lowrank_from_model.STEP_TITLES)
 TITLES.update(unified.STEP_TITLES)
+TITLES.update(finite_size.TITLES)
 
 
 @functools.lru_cache(maxsize=None)
@@ -1006,6 +1008,16 @@ def derivation() -> Derivation:
              "finite {alpha} smooths ([[transition_step.table]]).",
              _check_kink),
     ), "")
+    s_finite = Section("Finite-size comparison with simulations", (
+        finite_size.step(
+            "lowrank", {**{k: err_sym[k] for k in ("tm", "idg", "odg")},
+                        "q": L.q, "m": L.m, "qbar": L.qbar, "mbar": L.mbar, "q0": L.q0,
+                        "m0": L.m0},
+            {k: r"\varepsilon_{\rm %s}" % k.upper() for k in ("tm", "idg", "odg")},
+            ("tm", "idg", "odg"),
+            "{alpha} = 2, {tau} = 2, {kappa} = 1/2, {rho} = 1/2, {sigma} = 1/10, {lam} = 0 "
+            "(test tasks from the training subspace, {alpha_test} = {alpha})"),
+    ), "")
     inline = {
         "M0_tasks": M0_tasks, "kappa": L.kappa, "D": D_dim, "r": r_rank, "rho": L.rho,
         "n_prompts": AD.n_ctx, "tau": L.tau, "Gamma": Gamma, "w_hat": w_hat, "x_q": AD.x_q,
@@ -1028,8 +1040,9 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_derive, s_unified, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym),
-        symbol_names=SYMBOL_NAMES, inline=inline, titles=TITLES,
+        sections=(s_derive, s_unified, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym,
+                  s_finite),
+        symbol_names={**SYMBOL_NAMES, **finite_size.SYMBOL_NAMES}, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
             "random-matrix steps, and its equation numbers are not reproduced. The free energy "

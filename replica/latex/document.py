@@ -6,12 +6,13 @@ display (``equation``; a display wider than the line is broken at the top-level 
 sums and set in ``split``, see :mod:`replica.latex.breaking` -- in the ``\input``-able body the
 line is a two-column journal's column, in the standalone document its own text width), a
 :class:`~replica.latex.tables.ValueTable` as a booktabs table (``table*`` when it is wider than a
-column). The checks of all steps are listed
+column), a :class:`~replica.latex.tables.Figure` as a ``figure`` of the column's width (its PDF
+written beside the ``.tex`` by the appendix writer). The checks of all steps are listed
 once, in a verification table at the end (step, what is checked and how, whether the result is
 computed or stated, outcome); steps whose check is the same share a row.
 
 Every display carries a ``\label``; ``[[step]]`` / ``[[step.key]]`` in prose become ``\eqref``
-(or ``Table~\ref``) to it, so equation numbers and cross-references are LaTeX's own;
+(or ``Table~\ref``, ``Figure~\ref``) to it, so equation numbers and cross-references are LaTeX's own;
 ``[[cite:KEY]]`` becomes ``\cite{KEY}`` (:mod:`replica.latex.bibliography`). A reference to a
 label that does not exist is an error at rendering time, not a "??" in the PDF.
 
@@ -35,7 +36,7 @@ from ..errors import ReplicaError
 from .bibliography import BIB_NAME, PAPERS, bibtex
 from .breaking import COLUMN_EM, display_lines, estimate_width
 from .printing import escape_text, prose_to_latex, to_latex
-from .tables import ValueTable
+from .tables import Figure, ValueTable
 from .templates import PACKAGES, environment
 
 #: The document classes of the standalone appendix: ``article`` (one column, 11 pt) and
@@ -89,6 +90,8 @@ class AppendixSource:
     bib: str
     citations: tuple
     notation: tuple
+    figures: tuple = ()
+    """``(file name, draw)`` of every figure: ``draw(path)`` writes the PDF the body includes."""
 
 
 #: Prefixes of LaTeX words that are not part of a macro's name.
@@ -307,8 +310,10 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
         step_label = f"step:{doc.key}:{_slug(step.name)}"
         first = None
         for key, obj in step.objects.items():
-            kind = "table" if isinstance(obj, ValueTable) else "equation"
-            label = f"{'tab' if kind == 'table' else 'eq'}:{doc.key}:{_slug(step.name)}:{_slug(key)}"
+            kind = ("table" if isinstance(obj, ValueTable) else
+                    "figure" if isinstance(obj, Figure) else "equation")
+            prefix = {"table": "tab", "figure": "fig", "equation": "eq"}[kind]
+            label = f"{prefix}:{doc.key}:{_slug(step.name)}:{_slug(key)}"
             labels[f"{step.name}.{key}"] = (kind, label)
             if first is None and kind == "equation":
                 first = (kind, label)
@@ -334,6 +339,8 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
             return r"\eqref{%s}" % label
         if kind == "table":
             return r"Table~\ref{%s}" % label
+        if kind == "figure":
+            return r"Figure~\ref{%s}" % label
         return r"Step~\ref{%s}" % label
 
     by_name = {k.name: k for k in names if isinstance(k, (sympy.Symbol, sympy.MatrixSymbol))}
@@ -368,6 +375,7 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
         return _pdf_safe(_script_safe(escape_text(title, display_words)))
 
     sections = []
+    figures = []
     rows: dict[str, dict] = {}
     for si, section in enumerate(doc.sections, 1):
         steps = []
@@ -379,6 +387,11 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
                     t = obj.to_latex(names, words)
                     blocks.append(dict(kind="table", label=label, caption=caption(obj.caption),
                                        wide=_table_width_em(t) > COLUMN_EM + 4, **t))
+                elif kind == "figure":
+                    filename = f"{doc.key}-{_slug(obj.name)}.png"
+                    figures.append((filename, obj.draw))
+                    blocks.append(dict(kind="figure", label=label, file=filename,
+                                       caption=caption(obj.caption)))
                 elif _is_display(obj):
                     blocks.append(dict(kind="equation", label=label, obj=obj))
                 else:
@@ -435,7 +448,7 @@ def render_parts(doc, symbol_names=None, outcomes=None, run_checks: bool = True,
                                                                  packages=PACKAGES))
     return AppendixSource(doc.key, standalone, body, macro_text,
                           bibtex(), tuple(citations),
-                          tuple(sorted(set(macros.values()))))
+                          tuple(sorted(set(macros.values()))), tuple(figures))
 
 
 def normalise(text: str) -> str:

@@ -107,12 +107,15 @@ _RERUN = re.compile(r"Rerun to get (?:cross-references|outlines) right|Label\(s\
 
 
 def _companions(tex_path: str) -> list[str]:
-    """The files a generated ``.tex`` may read: ``.bib`` files and ``*-macros.tex`` /
-    ``*-body.tex`` in its folder."""
+    """The files a generated ``.tex`` may read: ``.bib`` files, ``*-macros.tex`` /
+    ``*-body.tex`` and the figures (``.png`` files, ``.pdf`` files other than its own output) in
+    its folder."""
     folder = os.path.dirname(tex_path)
+    own_pdf = os.path.splitext(os.path.basename(tex_path))[0] + ".pdf"
     names = sorted(os.listdir(folder))
     return [os.path.join(folder, n) for n in names
-            if n.endswith(".bib") or n.endswith("-macros.tex") or n.endswith("-body.tex")]
+            if n.endswith(".bib") or n.endswith("-macros.tex") or n.endswith("-body.tex")
+            or (n.endswith((".pdf", ".png")) and n != own_pdf)]
 
 
 def compile_pdf(tex_path: str, timeout: float = 300) -> CompileReport:

@@ -13,7 +13,7 @@ outside.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
 import sympy
 
@@ -65,6 +65,18 @@ class Value:
     def latex(self, max_digits: int = TABLE_DIGITS) -> str:
         """Math-mode LaTeX with at most ``max_digits`` significant digits."""
         return number_latex(self.value, min(self.digits, max_digits))
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """A figure of an appendix: ``draw(path)`` writes it as a PNG at ``path`` (the appendix writer
+    calls it, in the output folder, as ``KEY-NAME.png``; a raster image, so that its labels are
+    not mixed into the text of the PDF, which the typesetting tests scan); ``caption`` is prose
+    (same placeholders as a sentence). Its width is the column's."""
+
+    caption: str
+    name: str
+    draw: Callable[[str], Any]
 
 
 @dataclasses.dataclass(frozen=True)
