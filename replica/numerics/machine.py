@@ -91,6 +91,7 @@ class Machine:
         self._start = StartMachine(self)
         self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
         self._no_balls: set = set()  # evaluator groups without one
+        self._report_balls: dict = {}  # {dps: (x, params, reported values as balls)}
 
     @property
     def start_machine(self) -> "StartMachine":
@@ -294,18 +295,26 @@ class Machine:
             balls = self.ball_arguments(params)
             if balls is None:
                 return dps
-            try:
-                out = self.evaluate("report", "arb", [arb_of(v) for v in x], *balls)
-            except NotEnclosable:
-                self._no_balls.add("report")
-                return dps
+            # the solve that found x (solve_mp_once at dps) evaluated these very balls: the
+            # same expressions at the same x and parameter balls, at the same ball precision
+            hit = self._report_balls.get(dps)
+            if hit is not None and hit[0] is x and hit[1] is params and hit[2] is not None:
+                out = hit[2]
+            else:
+                try:
+                    out = self.evaluate("report", "arb", [arb_of(v) for v in x], *balls)
+                except NotEnclosable:
+                    self._no_balls.add("report")
+                    return dps
         with ball_precision(dps + 10):
             return min([ball_digits(b, dps) for b in out if b.is_finite()] + [dps])
 
-    def _evaluate_fast(self, group, x, P, spec, balls):
+    def _evaluate_fast(self, group, x, P, spec, balls, params=None):
         """``evaluate(group, "mp", ...)``, computed in ball arithmetic at the working precision
         when ``balls`` (:meth:`ball_arguments`) is given and every enclosure is finite (the
-        midpoints, rounded to the working precision, are the values); in mpmath otherwise."""
+        midpoints, rounded to the working precision, are the values); in mpmath otherwise.
+        The reported values' balls at a solution of ``params`` are kept for
+        :meth:`evaluation_digits` at that solution and precision (the same evaluation)."""
         if balls is not None and group not in self._no_balls:
             from ..symbolic.codegen import NotEnclosable, arb_of
             from .certify import ball_to_mpf
@@ -316,13 +325,16 @@ class Machine:
                 except NotEnclosable:
                     self._no_balls.add(group)
                     out = None
+                if group == "report" and params is not None:  # for evaluation_digits
+                    self._report_balls[mpmath.mp.dps] = (x, params, out)
                 if out is not None and all(b.is_finite() for b in out):
                     return [ball_to_mpf(b) for b in out]
         return self.evaluate(group, "mp", x, P, spec)
 
-    def newton(self, x0, P, spec, balls=None) -> NewtonReport:
+    def newton(self, x0, P, spec, balls=None, condition: bool = True) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
-        Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`)."""
+        Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
+        ``condition=False`` skips the condition number (see :func:`newton_mp`)."""
         n = self.n
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
@@ -348,11 +360,16 @@ class Machine:
                                    for j in range(n)] for i in range(n)])
 
         rep = newton_mp(F, J, [x0[i] / scale[i] for i in range(n)],
-                        what=f"{self.problem.name} saddle point", balls=balls is not None)
+                        what=f"{self.problem.name} saddle point", balls=balls is not None,
+                        condition=condition)
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
 
-    def solve_mp_once(self, params: Params, start):
-        """One solve at the working precision: ``(values, report, iterations, used_start)``."""
+    def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True):
+        """One solve at the working precision: ``(values, report, iterations)``.
+
+        Newton starts from ``start`` (any precision), then -- if that fails -- from
+        ``fallback``, then from the declared start solved in mpmath. ``condition=False`` skips
+        the condition number (a verifying re-solve)."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -362,9 +379,11 @@ class Machine:
             rep = None
             with ball_precision(mpmath.mp.dps):
                 balls = self.ball_arguments(params)
-            if start is not None:
+            for x0 in (start, fallback):
+                if x0 is None or rep is not None:
+                    continue
                 try:
-                    rep = self.newton([mpmath.mpf(v) for v in start], P, spec, balls)
+                    rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition)
                 except ConvergenceError:
                     rep = None
             if rep is None:
@@ -376,7 +395,7 @@ class Machine:
                         rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
                         what=f"{self.problem.name} saddle point")
                     sweeps += more
-                rep = self.newton(x0, P, spec, balls)
+                rep = self.newton(x0, P, spec, balls, condition)
         if not all(mpmath.isfinite(v) for v in rep.x):
             raise ConvergenceError(f"{self.problem.name}: non-finite solution",
                                    tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -385,7 +404,7 @@ class Machine:
             raise ConvergenceError(f"{self.problem.name}: the solution is not admissible ({what})",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.INADMISSIBLE)
-        vals = self._evaluate_fast("report", rep.x, P, spec, balls)
+        vals = self._evaluate_fast("report", rep.x, P, spec, balls, params)
         values = dict(zip(self.report_names, vals))
         for k, v in values.items():
             if not mpmath.isfinite(v):

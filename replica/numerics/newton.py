@@ -95,10 +95,15 @@ def _ball_solve(Jm, rhs):
 
 
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
-              balls: bool = False) -> NewtonReport:
+              balls: bool = False, condition: bool = True) -> NewtonReport:
     """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
-    working precision, 5-10x faster than mpmath's LU for the systems here)."""
+    working precision, 5-10x faster than mpmath's LU for the systems here).
+
+    The reported condition is that of the Jacobian of the last Newton step, at the iterate
+    before the final correction (which is below ``1000 eps`` relative: the two Jacobians differ
+    by that much, far below any digit a condition number is read to); ``condition=False``
+    (a verifying re-solve, whose condition nobody reads) skips it (``None``)."""
     solve = _ball_solve if balls else mpmath.lu_solve
     y = mpmath.matrix([mpmath.mpf(v) for v in y0])
     n = len(y)
@@ -132,7 +137,8 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         if step <= small * scale_y:
             y = y + dy
             fy = F(as_list(y))
-            return NewtonReport(as_list(y), it, norm(fy), _condition(J(as_list(y)), balls))
+            return NewtonReport(as_list(y), it, norm(fy),
+                                _condition(Jy, balls) if condition else None)
         if step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4:
             # Past half the working precision Newton contracts quadratically (each step about
             # the square of the last); a step that shrinks by less than 4x here is driven by the
@@ -140,7 +146,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             # residual of 1e20 eps): the iterate is as good as this precision makes it. Step
             # halving would otherwise keep accepting noise that happens to lower the residual
             # until the iteration limit. The digits obtained are measured by the caller.
-            return NewtonReport(as_list(y), it, res, _condition(Jy, balls))
+            return NewtonReport(as_list(y), it, res, _condition(Jy, balls) if condition else None)
         prev_step = step
         t = mpmath.mpf(1)
         for _ in range(30):
@@ -152,7 +158,8 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             t /= 2
         else:
             if step <= floor_ok * scale_y:
-                return NewtonReport(as_list(y), it, res, _condition(Jy, balls))
+                return NewtonReport(as_list(y), it, res,
+                                    _condition(Jy, balls) if condition else None)
             raise ConvergenceError(f"{what}: Newton stalled (residual {mpmath.nstr(res, 3)}, "
                                    f"step {mpmath.nstr(step, 3)})",
                                    tried="Newton with the exact Jacobian and step halving",

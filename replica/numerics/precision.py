@@ -9,6 +9,7 @@ number of agreeing significant digits is counted (:func:`agreement_digits`).
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import mpmath
 
@@ -106,6 +107,8 @@ def _agreement(a, b, cap):
     rel = diff / max(abs(a), abs(b))
     if rel >= 1:
         return 0
+    if rel <= _tenth_power(cap, mpmath.mp.prec):  # the usual case: all ``cap`` digits agree
+        return cap
     k = int(min(cap, mpmath.floor(-mpmath.log10(rel))))
     # log10 is rounded: make k the largest integer with rel <= 10**-k exactly
     while k > 0 and rel > mpmath.mpf(10) ** (-k):
@@ -113,3 +116,11 @@ def _agreement(a, b, cap):
     while k < cap and rel <= mpmath.mpf(10) ** (-(k + 1)):
         k += 1
     return k
+
+
+@functools.lru_cache(maxsize=64)
+def _tenth_power(k: int, prec: int):
+    """``10**-k`` at the working precision ``prec`` (bits) -- the number ``_agreement``'s loop
+    compares with, computed once."""
+    with mpmath.workprec(prec):
+        return mpmath.mpf(10) ** (-k)
