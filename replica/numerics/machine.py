@@ -18,8 +18,9 @@ import numpy as np
 from ..errors import ConvergenceError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
-from ..symbolic.codegen import CodeCache, Evaluator, cache_key
-from .newton import NewtonReport, damped_mp, iterate_grid, newton_grid, newton_mp
+from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
+from .newton import (BallsNotFinite, NewtonReport, damped_mp, iterate_grid, newton_arb,
+                     newton_grid, newton_mp)
 from .outline import Outline, load_outline, store_outline
 from .precision import ball_precision, precision
 from .result import Status
@@ -359,10 +360,57 @@ class Machine:
                                     + sign * jx[n * i + j]) * scale[j] / rscale[i]
                                    for j in range(n)] for i in range(n)])
 
-        rep = newton_mp(F, J, [x0[i] / scale[i] for i in range(n)],
-                        what=f"{self.problem.name} saddle point", balls=balls is not None,
-                        condition=condition)
+        y0 = [x0[i] / scale[i] for i in range(n)]
+        what = f"{self.problem.name} saddle point"
+        if balls is not None and not {"equations", "jacobian"} & self._no_balls:
+            try:
+                with ball_precision(mpmath.mp.dps):
+                    rep = self._newton_balls(y0, scale, rscale, balls, what, condition)
+                return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
+            except (BallsNotFinite, NotEnclosable):
+                pass  # the evaluations that fall back to mpmath, below
+        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition)
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
+
+    def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
+        """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
+        same scaled unknowns, equations and Jacobian, evaluated by the generated ``arb`` code
+        at the working precision, in the scaled unknowns ``y``."""
+        from flint import arb_mat
+
+        from ..symbolic.codegen import arb_of
+
+        n = self.n
+        s = [arb_of(v) for v in scale]
+        rs = [arb_of(v) for v in rscale]
+        fixed = self.fixed_point
+
+        def F(y):
+            x = [(y[i] * s[i]).mid() for i in range(n)]
+            fx = self.evaluate("equations", "arb", x, *balls)
+            if fixed:
+                return [(x[i] - fx[i]) / rs[i] for i in range(n)]
+            return [fx[i] / rs[i] for i in range(n)]
+
+        def J(y):
+            x = [(y[i] * s[i]).mid() for i in range(n)]
+            jx = self.evaluate("jacobian", "arb", x, *balls)
+            sign = -1 if fixed else 1
+            rows = []
+            for i in range(n):
+                row = []
+                for j in range(n):
+                    b = jx[n * i + j]
+                    if not b.is_finite():
+                        raise BallsNotFinite
+                    e = sign * b.mid()
+                    if i == j and fixed:
+                        e = 1 + e
+                    row.append((e * s[j] / rs[i]).mid())
+                rows.append(row)
+            return arb_mat(rows)
+
+        return newton_arb(F, J, y0, what=what, condition=condition)
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True):
         """One solve at the working precision: ``(values, report, iterations)``.
@@ -420,17 +468,52 @@ class Machine:
         ``(x, done, iterations, relative change, reported values, status)``: ``done`` is the
         iteration's convergence with every reported value finite and the admissibility
         conditions positive; ``status`` (a string array, ``None`` unless ``assess``) is what
-        :meth:`assess` makes of the points that are done. ``fused``: an exact start is
-        evaluated by the variant's fused kernel where there is one
-        (:func:`~replica.numerics.kernels.kernel`)."""
+        :meth:`assess` makes of the points that are done. ``fused``: the declared start (and,
+        for an iterated fixed-point system, its Newton sweeps) is evaluated by the variant's
+        fused kernel where there is one (:func:`~replica.numerics.kernels.kernel`); the points
+        the kernel leaves (those that need the damped iteration) are solved by the NumPy path
+        (:meth:`_grid_numpy`), the same as without the kernel."""
         kern = None
-        if fused and start is None and method == "start" and self.outline.exact_start:
+        if fused and start is None and method == "start":
             from .kernels import kernel
 
             kern = kernel(self)
         if kern is not None:
-            x, iters, rel, iterated, rep, admissible = kern(P, spec, shape)
-        elif start is not None:
+            x, iters, rel, iterated, rep, admissible, left = kern(P, spec, shape, rtol=rtol)
+            if left is not None and np.any(left):
+                sub = (int(left.sum()),)
+                Ps = [shaped(v, shape)[left] for v in P]
+                xs, its, rs, itd, reps, adms = self._grid_numpy(
+                    Ps, spec, sub, rtol=rtol, maxiter=maxiter, damping=damping, start=None,
+                    method=method)
+                x[:, left] = xs
+                iters[left] = its
+                rel[left] = rs
+                iterated[left] = itd
+                admissible[left] = adms
+                for r, rs_ in zip(rep, reps):
+                    r[left] = rs_
+        else:
+            x, iters, rel, iterated, rep, admissible = self._grid_numpy(
+                P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
+                method=method)
+        finite = np.all([np.isfinite(v) for v in rep], axis=0) if rep else np.ones(shape, bool)
+        done = iterated & admissible & finite
+        status = None
+        if assess:
+            status = np.where(iterated, np.where(admissible, Status.NON_FINITE.value,
+                                                 Status.INADMISSIBLE.value),
+                              Status.MAX_ITERATIONS.value).astype(STATUS_DTYPE)
+            report = dict(zip(self.report_names, rep))
+            cond, err = self.assess(x, P, spec, shape, report)
+            status[done] = honest_status(self.problem, report, cond, err, shape)[done]
+            self.last_assessment = (cond, err)
+        return x, done, iters, rel, dict(zip(self.report_names, rep)), status
+
+    def _grid_numpy(self, P, spec, shape, *, rtol, maxiter, damping, start, method):
+        """The NumPy path of :meth:`grid`: ``(x, iterations, relative change, iterated,
+        reported values, admissible)``."""
+        if start is not None:
             x = np.array([shaped(v, shape) for v in start])
             exact = False
             root_iters = np.zeros(shape, int)
@@ -441,8 +524,7 @@ class Machine:
             x, root_iters = self._start.f64(P, spec, shape)
             exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
-        Pf = (None if kern is not None else
-              [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P])
+        Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
 
         def equations(xa, idx):
             """Phi (fixed-point systems) or F (root systems) at the points ``idx``."""
@@ -457,9 +539,7 @@ class Machine:
                 jx = self.evaluate("jacobian", "np", xa, Pi, spec)
                 return [shaped(v, (idx.size,)) for v in jx]
 
-        if kern is not None:
-            pass
-        elif self.n == 0:
+        if self.n == 0:
             x = np.zeros((0,) + shape)
             done = np.ones(shape, bool)
             rel = np.zeros(shape)
@@ -485,28 +565,16 @@ class Machine:
             x, done, iters, rel = newton_grid(equations, jacobian, x, rtol=rtol,
                                               maxiter=min(maxiter, 60))
             iters = iters + root_iters
-        if kern is None:
-            iterated = np.asarray(done)
-            with np.errstate(all="ignore"):
-                rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
-                rep = [shaped(v, shape) for v in rep]
-                admissible = np.ones(shape, bool)
-                if self.outline.admissible:
-                    adm = self.evaluate("admissible", "np", x, P, spec)
-                    for v in adm:
-                        admissible = admissible & (shaped(v, shape) > 0)
-        finite = np.all([np.isfinite(v) for v in rep], axis=0) if rep else np.ones(shape, bool)
-        done = iterated & admissible & finite
-        status = None
-        if assess:
-            status = np.where(iterated, np.where(admissible, Status.NON_FINITE.value,
-                                                 Status.INADMISSIBLE.value),
-                              Status.MAX_ITERATIONS.value).astype(STATUS_DTYPE)
-            report = dict(zip(self.report_names, rep))
-            cond, err = self.assess(x, P, spec, shape, report)
-            status[done] = honest_status(self.problem, report, cond, err, shape)[done]
-            self.last_assessment = (cond, err)
-        return x, done, iters, rel, dict(zip(self.report_names, rep)), status
+        iterated = np.asarray(done)
+        with np.errstate(all="ignore"):
+            rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
+            rep = [shaped(v, shape) for v in rep]
+            admissible = np.ones(shape, bool)
+            if self.outline.admissible:
+                adm = self.evaluate("admissible", "np", x, P, spec)
+                for v in adm:
+                    admissible = admissible & (shaped(v, shape) > 0)
+        return x, iters, rel, iterated, rep, admissible
 
     def _evaluate_ld(self, group, x, P, spec):
         """``evaluate(group, "np", ...)`` in extended precision (NumPy ``longdouble``, a 64-bit
@@ -698,17 +766,23 @@ class StartMachine:
         vals = _lazy(self.start.values)
         return [self.m.evaluation_form(sympy.sympify(vals[s])) for s in self.m.x]
 
-    def _staged(self, backend, known, P, spec):
-        """Alias and spectral-input values in the start's context (its aliases are functions of
-        the parameters and the roots' unknowns)."""
-        if self.no_aliases:
-            return [0] * self.n_staged
+    def alias_evaluator(self) -> Evaluator:
+        """The evaluator of the start's aliases (functions of the parameters and the roots'
+        unknowns, in that argument order)."""
         al_ev = self.ev.get("aliases")
         if al_ev is None:
             al_ev = self.ev["aliases"] = Evaluator(
                 build=lambda: [e for _, e in self._start_aliases()],
                 args=lambda: self.m.p + self.root_syms, cache=self.m.cache,
                 name="start-aliases")
+        return al_ev
+
+    def _staged(self, backend, known, P, spec):
+        """Alias and spectral-input values in the start's context (its aliases are functions of
+        the parameters and the roots' unknowns)."""
+        if self.no_aliases:
+            return [0] * self.n_staged
+        al_ev = self.alias_evaluator()
         known = list(known) + [0] * (self.n_roots - len(known))
         al = list(al_ev(backend, list(P) + known, spec))
         inp = (list(self.m.ev["inputs"](backend, al + list(P), spec))

@@ -171,6 +171,118 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
                            status=Status.MAX_ITERATIONS)
 
 
+class BallsNotFinite(ArithmeticError):
+    """A ball of :func:`newton_arb`'s evaluations is not finite (the caller then runs
+    :func:`newton_mp`, whose evaluations fall back to mpmath)."""
+
+
+def _mids(values) -> list:
+    """The midpoints of finite balls as exact balls (radius 0)."""
+    out = []
+    for b in values:
+        if not b.is_finite():
+            raise BallsNotFinite
+        out.append(b.mid())
+    return out
+
+
+def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
+               condition: bool = True) -> NewtonReport:
+    """:func:`newton_mp` with every number a python-flint ball midpoint at the working precision
+    (``F`` returns a list of balls, ``J`` an ``arb_mat``; ``y0`` a list of ``mpf``): the same
+    iteration, steps, step halving and stopping tests, without converting between mpmath and
+    flint at every evaluation and every linear solve. The balls' radii are dropped (each
+    operation's midpoint is the working-precision value); a ball that is not finite raises
+    :class:`BallsNotFinite`. The report holds ``mpf`` values."""
+    from flint import arb, arb_mat
+
+    from ..symbolic.codegen import arb_of
+    from .certify import ball_to_mpf
+
+    n = len(y0)
+    y = [arb_of(mpmath.mpf(v)) for v in y0]
+    zero = arb(0)
+
+    def norm(v):
+        out = zero
+        for b in v:
+            a = abs(b)
+            if a > out:
+                out = a
+        return out
+
+    def solve(Jm, rhs):
+        try:
+            out = Jm.solve(arb_mat([[b] for b in rhs]), nonstop=True)
+        except ZeroDivisionError:
+            return None
+        vals = [out[i, 0] for i in range(n)]
+        return _mids(vals) if all(b.is_finite() for b in vals) else None
+
+    def cond(Jm):
+        try:
+            inv = Jm.inv(nonstop=True)
+        except ZeroDivisionError:
+            return mpmath.inf
+        if not all(inv[i, j].is_finite() for i in range(n) for j in range(n)):
+            return mpmath.inf
+        # as _condition: mpmath.norm(., inf) of a matrix is its largest entry in magnitude
+        nj = norm([Jm[i, j].mid() for i in range(n) for j in range(n)])
+        ni = norm([inv[i, j].mid() for i in range(n) for j in range(n)])
+        return ball_to_mpf((nj * ni).mid())
+
+    fy = _mids(F(y))
+    res = norm(fy)
+    small = arb_of(mpmath.eps * 1000)
+    floor_ok = arb_of(mpmath.mpf(10) ** (-(mpmath.mp.dps // 2)))
+    one = arb(1)
+    prev_step = None
+
+    def report(yv, it, r, Jm):
+        return NewtonReport([ball_to_mpf(b) for b in yv], it, ball_to_mpf(r),
+                            cond(Jm) if condition else None)
+
+    for it in range(1, maxiter + 1):
+        Jy = J(y)
+        dy = solve(Jy, [-v for v in fy])
+        if dy is None:
+            raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
+                                   tried="Newton with the exact Jacobian",
+                                   status=Status.SINGULAR_JACOBIAN)
+        step = norm(dy)
+        ny = norm(y)
+        scale_y = ny if ny > one else one
+        if step <= (small * scale_y).mid():
+            y = [(a + b).mid() for a, b in zip(y, dy)]
+            fy = _mids(F(y))
+            return report(y, it, norm(fy), Jy)
+        if (step <= (floor_ok * scale_y).mid() and prev_step is not None
+                and step > (prev_step / 4).mid()):
+            return report(y, it, res, Jy)  # rounding noise: see newton_mp
+        prev_step = step
+        t = one
+        for _ in range(30):
+            yn = [(a + t * b).mid() for a, b in zip(y, dy)]
+            fn = _mids(F(yn))
+            rn = norm(fn)
+            if rn < res:
+                break
+            t = t / 2
+        else:
+            if step <= (floor_ok * scale_y).mid():
+                return report(y, it, res, Jy)
+            raise ConvergenceError(f"{what}: Newton stalled (residual "
+                                   f"{mpmath.nstr(ball_to_mpf(res), 3)}, step "
+                                   f"{mpmath.nstr(ball_to_mpf(step), 3)})",
+                                   tried="Newton with the exact Jacobian and step halving",
+                                   status=Status.STALLED)
+        y, fy, res = yn, fn, rn
+    raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
+                           f"(residual {mpmath.nstr(ball_to_mpf(res), 3)})",
+                           tried="Newton with the exact Jacobian and step halving",
+                           status=Status.MAX_ITERATIONS)
+
+
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
               rtol=None, maxiter: int = 50000, what: str = "system") -> tuple[list, int]:
     """Damped fixed-point iteration of ``x = phi(x)`` in mpmath with a relative stopping rule;
