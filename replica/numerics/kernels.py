@@ -703,7 +703,7 @@ class Kernel:
         return "\n".join(lines) + "\n"
 
     def _newton(self, o) -> list:
-        """``newton_point(x, ...)``: the sweeps of
+        r"""``newton_point(x, ...)``: the sweeps of
         :func:`~replica.numerics.newton.iterate_grid` (``newton_from = inf``) at one point,
         as long as each is a Newton step on :math:`x - \Phi(x)`: the step
         :math:`(I - \Phi'(x))^{-1}(\Phi(x) - x)` (Gaussian elimination with partial pivoting),
