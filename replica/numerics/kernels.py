@@ -12,6 +12,16 @@ by safeguarded Newton (the iterates of
 its relative size, the reported values and the admissibility conditions -- and compiles it with
 Numba (``njit``, NumPy's error model: a division by zero gives ``inf``/``nan`` as in NumPy).
 
+**Iterated fixed-point systems** (e.g. the low-rank model, whose start is followed by an
+iteration) get the same kernel plus the Newton sweeps of
+:func:`~replica.numerics.newton.iterate_grid` on :math:`x = \Phi(x)` at each point (the
+Jacobian :math:`\Phi'` is the generated code of the symbolic derivative, as on the NumPy path):
+the step :math:`(I-\Phi')^{-1}(\Phi - x)`, halved until the relative change drops, until that
+change is below ``rtol`` (:meth:`Kernel._newton`). A point where ``iterate_grid`` would take a
+damped step instead (Newton rejected above the rounding floor, a singular Jacobian, a non-finite
+map) is *left*: :meth:`~replica.numerics.machine.Machine.grid` solves the points left by the
+NumPy path, so they end exactly as they do without the kernel.
+
 **A batch is one compiled loop over its points, with continuation**: the outer root of each
 point starts from the previous point's root where that lies inside the point's bracket (the root
 in the bracket is unique, so only the path to it changes; along paper A's 30-point kappa curves

@@ -9,6 +9,9 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
   :math:`T\,\varepsilon`, and the steps it drives stop shrinking) -- the digits actually obtained
   are then measured by the caller's re-solve at higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
   :class:`~replica.numerics.result.Status` that describes the failure.
+* :func:`newton_arb` -- the same iteration with every number a python-flint ball midpoint at the
+  working precision (equations and Jacobian from the generated ``arb`` code, linear solves by
+  ``arb_mat``), with no conversion between mpmath and flint inside the loop.
 * :func:`damped_mp` -- the damped fixed-point iteration :math:`x \leftarrow x + d(\Phi(x) - x)`
   with adaptive damping, the slow but robust start for :func:`newton_mp` when no float64 start
   exists.
