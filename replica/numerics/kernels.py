@@ -527,11 +527,15 @@ class _Group:
     """One evaluator's functions in the kernel: ``name`` and the counts of its arguments,
     averages and outputs."""
 
-    def __init__(self, name, ev, n_out):
+    def __init__(self, name, ev, n_out, n_args=None):
         outer, inners = ev.functions("np")
         self.name = name
         self.n_inner = len(inners)
         self.n_args = outer.__code__.co_argcount - self.n_inner
+        if n_args is not None and self.n_args != n_args:
+            # more arguments than the machine passes: the values of Gaussian integrals, which
+            # the kernel does not compute (the NumPy path does)
+            raise ValueError(f"{name}: {self.n_args} arguments, not {n_args}")
         self.n_out = n_out
         self.source = [_renamed(outer, f"{name}_outer")]
         self.source += [_renamed(f, f"{name}_inner_{k}") for k, f in enumerate(inners)]
@@ -565,28 +569,35 @@ class Kernel:
         self.n_report, self.n_adm = len(m.report_names), len(o.admissible)
         self.fixed_point = bool(o.fixed_point)
         groups = []
+        n_p, nr, ns = self.n_p, self.n_roots, self.n_al + self.n_in
+        before = 0
         for k, chain in enumerate(start.roots):
             for depth in range(len(chain)):
-                groups.append(_Group(f"s{k}_{depth}_bracket", start.ev[(k, depth, "bracket")], 6))
-                groups.append(_Group(f"s{k}_{depth}_fdf", start.ev[(k, depth, "fdf")], 2))
-        groups.append(_Group("s_values", start.ev["values"], self.n))
+                groups.append(_Group(f"s{k}_{depth}_bracket", start.ev[(k, depth, "bracket")], 6,
+                                     n_p + before + depth))
+                groups.append(_Group(f"s{k}_{depth}_fdf", start.ev[(k, depth, "fdf")], 2,
+                                     n_p + before + len(chain) + ns))
+            before += len(chain)
+        groups.append(_Group("s_values", start.ev["values"], self.n, n_p + nr + ns))
         if not start.no_aliases:
-            groups.append(_Group("s_aliases", start.alias_evaluator(), self.n_al))
+            groups.append(_Group("s_aliases", start.alias_evaluator(), self.n_al, n_p + nr))
         if o.aliases:
-            groups.append(_Group("aliases", m.ev["aliases"], self.n_al))
+            groups.append(_Group("aliases", m.ev["aliases"], self.n_al, self.n + n_p))
         if o.inputs:
-            groups.append(_Group("inputs", m.ev["inputs"], self.n_in))
-        groups.append(_Group("equations", m.ev["equations"], self.n))
+            groups.append(_Group("inputs", m.ev["inputs"], self.n_in, self.n_al + n_p))
+        groups.append(_Group("equations", m.ev["equations"], self.n, self.n + n_p + ns))
         self.iterated = not o.exact_start
         if self.iterated:
             if not self.fixed_point:
                 raise ValueError("only a fixed-point system is iterated in a kernel")
-            groups.append(_Group("jacobian", m.ev["jacobian"], self.n * self.n))
+            groups.append(_Group("jacobian", m.ev["jacobian"], self.n * self.n,
+                                 self.n + n_p + ns))
         self.positive = bool(o.positive_unknowns)
         if self.n_report:
-            groups.append(_Group("report", m.ev["report"], self.n_report))
+            groups.append(_Group("report", m.ev["report"], self.n_report, self.n + n_p + ns))
         if self.n_adm:
-            groups.append(_Group("admissible", m.ev["admissible"], self.n_adm))
+            groups.append(_Group("admissible", m.ev["admissible"], self.n_adm,
+                                 self.n + n_p + ns))
         self.groups = {g.name: g for g in groups}
         source = _PRELUDE + "\n\n" + "\n\n".join(s for g in groups for s in g.source)
         source += "\n\n" + self._driver(start, o)
