@@ -74,3 +74,66 @@ def test_kernel_gives_the_numpy_values_and_statuses(monkeypatch, case):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=k)
         ok = ~np.isnan(a)
         np.testing.assert_allclose(b[ok], a[ok], rtol=1e-12, atol=0, err_msg=k)
+
+
+def _lowrank_random_points(n=240, seed=7):
+    """Random low-rank points over many decades: with 300 sweeps at most, some converge, some
+    fail the extended-precision check (``not-verified``) and some do not converge at all."""
+    rng = np.random.default_rng(seed)
+    tau = 10 ** rng.uniform(-2, 1.5, n)
+    lam = np.where(rng.uniform(size=n) < 0.3, 0.0, 10 ** rng.uniform(-10, 3, n))
+    lam = np.where(tau < 1, np.maximum(lam, 1e-12), lam)
+    return dict(alpha=10 ** rng.uniform(-3, 16, n), tau=tau, kappa=10 ** rng.uniform(-4, 4, n),
+                rho=10 ** rng.uniform(-8, 0, n), sigma=10 ** rng.uniform(-8, 2, n), lam=lam,
+                strict=False, maxiter=300)
+
+
+def _lowrank_both(monkeypatch, **kw):
+    monkeypatch.setenv("REPLICA_NUMBA", "0")
+    plain = replica.solve_float64("lowrank", **kw)
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    fused = replica.solve_float64("lowrank", **kw)
+    return plain, fused
+
+
+@numba_missing
+@pytest.mark.slow
+def test_lowrank_batched_newton_gives_the_numpy_statuses_and_values(monkeypatch):
+    """The low-rank model (an iterated fixed-point system) in the kernel: one compiled loop over
+    the points, the declared start then Newton sweeps, a point that needs the damped iteration
+    left to the NumPy path. Every point has the NumPy path's status -- converged, not-verified
+    (its extended-precision check fails) or max-iterations (it does not converge) -- and, where
+    converged, its values to within what ``converged`` claims (twice CLAIM_RTOL: both are
+    float64 solutions of an ill-conditioned system at some points), 1e-12 on a benign grid."""
+    from replica.numerics.float64_checks import CLAIM_RTOL
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    m = machine(replica.models.get("lowrank"), "finite")
+    k = kernels.kernel(m)
+    assert k is not None and k.iterated  # compiled, with its Newton sweeps
+    plain, fused = _lowrank_both(monkeypatch, **_lowrank_random_points())
+    assert set(plain["status"]) == {"converged", "not-verified", "max-iterations"}
+    np.testing.assert_array_equal(plain["status"], fused["status"])
+    conv = plain["status"] == "converged"
+    for key in plain:
+        if key in GRID_KEYS:
+            continue
+        np.testing.assert_allclose(fused[key][conv], plain[key][conv], rtol=2 * CLAIM_RTOL,
+                                   atol=0, err_msg=key)
+    A, R = np.meshgrid(np.logspace(-0.5, 3, 12), np.linspace(0.05, 1.0, 12))
+    for lam, tau in ((0.0, 2.25), (0.1, 2.25), (0.1, 0.5)):
+        plain, fused = _lowrank_both(monkeypatch, alpha=A, rho=R, tau=tau, kappa=0.5, sigma=0.3,
+                                     lam=lam)
+        assert np.all(plain["status"] == "converged")
+        np.testing.assert_array_equal(plain["status"], fused["status"])
+        for key in plain:
+            if key not in GRID_KEYS:
+                np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, atol=0,
+                                           err_msg=key)
+        # the batch (continuation along it) and the points one at a time
+        for i in (0, 37, 143):
+            one = replica.solve_float64("lowrank", alpha=A.flat[i], rho=R.flat[i], tau=tau,
+                                        kappa=0.5, sigma=0.3, lam=lam)
+            assert one["status"] == fused["status"].flat[i]
+            for key in ("q", "m", "chi", "qbar", "chibar", "tm", "idg", "odg"):
+                np.testing.assert_allclose(one[key], fused[key].flat[i], rtol=1e-12, atol=0)

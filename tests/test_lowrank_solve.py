@@ -346,3 +346,48 @@ def test_float64_keeps_its_digits_at_huge_alpha():
             assert float(out[key]) == 0.0
             continue
         assert abs(float(out[key]) - float(val)) <= 1e-10 * abs(float(val)), key
+
+
+GOLDEN_2_AT_50 = dict(
+    q="0.47800229793704277714179139203473823515121723106365",
+    m="0.67868215791008214045361117385409676283237558233798",
+    chi="0.088781832556562975962692292603439912919521852321375",
+    qbar="0.089144852329481877090881340157634600633724424295136",
+    chibar="0.24137059579423263526918136767060634756337594667317",
+    tm="0.15939661356447931236103919222116844889243320738558",
+    idg="0.19488052439138758167600580666869580267826247003918",
+    odg="0.87503297527860609387851057527678922658004194292928")
+"""Golden point 2 at 50 digits as the verified solve gave it before the re-solve started from the
+first solve's solution and Newton ran in ball arithmetic end to end (commit 2db9fd2)."""
+
+
+def test_golden_point_2_at_50_digits_unchanged():
+    res = replica.solve("lowrank", alpha="2.3", tau="1.7", kappa=1, rho="0.2", sigma="0.003",
+                        lam=3, dps=50)
+    assert res.digits == 50
+    for key, text in GOLDEN_2_AT_50.items():
+        assert mpmath.nstr(res[key], 50) == text, key
+
+
+def test_the_verifying_re_solve_sees_an_inaccurate_first_solve(monkeypatch):
+    """The re-solve starts from the first solve's solution but is a complete Newton solve at the
+    higher precision: a first solution wrong in its 30th digit (a perturbation applied at the
+    first working precision only) is caught -- the agreement falls to about 30 digits and the
+    driver raises the working precision until the 50 digits hold."""
+    from replica.numerics.machine import Machine
+
+    newton = Machine.newton
+
+    def perturbed(self, x0, P, spec, balls=None, condition=True):
+        rep = newton(self, x0, P, spec, balls, condition)
+        if mpmath.mp.dps == 55:  # the first working precision (50 + 5 guard digits)
+            rep.x = [v * (1 + mpmath.mpf(10) ** -30) for v in rep.x]
+        return rep
+
+    monkeypatch.setattr(Machine, "newton", perturbed)
+    res = replica.solve("lowrank", alpha="2.3", tau="1.7", kappa=1, rho="0.2", sigma="0.003",
+                        lam=3, dps=50)
+    assert "working precision 55 digits" not in res.digits_how, res.digits_how
+    assert res.digits == 50
+    for key, text in GOLDEN_2_AT_50.items():
+        assert mpmath.nstr(res[key], 50) == text, key

@@ -57,6 +57,7 @@ def private_model_uses(tree) -> list[str]:
 
 
 SOLVER_CALLS = {"lu_solve", "findroot", "bracketed_newton", "bracketed_newton_vec", "newton_mp",
+                "newton_arb",
                 "iterate_grid", "newton_grid", "damped_mp"}
 
 

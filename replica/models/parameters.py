@@ -102,7 +102,10 @@ def _test_outside_needs_complement(p) -> bool:
     test = getattr(p, "test", None)
     if test is None:
         return False
-    return (test > 0) & (p.rho >= 1) | (test.complement_rank * p.rho > 1 - p.rho)
+    rank = test.complement_rank
+    if hasattr(p.rho, "dtype"):  # a float64 grid: the float of the rank, not one Fraction per point
+        rank = float(rank)  # (Fraction * float is float(Fraction) * float: the same values)
+    return (test > 0) & (p.rho >= 1) | (rank * p.rho > 1 - p.rho)
 
 
 LOWRANK = Schema(

@@ -115,21 +115,25 @@ def ball_digits(b, cap: int) -> int:
     a non-finite ball none."""
     if not is_finite(b):
         return 0
-    rad = ball_fraction(b, "hi") - ball_fraction(b, "mid")
+    # the endpoints as integers in units of 2**e (exact; the same numbers as ball_fraction's)
+    hm, he = (int(v) for v in b.upper().man_exp())
+    mm, me = (int(v) for v in b.mid().man_exp())
+    e = min(he, me)
+    hi, mid = hm << (he - e), mm << (me - e)
+    rad = hi - mid
     if rad == 0:
         return cap
-    mid = abs(ball_fraction(b, "mid"))
+    mid = abs(mid)
     if mid <= rad:
         return 0
-    rel = rad / (mid - rad)
-    if rel >= 1:
+    den = mid - rad  # rel = rad / den
+    if rad >= den:
         return 0
-    # the largest k with rel <= 10**-k (a float estimate, then exact comparisons)
-    num, den = rel.numerator, rel.denominator
-    k = max(0, min(cap, int((den.bit_length() - num.bit_length()) * 0.30103)))
-    while k > 0 and rel > Fraction(1, 10 ** k):
+    # the largest k with rel <= 10**-k (an estimate, then exact comparisons)
+    k = max(0, min(cap, int((den.bit_length() - rad.bit_length()) * 0.30103)))
+    while k > 0 and rad * 10 ** k > den:
         k -= 1
-    while k < cap and rel <= Fraction(1, 10 ** (k + 1)):
+    while k < cap and rad * 10 ** (k + 1) <= den:
         k += 1
     return min(k, cap)
 

@@ -14,7 +14,14 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    beyond float64's range, a failed iteration), the declared start is solved in mpmath instead,
    followed by a damped mpmath iteration for fixed-point systems;
 4. evaluates every reported value, and **verifies** it by a complete re-solve at
-   ``w + max(10, w // 2)`` digits, ``w`` the working precision. ``w`` starts at ``dps`` plus the
+   ``w + max(10, w // 2)`` digits, ``w`` the working precision. The re-solve's Newton starts
+   from the first solve's solution ``x_w`` (it would reach the same root from the same float64
+   start, through the same first iterates; those iterates are not repeated): its equations,
+   Jacobian, steps, stopping test and reported values are all evaluated anew at the higher
+   precision, so it converges to the root at that precision whatever the error of ``x_w`` --
+   a first solve accurate to ``k`` digits is moved by ``10^{-k}`` and the agreement shows ``k``
+   digits (where Newton fails from ``x_w`` the float64 start, then the declared start, are
+   used as before). ``w`` starts at ``dps`` plus the
    problem's guard digits; if fewer than ``dps`` digits agree it is raised by the digits lost plus 5
    (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
    and at most the digits that survive the rounding of the reported values' evaluation (their
@@ -92,7 +99,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                 direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
             if verify:
                 with precision(hi):
-                    ref, rep_hi, _ = m.solve_mp_once(params, start)
+                    ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
+                                                     condition=False)
                     ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
         except (ZeroDivisionError, ConvergenceError) as exc:
             # a denominator cancelled to exactly zero at this precision (terms that agree to

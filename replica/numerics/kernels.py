@@ -12,6 +12,16 @@ by safeguarded Newton (the iterates of
 its relative size, the reported values and the admissibility conditions -- and compiles it with
 Numba (``njit``, NumPy's error model: a division by zero gives ``inf``/``nan`` as in NumPy).
 
+**Iterated fixed-point systems** (e.g. the low-rank model, whose start is followed by an
+iteration) get the same kernel plus the Newton sweeps of
+:func:`~replica.numerics.newton.iterate_grid` on :math:`x = \Phi(x)` at each point (the
+Jacobian :math:`\Phi'` is the generated code of the symbolic derivative, as on the NumPy path):
+the step :math:`(I-\Phi')^{-1}(\Phi - x)`, halved until the relative change drops, until that
+change is below ``rtol`` (:meth:`Kernel._newton`). A point where ``iterate_grid`` would take a
+damped step instead (Newton rejected above the rounding floor, a singular Jacobian, a non-finite
+map) is *left*: :meth:`~replica.numerics.machine.Machine.grid` solves the points left by the
+NumPy path, so they end exactly as they do without the kernel.
+
 **A batch is one compiled loop over its points, with continuation**: the outer root of each
 point starts from the previous point's root where that lies inside the point's bracket (the root
 in the bracket is unique, so only the path to it changes; along paper A's 30-point kappa curves
@@ -67,6 +77,8 @@ ROOT_RTOL = 4e-16
 """Relative step at which a scalar root of the start stops (as in the NumPy path)."""
 ROOT_MAXITER = 200
 """Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
+NEWTON_SWEEPS = 100
+"""Newton sweeps an iterated point may take in the kernel before it is left to the NumPy path."""
 
 _KERNELS: dict = {}
 _FAILED: set = set()
@@ -90,8 +102,10 @@ def kernel(m):
     no code cache (``REPLICA_LAMBDIFY_CACHE=0``, or a problem that names no source files: the
     kernel would be compiled again in every process), or generated code that Numba does not
     compile (remembered for the process)."""
-    if not enabled() or not m.outline.exact_start or m.cache is None or m.cache.folder() is None:
+    if not enabled() or m.cache is None or m.cache.folder() is None:
         return None  # (without a code cache the kernel would be compiled in every process)
+    if not (m.outline.exact_start or (m.outline.fixed_point and m.n)):
+        return None  # an iterated root system: the NumPy path
     key = (id(m), m.problem.name, m.variant)
     hit = _KERNELS.get(key)
     if hit is not None and hit.machine is m:
@@ -138,6 +152,16 @@ def minimum(a, b):
 
 def reduce(f, seq):
     raise NotImplementedError("reduce is unrolled into maximum/minimum calls")
+
+
+@JIT
+def select(conds, values, default):
+    # numpy.select at one point (how the NumPy printer writes Piecewise): the first true
+    # condition's value
+    for k in range(len(conds)):
+        if conds[k]:
+            return values[k] + 0.0
+    return default + 0.0
 
 
 @JIT
@@ -503,11 +527,15 @@ class _Group:
     """One evaluator's functions in the kernel: ``name`` and the counts of its arguments,
     averages and outputs."""
 
-    def __init__(self, name, ev, n_out):
+    def __init__(self, name, ev, n_out, n_args=None):
         outer, inners = ev.functions("np")
         self.name = name
         self.n_inner = len(inners)
         self.n_args = outer.__code__.co_argcount - self.n_inner
+        if n_args is not None and self.n_args != n_args:
+            # more arguments than the machine passes: the values of Gaussian integrals, which
+            # the kernel does not compute (the NumPy path does)
+            raise ValueError(f"{name}: {self.n_args} arguments, not {n_args}")
         self.n_out = n_out
         self.source = [_renamed(outer, f"{name}_outer")]
         self.source += [_renamed(f, f"{name}_inner_{k}") for k, f in enumerate(inners)]
@@ -541,22 +569,35 @@ class Kernel:
         self.n_report, self.n_adm = len(m.report_names), len(o.admissible)
         self.fixed_point = bool(o.fixed_point)
         groups = []
+        n_p, nr, ns = self.n_p, self.n_roots, self.n_al + self.n_in
+        before = 0
         for k, chain in enumerate(start.roots):
             for depth in range(len(chain)):
-                groups.append(_Group(f"s{k}_{depth}_bracket", start.ev[(k, depth, "bracket")], 6))
-                groups.append(_Group(f"s{k}_{depth}_fdf", start.ev[(k, depth, "fdf")], 2))
-        groups.append(_Group("s_values", start.ev["values"], self.n))
+                groups.append(_Group(f"s{k}_{depth}_bracket", start.ev[(k, depth, "bracket")], 6,
+                                     n_p + before + depth))
+                groups.append(_Group(f"s{k}_{depth}_fdf", start.ev[(k, depth, "fdf")], 2,
+                                     n_p + before + len(chain) + ns))
+            before += len(chain)
+        groups.append(_Group("s_values", start.ev["values"], self.n, n_p + nr + ns))
         if not start.no_aliases:
-            raise ValueError("a start with its own aliases is not fused")
+            groups.append(_Group("s_aliases", start.alias_evaluator(), self.n_al, n_p + nr))
         if o.aliases:
-            groups.append(_Group("aliases", m.ev["aliases"], self.n_al))
+            groups.append(_Group("aliases", m.ev["aliases"], self.n_al, self.n + n_p))
         if o.inputs:
-            groups.append(_Group("inputs", m.ev["inputs"], self.n_in))
-        groups.append(_Group("equations", m.ev["equations"], self.n))
+            groups.append(_Group("inputs", m.ev["inputs"], self.n_in, self.n_al + n_p))
+        groups.append(_Group("equations", m.ev["equations"], self.n, self.n + n_p + ns))
+        self.iterated = not o.exact_start
+        if self.iterated:
+            if not self.fixed_point:
+                raise ValueError("only a fixed-point system is iterated in a kernel")
+            groups.append(_Group("jacobian", m.ev["jacobian"], self.n * self.n,
+                                 self.n + n_p + ns))
+        self.positive = bool(o.positive_unknowns)
         if self.n_report:
-            groups.append(_Group("report", m.ev["report"], self.n_report))
+            groups.append(_Group("report", m.ev["report"], self.n_report, self.n + n_p + ns))
         if self.n_adm:
-            groups.append(_Group("admissible", m.ev["admissible"], self.n_adm))
+            groups.append(_Group("admissible", m.ev["admissible"], self.n_adm,
+                                 self.n + n_p + ns))
         self.groups = {g.name: g for g in groups}
         source = _PRELUDE + "\n\n" + "\n\n".join(s for g in groups for s in g.source)
         source += "\n\n" + self._driver(start, o)
@@ -612,9 +653,11 @@ class Kernel:
             lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
             lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
         lines.append("    return")
+        if self.iterated:
+            lines += self._newton(o)
         # the batch
         lines += ["", "@JIT",
-                  "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM):",
+                  "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL):",
                   "    t = _np.empty(lam.shape[0])",
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
@@ -643,14 +686,23 @@ class Kernel:
                   f"        for j in range({ns}):", f"            u[{n_p + nr} + j] = st[j]",
                   "        x0 = ev_s_values(u, lam, mu, w, t)"]
         lines += [f"        X[{j}, i] = x0[{j}]" for j in range(n)]
-        lines += ["        x = X[:, i]",
-                  "        stage(x, p, lam, mu, w, t, st)"]
+        lines += ["        x = X[:, i]"]
+        if self.iterated:
+            # Newton from the declared start; a point it leaves (SWEEPS < 0) is for the NumPy
+            # path, whose damped steps it would have needed
+            lines += ["        sw, rel, state = newton_point(x, p, lam, mu, w, t, st, v, RTOL)",
+                      "        SWEEPS[i] = sw if state > 0 else -1",
+                      "        REL[i] = rel",
+                      "        if state < 0:",
+                      "            ADM[i] = False",
+                      "            continue"]
+        lines += ["        stage(x, p, lam, mu, w, t, st)"]
         lines += ["    " + s for s in self._copy("v", "x", n)]
         lines += ["    " + s for s in self._copy("v", "p", n_p, str(n))]
         lines += [f"        for j in range({ns}):", f"            v[{n + n_p} + j] = st[j]",
                   "        fx = ev_equations(v, lam, mu, w, t)",
                   "        rel = -_np.inf"]
-        for j in range(n):
+        for j in range(n if not self.iterated else 0):
             if self.fixed_point:
                 lines += [f"        s = abs(x[{j}])", "        if not s > 1e-300:",
                           "            s = 1e-300",
@@ -659,7 +711,8 @@ class Kernel:
                 lines.append(f"        r = abs(fx[{j}])")
             lines += ["        if r != r or rel != rel:", "            rel = _np.nan",
                       "        elif r > rel:", "            rel = r"]
-        lines += ["        REL[i] = rel if " + ("True" if n else "False") + " else 0.0"]
+        if not self.iterated:
+            lines += ["        REL[i] = rel if " + ("True" if n else "False") + " else 0.0"]
         if self.n_report:
             lines += ["        rv = ev_report(v, lam, mu, w, t)"]
             lines += [f"        REP[{j}, i] = rv[{j}]" for j in range(self.n_report)]
@@ -669,6 +722,101 @@ class Kernel:
             lines += [f"        ok = ok and av[{j}] > 0" for j in range(self.n_adm)]
         lines += ["        ADM[i] = ok", "    return -1"]
         return "\n".join(lines) + "\n"
+
+    def _newton(self, o) -> list:
+        r"""``newton_point(x, ...)``: the sweeps of
+        :func:`~replica.numerics.newton.iterate_grid` (``newton_from = inf``) at one point,
+        as long as each is a Newton step on :math:`x - \Phi(x)`: the step
+        :math:`(I - \Phi'(x))^{-1}(\Phi(x) - x)` (Gaussian elimination with partial pivoting),
+        halved up to 4 times until the relative change
+        :math:`\max_j |\Phi_j - x_j| / \max(|\Phi_j|, |x_j|)` drops (and, for positive unknowns,
+        every unknown stays positive). It stops converged where the relative change is below
+        ``rtol``, or below ``100 rtol`` with no step lowering it (the rounding floor), as
+        ``iterate_grid`` does. Where ``iterate_grid`` would take a damped step instead (a
+        rejected Newton step above the floor, a singular or non-finite Jacobian, a non-finite
+        map) it returns ``state = -1`` at once: that point is solved again by the NumPy path,
+        so it ends exactly as it does there."""
+        n, n_p = self.n, self.n_p
+        ns = self.n_al + self.n_in
+        L = ["@JIT", "def phi_at(x, p, lam, mu, w, t, st, v):",
+             "    stage(x, p, lam, mu, w, t, st)"]
+        L += self._copy("v", "x", n) + self._copy("v", "p", n_p, str(n))
+        L += [f"    for j in range({ns}):", f"        v[{n + n_p} + j] = st[j]",
+              "    return ev_equations(v, lam, mu, w, t)", "", "",
+              "@JIT", "def change(fx, x):",
+              "    r = 0.0", "    ok = True"]
+        for j in range(n):
+            L += [f"    a = fx[{j}] + 0.0", f"    b = x[{j}]",
+                  "    s = maximum(maximum(abs(a), abs(b)), 1e-300)",
+                  "    q = abs(a - b) / s",
+                  "    if q != q or r != r:", "        r = _np.nan",
+                  "    elif q > r:", "        r = q",
+                  "    ok = ok and _finite(a)"]
+            if self.positive:
+                L += ["    ok = ok and b > 0"]
+        L += ["    return r if ok else _np.inf", "", "",
+              "@JIT", "def gesv(A, b):",
+              "    # A y = b in place (b <- y), Gaussian elimination with partial pivoting",
+              "    n = b.shape[0]",
+              "    for k in range(n):",
+              "        piv = k",
+              "        for i in range(k + 1, n):",
+              "            if abs(A[i, k]) > abs(A[piv, k]):",
+              "                piv = i",
+              "        if A[piv, k] == 0.0 or not _finite(A[piv, k]):",
+              "            return False",
+              "        if piv != k:",
+              "            for j in range(n):",
+              "                A[k, j], A[piv, j] = A[piv, j], A[k, j]",
+              "            b[k], b[piv] = b[piv], b[k]",
+              "        for i in range(k + 1, n):",
+              "            f = A[i, k] / A[k, k]",
+              "            for j in range(k, n):",
+              "                A[i, j] -= f * A[k, j]",
+              "            b[i] -= f * b[k]",
+              "    for k in range(n - 1, -1, -1):",
+              "        acc = b[k]",
+              "        for j in range(k + 1, n):",
+              "            acc -= A[k, j] * b[j]",
+              "        b[k] = acc / A[k, k]",
+              "    for k in range(n):",
+              "        if not _finite(b[k]):",
+              "            return False",
+              "    return True", "", "",
+              "@JIT", "def newton_point(x, p, lam, mu, w, t, st, v, rtol):",
+              f"    A = _np.empty(({n}, {n}))", f"    b = _np.empty({n})",
+              f"    xn = _np.empty({n})",
+              "    fx = phi_at(x, p, lam, mu, w, t, st, v)",
+              "    r = change(fx, x)",
+              f"    for it in range(1, {NEWTON_SWEEPS + 1}):",
+              "        if r < rtol:", "            return it, r, 1",
+              "        if not r < _np.inf:", "            return it, r, -1",
+              "        jx = ev_jacobian(v, lam, mu, w, t)"]
+        for i in range(n):
+            for j in range(n):
+                one = "1.0 - " if i == j else "-"
+                L.append(f"        A[{i}, {j}] = {one}jx[{n * i + j}]")
+            L.append(f"        b[{i}] = fx[{i}] - x[{i}]")
+        L += ["        if not gesv(A, b):", "            return it, r, -1",
+              "        tt = 1.0", "        accepted = False",
+              "        for k in range(5):",
+              f"            for j in range({n}):", "                xn[j] = x[j] + tt * b[j]",
+              "            fn = phi_at(xn, p, lam, mu, w, t, st, v)",
+              "            rn = change(fn, xn)",
+              "            good = rn < r"]
+        if self.positive:
+            L += [f"            for j in range({n}):",
+                  "                good = good and xn[j] > 0"]
+        L += ["            if good:", "                accepted = True", "                break",
+              "            tt /= 2",
+              "        if not accepted:",
+              "            if r < 100 * rtol:", "                return it, r, 1",
+              "            return it, r, -1",
+              f"        for j in range({n}):", "            x[j] = xn[j]",
+              "        fx = fn", "        r = rn",
+              "        if r < rtol:", "            return it, r, 1",
+              f"    return {NEWTON_SWEEPS}, r, -1", "", ""]
+        return L
 
     def _root_solver(self, k, depth, length, pos, end, increasing, start):
         """``root_k_depth(p, known, warm, lam, mu, w, t)``: the root at ``known[pos]`` and the
@@ -736,10 +884,12 @@ class Kernel:
         return lines
 
     # -- the call --------------------------------------------------------------------------------
-    def __call__(self, P, spec, shape):
-        """``(x, root iterations, relative residual, iterated, reported values, admissible)``
+    def __call__(self, P, spec, shape, rtol=1e-13):
+        """``(x, iterations, relative change, iterated, reported values, admissible, left)``
         at every point of ``shape`` (``P``: the parameters in the outline's order, broadcast to
-        ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``)."""
+        ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``). ``left``
+        (``None`` for an exact start) marks the points an iterated variant leaves to the NumPy
+        path (:meth:`_newton`); their other outputs are not meaningful."""
         N = int(np.prod(shape, dtype=int))
         Pm = np.empty((self.n_p, N))
         for j, v in enumerate(P):
@@ -753,7 +903,8 @@ class Kernel:
         rel = np.empty(N)
         rep = np.empty((self.n_report, N))
         adm = np.empty(N, dtype=np.bool_)
-        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm)
+        sweeps = np.zeros(N, dtype=np.int64)
+        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol))
         if failed >= 0:
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
@@ -761,8 +912,13 @@ class Kernel:
                                    status=Status.MAX_ITERATIONS.value)
         iterated = np.all(np.isfinite(X), axis=0) & np.isfinite(rel)
         it = np.full(shape, int(iters.max()) if N else 0)
+        left = None
+        if self.iterated:
+            left = (sweeps < 0).reshape(shape)
+            iterated &= ~left.reshape(N)
+            it = it + np.where(left, 0, sweeps.reshape(shape))
         return (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
-                [r.reshape(shape) for r in rep], adm.reshape(shape))
+                [r.reshape(shape) for r in rep], adm.reshape(shape), left)
 
 
 def _load(m, source):

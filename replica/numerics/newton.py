@@ -9,6 +9,9 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
   :math:`T\,\varepsilon`, and the steps it drives stop shrinking) -- the digits actually obtained
   are then measured by the caller's re-solve at higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
   :class:`~replica.numerics.result.Status` that describes the failure.
+* :func:`newton_arb` -- the same iteration with every number a python-flint ball midpoint at the
+  working precision (equations and Jacobian from the generated ``arb`` code, linear solves by
+  ``arb_mat``), with no conversion between mpmath and flint inside the loop.
 * :func:`damped_mp` -- the damped fixed-point iteration :math:`x \leftarrow x + d(\Phi(x) - x)`
   with adaptive damping, the slow but robust start for :func:`newton_mp` when no float64 start
   exists.
@@ -95,10 +98,15 @@ def _ball_solve(Jm, rhs):
 
 
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
-              balls: bool = False) -> NewtonReport:
+              balls: bool = False, condition: bool = True) -> NewtonReport:
     """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
-    working precision, 5-10x faster than mpmath's LU for the systems here)."""
+    working precision, 5-10x faster than mpmath's LU for the systems here).
+
+    The reported condition is that of the Jacobian of the last Newton step, at the iterate
+    before the final correction (which is below ``1000 eps`` relative: the two Jacobians differ
+    by that much, far below any digit a condition number is read to); ``condition=False``
+    (a verifying re-solve, whose condition nobody reads) skips it (``None``)."""
     solve = _ball_solve if balls else mpmath.lu_solve
     y = mpmath.matrix([mpmath.mpf(v) for v in y0])
     n = len(y)
@@ -132,7 +140,8 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         if step <= small * scale_y:
             y = y + dy
             fy = F(as_list(y))
-            return NewtonReport(as_list(y), it, norm(fy), _condition(J(as_list(y)), balls))
+            return NewtonReport(as_list(y), it, norm(fy),
+                                _condition(Jy, balls) if condition else None)
         if step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4:
             # Past half the working precision Newton contracts quadratically (each step about
             # the square of the last); a step that shrinks by less than 4x here is driven by the
@@ -140,7 +149,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             # residual of 1e20 eps): the iterate is as good as this precision makes it. Step
             # halving would otherwise keep accepting noise that happens to lower the residual
             # until the iteration limit. The digits obtained are measured by the caller.
-            return NewtonReport(as_list(y), it, res, _condition(Jy, balls))
+            return NewtonReport(as_list(y), it, res, _condition(Jy, balls) if condition else None)
         prev_step = step
         t = mpmath.mpf(1)
         for _ in range(30):
@@ -152,7 +161,8 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             t /= 2
         else:
             if step <= floor_ok * scale_y:
-                return NewtonReport(as_list(y), it, res, _condition(Jy, balls))
+                return NewtonReport(as_list(y), it, res,
+                                    _condition(Jy, balls) if condition else None)
             raise ConvergenceError(f"{what}: Newton stalled (residual {mpmath.nstr(res, 3)}, "
                                    f"step {mpmath.nstr(step, 3)})",
                                    tried="Newton with the exact Jacobian and step halving",
@@ -160,6 +170,118 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         y, fy, res = yn, fn, rn
     raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
                            f"(residual {mpmath.nstr(res, 3)})",
+                           tried="Newton with the exact Jacobian and step halving",
+                           status=Status.MAX_ITERATIONS)
+
+
+class BallsNotFinite(ArithmeticError):
+    """A ball of :func:`newton_arb`'s evaluations is not finite (the caller then runs
+    :func:`newton_mp`, whose evaluations fall back to mpmath)."""
+
+
+def _mids(values) -> list:
+    """The midpoints of finite balls as exact balls (radius 0)."""
+    out = []
+    for b in values:
+        if not b.is_finite():
+            raise BallsNotFinite
+        out.append(b.mid())
+    return out
+
+
+def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
+               condition: bool = True) -> NewtonReport:
+    """:func:`newton_mp` with every number a python-flint ball midpoint at the working precision
+    (``F`` returns a list of balls, ``J`` an ``arb_mat``; ``y0`` a list of ``mpf``): the same
+    iteration, steps, step halving and stopping tests, without converting between mpmath and
+    flint at every evaluation and every linear solve. The balls' radii are dropped (each
+    operation's midpoint is the working-precision value); a ball that is not finite raises
+    :class:`BallsNotFinite`. The report holds ``mpf`` values."""
+    from flint import arb, arb_mat
+
+    from ..symbolic.codegen import arb_of
+    from .certify import ball_to_mpf
+
+    n = len(y0)
+    y = [arb_of(mpmath.mpf(v)) for v in y0]
+    zero = arb(0)
+
+    def norm(v):
+        out = zero
+        for b in v:
+            a = abs(b)
+            if a > out:
+                out = a
+        return out
+
+    def solve(Jm, rhs):
+        try:
+            out = Jm.solve(arb_mat([[b] for b in rhs]), nonstop=True)
+        except ZeroDivisionError:
+            return None
+        vals = [out[i, 0] for i in range(n)]
+        return _mids(vals) if all(b.is_finite() for b in vals) else None
+
+    def cond(Jm):
+        try:
+            inv = Jm.inv(nonstop=True)
+        except ZeroDivisionError:
+            return mpmath.inf
+        if not all(inv[i, j].is_finite() for i in range(n) for j in range(n)):
+            return mpmath.inf
+        # as _condition: mpmath.norm(., inf) of a matrix is its largest entry in magnitude
+        nj = norm([Jm[i, j].mid() for i in range(n) for j in range(n)])
+        ni = norm([inv[i, j].mid() for i in range(n) for j in range(n)])
+        return ball_to_mpf((nj * ni).mid())
+
+    fy = _mids(F(y))
+    res = norm(fy)
+    small = arb_of(mpmath.eps * 1000)
+    floor_ok = arb_of(mpmath.mpf(10) ** (-(mpmath.mp.dps // 2)))
+    one = arb(1)
+    prev_step = None
+
+    def report(yv, it, r, Jm):
+        return NewtonReport([ball_to_mpf(b) for b in yv], it, ball_to_mpf(r),
+                            cond(Jm) if condition else None)
+
+    for it in range(1, maxiter + 1):
+        Jy = J(y)
+        dy = solve(Jy, [-v for v in fy])
+        if dy is None:
+            raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
+                                   tried="Newton with the exact Jacobian",
+                                   status=Status.SINGULAR_JACOBIAN)
+        step = norm(dy)
+        ny = norm(y)
+        scale_y = ny if ny > one else one
+        if step <= (small * scale_y).mid():
+            y = [(a + b).mid() for a, b in zip(y, dy)]
+            fy = _mids(F(y))
+            return report(y, it, norm(fy), Jy)
+        if (step <= (floor_ok * scale_y).mid() and prev_step is not None
+                and step > (prev_step / 4).mid()):
+            return report(y, it, res, Jy)  # rounding noise: see newton_mp
+        prev_step = step
+        t = one
+        for _ in range(30):
+            yn = [(a + t * b).mid() for a, b in zip(y, dy)]
+            fn = _mids(F(yn))
+            rn = norm(fn)
+            if rn < res:
+                break
+            t = t / 2
+        else:
+            if step <= (floor_ok * scale_y).mid():
+                return report(y, it, res, Jy)
+            raise ConvergenceError(f"{what}: Newton stalled (residual "
+                                   f"{mpmath.nstr(ball_to_mpf(res), 3)}, step "
+                                   f"{mpmath.nstr(ball_to_mpf(step), 3)})",
+                                   tried="Newton with the exact Jacobian and step halving",
+                                   status=Status.STALLED)
+        y, fy, res = yn, fn, rn
+    raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
+                           f"(residual {mpmath.nstr(ball_to_mpf(res), 3)})",
                            tried="Newton with the exact Jacobian and step halving",
                            status=Status.MAX_ITERATIONS)
 

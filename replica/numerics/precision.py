@@ -9,6 +9,7 @@ number of agreeing significant digits is counted (:func:`agreement_digits`).
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import mpmath
 
@@ -106,10 +107,22 @@ def _agreement(a, b, cap):
     rel = diff / max(abs(a), abs(b))
     if rel >= 1:
         return 0
-    k = int(min(cap, mpmath.floor(-mpmath.log10(rel))))
-    # log10 is rounded: make k the largest integer with rel <= 10**-k exactly
-    while k > 0 and rel > mpmath.mpf(10) ** (-k):
+    if rel <= _tenth_power(cap, mpmath.mp.prec):  # the usual case: all ``cap`` digits agree
+        return cap
+    # an estimate of -log10(rel) from its binary exponent (within one of it), then exact
+    # comparisons: k is the largest integer <= cap with rel <= 10**-k, whatever the estimate
+    k = max(0, min(cap, int(-mpmath.mag(rel) * 0.30102999566398)))
+    prec = mpmath.mp.prec
+    while k > 0 and rel > _tenth_power(k, prec):
         k -= 1
-    while k < cap and rel <= mpmath.mpf(10) ** (-(k + 1)):
+    while k < cap and rel <= _tenth_power(k + 1, prec):
         k += 1
     return k
+
+
+@functools.lru_cache(maxsize=1024)
+def _tenth_power(k: int, prec: int):
+    """``10**-k`` at the working precision ``prec`` (bits) -- the number ``_agreement``'s loop
+    compares with, computed once."""
+    with mpmath.workprec(prec):
+        return mpmath.mpf(10) ** (-k)
