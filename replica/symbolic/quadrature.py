@@ -143,17 +143,18 @@ class _Piece:
         return [_Piece(self.a, mid, self.cell, 1, self.f), _Piece(mid, self.b, self.cell, 1, self.f)]
 
 
-def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1):
+def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
+                          max_refinements: int = MAX_REFINEMENTS):
     r"""``(value, error, size)`` of :math:`\sum_i \int_{a_i}^{b_i} f_i`, for ``pieces`` a list of
     ``(a, b, f, cell)`` (``f`` analytic on :math:`[a, b]`; ``cell`` a key under which the
     accepted level is remembered in the dict ``memory``), by the adaptive rule of the module
     docstring, at the working precision: the summed error estimate ``error`` is at most
     ``rtol * size``, ``size`` the sum of the pieces' absolute values. Raises
-    :class:`NotResolved` where that is not reached."""
+    :class:`NotResolved` where that is not reached within ``max_refinements``."""
     memory = {} if memory is None else memory
     live = [_Piece(a, b, cell, max(1, min(MAX_LEVEL, memory.get(cell, start_level))), f)
             for a, b, f, cell in pieces]
-    for _ in range(MAX_REFINEMENTS + 1):
+    for _ in range(max_refinements + 1):
         size = mpmath.fsum(abs(p.value) for p in live)
         error = mpmath.fsum(p.est for p in live)
         if error <= rtol * size:
