@@ -163,7 +163,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="")
     ap.add_argument("--no-write", action="store_true")
-    args = ap.parse_args(sys.argv[1:] if argv is None else argv)
+    args = ap.parse_args([] if argv is None else argv)  # (python -m benchmarks: defaults)
     only = [s for s in args.only.split(",") if s]
     load = os.getloadavg()[0]
     rows, crow, failures = [], [], []
@@ -215,4 +215,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
