@@ -19,6 +19,7 @@ MODULES = [
     "benchmarks.certify_speed",
     "benchmarks.lowrank_test_laws",
     "benchmarks.float64_honest",
+    "benchmarks.quadrature_speed",
 ]
 
 

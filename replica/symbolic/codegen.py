@@ -233,6 +233,7 @@ class _GaussFunctions:
     def __init__(self, integrand, arguments, kinks, envelope=None, power=None, why=""):
         self.integrand, self.arguments, self.kinks = integrand, arguments, kinks
         self.envelope, self.power, self.why = envelope, power, why
+        self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
 
 
 def _piece_switches(g, mid, values):
@@ -242,11 +243,69 @@ def _piece_switches(g, mid, values):
 
 
 def _gauss_mp(g: _GaussFunctions, values):
-    """The integral at the working precision: ``mpmath.quad`` on each piece between kinks (the
-    infinite ends included), at 20 guard bits; raises :class:`QuadratureError` where the summed
-    error estimate exceeds ``10**-dps`` times the sum of the pieces' magnitudes. (python-flint's
-    ``acb.integral`` was measured slower here: for integrands with the error function its
-    bounds on complex ellipses force ten times as many evaluations.)"""
+    r"""The integral at the working precision (``dps`` digits), computed at 20 guard bits:
+    adaptive piecewise Gauss--Legendre (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`)
+    on the pieces of :math:`[-T, T]` between the breakpoints :math:`-T, -T + 2, \dots, T` and the
+    kinks (:math:`T` from :func:`~replica.symbolic.quadrature.gauss_truncation`, where the
+    density is below :math:`2^{-p-30}`), plus the tails :math:`|z| > T` by ``mpmath.quad``
+    (tanh--sinh, cut at the kinks beyond :math:`T`); the summed error estimates must be at most
+    ``10**-dps`` times the sum of the pieces' magnitudes. Where the Gauss--Legendre estimate does
+    not get there the whole integral is recomputed by :func:`_gauss_mp_tanh_sinh`, which raises
+    :class:`QuadratureError` where its own estimate fails too."""
+    from .quadrature import NotResolved, gauss_legendre_pieces, gauss_truncation
+
+    dps = mpmath.mp.dps
+    rtol = mpmath.mpf(10) ** -dps
+    with mpmath.workprec(mpmath.mp.prec + 20):
+        prec = mpmath.mp.prec
+        T = gauss_truncation(prec)
+        T += T % 2
+        kinks = sorted({mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)})
+        inner = [k for k in kinks if -T < k < T]
+        memory = g.levels
+        pieces = []
+        for cell in range(-T, T, 2):
+            lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
+            cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
+            for a, b in zip(cuts[:-1], cuts[1:]):
+                sw = _piece_switches(g, (a + b) / 2, values)
+                pieces.append((a, b, lambda z, sw=sw: g.integrand(z, *sw, *values),
+                               (prec, cell)))
+        try:
+            total, error, size = gauss_legendre_pieces(pieces, rtol / 2, memory)
+        except NotResolved:
+            total = None
+        tails = [] if total is None else [
+            [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)],
+            [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf]]
+        for points in tails:
+            for lo, hi in zip(points[:-1], points[1:]):
+                if lo == hi:
+                    continue
+                mid = (lo + hi) / 2 if mpmath.isfinite(lo) and mpmath.isfinite(hi) else (
+                    hi - 1 if mpmath.isfinite(hi) else lo + 1)
+                sw = _piece_switches(g, mid, values)
+                value, err = mpmath.quad(lambda z, sw=sw: g.integrand(z, *sw, *values),
+                                         [lo, hi], error=True)
+                if not mpmath.isfinite(value):
+                    raise QuadratureError("a Gaussian integral is not finite")
+                total += value
+                size += abs(value)
+                error += err
+        if total is not None and not mpmath.isfinite(total):
+            raise QuadratureError("a Gaussian integral is not finite")
+        if total is None or error > rtol * size:
+            total = None
+    return _gauss_mp_tanh_sinh(g, values) if total is None else +total
+
+
+def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
+    """The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
+    between kinks (the infinite ends included), at 20 guard bits; raises
+    :class:`QuadratureError` where the summed error estimate exceeds ``10**-dps`` times the sum
+    of the pieces' magnitudes. (python-flint's ``acb.integral`` was measured slower here: for
+    integrands with the error function its bounds on complex ellipses force ten times as many
+    evaluations.)"""
     dps = mpmath.mp.dps
     with mpmath.workprec(mpmath.mp.prec + 20):
         kinks = sorted({mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)})

@@ -33,9 +33,11 @@ integral, and an integrand free of :math:`z` is its own integral (the measure ha
 **Evaluation** (by :mod:`replica.symbolic.codegen`): on each piece between consecutive kinks
 every Heaviside function is a constant, 0 or 1, read off the sign of its argument at the
 piece's midpoint; the *switched* integrand (``integrand`` of :class:`Prepared`, the Heaviside
-functions replaced by switch symbols) is then analytic on the piece. mpmath integrates each
-piece with ``mpmath.quad`` (tanh--sinh, the infinite ends included) and checks its error
-estimate; float64 uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the
+functions replaced by switch symbols) is then analytic on the piece. mpmath integrates the
+pieces of :math:`[-T, T]` (cut every 2 units and at the kinks) by adaptive Gauss--Legendre
+rules with a two-level error estimate (:mod:`replica.symbolic.quadrature`), the tails
+:math:`|z| > T` by ``mpmath.quad``, and falls back to ``mpmath.quad`` (tanh--sinh) on every
+piece where the estimate does not reach the precision; float64 uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the
 kinks and at fixed points; ball arithmetic integrates the pieces of :math:`[-T, T]` with
 python-flint's rigorous ``acb.integral`` and adds the tails :math:`|z| > T` as a radius
 bounded by :func:`envelope` and :func:`tail_bound`.

@@ -46,6 +46,8 @@ no ball namespace), and models that use it cannot be certified.
 
 from __future__ import annotations
 
+import hashlib
+
 import mpmath
 import numpy as np
 import sympy
@@ -113,6 +115,7 @@ class _Numeric:
         self._mp = None
         self._np = None
         self._memo: dict = {}
+        self._np_memo: dict = {}  # the last few float64 solves, keyed on the arguments' bytes
 
     def _functions(self, module):
         """``F, dF/dp, lo, hi`` as functions of ``(p, *variables)`` (the bracket's ends of the
@@ -207,13 +210,30 @@ class _Numeric:
         return value
 
     # -- NumPy ----------------------------------------------------------------------------------
+    NP_MEMO = 16
+    """Float64 solves remembered: the integrals of one evaluation (the equations, the
+    Jacobian, the reported values) call the root at the same quadrature nodes with the same
+    arguments, solved once."""
+
     def np(self, *args):
-        if self._np is None:
-            self._np = self._functions("numpy")
-        F, dF, lo_f, hi_f = self._np
         arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
+        key = tuple((a.dtype.str, a.shape, hashlib.blake2b(a.tobytes(), digest_size=16).digest())
+                    for a in arrays)
+        hit = self._np_memo.get(key)
+        if hit is not None:
+            return hit.copy()
+        p = self._np_solve(arrays, dtype)
+        if len(self._np_memo) >= self.NP_MEMO:
+            self._np_memo.pop(next(iter(self._np_memo)))
+        self._np_memo[key] = p
+        return p.copy()
+
+    def _np_solve(self, arrays, dtype):
+        if self._np is None:
+            self._np = self._functions("numpy")
+        F, dF, lo_f, hi_f = self._np
         with np.errstate(all="ignore"):
             lo = np.broadcast_to(np.asarray(lo_f(*arrays), dtype=dtype), arrays[0].shape).copy()
             hi = np.broadcast_to(np.asarray(hi_f(*arrays), dtype=dtype), arrays[0].shape).copy()
@@ -228,24 +248,33 @@ class _Numeric:
                 lo, hi = np.where(low, lo - width, lo), np.where(high, hi + width, hi)
             p = (lo + hi) / 2
             eps = np.finfo(dtype).eps
+            shape = p.shape
+            p, lo, hi = p.ravel(), lo.ravel(), hi.ravel()
+            flat = [a.ravel() for a in arrays]
+            act = np.arange(p.size)  # the elements still iterating: only they are evaluated
             for _ in range(self.MAX_ITER):
-                f = F(p, *arrays)
-                hi = np.where(f > 0, p, hi)
-                lo = np.where(f < 0, p, lo)
-                d = dF(p, *arrays)
-                new = p - f / d
-                bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
-                new = np.where(bad, (lo + hi) / 2, new)
-                new = np.where(f == 0, p, new)
-                step = np.abs(new - p)
-                p = new
-                scale = np.maximum(np.abs(p), 1)
+                if act.size == 0:
+                    break
+                pa, la, ha = p[act], lo[act], hi[act]
+                args_a = [a[act] for a in flat]
+                f = F(pa, *args_a)
+                ha = np.where(f > 0, pa, ha)
+                la = np.where(f < 0, pa, la)
+                d = dF(pa, *args_a)
+                new = pa - f / d
+                bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
+                new = np.where(bad, (la + ha) / 2, new)
+                new = np.where(f == 0, pa, new)
+                step = np.abs(new - pa)
+                scale = np.maximum(np.abs(new), 1)
+                p[act], lo[act], hi[act] = new, la, ha
                 # a Newton step bounds the error by far less than its size; a bisection step
                 # (the derivative overflowed, or the step left the bracket) does not: there the
                 # bracket itself must be down to a few units in the last place
-                done = np.where(bad, hi - lo <= 2 * eps * scale, step <= 4 * eps * scale)
-                if np.all(done | (f == 0)):
-                    break
+                done = np.where(bad, ha - la <= 2 * eps * scale, step <= 4 * eps * scale)
+                # (an element whose bracket is not finite -- a NaN argument -- stays NaN)
+                act = act[~(done | (f == 0) | ~np.isfinite(ha - la))]
+            p = p.reshape(shape)
         return p
 
 
