@@ -51,7 +51,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from ..capabilities import TRANSITION_KINDS
+from ..capabilities import SCAN_KINDS
 from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
 from ..numerics.result import Status
@@ -59,7 +59,7 @@ from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
 from ..params import to_mpf
 
-KINDS = TRANSITION_KINDS
+KINDS = SCAN_KINDS
 #: The kinds located from the shape of Q (its slope or curvature), not from a scalar condition.
 SHAPE_KINDS = ("kink", "crossover")
 
@@ -151,6 +151,31 @@ def _scan_float64(problem, fixed: dict, vary: str, xs: np.ndarray, quantity: str
     return np.where(usable, out[quantity], np.nan)
 
 
+#: At most this many points of a scan that float64 could not solve are solved in mpmath.
+MP_FILL = 16
+
+
+def _fill_mp(problem, fixed_params: dict, vary: str, xs, q, quantity: str):
+    """``q`` with (at most :data:`MP_FILL`, evenly spread) of its NaN entries replaced by the
+    value at 15 digits in mpmath (without verification: the scan only brackets; a point that
+    does not converge stays NaN)."""
+    q = np.array(q, dtype=float)
+    missing = np.nonzero(np.isnan(q))[0]
+    if len(missing) > MP_FILL:
+        missing = missing[np.unique(np.linspace(0, len(missing) - 1, MP_FILL).round()
+                                    .astype(int))]
+    for i in missing:
+        try:
+            params = problem.schema.parse({**fixed_params, vary: _exact(mpmath.mpf(xs[i]))})
+            with precision(15):
+                r = solve_params(problem, params, dps=15, verify=False)
+            v = r.all_values.get(quantity)
+            q[i] = np.nan if v is None else float(v)
+        except (ConvergenceError, ArithmeticError, ValueError):
+            pass
+    return q
+
+
 def _bracket(xs, q, kind, level):
     """Indices ``(i, j)`` of a float64 bracket of the condition, or a message why there is none."""
     if np.all(np.isnan(q)):
@@ -163,9 +188,10 @@ def _bracket(xs, q, kind, level):
         return (i - 1, i + 1), ""
     f = q - level
     sign = np.sign(f)
-    for i in range(len(xs) - 1):
-        if np.isfinite(f[i]) and np.isfinite(f[i + 1]) and sign[i] * sign[i + 1] < 0:
-            return (i, i + 1), ""
+    finite = np.nonzero(np.isfinite(f))[0]  # consecutive solved points (NaN gaps skipped)
+    for i, j in zip(finite[:-1], finite[1:]):
+        if sign[i] * sign[j] < 0:
+            return (int(i), int(j)), ""
     return None, f"the quantity does not cross {level:.6g} on the interval"
 
 
@@ -284,10 +310,17 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
             res.definition = f"{definition} ({res.definition})"
         return res
     br, why = _bracket(xs, q, kind, float(level) if level is not None else None)
+    scanned = f"float64 scan of {points} points"
+    if br is None and kind == "level" and np.any(np.isnan(q)):
+        # float64 solved only part of the interval (a quantity that under- or overflows in
+        # float64, e.g. log H far in the tail): the points it missed are solved in mpmath
+        q = _fill_mp(problem, fixed_params, vary, xs, q, quantity)
+        br, why = _bracket(xs, q, kind, float(level))
+        scanned += (f", the {MP_FILL} points float64 missed (at most) solved at 15 digits in "
+                    "mpmath")
     if br is None:
         raise ConvergenceError(f"{problem.name}: cannot locate the {kind} of {quantity} in "
-                               f"{vary}: {why}", tried=f"float64 scan of {points} points",
-                               status="stalled")
+                               f"{vary}: {why}", tried=scanned, status="stalled")
     works = []
     w1 = int(math.ceil(1.5 * dps)) + 10
     works = [w1, w1 + max(10, w1 // 2)]
@@ -319,7 +352,7 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
         agreement=diff, dps=dps,
         definition=(f"{definition} (the root of {cond_text} on [{lo}, {hi}])" if definition
                     else f"{what} on [{lo}, {hi}]: the root of {cond_text}"),
-        method=(f"float64 scan of {points} points to bracket it; bracketing root finder on "
+        method=(f"{scanned} to bracket it; bracketing root finder on "
                 f"{cond_text} at {works[0]} digits"
                 + (" (derivative by central difference with step 10^-"
                    f"{works[0] // 3}|x|)" if kind != "level" else "")

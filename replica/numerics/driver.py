@@ -174,7 +174,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     return Result(model=problem.name, params=params.echo(), dps=dps, groups=groups,
                   status=status, iterations=iters, residual=rep.residual,
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
-                  variant=variant, all_values=allv, certificate=cert)
+                  variant=variant, all_values=allv, certificate=cert,
+                  stability=getattr(problem, "stability", None))
 
 
 def _certificate(problem, m, params, dps, cp, x, start, direct):
