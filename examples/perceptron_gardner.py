@@ -37,7 +37,13 @@ as :math:`q \to 1` (:math:`\alpha \to \alpha_c`), :math:`(\log H)''(u) \to -1` w
 :math:`\kappa < 0`. So for :math:`\kappa < 0` the AT line :math:`\alpha_{AT}(\kappa)`, where
 :math:`\lambda_R = 0`, lies below :math:`\alpha_c(\kappa)`:
 
-    replica transition --model examples/perceptron_gardner.py --name at-line --kappa -1/2
+    replica transition --model examples/perceptron_gardner.py --name at-line --kappa=-1/2
+
+(Newton's method on the pair of equations :math:`G'(q) = 0`, :math:`\lambda_R = 0` in
+:math:`(q, \alpha)`, from the declared guess; other margins need their own ``--guess`` and
+``--branch RS:q=...``, e.g. from a ``replica solve`` near the line). At
+:math:`\kappa = -1/2`: :math:`\alpha_{AT} = 3.950701313445220\ldots` (:math:`q = 0.8959\ldots`),
+below :math:`\alpha_c = 4.77\ldots`.
 
 Reported: ``q``; ``free_energy.log_volume`` :math:`= G(q)`; ``stability.replicon``
 :math:`= \lambda_R` (``replica solve`` says whether RS is stable there).
@@ -45,7 +51,7 @@ Reported: ``q``; ``free_energy.log_volume`` :math:`= G(q)`; ``stability.replicon
 
 import sympy
 
-from replica.capabilities import Transition
+from replica.capabilities import Branch, Transition
 from replica.modeling import FixedPointModel, Parameter, Stability, gauss
 
 kappa = sympy.Symbol("kappa", real=True)
@@ -84,8 +90,8 @@ MODEL = FixedPointModel(
 
 TRANSITIONS = [
     Transition("at-line", quantity="replicon", vary="alpha", kind="level", level="0",
-               between=("1/10", "5"), params={"kappa": "-1/2"},
+               guess="39/10", params={"kappa": "-1/2"}, branches=(Branch("RS", start={"q": "0.9"}),),
                definition="de Almeida-Thouless line: the replicon of the replica-symmetric "
-                          "Gardner volume vanishes (RS unstable above it, for kappa < 0 below "
+                          "Gardner volume vanishes (RS unstable above it; for kappa < 0 below "
                           "the RS capacity)"),
 ]

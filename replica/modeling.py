@@ -570,6 +570,8 @@ class FixedPointModel(_Declared):
         self.problem.saddle_point = None
         self.problem.model = self
         self.problem.symbol_names = self.symbol_names
+        self.problem.free_energy = self.free_energy_name
+        self.problem.extremum = self.extremum
 
     def _system(self) -> System:
         params = tuple(self.symbols[n] for n in self.schema.names if n in self.symbols)

@@ -406,7 +406,7 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
     replaced by the level condition (e.g. the AT line, replicon = 0): no scan of the branch,
     each step one evaluation of the equations and their exact Jacobian."""
     fixed = dict(fixed or {})
-    params = _params(problem, fixed, parameter, mpmath.mpf(guess))
+    params = _params(problem, fixed, parameter, _mpf(guess))
     variant = problem.variant_of(params)
     system = _FoldSystem(problem, variant, parameter, level)
     m = machine(problem, variant)

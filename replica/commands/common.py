@@ -64,6 +64,93 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     return 0
 
 
+def parse_start(text: str, option: str = "--start") -> dict:
+    """``{unknown: value}`` from ``NAME=VALUE[,NAME=VALUE...]`` (each value exact: a decimal or
+    ``p/q``, passed on as a decimal string of 60 digits)."""
+    import mpmath
+
+    from ..params import parse_exact
+
+    out = {}
+    for item in (i.strip() for i in str(text).split(",")):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier() or not value.strip():
+            raise ParameterError(option, f"expected NAME=VALUE[,NAME=VALUE...], got {text!r}")
+        v = parse_exact(value.strip(), option)
+        with mpmath.workdps(80):
+            out[name.strip()] = mpmath.nstr(mpmath.mpf(v.numerator) / v.denominator, 60)
+    return out
+
+
+def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -> int:
+    """Solve ``problem`` at ``raw`` from each start (``NAME=VALUE,...``), report the distinct
+    solutions (two are the same when every unknown agrees to half the verified digits) with
+    their free energies and name the equilibrium one: the smallest free energy, or the largest
+    when the model declares ``extremum="max"`` (a free entropy). Exit 3 when no start
+    converges."""
+    import mpmath
+
+    from ..analysis.first_order import equilibrium
+    from ..errors import ConvergenceError
+    from ..numerics.driver import solve_params
+
+    params = problem.schema.parse(raw)
+    parsed = [parse_start(s) for s in starts]
+    runs = []
+    for text, start in zip(starts, parsed):
+        try:
+            runs.append((text, solve_params(problem, params, dps=dps, start=start), None))
+        except ConvergenceError as exc:
+            runs.append((text, None, exc))
+    unknowns = problem.groups.get("order_parameters", [])
+    distinct = []  # [result, [starts]]
+    for text, res, _ in runs:
+        if res is None:
+            continue
+        for entry in distinct:
+            other = entry[0]
+            tol = mpmath.mpf(10) ** -max(1, min(res.digits or 1, other.digits or 1) // 2)
+            if all(abs(res.all_values[u] - other.all_values[u])
+                   <= tol * max(1, abs(other.all_values[u])) for u in unknowns):
+                entry[1].append(text)
+                break
+        else:
+            distinct.append([res, [text]])
+    fname = problem.free_energy
+    chosen = None
+    if fname is not None and distinct:
+        chosen = equilibrium({i: e[0].all_values[fname] for i, e in enumerate(distinct)},
+                             problem.extremum)
+    failed = [{"start": text, "status": exc.status, "message": str(exc)}
+              for text, res, exc in runs if res is None]
+    data = {"model": problem.name, "params": params.echo(), "dps": dps,
+            "free_energy": fname, "extremum": problem.extremum if fname else None,
+            "equilibrium": chosen,
+            "solutions": [dict(e[0].to_json_dict(), starts=e[1]) for e in distinct],
+            "failed": failed}
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        for i, (res, texts) in enumerate(distinct):
+            mark = "  (equilibrium)" if i == chosen else ""
+            sys.stdout.write(f"solution {i}{mark}, from --start {'; '.join(texts)}:\n")
+            sys.stdout.write(res.to_text())
+        for f in failed:
+            sys.stdout.write(f"from --start {f['start']}: {f['status']} ({f['message']})\n")
+        if fname is None:
+            sys.stdout.write("no free energy is reported: the equilibrium solution is not "
+                             "named\n")
+        elif distinct:
+            word = "largest" if problem.extremum == "max" else "smallest"
+            sys.stdout.write(f"{len(distinct)} distinct solution(s); equilibrium: solution "
+                             f"{chosen} (the {word} {fname})\n")
+    if not distinct:
+        raise ConvergenceError(f"{problem.name}: no start converged",
+                               tried="Newton from " + "; ".join(starts),
+                               status=failed[0]["status"])
+    return 0
+
+
 def _estimate_dense(problem, params, dps: int) -> None:
     """Announce (or refuse, :func:`replica.estimates.check`) a solve whose covariance parameters
     include a dense matrix: its mp eigendecomposition costs about d^3."""

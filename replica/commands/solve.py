@@ -35,6 +35,13 @@ def register(subparsers):
             entry.schema.add_arguments(sp)
             add_dps(sp)
             _add_certify(sp)
+            sp.add_argument("--start", action="append", default=None,
+                            metavar="NAME=VALUE[,NAME=VALUE...]",
+                            help="solve from this start of Newton's method (a value for every "
+                                 "unknown of the solved system); repeat it to solve from several "
+                                 "starts: the distinct solutions are reported with their free "
+                                 "energies, and the equilibrium one (the smallest free energy, "
+                                 "or the largest free entropy, as the model declares) is named")
 
         return CommandHook(arguments, _run, description="Solve its equations at one point.")
 
@@ -44,5 +51,12 @@ def register(subparsers):
 
 def _run(args):
     entry = args.entry
-    return run_solve(entry.problem, entry.schema.raw_from_namespace(args), parse_dps(args.dps),
-                     args.json, certify=args.certify)
+    raw = entry.schema.raw_from_namespace(args)
+    if getattr(args, "start", None):
+        from ..errors import ParameterError
+        from .common import run_from_starts
+
+        if args.certify:
+            raise ParameterError("--certify", "is for one solve: drop --start, or --certify")
+        return run_from_starts(entry.problem, raw, parse_dps(args.dps), args.json, args.start)
+    return run_solve(entry.problem, raw, parse_dps(args.dps), args.json, certify=args.certify)

@@ -153,7 +153,8 @@ def _settings(args, entry) -> dict:
                                                "reported value whose branches cross")
     if out["kind"] == "spinodal" and out["quantity"] is None:
         out["quantity"] = "(fold)"
-    if out["kind"] == "spinodal" and out["between"] is None and out["guess"] is not None:
+    if on_branch and out["kind"] != "first-order" and out["between"] is None \
+            and out["guess"] is not None:
         out["between"] = f"{out['guess']},{out['guess']}"
     for key in ("vary", "between", "quantity"):
         if out[key] is None:
