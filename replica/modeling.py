@@ -69,7 +69,7 @@ import sympy
 
 from .errors import ParameterError, ReplicaError
 from .problem import (DOMAINS, REQUIRED, Domain, Note, Parameter, Problem, Rule, SameAs,
-                      Schema, Stability, Start, System)
+                      Schema, Stability, Start, System, REPLICON)
 from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFamily,
                               SpectralFunction, spectral_family)
 from .symbolic.gaussian import GaussianIntegral, gauss
@@ -102,9 +102,6 @@ class StieltjesOf:
 
 
 _SUMMATION = {LAMBDA_I, MU_I}
-
-#: The name under which a declared replicon is reported (group ``stability``).
-REPLICON = "replicon"
 
 
 def _free_symbols(expr) -> set:

@@ -449,6 +449,10 @@ class System:
             raise ValueError("a System has either fixed_point or residuals")
 
 
+#: The name under which a declared replicon is reported (group ``stability``).
+REPLICON = "replicon"
+
+
 @dataclasses.dataclass(frozen=True)
 class Stability:
     r"""The stability of a model's replica-symmetric saddle point, declared with the model
@@ -538,8 +542,8 @@ class Problem:
     * ``free_energy``: the name of the reported value that is the free energy at the saddle
       point (``None``: the problem reports none), and ``extremum``: ``"min"`` when, of several
       solutions at the same parameters, the equilibrium one has the smallest free energy (a free
-      energy :math:`f = -\log Z/(\beta N)`), ``"max"`` when the largest (a free entropy
-      :math:`\Phi = \log Z/N`, or a log-volume).
+      energy :math:`f = -\\log Z/(\\beta N)`), ``"max"`` when the largest (a free entropy
+      :math:`\\Phi = \\log Z/N`, or a log-volume).
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,

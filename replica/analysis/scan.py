@@ -57,6 +57,7 @@ from ..numerics.driver import solve_float64, solve_params
 from ..numerics.result import Status
 from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
+from ..problem import REPLICON
 from ..params import to_mpf
 
 KINDS = SCAN_KINDS
@@ -500,7 +501,11 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     every reported value to a relative 1e-8; a ``not-verified`` row carries the float64 value,
     which is only a start; other rows carry NaN) and the figure of :func:`plane_figure` as
     ``.png``, ``.pdf`` and ``.svg``, where only converged points are coloured and the others are
-    drawn grey; level sets and maxima use converged points only. With ``level`` the level
+    drawn grey; level sets and maxima use converged points only. When the model declares a
+    replicon (:class:`~replica.problem.Stability`), its values are a column ``replicon`` of the
+    CSV, and the de Almeida--Thouless line, replicon = 0 over the converged points, is drawn
+    (a dotted red line, labelled) and written as ``_at_line.csv`` (columns ``x``, ``y`` names and
+    ``segment``); the path is returned as ``at_line``. With ``level`` the level
     set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
     ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
     along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
@@ -545,11 +550,16 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                           yn: str(Fraction(yv[0]).limit_denominator(10**12))})
     X, Y = np.meshgrid(xv, yv)
     Q = np.full(X.shape, np.nan)
+    stab = getattr(problem, "stability", None)
+    replicon = stab is not None and stab.replicon is not None
+    R = np.full(X.shape, np.nan)
     status = np.full(X.shape, Status.MAX_ITERATIONS.value, dtype=object)
     for j in range(len(yv)):
         out = solve_float64(problem, strict=False, **{**fixed, xn: X[j], yn: Y[j]})
         status[j] = out["status"]
         Q[j] = out[quantity]  # NaN where no float64 value (neither converged nor not-verified)
+        if replicon:
+            R[j] = out[REPLICON]
         if progress:
             progress(j + 1, len(yv))
     conv = status == Status.CONVERGED.value
@@ -557,11 +567,13 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     stem = os.path.join(out_dir, f"{problem.name}_{quantity}_{xn}_{yn}")
     with open(stem + ".csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([xn, yn, quantity, "converged", "status"])
+        w.writerow([xn, yn, quantity] + ([REPLICON] if replicon and quantity != REPLICON
+                                         else []) + ["converged", "status"])
         for j in range(len(yv)):
             for i in range(len(xv)):
-                w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])),
-                            repr(float(Q[j, i])), bool(conv[j, i]), status[j, i]])
+                w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])), repr(float(Q[j, i]))]
+                           + ([repr(float(R[j, i]))] if replicon and quantity != REPLICON
+                              else []) + [bool(conv[j, i]), status[j, i]])
     unsure = ~conv
     Q = np.where(conv, Q, np.nan)  # boundaries and the figure use converged points only
     paths = {"csv": stem + ".csv"}
@@ -588,8 +600,20 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 for px, py in seg:
                     w.writerow([repr(float(px)), repr(float(py)), k])
         paths["boundary"] = stem + "_boundary.csv"
+    at_segments = None
+    if replicon:
+        # the de Almeida-Thouless line: replicon = 0 (converged points only), as a polyline
+        at_segments = level_set(xv, yv, np.where(conv, R, np.nan), 0.0)
+        with open(stem + "_at_line.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([xn, yn, "segment"])
+            for k, seg in enumerate(at_segments):
+                for px, py in seg:
+                    w.writerow([repr(float(px)), repr(float(py)), k])
+        paths["at_line"] = stem + "_at_line.csv"
     fig = plane_figure(problem, fixed, (xn, xv, xlog), (yn, yv, ylog), Q, quantity,
-                       level=level, level_segments=segments, trace=boundary, unsure=unsure)
+                       level=level, level_segments=segments, trace=boundary, unsure=unsure,
+                       at_segments=at_segments)
     for path in figures.save_figure(fig, stem):
         paths[path.rsplit(".", 1)[1]] = path
     return paths
@@ -608,11 +632,12 @@ def level_set(xv, yv, Q, level: float) -> list:
 
 
 def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, level=None,
-                 level_segments=None, trace=None, unsure=None):
+                 level_segments=None, trace=None, unsure=None, at_segments=None):
     """The figure of :func:`plane`: ``Q[j, i]`` at ``(x values[i], y values[j])`` as a colour map
     (``x``, ``y`` are ``(name, values, log)``), with the level set ``Q = level`` (its polylines
     ``level_segments``, computed by :func:`level_set` when not given) or the traced maxima
     ``trace`` (``[(x, y), ...]``), each named in the legend; log axes carry :math:`10^k` ticks.
+    ``at_segments`` (polylines of replicon = 0) are drawn as the AT line.
     ``unsure`` (a boolean grid like ``Q``) marks the points that are not ``converged``: drawn in
     grey and counted in a legend, never coloured as values. Returns the Figure."""
     from .. import figures
@@ -641,6 +666,11 @@ def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, 
                 ax.plot(seg[:, 0], seg[:, 1], color="k", ls="-", lw=1.5,
                         label=None if k else
                         figures.value_text(quantity, level) + " (level set)")
+        if at_segments:
+            for k, seg in enumerate(at_segments):
+                ax.plot(seg[:, 0], seg[:, 1], color="w", ls="-", lw=3)
+                ax.plot(seg[:, 0], seg[:, 1], color="tab:red", ls=":", lw=2,
+                        label=None if k else "AT line (replicon = 0; RS unstable where < 0)")
         if trace is not None:
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="w", ls="-", lw=3)
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="k", ls="--", lw=1.5,

@@ -24,6 +24,7 @@ from typing import Any
 
 import mpmath
 
+from ..problem import REPLICON
 from .precision import allow_integer_strings
 
 
@@ -331,7 +332,7 @@ class Result:
             return None
         if st.replicon is None:
             return {"replicon": None, "stable": True, "how": st.describe()}
-        value = self.all_values.get("replicon")
+        value = self.all_values.get(REPLICON)
         if value is None:
             return {"replicon": None, "stable": None,
                     "how": st.describe() + "; undefined at this point"}
