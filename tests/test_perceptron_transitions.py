@@ -123,8 +123,8 @@ def test_at_line_against_an_independent_computation(kappa, guess, q0):
 @pytest.mark.parametrize("kappa,fraction", [("0", "0.95"), ("1/2", "0.9"), ("-1/2", "0.5")])
 def test_replicon_limits(kappa, fraction):
     """kappa >= 0: stable up to (near) the capacity; kappa < 0: stable well below alpha_AT,
-    unstable between alpha_AT and alpha_c (at 0.98 alpha_c), and the replicon there against the
-    independent form."""
+    unstable between alpha_AT and alpha_c (at kappa = -1/2: alpha_AT = 3.9507... and
+    0.9 alpha_c = 4.29...), the replicon against the independent form at each point."""
     import replica
 
     model = replica.load_model(GARDNER)
@@ -143,6 +143,10 @@ def test_replicon_limits(kappa, fraction):
         assert abs(res["replicon"] - ref) < mpmath.mpf(10) ** -13
     if k < 0:
         with mpmath.workdps(30):
-            a_text = mpmath.nstr(mpmath.mpf("0.98") * alpha_c(k), 12)
+            a_text = mpmath.nstr(mpmath.mpf("0.9") * alpha_c(k), 12)
         res = replica.solve(model, dps=15, alpha=a_text, kappa=kappa)
         assert res.to_json_dict()["stability"]["stable"] is False and res["replicon"] < 0
+        with mpmath.workdps(25):
+            q, a = mpmath.mpf(res["q"]), mpmath.mpf(a_text)
+            ref = 1 - a * replicon_integral(q, k)
+            assert abs(res["replicon"] - ref) < mpmath.mpf(10) ** -13
