@@ -249,3 +249,25 @@ def test_phase_diagram_draws_and_writes_the_at_line(files, tmp_path, capsys):
     with open(tmp_path / "hyperbola_x_a_b.csv") as fh:
         first = next(csv.DictReader(fh))
     assert float(first["replicon"]) == pytest.approx(1 - 0.25)
+
+
+# --- continuation ---------------------------------------------------------------------------------
+def test_follow_keeps_the_metastable_branch_and_stops_at_its_end(files, capsys):
+    """The branch m < 0 followed in h from 0: past the transition h = 1/4 it is metastable
+    (a plain solve would give m > 0) and it ends at the spinodal h = 0.7828...: followed to
+    7/10 every point is on it; followed to 1 the continuation stops at 4/5, exit 3."""
+    code, out, _ = run(capsys, "solve", "--model", str(files / "cw.py"), "--beta", "2", "--h",
+                       "0", "--start", "m=-0.9", "--follow", "h:7/10:7", "--dps", "20", "--json")
+    assert code == 0
+    points = json.loads(out)["points"]
+    assert [p["h"] for p in points] == ["0", "1/10", "1/5", "3/10", "2/5", "1/2", "3/5", "7/10"]
+    with mpmath.workdps(30):
+        for p in points:
+            h = mpmath.mpf(int(p["h"].split("/")[0])) / int((p["h"] + "/1").split("/")[1])
+            m, f = cw_solution(2, h, mpmath.mpf("-0.9"))
+            assert m < 0 and abs(mpmath.mpf(p["order_parameters"]["m"]) - m) < mpmath.mpf(10) ** -19
+            assert abs(mpmath.mpf(p["free_energy"]["free_energy"]) - f) < mpmath.mpf(10) ** -19
+    code, out, err = run(capsys, "solve", "--model", str(files / "cw.py"), "--beta", "2", "--h",
+                         "0", "--start", "m=-0.9", "--follow", "h:1", "--dps", "15")
+    assert code == 3 and "lost at h = 4/5" in err
+    assert out.count("converged") == 8 and "h=4/5: stalled" in out

@@ -39,7 +39,7 @@ from ..numerics.precision import precision
 from ..numerics.result import Status
 
 __all__ = ["Branch", "Crossing", "Fold", "free_energy_crossing", "branch_value", "fold",
-           "exact", "declared_branch", "parse_branch", "equilibrium"]
+           "exact", "declared_branch", "parse_branch", "equilibrium", "follow"]
 
 GUARD = 10
 _TRACE = False
@@ -499,3 +499,63 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
     what = "fold" if level is None else f"point where {level[0]} = {level[1]}"
     return Fold(parameter, y2[-1], point, digits, iters,
                 how=f"agreement of the {what} located at {work} and at {hi} digits")
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuation: one branch along a parameter
+# ---------------------------------------------------------------------------------------------
+#: The largest relative distance between a continued solution and its extrapolation.
+JUMP = mpmath.mpf(1) / 4
+
+
+def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | None = None,
+           dps: int = 30, progress=None) -> list:
+    r"""Follow one branch of solutions along ``parameter`` through ``values`` (raw values, in
+    order), the other parameters ``fixed``: natural-parameter continuation. The first point is
+    solved by Newton's method from ``start`` (``{unknown: value}``); each next one from the
+    linear extrapolation of the last two solutions (the secant predictor
+    :math:`x_{k+1} pprox x_k + (x_k - x_{k-1})(p_{k+1} - p_k)/(p_k - p_{k-1})`; from the last
+    solution at the second point), so the solve stays on the branch it started on -- a
+    metastable branch included -- as long as the steps are small against the distance to the
+    other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`
+    with ``start=``). Returns ``[(raw value, Result or ConvergenceError)]``; after a point that
+    fails (e.g. past the branch's end, a spinodal), or whose solution is further than
+    :data:`JUMP` (relative, max over the unknowns) from the extrapolation (Newton's method fell
+    back to the declared start, or jumped to another branch), the continuation stops."""
+    from ..numerics.driver import solve_params
+
+    fixed = dict(fixed or {})
+    out = []
+    guess = dict(start)
+    history = []  # (parameter value, {unknown: mpf})
+    for i, raw in enumerate(values):
+        params = problem.schema.parse({**fixed, parameter: raw})
+        x = _mpf(getattr(params, parameter))
+        if len(history) >= 2:
+            (p0, x0), (p1, x1) = history[-2], history[-1]
+            with mpmath.workdps(dps + GUARD):
+                t = (x - p1) / (p1 - p0)
+                guess = {k: x1[k] + (x1[k] - x0[k]) * t for k in x1}
+            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in guess.items()}
+        elif history:
+            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in history[-1][1].items()}
+        try:
+            res = solve_params(problem, params, dps=dps, start=guess)
+        except ConvergenceError as exc:
+            out.append((raw, exc))
+            break
+        with mpmath.workdps(dps + GUARD):
+            jump = max(abs(res.all_values[k] - _mpf(v)) / max(abs(_mpf(v)), mpmath.mpf(1) / 100)
+                       for k, v in guess.items())
+        if history and jump > JUMP:
+            out.append((raw, ConvergenceError(
+                f"the solution at {parameter} = {raw} is {mpmath.nstr(jump, 3)} (relative) "
+                "from the branch's extrapolation: the branch is lost (it ends, or the step is "
+                "too large)", tried="Newton from the extrapolated point",
+                status=Status.STALLED)))
+            break
+        out.append((raw, res))
+        history.append((x, {k: res.all_values[k] for k in guess}))
+        if progress:
+            progress(i + 1, len(values))
+    return out

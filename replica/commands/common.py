@@ -151,6 +151,73 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -
     return 0
 
 
+def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str) -> int:
+    """``replica solve --PARAM V ... --start S --follow NAME:TO[:N]``: the branch through ``S``
+    at the given point, followed along ``NAME`` from its given value to ``TO`` in ``N`` equal
+    steps (:func:`replica.analysis.first_order.follow`), one line (or one JSON result) per
+    value; exit 3 when the continuation stops before ``TO``."""
+    from fractions import Fraction
+
+    from ..analysis.first_order import follow as follow_branch
+    from ..errors import ConvergenceError
+    from ..params import exact_str, parse_exact
+
+    if not starts or len(starts) != 1:
+        raise ParameterError("--follow", "needs exactly one --start (the branch to follow)")
+    parts = [t.strip() for t in str(follow).split(":")]
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ParameterError("--follow", f"expected NAME:TO[:N], got {follow!r}")
+    name = parts[0].replace("-", "_")
+    if name not in problem.schema:
+        raise ParameterError("--follow", f"{name!r} is not a parameter of {problem.name}")
+    params = problem.schema.parse(raw)  # the point where the branch starts, checked first
+    lo = getattr(params, name)
+    hi = parse_exact(parts[1], "--follow")
+    try:
+        n = int(parts[2]) if len(parts) == 3 else 10
+    except ValueError:
+        raise ParameterError("--follow", f"N must be an integer, got {parts[2]!r}") from None
+    if n < 1 or lo == hi:
+        raise ParameterError("--follow", f"needs N >= 1 steps and TO != the given --{name}")
+    values = [exact_str(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / n)
+              for i in range(n + 1)]
+    raw = {k: v for k, v in raw.items() if k != name}
+    start = parse_start(starts[0])
+    points = follow_branch(problem, name, values, start, fixed=raw, dps=dps)
+    fname = problem.free_energy
+    rows = []
+    for value, res in points:
+        if isinstance(res, ConvergenceError):
+            rows.append({name: value, "status": res.status, "message": str(res)})
+        else:
+            rows.append({name: value, **res.to_json_dict()})
+    if as_json:
+        sys.stdout.write(json.dumps({"model": problem.name, "follow": name, "start": starts[0],
+                                     "points": rows}, indent=2) + "\n")
+    else:
+        unknowns = problem.groups.get("order_parameters", [])
+        for (value, res), row in zip(points, rows):
+            if isinstance(res, ConvergenceError):
+                sys.stdout.write(f"{name}={value}: {res.status} ({res}); the branch is lost\n")
+                continue
+            vals = res.to_dict()
+            cells = [f"{u}={vals[u]}" for u in unknowns]
+            if fname is not None:
+                cells.append(f"{fname}={vals[fname]}")
+            st = res.stability_dict()
+            if st is not None and st["replicon"] is not None:
+                cells.append(f"replicon={st['replicon']} "
+                             f"({'stable' if st['stable'] else 'UNSTABLE'})")
+            sys.stdout.write(f"{name}={value}: {res.status.value}, {res.digits} digits; "
+                             + ", ".join(cells) + "\n")
+    if len(points) < len(values) or isinstance(points[-1][1], ConvergenceError):
+        last = points[-1]
+        raise ConvergenceError(f"{problem.name}: the branch from --start {starts[0]} was lost at "
+                               f"{name} = {last[0]}", tried="continuation from the previous "
+                               "solutions", status=getattr(last[1], "status", "stalled"))
+    return 0
+
+
 def _estimate_dense(problem, params, dps: int) -> None:
     """Announce (or refuse, :func:`replica.estimates.check`) a solve whose covariance parameters
     include a dense matrix: its mp eigendecomposition costs about d^3."""
