@@ -271,3 +271,11 @@ def test_follow_keeps_the_metastable_branch_and_stops_at_its_end(files, capsys):
                          "0", "--start", "m=-0.9", "--follow", "h:1", "--dps", "15")
     assert code == 3 and "lost at h = 4/5" in err
     assert out.count("converged") == 8 and "h=4/5: stalled" in out
+
+
+def test_first_order_needs_a_free_energy(files, capsys):
+    code, out, err = run(capsys, "transition", "--model", str(files / "hyperbola.py"), "--kind",
+                         "first-order", "--vary", "a", "--between", "1,2", "--b", "1",
+                         "--branch", "one:x=1", "--branch", "two:x=2")
+    assert code == 2 and "--quantity" in err and "no free energy" in err
+    assert len(err.strip().splitlines()) == 1

@@ -8,7 +8,13 @@ interior maximum or minimum in one parameter, crosses a level, has a kink (a jum
 or a crossover (an extremum of its curvature), the other parameters fixed
 (:func:`replica.analysis.scan.locate`); the transitions a model file declares
 (``TRANSITIONS = [Transition(...)]``, :class:`replica.capabilities.Transition`) are offered by
-name (``--name NAME``) with their declared settings as defaults.
+name (``--name NAME``) with their declared settings as defaults. From solution branches
+(``--branch``, or a declared transition's :class:`~replica.capabilities.Branch` records;
+:mod:`replica.analysis.first_order`): ``--kind first-order`` (where the free energies of two
+branches cross, the model's free energy by default; the output says which branch is the
+equilibrium one on each side, by the model's declared extremum), ``--kind spinodal`` (where a
+branch ends, Newton's method on the fold system from ``--guess``) and ``--kind level`` with
+``--guess`` and a ``--branch`` (the level on that branch by Newton's method, e.g. the AT line).
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ def register(subparsers):
                     "by the definition printed in the output. Any model (--model PATH, or "
                     "--model NAME for a built-in one): the kink, crossover, maximum, minimum or "
                     "level crossing of a reported quantity in one parameter (--vary, --between, "
-                    "--quantity, --kind), or a transition the model file declares (--name).")
+                    "--quantity, --kind), a first-order transition or spinodal of its solution "
+                    "branches (--kind first-order / spinodal, --branch), or a transition the "
+                    "model file declares (--name).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     add_model_parsers(models, "transition", generic)
     return models
@@ -72,7 +80,11 @@ def generic(entry):
         _generic_arguments, _run_generic,
         description="Locate where a reported quantity has an interior maximum or minimum in one "
                     "parameter, crosses a level, has a kink (a jump of its slope) or a crossover "
-                    "(an extremum of its curvature), the other parameters fixed.")
+                    "(an extremum of its curvature), the other parameters fixed; or, from "
+                    "solution branches (--branch), a first-order transition (the free energies "
+                    "of two branches cross), a spinodal (a branch ends) or a level on one branch "
+                    "(e.g. the AT line, --quantity replicon --level 0) by Newton's method from "
+                    "--guess.")
 
 
 def _declared_text(t) -> str:
