@@ -279,3 +279,30 @@ def test_first_order_needs_a_free_energy(files, capsys):
                          "--branch", "one:x=1", "--branch", "two:x=2")
     assert code == 2 and "--quantity" in err and "no free energy" in err
     assert len(err.strip().splitlines()) == 1
+
+
+OVERFLOW = """
+import sympy
+from replica.modeling import FixedPointModel, Parameter
+a = sympy.Symbol("a", positive=True)
+x = sympy.Symbol("x", positive=True)
+MODEL = FixedPointModel("overflow", residuals=[x - a], unknowns=[x],
+                        parameters=[Parameter("a", "a")],
+                        observables={"y": sympy.log(sympy.exp(x) + 1)}, start={x: 1})
+"""
+
+
+def test_level_scan_solves_in_mpmath_where_float64_cannot(tmp_path, capsys):
+    """y = log(e^a + 1) overflows float64 beyond a = 709.78: the scan's points there are
+    solved in mpmath, so the level y = 740 (a = log(e^740 - 1), 740 to 300 digits) is
+    bracketed and located."""
+    path = tmp_path / "overflow.py"
+    path.write_text(textwrap.dedent(OVERFLOW))
+    code, out, err = run(capsys, "transition", "--model", str(path), "--kind", "level",
+                         "--quantity", "y", "--level", "740", "--vary", "a", "--between",
+                         "600,800", "--points", "9", "--dps", "20", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    with mpmath.workdps(30):
+        assert abs(mpmath.mpf(data["location"]) - 740) < mpmath.mpf(10) ** -17
+    assert "solved at 15 digits in mpmath" in data["method"]

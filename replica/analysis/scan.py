@@ -157,11 +157,12 @@ MP_FILL = 16
 
 
 def _fill_mp(problem, fixed_params: dict, vary: str, xs, q, quantity: str):
-    """``q`` with (at most :data:`MP_FILL`, evenly spread) of its NaN entries replaced by the
+    """``q`` with (at most :data:`MP_FILL`, evenly spread) of its non-finite entries (NaN: no
+    float64 solution; an infinity: an overflow) replaced by the
     value at 15 digits in mpmath (without verification: the scan only brackets; a point that
     does not converge stays NaN)."""
     q = np.array(q, dtype=float)
-    missing = np.nonzero(np.isnan(q))[0]
+    missing = np.nonzero(~np.isfinite(q))[0]
     if len(missing) > MP_FILL:
         missing = missing[np.unique(np.linspace(0, len(missing) - 1, MP_FILL).round()
                                     .astype(int))]
@@ -312,7 +313,7 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
         return res
     br, why = _bracket(xs, q, kind, float(level) if level is not None else None)
     scanned = f"float64 scan of {points} points"
-    if br is None and kind == "level" and np.any(np.isnan(q)):
+    if br is None and kind == "level" and not np.all(np.isfinite(q)):
         # float64 solved only part of the interval (a quantity that under- or overflows in
         # float64, e.g. log H far in the tail): the points it missed are solved in mpmath
         q = _fill_mp(problem, fixed_params, vary, xs, q, quantity)
