@@ -64,6 +64,7 @@ from fractions import Fraction
 
 import sympy
 
+from replica.capabilities import Branch, Transition
 from replica.errors import ParameterError
 from replica.modeling import Parameter, SaddlePointModel, gauss
 from replica.problem import SpecDomain
@@ -119,10 +120,29 @@ MODEL = SaddlePointModel(
                   domain=SpecDomain(parse_prior, describe="gaussian or rademacher"),
                   default="gaussian"),
     ],
-    observables={"errors": {"generalisation": sympy.acos(m) / sympy.pi},
-                 "free_energy": {"free_entropy": FREE_ENTROPY}},
+    observables={"errors": {"generalisation": sympy.acos(m) / sympy.pi}},
+    free_energy_name="free_entropy",  # reported as free_energy.free_entropy
+    extremum="max",  # a free entropy: of several solutions the equilibrium one has the largest
     start={m: sympy.Rational(1, 2)},
     positive_unknowns=True,
     admissible=[(1 - m, "m < 1")],
     symbol_names={alpha: r"\alpha", rho: r"\rho", mhat: r"\hat m"},
 )
+
+# --- transitions --- (replica transition --model examples/perceptron_teacher.py --name NAME)
+PARTIAL = Branch("m < 1", start={"m": "0.7"}, accept=("m < 1",))
+PERFECT = Branch("m = 1", free_energy="-log(2)")  # PERFECT_RECOVERY_FREE_ENTROPY, derived above
+
+TRANSITIONS = [
+    Transition(
+        "alpha-it", quantity="free_entropy", vary="alpha", kind="first-order",
+        between=("1.24", "1.25"), params={"prior": "rademacher"}, branches=(PARTIAL, PERFECT),
+        definition="information-theoretic threshold alpha_IT: the free entropy of the m < 1 "
+                   "solution crosses -log 2, that of perfect recovery m = 1 (Rademacher prior)"),
+    Transition(
+        "alpha-alg", quantity="m", vary="alpha", kind="spinodal", guess="1.49",
+        between=("1.4", "1.6"), params={"prior": "rademacher"},
+        branches=(Branch("m < 1", start={"m": "0.8"}),),
+        definition="algorithmic threshold alpha_alg: the spinodal where the m < 1 branch ends "
+                   "(Rademacher prior)"),
+]

@@ -149,8 +149,42 @@ class LinearAttentionICL:
         return tuple(key for key, _, _ in self.errors)
 
 
+#: The kinds of feature located on one solution curve, from a float64 scan of a reported value
+#: (:func:`replica.analysis.scan.locate`).
+SCAN_KINDS = ("max", "min", "level", "kink", "crossover")
+#: The kinds located from solution branches (:mod:`replica.analysis.first_order`): where the
+#: free energies of two branches cross (``first-order``) and where a branch ends (``spinodal``).
+BRANCH_KINDS = ("first-order", "spinodal")
 #: The kinds of feature a transition is located by (``replica transition --kind``).
-TRANSITION_KINDS = ("max", "min", "level", "kink", "crossover")
+TRANSITION_KINDS = SCAN_KINDS + BRANCH_KINDS
+
+
+@dataclasses.dataclass(frozen=True)
+class Branch:
+    r"""One branch of solutions of a model, as plain data (``replica transition --kind
+    first-order`` / ``spinodal``; :func:`replica.analysis.first_order.declared_branch` turns it
+    into a :class:`replica.analysis.first_order.Branch`):
+
+    * ``start``: ``{unknown: value}`` (raw strings, e.g. ``{"m": "0.7"}``), where Newton's
+      method starts; the solution reached is the branch's point;
+    * ``accept``: conditions the solution must satisfy to be on the branch, each
+      ``"NAME < VALUE"`` (or ``>``, ``<=``, ``>=``) on a reported value, e.g. ``("m < 1",)``;
+    * ``free_energy``: instead of a start, the branch's free energy in closed form, a formula
+      in the model's parameters (SymPy syntax, e.g. ``"-log(2)"``) -- a branch at infinity such
+      as perfect recovery, whose free energy is a limit.
+
+    On the command line: ``--branch LABEL:ITEM,ITEM,...`` with items ``NAME=VALUE`` (a start
+    value; ``FREE_ENERGY_NAME=FORMULA`` for a closed form) and ``NAME<VALUE`` (a condition)."""
+
+    label: str
+    start: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    accept: tuple = ()
+    free_energy: str | None = None
+
+    def __post_init__(self):
+        if (self.free_energy is None) == (not self.start):
+            raise ValueError(f"branch {self.label!r}: give start= (a start for Newton's method) "
+                             "or free_energy= (a closed form), not both")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,11 +194,16 @@ class Transition:
     on the command line, by default ``params``), has a ``kind`` of feature (one of
     :data:`TRANSITION_KINDS`): ``"kink"`` (a jump of its slope :math:`dQ/dx`), ``"crossover"``
     (an extremum of its curvature, :math:`d^3Q/dx^3 = 0`), ``"max"``/``"min"`` (an interior
-    extremum, :math:`dQ/dx = 0`) or ``"level"`` (where it crosses ``level``).
+    extremum, :math:`dQ/dx = 0`) or ``"level"`` (where it crosses ``level``); or, from solution
+    branches (``branches``, :class:`Branch` records): ``"first-order"`` (where the free energies
+    of the two ``branches`` are equal, in the bracket ``between``; ``quantity`` defaults to the
+    model's free energy) or ``"spinodal"`` (where the one branch ends: the fold of its
+    equations, searched by Newton's method from ``guess`` and the branch's start).
 
     ``replica transition --model FILE --name NAME [--PARAM V ...]`` locates it: every field is a
     default that the command line's ``--vary``, ``--between``, ``--quantity``, ``--kind``,
-    ``--level`` and ``--PARAM`` options override; ``definition`` is printed with the result."""
+    ``--level``, ``--branch``, ``--guess`` and ``--PARAM`` options override; ``definition`` is
+    printed with the result."""
 
     name: str
     quantity: str
@@ -176,3 +215,19 @@ class Transition:
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Values of the other parameters (raw, as on the command line) the transition is located
     at unless the command line gives them."""
+    branches: tuple = ()
+    """:class:`Branch` records: two for ``first-order``, one for ``spinodal``."""
+    guess: str | None = None
+    """``spinodal``: the value of ``vary`` near the fold where Newton's method starts."""
+
+    def __post_init__(self):
+        if self.kind not in TRANSITION_KINDS:
+            raise ValueError(f"transition {self.name!r}: kind must be one of "
+                             f"{', '.join(TRANSITION_KINDS)}, got {self.kind!r}")
+        need = {"first-order": 2, "spinodal": 1}.get(self.kind)
+        if need is not None and self.branches and len(self.branches) != need:
+            raise ValueError(f"transition {self.name!r}: a {self.kind} transition has {need} "
+                             f"branch(es), got {len(self.branches)}")
+        for b in self.branches:
+            if not isinstance(b, Branch):
+                raise ValueError(f"transition {self.name!r}: branches are Branch records")

@@ -69,7 +69,7 @@ import sympy
 
 from .errors import ParameterError, ReplicaError
 from .problem import (DOMAINS, REQUIRED, Domain, Note, Parameter, Problem, Rule, SameAs,
-                      Schema, Start, System)
+                      Schema, Stability, Start, System, REPLICON)
 from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFamily,
                               SpectralFunction, spectral_family)
 from .symbolic.gaussian import GaussianIntegral, gauss
@@ -81,31 +81,6 @@ __all__ = ["SaddlePointModel", "FixedPointModel", "ModelError", "load_model_file
            "DOMAINS", "Domain", "Note", "Alias", "avg", "gauss", "GaussianIntegral",
            "implicit_root", "ImplicitRoot",
            "LAMBDA_I", "MU_I", "spectral_family", "Stability"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Stability:
-    r"""The stability of a model's replica-symmetric saddle point, declared with the model
-    (``SaddlePointModel(..., stability=Stability(...))``).
-
-    * ``replicon``: a SymPy expression in the unknowns and parameters, the replicon eigenvalue
-      (de Almeida--Thouless): the replica-symmetric solution is locally stable where it is
-      positive, and the AT line is where it vanishes;
-    * ``exact``: when there is no replicon to evaluate, the reason replica symmetry is exact (e.g.
-      a strictly convex estimation problem, whose minimiser is unique), stated in words;
-    * ``source``: where the replicon comes from (derived from the declaration, or stated with its
-      reference).
-
-    One of ``replicon`` and ``exact`` is given."""
-
-    replicon: object = None
-    exact: str = ""
-    source: str = ""
-
-    def __post_init__(self):
-        if (self.replicon is None) == (not self.exact):
-            raise ModelError("Stability needs exactly one of replicon= (an expression) and "
-                             "exact= (the reason replica symmetry is exact)")
 
 
 class ModelError(ReplicaError, ValueError):
@@ -177,6 +152,8 @@ class _Declared:
                 raise ModelError(f"model {name!r}: spectral[{fam.name}] must be a closed form "
                                  "(a function of z) or StieltjesOf(...)")
         self.observables = self._flatten_observables(observables or {})
+        if stability is not None and stability.replicon is not None:
+            self._add_reported("stability", REPLICON, stability.replicon, "the replicon")
         self.start_values = dict(start or {})
         self.rules = tuple(rules)
         self.notes = tuple(n if isinstance(n, Note) else Note(str(n)) for n in notes)
@@ -193,6 +170,24 @@ class _Declared:
         self._check_defaults()
 
     # -- declaration checks ---------------------------------------------------------------------
+    def _add_reported(self, group: str, name: str, expr, what: str):
+        """Report ``expr`` as the value ``name`` in ``group`` (created after the declared
+        groups), unless the model already reports the same expression under that name; a
+        different expression under that name is a :class:`ModelError`."""
+        try:
+            expr = sympy.sympify(expr)
+        except (sympy.SympifyError, TypeError):
+            raise ModelError(f"model {self.name!r}: {what} is not an expression: "
+                             f"{expr!r}") from None
+        for members in self.observables.values():
+            if name in members:
+                if members[name] != expr:
+                    raise ModelError(f"model {self.name!r}: the observable {name!r} is not "
+                                     f"{what}; {what} is reported under that name (rename the "
+                                     "observable)")
+                return
+        self.observables.setdefault(group, {})[name] = expr
+
     def _flatten_observables(self, observables) -> dict:
         """``{group: {name: expr}}`` from a flat ``{name: expr}`` (group ``observables``) or
         nested groups."""
@@ -337,7 +332,8 @@ class _Declared:
             raise ModelError(f"model {self.name!r}: name(s) {_names(dup)} reported twice")
         return Problem(self.name, self.schema, title=self.title, description=self.description,
                        variants=[(self.variant, None)], systems=lambda v: system_builder(),
-                       groups=groups, notes=self.notes, guard_digits=self.guard_digits)
+                       groups=groups, notes=self.notes, guard_digits=self.guard_digits,
+                       stability=self.stability)
 
     def _start(self, unknowns) -> Start:
         extra = set(self.start_values) - set(unknowns)
@@ -367,13 +363,33 @@ class SaddlePointModel(_Declared):
     for the float64 iteration. ``derivation``: an object with ``steps()`` and ``free_energy()``
     (e.g. :mod:`replica.derivations.gaussian_ridge`) that computes the free energy from the model;
     the appendix then starts there and checks that it equals ``free_energy``. ``stability``: a
-    :class:`Stability` record (the replicon, or why replica symmetry is exact). The remaining
-    keywords are those of :class:`FixedPointModel`.
+    :class:`Stability` record (the replicon, or why replica symmetry is exact); a replicon is
+    reported as the value ``replicon`` (group ``stability``), and ``replica solve`` says whether
+    the solution is stable.
+
+    The free energy's value at the saddle point, :math:`\Phi(\theta^*, \hat\theta^*)`, is
+    reported automatically as the value ``free_energy_name`` (default ``free_energy``) in the
+    group ``free_energy`` (a declared observable of that name must be the same expression).
+    ``extremum``: which of several solutions at the same parameters is the equilibrium one --
+    ``"min"`` (default; a free energy :math:`f = -\log Z/(\beta N)`, smallest wins) or
+    ``"max"`` (a free entropy or log-volume :math:`\log Z/N`, largest wins); ``replica solve
+    --start`` and ``replica transition --kind first-order`` use it. The remaining keywords are
+    those of :class:`FixedPointModel`.
     """
 
     def __init__(self, name: str, *, free_energy, pairs: Sequence, parameters,
-                 derivation=None, **kw):
+                 derivation=None, extremum: str = "min", free_energy_name: str = "free_energy",
+                 **kw):
         super().__init__(name, parameters=parameters, **kw)
+        if extremum not in ("min", "max"):
+            raise ModelError(f"model {name!r}: extremum= is 'min' (a free energy: the "
+                             "equilibrium solution has the smallest) or 'max' (a free entropy "
+                             f"or log-volume: the largest), got {extremum!r}")
+        if not isinstance(free_energy_name, str) or not free_energy_name.isidentifier():
+            raise ModelError(f"model {name!r}: free_energy_name= must be an identifier, got "
+                             f"{free_energy_name!r}")
+        self.extremum = extremum
+        self.free_energy_name = free_energy_name
         if derivation is not None and not (callable(getattr(derivation, "steps", None))
                                            and callable(getattr(derivation, "free_energy",
                                                                 None))):
@@ -384,6 +400,9 @@ class SaddlePointModel(_Declared):
             self.free_energy = sympy.sympify(free_energy)
         except (sympy.SympifyError, TypeError):
             raise ModelError(f"model {name!r}: the free energy is not a SymPy expression")
+        # the free energy's value at the saddle point is reported like an observable
+        self._add_reported("free_energy", free_energy_name, self.free_energy,
+                           "the free energy")
         try:
             pairs = [(sympy.sympify(a), sympy.sympify(b)) for a, b in pairs]
         except (TypeError, ValueError):
@@ -439,6 +458,8 @@ class SaddlePointModel(_Declared):
         self.problem.saddle_point = S
         self.problem.model = self
         self.problem.symbol_names = self.symbol_names
+        self.problem.free_energy = self.free_energy_name
+        self.problem.extremum = self.extremum
 
     @functools.cached_property
     def closed_map(self):
@@ -479,11 +500,28 @@ class FixedPointModel(_Declared):
     ``aliases`` (``(symbol, expression)``: evaluated first), ``spectral`` (closed forms or
     :class:`StieltjesOf` for abstract spectral functions), ``spectrum`` (the covariance
     parameter(s) of the averages), ``rules``, ``notes``, ``admissible`` (``(expression,
-    description)`` that must be positive at a solution), ``title``, ``symbol_names``."""
+    description)`` that must be positive at a solution), ``title``, ``symbol_names``,
+    ``stability`` (a :class:`Stability` record). ``free_energy`` (optional): the free energy
+    whose stationarity conditions the equations are, *stated* by the model (not checked against
+    the equations), reported as ``free_energy_name`` (default ``free_energy``) in the group
+    ``free_energy``; ``extremum`` (``"min"`` or ``"max"``) as for :class:`SaddlePointModel`.
+    Without ``free_energy`` no free energy is reported."""
 
     def __init__(self, name: str, *, parameters, equations: Mapping | None = None,
-                 residuals: Sequence | None = None, unknowns: Sequence | None = None, **kw):
+                 residuals: Sequence | None = None, unknowns: Sequence | None = None,
+                 free_energy=None, extremum: str = "min", free_energy_name: str = "free_energy",
+                 **kw):
         super().__init__(name, parameters=parameters, **kw)
+        if extremum not in ("min", "max"):
+            raise ModelError(f"model {name!r}: extremum= is 'min' or 'max', got {extremum!r}")
+        if not isinstance(free_energy_name, str) or not free_energy_name.isidentifier():
+            raise ModelError(f"model {name!r}: free_energy_name= must be an identifier, got "
+                             f"{free_energy_name!r}")
+        self.extremum = extremum
+        self.free_energy = None if free_energy is None else sympy.sympify(free_energy)
+        self.free_energy_name = None if free_energy is None else free_energy_name
+        if free_energy is not None:
+            self._add_reported("free_energy", free_energy_name, free_energy, "the free energy")
         if (equations is None) == (residuals is None):
             raise ModelError(f"model {name!r}: give either equations={{x: rhs}} or residuals=[...]")
         if equations is not None:
@@ -529,6 +567,8 @@ class FixedPointModel(_Declared):
         self.problem.saddle_point = None
         self.problem.model = self
         self.problem.symbol_names = self.symbol_names
+        self.problem.free_energy = self.free_energy_name
+        self.problem.extremum = self.extremum
 
     def _system(self) -> System:
         params = tuple(self.symbols[n] for n in self.schema.names if n in self.symbols)

@@ -449,6 +449,47 @@ class System:
             raise ValueError("a System has either fixed_point or residuals")
 
 
+#: The name under which a declared replicon is reported (group ``stability``).
+REPLICON = "replicon"
+
+
+@dataclasses.dataclass(frozen=True)
+class Stability:
+    r"""The stability of a model's replica-symmetric saddle point, declared with the model
+    (``SaddlePointModel(..., stability=Stability(...))``, or ``Problem(..., stability=...)``).
+
+    * ``replicon``: an expression (SymPy) in the unknowns and parameters, the replicon eigenvalue
+      (de Almeida--Thouless): the replica-symmetric solution is locally stable where it is
+      positive, and the AT line is where it vanishes. A declared model reports it as the value
+      ``replicon`` (group ``stability``), so it has digits like every reported value and can be
+      located (``replica transition --kind level --level 0 --quantity replicon``) and drawn;
+    * ``exact``: when there is no replicon to evaluate, the reason replica symmetry is exact (e.g.
+      a strictly convex estimation problem, whose minimiser is unique), stated in words;
+    * ``source``: where the replicon comes from (derived from the declaration, or stated with its
+      reference).
+
+    One of ``replicon`` and ``exact`` is given (a :class:`~replica.errors.ParameterError`
+    naming ``stability`` otherwise). A plain record: this module imports no SymPy, so a
+    declaration without SymPy (the built-in models) can state ``exact``."""
+
+    replicon: Any = None
+    exact: str = ""
+    source: str = ""
+
+    def __post_init__(self):
+        if (self.replicon is None) == (not self.exact):
+            raise ParameterError("stability", "Stability needs exactly one of replicon= (an "
+                                              "expression) and exact= (the reason replica "
+                                              "symmetry is exact)")
+
+    def describe(self) -> str:
+        """How the stability is obtained, in words: ``replicon (source ...)`` or
+        ``exact: <reason>``."""
+        if self.replicon is None:
+            return f"exact: {self.exact}"
+        return "replicon" + (f" ({self.source})" if self.source else "")
+
+
 @dataclasses.dataclass(frozen=True)
 class Note:
     """A caveat attached to results: ``text``, shown when ``when(params)`` is true and, if given,
@@ -496,6 +537,13 @@ class Problem:
     * ``nonnegative``: names of reported values that cannot be negative at a true solution (the
       mean-squared errors): a float64 point where one is negative is never ``converged``
       (:func:`replica.numerics.driver.solve_float64`).
+    * ``stability``: a :class:`Stability` record (the replicon is then the reported value
+      ``replicon``), or ``None`` (nothing stated: no stability is reported).
+    * ``free_energy``: the name of the reported value that is the free energy at the saddle
+      point (``None``: the problem reports none), and ``extremum``: ``"min"`` when, of several
+      solutions at the same parameters, the equilibrium one has the smallest free energy (a free
+      energy :math:`f = -\\log Z/(\\beta N)`), ``"max"`` when the largest (a free entropy
+      :math:`\\Phi = \\log Z/N`, or a log-volume).
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,
@@ -503,7 +551,9 @@ class Problem:
                  direct: Mapping | None = None, source_files: Sequence[str] = (),
                  description: str = "", guard_digits: int = 5, saddle_point: Any = None,
                  symbol_names: Mapping | None = None, spectrum: Callable | None = None,
-                 cache_salt: str = "", nonnegative: Sequence[str] = ()):
+                 cache_salt: str = "", nonnegative: Sequence[str] = (),
+                 stability: Stability | None = None, free_energy: str | None = None,
+                 extremum: str = "min"):
         self.name = name
         self.schema = schema
         self.title = title
@@ -522,6 +572,13 @@ class Problem:
         self.spectrum = spectrum
         self.model = None
         self.nonnegative = tuple(nonnegative)
+        if stability is not None and not isinstance(stability, Stability):
+            raise ParameterError("stability", "takes a Stability record")
+        self.stability = stability
+        if extremum not in ("min", "max"):
+            raise ParameterError("extremum", f"must be 'min' or 'max', got {extremum!r}")
+        self.free_energy = free_energy
+        self.extremum = extremum
 
     def __repr__(self):
         return f"Problem({self.name!r})"

@@ -39,7 +39,7 @@ from ..numerics.precision import precision
 from ..numerics.result import Status
 
 __all__ = ["Branch", "Crossing", "Fold", "free_energy_crossing", "branch_value", "fold",
-           "exact"]
+           "exact", "declared_branch", "parse_branch", "equilibrium", "follow"]
 
 GUARD = 10
 _TRACE = False
@@ -67,6 +67,126 @@ class Branch:
     start: Mapping | None = None
     accept: Callable[[Mapping], bool] | None = None
     closed_form: Callable[[Any], Any] | None = None
+
+
+_COMPARISONS = ("<=", ">=", "<", ">")
+
+
+def _condition(text: str, option: str):
+    """``(name, op, value)`` of a condition ``NAME < VALUE`` (or ``>``, ``<=``, ``>=``)."""
+    from ..params import parse_exact
+
+    for op in _COMPARISONS:
+        name, sep, value = str(text).partition(op)
+        if sep:
+            name = name.strip()
+            if not name.isidentifier():
+                break
+            return name, op, parse_exact(value.strip(), option)
+    raise ParameterError(option, f"expected a condition NAME < VALUE (or >, <=, >=), got "
+                                 f"{text!r}")
+
+
+def declared_branch(problem, declared, option: str = "--branch") -> Branch:
+    r"""The :class:`Branch` of a plain-data declaration (:class:`replica.capabilities.Branch`):
+    its start values checked against the unknowns of ``problem``, its conditions parsed, and a
+    closed-form free energy parsed by SymPy in the model's parameters and evaluated at the
+    working precision (``sympy.Expr.evalf`` with the exact parameter values substituted). A
+    mistake is a :class:`~replica.errors.ParameterError` naming ``option``."""
+    label = declared.label
+    if declared.free_energy is not None:
+        import sympy
+
+        names = {p.name: sympy.Symbol(p.name) for p in problem.schema.parameters
+                 if not (p.is_covariance or p.is_spec)}
+        try:
+            expr = sympy.sympify(declared.free_energy, locals=dict(names))
+        except (sympy.SympifyError, TypeError, SyntaxError):
+            raise ParameterError(option, f"branch {label!r}: the free energy "
+                                         f"{declared.free_energy!r} is not a formula") from None
+        bad = {str(x) for x in expr.free_symbols} - set(names)
+        if bad:
+            raise ParameterError(option, f"branch {label!r}: the free energy refers to "
+                                         f"{', '.join(sorted(bad))}, which are not parameters")
+
+        def closed_form(params, expr=expr):
+            subs = {names[str(x)]: sympy.Rational(getattr(params, str(x)))
+                    for x in expr.free_symbols}
+            value = expr.evalf(mpmath.mp.dps + 5, subs=subs)
+            if not value.is_real:
+                raise ParameterError(option, f"branch {label!r}: the free energy is not a real "
+                                             "number here")
+            return mpmath.mpf(sympy.Float(value, mpmath.mp.dps + 5)._mpf_)
+
+        return Branch(label, closed_form=closed_form)
+    try:
+        unknowns = set(problem.system(problem.variants[0][0]).unknowns)
+        unknowns = {str(u) for u in unknowns}
+    except Exception:  # noqa: BLE001 - checked again when the branch is solved
+        unknowns = set(declared.start)
+    bad = set(declared.start) - unknowns
+    if bad:
+        raise ParameterError(option, f"branch {label!r}: {', '.join(sorted(bad))} is not an "
+                                     f"unknown of the model ({', '.join(sorted(unknowns))})")
+    from ..params import parse_exact
+
+    start = {k: _mpf(parse_exact(v, option)) for k, v in declared.start.items()}
+    conditions = [_condition(c, option) for c in declared.accept]
+    if not conditions:
+        return Branch(label, start=start)
+
+    def accept(values, conditions=conditions):
+        for name, op, bound in conditions:
+            if name not in values:
+                raise ParameterError(option, f"branch {label!r}: the model reports no value "
+                                             f"{name!r}")
+            v, b = values[name], _mpf(bound)
+            if not {"<": v < b, ">": v > b, "<=": v <= b, ">=": v >= b}[op]:
+                return False
+        return True
+
+    return Branch(label, start=start, accept=accept)
+
+
+def parse_branch(text: str, free_energy: str | None, option: str = "--branch"):
+    """A :class:`replica.capabilities.Branch` from the command line's
+    ``LABEL:ITEM,ITEM,...``: ``NAME=VALUE`` a start value, ``FREE_ENERGY=FORMULA`` (the name of
+    the model's free energy, ``free_energy``) a closed form, ``NAME<VALUE`` (``>``, ``<=``,
+    ``>=``) a condition on a reported value."""
+    from ..capabilities import Branch as Declared
+
+    label, sep, items = str(text).partition(":")
+    label = label.strip()
+    if not sep or not label or not items.strip():
+        raise ParameterError(option, f"expected LABEL:NAME=VALUE[,...], got {text!r}")
+    start, accept, closed = {}, [], None
+    for item in (i.strip() for i in items.split(",")):
+        if not item:
+            continue
+        if any(op in item for op in _COMPARISONS):
+            _condition(item, option)
+            accept.append(item)
+            continue
+        name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not name.isidentifier() or not value.strip():
+            raise ParameterError(option, f"branch {label!r}: expected NAME=VALUE or NAME<VALUE, "
+                                         f"got {item!r}")
+        if free_energy is not None and name == free_energy:
+            closed = value.strip()
+        else:
+            start[name] = value.strip()
+    try:
+        return Declared(label, start=start, accept=tuple(accept), free_energy=closed)
+    except ValueError as exc:
+        raise ParameterError(option, str(exc)) from None
+
+
+def equilibrium(values: Mapping, extremum: str):
+    """The key of ``values`` (free energies by label) of the equilibrium solution: the smallest
+    free energy for ``extremum="min"``, the largest for ``"max"``."""
+    pick = min if extremum == "min" else max
+    return pick(values, key=lambda k: values[k])
 
 
 @dataclasses.dataclass
@@ -219,7 +339,9 @@ class _FoldSystem:
     """The augmented system ``[G(x; p), det dG/dx] = 0`` in ``(x, p)`` and its Jacobian, built
     from a model's system (aliases substituted, evaluation form applied), as evaluators."""
 
-    def __init__(self, problem, variant: str, parameter: str):
+    def __init__(self, problem, variant: str, parameter: str, level=None):
+        """``level``: ``None`` for the fold's ``det dG/dx = 0``; ``(quantity, value)`` for the
+        reported value ``quantity`` equal to ``value`` instead."""
         import sympy
 
         from ..symbolic.codegen import Evaluator
@@ -240,8 +362,22 @@ class _FoldSystem:
         form = system.evaluation_form or (lambda e: e)
         G = [form(g) for g in G]
         p = system.symbols[parameter]
-        J = sympy.Matrix([[sympy.diff(g, u) for u in x] for g in G])
-        D = J.det(method="berkowitz") if len(x) > 1 else J[0, 0]
+        if level is None:
+            J = sympy.Matrix([[sympy.diff(g, u) for u in x] for g in G])
+            D = J.det(method="berkowitz") if len(x) > 1 else J[0, 0]
+        else:
+            quantity, value = level
+            exprs = {}
+            for name, expr, sym in system.report:
+                exprs[sym] = sympy.sympify(expr).xreplace(exprs)
+                if name == quantity:
+                    D = exprs[sym]
+                    break
+            else:
+                raise ParameterError("--quantity", f"the model reports no value {quantity!r}")
+            for sym, expr in reversed(list(system.aliases)):
+                D = D.xreplace({sym: expr})
+            D = form(D) - sympy.Rational(value)
         F = G + [D]
         variables = x + [p]
         self.unknowns = [str(u) for u in x]
@@ -256,17 +392,23 @@ class _FoldSystem:
 
 
 def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None = None,
-         dps: int = 30, maxiter: int = 60) -> Fold:
+         dps: int = 30, maxiter: int = 60, level=None) -> Fold:
     """The fold (spinodal) of the branch through ``start`` (the unknowns' values) near
     ``parameter`` = ``guess``, the other parameters ``fixed``: Newton's method on
     ``[G, det dG/dx] = 0`` in the unknowns and the parameter (module docstring), to ``dps``
     digits, verified by a re-solve at higher precision. Newton runs from the start at 15 digits,
     then from that point at ``dps`` plus guard digits and, for the verification, at half as
-    many digits again."""
+    many digits again.
+
+    ``level = (quantity, value)`` (``value`` exact, e.g. a ``Fraction``) locates instead the
+    point of the branch where the reported value ``quantity`` equals ``value`` -- Newton's
+    method on ``[G(x; p), Q(x; p) - value] = 0``, the same square system with the determinant
+    replaced by the level condition (e.g. the AT line, replicon = 0): no scan of the branch,
+    each step one evaluation of the equations and their exact Jacobian."""
     fixed = dict(fixed or {})
-    params = _params(problem, fixed, parameter, mpmath.mpf(guess))
+    params = _params(problem, fixed, parameter, _mpf(guess))
     variant = problem.variant_of(params)
-    system = _FoldSystem(problem, variant, parameter)
+    system = _FoldSystem(problem, variant, parameter, level)
     m = machine(problem, variant)
     others = dict(zip(m.outline.parameters, m.parameter_values_mp(params)))
 
@@ -341,7 +483,11 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
             raise ConvergenceError("fold: Newton did not converge", tried=f"{maxiter} steps",
                                    status=Status.MAX_ITERATIONS)
 
-    y0 = [mpmath.mpf(start[u]) for u in system.unknowns] + [mpmath.mpf(guess)]
+    missing = set(system.unknowns) - set(start)
+    if missing:
+        raise ParameterError("--branch", f"the branch's start has no value for "
+                                         f"{', '.join(sorted(missing))}")
+    y0 = [_mpf(start[u]) for u in system.unknowns] + [_mpf(guess)]
     rough, iters = solve(15, on_branch(y0, 15))  # the iterations from the start are the cheap ones
     work = dps + GUARD
     y1, more = solve(work, rough)
@@ -350,5 +496,66 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
     iters += more
     digits = min(_agreement(a, b, dps) for a, b in zip(y1, y2))
     point = dict(zip(system.unknowns, y2[:-1]))
+    what = "fold" if level is None else f"point where {level[0]} = {level[1]}"
     return Fold(parameter, y2[-1], point, digits, iters,
-                how=f"agreement of the fold located at {work} and at {hi} digits")
+                how=f"agreement of the {what} located at {work} and at {hi} digits")
+
+
+# ---------------------------------------------------------------------------------------------
+# Continuation: one branch along a parameter
+# ---------------------------------------------------------------------------------------------
+#: The largest relative distance between a continued solution and its extrapolation.
+JUMP = mpmath.mpf(1) / 4
+
+
+def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | None = None,
+           dps: int = 30, progress=None) -> list:
+    r"""Follow one branch of solutions along ``parameter`` through ``values`` (raw values, in
+    order), the other parameters ``fixed``: natural-parameter continuation. The first point is
+    solved by Newton's method from ``start`` (``{unknown: value}``); each next one from the
+    linear extrapolation of the last two solutions (the secant predictor
+    :math:`x_{k+1} pprox x_k + (x_k - x_{k-1})(p_{k+1} - p_k)/(p_k - p_{k-1})`; from the last
+    solution at the second point), so the solve stays on the branch it started on -- a
+    metastable branch included -- as long as the steps are small against the distance to the
+    other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`
+    with ``start=``). Returns ``[(raw value, Result or ConvergenceError)]``; after a point that
+    fails (e.g. past the branch's end, a spinodal), or whose solution is further than
+    :data:`JUMP` (relative, max over the unknowns) from the extrapolation (Newton's method fell
+    back to the declared start, or jumped to another branch), the continuation stops."""
+    from ..numerics.driver import solve_params
+
+    fixed = dict(fixed or {})
+    out = []
+    guess = dict(start)
+    history = []  # (parameter value, {unknown: mpf})
+    for i, raw in enumerate(values):
+        params = problem.schema.parse({**fixed, parameter: raw})
+        x = _mpf(getattr(params, parameter))
+        if len(history) >= 2:
+            (p0, x0), (p1, x1) = history[-2], history[-1]
+            with mpmath.workdps(dps + GUARD):
+                t = (x - p1) / (p1 - p0)
+                guess = {k: x1[k] + (x1[k] - x0[k]) * t for k in x1}
+            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in guess.items()}
+        elif history:
+            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in history[-1][1].items()}
+        try:
+            res = solve_params(problem, params, dps=dps, start=guess)
+        except ConvergenceError as exc:
+            out.append((raw, exc))
+            break
+        with mpmath.workdps(dps + GUARD):
+            jump = max(abs(res.all_values[k] - _mpf(v)) / max(abs(_mpf(v)), mpmath.mpf(1) / 100)
+                       for k, v in guess.items())
+        if history and jump > JUMP:
+            out.append((raw, ConvergenceError(
+                f"the solution at {parameter} = {raw} is {mpmath.nstr(jump, 3)} (relative) "
+                "from the branch's extrapolation: the branch is lost (it ends, or the step is "
+                "too large)", tried="Newton from the extrapolated point",
+                status=Status.STALLED)))
+            break
+        out.append((raw, res))
+        history.append((x, {k: res.all_values[k] for k in guess}))
+        if progress:
+            progress(i + 1, len(values))
+    return out

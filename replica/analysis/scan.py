@@ -51,15 +51,16 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from ..capabilities import TRANSITION_KINDS
+from ..capabilities import SCAN_KINDS
 from ..errors import ConvergenceError, ParameterError
 from ..numerics.driver import solve_float64, solve_params
 from ..numerics.result import Status
 from ..numerics.precision import agreement_digits, precision
 from ..numerics.result import decimal_string
+from ..problem import REPLICON
 from ..params import to_mpf
 
-KINDS = TRANSITION_KINDS
+KINDS = SCAN_KINDS
 #: The kinds located from the shape of Q (its slope or curvature), not from a scalar condition.
 SHAPE_KINDS = ("kink", "crossover")
 
@@ -151,6 +152,32 @@ def _scan_float64(problem, fixed: dict, vary: str, xs: np.ndarray, quantity: str
     return np.where(usable, out[quantity], np.nan)
 
 
+#: At most this many points of a scan that float64 could not solve are solved in mpmath.
+MP_FILL = 16
+
+
+def _fill_mp(problem, fixed_params: dict, vary: str, xs, q, quantity: str):
+    """``q`` with (at most :data:`MP_FILL`, evenly spread) of its non-finite entries (NaN: no
+    float64 solution; an infinity: an overflow) replaced by the
+    value at 15 digits in mpmath (without verification: the scan only brackets; a point that
+    does not converge stays NaN)."""
+    q = np.array(q, dtype=float)
+    missing = np.nonzero(~np.isfinite(q))[0]
+    if len(missing) > MP_FILL:
+        missing = missing[np.unique(np.linspace(0, len(missing) - 1, MP_FILL).round()
+                                    .astype(int))]
+    for i in missing:
+        try:
+            params = problem.schema.parse({**fixed_params, vary: _exact(mpmath.mpf(xs[i]))})
+            with precision(15):
+                r = solve_params(problem, params, dps=15, verify=False)
+            v = r.all_values.get(quantity)
+            q[i] = np.nan if v is None else float(v)
+        except (ConvergenceError, ArithmeticError, ValueError):
+            pass
+    return q
+
+
 def _bracket(xs, q, kind, level):
     """Indices ``(i, j)`` of a float64 bracket of the condition, or a message why there is none."""
     if np.all(np.isnan(q)):
@@ -163,9 +190,10 @@ def _bracket(xs, q, kind, level):
         return (i - 1, i + 1), ""
     f = q - level
     sign = np.sign(f)
-    for i in range(len(xs) - 1):
-        if np.isfinite(f[i]) and np.isfinite(f[i + 1]) and sign[i] * sign[i + 1] < 0:
-            return (i, i + 1), ""
+    finite = np.nonzero(np.isfinite(f))[0]  # consecutive solved points (NaN gaps skipped)
+    for i, j in zip(finite[:-1], finite[1:]):
+        if sign[i] * sign[j] < 0:
+            return (int(i), int(j)), ""
     return None, f"the quantity does not cross {level:.6g} on the interval"
 
 
@@ -284,10 +312,17 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
             res.definition = f"{definition} ({res.definition})"
         return res
     br, why = _bracket(xs, q, kind, float(level) if level is not None else None)
+    scanned = f"float64 scan of {points} points"
+    if br is None and kind == "level" and not np.all(np.isfinite(q)):
+        # float64 solved only part of the interval (a quantity that under- or overflows in
+        # float64, e.g. log H far in the tail): the points it missed are solved in mpmath
+        q = _fill_mp(problem, fixed_params, vary, xs, q, quantity)
+        br, why = _bracket(xs, q, kind, float(level))
+        scanned += (f", the {MP_FILL} points float64 missed (at most) solved at 15 digits in "
+                    "mpmath")
     if br is None:
         raise ConvergenceError(f"{problem.name}: cannot locate the {kind} of {quantity} in "
-                               f"{vary}: {why}", tried=f"float64 scan of {points} points",
-                               status="stalled")
+                               f"{vary}: {why}", tried=scanned, status="stalled")
     works = []
     w1 = int(math.ceil(1.5 * dps)) + 10
     works = [w1, w1 + max(10, w1 // 2)]
@@ -319,7 +354,7 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
         agreement=diff, dps=dps,
         definition=(f"{definition} (the root of {cond_text} on [{lo}, {hi}])" if definition
                     else f"{what} on [{lo}, {hi}]: the root of {cond_text}"),
-        method=(f"float64 scan of {points} points to bracket it; bracketing root finder on "
+        method=(f"{scanned} to bracket it; bracketing root finder on "
                 f"{cond_text} at {works[0]} digits"
                 + (" (derivative by central difference with step 10^-"
                    f"{works[0] // 3}|x|)" if kind != "level" else "")
@@ -467,7 +502,11 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     every reported value to a relative 1e-8; a ``not-verified`` row carries the float64 value,
     which is only a start; other rows carry NaN) and the figure of :func:`plane_figure` as
     ``.png``, ``.pdf`` and ``.svg``, where only converged points are coloured and the others are
-    drawn grey; level sets and maxima use converged points only. With ``level`` the level
+    drawn grey; level sets and maxima use converged points only. When the model declares a
+    replicon (:class:`~replica.problem.Stability`), its values are a column ``replicon`` of the
+    CSV, and the de Almeida--Thouless line, replicon = 0 over the converged points, is drawn
+    (a dotted red line, labelled) and written as ``_at_line.csv`` (columns ``x``, ``y`` names and
+    ``segment``); the path is returned as ``at_line``. With ``level`` the level
     set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
     ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
     along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
@@ -512,11 +551,16 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                           yn: str(Fraction(yv[0]).limit_denominator(10**12))})
     X, Y = np.meshgrid(xv, yv)
     Q = np.full(X.shape, np.nan)
+    stab = getattr(problem, "stability", None)
+    replicon = stab is not None and stab.replicon is not None
+    R = np.full(X.shape, np.nan)
     status = np.full(X.shape, Status.MAX_ITERATIONS.value, dtype=object)
     for j in range(len(yv)):
         out = solve_float64(problem, strict=False, **{**fixed, xn: X[j], yn: Y[j]})
         status[j] = out["status"]
         Q[j] = out[quantity]  # NaN where no float64 value (neither converged nor not-verified)
+        if replicon:
+            R[j] = out[REPLICON]
         if progress:
             progress(j + 1, len(yv))
     conv = status == Status.CONVERGED.value
@@ -524,11 +568,13 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     stem = os.path.join(out_dir, f"{problem.name}_{quantity}_{xn}_{yn}")
     with open(stem + ".csv", "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([xn, yn, quantity, "converged", "status"])
+        w.writerow([xn, yn, quantity] + ([REPLICON] if replicon and quantity != REPLICON
+                                         else []) + ["converged", "status"])
         for j in range(len(yv)):
             for i in range(len(xv)):
-                w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])),
-                            repr(float(Q[j, i])), bool(conv[j, i]), status[j, i]])
+                w.writerow([repr(float(X[j, i])), repr(float(Y[j, i])), repr(float(Q[j, i]))]
+                           + ([repr(float(R[j, i]))] if replicon and quantity != REPLICON
+                              else []) + [bool(conv[j, i]), status[j, i]])
     unsure = ~conv
     Q = np.where(conv, Q, np.nan)  # boundaries and the figure use converged points only
     paths = {"csv": stem + ".csv"}
@@ -555,8 +601,20 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 for px, py in seg:
                     w.writerow([repr(float(px)), repr(float(py)), k])
         paths["boundary"] = stem + "_boundary.csv"
+    at_segments = None
+    if replicon:
+        # the de Almeida-Thouless line: replicon = 0 (converged points only), as a polyline
+        at_segments = level_set(xv, yv, np.where(conv, R, np.nan), 0.0)
+        with open(stem + "_at_line.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow([xn, yn, "segment"])
+            for k, seg in enumerate(at_segments):
+                for px, py in seg:
+                    w.writerow([repr(float(px)), repr(float(py)), k])
+        paths["at_line"] = stem + "_at_line.csv"
     fig = plane_figure(problem, fixed, (xn, xv, xlog), (yn, yv, ylog), Q, quantity,
-                       level=level, level_segments=segments, trace=boundary, unsure=unsure)
+                       level=level, level_segments=segments, trace=boundary, unsure=unsure,
+                       at_segments=at_segments)
     for path in figures.save_figure(fig, stem):
         paths[path.rsplit(".", 1)[1]] = path
     return paths
@@ -575,11 +633,12 @@ def level_set(xv, yv, Q, level: float) -> list:
 
 
 def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, level=None,
-                 level_segments=None, trace=None, unsure=None):
+                 level_segments=None, trace=None, unsure=None, at_segments=None):
     """The figure of :func:`plane`: ``Q[j, i]`` at ``(x values[i], y values[j])`` as a colour map
     (``x``, ``y`` are ``(name, values, log)``), with the level set ``Q = level`` (its polylines
     ``level_segments``, computed by :func:`level_set` when not given) or the traced maxima
     ``trace`` (``[(x, y), ...]``), each named in the legend; log axes carry :math:`10^k` ticks.
+    ``at_segments`` (polylines of replicon = 0) are drawn as the AT line.
     ``unsure`` (a boolean grid like ``Q``) marks the points that are not ``converged``: drawn in
     grey and counted in a legend, never coloured as values. Returns the Figure."""
     from .. import figures
@@ -608,6 +667,11 @@ def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, 
                 ax.plot(seg[:, 0], seg[:, 1], color="k", ls="-", lw=1.5,
                         label=None if k else
                         figures.value_text(quantity, level) + " (level set)")
+        if at_segments:
+            for k, seg in enumerate(at_segments):
+                ax.plot(seg[:, 0], seg[:, 1], color="w", ls="-", lw=3)
+                ax.plot(seg[:, 0], seg[:, 1], color="tab:red", ls=":", lw=2,
+                        label=None if k else "AT line (replicon = 0; RS unstable where < 0)")
         if trace is not None:
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="w", ls="-", lw=3)
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="k", ls="--", lw=1.5,

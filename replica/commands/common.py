@@ -64,6 +64,160 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     return 0
 
 
+def parse_start(text: str, option: str = "--start") -> dict:
+    """``{unknown: value}`` from ``NAME=VALUE[,NAME=VALUE...]`` (each value exact: a decimal or
+    ``p/q``, passed on as a decimal string of 60 digits)."""
+    import mpmath
+
+    from ..params import parse_exact
+
+    out = {}
+    for item in (i.strip() for i in str(text).split(",")):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier() or not value.strip():
+            raise ParameterError(option, f"expected NAME=VALUE[,NAME=VALUE...], got {text!r}")
+        v = parse_exact(value.strip(), option)
+        with mpmath.workdps(80):
+            out[name.strip()] = mpmath.nstr(mpmath.mpf(v.numerator) / v.denominator, 60)
+    return out
+
+
+def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -> int:
+    """Solve ``problem`` at ``raw`` from each start (``NAME=VALUE,...``), report the distinct
+    solutions (two are the same when every unknown agrees to half the verified digits) with
+    their free energies and name the equilibrium one: the smallest free energy, or the largest
+    when the model declares ``extremum="max"`` (a free entropy). Exit 3 when no start
+    converges."""
+    import mpmath
+
+    from ..analysis.first_order import equilibrium
+    from ..errors import ConvergenceError
+    from ..numerics.driver import solve_params
+
+    params = problem.schema.parse(raw)
+    parsed = [parse_start(s) for s in starts]
+    runs = []
+    for text, start in zip(starts, parsed):
+        try:
+            runs.append((text, solve_params(problem, params, dps=dps, start=start), None))
+        except ConvergenceError as exc:
+            runs.append((text, None, exc))
+    unknowns = problem.groups.get("order_parameters", [])
+    distinct = []  # [result, [starts]]
+    for text, res, _ in runs:
+        if res is None:
+            continue
+        for entry in distinct:
+            other = entry[0]
+            tol = mpmath.mpf(10) ** -max(1, min(res.digits or 1, other.digits or 1) // 2)
+            if all(abs(res.all_values[u] - other.all_values[u])
+                   <= tol * max(1, abs(other.all_values[u])) for u in unknowns):
+                entry[1].append(text)
+                break
+        else:
+            distinct.append([res, [text]])
+    fname = problem.free_energy
+    chosen = None
+    if fname is not None and distinct:
+        chosen = equilibrium({i: e[0].all_values[fname] for i, e in enumerate(distinct)},
+                             problem.extremum)
+    failed = [{"start": text, "status": exc.status, "message": str(exc)}
+              for text, res, exc in runs if res is None]
+    data = {"model": problem.name, "params": params.echo(), "dps": dps,
+            "free_energy": fname, "extremum": problem.extremum if fname else None,
+            "equilibrium": chosen,
+            "solutions": [dict(e[0].to_json_dict(), starts=e[1]) for e in distinct],
+            "failed": failed}
+    if as_json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        for i, (res, texts) in enumerate(distinct):
+            mark = "  (equilibrium)" if i == chosen else ""
+            sys.stdout.write(f"solution {i}{mark}, from --start {'; '.join(texts)}:\n")
+            sys.stdout.write(res.to_text())
+        for f in failed:
+            sys.stdout.write(f"from --start {f['start']}: {f['status']} ({f['message']})\n")
+        if fname is None:
+            sys.stdout.write("no free energy is reported: the equilibrium solution is not "
+                             "named\n")
+        elif distinct:
+            word = "largest" if problem.extremum == "max" else "smallest"
+            sys.stdout.write(f"{len(distinct)} distinct solution(s); equilibrium: solution "
+                             f"{chosen} (the {word} {fname})\n")
+    if not distinct:
+        raise ConvergenceError(f"{problem.name}: no start converged",
+                               tried="Newton from " + "; ".join(starts),
+                               status=failed[0]["status"])
+    return 0
+
+
+def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str) -> int:
+    """``replica solve --PARAM V ... --start S --follow NAME:TO[:N]``: the branch through ``S``
+    at the given point, followed along ``NAME`` from its given value to ``TO`` in ``N`` equal
+    steps (:func:`replica.analysis.first_order.follow`), one line (or one JSON result) per
+    value; exit 3 when the continuation stops before ``TO``."""
+    from fractions import Fraction
+
+    from ..analysis.first_order import follow as follow_branch
+    from ..errors import ConvergenceError
+    from ..params import exact_str, parse_exact
+
+    if not starts or len(starts) != 1:
+        raise ParameterError("--follow", "needs exactly one --start (the branch to follow)")
+    parts = [t.strip() for t in str(follow).split(":")]
+    if len(parts) not in (2, 3) or not all(parts):
+        raise ParameterError("--follow", f"expected NAME:TO[:N], got {follow!r}")
+    name = parts[0].replace("-", "_")
+    if name not in problem.schema:
+        raise ParameterError("--follow", f"{name!r} is not a parameter of {problem.name}")
+    params = problem.schema.parse(raw)  # the point where the branch starts, checked first
+    lo = getattr(params, name)
+    hi = parse_exact(parts[1], "--follow")
+    try:
+        n = int(parts[2]) if len(parts) == 3 else 10
+    except ValueError:
+        raise ParameterError("--follow", f"N must be an integer, got {parts[2]!r}") from None
+    if n < 1 or lo == hi:
+        raise ParameterError("--follow", f"needs N >= 1 steps and TO != the given --{name}")
+    values = [exact_str(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / n)
+              for i in range(n + 1)]
+    raw = {k: v for k, v in raw.items() if k != name}
+    start = parse_start(starts[0])
+    points = follow_branch(problem, name, values, start, fixed=raw, dps=dps)
+    fname = problem.free_energy
+    rows = []
+    for value, res in points:
+        if isinstance(res, ConvergenceError):
+            rows.append({name: value, "status": res.status, "message": str(res)})
+        else:
+            rows.append({name: value, **res.to_json_dict()})
+    if as_json:
+        sys.stdout.write(json.dumps({"model": problem.name, "follow": name, "start": starts[0],
+                                     "points": rows}, indent=2) + "\n")
+    else:
+        unknowns = problem.groups.get("order_parameters", [])
+        for (value, res), row in zip(points, rows):
+            if isinstance(res, ConvergenceError):
+                sys.stdout.write(f"{name}={value}: {res.status} ({res}); the branch is lost\n")
+                continue
+            vals = res.to_dict()
+            cells = [f"{u}={vals[u]}" for u in unknowns]
+            if fname is not None:
+                cells.append(f"{fname}={vals[fname]}")
+            st = res.stability_dict()
+            if st is not None and st["replicon"] is not None:
+                cells.append(f"replicon={st['replicon']} "
+                             f"({'stable' if st['stable'] else 'UNSTABLE'})")
+            sys.stdout.write(f"{name}={value}: {res.status.value}, {res.digits} digits; "
+                             + ", ".join(cells) + "\n")
+    if len(points) < len(values) or isinstance(points[-1][1], ConvergenceError):
+        last = points[-1]
+        raise ConvergenceError(f"{problem.name}: the branch from --start {starts[0]} was lost at "
+                               f"{name} = {last[0]}", tried="continuation from the previous "
+                               "solutions", status=getattr(last[1], "status", "stalled"))
+    return 0
+
+
 def _estimate_dense(problem, params, dps: int) -> None:
     """Announce (or refuse, :func:`replica.estimates.check`) a solve whose covariance parameters
     include a dense matrix: its mp eigendecomposition costs about d^3."""

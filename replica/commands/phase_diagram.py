@@ -58,7 +58,9 @@ def register(subparsers):
         _plane_arguments, _run_model_file,
         description="Map a reported quantity over two parameters (float64 grid), written as CSV "
                     "and as a figure (PNG, PDF, SVG), with a level set (--level) or the line of "
-                    "maxima along x (--trace-max), each also written as _boundary.csv.")
+                    "maxima along x (--trace-max), each also written as _boundary.csv; when the "
+                    "model declares a replicon, the de Almeida-Thouless line (replicon = 0) is "
+                    "drawn and written as _at_line.csv.")
     add_model_parsers(models, "phase-diagram", lambda entry: generic)
     return models
 
@@ -110,7 +112,8 @@ def _run_model_file(args):
     problem = args.entry.problem
     x, y = parse_axis(args.x, "--x"), parse_axis(args.y, "--y")
     stem = f"{problem.name}_{args.quantity}_{x[0]}_{y[0]}"
-    check_output_dir(args.out, "--out", [stem + ".csv", stem + "_boundary.csv"]
+    check_output_dir(args.out, "--out", [stem + ".csv", stem + "_boundary.csv",
+                                         stem + "_at_line.csv"]
                      + _figure_files(stem), args.force)
     paths = plane(problem, given_values(args, problem.schema), x, y, args.quantity, args.out,
                   level=args.level,

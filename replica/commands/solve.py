@@ -35,6 +35,18 @@ def register(subparsers):
             entry.schema.add_arguments(sp)
             add_dps(sp)
             _add_certify(sp)
+            sp.add_argument("--start", action="append", default=None,
+                            metavar="NAME=VALUE[,NAME=VALUE...]",
+                            help="solve from this start of Newton's method (a value for every "
+                                 "unknown of the solved system); repeat it to solve from several "
+                                 "starts: the distinct solutions are reported with their free "
+                                 "energies, and the equilibrium one (the smallest free energy, "
+                                 "or the largest free entropy, as the model declares) is named")
+            sp.add_argument("--follow", default=None, metavar="NAME:TO[:N]",
+                            help="with one --start: follow the branch through that start, from "
+                                 "the given value of the parameter NAME to TO in N equal steps "
+                                 "(default 10), each solved from the extrapolation of the "
+                                 "previous solutions (continuation: a ""metastable branch is kept); stops where the branch is lost")
 
         return CommandHook(arguments, _run, description="Solve its equations at one point.")
 
@@ -44,5 +56,17 @@ def register(subparsers):
 
 def _run(args):
     entry = args.entry
-    return run_solve(entry.problem, entry.schema.raw_from_namespace(args), parse_dps(args.dps),
-                     args.json, certify=args.certify)
+    raw = entry.schema.raw_from_namespace(args)
+    if getattr(args, "follow", None):
+        from .common import run_follow
+
+        return run_follow(entry.problem, raw, parse_dps(args.dps), args.json, args.start,
+                          args.follow)
+    if getattr(args, "start", None):
+        from ..errors import ParameterError
+        from .common import run_from_starts
+
+        if args.certify:
+            raise ParameterError("--certify", "is for one solve: drop --start, or --certify")
+        return run_from_starts(entry.problem, raw, parse_dps(args.dps), args.json, args.start)
+    return run_solve(entry.problem, raw, parse_dps(args.dps), args.json, certify=args.certify)

@@ -8,7 +8,13 @@ interior maximum or minimum in one parameter, crosses a level, has a kink (a jum
 or a crossover (an extremum of its curvature), the other parameters fixed
 (:func:`replica.analysis.scan.locate`); the transitions a model file declares
 (``TRANSITIONS = [Transition(...)]``, :class:`replica.capabilities.Transition`) are offered by
-name (``--name NAME``) with their declared settings as defaults.
+name (``--name NAME``) with their declared settings as defaults. From solution branches
+(``--branch``, or a declared transition's :class:`~replica.capabilities.Branch` records;
+:mod:`replica.analysis.first_order`): ``--kind first-order`` (where the free energies of two
+branches cross, the model's free energy by default; the output says which branch is the
+equilibrium one on each side, by the model's declared extremum), ``--kind spinodal`` (where a
+branch ends, Newton's method on the fold system from ``--guess``) and ``--kind level`` with
+``--guess`` and a ``--branch`` (the level on that branch by Newton's method, e.g. the AT line).
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ def register(subparsers):
                     "by the definition printed in the output. Any model (--model PATH, or "
                     "--model NAME for a built-in one): the kink, crossover, maximum, minimum or "
                     "level crossing of a reported quantity in one parameter (--vary, --between, "
-                    "--quantity, --kind), or a transition the model file declares (--name).")
+                    "--quantity, --kind), a first-order transition or spinodal of its solution "
+                    "branches (--kind first-order / spinodal, --branch), or a transition the "
+                    "model file declares (--name).")
     models = p.add_subparsers(dest="model", metavar="MODEL", required=True)
     add_model_parsers(models, "transition", generic)
     return models
@@ -51,8 +59,17 @@ def register(subparsers):
 # ---------------------------------------------------------------------------------------------
 #: The kinds of ``--kind`` (:data:`replica.capabilities.TRANSITION_KINDS`).
 KIND_HELP = ("interior maximum (the default), minimum, crossing of --level, kink (a jump of the "
-             "slope: a non-analytic point) or crossover (the extremum of the curvature, where "
-             "the third derivative vanishes)")
+             "slope: a non-analytic point), crossover (the extremum of the curvature, where "
+             "the third derivative vanishes), first-order (where the free energies of two "
+             "--branch es cross in --between) or spinodal (where the --branch ends, Newton's "
+             "method from --guess)")
+BRANCH_HELP = ("a solution branch, LABEL:ITEM,ITEM,... with items NAME=VALUE (the start of "
+               "Newton's method for the unknown NAME), NAME<VALUE or NAME>VALUE (a condition "
+               "the solution must satisfy) or FREE_ENERGY=FORMULA (the branch's free energy in "
+               "closed form, FREE_ENERGY the model's free-energy name, e.g. "
+               "free_entropy=-log(2)); twice for --kind first-order, once for --kind spinodal "
+               "and for --kind level with --guess (the level located on that branch by "
+               "Newton's method, no scan); repeat the option for each branch")
 
 
 def generic(entry):
@@ -63,7 +80,11 @@ def generic(entry):
         _generic_arguments, _run_generic,
         description="Locate where a reported quantity has an interior maximum or minimum in one "
                     "parameter, crosses a level, has a kink (a jump of its slope) or a crossover "
-                    "(an extremum of its curvature), the other parameters fixed.")
+                    "(an extremum of its curvature), the other parameters fixed; or, from "
+                    "solution branches (--branch), a first-order transition (the free energies "
+                    "of two branches cross), a spinodal (a branch ends) or a level on one branch "
+                    "(e.g. the AT line, --quantity replicon --level 0) by Newton's method from "
+                    "--guess.")
 
 
 def _declared_text(t) -> str:
@@ -91,12 +112,18 @@ def _generic_arguments(sp):
                     help="the parameter to vary" + need)
     sp.add_argument("--between", default=None, metavar="LO,HI", required=required,
                     help="the interval of the varied parameter" + need)
-    sp.add_argument("--quantity", default=None, required=required,
+    sp.add_argument("--quantity", default=None, required=False,
                     help=(f"a reported value: {', '.join(entry.problem.report_names())}"
                           if entry.is_file else
                           "a reported value (see replica solve)") + need)
     sp.add_argument("--kind", default=None, choices=list(TRANSITION_KINDS), help=KIND_HELP)
     sp.add_argument("--level", default=None, help="the level, with --kind level")
+    sp.add_argument("--branch", action="append", default=None, metavar="LABEL:NAME=VALUE,...",
+                    help=BRANCH_HELP)
+    sp.add_argument("--guess", default=None,
+                    help="--kind spinodal, or level on a --branch: the value of the varied "
+                         "parameter where Newton's method starts (default: the middle of "
+                         "--between)")
     sp.add_argument("--points", default="64", help="float64 scan points that bracket it "
                                                    "(default 64)")
     sp.add_argument("--log", action="store_true", help="scan on a logarithmic grid")
@@ -122,6 +149,25 @@ def _settings(args, entry) -> dict:
            "kind": args.kind or (t.kind if t is not None else "max"),
            "level": args.level if args.level is not None else (
                str(t.level) if t is not None and t.level is not None else None)}
+    out["branches"] = list(t.branches) if t is not None else []
+    out["guess"] = args.guess or (t.guess if t is not None else None)
+    if args.branch:
+        from ..analysis.first_order import parse_branch
+
+        out["branches"] = [parse_branch(b, entry.problem.free_energy) for b in args.branch]
+    on_branch = out["kind"] in ("first-order", "spinodal") or (
+        out["kind"] == "level" and out["guess"] is not None and out["branches"])
+    out["on_branch"] = on_branch
+    if out["kind"] == "first-order" and out["quantity"] is None:
+        out["quantity"] = entry.problem.free_energy
+        if out["quantity"] is None:
+            raise ParameterError("--quantity", "the model reports no free energy: name the "
+                                               "reported value whose branches cross")
+    if out["kind"] == "spinodal" and out["quantity"] is None:
+        out["quantity"] = "(fold)"
+    if on_branch and out["kind"] != "first-order" and out["between"] is None \
+            and out["guess"] is not None:
+        out["between"] = f"{out['guess']},{out['guess']}"
     for key in ("vary", "between", "quantity"):
         if out[key] is None:
             names = [d.name for d in entry.transitions]
@@ -148,6 +194,8 @@ def _run_generic(args):
     entry = args.entry
     problem = entry.problem
     s = _settings(args, entry)
+    if s["on_branch"]:
+        return _run_on_branches(args, problem, s)
     res = locate(problem, s["fixed"], s["vary"], s["between"][0], s["between"][1],
                  s["quantity"], kind=s["kind"], level=s["level"], dps=parse_dps(args.dps),
                  points=parse_int(args.points, "--points", minimum=5),
@@ -166,6 +214,110 @@ def _run_generic(args):
         for n in data["notes"]:
             sys.stdout.write(f"  note: {n}\n")
     _exit_unless_converged(res, data)
+    return 0
+
+
+def _run_on_branches(args, problem, s) -> int:
+    """``--kind first-order``, ``spinodal``, or ``level`` on a ``--branch`` from ``--guess``
+    (:mod:`replica.analysis.first_order`): locate, print (text or JSON), exit 3 unless some
+    digit is verified."""
+    from fractions import Fraction
+
+    from ..analysis.first_order import (branch_value, declared_branch, equilibrium,
+                                        free_energy_crossing, fold)
+    from ..errors import ConvergenceError, ParameterError
+    from ..numerics.precision import precision
+    from ..numerics.result import Status, decimal_string
+    from ..params import parse_exact
+
+    kind, vary, fixed = s["kind"], s["vary"], s["fixed"]
+    dps = parse_dps(args.dps)
+    p = problem.schema[vary] if vary in problem.schema else None
+    if p is None:
+        raise ParameterError("--vary", f"{vary!r} is not a parameter of {problem.name}")
+    lo, hi = s["between"]
+    need = 2 if kind == "first-order" else 1
+    if len(s["branches"]) != need:
+        raise ParameterError("--branch", f"--kind {kind} needs {need} branch(es) (--branch "
+                                         f"LABEL:NAME=VALUE,...), got {len(s['branches'])}")
+    branches = [declared_branch(problem, b) for b in s["branches"]]
+    base = problem.schema.parse({**fixed, vary: lo})  # validates the fixed parameters
+    shown = {k: v for k, v in base.echo().items() if k != vary}
+    extra = {}
+    if kind == "first-order":
+        for v in (lo, hi):
+            parse_exact(v, "--between")
+        res = free_energy_crossing(problem, vary, (lo, hi), branches, fixed=fixed,
+                                   value=s["quantity"], dps=dps)
+        value, digits, how = res.value, res.digits, res.how
+        # which branch is the equilibrium one on each side (the model's extremum)
+        side = {}
+        with precision(15):
+            for where, x in (("below", lo), ("above", hi)):
+                params = problem.schema.parse({**fixed, vary: x})
+                f = {}
+                for b in branches:
+                    try:
+                        f[b.label] = branch_value(problem, b, params, s["quantity"])[0]
+                    except ConvergenceError:
+                        pass
+                if f:
+                    side[where] = equilibrium(f, problem.extremum)
+        extra = {"quantity": s["quantity"], "extremum": problem.extremum,
+                 "free_energy": decimal_string(res.free_energy, max(digits, 1)),
+                 "branches": [b.label for b in branches], "equilibrium": side}
+        what = (f"the {s['quantity']} of the branches {branches[0].label!r} and "
+                f"{branches[1].label!r} are equal (first-order transition) on [{lo}, {hi}]")
+    else:
+        b = s["branches"][0]
+        if not b.start:
+            raise ParameterError("--branch", f"branch {b.label!r} needs a start (NAME=VALUE)")
+        guess = s["guess"]
+        if guess is None:
+            guess = str((parse_exact(lo, "--between") + parse_exact(hi, "--between")) / 2)
+        guess_v = parse_exact(guess, "--guess")
+        start = {k: parse_exact(v, "--branch") for k, v in b.start.items()}
+        level = None
+        if kind == "level":
+            if s["level"] is None:
+                raise ParameterError("--level", "is required with --kind level")
+            level = (s["quantity"], Fraction(parse_exact(s["level"], "--level")))
+        res = fold(problem, vary, Fraction(guess_v), start, fixed=fixed, dps=dps, level=level)
+        value, digits, how = res.value, res.digits, res.how
+        with precision(dps + 10):
+            point = {k: decimal_string(v, max(digits, 1)) for k, v in res.point.items()}
+        extra = {"branch": b.label, "guess": guess, "point": point}
+        if kind == "level":
+            extra.update(quantity=s["quantity"], level=s["level"])
+            what = (f"where {s['quantity']} = {s['level']} on the branch {b.label!r} "
+                    "(Newton's method on [equations, quantity - level] in the unknowns and "
+                    f"{vary})")
+        else:
+            what = (f"where the branch {b.label!r} ends (spinodal: the fold of its equations, "
+                    f"det dG/dx = 0, Newton's method in the unknowns and {vary})")
+    status = Status.CONVERGED if digits >= 1 else Status.NO_DIGITS
+    definition = (f"{s['definition']} ({what})" if s["definition"] else what)
+    data = {"model": problem.name, "name": s["name"], "kind": kind, "params": shown,
+            "vary": vary, "location": decimal_string(value, max(digits, 1)), "digits": digits,
+            "dps": dps, "status": status.value, "converged": status.is_result, **extra,
+            "definition": definition, "method": how, "notes": []}
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        params = ", ".join(f"{k}={v}" for k, v in shown.items())
+        title = problem.name + (f": {s['name']}" if s["name"] else "")
+        sys.stdout.write(f"{title} ({params})\n  {vary} = {data['location']}  ({digits} digits; "
+                         f"{status.value})\n  definition: {definition}\n  method: {how}\n")
+        if kind == "first-order" and extra["equilibrium"]:
+            eq = extra["equilibrium"]
+            sys.stdout.write("  equilibrium (" + ("largest" if problem.extremum == "max"
+                                                  else "smallest")
+                             + f" {s['quantity']}): " + ", ".join(
+                                 f"{k} {lo if k == 'below' else hi}: {v}"
+                                 for k, v in eq.items()) + "\n")
+    if not status.is_result:
+        raise ConvergenceError(f"{problem.name}: the located point agrees on no digit with its "
+                               "re-location at higher precision", tried=how, status=status.value)
     return 0
 
 

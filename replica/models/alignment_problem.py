@@ -15,6 +15,7 @@ import mpmath
 
 from ..problem import Direct, Note, Problem
 from .parameters import ALIGNMENT as SCHEMA
+from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
 from .parameters import train_and_test
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
@@ -164,7 +165,8 @@ PROBLEM = Problem(
             "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
                               enclose=cka_inverse_ball)},
     nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"),
-    notes=NOTES, source_files=SOURCE_FILES, guard_digits=5,
+    notes=NOTES + (NO_FREE_ENERGY,), source_files=SOURCE_FILES, guard_digits=5,
     description="Paper A's asymptotic ICL error for arbitrary pretraining and test task "
-                "covariances.")
+                "covariances.",
+    stability=RIDGE_STABILITY)
 """Paper A's theory, declared."""

@@ -11,6 +11,7 @@ import os
 
 from ..problem import Note, Problem
 from .parameters import ISOTROPIC as SCHEMA
+from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
                 for name in ("isotropic.py", "alignment.py", "isotropic_problem.py")]
@@ -40,8 +41,10 @@ PROBLEM = Problem(
     notes=(Note("e_icl from paper B's closed forms; e_scalar/e_misalign split from paper A "
                 "(C = I)"),
            Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
-                "finite-lambda IDG formula)", lambda p: p.lam > 0)),
+                "finite-lambda IDG formula)", lambda p: p.lam > 0),
+           NO_FREE_ENERGY),
     nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg"),
     source_files=SOURCE_FILES, guard_digits=5,
-    description="Paper B's closed forms for isotropic tasks.")
+    description="Paper B's closed forms for isotropic tasks.",
+    stability=RIDGE_STABILITY)
 """Paper B's theory, declared."""

@@ -12,6 +12,7 @@ import os
 
 from ..problem import Note, Problem
 from .parameters import LOWRANK as SCHEMA
+from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
 from .parameters import LOWRANK_ALL_ERROR_KEYS as ALL_ERROR_KEYS
 from .parameters import LOWRANK_PART_KEYS as PART_KEYS
 from .parameters import LOWRANK_REPORTED_ORDER as REPORTED_ORDER
@@ -69,7 +70,8 @@ PROBLEM = Problem(
             "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS}
                               for p_ in ALL_ERROR_KEYS}},
     nonnegative=tuple(ALL_ERROR_KEYS),
-    notes=NOTES, source_files=SOURCE_FILES, saddle_point=_saddle_point,
+    notes=NOTES + (NO_FREE_ENERGY,), source_files=SOURCE_FILES, saddle_point=_saddle_point,
     symbol_names=_symbol_names,
-    description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.")
+    description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.",
+    stability=RIDGE_STABILITY)
 """The low-rank model, declared."""

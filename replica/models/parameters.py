@@ -205,3 +205,24 @@ LOWRANK_REPORT_KEYS = (LOWRANK_REPORTED_ORDER + ("q_perp",) + LOWRANK_ALL_ERROR_
 
 SCHEMAS = {"alignment": ALIGNMENT, "isotropic": ISOTROPIC, "lowrank": LOWRANK}
 """The built-in models' schemas by model name."""
+
+
+# --- what the built-in models state about replica symmetry and the free energy ----------------
+from ..problem import Note, Stability  # noqa: E402  (grouped with what uses it)
+
+RIDGE_STABILITY = Stability(
+    exact="the estimator (linear attention trained by ridge regression) minimises a quadratic "
+          "objective, the squared loss plus a ridge term lambda > 0: strictly convex, so its "
+          "minimiser is unique, the zero-temperature Gibbs measure concentrates on it, two "
+          "replicas coincide and the replica-symmetric saddle point is exact. At lambda = 0 "
+          "(ridgeless) the objective is convex but not strictly; the estimator is the "
+          "minimum-norm minimiser, the lambda -> 0+ limit of the unique ridge minimisers, "
+          "itself unique, so the replica-symmetric description still holds for it",
+    source="stated (convexity), not computed")
+"""The stability the built-in models declare (:class:`~replica.problem.Stability`)."""
+
+NO_FREE_ENERGY = Note(
+    "free energy: not reported (this model is solved from its papers' closed-form equations, "
+    "not from a declared free energy; the unified free energy of replica.derivations.unified "
+    "is in other variables and is not wired to these equations)")
+"""The note of the built-in models on the free energy they do not report."""

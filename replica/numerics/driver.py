@@ -51,7 +51,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..errors import ConvergenceError
+from ..errors import ConvergenceError, ParameterError
 from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
@@ -73,7 +73,7 @@ def solve(problem: Problem, *, dps: int = 30, verify: bool = True, **raw) -> Res
 
 def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool = True,
                  force_mp_start: bool = False, max_guard_rounds: int = MAX_GUARD_ROUNDS,
-                 certify: bool = False) -> Result:
+                 certify: bool = False, start: Mapping | None = None) -> Result:
     """:func:`solve` for validated parameters (``force_mp_start`` skips the float64 start).
 
     ``certify=True`` also proves the result (:func:`replica.numerics.certify.certify_point`):
@@ -81,11 +81,27 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     precision (once more at twice that precision if the enclosures are too wide for ``dps``
     digits); on success the values are the midpoints of their enclosures and ``digits`` is what
     the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
-    certificate says why. Either way :attr:`Result.certificate` holds the certificate."""
+    certificate says why. Either way :attr:`Result.certificate` holds the certificate.
+
+    ``start`` (``{unknown: value}``, every unknown of the solved system): Newton's method
+    starts there instead of at the float64 start (one solution of several, e.g.
+    ``replica solve --start``); the values are exact or decimal strings, read at each
+    working precision."""
     dps = check_dps(dps)
     variant = problem.variant_of(params)
     m = machine(problem, variant)
-    if force_mp_start:
+    given_start = None
+    if start is not None:
+        names = list(m.outline.unknowns)
+        missing = set(names) - set(start)
+        extra = set(start) - set(names)
+        if missing or extra:
+            raise ParameterError("--start", "needs a value for every unknown ("
+                                 + ", ".join(names) + ")" + (
+                                     f"; {', '.join(sorted(extra))} is not one" if extra else ""))
+        given_start = [start[n] for n in names]
+        start, why = given_start, "a start was given"
+    elif force_mp_start:
         start, why = None, "requested"
     else:
         start, why = float64_start(problem, params)
@@ -158,6 +174,10 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     allv = dict(values)
     allv.update(direct)
     notes = problem.notes_for(params, allv)
+    if given_start is not None:
+        notes.append("Newton's method started at the given start ("
+                     + ", ".join(f"{n}={v}" for n, v in zip(m.outline.unknowns, given_start))
+                     + "); where it fails there, the declared start is used")
     if start is None and m.n:
         notes.append(f"float64 start unavailable ({why}); started from the declared start in "
                      "mpmath")
@@ -182,7 +202,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     return Result(model=problem.name, params=params.echo(), dps=dps, groups=groups,
                   status=status, iterations=iters, residual=rep.residual,
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
-                  variant=variant, all_values=allv, certificate=cert)
+                  variant=variant, all_values=allv, certificate=cert,
+                  stability=getattr(problem, "stability", None))
 
 
 def _certificate(problem, m, params, dps, cp, x, start, direct):

@@ -24,6 +24,7 @@ from typing import Any
 
 import mpmath
 
+from ..problem import REPLICON
 from .precision import allow_integer_strings
 
 
@@ -148,6 +149,9 @@ class Result:
     consumer), by name."""
     certificate: Any = None
     """The :class:`~replica.numerics.certify.Certificate` of a certified solve, else ``None``."""
+    stability: Any = None
+    """The problem's :class:`~replica.problem.Stability` record (``None``: nothing stated): with
+    a replicon, its value is the reported value ``replicon``; see :meth:`stability_dict`."""
 
     @property
     def converged(self) -> bool:
@@ -261,13 +265,24 @@ class Result:
                  f"  status {data['status']}; dps {data['dps']}, digits guaranteed: "
                  f"{data['digits']} ({data['digits_how']}); residual {data['residual']}, "
                  f"condition {data['condition']}, iterations {data['iterations']}"]
+        stab = self.stability_dict()
         for group in self.groups:
+            members = {k: v for k, v in data[group].items()
+                       if not (stab is not None and group == "stability" and k in stab)}
+            if not members:
+                continue  # the replicon alone: the stability line below
             lines.append(f"  {group}:")
-            for k, v in data[group].items():
+            for k, v in members.items():
                 if isinstance(v, dict):
                     lines.append(f"    {k}: " + ", ".join(f"{a}={b}" for a, b in v.items()))
                 else:
                     lines.append(f"    {k:<14} {v if v is not None else '(undefined)'}")
+        if stab is not None:
+            word = {True: "stable", False: "UNSTABLE (replica symmetry broken)",
+                    None: "undetermined"}[stab["stable"]]
+            lines.append(f"  stability: RS {word}" + (
+                f", replicon {stab['replicon']}" if stab["replicon"] is not None else "")
+                + f" ({stab['how']})")
         if "certificate" in data:
             c = data["certificate"]
             lines.append(f"  certified: {'yes' if c['certified'] else 'no'} ({c['method']}"
@@ -306,6 +321,24 @@ class Result:
                     out[key] = val
         return out
 
+    def stability_dict(self) -> dict[str, Any] | None:
+        """The ``stability`` object of the JSON output (``None`` when the model states none):
+        ``replicon`` (the replicon eigenvalue with the result's digits, ``None`` when replica
+        symmetry is exact), ``stable`` (the replica-symmetric solution is locally stable: the
+        replicon is positive, or replica symmetry is exact) and ``how`` (``replicon (source)``
+        or ``exact: <reason>``)."""
+        st = self.stability
+        if st is None:
+            return None
+        if st.replicon is None:
+            return {"replicon": None, "stable": True, "how": st.describe()}
+        value = self.all_values.get(REPLICON)
+        if value is None:
+            return {"replicon": None, "stable": None,
+                    "how": st.describe() + "; undefined at this point"}
+        return {"replicon": decimal_string(value, self.carried_digits),
+                "stable": bool(value > 0), "how": st.describe()}
+
     def to_json_dict(self) -> dict[str, Any]:
         ndig = self.digits if self.digits else self.dps
 
@@ -329,6 +362,9 @@ class Result:
         }
         for gname, group in self.groups.items():
             out[gname] = conv(group)
+        stab = self.stability_dict()
+        if stab is not None:
+            out["stability"] = {**out.get("stability", {}), **stab}
         if self.certificate is not None:
             out["certified"] = bool(self.certificate.certified)
             out["certificate"] = self.certificate.to_json_dict(max(ndig, 1))
