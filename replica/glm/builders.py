@@ -86,7 +86,8 @@ from ..modeling import ModelError, Parameter, SaddlePointModel, Stability
 from ..problem import Rule
 from ..symbolic import Step
 from . import calculus
-from .parts import (T, Channel, Loss, PartError, Penalty, Prior, Gaussian)
+from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
+                    Penalty, Prior)
 
 __all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES"]
 
@@ -180,6 +181,17 @@ def _schema(name, parts, parameters: Sequence, alpha: str):
     return records, rules, symbols, notation
 
 
+def _named_part(name, value, table, what):
+    """A part given by its name (``loss="logistic"``): the table's constructor with its default
+    parameter names; an unknown name is a :class:`ModelError` listing the known ones."""
+    if not isinstance(value, str):
+        return value
+    if value not in table:
+        raise ModelError(f"model {name!r}: unknown {what} {value!r} (known: "
+                         f"{', '.join(sorted(table))})")
+    return table[value]()
+
+
 def _check_part(name, value, cls, what):
     if not isinstance(value, cls):
         raise ModelError(f"model {name!r}: {what}= takes a {cls.__name__} (e.g. from "
@@ -235,25 +247,35 @@ def _prior_average(prior: Prior, exprs, point_b, gauss_b):
 
 
 def _check_scalar_max(value, part, Q):
-    """A check: at a few numeric points the closed-form extremum equals a brute-force numeric
-    minimisation of the scalar objective."""
+    """A check: at a few numeric points the closed-form extremum equals a numeric minimisation
+    of the scalar objective (convex: golden-section search on [-30, 30])."""
     def check():
         rnd = {Vhat: sympy.Rational(7, 5), V: sympy.Rational(7, 5)}
         free = (value.free_symbols | Q.free_symbols) - {T, b_, x_, Vhat, V}
         for s in free:
             rnd[s] = sympy.Rational(3, 4)
-        expr = part.pieces
-        loss = sympy.Piecewise(*[(p.expr, T <= p.hi) for p in expr[:-1]] + [(expr[-1].expr,
-                                                                               True)])
+        pieces = part.pieces
+        loss = sympy.Piecewise(*[(p.expr, T <= p.hi) for p in pieces[:-1]]
+                               + [(pieces[-1].expr, True)])
         arg = b_ if b_ in Q.free_symbols else x_
         for xv in (-3, -sympy.Rational(1, 2), sympy.Rational(1, 3), 2):
             F = (Q + loss).xreplace(rnd).xreplace({arg: xv})
-            f = lambda tv: float(F.xreplace({T: tv}))  # noqa: E731
-            grid = [(-6 + 12 * k / 1200) for k in range(1201)]
-            lo = min(f(tv) for tv in grid)
+
+            def f(tv, F=F):
+                return float(F.xreplace({T: sympy.Float(tv, 30)}))
+
+            lo, hi = -30.0, 30.0
+            g = (5 ** 0.5 - 1) / 2
+            for _ in range(90):
+                a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+                if f(a) <= f(b):
+                    hi = b
+                else:
+                    lo = a
+            best = f((lo + hi) / 2)
             closed = value.xreplace(rnd).xreplace({arg: xv})
             closed = -closed if arg == b_ else closed
-            if abs(float(closed) - lo) > 1e-4:
+            if abs(float(closed) - best) > 1e-9:
                 return False
         return True
 
@@ -336,12 +358,15 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     (module docstring), its stability is the replicon. ``parameters``: optional
     :class:`~replica.modeling.Parameter` records replacing the parts' defaults of the same name;
     other keywords go to :class:`~replica.modeling.SaddlePointModel`."""
+    loss = _named_part(name, loss, LOSSES, "loss")
+    penalty = _named_part(name, penalty, PENALTIES, "penalty")
     _check_part(name, loss, Loss, "loss")
     _check_part(name, penalty, Penalty, "penalty")
     _check_part(name, teacher, Teacher, "teacher")
-    _check_part(name, teacher.channel, Channel, "teacher.channel")
-    _check_part(name, teacher.prior, Prior, "teacher.prior")
-    channel, prior = teacher.channel, teacher.prior
+    channel = _named_part(name, teacher.channel, CHANNELS, "channel")
+    prior = _named_part(name, teacher.prior, PRIORS, "prior")
+    _check_part(name, channel, Channel, "teacher.channel")
+    _check_part(name, prior, Prior, "teacher.prior")
     records, rules, symbols, notation = _schema(name, [loss, penalty, channel, prior],
                                                 parameters, alpha)
     al = symbols[alpha]
@@ -549,6 +574,8 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     r"""A :class:`~replica.modeling.SaddlePointModel` for Bayes-optimal inference of the teacher
     (the posterior knows ``prior`` and ``channel``); free entropy derived from the parts (module
     docstring); replica symmetry exact."""
+    prior = _named_part(name, prior, PRIORS, "prior")
+    channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
