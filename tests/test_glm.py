@@ -16,7 +16,7 @@ from replica.derivations.base import run_check
 from replica.glm import (ERM, BayesOptimal, ElasticNet, GaussBernoulli, Gaussian, Hinge, Huber,
                          L1, Linear, Logistic, PartError, Probit, Rademacher, Ridge, Sign,
                          Square, Teacher)
-from replica.glm import calculus
+from replica.glm import calculus, replicon_at
 from replica.glm.builders import b_, x_
 from replica.glm.parts import T
 from replica.modeling import ModelError
@@ -133,7 +133,7 @@ def test_l1_penalty_is_soft_thresholding():
 
 def test_bayes_gaussian_prior_psi_closed_form():
     M = BayesOptimal("bo", prior=Gaussian(), channel=Sign())
-    psi = [s for s in M.derivation.steps() if s.name == "prior_average"][0].objects["psi"].rhs
+    psi = [s for s in M.derivation.steps() if s.name == "glm_prior_average"][0].objects["psi"].rhs
     mh = sympy.Symbol("mhat", positive=True)
     assert sympy.simplify(psi - (mh - sympy.log(1 + mh)) / 2) == 0
     assert M.stability.exact and M.stability.replicon is None
@@ -149,18 +149,6 @@ def test_derivation_steps_checks_pass_and_labels():
 
 
 # -- replica-symmetry stability -----------------------------------------------------------------
-def replicon_at(M, res):
-    from replica.symbolic.codegen import Evaluator
-
-    expr = M.stability.replicon
-    syms = sorted(expr.free_symbols, key=str)
-    with mpmath.workdps(30):
-        vals = {**{k: v for k, v in res.all_values.items()},
-                **{k: mpmath.mpf(sympy.Rational(v).p) / sympy.Rational(v).q
-                   for k, v in res.params.items()}}
-        return Evaluator([expr], syms).mp([vals[str(s)] for s in syms])[0]
-
-
 @pytest.mark.parametrize("alpha,lam", [("1/2", "1/100"), ("1", "1/1000"), ("3", "1/10")])
 def test_replicon_positive_square_ridge_and_equals_stationarity_bound(alpha, lam):
     M = ridge_glm()

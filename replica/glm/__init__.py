@@ -12,12 +12,12 @@ by ``replica equations`` and ``replica appendix``) and the replica-symmetry stab
                 teacher=Teacher(Probit("eta")))
 """
 
-from .builders import ERM, REFERENCES, BayesOptimal, GLMDerivation, Teacher
+from .builders import ERM, REFERENCES, BayesOptimal, GLMDerivation, Teacher, replicon_at
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, Absolute, Channel, ElasticNet,
                     GaussBernoulli, Gaussian, Hinge, Huber, L1, Linear, Logistic, Loss, PartError,
                     Penalty, Prior, Probit, Rademacher, Ridge, Sign, Square)
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES", "Loss", "Penalty",
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES", "replicon_at", "Loss", "Penalty",
            "Channel", "Prior", "PartError", "Square", "Absolute", "Huber", "Logistic", "Hinge",
            "Ridge", "L1", "ElasticNet", "Linear", "Sign", "Probit", "Gaussian", "Rademacher",
            "GaussBernoulli", "LOSSES", "PENALTIES", "CHANNELS", "PRIORS"]

@@ -89,7 +89,7 @@ from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
                     Penalty, Prior)
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES"]
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES", "replicon_at"]
 
 REFERENCES = {
     "erm": "Aubin et al., NeurIPS 2020; Gerace et al., ICML 2020; Loureiro et al., NeurIPS 2021",
@@ -126,7 +126,7 @@ class GLMDerivation:
         self._free_energy = None
 
     def add(self, name, objects, sentence, check=None, stated=""):
-        self._steps.append(Step(name, objects, sentence, check, stated))
+        self._steps.append(Step(f"glm_{name}", objects, sentence, check, stated))
 
     def steps(self) -> tuple:
         return tuple(self._steps)
@@ -623,3 +623,29 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
         stability=Stability(exact="Bayes-optimal inference: the Nishimori identities hold and the "
                             "replica-symmetric formula is exact (" + REFERENCES["bayes"] + ")"),
         **kw)
+
+
+def replicon_at(model, result, dps: int | None = None):
+    r"""The replicon :math:`\lambda_{\rm AT}` of ``model`` (its ``stability.replicon``) at a
+    solved point ``result`` (:func:`replica.solve` or ``model.solve``), evaluated by the engine's
+    code generator at ``dps`` digits (default: the solve's); ``None`` where replica symmetry is
+    exact (no replicon). Positive: the replica-symmetric solution is locally stable."""
+    import mpmath
+
+    from ..symbolic.codegen import Evaluator
+
+    stability = getattr(model, "stability", None)
+    if stability is None or stability.replicon is None:
+        return None
+    expr = sympy.sympify(stability.replicon)
+    syms = sorted(expr.free_symbols, key=str)
+    with mpmath.workdps(dps or result.dps):
+        values = dict(result.all_values)
+        for k, v in result.params.items():
+            r = sympy.Rational(str(v))
+            values[k] = mpmath.mpf(r.p) / r.q
+        missing = [str(s) for s in syms if str(s) not in values]
+        if missing:
+            raise ModelError(f"model {model.name!r}: the solution has no value for "
+                             f"{', '.join(missing)}")
+        return Evaluator([expr], syms).mp([mpmath.mpf(values[str(s)]) for s in syms])[0]
