@@ -210,3 +210,13 @@ def test_equations_shows_derivation_stated_and_derived():
     assert out.returncode == 0, out.stderr
     assert "[stated: proved by Barbier" in out.stdout and "[derived]" in out.stdout
     assert "log(cosh(" in out.stdout  # the Rademacher prior's derived psi
+
+
+@pytest.mark.slow
+def test_hinge_ridge_replicon_is_lambda_V():
+    """Hinge loss: d_omega g_out is 0 or -1/V, so E[(d g)^2] = Vhat/(alpha V) and with
+    V = 1/(lam + Vhat) the replicon is exactly lam V > 0 (marginal in the hard-margin limit)."""
+    M = ERM("hinge", loss=Hinge(), penalty=Ridge("lam"), teacher=Teacher(Sign()))
+    res = M.solve(alpha=2, lam=R(1, 10), dps=15)
+    assert res.converged
+    assert digits(replicon_at(M, res), res.all_values["V"] / 10) >= 12
