@@ -233,3 +233,12 @@ def test_appendix_numeric_fallback_evaluates_gaussian_integrals():
     zz = sympy.Symbol("zz", real=True)
     assert numeric_identity(gauss(sympy.exp(x * zz) * w, zz), w * sympy.exp(x**2 / 2))
     assert not numeric_identity(gauss(sympy.exp(x * zz) * w, zz), w * sympy.exp(x**2))
+
+
+def test_part_parameter_bounds_are_command_line_errors():
+    out = subprocess.run([sys.executable, "-m", "replica", "solve", "--model",
+                          os.path.join(REPO, "examples", "glm_logistic.py"), "--alpha", "2",
+                          "--lam", "1/10", "--eta", "3/2"], capture_output=True, text=True,
+                         cwd=REPO)
+    assert out.returncode == 2
+    assert out.stderr.strip() == "replica: error: --eta: eta must be at most 1"
