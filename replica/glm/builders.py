@@ -320,7 +320,8 @@ def _label_average(loss: Loss, channel: Channel, rho, D: GLMDerivation, fs):
         D.add("label_law", {"residual": sympy.Eq(sympy.Symbol("Delta"), delta)},
               "The residual r = y - omega = u + sigma eps - omega of a training label against the "
               "cavity field is Gaussian; its variance from the covariance of (u, eps, omega).")
-        outs = [calculus.expect(f.xreplace({x_: sympy.sqrt(delta) * z}), z) for f in fs]
+        # the label integrals use xi, the penalty's z: the two never share a bound variable
+        outs = [calculus.expect(f.xreplace({x_: sympy.sqrt(delta) * xi}), xi) for f in fs]
         return outs, {"Delta": delta}
     a, b = channel.latent
     cov = [[rho, 0, m], [0, 1, 0], [m, 0, q]]
