@@ -108,6 +108,7 @@ def test_theory_pages_print_the_declared_equations_and_parameters(site):
 @pytest.mark.slow
 def test_tutorial_examples_and_gallery_are_in_the_site(site):
     assert "ridge regression" in page(site, "tutorial_own_model.html").lower()
+    assert "from a loss and a teacher" in page(site, "tutorial_glm.html").lower()
     examples = page(site, "examples.html")
     for path in sorted((REPO / "examples").glob("*.py")):
         assert path.name in examples

@@ -5,7 +5,8 @@ For a model derived from a free energy (a problem with a
 stationarity condition :math:`\partial f/\partial u = 0` (computed by differentiating the free
 energy), and the fixed-point form (each condition solved for the variable paired with it). For a
 model declared by its equations: the square system each variant solves (fixed-point map or
-residuals, with its aliases). ``systems=True`` adds the solved system of every variant in both
+residuals, with its aliases). A model with a ``derivation`` (e.g. one built by :mod:`replica.glm`)
+shows its steps first, each labelled stated or derived. ``systems=True`` adds the solved system of every variant in both
 cases (for a saddle-point model: the closed map the engine iterates).
 
 Three renderings of the same objects: plain text (``sympy.sstr``), LaTeX (``align*`` environments
@@ -73,6 +74,10 @@ def equation_blocks(problem, systems: bool = False, variant: str | None = None) 
     which Jupyter renders as LaTeX)."""
     S = getattr(problem, "saddle_point", None)
     out = EquationBlocks()
+    model = getattr(problem, "model", None)
+    derivation = getattr(model, "derivation", None)
+    if derivation is not None:
+        out.extend(derivation_blocks(derivation))
     if S is not None:
         out.append(Block("free_energy", "Free energy (extremised over the order parameters and "
                                         "their conjugates)",
@@ -106,6 +111,19 @@ def equation_blocks(problem, systems: bool = False, variant: str | None = None) 
     for b in out:
         b.symbol_names = names
     return out
+
+
+def derivation_blocks(derivation) -> list[Block]:
+    """One block per step of a model's ``derivation`` (how its free energy came from the model),
+    titled with the step's sentence and labelled stated (with the reason) or derived."""
+    blocks = []
+    for step in derivation.steps():
+        eqs = [(e.lhs, e.rhs) for e in step.objects.values() if isinstance(e, sympy.Eq)]
+        if not eqs:
+            continue
+        label = f"[stated: {step.stated}]" if step.stated else "[derived]"
+        blocks.append(Block(f"derivation_{step.name}", f"{step.sentence} {label}", eqs))
+    return blocks
 
 
 def as_text(problem, blocks) -> str:

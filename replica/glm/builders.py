@@ -1,0 +1,652 @@
+r"""Generalised linear models declared from their parts: :func:`ERM` (empirical risk
+minimisation) and :func:`BayesOptimal`, each returning a
+:class:`~replica.modeling.SaddlePointModel` whose free energy is *derived* from the parts.
+
+Setting: :math:`n = \alpha d` samples :math:`x_\mu \sim N(0, I_d)`; a teacher :math:`w^*` with
+i.i.d. entries from the prior :math:`P_0` (second moment :math:`\rho`); labels
+:math:`y_\mu \sim P_{\rm out}(\cdot\,|\,u_\mu)` of the teacher field
+:math:`u_\mu = x_\mu\cdot w^*/\sqrt d` (the channel).
+
+**ERM, stated** (the zero-temperature replica-symmetric free energy of empirical risk
+minimisation :math:`\min_w \sum_\mu\ell(y_\mu, x_\mu\cdot w/\sqrt d) + \sum_i r(w_i)` for a GLM
+with Gaussian i.i.d. covariates: Aubin, Maillard, Barbier, Krzakala, Macris and Zdeborova,
+NeurIPS 2020; Gerace, Loureiro, Krzakala, Mezard and Zdeborova, ICML 2020; Loureiro et al.,
+NeurIPS 2021), in the conventions of ``examples/logistic_regression.py``: with
+:math:`m = w\cdot w^*/d`, :math:`q = |w|^2/d`, the susceptibility :math:`V` and conjugates
+:math:`\hat m, \hat q, \hat V` (pairs :math:`(m, \hat m), (q, \hat V), (V, \hat q)`),
+
+.. math::
+    \Phi = -m\hat m + \tfrac12 q\hat V - \tfrac12 V\hat q + \Psi_w - \alpha\,\mathbb E_{y,\omega}
+           \mathcal M_V(y, \omega),
+
+    \Psi_w = \mathbb E_{w^*, Z}\max_w\big[-\tfrac{\hat V}2 w^2 + (\hat m w^* + \sqrt{\hat q}Z)w
+             - r(w)\big],\qquad
+    \mathcal M_V(y, \omega) = \min_p\Big[\frac{(p - \omega)^2}{2V} + \ell(y, p)\Big],
+
+with :math:`(u, \omega)` jointly Gaussian, :math:`\mathbb Eu^2 = \rho`, :math:`\mathbb Eu\omega = m`,
+:math:`\mathbb E\omega^2 = q`.
+
+**ERM, derived** (by :mod:`replica.glm.calculus`, from the parts): the penalty's inner maximum
+(:math:`-\min_w[\hat Vw^2/2 - bw + r(w)]`, solved piecewise), averaged over each component of the
+prior (a point mass :math:`a`: :math:`b = \hat ma + \sqrt{\hat q}Z`; a Gaussian of variance
+:math:`s^2`: :math:`b = \sqrt{\hat m^2s^2 + \hat q}\,Z`; two symmetric point masses are folded into
+one integral when the maximum is even in :math:`b`); the loss's Moreau envelope (a residual loss
+:math:`\ell(y - p)`: :math:`\mathcal M_V` is the envelope at :math:`r = y - \omega`; a margin loss
+:math:`\ell(yp)`: the envelope at :math:`y\omega`); the label average by Gaussian conditioning
+(the linear channel: :math:`r = u + \sigma\varepsilon - \omega` is Gaussian with the variance
+computed from the covariance; a latent-linear classification channel
+:math:`y = \operatorname{sign}(au + b\varepsilon)`:
+:math:`P(y = 1\,|\,\omega = \sqrt q\xi)` is a Gaussian tail, and the label sum is folded into
+twice the :math:`y = 1` term when :math:`P(1\,|\,-\xi) = 1 - P(1\,|\,\xi)`, checked by SymPy).
+
+**ERM, replica-symmetric stability** (stated: the de Almeida--Thouless condition of convex GLM
+estimation, e.g. Gerace et al. 2020 and Aubin et al. 2020, appendices on the stability of the RS
+solution): the replicon
+
+.. math::  \lambda_{\rm AT} = 1 - \alpha\,\mathbb E_{y,\omega}\big[(\partial_\omega g_{\rm out})^2
+           \big]\;\mathbb E_{w^*, Z}\big[(\partial_b f_w)^2\big],\qquad
+           g_{\rm out} = \frac{\operatorname{prox}(\omega) - \omega}{V},
+
+:math:`f_w(b)` the penalty's maximiser, must be positive. In these conventions the stationarity
+conditions read :math:`V = \mathbb E\,\partial_bf_w` and :math:`\hat V = -\alpha\,\mathbb E\,
+\partial_\omega g_{\rm out}` (Stein's lemma), so the replicon is the same pair of averages with
+the squares inside; by Cauchy--Schwarz :math:`1 - \lambda_{\rm AT} \ge (V\hat V)^2/\alpha`, with
+equality for the square loss with the ridge penalty (the tests check it), where
+:math:`\lambda_{\rm AT} = 1 - \alpha V^2/(1 + V)^2 > 0` for every :math:`\lambda > 0`.
+
+**Bayes-optimal, stated** (Barbier, Krzakala, Macris, Miolane and Zdeborova, PNAS 2019, proved
+there; the conventions of ``examples/perceptron_teacher.py``): the free entropy
+:math:`\Phi = \operatorname{extr}_{m,\hat m}[-\tfrac12m\hat m + \psi_{P_0}(\hat m)
++ \alpha\Psi_{\rm out}(m)]` with
+
+.. math::
+    \psi_{P_0}(\hat m) = \mathbb E_{Z, X_0}\log\int dP_0(x)\,e^{(\sqrt{\hat m}Z + \hat mX_0)x
+        - \hat mx^2/2},\qquad
+    \Psi_{\rm out}(m) = \mathbb E_\xi\sum_y Z_{\rm out}(y, \sqrt m\xi, \rho - m)
+        \log Z_{\rm out}(y, \sqrt m\xi, \rho - m),
+
+:math:`Z_{\rm out}(y, \omega, V) = \mathbb E_w P_{\rm out}(y\,|\,\omega + \sqrt Vw)`.
+**Derived** here: the inner integral per prior component (a Gaussian component by completing the
+square, point masses as exponentials, two symmetric ones as a :math:`\cosh`), its logarithm
+expanded, the outer average per component of :math:`X_0` as above (polynomial terms by their
+moments, the rest a Gaussian integral, symmetric point masses folded when the integrand is even);
+:math:`Z_{\rm out}` by Gaussian conditioning (a Gaussian tail for a latent-linear sign channel, a
+Gaussian density for the linear channel). Replica symmetry is exact there (the Nishimori identities;
+Barbier et al. prove the formula), so its stability record says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+import sympy
+
+from ..modeling import ModelError, Parameter, SaddlePointModel, Stability
+from ..problem import Rule
+from ..symbolic import Step
+from . import calculus
+from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
+                    Penalty, Prior)
+
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES", "replicon_at"]
+
+REFERENCES = {
+    "erm": "Aubin et al., NeurIPS 2020; Gerace et al., ICML 2020; Loureiro et al., NeurIPS 2021",
+    "at": "de Almeida and Thouless 1978; for convex GLM estimation Gerace et al., ICML 2020 and "
+          "Aubin et al., NeurIPS 2020 (stability of the RS solution)",
+    "bayes": "Barbier, Krzakala, Macris, Miolane and Zdeborova, PNAS 2019",
+}
+
+m, q, V = sympy.symbols("m q V", positive=True)
+mhat, qhat, Vhat = sympy.symbols("mhat qhat Vhat", real=True)
+mhat_pos = sympy.Symbol("mhat", positive=True)
+m_bo = sympy.Symbol("m", positive=True)
+xi, z = sympy.symbols("xi z", real=True)
+b_ = sympy.Symbol("b", real=True)
+x_ = sympy.Symbol("x", real=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Teacher:
+    """The teacher: a ``channel`` and a ``prior`` (default Gaussian)."""
+
+    channel: Channel
+    prior: Prior = dataclasses.field(default_factory=Gaussian)
+
+
+class GLMDerivation:
+    """The record of how a GLM's free energy came from its parts: :meth:`steps` (each a
+    :class:`~replica.symbolic.Step`, stated ones labelled with their reference) and
+    :meth:`free_energy`; what :class:`~replica.modeling.SaddlePointModel` takes as
+    ``derivation=`` (the appendix starts there; ``replica equations`` lists the steps)."""
+
+    def __init__(self):
+        self._steps: list = []
+        self._free_energy = None
+
+    def add(self, name, objects, sentence, check=None, stated=""):
+        self._steps.append(Step(f"glm_{name}", objects, sentence, check, stated))
+
+    def steps(self) -> tuple:
+        return tuple(self._steps)
+
+    def free_energy(self):
+        return self._free_energy
+
+    def table(self) -> list:
+        """``[(description, equation, 'stated' | 'derived')]``, one row per displayed
+        equation."""
+        rows = []
+        for s in self._steps:
+            for eq in s.objects.values():
+                rows.append((s.sentence, eq, "stated" if s.stated else "derived"))
+        return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters
+# ---------------------------------------------------------------------------------------------
+def _schema(name, parts, parameters: Sequence, alpha: str):
+    """The model's Parameter records and rules: ``alpha``, then each part's parameters (the
+    user's records of the same name replace them), and the symbols by name."""
+    if not isinstance(alpha, str) or not alpha.isidentifier():
+        raise ModelError(f"model {name!r}: alpha= names the sample-ratio parameter, got "
+                         f"{alpha!r}")
+    specs = {alpha: ("samples per dimension n/d", "positive", r"\alpha", None)}
+    for part in parts:
+        for p in part.params:
+            old = specs.get(p.name)
+            if old is not None and old[1] != p.domain:
+                raise ModelError(f"model {name!r}: parameter {p.name!r} is used by two parts "
+                                 f"with different domains ({old[1]}, {p.domain})")
+            specs.setdefault(p.name, (p.help, p.domain, p.notation, p.at_most))
+    given = {}
+    for p in parameters:
+        if not isinstance(p, Parameter):
+            raise ModelError(f"model {name!r}: parameters must be Parameter records, got {p!r}")
+        if p.name not in specs:
+            raise ModelError(f"model {name!r}: parameter {p.name!r} is used by no part "
+                             f"(the parts use {', '.join(specs)})")
+        given[p.name] = p
+    records, rules, notation = [], [], {}
+    for n, (help_, domain, tex, at_most) in specs.items():
+        records.append(given.get(n) or Parameter(n, help_, domain=domain, notation=tex))
+        if at_most is not None:
+            rules.append(Rule(n, lambda p, n=n, a=at_most: getattr(p, n) > a,
+                              f"{n} must be at most {at_most}"))
+        notation[n] = tex
+    symbols = {n: sympy.Symbol(n, **({"positive": True} if specs[n][1] == "positive"
+                                       else {"nonnegative": True})) for n in specs}
+    return records, rules, symbols, notation
+
+
+def _named_part(name, value, table, what):
+    """A part given by its name (``loss="logistic"``): the table's constructor with its default
+    parameter names; an unknown name is a :class:`ModelError` listing the known ones."""
+    if not isinstance(value, str):
+        return value
+    if value not in table:
+        raise ModelError(f"model {name!r}: unknown {what} {value!r} (known: "
+                         f"{', '.join(sorted(table))})")
+    return table[value]()
+
+
+def _check_part(name, value, cls, what):
+    if not isinstance(value, cls):
+        raise ModelError(f"model {name!r}: {what}= takes a {cls.__name__} (e.g. from "
+                         f"replica.glm), got {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# ERM
+# ---------------------------------------------------------------------------------------------
+def _penalty_term(penalty: Penalty, prior: Prior, D: GLMDerivation):
+    """``(Psi_w, E[(d_b f_w)^2], f_w)`` from the penalty and the prior."""
+    Q = Vhat * T**2 / 2 - b_ * T
+    mini = calculus.minimise(Q, penalty.pieces, T, b_, name=f"prox_{penalty.name}")
+    value = -mini.value  # max_w [-Vhat w^2/2 + b w - r(w)]
+    slope = mini.slope  # d f_w / d b
+    D.add("penalty_channel",
+          {"max": sympy.Eq(sympy.Function("M_r")(b_), value),
+           "argmax": sympy.Eq(sympy.Function("f_w")(b_), mini.argmin)},
+          "The penalty's scalar problem max over w of -Vhat w^2/2 + b w - r(w), solved by SymPy "
+          "on each piece of the penalty (the stationarity condition is linear there), with the "
+          "argument intervals where each piece's solution is the maximiser.",
+          _check_scalar_max(value, penalty, Q))
+    psi, sq = _prior_average(prior, [value, slope**2], lambda a: mhat * a + sympy.sqrt(qhat) * z,
+                             lambda s2: sympy.sqrt(mhat**2 * s2 + qhat) * z)
+    D.add("prior_average", {"Psi_w": sympy.Eq(sympy.Symbol("Psi_w"), psi)},
+          "The penalty term averaged over the teacher prior and the Gaussian field: b = mhat a + "
+          "sqrt(qhat) Z for a point mass a of the prior, b = sqrt(mhat^2 s^2 + qhat) Z for a "
+          "Gaussian component of variance s^2; polynomial terms by their Gaussian moments, the "
+          "rest as Gaussian integrals (symmetric point masses folded into one when the maximum "
+          "is even in b).")
+    return psi, sq, mini
+
+
+def _prior_average(prior: Prior, exprs, point_b, gauss_b):
+    """``[E f(b)]`` for each ``f`` of ``exprs`` (in ``b_``) over the prior's components."""
+    out = []
+    for f in exprs:
+        total = sympy.Integer(0)
+        points = list(prior.points)
+        even = calculus.is_even(f, b_)
+        while points:
+            w, a = points.pop(0)
+            mirror = [k for k, (w2, a2) in enumerate(points)
+                      if a != 0 and sympy.simplify(a2 + a) == 0 and sympy.simplify(w2 - w) == 0]
+            if even and mirror:  # f(b) at -a equals f at a under z -> -z
+                points.pop(mirror[0])
+                w = 2 * w
+            total += w * calculus.expect(f.xreplace({b_: point_b(a)}), z)
+        for w, s2 in prior.gaussians:
+            total += w * calculus.expect(f.xreplace({b_: gauss_b(s2)}), z)
+        out.append(total)
+    return out
+
+
+def _check_scalar_max(value, part, Q):
+    """A check: at a few numeric points the closed-form extremum equals a numeric minimisation
+    of the scalar objective (convex: golden-section search on [-30, 30])."""
+    def check():
+        rnd = {Vhat: sympy.Rational(7, 5), V: sympy.Rational(7, 5)}
+        free = (value.free_symbols | Q.free_symbols) - {T, b_, x_, Vhat, V}
+        for s in free:
+            rnd[s] = sympy.Rational(3, 4)
+        pieces = part.pieces
+        loss = sympy.Piecewise(*[(p.expr, T <= p.hi) for p in pieces[:-1]]
+                               + [(pieces[-1].expr, True)])
+        arg = b_ if b_ in Q.free_symbols else x_
+        for xv in (-3, -sympy.Rational(1, 2), sympy.Rational(1, 3), 2):
+            F = (Q + loss).xreplace(rnd).xreplace({arg: xv})
+
+            def f(tv, F=F):
+                return float(F.xreplace({T: sympy.Float(tv, 30)}))
+
+            lo, hi = -30.0, 30.0
+            g = (5 ** 0.5 - 1) / 2
+            for _ in range(90):
+                a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+                if f(a) <= f(b):
+                    hi = b
+                else:
+                    lo = a
+            best = f((lo + hi) / 2)
+            closed = value.xreplace(rnd).xreplace({arg: xv})
+            closed = -closed if arg == b_ else closed
+            if abs(float(closed) - best) > 1e-9:
+                return False
+        return True
+
+    return check
+
+
+def _loss_term(loss: Loss, D: GLMDerivation):
+    """The loss's Moreau envelope in its argument ``x_``: a :class:`calculus.Minimiser`."""
+    Q = (T - x_) ** 2 / (2 * V)
+    if loss.smooth is not None:
+        mini = calculus.minimise(Q, (), T, x_, smooth=loss.smooth, bracket=loss.bracket, scale=V,
+                                 name=f"prox_{loss.name}")
+        how = ("has no closed form; it is the root of t - x + V l'(t) = 0 on the bracket the "
+               "loss declares (an implicit function, derivatives by the implicit function "
+               "theorem)")
+        check = None
+    else:
+        mini = calculus.minimise(Q, loss.pieces, T, x_, name=f"prox_{loss.name}")
+        how = "is solved by SymPy on each piece of the loss (linear stationarity condition)"
+        check = _check_scalar_max(mini.value, loss, Q)
+    arg = "the residual r = y - omega" if loss.kind == "residual" else "the margin y omega"
+    D.add("envelope", {"loss": sympy.Eq(sympy.Function("ell")(T), loss.expression()),
+                       "envelope": sympy.Eq(sympy.Function("M_V")(x_), mini.value),
+                       "prox": sympy.Eq(sympy.Function("prox")(x_), mini.argmin)},
+          f"The loss's Moreau envelope min over t of (t - x)^2/(2V) + l(t) at x = {arg}; its "
+          f"minimiser {how}.", check)
+    return mini
+
+
+def _label_average(loss: Loss, channel: Channel, rho, D: GLMDerivation, fs):
+    """``[E_{y, omega} f]`` for each ``f`` (in ``x_``, the envelope's argument)."""
+    if channel.kind == "regression":
+        if loss.kind != "residual":
+            raise ModelError(f"the {loss.name} loss is a classification (margin) loss; the "
+                             f"{channel.name} channel gives real labels (use a residual loss: "
+                             "square, absolute, huber)")
+        # (u, eps, omega) with Var u = rho, Cov(u, omega) = m, Var omega = q
+        cov = [[rho, 0, m], [0, 1, 0], [m, 0, q]]
+        coeffs = [1, channel.noise, -1]  # r = u + sigma eps - omega
+        c = sympy.Matrix(coeffs)
+        delta = sympy.expand((c.T * sympy.Matrix(cov) * c)[0, 0])
+        D.add("label_law", {"residual": sympy.Eq(sympy.Symbol("Delta"), delta)},
+              "The residual r = y - omega = u + sigma eps - omega of a training label against the "
+              "cavity field is Gaussian; its variance from the covariance of (u, eps, omega).")
+        # the label integrals use xi, the penalty's z: the two never share a bound variable
+        outs = [calculus.expect(f.xreplace({x_: sympy.sqrt(delta) * xi}), xi) for f in fs]
+        return outs, {"Delta": delta}
+    a, b = channel.latent
+    cov = [[rho, 0, m], [0, 1, 0], [m, 0, q]]
+    k, v = calculus.conditional_law([a, b, 0], cov, 2)
+    # P(y = 1 | omega = sqrt(q) xi) = P(L > 0 | omega) with L | omega ~ N(k omega, v)
+    den2 = sympy.expand(q * v)
+    P1 = sympy.erfc(-a * m * xi / sympy.sqrt(2 * den2)) / 2 if k != 0 else sympy.Rational(1, 2)
+    symmetric = sympy.simplify(P1.xreplace({xi: -xi}) + P1 - 1) == 0
+    D.add("label_law", {"P1": sympy.Eq(sympy.Symbol("P_1"), P1)},
+          "The label y = sign(a u + b eps) given the cavity field omega = sqrt(q) xi: the latent "
+          "a u + b eps given omega is Gaussian (Gaussian conditioning), so P(y = 1 | xi) is a "
+          "Gaussian tail" + (", and P(y = 1 | -xi) = 1 - P(y = 1 | xi) (checked by SymPy)."
+                             if symmetric else "."))
+    om = sympy.sqrt(q) * xi
+    outs = []
+    for f in fs:
+        if loss.kind == "margin":  # M(y, omega) = envelope at y omega
+            plus, minus = f.xreplace({x_: om}), f.xreplace({x_: -om})
+        else:  # residual at y - omega
+            plus, minus = f.xreplace({x_: 1 - om}), f.xreplace({x_: -1 - om})
+        if symmetric and sympy.expand(minus.xreplace({xi: -xi}) - plus) == 0:
+            # the y = -1 term is the y = 1 term under xi -> -xi; written at -xi, where the
+            # Gaussian tail keeps its relative precision
+            outs.append(2 * calculus.expect((P1 * plus).xreplace({xi: -xi}), xi))
+        else:
+            outs.append(calculus.expect(P1 * plus + (1 - P1) * minus, xi))
+    return outs, {"den2": den2, "a": a, "b": b}
+
+
+def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
+        parameters: Sequence = (), alpha: str = "alpha", title: str = "", start=None,
+        observables=None, **kw) -> SaddlePointModel:
+    r"""A :class:`~replica.modeling.SaddlePointModel` for empirical risk minimisation with
+    ``loss`` and ``penalty`` on data from ``teacher``; its free energy is derived from the parts
+    (module docstring), its stability is the replicon. ``parameters``: optional
+    :class:`~replica.modeling.Parameter` records replacing the parts' defaults of the same name;
+    other keywords go to :class:`~replica.modeling.SaddlePointModel`."""
+    loss = _named_part(name, loss, LOSSES, "loss")
+    penalty = _named_part(name, penalty, PENALTIES, "penalty")
+    _check_part(name, loss, Loss, "loss")
+    _check_part(name, penalty, Penalty, "penalty")
+    _check_part(name, teacher, Teacher, "teacher")
+    channel = _named_part(name, teacher.channel, CHANNELS, "channel")
+    prior = _named_part(name, teacher.prior, PRIORS, "prior")
+    _check_part(name, channel, Channel, "teacher.channel")
+    _check_part(name, prior, Prior, "teacher.prior")
+    records, rules, symbols, notation = _schema(name, [loss, penalty, channel, prior],
+                                                parameters, alpha)
+    al = symbols[alpha]
+    D = GLMDerivation()
+    Psi_w, E_M = sympy.Symbol("Psi_w"), sympy.Symbol("E_M")
+    general = -m * mhat + q * Vhat / 2 - V * qhat / 2 + Psi_w - al * E_M
+    D.add("general_free_energy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), general)},
+          "The replica-symmetric free energy of empirical risk minimisation in a generalised "
+          "linear model with Gaussian covariates at zero temperature (Psi_w the penalty's "
+          "term, E_M the average Moreau envelope of the loss).",
+          stated=f"the general formula, from {REFERENCES['erm']}")
+    rho = prior.second_moment
+    try:
+        psi, fw_sq, _ = _penalty_term(penalty, prior, D)
+        env = _loss_term(loss, D)
+        gprime = (env.slope - 1) / V  # d g_out / d omega
+        (EM, g2, train), info = _label_average(
+            loss, channel, rho, D, [env.value, gprime**2, _loss_at_prox(loss, env)])
+    except (calculus.GLMCalculusError, PartError) as exc:
+        raise ModelError(f"model {name!r}: {exc}") from None
+    except ModelError as exc:
+        raise ModelError(f"model {name!r}: {exc}") from None
+    D.add("energetic", {"E_M": sympy.Eq(E_M, EM)},
+          "The envelope averaged over the label and the cavity field.")
+    phi = general.xreplace({Psi_w: psi, E_M: EM})
+    D._free_energy = phi
+    D.add("free_energy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), phi)},
+          "The free energy assembled from the parts: the model's free energy.")
+    replicon = 1 - al * g2 * fw_sq
+    D.add("replicon", {"lambda_AT": sympy.Eq(sympy.Symbol("lambda_AT"), replicon)},
+          "The replicon (de Almeida-Thouless) eigenvalue, from the derivatives of the loss's "
+          "proximal map (g_out = (prox - omega)/V) and of the penalty's maximiser f_w, averaged "
+          "as the free energy's terms; replica symmetry is locally stable where it is positive.",
+          stated=f"the condition 1 - alpha E[(d g_out)^2] E[(d f_w)^2] > 0, from "
+                 f"{REFERENCES['at']}")
+    # observables (derived from the same pieces)
+    obs = {}
+    if channel.kind == "regression":
+        sigma = channel.noise
+        obs["errors"] = {"test": sympy.expand(rho + sigma**2 - 2 * m + q),
+                         "risk": sympy.expand(rho - 2 * m + q), "train_loss": train}
+        admissible = [(info["Delta"], "the residual variance rho + sigma^2 - 2m + q > 0")]
+    else:
+        a, b = info["a"], info["b"]
+        corr = a * m / sympy.sqrt((a**2 * rho + b**2) * q)
+        obs["errors"] = {"generalisation": sympy.acos(corr) / sympy.pi,
+                         "teacher": sympy.acos(m / sympy.sqrt(rho * q)) / sympy.pi,
+                         "train_loss": train}
+        admissible = [(info["den2"], "a non-degenerate label law (q rho > m^2 for the sign "
+                                     "channel)")]
+    for g, members in (observables or {}).items():
+        obs.setdefault(g, {}).update(members)
+    names = {Vhat: r"\hat V", qhat: r"\hat q", mhat: r"\hat m"}
+    for n, tex in notation.items():
+        if tex:
+            names[symbols[n]] = tex
+    return SaddlePointModel(
+        name, title=title or f"{loss.description} with {penalty.description} penalty on a "
+                             f"{prior.description} ({channel.description})",
+        free_energy=phi, pairs=[(m, mhat), (q, Vhat), (V, qhat)], parameters=records,
+        rules=rules + list(kw.pop("rules", [])), observables=obs,
+        start=start or {m: rho / 2, q: rho / 2 if loss.kind == "residual" else rho, V: 1},
+        positive_unknowns=True, admissible=admissible + list(kw.pop("admissible", [])),
+        symbol_names={**names, **kw.pop("symbol_names", {})}, derivation=D,
+        stability=Stability(replicon=replicon, source="derived from the declared parts: "
+                            "1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (" +
+                            REFERENCES["at"] + ")"), **kw)
+
+
+def _loss_at_prox(loss: Loss, env):
+    r""":math:`\ell` at the proximal point: the training loss of a point with cavity argument x
+    (a training point's output is the proximal map of its cavity field)."""
+    if loss.smooth is not None:
+        return loss.smooth.xreplace({T: env.argmin})
+    # on each region the loss's own piece at the region's minimiser
+    total = sympy.Integer(0)
+    for lo, hi, tk in env.regions:
+        piece = next(p for p in loss.pieces
+                     if _inside(tk, p, lo, hi))
+        total += piece.expr.xreplace({T: tk}) * calculus.indicator(x_, lo, hi)
+    return total
+
+
+def _inside(tk, piece, lo, hi):
+    """Whether the region's minimiser ``tk`` lies in ``piece`` (tested at a finite point of the
+    region, all parameters 1)."""
+    if lo == -sympy.oo and hi == sympy.oo:
+        pt = 0
+    elif lo == -sympy.oo:
+        pt = hi - 1
+    elif hi == sympy.oo:
+        pt = lo + 1
+    else:
+        pt = (lo + hi) / 2
+    val = tk.xreplace({x_: pt})
+    ones = {s: 1 for s in val.free_symbols}
+    val = sympy.nsimplify(val.xreplace(ones))
+    lo_p = piece.lo if piece.lo.is_infinite else piece.lo.xreplace(
+        {s: 1 for s in piece.lo.free_symbols})
+    hi_p = piece.hi if piece.hi.is_infinite else piece.hi.xreplace(
+        {s: 1 for s in piece.hi.free_symbols})
+    return bool(lo_p <= val <= hi_p)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bayes-optimal
+# ---------------------------------------------------------------------------------------------
+def _psi_prior(prior: Prior, D: GLMDerivation):
+    r""":math:`\psi_{P_0}(\hat m)`, derived."""
+    A = mhat_pos
+    x = sympy.Symbol("x", real=True)
+    terms = []
+    points = list(prior.points)
+    while points:
+        w, a = points.pop(0)
+        mirror = [k for k, (w2, a2) in enumerate(points)
+                  if a != 0 and sympy.simplify(a2 + a) == 0 and sympy.simplify(w2 - w) == 0]
+        if mirror:
+            points.pop(mirror[0])
+            terms.append(2 * w * sympy.exp(-A * a**2 / 2) * sympy.cosh(a * b_))
+        else:
+            terms.append(w * sympy.exp(a * b_ - A * a**2 / 2))
+    for w, s2 in prior.gaussians:
+        terms.append(w * calculus.gaussian_exp_integral(
+            -x**2 / (2 * s2) + b_ * x - A * x**2 / 2, x) / sympy.sqrt(2 * sympy.pi * s2))
+    Z0 = sympy.Add(*terms)
+    logZ = sympy.expand(sympy.expand_log(sympy.log(Z0), force=True))
+    D.add("prior_partition", {"Z0": sympy.Eq(sympy.Function("Z_0")(b_), Z0),
+                              "logZ0": sympy.Eq(sympy.log(sympy.Function("Z_0")(b_)), logZ)},
+          "The scalar integral of the prior against exp(b x - mhat x^2/2): a Gaussian component "
+          "by completing the square, point masses as exponentials (two symmetric ones as a "
+          "cosh).", _check_prior_partition(Z0, prior, A))
+    (psi,) = _prior_average(prior, [logZ.xreplace({mhat: A})],
+                            lambda a: A * a + sympy.sqrt(A) * z,
+                            lambda s2: sympy.sqrt(A + A**2 * s2) * z)
+    D.add("prior_average", {"psi": sympy.Eq(sympy.Symbol("psi_P0"), psi)},
+          "Its logarithm averaged over b = sqrt(mhat) Z + mhat X_0 for X_0 from the prior (a "
+          "Gaussian component: b is Gaussian of variance mhat + mhat^2 s^2).")
+    return psi
+
+
+def _check_prior_partition(Z0, prior, A):
+    """At one numeric point the closed form equals the integral (mpmath quadrature) or sum."""
+    def check():
+        import mpmath
+
+        vals = {A: sympy.Rational(3, 2), b_: sympy.Rational(1, 3)}
+        vals.update({s: sympy.Rational(1, 4) for s in Z0.free_symbols - {A, b_}})
+        closed = sympy.N(Z0.xreplace(vals), 30)
+        total = mpmath.mpf(0)
+        Av, bv = mpmath.mpf(3) / 2, mpmath.mpf(1) / 3
+        for w, a in prior.points:
+            total += float(sympy.N(w.xreplace(vals))) * mpmath.exp(
+                float(a) * bv - Av * float(a)**2 / 2)
+        for w, s2 in prior.gaussians:
+            s2v = float(sympy.N(s2.xreplace(vals)))
+            total += float(sympy.N(w.xreplace(vals))) * mpmath.quad(
+                lambda x: mpmath.exp(-x**2 / (2 * s2v) + bv * x - Av * x**2 / 2)
+                / mpmath.sqrt(2 * mpmath.pi * s2v), [-mpmath.inf, mpmath.inf])
+        return abs(closed - total) < 1e-12
+
+    return check
+
+
+def _psi_out(channel: Channel, rho, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)`, derived."""
+    Vv = rho - m_bo
+    if channel.kind == "regression":
+        s2 = Vv + channel.noise**2
+        y = sympy.sqrt(s2) * z  # y - omega given omega
+        logZ = sympy.expand(sympy.expand_log(
+            sympy.log(sympy.exp(-y**2 / (2 * s2)) / sympy.sqrt(2 * sympy.pi * s2)), force=True))
+        out = calculus.expect(logZ, z)
+        D.add("channel_partition", {"Zout": sympy.Eq(sympy.Symbol("Z_out"),
+                                                     sympy.exp(-y**2 / (2 * s2))
+                                                     / sympy.sqrt(2 * sympy.pi * s2))},
+              "The linear channel: Z_out(y, omega, V) is the Gaussian density of y - omega with "
+              "variance V + sigma^2; y given the field is drawn from it (Nishimori), so the "
+              "average of its logarithm is a Gaussian moment.")
+    else:
+        a, b = channel.latent
+        # L = a(omega + sqrt(V) w) + b eps given omega = sqrt(m) xi
+        var = sympy.expand(a**2 * Vv + b**2)
+        Z1 = sympy.erfc(-a * sympy.sqrt(m_bo) * xi / sympy.sqrt(2 * var)) / 2
+        symmetric = sympy.simplify(Z1.xreplace({xi: -xi}) + Z1 - 1) == 0
+        f = Z1 * sympy.log(Z1)
+        if symmetric:  # both labels alike; written at -xi (a tail with full precision)
+            out = 2 * calculus.expect(f.xreplace({xi: -xi}), xi)
+        else:
+            Zm = 1 - Z1
+            out = calculus.expect(f + Zm * sympy.log(Zm), xi)
+        D.add("channel_partition", {"Z1": sympy.Eq(sympy.Symbol("Z_out_1"), Z1)},
+              "The sign channel y = sign(a u + b eps): Z_out(1, omega, V) = P(a(omega + sqrt(V) "
+              "w) + b eps > 0) is the Gaussian tail at -a omega/sqrt(a^2 V + b^2); the two "
+              "labels contribute equally when Z_out(1 | -xi) = 1 - Z_out(1 | xi), checked by "
+              "SymPy.")
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term averaged over the label and the field.")
+    return out
+
+
+def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Sequence = (),
+                 alpha: str = "alpha", title: str = "", start=None, observables=None,
+                 **kw) -> SaddlePointModel:
+    r"""A :class:`~replica.modeling.SaddlePointModel` for Bayes-optimal inference of the teacher
+    (the posterior knows ``prior`` and ``channel``); free entropy derived from the parts (module
+    docstring); replica symmetry exact."""
+    prior = _named_part(name, prior, PRIORS, "prior")
+    channel = _named_part(name, channel, CHANNELS, "channel")
+    _check_part(name, prior, Prior, "prior")
+    _check_part(name, channel, Channel, "channel")
+    records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
+    al = symbols[alpha]
+    D = GLMDerivation()
+    psi_s, out_s = sympy.Symbol("psi_P0"), sympy.Symbol("Psi_out")
+    general = -m_bo * mhat_pos / 2 + psi_s + al * out_s
+    D.add("general_free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), general)},
+          "The replica-symmetric free entropy of Bayes-optimal inference in a generalised linear "
+          "model with Gaussian covariates.",
+          stated=f"proved by {REFERENCES['bayes']}")
+    rho = prior.second_moment
+    try:
+        psi = _psi_prior(prior, D)
+        out = _psi_out(channel, rho, D)
+    except calculus.GLMCalculusError as exc:
+        raise ModelError(f"model {name!r}: {exc}") from None
+    phi = general.xreplace({psi_s: psi, out_s: out})
+    D._free_energy = phi
+    D.add("free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), phi)},
+          "The free entropy assembled from the parts: the model's free energy.")
+    obs = {}
+    if channel.kind == "classification":
+        a, b = channel.latent
+        norm = sympy.sqrt(a**2 * rho + b**2)
+        obs["errors"] = {
+            "bayes": sympy.acos(a * sympy.sqrt(m_bo) / norm) / sympy.pi,
+            "gibbs": sympy.acos(a * m_bo / (norm * sympy.sqrt(rho))) / sympy.pi}
+    else:
+        obs["errors"] = {"mmse": rho - m_bo}
+    obs["free_energy"] = {"free_entropy": phi}
+    for g, members in (observables or {}).items():
+        obs.setdefault(g, {}).update(members)
+    names = {mhat_pos: r"\hat m"}
+    for n, tex in notation.items():
+        if tex:
+            names[symbols[n]] = tex
+    return SaddlePointModel(
+        name, title=title or f"Bayes-optimal {channel.description}, {prior.description} prior",
+        free_energy=phi, pairs=[(m_bo, mhat_pos)], parameters=records,
+        rules=rules + list(kw.pop("rules", [])), observables=obs,
+        start=start or {m_bo: rho / 2}, positive_unknowns=True,
+        admissible=[(rho - m_bo, "m < rho")] + list(kw.pop("admissible", [])),
+        symbol_names={**names, **kw.pop("symbol_names", {})}, derivation=D,
+        stability=Stability(exact="Bayes-optimal inference: the Nishimori identities hold and the "
+                            "replica-symmetric formula is exact (" + REFERENCES["bayes"] + ")"),
+        **kw)
+
+
+def replicon_at(model, result, dps: int | None = None):
+    r"""The replicon :math:`\lambda_{\rm AT}` of ``model`` (its ``stability.replicon``) at a
+    solved point ``result`` (:func:`replica.solve` or ``model.solve``), evaluated by the engine's
+    code generator at ``dps`` digits (default: the solve's); ``None`` where replica symmetry is
+    exact (no replicon). Positive: the replica-symmetric solution is locally stable."""
+    import mpmath
+
+    from ..symbolic.codegen import Evaluator
+
+    stability = getattr(model, "stability", None)
+    if stability is None or stability.replicon is None:
+        return None
+    expr = sympy.sympify(stability.replicon)
+    syms = sorted(expr.free_symbols, key=str)
+    with mpmath.workdps(dps or result.dps):
+        values = dict(result.all_values)
+        for k, v in result.params.items():
+            r = sympy.Rational(str(v))
+            values[k] = mpmath.mpf(r.p) / r.q
+        missing = [str(s) for s in syms if str(s) not in values]
+        if missing:
+            raise ModelError(f"model {model.name!r}: the solution has no value for "
+                             f"{', '.join(missing)}")
+        return Evaluator([expr], syms).mp([mpmath.mpf(values[str(s)]) for s in syms])[0]
