@@ -6,9 +6,13 @@ Setting: a teacher :math:`w^* \in \mathbb R^d` with i.i.d. entries from the prio
 :math:`y_\mu = \operatorname{sign}(x_\mu\cdot w^*/\sqrt d)`; the student is the Bayes posterior
 (it knows :math:`P_0` and the channel). In the limit :math:`d \to \infty` the overlap
 :math:`m = \mathbb E\,\hat w\cdot w^*/d` of the posterior mean with the teacher equals its
-self-overlap :math:`q` (Nishimori), and the generalisation error of the Bayes-optimal
-classifier of a new point is :math:`\varepsilon_g = \arccos(m)/\pi` (the angle between two
-vectors of overlap :math:`m` on the unit sphere, for a Gaussian input).
+self-overlap :math:`q` (Nishimori). For a Gaussian input two directions at angle
+:math:`\theta` disagree on its sign with probability :math:`\theta/\pi`. The Bayes-optimal
+classifier :math:`\operatorname{sign}(\hat w\cdot x)` (the posterior mean) has
+:math:`\cos\theta = m/\sqrt{q\cdot 1} = \sqrt m`, so its error is
+:math:`\varepsilon_{\rm Bayes} = \arccos(\sqrt m)/\pi`; the Gibbs classifier (one sample
+:math:`w` of the posterior, :math:`w\cdot w^*/d = m`, :math:`|w|^2 = d`) errs with
+:math:`\varepsilon_{\rm Gibbs} = \arccos(m)/\pi \ge \varepsilon_{\rm Bayes}`.
 
 **Stated** (the replica-symmetric formula of Barbier, Krzakala, Macris, Miolane and
 Zdeborova, PNAS 2019, proved there for generalised linear models; the Rademacher case is
@@ -43,7 +47,9 @@ tests check the engine's solutions against those forms, solved separately).
 :math:`\psi = (1 - \rho)\psi_{\rm Gauss} + \rho\,\psi_{\rm Rad}`: one of the two priors, never a
 mixture (a mixture prior's :math:`\psi` is not the mixture of the :math:`\psi`'s).
 
-Reported: ``errors.generalisation`` :math:`= \arccos(m)/\pi` and ``free_energy.free_entropy``
+Reported: ``errors.bayes`` :math:`= \arccos(\sqrt m)/\pi`, ``errors.gibbs``
+:math:`= \arccos(m)/\pi` (``errors.generalisation`` is the Gibbs error, as in earlier
+versions of this file, which called it the Bayes-optimal one) and ``free_energy.free_entropy``
 :math:`= \Phi` at the solution. For the Rademacher prior, :math:`m = 1` (perfect recovery) is
 also a solution for every :math:`\alpha`; its free entropy is the limit
 :math:`\hat m \to \infty`: :math:`\psi \to \hat m/2 - \log 2` (as
@@ -120,7 +126,9 @@ MODEL = SaddlePointModel(
                   domain=SpecDomain(parse_prior, describe="gaussian or rademacher"),
                   default="gaussian"),
     ],
-    observables={"errors": {"generalisation": sympy.acos(m) / sympy.pi}},
+    observables={"errors": {"bayes": sympy.acos(sympy.sqrt(m)) / sympy.pi,
+                            "gibbs": sympy.acos(m) / sympy.pi,
+                            "generalisation": sympy.acos(m) / sympy.pi}},
     free_energy_name="free_entropy",  # reported as free_energy.free_entropy
     extremum="max",  # a free entropy: of several solutions the equilibrium one has the largest
     start={m: sympy.Rational(1, 2)},

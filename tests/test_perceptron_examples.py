@@ -147,6 +147,10 @@ def test_teacher_equals_the_published_state_evolution(teacher, prior, alpha):
         assert abs(r["m"] - m) < tol * m, (r["m"], m)
         assert abs(r["mhat"] - mhat) < tol * mhat
         assert abs(r["generalisation"] - mpmath.acos(m) / mpmath.pi) < tol
+        assert abs(r["gibbs"] - mpmath.acos(m) / mpmath.pi) < tol
+        # the posterior mean's direction has cosine m/sqrt(q) = sqrt(m) with the teacher
+        assert abs(r["bayes"] - mpmath.acos(mpmath.sqrt(m)) / mpmath.pi) < tol
+        assert r["bayes"] < r["gibbs"]
         f = free_entropy(m, mhat, a, prior)
         assert abs(r["free_entropy"] - f) < tol * abs(f), (r["free_entropy"], f)
 

@@ -514,7 +514,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     order), the other parameters ``fixed``: natural-parameter continuation. The first point is
     solved by Newton's method from ``start`` (``{unknown: value}``); each next one from the
     linear extrapolation of the last two solutions (the secant predictor
-    :math:`x_{k+1} pprox x_k + (x_k - x_{k-1})(p_{k+1} - p_k)/(p_k - p_{k-1})`; from the last
+    :math:`x_{k+1} \approx x_k + (x_k - x_{k-1})(p_{k+1} - p_k)/(p_k - p_{k-1})`; from the last
     solution at the second point), so the solve stays on the branch it started on -- a
     metastable branch included -- as long as the steps are small against the distance to the
     other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`

@@ -432,6 +432,11 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
         start=start or {m: rho / 2, q: rho / 2 if loss.kind == "residual" else rho, V: 1},
         positive_unknowns=True, admissible=admissible + list(kw.pop("admissible", [])),
         symbol_names={**names, **kw.pop("symbol_names", {})}, derivation=D,
+        # Phi at the saddle point is minus the minimal training objective per dimension (checked
+        # against the ridge estimator on sampled data in tests/test_glm.py): of several
+        # solutions the equilibrium one has the largest Phi
+        free_energy_name=kw.pop("free_energy_name", "minus_training_objective"),
+        extremum=kw.pop("extremum", "max"),
         stability=Stability(replicon=replicon, source="derived from the declared parts: "
                             "1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (" +
                             REFERENCES["at"] + ")"), **kw)
@@ -621,6 +626,8 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
         start=start or {m_bo: rho / 2}, positive_unknowns=True,
         admissible=[(rho - m_bo, "m < rho")] + list(kw.pop("admissible", [])),
         symbol_names={**names, **kw.pop("symbol_names", {})}, derivation=D,
+        free_energy_name=kw.pop("free_energy_name", "free_entropy"),
+        extremum=kw.pop("extremum", "max"),  # a free entropy
         stability=Stability(exact="Bayes-optimal inference: the Nishimori identities hold and the "
                             "replica-symmetric formula is exact (" + REFERENCES["bayes"] + ")"),
         **kw)
