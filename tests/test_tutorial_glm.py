@@ -3,11 +3,11 @@ tutorial): its Python blocks are executed (``# file: NAME`` saves the block as t
 each ``$ replica ...`` command runs in-process with exit status 0, in a temporary folder."""
 
 import os
-import re
 import shlex
 
 import pytest
 
+from doc_blocks import code_blocks
 from replica.cli import main
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -15,8 +15,7 @@ TUTORIAL = os.path.join(REPO, "docs", "tutorial_glm.md")
 
 
 def blocks():
-    text = open(TUTORIAL, encoding="utf-8").read()
-    return re.findall(r"```(python|console)\n(.*?)```", text, flags=re.S)
+    return code_blocks(TUTORIAL)
 
 
 @pytest.mark.slow

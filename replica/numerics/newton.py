@@ -97,6 +97,25 @@ def _ball_solve(Jm, rhs):
     return out if out is not None else mpmath.lu_solve(Jm, rhs)
 
 
+
+NEWTON_TRIED = "Newton with the exact Jacobian and step halving"
+
+
+def stalled(what: str, res, step) -> ConvergenceError:
+    """The error of a Newton iteration whose step halving found no decrease of the residual
+    ``res`` (an ``mpf``) while the step ``step`` is still above the stopping floor."""
+    return ConvergenceError(f"{what}: Newton stalled (residual {mpmath.nstr(res, 3)}, "
+                            f"step {mpmath.nstr(step, 3)})", tried=NEWTON_TRIED,
+                            status=Status.STALLED)
+
+
+def not_converged(what: str, maxiter: int, res) -> ConvergenceError:
+    """The error of a Newton iteration that used its ``maxiter`` steps (last residual ``res``)."""
+    return ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
+                            f"(residual {mpmath.nstr(res, 3)})", tried=NEWTON_TRIED,
+                            status=Status.MAX_ITERATIONS)
+
+
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
               balls: bool = False, condition: bool = True) -> NewtonReport:
     """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
@@ -163,15 +182,9 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             if step <= floor_ok * scale_y:
                 return NewtonReport(as_list(y), it, res,
                                     _condition(Jy, balls) if condition else None)
-            raise ConvergenceError(f"{what}: Newton stalled (residual {mpmath.nstr(res, 3)}, "
-                                   f"step {mpmath.nstr(step, 3)})",
-                                   tried="Newton with the exact Jacobian and step halving",
-                                   status=Status.STALLED)
+            raise stalled(what, res, step)
         y, fy, res = yn, fn, rn
-    raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
-                           f"(residual {mpmath.nstr(res, 3)})",
-                           tried="Newton with the exact Jacobian and step halving",
-                           status=Status.MAX_ITERATIONS)
+    raise not_converged(what, maxiter, res)
 
 
 class BallsNotFinite(ArithmeticError):
@@ -274,16 +287,9 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
         else:
             if step <= (floor_ok * scale_y).mid():
                 return report(y, it, res, Jy)
-            raise ConvergenceError(f"{what}: Newton stalled (residual "
-                                   f"{mpmath.nstr(ball_to_mpf(res), 3)}, step "
-                                   f"{mpmath.nstr(ball_to_mpf(step), 3)})",
-                                   tried="Newton with the exact Jacobian and step halving",
-                                   status=Status.STALLED)
+            raise stalled(what, ball_to_mpf(res), ball_to_mpf(step))
         y, fy, res = yn, fn, rn
-    raise ConvergenceError(f"{what}: Newton did not converge in {maxiter} steps "
-                           f"(residual {mpmath.nstr(ball_to_mpf(res), 3)})",
-                           tried="Newton with the exact Jacobian and step halving",
-                           status=Status.MAX_ITERATIONS)
+    raise not_converged(what, maxiter, ball_to_mpf(res))
 
 
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
