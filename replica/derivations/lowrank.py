@@ -44,7 +44,7 @@ from ..spectra import (lowrank_stieltjes_derivative_expr, lowrank_stieltjes_quad
                        lowrank_stieltjes_tilde_quadratic)
 from ..numerics.machine import evaluate
 from ..symbolic import Step
-from . import finite_size
+from . import finite_size, foundations
 from ..symbolic.saddle import is_zero
 from . import alignment as AD
 from . import lowrank_from_model, lowrank_steps, unified
@@ -716,6 +716,192 @@ def _transition_table():
 
 
 # ---------------------------------------------------------------------------------------------
+# 9. Foundations: why replica symmetry is exact, the order of limits, which extremum
+# ---------------------------------------------------------------------------------------------
+v_dir = sympy.MatrixSymbol("v", AD.P, 1)
+HESSIAN = sympy.MatrixSymbol("nabla2_L", AD.P, AD.P)
+SYMBOL_NAMES[HESSIAN] = r"\nabla^{2}\mathcal{L}"
+RIDGE_HESSIAN = AD.H_design.T * AD.H_design + L.lam * M0_tasks * sympy.Identity(AD.P)
+HESSIAN_FORM = (AD.H_design * v_dir).T * (AD.H_design * v_dir) + \
+    L.lam * M0_tasks * v_dir.T * v_dir
+LIMITS = sympy.Limit(sympy.Limit(sympy.Limit(
+    -expect(sympy.log(Z_beta)) / (beta * L.kappa * D_dim**2), D_dim, sympy.oo), beta, sympy.oo),
+    L.lam, 0, "+")
+LIMIT_LAMBDAS = (4, 6, 8)
+"""The ridges 10^-k of the lambda -> 0+ sequences."""
+TAU_BELOW = dict(GOLDEN[2][0], lam=0)
+"""Golden point 3 (tau = 1/2 < 1) with lambda = 0: below the interpolation threshold."""
+
+
+def _check_rs_exact():
+    """Symbolically, with {n_prompts} = 3 prompts and 2 parameters (design and labels of
+    independent symbols): the Hessian of the ridge objective in the parameters is the displayed
+    Gram matrix plus {lam} {M0_tasks} I, independent of the parameters and of the labels (the
+    objective is exactly quadratic), and its quadratic form is the displayed sum of squares,
+    positive for {lam} > 0. Numerically, on a sampled problem built from the model's prompts
+    ({D} = 4, {L} = 8, 8 prompts for 16 parameters, so the Gram matrix is singular) with ridge
+    1/10, conjugate-gradient minimisations from two independent random starts reach the same
+    parameters (relative distance below 1e-8), which solve the normal equations."""
+    sizes = {AD.n_ctx: 3, AD.P: 2}
+    if not foundations.hessian_matches(RIDGE_OBJECTIVE, AD.gamma, AD.H_design, AD.Y_labels,
+                                       RIDGE_HESSIAN, sizes, AD.explicit, AD.instantiate):
+        return False
+    vals = AD.explicit([AD.H_design, v_dir], sizes)
+    quad = AD.instantiate(v_dir.T * RIDGE_HESSIAN * v_dir, sizes, vals)[0, 0]
+    shown = AD.instantiate(HESSIAN_FORM, sizes, vals)[0, 0]
+    return sympy.expand(quad - shown) == 0 and foundations.unique_minimiser(4, 8, 8, False)
+
+
+@functools.lru_cache(maxsize=None)
+def _lambda_sequence(params_key):
+    params = dict(params_key)
+    return [solve_lowrank(**dict(params, lam=f"1/{10**k}")) for k in LIMIT_LAMBDAS]
+
+
+LIMIT_KEYS = ("q", "m", "chi", "qbar", "chibar", "idg")
+
+
+def _check_order_of_limits():
+    """Above the threshold (golden point 1, {tau} = 9/4, {lam} = 0): the solutions at {lam} =
+    1e-4, 1e-6, 1e-8 approach the zero-ridge closed form of [[lambda0_step]] in q, m, {chi},
+    {qbar}, {chibar} and the IDG error linearly (the distance falls by a factor between 50 and
+    200 per factor 100 in {lam}, and is below 1e-6 at 1e-8). Below it (golden point 3 with {lam}
+    = 0, {tau} = 1/2): the solver finds no admissible solution at {lam} = 0, while q, m and the
+    IDG error at {lam} = 1e-6 and 1e-8 agree to 1e-5 and {lam} {chi}, {lam} {chibar} to a
+    relative 1e-5 ({chi} diverges like 1/{lam}). On sampled problems built from the model's
+    prompts ({D} = 4, {L} = 8; 8 and 64 prompts for 16 parameters) the ridge minimiser tends
+    linearly to the minimum-norm interpolator below the threshold and to the least-squares
+    solution above it, and at zero ridge two minimisations below the threshold from different
+    starts end at different interpolators."""
+    params = GOLDEN[0][0]
+    cf = evaluate(LOWRANK, "lambda0", dps=DPS + 10,
+                  **{k: params[k] for k in ("alpha", "tau", "kappa", "rho", "sigma")})
+    seq = _lambda_sequence(tuple(sorted(params.items())))
+    with precision(DPS):
+        for k in LIMIT_KEYS:
+            dist = [abs(r[k] - cf[k]) for r in seq]
+            if not all(50 * dist[i + 1] < dist[i] < 200 * dist[i + 1] for i in range(2)) or \
+                    dist[-1] > mpmath.mpf(10) ** -6:
+                return False
+    try:
+        solve_lowrank(**TAU_BELOW)
+        return False  # a solution at lambda = 0 below the threshold would contradict the text
+    except Exception:
+        pass
+    below = _lambda_sequence(tuple(sorted(TAU_BELOW.items())))
+    with precision(DPS):
+        a, b = below[-2], below[-1]
+        la, lb = mpmath.mpf(10) ** -LIMIT_LAMBDAS[-2], mpmath.mpf(10) ** -LIMIT_LAMBDAS[-1]
+        if any(abs(a[k] - b[k]) > mpmath.mpf(10) ** -5 for k in ("q", "m", "idg")):
+            return False
+        if any(abs(la * a[k] / (lb * b[k]) - 1) > mpmath.mpf(10) ** -5 for k in ("chi", "chibar")):
+            return False
+    return foundations.ridgeless_limits(4, 8, 8, 64, False)
+
+
+def _limits_table():
+    rows = []
+    for label, params in (("1 (tau = 9/4)", GOLDEN[0][0]), ("3 (tau = 1/2)", TAU_BELOW)):
+        for k, r in zip(LIMIT_LAMBDAS, _lambda_sequence(tuple(sorted(params.items())))):
+            lam_v = sympy.Rational(1, 10**k)
+            with precision(DPS):
+                rows.append((label, lam_v, Value(r["q"], 10), Value(r["idg"], 10),
+                             Value(r["chi"] * mpmath.mpf(lam_v.p) / lam_v.q, 10)))
+    return ValueTable(
+        caption="The ridge tending to zero at golden point 1 (above the interpolation threshold, "
+                "where the limit is the closed form at zero ridge) and at golden point 3 with its "
+                "ridge removed (below the threshold, where the zero-ridge equations have no "
+                "admissible solution): q and the IDG error converge, and chi diverges like "
+                "1/lambda below the threshold. Solved at 30 digits, printed to 10.",
+        columns=("golden point", L.lam, L.q, err_sym["idg"], L.lam * L.chi),
+        rows=tuple(rows), align="lllll")
+
+
+HESSIAN_STEP = 10 ** -8
+
+
+@functools.lru_cache(maxsize=None)
+def saddle_inertia(index: int):
+    """At golden point ``index``: the eigenvalues of the Hessian of the free energy in the ten
+    variables (central differences of step 1e-8 at 30 digits, g from the closed form through the
+    alias z), and those of the reduced Hessian on the order parameters with the conjugates at
+    their stationary values (Schur complement)."""
+    params = GOLDEN[index][0]
+    r = solve_lowrank(**params)
+    var = L.ORDER_PARAMETERS + L.CONJUGATES
+    par = {getattr(L, k): sympy.Rational(str(v)) for k, v in params.items()}
+    zz, g0 = sympy.Symbol("zz", negative=True), sympy.Symbol("_g0")
+    gfun = mp_function([zz, L.kappa, L.rho],
+                       lowrank_stieltjes_derivative_expr(zz, L.kappa, L.rho, 0))
+    fe = L.FREE_ENERGY.subs(par).replace(lambda x: isinstance(x, G[0]), lambda x: g0)
+    ffun = mp_function([g0, L.z] + list(var), fe)
+    zfun = mp_function(list(var), L.Z_DEFINITION.subs(par))
+    with precision(DPS):
+        kap, rh = (mpmath.mpf(par[s].p) / par[s].q for s in (L.kappa, L.rho))
+
+        def f(x):
+            zv = zfun(*x)
+            return ffun(gfun(zv, kap, rh), zv, *x)
+
+        x0 = [r[str(s)] for s in var]
+        h = mpmath.mpf(HESSIAN_STEP)
+        n = len(var)
+        Hm = mpmath.matrix(n, n)
+        for i in range(n):
+            for j in range(i, n):
+                def at(di, dj):
+                    x = list(x0)
+                    x[i] += di
+                    x[j] += dj
+                    return f(x)
+                Hm[i, j] = Hm[j, i] = (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
+        full = sorted(mpmath.eigsy(Hm)[0])
+        k = len(L.ORDER_PARAMETERS)
+        Hoo, Hoc, Hcc = Hm[0:k, 0:k], Hm[0:k, k:n], Hm[k:n, k:n]
+        S = Hoo - Hoc * mpmath.inverse(Hcc) * Hoc.T
+        reduced = sorted(mpmath.eigsy((S + S.T) / 2)[0])
+    return full, reduced
+
+
+def _check_extremum():
+    """At each golden point the Hessian of the free energy in its ten variables (central second
+    differences with step 1e-8 at 30 digits) has five negative and five positive eigenvalues,
+    none smaller in modulus than 1e-3: a non-degenerate saddle of index five, one descending
+    direction per pair of an order parameter and its conjugate. It is not a minimum in the
+    order parameters at stationary conjugates: that reduced Hessian has eigenvalues of both
+    signs. The solved {qhat} and {chi} are positive. The check would fail for a minimum or a
+    maximum (index 0 or 10)."""
+    for i in range(len(GOLDEN)):
+        r = solve_lowrank(**GOLDEN[i][0])
+        if not (r["qhat"] > 0 and r["chi"] > 0):
+            return False
+        full, reduced = saddle_inertia(i)
+        neg = sum(1 for e in full if e < 0)
+        if neg != 5 or min(abs(e) for e in full) < mpmath.mpf(10) ** -3:
+            return False
+        if not (reduced[0] < 0 < reduced[-1]):
+            return False
+    return True
+
+
+def _extremum_table():
+    rows = []
+    for i in range(len(GOLDEN)):
+        full, reduced = saddle_inertia(i)
+        rows.append((f"point {i + 1}", sum(1 for e in full if e < 0),
+                     sum(1 for e in full if e > 0), Value(min(abs(e) for e in full), 3),
+                     sum(1 for e in reduced if e < 0), sum(1 for e in reduced if e > 0)))
+    return ValueTable(
+        caption="Signs of the eigenvalues of the Hessian of the free energy at the golden "
+                "points: negative and positive ones in all ten variables with the smallest "
+                "modulus, and negative and positive ones of the reduced Hessian in the five "
+                "order parameters with the conjugates at their stationary values.",
+        columns=("", "negative", "positive", "smallest modulus", "reduced negative",
+                 "reduced positive"),
+        rows=tuple(rows), align="llllll")
+
+
+# ---------------------------------------------------------------------------------------------
 # The derivation
 # ---------------------------------------------------------------------------------------------
 def _check_order_equations():
@@ -762,6 +948,9 @@ TITLES = {
     "idg_rate_step": "Growth of the IDG error with the context length",
     "series_step": "Large-alpha series on both sides of the transition",
     "transition_step": "The transition at rho = kappa",
+    "rs_exact": "Why replica symmetry is exact",
+    "order_of_limits": "The order of the limits and zero ridge",
+    "which_extremum": "Which extremum",
 }
 TITLES.update(lowrank_from_model.STEP_TITLES)
 TITLES.update(unified.STEP_TITLES)
@@ -1008,6 +1197,52 @@ def derivation() -> Derivation:
              "finite {alpha} smooths ([[transition_step.table]]).",
              _check_kink),
     ), "")
+    s_found = Section("Why the replica-symmetric theory is exact, and in which limit", (
+        Step("rs_exact",
+             {"hessian": eq(HESSIAN, RIDGE_HESSIAN), "form": eq(v_dir.T * HESSIAN * v_dir,
+                                                                HESSIAN_FORM)},
+             "The objective [[lowrank_ridge.objective]] is a quadratic form in {Gamma} whose "
+             "Hessian is the Gram matrix of the design plus {lam} {M0_tasks} I, positive "
+             "definite for {lam} > 0 even when the design has fewer rows than parameters. For "
+             "every sample of the data the minimiser is unique, the Gibbs measure at inverse "
+             "temperature {beta} is a Gaussian centred on it with covariance of order 1/{beta}, and two "
+             "replicas have the overlap of one replica with itself up to {chi}/{beta}: the "
+             "form [[rs_ansatz]] is exact, and as {beta} -> infinity the measure concentrates "
+             "on a single point, so no replica-symmetry breaking can occur.",
+             _check_rs_exact,
+             stated="the replica-symmetric saddle of the disorder-averaged free energy is taken "
+                    "to be the one that describes the unique minimiser; its stability against "
+                    "replicon fluctuations is not computed, since a unique minimiser for every "
+                    "sample leaves the overlap of two replicas no room to fluctuate"),
+        Step("order_of_limits",
+             {"f": eq(f_sym, LIMITS), "table": _limits_table()},
+             "The dimension grows first, with {alpha}, {tau}, {kappa} and {rho} fixed; then "
+             "{beta} -> infinity selects the minimiser of the training cost; then {lam} -> 0+. "
+             "The zero-ridge formulas are this last limit of the formulas at {lam} > 0: above "
+             "the interpolation threshold ({tau} > 1, more prompts than the {D}^2 parameters) "
+             "the limit is the unique least-squares solution and the closed form "
+             "[[lambda0_step]] holds at {lam} = 0 itself; below it ({tau} < 1) the design is "
+             "rank deficient, the limit is the minimum-norm interpolator, {chi} diverges like "
+             "1/{lam} and the equations must be read as {lam} -> 0+ "
+             "([[order_of_limits.table]]). Exchanging the limits is not allowed: at {lam} = 0 "
+             "below the threshold the minimiser is not unique.",
+             _check_order_of_limits),
+        Step("which_extremum",
+             {"table": _extremum_table()},
+             "The conjugates enter the replicated partition function through Fourier "
+             "representations of delta functions, integrated along the imaginary axis, so the "
+             "free energy [[free_energy_r1.f]] is to be made stationary, not minimised: the "
+             "solution is a non-degenerate saddle with one descending and one ascending "
+             "direction per pair of an order parameter and its conjugate "
+             "([[which_extremum.table]]). Neither a minimum over the order parameters nor a "
+             "maximum over the conjugates holds. The solution is selected instead by {qhat} > "
+             "0 and {chi} > 0 and by the comparisons with the authors' values and with "
+             "simulations; at the saddle, {beta} -> infinity makes the free energy the minimal "
+             "training cost in the normalisation of [[partition_function.f]].",
+             _check_extremum),
+    ), "Three questions a reader of a replica computation asks: why the replica-symmetric "
+       "ansatz is exact here, in which order the limits are taken and what zero ridge means, "
+       "and which extremum of the free energy is meant.")
     s_finite = Section("Finite-size comparison with simulations", (
         finite_size.step(
             "lowrank", {**{k: err_sym[k] for k in ("tm", "idg", "odg")},
@@ -1040,8 +1275,8 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_derive, s_unified, s_model, s_rep, s_saddle, s_spec, s_err, s_cf, s_asym,
-                  s_finite),
+        sections=(s_model, s_derive, s_unified, s_rep, s_saddle, s_spec, s_err, s_cf, s_found,
+                  s_asym, s_finite),
         symbol_names={**SYMBOL_NAMES, **finite_size.SYMBOL_NAMES}, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "
