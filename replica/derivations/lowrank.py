@@ -1275,7 +1275,7 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_model, s_derive, s_unified, s_rep, s_saddle, s_spec, s_err, s_cf, s_found,
+        sections=(s_model, s_derive, s_unified, s_rep, s_saddle, s_found, s_spec, s_err, s_cf,
                   s_asym, s_finite),
         symbol_names={**SYMBOL_NAMES, **finite_size.SYMBOL_NAMES}, inline=inline, titles=TITLES,
         missing=(
