@@ -1060,6 +1060,10 @@ def derivation() -> Derivation:
             "estimators, with an extrapolation in 1/{d}.",
             "The ordering of the {k_i} is checked numerically (paper A states it as a "
             "conjecture); Ruhe's trace inequality is quoted, not proved.",
+            "That replica symmetry is exact rests on the uniqueness of the ridge minimiser for "
+            "every sample of the data and on the positive definite quadratic form of the "
+            "log-determinant's Gaussian integral (both checked); the stability of the "
+            "replica-symmetric saddle against replicon fluctuations is not computed.",
         ),
         citations=("letey2025alignment", "lu2024asymptotic"),
     )

@@ -1205,10 +1205,10 @@ def derivation() -> Derivation:
              "Hessian is the Gram matrix of the design plus {lam} {M0_tasks} I, positive "
              "definite for {lam} > 0 even when the design has fewer rows than parameters. For "
              "every sample of the data the minimiser is unique, the Gibbs measure at inverse "
-             "temperature {beta} is a Gaussian centred on it with covariance of order 1/{beta}, and two "
-             "replicas have the overlap of one replica with itself up to {chi}/{beta}: the "
-             "form [[rs_ansatz]] is exact, and as {beta} -> infinity the measure concentrates "
-             "on a single point, so no replica-symmetry breaking can occur.",
+             "temperature {beta} is a Gaussian centred on it with covariance of order "
+             "1/{beta}, and two replicas have the overlap of one replica with itself up to "
+             "{chi}/{beta}: the form [[rs_ansatz]] is exact, and as {beta} -> infinity the "
+             "measure concentrates on a single point, so no replica-symmetry breaking can occur.",
              _check_rs_exact,
              stated="the replica-symmetric saddle of the disorder-averaged free energy is taken "
                     "to be the one that describes the unique minimiser; its stability against "
@@ -1294,6 +1294,11 @@ def derivation() -> Derivation:
             "is shown, checked numerically at one point.",
             "The prediction distribution and the effective single-matrix "
             "problem of the paper are not part of this appendix.",
+            "That replica symmetry is exact rests on the uniqueness of the ridge minimiser for "
+            "every sample of the data (checked: convexity, and equal minimisers from different "
+            "starts on a sampled problem); the stability of the replica-symmetric saddle "
+            "against replicon fluctuations is not computed. Below the interpolation threshold "
+            "the zero-ridge limit is shown numerically as lambda -> 0+, not in closed form.",
         ),
         citations=("takanami2025lowrank", "lu2024asymptotic"),
         sources=(
