@@ -204,6 +204,21 @@ class _ArbPrinter:
         return cls.cls({"fully_qualified_modules": False, "inline": True,
                         "allow_unknown_functions": True, "user_functions": {}})
 
+def _midpoint_namespace(expr) -> dict:
+    """:func:`_arb_namespace` plus, for each function of ``expr`` defined by an equation
+    (:mod:`replica.symbolic.implicit`: its numeric implementation has ``midpoint``), its
+    evaluation at the midpoints of the balls. Not an enclosure: for the fast mpmath
+    evaluation of integrands only, never for the ball-arithmetic path."""
+    import sympy
+
+    ns = dict(_namespace("arb"))
+    for f in expr.atoms(sympy.Function):
+        midpoint = getattr(getattr(type(f), "_imp_", None), "midpoint", None)
+        if midpoint is not None:
+            ns[type(f).__name__] = midpoint
+    return ns
+
+
 def _arb_lambdify(args, exprs, namespace=None):
     """``lambdify`` for ball arithmetic (``namespace``: :func:`_arb_namespace` by default);
     raises :class:`NotEnclosable` naming the functions that have no ball version."""
@@ -945,11 +960,15 @@ class Evaluator:
                 for k, g in enumerate(gauss_prepared)]
             if backend == "mp":  # the same integrands in ball arithmetic, for speed
                 for k, g in enumerate(gauss_prepared):
+                    ns = _midpoint_namespace(g.integrand)
                     try:
-                        gauss[k].fast = _arb_lambdify(
-                            [g.z] + g.switches + args[:len(self.args) + k], g.integrand)
+                        fast = _arb_lambdify([g.z] + g.switches + args[:len(self.args) + k],
+                                             g.integrand, namespace=ns)
                     except NotEnclosable:
-                        pass
+                        continue
+                    # (lambdify binds a function's own implementation over the namespace's)
+                    fast.__globals__.update(ns)
+                    gauss[k].fast = fast
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
         if self.cache is not None and cname and all(
