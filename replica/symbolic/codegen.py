@@ -345,7 +345,10 @@ def _gauss_mp(g: _GaussFunctions, values):
     (tanh--sinh, cut at the kinks beyond :math:`T`); the summed error estimates must be at most
     ``10**-dps`` times the sum of the pieces' magnitudes. Where the Gauss--Legendre estimate does
     not get there the whole integral is recomputed by :func:`_gauss_mp_tanh_sinh`, which raises
-    :class:`QuadratureError` where its own estimate fails too."""
+    :class:`QuadratureError` where its own estimate fails too. Where the integrand has a
+    ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
+    midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
+    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
     from .quadrature import NotResolved, gauss_legendre_pieces, gauss_truncation
 
     dps = mpmath.mp.dps

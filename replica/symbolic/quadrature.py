@@ -35,6 +35,12 @@ rule (mpmath's ``quad`` extrapolates its levels in the same way); it is what gua
 wrong digit, and an integrand that is not analytic on a piece (an undeclared kink, a nearby
 pole) makes :math:`E` decay slowly, which the refinement either resolves or reports.
 
+**Ball sums.** An integrand object with a ``weighted_sums(m, h, nodes, weights)`` method
+computes a rule's two sums itself (:mod:`replica.symbolic.codegen` evaluates the integrand in
+python-flint ball arithmetic there) and returns ``(value, scale, rounding)``: ``rounding``, a
+bound on the sums' rounding error from the balls' radii, is added to the piece's estimate; it
+returns ``None`` to have the rule evaluate the integrand point by point instead.
+
 The level at which each breakpoint cell was accepted is remembered per integrand and
 precision (``memory``): the next evaluation at nearby parameters starts there, so a Newton
 iteration pays for two rules per piece, not the whole ladder.
