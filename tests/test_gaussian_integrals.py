@@ -190,6 +190,35 @@ def test_integrands_without_a_tail_bound_are_not_enclosable():
         ev.arb([arb(1)])
 
 
+def _no_build():
+    raise AssertionError("the code was generated again instead of loaded from the cache")
+
+
+def test_ball_code_of_gaussian_integrals_is_cached(tmp_path):
+    """The ball-arithmetic code of an expression with Gaussian integrals (integrand, kinks,
+    switches, growth envelope) is stored in the code cache and loaded by a fresh evaluator
+    without generating it again, giving the same enclosure; so is the outcome "not
+    enclosable" (the generation is not retried in every process)."""
+    from flint import arb
+
+    from replica.symbolic.codegen import CodeCache
+
+    cache = CodeCache(f"test-gauss-arb-{tmp_path.name}")
+    G = gauss((z + kappa) ** 2 * H(z + kappa), z) + gauss(sympy.cosh(a * z), z)
+    first = Evaluator([G, kappa * G], [kappa, a], cache=cache, name="g").arb(
+        [arb(1) / 3, arb(3) / 10])
+    again = Evaluator(build=_no_build, args=[kappa, a], cache=cache, name="g").arb(
+        [arb(1) / 3, arb(3) / 10])
+    assert [str(x) for x in again] == [str(x) for x in first]
+    assert again[0].rad() < 1e-10 and again[0].overlaps(first[0])
+
+    bad = [gauss(1 / (1 + z**2), z)]
+    with pytest.raises(NotEnclosable, match="tails"):
+        Evaluator(bad, [], cache=cache, name="bad").arb([])
+    with pytest.raises(NotEnclosable, match="tails"):
+        Evaluator(build=_no_build, args=[], cache=cache, name="bad").arb([])
+
+
 def test_the_expression_object():
     G = gauss(kappa * (z + kappa) ** 2 * H(z + kappa), z)
     assert G.free_symbols == {kappa}

@@ -142,3 +142,58 @@ def test_float64_agrees_with_mpmath(name):
         mp_value = ev.mp([mpmath.mpf(v) for v in values])[0]
     f64 = float(ev.f64([np.array(float(v)) for v in values])[0])
     assert f64 == pytest.approx(float(mp_value), rel=1e-13)
+
+
+class _Sums:
+    """A piece's integrand whose rule sums come with a rounding bound (as the ball-arithmetic
+    evaluation of replica.symbolic.codegen reports them)."""
+
+    def __init__(self, rounding):
+        self.rounding = rounding
+
+    def __call__(self, x):
+        return mpmath.exp(x) * _phi(x)
+
+    def weighted_sums(self, m, h, xs, ws):
+        fs = [self(m + h * x) for x in xs]
+        return (h * mpmath.fdot(ws, fs), h * mpmath.fdot(ws, [abs(v) for v in fs]),
+                mpmath.mpf(self.rounding))
+
+
+def test_the_rounding_bound_of_ball_sums_enters_the_error_estimate():
+    """Rule sums computed in ball arithmetic carry the radius of their balls: a piece whose
+    rounding bound is above the tolerance is not accepted, however well the rule converges."""
+    with mpmath.workdps(30):
+        tol = mpmath.mpf(10) ** -30
+        value, error, _ = gauss_legendre_pieces([(-1, 1, _Sums(0), 0)], tol)
+        assert error < tol
+        with pytest.raises(NotResolved):
+            gauss_legendre_pieces([(-1, 1, _Sums("1e-20"), 0)], tol, max_refinements=8)
+
+
+def test_an_implicit_root_inside_an_integrand_is_evaluated_at_ball_midpoints():
+    """The mpmath quadrature evaluates integrands in ball arithmetic (midpoints), an implicit
+    root there by its midpoint iteration: the value agrees with an independent quadrature of
+    the closed-form root (Cardano) at 30 digits."""
+    from replica.symbolic.implicit import implicit_root
+
+    p, x = sympy.symbols("p x", real=True)
+    R = implicit_root("cubic_root_q", p**3 + p - x, p, (x,), bracket=(-1 - abs(x), 1 + abs(x)))
+    numeric = R._imp_
+    calls = []
+    original = numeric.midpoint
+    numeric.midpoint = lambda *args: calls.append(1) or original(*args)
+    ev = Evaluator([gauss(R(a + z) ** 2, z)], [a])
+
+    def root(t):
+        s = mpmath.sqrt(t * t / 4 + mpmath.mpf(1) / 27)
+        cbrt = lambda u: mpmath.sign(u) * abs(u) ** (mpmath.mpf(1) / 3)  # noqa: E731
+        return cbrt(t / 2 + s) + cbrt(t / 2 - s)
+
+    with mpmath.workdps(30):
+        value = ev.mp([mpmath.mpf("0.4")])[0]
+        with mpmath.workdps(40):
+            want = mpmath.quad(lambda t: root(mpmath.mpf("0.4") + t) ** 2 * _phi(t),
+                               [-mpmath.inf, -0.4, mpmath.inf])
+        assert abs(value - want) < mpmath.mpf(10) ** -28 * abs(want)
+    assert calls, "the implicit root was not evaluated at ball midpoints"

@@ -58,17 +58,22 @@ class NotEnclosable(ValueError):
     """An expression has no ball-arithmetic evaluation (the reason says which part)."""
 
 
-def _arb():
-    import flint
+_ARB: list = []  # python-flint's arb, imported on first use
 
-    return flint.arb
+
+def _arb():
+    if not _ARB:
+        import flint
+
+        _ARB.append(flint.arb)
+    return _ARB[0]
 
 
 def arb_of(x):
     """``x`` as a ball: an ``arb`` unchanged, an integer exactly, an ``mpf`` exactly (its binary
     value)."""
-    arb = _arb()
-    if isinstance(x, arb):
+    arb = _ARB[0] if _ARB else _arb()
+    if type(x) is arb or isinstance(x, arb):
         return x
     if isinstance(x, int):
         return arb(x)
@@ -126,26 +131,24 @@ def _arb_namespace() -> dict:
     accepting integers too), ``max``/``min`` of balls (the builtins would compare balls, which is
     not an enclosure), ``inf`` and the constants at the current precision."""
     arb = _arb()
-    return {
-        "mpf": lambda v: arb_of(v) if not isinstance(v, str) else arb(v),
+
+    def unary(name):
+        meth = getattr(arb, name)
+
+        def f(v):  # (called at every quadrature node: a ball goes straight to the method)
+            return meth(v) if type(v) is arb else meth(arb_of(v))
+
+        return f
+
+    def mpf(v):  # the printer's rationals mpf(p)/mpf(q) and decimal strings
+        t = type(v)
+        return arb(v) if t is int or t is str else arb_of(v)
+
+    ns = {
+        "mpf": mpf,
         "ball_float": _ball_float,
         "ball_ipow": _ball_ipow,
-        "sqrt": lambda v: arb_of(v).sqrt(),
-        "exp": lambda v: arb_of(v).exp(),
-        "log": lambda v: arb_of(v).log(),
-        "expm1": lambda v: arb_of(v).expm1(),
-        "log1p": lambda v: arb_of(v).log1p(),
-        "atan": lambda v: arb_of(v).atan(),
-        "acos": lambda v: arb_of(v).acos(),
-        "asin": lambda v: arb_of(v).asin(),
-        "tanh": lambda v: arb_of(v).tanh(),
-        "cosh": lambda v: arb_of(v).cosh(),
-        "sinh": lambda v: arb_of(v).sinh(),
-        "erf": lambda v: arb_of(v).erf(),
-        "erfc": lambda v: arb_of(v).erfc(),
-        "cos": lambda v: arb_of(v).cos(),
-        "sin": lambda v: arb_of(v).sin(),
-        "sign": lambda v: arb_of(v).sgn(),
+        "sign": unary("sgn"),
         "fabs": lambda v: abs(arb_of(v)),
         "max": _ball_max,
         "min": _ball_min,
@@ -153,6 +156,10 @@ def _arb_namespace() -> dict:
         "ball_pi": lambda: arb.pi(),
         "ball_e": lambda: arb.const_e(),
     }
+    for name in ("sqrt", "exp", "log", "expm1", "log1p", "atan", "acos", "asin", "tanh", "cosh",
+                 "sinh", "erf", "erfc", "cos", "sin"):
+        ns[name] = unary(name)
+    return ns
 
 
 class _ArbPrinter:
@@ -197,6 +204,21 @@ class _ArbPrinter:
         return cls.cls({"fully_qualified_modules": False, "inline": True,
                         "allow_unknown_functions": True, "user_functions": {}})
 
+def _midpoint_namespace(expr) -> dict:
+    """:func:`_arb_namespace` plus, for each function of ``expr`` defined by an equation
+    (:mod:`replica.symbolic.implicit`: its numeric implementation has ``midpoint``), its
+    evaluation at the midpoints of the balls. Not an enclosure: for the fast mpmath
+    evaluation of integrands only, never for the ball-arithmetic path."""
+    import sympy
+
+    ns = dict(_namespace("arb"))
+    for f in expr.atoms(sympy.Function):
+        midpoint = getattr(getattr(type(f), "_imp_", None), "midpoint", None)
+        if midpoint is not None:
+            ns[type(f).__name__] = midpoint
+    return ns
+
+
 def _arb_lambdify(args, exprs, namespace=None):
     """``lambdify`` for ball arithmetic (``namespace``: :func:`_arb_namespace` by default);
     raises :class:`NotEnclosable` naming the functions that have no ball version."""
@@ -234,6 +256,78 @@ class _GaussFunctions:
         self.integrand, self.arguments, self.kinks = integrand, arguments, kinks
         self.envelope, self.power, self.why = envelope, power, why
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
+        self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
+
+
+class _BallRule:
+    """The Gauss--Legendre sums of one piece's integrand evaluated in ball arithmetic
+    (python-flint ``arb``, much faster than mpmath for the elementary and error functions) at
+    the working precision: :func:`replica.symbolic.quadrature.gauss_legendre_pieces` calls
+    :meth:`weighted_sums`, which returns the midpoints of the sums and the bound on their
+    rounding error that the balls' radii give (added to the piece's error estimate), or
+    ``None`` where a value is not a finite ball (the mpmath integrand is used instead)."""
+
+    __slots__ = ("f", "sw", "values", "mp")
+
+    def __init__(self, f, sw, values, mp):
+        self.f, self.sw, self.values, self.mp = f, sw, values, mp
+
+    def __call__(self, z):
+        """The integrand at the point ``z``: the midpoint of its ball at the working precision
+        where that is finite, the mpmath integrand otherwise."""
+        import flint
+
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = mpmath.mp.prec
+            v = self.f(arb_of(z), *self.sw, *self.values)
+            if v.is_finite():
+                return _mid_mpf(v)
+        finally:
+            flint.ctx.prec = old
+        return self.mp(z)
+
+    def weighted_sums(self, m, h, xs, ws):
+        import flint
+
+        arb = flint.arb
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = mpmath.mp.prec
+            mb, hb = arb_of(m), arb_of(h)
+            f, sw, values = self.f, self.sw, self.values
+            total, size = arb(0), arb(0)
+            for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
+                v = f(mb + hb * x, *sw, *values)
+                total += w * v
+                size += w * abs(v)
+            total, size = hb * total, hb * size
+            if not (total.is_finite() and size.is_finite()):
+                return None
+            err = total.rad() + size.rad()
+            return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
+        finally:
+            flint.ctx.prec = old
+
+
+_ARB_RULES: dict = {}
+
+
+def _arb_rule(vs):
+    """The nodes or weights ``vs`` (a tuple of ``mpf``, cached by the quadrature: the same
+    object for the same rule) as exact balls, cached (by identity, the tuple kept alive)."""
+    hit = _ARB_RULES.get(id(vs))
+    if hit is None or hit[0] is not vs:
+        if len(_ARB_RULES) > 256:
+            _ARB_RULES.clear()
+        hit = _ARB_RULES[id(vs)] = (vs, tuple(arb_of(v) for v in vs))
+    return hit[1]
+
+
+def _mid_mpf(b):
+    """The midpoint of a ball as an ``mpf``, rounded to the working precision."""
+    man, exp = b.mid().man_exp()
+    return +mpmath.mpf((int(man), int(exp)))
 
 
 def _piece_switches(g, mid, values):
@@ -251,7 +345,10 @@ def _gauss_mp(g: _GaussFunctions, values):
     (tanh--sinh, cut at the kinks beyond :math:`T`); the summed error estimates must be at most
     ``10**-dps`` times the sum of the pieces' magnitudes. Where the Gauss--Legendre estimate does
     not get there the whole integral is recomputed by :func:`_gauss_mp_tanh_sinh`, which raises
-    :class:`QuadratureError` where its own estimate fails too."""
+    :class:`QuadratureError` where its own estimate fails too. Where the integrand has a
+    ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
+    midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
+    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
     from .quadrature import NotResolved, gauss_legendre_pieces, gauss_truncation
 
     dps = mpmath.mp.dps
@@ -263,14 +360,22 @@ def _gauss_mp(g: _GaussFunctions, values):
         kinks = sorted({mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)})
         inner = [k for k in kinks if -T < k < T]
         memory = g.levels
+        balls = None
+        if g.fast is not None:
+            try:
+                balls = [arb_of(v) for v in values]
+            except NotEnclosable:  # an argument that is not a number (mpf, int)
+                balls = None
         pieces = []
         for cell in range(-T, T, 2):
             lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
             cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
             for a, b in zip(cuts[:-1], cuts[1:]):
                 sw = _piece_switches(g, (a + b) / 2, values)
-                pieces.append((a, b, lambda z, sw=sw: g.integrand(z, *sw, *values),
-                               (prec, cell)))
+                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
+                if balls is not None:
+                    f = _BallRule(g.fast, sw, balls, f)
+                pieces.append((a, b, f, (prec, cell)))
         try:
             total, error, size = gauss_legendre_pieces(pieces, rtol / 2, memory)
         except NotResolved:
@@ -285,8 +390,10 @@ def _gauss_mp(g: _GaussFunctions, values):
                 mid = (lo + hi) / 2 if mpmath.isfinite(lo) and mpmath.isfinite(hi) else (
                     hi - 1 if mpmath.isfinite(hi) else lo + 1)
                 sw = _piece_switches(g, mid, values)
-                value, err = mpmath.quad(lambda z, sw=sw: g.integrand(z, *sw, *values),
-                                         [lo, hi], error=True)
+                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
+                if balls is not None:
+                    f = _BallRule(g.fast, sw, balls, f)
+                value, err = mpmath.quad(f, [lo, hi], error=True)
                 if not mpmath.isfinite(value):
                     raise QuadratureError("a Gaussian integral is not finite")
                 total += value
@@ -435,6 +542,29 @@ def _arb_gaussians(prepared, args, dummies) -> list:
     return out
 
 
+def _arb_gaussians_loaded(ns) -> list:
+    """The ball-arithmetic functions of the Gaussian integrals of a cached module (written by
+    ``Evaluator._store_arb``)."""
+    n = ns.get("N_GAUSS", 0)
+    if not n:
+        return []
+    acb_ns = dict(_namespace("acb"))
+    exec(compile(ns["ACB_SOURCE"], "<cached acb integrands>", "exec"), acb_ns)  # noqa: S102
+    return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
+                            ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]))
+            for k in range(n)]
+
+
+class _Rational:
+    """An exact rational ``p/q`` (the envelope's power), with SymPy's ``.p``/``.q``."""
+
+    def __init__(self, p: int, q: int):
+        self.p, self.q = p, q
+
+    def __float__(self):
+        return self.p / self.q
+
+
 def _gauss_arb(g: _GaussFunctions, values):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
@@ -546,6 +676,8 @@ def _namespace(backend: str) -> dict:
     ``functools.reduce``, which the printers use for ``Max``/``Min``)."""
     if backend == "arb":
         return _arb_namespace()
+    if backend == "acb":
+        return _acb_namespace()
     ns = _numpy_namespace() if backend == "np" else _mpmath_namespace()
     ns.setdefault("reduce", functools.reduce)
     return ns
@@ -761,10 +893,22 @@ class Evaluator:
         if self.cache is not None and cname:
             ns = self.cache.load(cname, backend)
             if ns is not None:
+                if "NOT_ENCLOSABLE" in ns:  # the remembered outcome of generating ball code
+                    raise NotEnclosable(ns["NOT_ENCLOSABLE"])
                 n = ns["N_INNER"]
-                self._gauss[backend] = [
-                    _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"])
-                    for k in range(ns.get("N_GAUSS", 0))]
+                if backend == "arb":
+                    self._gauss[backend] = _arb_gaussians_loaded(ns)
+                else:
+                    self._gauss[backend] = [
+                        _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
+                                        ns[f"gauss_k_{k}"])
+                        for k in range(ns.get("N_GAUSS", 0))]
+                    if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
+                        arb_ns = dict(_namespace("arb"))
+                        exec(compile(ns["ARB_SOURCE"], "<cached arb integrands>", "exec"),
+                             arb_ns)  # noqa: S102 - code this module generated
+                        for k, g in enumerate(self._gauss[backend]):
+                            g.fast = arb_ns.get(f"gauss_fa_{k}")
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
         import sympy
 
@@ -792,11 +936,17 @@ class Evaluator:
                 mapping[a] = d
             current = [e.xreplace(mapping) for e in current]
         if backend == "arb":
-            outer, inners = self._generate_arb(current, dummies, inner_exprs, args)
-            self._gauss[backend] = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
-            if gauss_prepared:  # (the ball quadrature's functions are not cached)
+            try:
+                outer, inners = self._generate_arb(current, dummies, inner_exprs, args)
+                gauss = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
+            except NotEnclosable as exc:  # remembered: the same expressions fail the same way
+                if self.cache is not None and cname:
+                    self.cache.store(cname, f"NOT_ENCLOSABLE = {str(exc)!r}\n")
+                raise
+            self._gauss[backend] = gauss
+            if gauss and self.cache is not None and cname:
+                self._store_arb(cname, outer, inners, gauss)
                 return outer, inners
-            gauss: list = []
         else:
             module = BACKENDS[backend]
             if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
@@ -811,6 +961,17 @@ class Evaluator:
                 sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
                 sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
                 for k, g in enumerate(gauss_prepared)]
+            if backend == "mp":  # the same integrands in ball arithmetic, for speed
+                for k, g in enumerate(gauss_prepared):
+                    ns = _midpoint_namespace(g.integrand)
+                    try:
+                        fast = _arb_lambdify([g.z] + g.switches + args[:len(self.args) + k],
+                                             g.integrand, namespace=ns)
+                    except NotEnclosable:
+                        continue
+                    # (lambdify binds a function's own implementation over the namespace's)
+                    fast.__globals__.update(ns)
+                    gauss[k].fast = fast
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
         if self.cache is not None and cname and all(
@@ -822,11 +983,40 @@ class Evaluator:
                     parts += [_function_source(g.integrand, f"gauss_f_{k}"),
                               _function_source(g.arguments, f"gauss_u_{k}"),
                               _function_source(g.kinks, f"gauss_k_{k}")]
+                fast = [(k, g.fast) for k, g in enumerate(gauss) if g.fast is not None
+                        and _cacheable(g.fast, "arb")]
+                parts.append("ARB_SOURCE = " + repr("\n\n".join(
+                    _function_source(f, f"gauss_fa_{k}") for k, f in fast)))
                 parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
                 self.cache.store(cname, "\n\n".join(parts))
             except (OSError, TypeError):
                 pass
         return outer, inners
+
+    def _store_arb(self, cname, outer, inners, gauss) -> None:
+        """Caches the ball-arithmetic code of expressions with Gaussian integrals: the outer
+        and inner functions, and per integral its Heaviside arguments, kinks and envelope (in
+        the ``arb`` namespace), the envelope's power as ``(p, q)``, and the integrands (run in
+        the ``acb`` namespace of ``acb.integral``) as the source text ``ACB_SOURCE``."""
+        fns = [outer] + inners + [f for g in gauss for f in (g.arguments, g.kinks, g.envelope)]
+        if not (all(_cacheable(f, "arb") for f in fns)
+                and all(_cacheable(g.integrand, "acb") for g in gauss)):
+            return
+        try:
+            parts = [_function_source(outer, "outer")]
+            parts += [_function_source(f, f"inner_{k}") for k, f in enumerate(inners)]
+            acb = []
+            for k, g in enumerate(gauss):
+                acb.append(_function_source(g.integrand, f"gauss_f_{k}"))
+                parts += [_function_source(g.arguments, f"gauss_u_{k}"),
+                          _function_source(g.kinks, f"gauss_k_{k}"),
+                          _function_source(g.envelope, f"gauss_env_{k}"),
+                          f"gauss_P_{k} = ({int(g.power.p)}, {int(g.power.q)})"]
+            parts.append(f"ACB_SOURCE = {chr(10).join(acb)!r}")
+            parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
+            self.cache.store(cname, "\n\n".join(parts))
+        except (OSError, TypeError):
+            pass
 
     def _extract_gaussian_integrals(self, exprs):
         """``(exprs, prepared, dummies)``: the expressions with each distinct Gaussian integral

@@ -387,7 +387,7 @@ def tail_bound(C, B, P, T):
     from flint import arb
 
     Cu, Bu = arb(C.abs_upper()), arb(B.upper())
-    Pb = arb(P.p) / P.q if isinstance(P, sympy.Rational) else arb(P)
+    Pb = arb(int(P.p)) / int(P.q) if hasattr(P, "q") else arb(P)  # a rational: p/q
     s = T - Bu - Pb / T
     if not s > 0:
         raise EnvelopeError("the truncation point is not beyond the envelope's maximum")

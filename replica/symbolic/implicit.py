@@ -114,8 +114,55 @@ class _Numeric:
         self.cls = cls
         self._mp = None
         self._np = None
+        self._mid = None
         self._memo: dict = {}
         self._np_memo: dict = {}  # the last few float64 solves, keyed on the arguments' bytes
+
+    def midpoint(self, *args):
+        """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
+        ball: *not* an enclosure (the ball-arithmetic evaluation refuses a root), the fast
+        evaluation of a Gaussian integral's integrand at mpmath's working precision
+        (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
+        :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
+        from .codegen import arb_of
+
+        mids = []
+        for a in args:
+            man, exp = a.mid().man_exp()
+            mids.append(+mpmath.mpf((int(man), int(exp))))
+        if self._mid is None:
+            self._mid = self._ball_functions()
+        return arb_of(self.mp(*mids, functions=self._mid))
+
+    def _ball_functions(self):
+        """``F, dF/dp, lo, hi`` as mpmath functions computed in ball arithmetic at the working
+        precision (the midpoints, rounded to it)."""
+        import flint
+
+        from .codegen import Evaluator, arb_of
+
+        c = self.cls
+        syms = [c.unknown, *c.variables]
+        ev = Evaluator([c.equation, sympy.diff(c.equation, c.unknown)], syms)
+        ends = Evaluator(list(c.bracket), list(c.variables))
+        mp = self._mp if self._mp is not None else self._functions("mpmath")
+        ev.functions("arb")  # (raises NotEnclosable where F has no ball evaluation)
+
+        def call(e, i, fallback):
+            def f(*v):
+                old = flint.ctx.prec
+                try:
+                    flint.ctx.prec = mpmath.mp.prec
+                    b = e.arb([arb_of(x) for x in v])[i]
+                finally:
+                    flint.ctx.prec = old
+                if not b.is_finite():
+                    return fallback(*v)
+                man, exp = b.mid().man_exp()
+                return +mpmath.mpf((int(man), int(exp)))
+            return f
+
+        return call(ev, 0, mp[0]), call(ev, 1, mp[1]), mp[2], mp[3]
 
     def _functions(self, module):
         """``F, dF/dp, lo, hi`` as functions of ``(p, *variables)`` (the bracket's ends of the
@@ -147,14 +194,16 @@ class _Numeric:
         return self.np(*args)
 
     # -- mpmath ---------------------------------------------------------------------------------
-    def mp(self, *args):
+    def mp(self, *args, functions=None):
         key = (mpmath.mp.prec,) + tuple(args)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        if self._mp is None:
-            self._mp = self._functions("mpmath")
-        F, dF, lo_f, hi_f = self._mp
+        if functions is None:
+            if self._mp is None:
+                self._mp = self._functions("mpmath")
+            functions = self._mp
+        F, dF, lo_f, hi_f = functions
         lo, hi = mpmath.mpf(lo_f(*args)), mpmath.mpf(hi_f(*args))
         if lo > hi:
             lo, hi = hi, lo

@@ -35,6 +35,12 @@ rule (mpmath's ``quad`` extrapolates its levels in the same way); it is what gua
 wrong digit, and an integrand that is not analytic on a piece (an undeclared kink, a nearby
 pole) makes :math:`E` decay slowly, which the refinement either resolves or reports.
 
+**Ball sums.** An integrand object with a ``weighted_sums(m, h, nodes, weights)`` method
+computes a rule's two sums itself (:mod:`replica.symbolic.codegen` evaluates the integrand in
+python-flint ball arithmetic there) and returns ``(value, scale, rounding)``: ``rounding``, a
+bound on the sums' rounding error from the balls' radii, is added to the piece's estimate; it
+returns ``None`` to have the rule evaluate the integrand point by point instead.
+
 The level at which each breakpoint cell was accepted is remembered per integrand and
 precision (``memory``): the next evaluation at nearby parameters starts there, so a Newton
 iteration pays for two rules per piece, not the whole ladder.
@@ -112,7 +118,7 @@ def gauss_truncation(prec: int | None = None):
 
 
 class _Piece:
-    __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f")
+    __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding")
 
     def __init__(self, a, b, cell, level, f):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
@@ -123,6 +129,13 @@ class _Piece:
     def _rule(self, level):
         xs, ws = legendre_rule(level_nodes(level))
         m, h = (self.a + self.b) / 2, (self.b - self.a) / 2
+        sums = getattr(self.f, "weighted_sums", None)
+        if sums is not None:  # the rule's sums computed by the integrand's owner (balls)
+            out = sums(m, h, xs, ws)
+            if out is not None:
+                value, scale, self.rounding = out
+                return value, scale
+        self.rounding = 0
         fs = [self.f(m + h * x) for x in xs]
         return h * mpmath.fdot(ws, fs), h * mpmath.fdot(ws, [abs(v) for v in fs])
 
@@ -131,6 +144,7 @@ class _Piece:
         if not (mpmath.isfinite(self.value) and mpmath.isfinite(E)):
             raise NotResolved("a non-finite value on a piece")
         self.est = min(E, SAFETY * E * E / self.scale) if self.scale > 0 else E
+        self.est += self.rounding
 
     def raise_level(self):
         self.level += 1
