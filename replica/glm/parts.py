@@ -168,7 +168,7 @@ class Channel:
 
     @property
     def linear(self) -> bool:
-        """Whether the link is the identity (:math:`y = u + \sigma\varepsilon`)."""
+        r"""Whether the link is the identity (:math:`y = u + \sigma\varepsilon`)."""
         return self.kind == "regression" and tuple(self.link) == (1, 1)
 
     def label(self, u, eps):
