@@ -17,7 +17,7 @@ import sympy
 
 from conftest import REPO
 from replica.cli import main
-from replica.glm import (ERM, AbsoluteValue, GaussBernoulli, Hinge, Huber, L1, Linear, Logistic,
+from replica.glm import (ERM, AbsoluteValue, Hinge, Huber, L1, Linear, Logistic,
                          ReLU, Ridge, Square, Teacher, simulation_of)
 from replica.glm.parts import T
 from replica.glm.simulation import NumericParts

@@ -21,7 +21,8 @@ from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, Absolute, Channel, Elas
                     Square)
 from .simulation import simulation_of
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "simulation_of", "REFERENCES", "replicon_at", "Loss", "Penalty",
-           "Channel", "Prior", "PartError", "Square", "Absolute", "Huber", "Logistic", "Hinge",
-           "Ridge", "L1", "ElasticNet", "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "simulation_of",
+           "REFERENCES", "replicon_at", "Loss", "Penalty", "Channel", "Prior", "PartError",
+           "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
+           "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
            "GaussBernoulli", "LOSSES", "PENALTIES", "CHANNELS", "PRIORS"]

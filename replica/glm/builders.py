@@ -89,7 +89,8 @@ from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
                     Penalty, Prior)
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "REFERENCES", "replicon_at"]
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "REFERENCES",
+           "replicon_at"]
 
 REFERENCES = {
     "erm": "Aubin et al., NeurIPS 2020; Gerace et al., ICML 2020; Loureiro et al., NeurIPS 2021",

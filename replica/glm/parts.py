@@ -49,7 +49,8 @@ from ..errors import ReplicaError
 
 __all__ = ["Loss", "Penalty", "Channel", "Prior", "Piece", "PartParameter", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
-           "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher", "GaussBernoulli", "LOSSES",
+           "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
+           "GaussBernoulli", "LOSSES",
            "PENALTIES", "CHANNELS", "PRIORS", "T"]
 
 T = sympy.Symbol("t", real=True)
