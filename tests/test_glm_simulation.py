@@ -216,3 +216,25 @@ def test_check_glm_lasso_runs(tmp_path, capsys):
     assert (tmp_path / "check.csv").exists()
     rows = (tmp_path / "check.csv").read_text().splitlines()
     assert len(rows) > 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("decl,params,expect", [
+    ('ERM("hinge_probit", loss=Hinge(), penalty=Ridge("lam"), teacher=Teacher(Probit("eta")))',
+     dict(alpha="2", lam="1/2", eta="9/10"),
+     {"m", "q", "errors.train_loss", "errors.generalisation", "errors.teacher"}),
+    ('ERM("huber_rad", loss=Huber("delta"), penalty=Ridge("lam"), '
+     'teacher=Teacher(Linear("sigma"), prior=Rademacher()))',
+     dict(alpha="2", lam="1/2", sigma="1/2", delta="1"),
+     {"m", "q", "errors.train_loss", "errors.test", "errors.risk"})])
+def test_simulate_hinge_dual_and_huber_lbfgs_agree_with_theory(tmp_path, capsys, decl, params,
+                                                               expect):
+    # the hinge loss by its dual box QP, the Huber loss by L-BFGS, a Rademacher teacher
+    path = tmp_path / "model.py"
+    path.write_text("from replica.glm import *\nMODEL = " + decl
+                    + "\nSIMULATION = simulation_of(MODEL)\n")
+    argv = ["simulate", "--model", str(path), "--d", "200", "--seeds", "10", "--json"]
+    for k, v in params.items():
+        argv += [f"--{k}", v]
+    assert main(argv) == 0
+    _agree(json.loads(capsys.readouterr().out), 200, expect)
