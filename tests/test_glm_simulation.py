@@ -17,7 +17,7 @@ import sympy
 
 from conftest import REPO
 from replica.cli import main
-from replica.glm import (ERM, AbsoluteValue, Hinge, Huber, L1, Linear, Logistic,
+from replica.glm import (ERM, Absolute, AbsoluteValue, Hinge, Huber, L1, Linear, Logistic,
                          ReLU, Ridge, Square, Teacher, simulation_of)
 from replica.glm.parts import T
 from replica.glm.simulation import NumericParts
@@ -102,6 +102,9 @@ def test_simulation_of_a_non_erm_model_is_a_one_line_error():
 
     with pytest.raises(ModelError, match="not declared by replica.glm.ERM"):
         simulation_of(BayesOptimal("b", prior=Rademacher(), channel=Sign()))
+    with pytest.raises(ModelError, match="the absolute loss with the l1 penalty has no solver"):
+        simulation_of(ERM("x", loss=Absolute(), penalty=L1("lam"),
+                          teacher=Teacher(Linear("sigma"))))
     with pytest.raises(ModelError, match="BayesOptimal does not derive the relu channel"):
         BayesOptimal("b", prior=Rademacher(), channel=ReLU("sigma"))
     with pytest.raises(ModelError, match="square loss"):
@@ -238,3 +241,19 @@ def test_simulate_hinge_dual_and_huber_lbfgs_agree_with_theory(tmp_path, capsys,
         argv += [f"--{k}", v]
     assert main(argv) == 0
     _agree(json.loads(capsys.readouterr().out), 200, expect)
+
+
+def test_unsimulable_parts_in_a_model_file_exit_2_with_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    f = tmp_path / "bad.py"
+    f.write_text("from replica.glm import ERM, Absolute, L1, Linear, Teacher, simulation_of\n"
+                 "MODEL = ERM('bad', loss=Absolute(), penalty=L1('lam'), "
+                 "teacher=Teacher(Linear('sigma')))\nSIMULATION = simulation_of(MODEL)\n")
+    out = subprocess.run([sys.executable, "-m", "replica", "simulate", "--model", str(f),
+                          "--alpha", "2", "--lam", "1", "--sigma", "1", "--d", "10"],
+                         capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 2, out.stderr
+    assert "absolute loss with the l1 penalty" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1

@@ -88,9 +88,7 @@ class NumericParts:
         self._penalty = Evaluator([r], [T, *S])
         self._prox = Evaluator([mini.argmin], [_B, _VH, *S])
         self._label = Evaluator([label], [_U, _EPS, *S])
-        self.quadratic = (len(penalty.pieces) == 1
-                          and sympy.Poly(penalty.pieces[0].expr, T).degree() == 2
-                          and sympy.Poly(penalty.pieces[0].expr, T).coeff_monomial(T) == 0)
+        self.quadratic = _quadratic(penalty)
         self._lam = sympy.diff(penalty.pieces[0].expr, T, 2) if self.quadratic else None
         self.smooth_loss = loss.smooth is not None or _continuously_differentiable(loss)
         self.twice = loss.smooth is not None or all(
@@ -123,6 +121,14 @@ class NumericParts:
     def lam(self, values) -> float:
         """:math:`\\lambda = r''` of a quadratic penalty."""
         return self.number(self._lam, values)
+
+
+def _quadratic(penalty) -> bool:
+    r"""Whether the penalty is :math:`\lambda w^2/2` (one piece, even, of degree two)."""
+    if len(penalty.pieces) != 1:
+        return False
+    poly = sympy.Poly(penalty.pieces[0].expr, T)
+    return poly.degree() == 2 and poly.coeff_monomial(T) == 0
 
 
 def _continuously_differentiable(loss) -> bool:
@@ -167,7 +173,11 @@ def simulation_of(model) -> Simulation:
         raise ModelError(f"simulation_of: model {getattr(model, 'name', model)!r} was not "
                          "declared by replica.glm.ERM (it carries no parts to simulate)")
     loss, channel, prior = parts.loss, parts.channel, parts.prior
-    if loss.smooth is None and not _continuously_differentiable(loss) and len(loss.pieces) != 2:
+    kink = loss.smooth is None and not _continuously_differentiable(loss)
+    if kink and not _quadratic(parts.penalty):
+        raise ModelError(f"simulation_of: the {loss.name} loss with the {parts.penalty.name} "
+                         "penalty has no solver here (a kink in both; a ridge penalty works)")
+    if kink and len(loss.pieces) != 2:
         raise ModelError(f"simulation_of: the {loss.name} loss has a kink and more than two "
                          "pieces; no solver for it")
 
@@ -232,9 +242,6 @@ def simulation_of(model) -> Simulation:
                                options={"maxiter": 20000, "gtol": 1e-10, "ftol": 1e-15})
                 return res.x
             return _dual_two_pieces(N, vals, A, sgn, off, la)
-        if not N.smooth_loss:
-            raise ModelError(f"simulation_of: the {loss.name} loss with the "
-                             f"{parts.penalty.name} penalty has no solver here (a kink in both)")
         tt = np.linspace(-50, 50, 20001)
         curv = float(np.max(np.abs(N.loss(tt, vals)[2])))
         L = max(curv, 1e-12) * np.linalg.norm(A, 2) ** 2
