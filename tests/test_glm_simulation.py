@@ -17,8 +17,8 @@ import sympy
 
 from conftest import REPO
 from replica.cli import main
-from replica.glm import (ERM, Absolute, AbsoluteValue, Hinge, Huber, L1, Linear, Logistic,
-                         ReLU, Ridge, Square, Teacher, simulation_of)
+from replica.glm import (ERM, Absolute, AbsoluteValue, Gaussian, GLMParts, Hinge, Huber, L1,
+                         Linear, Logistic, ReLU, Ridge, Square, Teacher, simulation_of)
 from replica.glm.parts import T
 from replica.glm.simulation import NumericParts
 from replica.modeling import ModelError
@@ -66,8 +66,7 @@ def test_numeric_parts_agree_with_sympy_at_random_points(loss, penalty, channel)
     from replica.glm import Probit
 
     channel = channel or Probit("eta")
-    M = ERM("x", loss=loss, penalty=penalty, teacher=Teacher(channel))
-    N = NumericParts(M.glm_parts)
+    N = NumericParts(GLMParts(loss, penalty, channel, Gaussian()))
     rng = np.random.default_rng(3)
     vals = [float(v) for v in rng.uniform(0.2, 0.9, len(N.symbols))]
     subs = dict(zip(N.symbols, vals))
@@ -90,13 +89,13 @@ def test_numeric_parts_agree_with_sympy_at_random_points(loss, penalty, channel)
 
 
 def test_relu_label_is_max_plus_noise():
-    N = NumericParts(ERM("x", loss=Square(), penalty=Ridge("lam"),
-                         teacher=Teacher(ReLU("sigma"))).glm_parts)
+    N = NumericParts(GLMParts(Square(), Ridge("lam"), ReLU("sigma"), Gaussian()))
     u, e = np.array([-1.5, 0.0, 2.0]), np.array([0.3, -1.0, 0.5])
     vals = [0.25 if str(s) == "sigma" else 1.0 for s in N.symbols]
     assert np.allclose(N.label(u, e, vals), np.maximum(0, u) + 0.25 * e, atol=0, rtol=1e-15)
 
 
+@pytest.mark.slow
 def test_simulation_of_a_non_erm_model_is_a_one_line_error():
     from replica.glm import BayesOptimal, Rademacher, Sign
 
@@ -114,11 +113,14 @@ def test_simulation_of_a_non_erm_model_is_a_one_line_error():
 def test_hinge_dual_solver_satisfies_the_primal_optimality():
     # hinge + ridge by its dual: the primal objective at the returned w is not decreased by
     # small random moves (a subgradient certificate would be exact; this one can fail)
+    from types import SimpleNamespace
+
     from replica.glm import Sign
 
-    M = ERM("svm", loss=Hinge(), penalty=Ridge("lam"), teacher=Teacher(Sign()))
-    sim = simulation_of(M)
-    params = M.schema.parse({"alpha": "2", "lam": "1/2"})
+    # simulation_of reads only the model's name and parts (the free energy is not needed here)
+    sim = simulation_of(SimpleNamespace(name="svm", glm_parts=GLMParts(Hinge(), Ridge("lam"),
+                                                                         Sign(), Gaussian())))
+    params = SimpleNamespace(alpha=2, lam=0.5)
     inst = sim.sample(np.random.default_rng(1), 30, params)
     w = sim.train(inst, params)
     X, y, _ = inst
@@ -243,6 +245,7 @@ def test_simulate_hinge_dual_and_huber_lbfgs_agree_with_theory(tmp_path, capsys,
     _agree(json.loads(capsys.readouterr().out), 200, expect)
 
 
+@pytest.mark.slow
 def test_unsimulable_parts_in_a_model_file_exit_2_with_one_line(tmp_path):
     import subprocess
     import sys
@@ -257,3 +260,14 @@ def test_unsimulable_parts_in_a_model_file_exit_2_with_one_line(tmp_path):
     assert out.returncode == 2, out.stderr
     assert "absolute loss with the l1 penalty" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_a_kink_in_loss_and_penalty_is_refused_at_declaration():
+    from types import SimpleNamespace
+
+    parts = GLMParts(Absolute(), L1("lam"), Linear("sigma"), Gaussian())
+    with pytest.raises(ModelError, match="absolute loss with the l1 penalty has no solver"):
+        simulation_of(SimpleNamespace(name="x", glm_parts=parts))
+    # with a ridge penalty the same loss is simulated (by its dual)
+    ok = GLMParts(Absolute(), Ridge("lam"), Linear("sigma"), Gaussian())
+    assert simulation_of(SimpleNamespace(name="x", glm_parts=ok)).description
