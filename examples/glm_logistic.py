@@ -9,8 +9,9 @@ agree to 30 digits.
     replica solve --model examples/glm_logistic.py --alpha 2 --lam 1/10 --eta 9/10 --json
 """
 
-from replica.glm import ERM, Logistic, Probit, Ridge, Teacher
+from replica.glm import ERM, Logistic, Probit, Ridge, Teacher, simulation_of
 
 MODEL = ERM("glm_logistic", loss=Logistic(), penalty=Ridge("lam"),
             teacher=Teacher(Probit("eta")),
             title="Ridge logistic regression on a probit teacher (from its parts)")
+SIMULATION = simulation_of(MODEL)  # generated from the same parts (replica.glm.simulation)

@@ -89,7 +89,8 @@ from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
                     Penalty, Prior)
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "REFERENCES", "replicon_at"]
+__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "REFERENCES",
+           "replicon_at"]
 
 REFERENCES = {
     "erm": "Aubin et al., NeurIPS 2020; Gerace et al., ICML 2020; Loureiro et al., NeurIPS 2021",
@@ -113,6 +114,19 @@ class Teacher:
 
     channel: Channel
     prior: Prior = dataclasses.field(default_factory=Gaussian)
+
+
+@dataclasses.dataclass(frozen=True)
+class GLMParts:
+    """The parts an :func:`ERM` model was declared from (its attribute ``glm_parts``) and the
+    name of its sample-ratio parameter: what :func:`replica.glm.simulation_of` builds the
+    finite-size simulation from."""
+
+    loss: Loss
+    penalty: Penalty
+    channel: Channel
+    prior: Prior
+    alpha: str = "alpha"
 
 
 class GLMDerivation:
@@ -312,6 +326,8 @@ def _label_average(loss: Loss, channel: Channel, rho, D: GLMDerivation, fs):
             raise ModelError(f"the {loss.name} loss is a classification (margin) loss; the "
                              f"{channel.name} channel gives real labels (use a residual loss: "
                              "square, absolute, huber)")
+        if not channel.linear:
+            return _link_average(channel, rho, D, fs)
         # (u, eps, omega) with Var u = rho, Cov(u, omega) = m, Var omega = q
         cov = [[rho, 0, m], [0, 1, 0], [m, 0, q]]
         coeffs = [1, channel.noise, -1]  # r = u + sigma eps - omega
@@ -349,6 +365,46 @@ def _label_average(loss: Loss, channel: Channel, rho, D: GLMDerivation, fs):
         else:
             outs.append(calculus.expect(P1 * plus + (1 - P1) * minus, xi))
     return outs, {"den2": den2, "a": a, "b": b}
+
+
+def _half_expect(expr, x):
+    r""":math:`\mathbb E[\theta(\xi)\,p(\xi)]` for a polynomial :math:`p`, by the half moments
+    :math:`\mathbb E[\xi^k\theta(\xi)] = \tfrac12\mathbb E|\xi|^k
+    = 2^{k/2 - 1}\Gamma(\tfrac{k+1}2)/\sqrt\pi`."""
+    poly = sympy.Poly(sympy.expand(expr), x)
+    return sympy.expand(sum(c * 2**sympy.Rational(k, 2) * sympy.gamma(sympy.Rational(k + 1, 2))
+                            / (2 * sympy.sqrt(sympy.pi)) for (k,), c in poly.terms()))
+
+
+def _link_average(channel: Channel, rho, D: GLMDerivation, fs):
+    r"""``[E_{y, omega} f(y - omega)]`` for a regression channel with a piecewise-linear link
+    :math:`g` (:math:`c_\pm`): with :math:`u = \sqrt\rho\,\xi` and
+    :math:`\omega = ku + \sqrt{q - m^2/\rho}\,\zeta`, :math:`k = m/\rho` (Gaussian
+    conditioning), the residual is :math:`r = (c_\pm - k)\sqrt\rho\,\xi + sZ` on
+    :math:`\pm\xi > 0`, :math:`s^2 = q - m^2/\rho + \sigma^2`; the :math:`Z` average in closed
+    form, then the half-line averages of :math:`\xi` by their half moments (a polynomial is
+    needed there: the square loss)."""
+    cm, cp = (sympy.sympify(c) for c in channel.link)
+    k = m / rho
+    s2 = sympy.expand(q - m**2 / rho + channel.noise**2)
+    D.add("label_law", {"residual": sympy.Eq(sympy.Symbol("s")**2, s2)},
+          f"The {channel.name} channel y = g(u) + sigma eps with a piecewise-linear link "
+          "(slopes c_- = " f"{cm}, c_+ = {cp}): given u = sqrt(rho) xi the residual "
+          "y - omega is Gaussian with mean (c - m/rho) u (c the slope on u's side) and variance "
+          "s^2 = q - m^2/rho + sigma^2.")
+    outs = []
+    for f in fs:
+        total = sympy.Integer(0)
+        for c, sgn in ((cp, 1), (cm, -1)):
+            inner = calculus.expect(f.xreplace({x_: (c - k) * sympy.sqrt(rho) * sgn * xi
+                                                + sympy.sqrt(s2) * z}), z)
+            if not (inner.is_polynomial(xi) and not inner.has(z)):
+                raise ModelError(f"the {channel.name} channel's label average needs the "
+                                 "envelope's Gaussian average to be polynomial (the square "
+                                 "loss); use the square loss or the linear channel")
+            total += _half_expect(inner, xi)
+        outs.append(sympy.cancel(total))
+    return outs, {"Delta": s2}
 
 
 def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
@@ -406,8 +462,8 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     # observables (derived from the same pieces)
     obs = {}
     if channel.kind == "regression":
-        sigma = channel.noise
-        obs["errors"] = {"test": sympy.expand(rho + sigma**2 - 2 * m + q),
+        yu, y2 = channel.moments(rho)  # E y u, E y^2: E(y - omega)^2 = E y^2 - 2 (m/rho) E yu + q
+        obs["errors"] = {"test": sympy.expand(y2 - 2 * m * yu / rho + q),
                          "risk": sympy.expand(rho - 2 * m + q), "train_loss": train}
         admissible = [(info["Delta"], "the residual variance rho + sigma^2 - 2m + q > 0")]
     else:
@@ -424,7 +480,7 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     for n, tex in notation.items():
         if tex:
             names[symbols[n]] = tex
-    return SaddlePointModel(
+    model = SaddlePointModel(
         name, title=title or f"{loss.description} with {penalty.description} penalty on a "
                              f"{prior.description} ({channel.description})",
         free_energy=phi, pairs=[(m, mhat), (q, Vhat), (V, qhat)], parameters=records,
@@ -440,6 +496,9 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
         stability=Stability(replicon=replicon, source="derived from the declared parts: "
                             "1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (" +
                             REFERENCES["at"] + ")"), **kw)
+    # the parts, for a simulation generated from them (replica.glm.simulation.simulation_of)
+    object.__setattr__(model, "glm_parts", GLMParts(loss, penalty, channel, prior, alpha))
+    return model
 
 
 def _loss_at_prox(loss: Loss, env):
@@ -584,6 +643,10 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
+    if channel.kind == "regression" and not channel.linear:
+        raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
+                         "channel (its Z_out log Z_out is not a one-dimensional Gaussian "
+                         "integral); use it with ERM")
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
     al = symbols[alpha]
     D = GLMDerivation()

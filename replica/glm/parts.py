@@ -49,7 +49,8 @@ from ..errors import ReplicaError
 
 __all__ = ["Loss", "Penalty", "Channel", "Prior", "Piece", "PartParameter", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
-           "Linear", "Sign", "Probit", "Gaussian", "Rademacher", "GaussBernoulli", "LOSSES",
+           "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
+           "GaussBernoulli", "LOSSES",
            "PENALTIES", "CHANNELS", "PRIORS", "T"]
 
 T = sympy.Symbol("t", real=True)
@@ -152,7 +153,9 @@ class Penalty:
 @dataclasses.dataclass(frozen=True)
 class Channel:
     r"""The teacher's label given its field :math:`u`: ``kind`` ``"regression"``
-    (:math:`y = u + \sigma\varepsilon`, ``noise`` :math:`\sigma`) or ``"classification"``
+    (:math:`y = g(u) + \sigma\varepsilon`, ``noise`` :math:`\sigma`, ``link``
+    :math:`(c_-, c_+)`: :math:`g(u) = c_+u` for :math:`u > 0` and :math:`c_-u` for :math:`u < 0`;
+    :math:`(1, 1)` is the linear channel) or ``"classification"``
     (:math:`y = \operatorname{sign}(a u + b\varepsilon)`, ``latent`` :math:`(a, b)`)."""
 
     name: str
@@ -162,6 +165,31 @@ class Channel:
     latent: tuple = (1, 0)
     params: tuple = ()
     description: str = ""
+    link: tuple = (1, 1)
+
+    @property
+    def linear(self) -> bool:
+        r"""Whether the link is the identity (:math:`y = u + \sigma\varepsilon`)."""
+        return self.kind == "regression" and tuple(self.link) == (1, 1)
+
+    def label(self, u, eps):
+        r"""The label as a SymPy expression of the teacher field ``u`` and a standard Gaussian
+        ``eps``: :math:`g(u) + \sigma\varepsilon` or
+        :math:`\operatorname{sign}(au + b\varepsilon)` (what a simulation samples)."""
+        if self.kind == "regression":
+            cm, cp = (sympy.sympify(c) for c in self.link)
+            g = u if (cm, cp) == (1, 1) else sympy.Piecewise((cp * u, u > 0), (cm * u, True))
+            return g + self.noise * eps
+        a, b = self.latent
+        return sympy.sign(a * u + b * eps)
+
+    def moments(self, rho):
+        r""":math:`(\mathbb E\,yu, \mathbb E\,y^2)` of a regression channel for
+        :math:`u \sim N(0, \rho)`: :math:`\mathbb E[u^2\theta(\pm u)] = \rho/2`, so
+        :math:`\mathbb E\,yu = (c_+ + c_-)\rho/2` and
+        :math:`\mathbb E\,y^2 = (c_+^2 + c_-^2)\rho/2 + \sigma^2`."""
+        cm, cp = (sympy.sympify(c) for c in self.link)
+        return (cp + cm) * rho / 2, (cp**2 + cm**2) * rho / 2 + self.noise**2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -286,6 +314,26 @@ def Probit(eta="eta") -> Channel:
                    description="probit (noisy sign) teacher")
 
 
+def ReLU(sigma="sigma") -> Channel:
+    r"""The ReLU channel with Gaussian noise, :math:`y = \max(0, u) + \sigma\varepsilon`
+    (link :math:`c_- = 0`, :math:`c_+ = 1`)."""
+    s, params = _value("channel relu", "sigma", sigma, "nonnegative",
+                       "label-noise standard deviation sigma", r"\sigma")
+    return Channel("relu", r"y = \max(0, u) + \sigma\varepsilon", "regression", noise=s,
+                   params=tuple(params), link=(0, 1),
+                   description="ReLU teacher with Gaussian noise")
+
+
+def AbsoluteValue(sigma="sigma") -> Channel:
+    r"""The absolute-value (phase-retrieval-like) channel :math:`y = |u| + \sigma\varepsilon`
+    (link :math:`c_- = -1`, :math:`c_+ = 1`)."""
+    s, params = _value("channel absolute_value", "sigma", sigma, "nonnegative",
+                       "label-noise standard deviation sigma", r"\sigma")
+    return Channel("absolute_value", r"y = |u| + \sigma\varepsilon", "regression", noise=s,
+                   params=tuple(params), link=(-1, 1),
+                   description="absolute-value teacher with Gaussian noise")
+
+
 # -- priors -----------------------------------------------------------------------------------
 def Gaussian() -> Prior:
     r"""The standard Gaussian prior :math:`N(0, 1)`."""
@@ -314,6 +362,7 @@ def GaussBernoulli(eps="eps") -> Prior:
 LOSSES: Mapping = {"square": Square, "absolute": Absolute, "huber": Huber,
                    "logistic": Logistic, "hinge": Hinge}
 PENALTIES: Mapping = {"ridge": Ridge, "l1": L1, "elastic_net": ElasticNet}
-CHANNELS: Mapping = {"linear": Linear, "sign": Sign, "probit": Probit}
+CHANNELS: Mapping = {"linear": Linear, "sign": Sign, "probit": Probit, "relu": ReLU,
+                     "absolute_value": AbsoluteValue}
 PRIORS: Mapping = {"gaussian": Gaussian, "rademacher": Rademacher,
                    "gauss_bernoulli": GaussBernoulli}
