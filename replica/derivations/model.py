@@ -355,7 +355,8 @@ def _point_step(problem, point: dict, dps: int) -> Step:
     S = getattr(problem, "saddle_point", None)
     if S is not None:
         symbols.update({str(u): u for u in S.unknowns})
-    rows = tuple((symbols.get(n, n), Value(result.all_values[n], result.digits))
+    # a reported name that is no symbol is prose: its words (free_energy -> "free energy")
+    rows = tuple((symbols.get(n, n.replace("_", " ")), Value(result.all_values[n], result.digits))
                  for n in names if result.all_values.get(n) is not None)
     where = ", ".join(f"{k} = {v}" for k, v in result.params.items())
     table = ValueTable(
