@@ -520,7 +520,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`
     with ``start=``). Returns ``[(raw value, Result or ConvergenceError)]``; after a point that
     fails (e.g. past the branch's end, a spinodal), or whose solution is further than
-    :data:`JUMP` (relative, max over the unknowns) from the extrapolation (Newton's method fell
+    ``JUMP`` (relative, max over the unknowns) from the extrapolation (Newton's method fell
     back to the declared start, or jumped to another branch), the continuation stops."""
     from ..numerics.driver import solve_params
 

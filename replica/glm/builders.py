@@ -132,7 +132,7 @@ class GLMParts:
 class GLMDerivation:
     """The record of how a GLM's free energy came from its parts: :meth:`steps` (each a
     :class:`~replica.symbolic.Step`, stated ones labelled with their reference) and
-    :meth:`free_energy`; what :class:`~replica.modeling.SaddlePointModel` takes as
+    ``free_energy()``; what :class:`~replica.modeling.SaddlePointModel` takes as
     ``derivation=`` (the appendix starts there; ``replica equations`` lists the steps)."""
 
     def __init__(self):
