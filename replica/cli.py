@@ -15,7 +15,7 @@ import sys
 from .commands.common import OneLineParser
 from .commands.phase_diagram import route_builtin_plane
 from .errors import ReplicaError
-from .registry import route_model_file
+from .registry import forget_model_file, route_model_file
 
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
 COMMAND_MODULES = [
@@ -118,6 +118,8 @@ def main(argv=None) -> int:
         sys.stderr.write(f"replica: internal error: {type(exc).__name__}: {exc} "
                          "(set REPLICA_DEBUG=1 for a traceback)\n")
         return 1
+    finally:
+        forget_model_file()  # a later parser in this process (tests, docs) offers no stale file
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def test_tutorial_runs(tmp_path, monkeypatch, capsys):
                 rc = main(argv)
                 assert rc == 0, (line, capsys.readouterr().err)
         ran[kind] += 1
-    assert ran["python"] == 3 and ran["console"] == 7
+    assert ran["python"] == 3 and ran["console"] == 8
     out = capsys.readouterr().out
     assert "0.442664546473066918910002436277505941" in out  # the Marchenko--Pastur value
     assert "0.99362749950664536033" in out  # the located peak

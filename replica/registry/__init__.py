@@ -174,6 +174,12 @@ def entries() -> list:
     return out
 
 
+def forget_model_file() -> None:
+    """Forget the model file :func:`route_model_file` loaded: after a command has run, the
+    parsers built in this process offer the built-in models only again."""
+    _CURRENT.clear()
+
+
 def route_model_file(argv: list) -> list:
     """``argv`` with ``--model PATH`` (or ``--model=PATH``) after the command word replaced by
     :data:`FILE_TOKEN` right after the command; the model is loaded (:func:`load`) so that the
