@@ -37,14 +37,14 @@ def test_glm_tutorial_runs(tmp_path, monkeypatch, capsys):
                     rc = main(shlex.split(line[len("$ replica "):]))
                     assert rc == 0, (line, capsys.readouterr().err)
         ran[kind] += 1
-    assert ran == {"python": 3, "console": 6}
+    assert ran == {"python": 3, "console": 6}  # the logistic diagram is a text block
     out = capsys.readouterr().out
     assert "[stated: the general formula" in out and "[derived]" in out
     assert '"generalisation": "0.252804217943349"' in out  # the value the page quotes
     assert "replicon" in out
     assert '"model": "my_ridge"' in out and '"errors.risk"' in out  # the simulation section
     assert (tmp_path / "curve.csv").read_text().count("\n") == 1 + 2
-    assert (tmp_path / "diagram" / "my_logistic_generalisation_alpha_lam.png").exists()
+    assert (tmp_path / "diagram" / "my_ridge_test_alpha_lam.png").exists()
     assert (tmp_path / "appendix" / "my-logistic.tex").exists()
 
 

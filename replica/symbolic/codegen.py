@@ -283,6 +283,8 @@ class _BallRule:
             v = self.f(arb_of(z), *self.sw, *self.values)
             if v.is_finite():
                 return _mid_mpf(v)
+        except (TypeError, ValueError):  # a complex argument (a numeric identity check): mpmath
+            pass
         finally:
             flint.ctx.prec = old
         return self.mp(z)
@@ -297,10 +299,13 @@ class _BallRule:
             mb, hb = arb_of(m), arb_of(h)
             f, sw, values = self.f, self.sw, self.values
             total, size = arb(0), arb(0)
-            for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
-                v = f(mb + hb * x, *sw, *values)
-                total += w * v
-                size += w * abs(v)
+            try:
+                for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
+                    v = f(mb + hb * x, *sw, *values)
+                    total += w * v
+                    size += w * abs(v)
+            except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
+                return None
             total, size = hb * total, hb * size
             if not (total.is_finite() and size.is_finite()):
                 return None
