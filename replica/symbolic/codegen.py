@@ -398,9 +398,7 @@ def _gauss_mp(g: _GaussFunctions, values):
                 f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
                 if balls is not None:
                     f = _BallRule(g.fast, sw, balls, f)
-                value, err = mpmath.quad(f, [lo, hi], error=True)
-                if not mpmath.isfinite(value):
-                    raise QuadratureError("a Gaussian integral is not finite")
+                value, err = _quad_finite(f, lo, hi)
                 total += value
                 size += abs(value)
                 error += err
@@ -409,6 +407,15 @@ def _gauss_mp(g: _GaussFunctions, values):
         if total is None or error > rtol * size:
             total = None
     return _gauss_mp_tanh_sinh(g, values) if total is None else +total
+
+
+def _quad_finite(f, lo, hi):
+    """``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
+    raises :class:`QuadratureError` where the value is not finite."""
+    value, err = mpmath.quad(f, [lo, hi], error=True)
+    if not mpmath.isfinite(value):
+        raise QuadratureError("a Gaussian integral is not finite")
+    return value, err
 
 
 def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
@@ -430,9 +437,7 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
                 hi - 1 if mpmath.isfinite(hi) else (lo + 1 if mpmath.isfinite(lo) else 0))
             sw = _piece_switches(g, mid, values)
             f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
-            value, err = mpmath.quad(f, [lo, hi], error=True)
-            if not mpmath.isfinite(value):
-                raise QuadratureError("a Gaussian integral is not finite")
+            value, err = _quad_finite(f, lo, hi)
             total += value
             size += abs(value)
             error += err
