@@ -203,7 +203,7 @@ def test_one_verification_table_without_repeated_checks(alignment_doc, alignment
     body = alignment_parts.body
     assert body.count(r"\begin{longtable}") == 1
     start = body.index(r"\begin{longtable}")
-    rows = body[start:body.index(r"\end{longtable}")].split(r"\endfoot", 1)[1]
+    rows = body[start:body.index(r"\end{longtable}")].split(r"\endlastfoot", 1)[1]
     rows = [r.strip() for r in rows.split("\\\\\n") if r.strip()]
     checks = [r.split(" & ")[1] for r in rows]
     assert len(checks) == len(set(checks))  # no check text twice

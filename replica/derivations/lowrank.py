@@ -989,9 +989,11 @@ def derivation() -> Derivation:
 
     s_derive = Section("From the model to the free energy, derived",
                        lowrank_from_model.steps(),
-                       "Each step below is computed by the replica calculus from the previous "
-                       "one, except the one marked stated, whose reason and numerical check are "
-                       "given.")
+                       "Starting from the replica trick [[partition_function.trick]], each step "
+                       "below is computed by the replica calculus from the previous one, except "
+                       "the one marked stated, whose reason and numerical check are given; the "
+                       "replica-symmetric ansatz [[rs_ansatz.Q]] enters at the saddle point over "
+                       "the overlaps.")
     s_unified = Section("One free energy for every task covariance", unified.steps(),
                         "The computation above used the low-rank structure only through the "
                         "spectrum of S and the tasks' normalisation (squared norm D). Keeping the "
@@ -1033,6 +1035,9 @@ def derivation() -> Derivation:
              "each overlap matrix has one value off the diagonal and a diagonal excess of order "
              "1/{beta}, whose coefficients are the susceptibilities {chi} and {chibar}.",
              _check_rs),
+    ), "The minimiser as the zero-temperature limit of a Gibbs measure, the replica trick and "
+       "the replica-symmetric ansatz: the frame of the derivation in the next section.")
+    s_rs = Section("The replica-symmetric free energy", (
         Step("free_energy_r1",
              {"f": eq(f_sym, L.FREE_ENERGY), "E_tr": eq(E_tr_sym, L.E_TR), "V": eq(V_sym, L.V),
               "Delta": eq(Delta_sym, 1 + V_sym),
@@ -1048,7 +1053,8 @@ def derivation() -> Derivation:
              "The extremum of [[free_energy_r1.f]] found by the library's solver reproduces the "
              "authors' values at the authors' three golden fixed points.",
              _check_golden),
-    ), "From the training loss to the replica-symmetric free energy [[free_energy_r1.f]].")
+    ), "The free energy [[free_energy_r1.f]] the solver extremises, and its extremum at the "
+       "authors' golden points.")
     s_saddle = Section("Saddle-point equations", (
         Step("stationarity_order",
              {str(u): eq(sympy.Derivative(f_sym, u), named_combinations(stat[u]))
@@ -1275,8 +1281,8 @@ def derivation() -> Derivation:
               "saddle-point equations are obtained by differentiating the free energy, not transcribed. "
               "Each step carries a check that ran when this file was generated; the table of "
               "Section [[verification]] says what each check does.",
-        sections=(s_model, s_derive, s_unified, s_rep, s_saddle, s_found, s_spec, s_err, s_cf,
-                  s_asym, s_finite),
+        sections=(s_model, s_rep, s_derive, s_unified, s_rs, s_saddle, s_found, s_spec, s_err,
+                  s_cf, s_asym, s_finite),
         symbol_names={**SYMBOL_NAMES, **finite_size.SYMBOL_NAMES}, inline=inline, titles=TITLES,
         missing=(
             "The paper's own replicated partition function, its Gaussian-equivalence and "

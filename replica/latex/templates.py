@@ -107,7 +107,7 @@ Step & What is checked, and how & Basis & Outcome \\
 \midrule
 \endhead
 \bottomrule
-\endfoot
+\endlastfoot
 ((* for row in doc.verification *))
 (((row.steps))) & (((row.check))) & (((row.basis))) & (((row.outcome))) \\
 ((* endfor *))
