@@ -216,10 +216,12 @@ def residual_covariance() -> RSBlock:
 
 
 def _check_residual_covariance() -> bool:
-    """At D = 2 with symbolic Gamma^a, Gamma^b, w, and xi = sqrt(eps) t + w t0/sqrt(L) (t, t0
-    standard: the covariance of step 1), the Gaussian average over the query, its label noise
-    and xi of r^a r^b equals sigma^2 + |w|^2/D - m_a - m_b + Q_ab + eps Qbar_ab + w^T Gamma^aT
-    Gamma^b w/(L D) (the last term the O(1/D) correction that is dropped)."""
+    """The general-D result (computed with matrix expressions) is sigma^2 + |w|^2/D - m_a - m_b
+    + Q_ab + eps Qbar_ab + Q_ab/L, the last term the O(1/D) correction that is dropped; and,
+    independently, at D = 2 with symbolic
+    Gamma^a, Gamma^b, w, and xi = sqrt(eps) t + w t0/sqrt(L) (t, t0 standard: the covariance of
+    step 1) the Gaussian average over the query, its label noise and xi of r^a r^b, computed
+    component by component, equals the general-D result with its forms written out."""
     D = 2
     Ga = sympy.Matrix(2, 2, sympy.symbols("a1:5", real=True))
     Gb = sympy.Matrix(2, 2, sympy.symbols("b1:5", real=True))
@@ -235,12 +237,14 @@ def _check_residual_covariance() -> bool:
     ra = y - (x.T * Ga * wh)[0, 0]
     rb = y - (x.T * Gb * wh)[0, 0]
     got = gaussian_expectation(ra * rb, tuple(u) + tuple(t) + (t0, e), 1)
-    ma = (w.T * Ga * w)[0, 0] / D
-    mb = (w.T * Gb * w)[0, 0] / D
-    Qab = (w.T * Ga.T * Gb * w)[0, 0] / D
-    Qbar = (Ga.T * Gb).trace() / D
-    want = L.sigma**2 + (w.T * w)[0, 0] / D - ma - mb + Qab + ev * Qbar + Qab / Lc
-    return sympy.expand(got - want) == 0
+    forms = {U.c_train: (w.T * w)[0, 0] / D, U.m_a: (w.T * Ga * w)[0, 0] / D,
+             U.m_b: (w.T * Gb * w)[0, 0] / D, U.Q_ab: (w.T * Ga.T * Gb * w)[0, 0] / D,
+             U.Qbar_ab: (Ga.T * Gb).trace() / D, U.eps_sym: ev, U.L_context: Lc}
+    want = U.residual_covariance_general_d().subs(forms)
+    if sympy.expand(got - want) != 0:
+        return False
+    typed = L.sigma**2 + U.c_train - U.m_a - U.m_b + U.Q_ab + U.eps_sym * U.Qbar_ab
+    return sympy.expand(U.residual_covariance_general_d() - typed - U.Q_ab / U.L_context) == 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -585,6 +589,17 @@ def _eq(lhs, rhs):
     return sympy.Eq(lhs, rhs, evaluate=False)
 
 
+def _residual_forms() -> dict:
+    """The displayed definitions of the replicas' overlaps named in the general-D residual
+    covariance (matrix expressions at dimension D)."""
+    D = U.D_dim
+    Ga, Gb = sympy.MatrixSymbol("Gamma_a", D, D), sympy.MatrixSymbol("Gamma_b", D, D)
+    w = sympy.MatrixSymbol("w", D, 1)
+    return {"m_a": _eq(U.m_a, w.T * Ga * w / D),
+            "Q_ab": _eq(U.Q_ab, w.T * Ga.T * Gb * w / D),
+            "Qbar_ab": _eq(U.Qbar_ab, sympy.Trace(Ga.T * Gb) / D)}
+
+
 Gamma_mat = sympy.MatrixSymbol("Gamma", D_sym, D_sym)
 S_mat = sympy.MatrixSymbol("S", D_sym, D_sym)
 C_mat = sympy.MatrixSymbol("C", D_sym, D_sym)
@@ -616,11 +631,18 @@ def steps() -> tuple:
              "Checked on sampled contexts: the fluctuation has mean 0, its normalised squared "
              "norm has the predicted mean and concentrates as D grows.", _check_context_samples),
         Step("residual_covariance",
-             {"K": _eq(Ksym, K.B[0, 0] + sympy.KroneckerDelta(*sympy.symbols("a b"))
+             {"K_general": _eq(Ksym, U.residual_covariance_general_d().subs(U.c_train, 1)),
+              **_residual_forms(),
+              "K": _eq(Ksym, K.B[0, 0] + sympy.KroneckerDelta(*sympy.symbols("a b"))
                        * K.A[0, 0])},
-             "Computed: averaging over the query, its noise and the context fluctuation, the "
-             "replicated residuals have an RS covariance built from the overlaps; the finite "
-             "context enters only through epsilon times the isotropic overlap.",
+             "Computed at every dimension {D}, with matrix expressions and the second-moment "
+             "rules of Gaussian vectors: averaging the product of the residuals of replicas a "
+             "and b over the label noise, the query and the context fluctuation (whose "
+             "covariance is step 1's) gives the first display, written with the overlaps "
+             "defined next (and likewise for replica b) and a task of squared norm {D}. Its term with 1/{L} "
+             "is of order 1/{D} because {L} = {alpha} {D}, and is dropped; replica symmetry "
+             "then gives the last display. "
+             "The finite context enters only through {eps} times the isotropic overlap.",
              _check_residual_covariance),
         Step("energetic_part",
              {"G_E": _eq(sympy.Symbol("G_E"), energetic_log(K_entries)),

@@ -156,14 +156,63 @@ def transform(k):
 # ---------------------------------------------------------------------------------------------
 # Residual covariance and energetic part
 # ---------------------------------------------------------------------------------------------
+D_dim = sympy.Symbol("D", positive=True)
+"""The dimension, a symbol: the residual covariance is computed at every D."""
+L_context = sympy.Symbol("L", positive=True)
+"""The context length L = alpha D (a symbol in the general-D computation)."""
+eps_sym = sympy.Symbol("varepsilon", positive=True)
+m_a, m_b, Q_ab, Qbar_ab = sympy.symbols("m_a m_b Q_ab Qbar_ab", real=True)
+"""The replicas' overlaps: m_a = w^T Gamma^a w/D, Q_ab = w^T Gamma^aT Gamma^b w/D, Qbar_ab =
+tr(Gamma^aT Gamma^b)/D."""
+
+
+@functools.lru_cache(maxsize=None)
+def residual_covariance_general_d() -> sympy.Expr:
+    r""":math:`K_{ab} = \mathbb E[r^ar^b]` computed at a symbolic dimension :math:`D` with
+    matrix expressions (:mod:`replica.symbolic.matrix_moments`): :math:`r^a = y - x^\top\Gamma^a
+    \hat w`, :math:`y = w^\top x + \sigma e`, :math:`\hat w = w + \xi`; averaged over the label
+    noise :math:`e\sim N(0,1)`, the query :math:`x\sim N(0, I/D)` and the context fluctuation
+    :math:`\xi\sim N(0, \varepsilon I + ww^\top/L)` (the covariance of the context step, with
+    :math:`\varepsilon = (\|w\|^2/D + \sigma^2)D/L`), in that order, by the second-moment rules
+    of a Gaussian vector; the traces made cyclic and the bilinear forms named
+    (:math:`\|w\|^2 = Dc`, :math:`w^\top\Gamma^aw = Dm_a`, :math:`w^\top\Gamma^{a\top}\Gamma^bw
+    = DQ_{ab}`, :math:`\operatorname{tr}\Gamma^{a\top}\Gamma^b = D\bar Q_{ab}`). The result is
+    exact at every :math:`D`: :math:`\sigma^2 + c - m_a - m_b + Q_{ab} + \varepsilon\bar Q_{ab}
+    + Q_{ab}/L`."""
+    from ..symbolic.matrix_moments import expand_traces, gaussian_average, replace_forms, scalar
+    D, Lc = D_dim, L_context
+    Ga, Gb = sympy.MatrixSymbol("Gamma_a", D, D), sympy.MatrixSymbol("Gamma_b", D, D)
+    w, x, xi = (sympy.MatrixSymbol(v, D, 1) for v in ("w", "x", "xi"))
+    e = sympy.MatrixSymbol("e", 1, 1)
+    y = x.T * w + L.sigma * e
+    r_a, r_b = y - x.T * Ga * (w + xi), y - x.T * Gb * (w + xi)
+    avg = gaussian_average(r_a.T * r_b, e, sympy.Identity(1))
+    avg = gaussian_average(avg, x, sympy.Identity(D) / D)
+    avg = gaussian_average(avg, xi, eps_sym * sympy.Identity(D) + w * w.T / Lc)
+    forms = {w.T * w: D * c_train, w.T * Ga * w: D * m_a, w.T * Gb * w: D * m_b,
+             w.T * Ga.T * Gb * w: D * Q_ab, sympy.Trace(Ga.T * Gb): D * Qbar_ab}
+    out = replace_forms(expand_traces(scalar(avg)), forms)
+    if any(isinstance(a, (sympy.MatrixExpr, sympy.Trace)) for a in sympy.preorder_traversal(out)):
+        raise ValueError(f"an unnamed form is left in the residual covariance: {out}")
+    return out
+
+
 def residual_covariance(power=c_train) -> RSBlock:
     r"""The RS covariance of the replicated residuals at leading order, with task power
-    :math:`c = \|w\|^2/D`: same replica :math:`\sigma^2 + c - 2m + Q_d + \varepsilon\bar Q_d`,
-    different replicas :math:`\sigma^2 + c - 2m + q + \varepsilon\bar q`,
-    :math:`\varepsilon = (c+\sigma^2)/\alpha`."""
-    eps = (power + L.sigma**2) / L.alpha
-    base = L.sigma**2 + power - 2 * L.m
-    return RSBlock.from_entries(base + Qd + eps * Qbd, base + L.q + eps * L.qbar)
+    :math:`c = \|w\|^2/D`, from :func:`residual_covariance_general_d`: the :math:`Q_{ab}/L`
+    term is dropped (:math:`L = \alpha D`, so it is :math:`O(1/D)` against the :math:`O(1)`
+    entries), :math:`\varepsilon = (c+\sigma^2)/\alpha`, and replica symmetry sets
+    :math:`m_a = m`, :math:`Q_{aa} = Q_d`, :math:`\bar Q_{aa} = \bar Q_d`, :math:`Q_{a\ne b} = q`,
+    :math:`\bar Q_{a\ne b} = \bar q`: same replica :math:`\sigma^2 + c - 2m + Q_d +
+    \varepsilon\bar Q_d`, different replicas :math:`\sigma^2 + c - 2m + q + \varepsilon\bar q`."""
+    K = residual_covariance_general_d()
+    leading = K.subs(1 / L_context, 0) if K.has(L_context) else K
+    if sympy.expand(K - leading - Q_ab / L_context) != 0:
+        raise ValueError("the residual covariance's O(1/L) part is not Q_ab/L")
+    common = {c_train: power, eps_sym: (power + L.sigma**2) / L.alpha, m_a: L.m, m_b: L.m}
+    same = leading.subs({**common, Q_ab: Qd, Qbar_ab: Qbd})
+    other = leading.subs({**common, Q_ab: L.q, Qbar_ab: L.qbar})
+    return RSBlock.from_entries(sympy.expand(same), sympy.expand(other))
 
 
 def energetic_log(K: RSBlock, sign=1):
