@@ -71,11 +71,21 @@ MODEL = FixedPointModel("hyperbola", residuals=[x - a * b], unknowns=[x],
                         stability=Stability(replicon=1 - x, source="toy"), start={x: 1})
 """
 
+ESCAPE = """
+import sympy
+from replica.modeling import FixedPointModel, Parameter
+a = sympy.Symbol("a", positive=True)
+x = sympy.Symbol("x", real=True)
+MODEL = FixedPointModel("escape", residuals=[(x - a) * sympy.exp(a - x)], unknowns=[x],
+                        parameters=[Parameter("a", "a")], start={x: sympy.Rational(1, 2)})
+"""
+
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
     d = tmp_path_factory.mktemp("models")
-    for name, text in (("saddle", SADDLE), ("cw", CURIE_WEISS), ("hyperbola", HYPERBOLA)):
+    for name, text in (("saddle", SADDLE), ("cw", CURIE_WEISS), ("hyperbola", HYPERBOLA),
+                       ("escape", ESCAPE)):
         (d / f"{name}.py").write_text(textwrap.dedent(text))
     return d
 
@@ -189,6 +199,27 @@ def test_bad_start_is_one_line_exit_2(files, capsys):
     code, out, err = run(capsys, "solve", "--model", str(files / "cw.py"), "--beta", "2", "--h",
                          "0", "--start", "q=0.5")
     assert code == 2 and "--start" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_start_newton_leaves_is_exit_3_not_another_solution(files, capsys):
+    """f(x) = (x - a) exp(a - x): Newton's step is x - (x - a)/(1 - (x - a)), so from x - a > 1
+    it runs away to infinity, while from the declared start (x - a = -1/2) it converges to a.
+    A solution reached from the declared start is not reported as the one through the given
+    start: one start is exit 3 saying so; among several starts it is listed as failed."""
+    code, out, err = run(capsys, "solve", "--model", str(files / "escape.py"), "--a", "1",
+                         "--start", "x=3", "--dps", "20")
+    assert code == 3 and "no start converged" in err and "x=3" in err
+    assert "from --start x=3: max-iterations" in out and "given start" in out
+    code, out, _ = run(capsys, "solve", "--model", str(files / "escape.py"), "--a", "1",
+                       "--start", "x=3", "--start", "x=1/2", "--dps", "20", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert [s["starts"] for s in data["solutions"]] == [["x=1/2"]]
+    assert [f["start"] for f in data["failed"]] == ["x=3"]
+    assert "converged from the given start (x=0.5)" in " ".join(data["solutions"][0]["notes"])
+    code, out, _ = run(capsys, "solve", "--model", str(files / "escape.py"), "--a", "1",
+                       "--dps", "20", "--json")  # the declared start itself converges
+    assert code == 0 and json.loads(out)["status"] == "converged"
 
 
 # --- first-order transitions and spinodals on the command line -----------------------------------

@@ -111,7 +111,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
         hi = work + max(10, work // 2)
         try:
             with precision(work):
-                values, rep, iters = m.solve_mp_once(params, start)
+                values, rep, iters = m.solve_mp_once(params, start,
+                                                     strict=given_start is not None)
                 direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
             if verify:
                 with precision(hi):
@@ -175,9 +176,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     allv.update(direct)
     notes = problem.notes_for(params, allv)
     if given_start is not None:
-        notes.append("Newton's method started at the given start ("
+        notes.append("Newton's method converged from the given start ("
                      + ", ".join(f"{n}={v}" for n, v in zip(m.outline.unknowns, given_start))
-                     + "); where it fails there, the declared start is used")
+                     + ")")
     if start is None and m.n:
         notes.append(f"float64 start unavailable ({why}); started from the declared start in "
                      "mpmath")

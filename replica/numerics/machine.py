@@ -412,12 +412,15 @@ class Machine:
 
         return newton_arb(F, J, y0, what=what, condition=condition)
 
-    def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True):
+    def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
+                      strict: bool = False):
         """One solve at the working precision: ``(values, report, iterations)``.
 
         Newton starts from ``start`` (any precision), then -- if that fails -- from
-        ``fallback``, then from the declared start solved in mpmath. ``condition=False`` skips
-        the condition number (a verifying re-solve)."""
+        ``fallback``, then from the declared start solved in mpmath; ``strict=True`` (a start
+        the user gave) raises the failure from ``start`` instead of falling back, so that a
+        solution reached from elsewhere is never reported as the one through that start.
+        ``condition=False`` skips the condition number (a verifying re-solve)."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -432,7 +435,12 @@ class Machine:
                     continue
                 try:
                     rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition)
-                except ConvergenceError:
+                except ConvergenceError as exc:
+                    if strict and x0 is start:
+                        raise ConvergenceError(
+                            f"Newton's method from the given start did not converge: {exc}",
+                            tried="the given start only (without one the solver uses its own)",
+                            status=exc.status) from exc
                     rep = None
             if rep is None:
                 x0, sweeps = self._start.mp(P, spec)
