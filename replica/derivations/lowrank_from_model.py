@@ -387,6 +387,14 @@ def _check_entropic_factorisation() -> bool:
     return True
 
 
+def _check_entropic_part() -> bool:
+    """The coordinate blocks computed at every D, divided by D (the conjugates' scaling), are
+    the RS precision kappa (beta lambda I + Qbarhat + s Qhat) of the per-eigenvalue form and its
+    field kappa mhat s (symbolic identity); and, independently, the explicit Gaussian integral
+    at D = 2 equals the spectral average of the per-eigenvalue form (below)."""
+    return U.check_entropic_block_general_d() and _check_entropic_factorisation()
+
+
 # ---------------------------------------------------------------------------------------------
 # 6.-7. Replica limit, zero temperature, Stieltjes form: the free energy
 # ---------------------------------------------------------------------------------------------
@@ -665,10 +673,20 @@ def steps() -> tuple:
              "Computed: the overlaps are fixed by delta-functions in Fourier form with RS "
              "conjugates; this is the exponent they leave.", _check_coupling),
         Step("entropic_part",
-             {"G_S": _eq(sympy.Symbol("G_S"), entropic_log_per_eigenvalue())},
-             "Computed: the Gaussian integral over the replicated weights splits over the rows "
-             "of Gamma and the eigenbasis of S; per eigenvalue s it is an RS Gaussian integral.",
-             _check_entropic_factorisation),
+             {**{f"rotated_{k}": _eq(a, b)
+                 for k, (a, b) in enumerate(U.weight_exponent_general_d()["forms"], 1)},
+              "P": _eq(sympy.Symbol("P_ab"), U.weight_exponent_general_d()["pair"]),
+              "h": _eq(sympy.Symbol("h_j"), U.weight_exponent_general_d()["field"]),
+              "G_S": _eq(sympy.Symbol("G_S"), entropic_log_per_eigenvalue())},
+             "Computed at every dimension {D}: in the eigenbasis of S (S = U Lambda U^T, the "
+             "weights rotated on both sides by the orthogonal U, whose Jacobian is 1) the three "
+             "traces of the weight exponent become the first three displays, and for the "
+             "diagonal Lambda each is a sum over the coordinates (i, j) of the rotated weights. "
+             "So the exponent is a sum over coordinates of quadratic forms in the n replicas, "
+             "with the pair matrix and the field displayed next (the eigenvalue is the one of "
+             "column j; the field sits only on the diagonal coordinates). Per eigenvalue it is "
+             "an RS Gaussian integral, the last display.",
+             _check_entropic_part),
         Step("zero_temperature_limit",
              {k: _eq(sympy.Symbol(f"f_{k}"), v) for k, v in parts.items()},
              "Computed: each part is O(n); its replica limit, with the zero-temperature "

@@ -241,9 +241,77 @@ def coupling_log(m_factor=None):
 
 
 def entropic_block(sv=s) -> RSBlock:
-    """kappa (beta lambda I + Qbarhat + s Qhat): the RS precision of one weight coordinate."""
+    """kappa (beta lambda I + Qbarhat + s Qhat): the RS precision of one weight coordinate
+    (computed at every dimension by :func:`weight_exponent_general_d`, which checks it)."""
     Qh, Qbh = conjugates()
     return (RSBlock.scalar(beta * L.lam, 0) + Qbh + Qh.scale(sv)).scale(L.kappa)
+
+
+delta_ab, qhat_ab, qbarhat_ab = sympy.symbols("delta_ab Qhat_ab Qbarhat_ab", real=True)
+"""The replica-pair entries of the weight exponent: delta_ab (1 when a = b), the conjugates
+Qhat_ab, Qbarhat_ab."""
+x_a, x_ab = sympy.symbols("x_a x_ab", real=True)
+"""One coordinate of the rotated weights: x_a (replica a), x_ab (the product x_a x_b)."""
+
+
+@functools.lru_cache(maxsize=None)
+def weight_exponent_general_d() -> dict:
+    r"""The exponent of the replicated weight integral, computed at every dimension :math:`D`.
+
+    Written with the definitions of the overlaps, the pair :math:`(a, b)` of replicas contributes
+    :math:`-\frac{\kappa D}2[(\beta\lambda\delta_{ab} + \hat{\bar Q}_{ab})
+    \operatorname{tr}\Gamma^{a\top}\Gamma^b + \hat Q_{ab}\operatorname{tr}\Gamma^aS\Gamma^{b\top}]`
+    and replica :math:`a` the field :math:`\kappa D\hat m\operatorname{tr}\Gamma^aS`. With
+    :math:`S = U\Lambda U^\top` (:math:`U` orthogonal, :math:`\Lambda` diagonal) the change of
+    variables :math:`\Gamma^a = U\tilde\Gamma^aU^\top` (Jacobian 1) is carried out in the traces
+    (:func:`~replica.symbolic.matrix_moments.rotate_traces`), giving
+    :math:`\operatorname{tr}\tilde\Gamma^{a\top}\tilde\Gamma^b`,
+    :math:`\operatorname{tr}\tilde\Gamma^a\Lambda\tilde\Gamma^{b\top}`,
+    :math:`\operatorname{tr}\tilde\Gamma^a\Lambda`; for a diagonal :math:`\Lambda` these are
+    :math:`\sum_{ij}x^a_{ij}x^b_{ij}`, :math:`\sum_{ij}s_jx^a_{ij}x^b_{ij}` and
+    :math:`\sum_js_jx^a_{jj}`: the exponent is a sum over the coordinates :math:`(i, j)`, each
+    a quadratic form in its :math:`n` replicas with the eigenvalue :math:`s = s_j` and a field
+    only where :math:`i = j`.
+
+    Returns ``{"forms": [(original, rotated), ...], "pair": P, "field": h}`` with the coordinate
+    exponent :math:`-\frac12\sum_{ab}P_{ab}x_ax_b + h\sum_ax_a`; ``P`` in
+    :data:`delta_ab`, :data:`qhat_ab`, :data:`qbarhat_ab` and :data:`s`."""
+    from ..symbolic.matrix_moments import rotate_traces
+    D = D_dim
+    U, Lam, S = (sympy.MatrixSymbol(v, D, D) for v in ("U", "Lambda", "S"))
+    Ga, Gb = sympy.MatrixSymbol("Gamma_a", D, D), sympy.MatrixSymbol("Gamma_b", D, D)
+    Ta, Tb = sympy.MatrixSymbol("Gammatilde_a", D, D), sympy.MatrixSymbol("Gammatilde_b", D, D)
+    forms = [sympy.Trace(Ga.T * Gb), sympy.Trace(Ga * S * Gb.T), sympy.Trace(Ga * S)]
+    rotation = {Ga: U * Ta * U.T, Gb: U * Tb * U.T, S: U * Lam * U.T}
+    rotated = [rotate_traces(f, rotation, U) for f in forms]
+    # one coordinate (i, j), eigenvalue s = Lambda_jj: the rotated forms' summands
+    coordinate = {rotated[0]: x_ab, rotated[1]: s * x_ab, rotated[2]: s * x_a}
+    known = {sympy.Trace(Ta.T * Tb), sympy.Trace(Ta * Lam * Tb.T), sympy.Trace(Ta * Lam)}
+    if set(rotated) != known:
+        raise ValueError(f"the rotated forms are not the diagonal ones: {rotated}")
+    kD = L.kappa * D
+    exponent = (-kD / 2 * ((beta * L.lam * delta_ab + qbarhat_ab) * forms[0]
+                           + qhat_ab * forms[1]) + kD * mh * forms[2])
+    per_coordinate = sympy.expand(rotate_traces(exponent, rotation, U).xreplace(coordinate))
+    return {"forms": list(zip(forms, rotated)),
+            "pair": sympy.expand(-2 * per_coordinate.coeff(x_ab)),
+            "field": sympy.expand(per_coordinate.coeff(x_a))}
+
+
+def check_entropic_block_general_d() -> bool:
+    """The coordinate block computed at every D (:func:`weight_exponent_general_d`), divided by
+    D (the scaling of the conjugates), is :func:`entropic_block` with the RS entries (a = b:
+    delta = 1, the diagonal conjugates; a != b: delta = 0, minus the off-diagonal ones), and
+    its field divided by D is kappa mhat s."""
+    out = weight_exponent_general_d()
+    P = out["pair"] / D_dim
+    same = P.subs({delta_ab: 1, qhat_ab: Qhd, qbarhat_ab: Qbhd})
+    other = P.subs({delta_ab: 0, qhat_ab: -Qho, qbarhat_ab: -Qbho})
+    block = RSBlock.from_entries(sympy.expand(same), sympy.expand(other))
+    want = entropic_block()
+    return (sympy.expand(block.A - want.A) == sympy.zeros(1, 1)
+            and sympy.expand(block.B - want.B) == sympy.zeros(1, 1)
+            and sympy.expand(out["field"] / D_dim - L.kappa * mh * s) == 0)
 
 
 def entropic_log_per_eigenvalue(det_shift=0):

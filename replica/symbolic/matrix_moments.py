@@ -17,7 +17,9 @@ valid at every dimension:
 is refused), and :func:`expand_traces` makes traces linear and cyclic, so that
 :math:`\operatorname{tr}(A\,w w^\top) = w^\top A w` becomes a bilinear form.
 :func:`replace_forms` then names the scalar forms (a :math:`1\times 1` product equals its
-transpose; both orientations are matched).
+transpose; both orientations are matched). :func:`rotate_traces` performs an orthogonal change
+of variables inside traces (:math:`U^\top U = I` and cyclic invariance), e.g. into the eigenbasis
+of a symmetric matrix.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from __future__ import annotations
 import sympy
 from sympy import Identity, ZeroMatrix, MatAdd, MatMul, MatrixExpr, Trace, Transpose
 
-__all__ = ["terms", "gaussian_average", "expand_traces", "replace_forms", "scalar"]
+__all__ = ["terms", "gaussian_average", "expand_traces", "replace_forms", "scalar",
+           "rotate_traces", "MomentError"]
 
 
 class MomentError(ValueError):
@@ -154,3 +157,36 @@ def replace_forms(expr, names: dict):
         if isinstance(form, Trace):
             table[Trace(form.arg.T.doit())] = value
     return sympy.expand(sympy.expand(expr).xreplace(table))
+
+
+def _drop_orthogonal_pairs(factors: list, U) -> list:
+    """Remove adjacent ``U^T U`` pairs (:math:`U^\\top U = I`) until none is left."""
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(factors) - 1):
+            if factors[i] == U.T and factors[i + 1] == U:
+                factors = factors[:i] + factors[i + 2:]
+                changed = True
+                break
+    return factors
+
+
+def rotate_traces(expr, substitutions: dict, U):
+    r"""The scalar ``expr`` (traces of products) after the change of variables
+    ``substitutions`` (e.g. :math:`\Gamma = U\tilde\Gamma U^\top`, :math:`S = U\Lambda U^\top`)
+    with :math:`U` orthogonal: each trace expanded, the pairs :math:`U^\top U = I` removed and
+    the trace rotated cyclically (:math:`\operatorname{tr}(UXU^\top) = \operatorname{tr}(X
+    U^\top U)`) until no :math:`U` is left; a :math:`U` that cannot be removed is an error."""
+    def rotated(trace):
+        out = []
+        for coeff, factors in terms(trace.arg.xreplace(substitutions).doit()):
+            f = [x for x in factors if not isinstance(x, Identity)]
+            f = _drop_orthogonal_pairs(f, U)
+            while len(f) >= 2 and f[0] == U and f[-1] == U.T:
+                f = _drop_orthogonal_pairs(f[1:-1], U)
+            if any(x in (U, U.T) for x in f):
+                raise MomentError(f"{U} is left in tr({MatMul(*f)})")
+            out.append(coeff * Trace(MatMul(*f).doit() if len(f) > 1 else f[0]))
+        return sympy.Add(*out)
+    return sympy.expand(expr.replace(lambda e: isinstance(e, Trace), rotated))
