@@ -161,7 +161,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             with precision(hi):
                 _, rep_hi, _ = m.solve_mp_once(params, start)
             digits, how = 0, "not verified"
-        cert = _certificate(problem, m, params, dps, hi, rep_hi.x, start, direct)
+        cert = _certificate(problem, m, params, dps, hi, rep_hi, start, direct)
         if cert.certified:
             for k in list(values) + list(direct):
                 if k in cert.enclosures:
@@ -206,18 +206,19 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   stability=getattr(problem, "stability", None))
 
 
-def _certificate(problem, m, params, dps, cp, x, start, direct):
-    """Certify the solution ``x`` (accurate to ``cp`` digits) at precision ``cp``; if the
+def _certificate(problem, m, params, dps, cp, rep, start, direct):
+    """Certify the solution ``rep.x`` of a solve at precision ``cp`` (accurate to ``cp``
+    digits) at that precision, the solve's last Jacobian as the preconditioner; if the
     enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
     from .certify import certify_point
 
     enclosers = {k: problem.direct[k].enclose for k, v in direct.items() if v is not None}
-    cert = certify_point(m, params, x, cp, direct=enclosers)
+    cert = certify_point(m, params, rep.x, cp, direct=enclosers, jacobian=rep.jacobian)
     if cert.certified and cert.min_digits(dps) < dps:
         cp *= 2
         with precision(cp):
             _, rep, _ = m.solve_mp_once(params, start)
-        cert = certify_point(m, params, rep.x, cp, direct=enclosers)
+        cert = certify_point(m, params, rep.x, cp, direct=enclosers, jacobian=rep.jacobian)
     return cert
 
 

@@ -366,7 +366,8 @@ class Machine:
             try:
                 with ball_precision(mpmath.mp.dps):
                     rep = self._newton_balls(y0, scale, rscale, balls, what, condition)
-                return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
+                return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
+                                    rep.jacobian)
             except (BallsNotFinite, NotEnclosable):
                 pass  # the evaluations that fall back to mpmath, below
         rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition)
@@ -375,7 +376,8 @@ class Machine:
     def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
         """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
         same scaled unknowns, equations and Jacobian, evaluated by the generated ``arb`` code
-        at the working precision, in the scaled unknowns ``y``."""
+        at the working precision, in the scaled unknowns ``y``. The report's ``jacobian`` is
+        the last evaluation of the ``jacobian`` group (midpoints, in the unknowns ``x``)."""
         from flint import arb_mat
 
         from ..symbolic.codegen import arb_of
@@ -384,6 +386,7 @@ class Machine:
         s = [arb_of(v) for v in scale]
         rs = [arb_of(v) for v in rscale]
         fixed = self.fixed_point
+        last = []  # the jacobian group's values at the last Jacobian evaluation
 
         def F(y):
             x = [(y[i] * s[i]).mid() for i in range(n)]
@@ -395,6 +398,7 @@ class Machine:
         def J(y):
             x = [(y[i] * s[i]).mid() for i in range(n)]
             jx = self.evaluate("jacobian", "arb", x, *balls)
+            last[:] = jx
             sign = -1 if fixed else 1
             rows = []
             for i in range(n):
@@ -410,7 +414,9 @@ class Machine:
                 rows.append(row)
             return arb_mat(rows)
 
-        return newton_arb(F, J, y0, what=what, condition=condition)
+        rep = newton_arb(F, J, y0, what=what, condition=condition)
+        rep.jacobian = [b.mid() for b in last] if last else None
+        return rep
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True):
         """One solve at the working precision: ``(values, report, iterations)``.

@@ -35,13 +35,22 @@ from .result import Status
 
 @dataclasses.dataclass
 class NewtonReport:
-    """Where :func:`newton_mp` stopped: the solution, the steps taken, the max-norm of the residual
-    there, and the infinity-norm condition number of the Jacobian there."""
+    r"""Where :func:`newton_mp` stopped: the solution, the steps taken, the max-norm of the residual
+    there, and the infinity-norm condition number of the Jacobian there.
+
+    ``jacobian`` (where the iteration ran in ball arithmetic, :meth:`Machine.newton
+    <replica.numerics.machine.Machine.newton>`; else ``None``): the midpoints, as exact balls,
+    of the generated ``jacobian`` group (:math:`\partial\Phi_i/\partial x_j` or
+    :math:`\partial F_i/\partial x_j`, row-major, in the unknowns themselves) at the iterate of
+    which the last Newton step was computed (within that step of ``x``): an approximate
+    Jacobian at ``x`` that a certification may take for its preconditioner
+    (:func:`replica.numerics.certify.krawczyk`), where any approximation keeps the proof valid."""
 
     x: list
     iterations: int
     residual: Any
     condition: Any
+    jacobian: Any = None
 
 
 def _condition(Jm, balls: bool = False) -> Any:
