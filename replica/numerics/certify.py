@@ -317,6 +317,7 @@ def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None):
     f_mid = sc.F(sc.y_mid)
     if not _finite_all(f_mid):
         return None, None, "the equations cannot be enclosed at the computed solution"
+    jacobian = [arb_of(v) for v in jacobian] if jacobian is not None else None
     if jacobian is not None and len(jacobian) == n * n and _finite_all(jacobian):
         out = _inclusion(sc, f_mid, sc.scaled_jacobian(jacobian), dps)
         if out[0] is not None:

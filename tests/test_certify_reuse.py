@@ -1,0 +1,206 @@
+"""What a certification may reuse from the verified solve, and the fused spectral sums of ball
+arithmetic, checked against exact arithmetic and against wrong candidates.
+
+* The averages of one nesting level evaluated together (``_SpectralLevel``: pair-independent
+  parts once, the weighted sums as one ball matrix product) enclose the exact value of nested
+  averages computed with Fractions, and overlap the per-pair loop they replace.
+* The Krawczyk test with the preconditioner taken from the solve's last Jacobian
+  (``NewtonReport.jacobian``) proves the true solution and refuses corrupted ones: a
+  candidate moved off the solution, a root of the wrong branch, and a candidate where no root
+  exists, even when the preconditioner given is that of the true solution.
+* The tightened box still contains the solution (computed independently at twice the
+  precision).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy
+
+from replica import models
+from replica.numerics import certify as C
+from replica.numerics.machine import machine
+from replica.numerics.precision import ball_precision, precision
+from replica.spectra import SpectralPairs
+from replica.symbolic.codegen import Evaluator
+from replica.symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
+
+
+def _fraction(b, which="mid") -> Fraction:
+    return C.ball_fraction(b, which)
+
+
+def _contains(b, exact: Fraction) -> bool:
+    """Whether the ball ``b`` contains ``exact`` (endpoints read at 200 digits)."""
+    with ball_precision(200):
+        return _fraction(b, "lo") <= exact <= _fraction(b, "hi")
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused spectral averages
+# ---------------------------------------------------------------------------------------------
+A, B = sympy.symbols("a b", positive=True)
+LAM = [Fraction(1, 3), Fraction(2), Fraction(5, 7), Fraction(9, 4)]
+MU = [Fraction(1), Fraction(1, 5), Fraction(3), Fraction(7, 6)]
+W = [Fraction(1, 8), Fraction(3, 8), Fraction(1, 4), Fraction(1, 4)]
+
+
+def _nested_exprs():
+    """Two levels: a resolvent-like average, and averages holding it (shared denominators,
+    a pair-independent part, a constant term, and an integer power)."""
+    g = SpectralAverage(LAMBDA_I / (LAMBDA_I * A + B))
+    return [g,
+            SpectralAverage(MU_I / (LAMBDA_I * A + B + g) ** 2) + A * g,
+            SpectralAverage(LAMBDA_I * MU_I / (LAMBDA_I * A + B + g) + 3 * A / (g + 1)) - B]
+
+
+def _exact(a: Fraction, b: Fraction) -> list:
+    g = sum(w * lam / (lam * a + b) for lam, w in zip(LAM, W))
+    s1 = sum(w * mu / (lam * a + b + g) ** 2 for lam, mu, w in zip(LAM, MU, W))
+    s2 = sum(w * (lam * mu / (lam * a + b + g) + 3 * a / (g + 1))
+             for lam, mu, w in zip(LAM, MU, W))
+    return [g, s1 + a * g, s2 - b]
+
+
+def _ball_pairs():
+    import flint
+
+    def ball(v):
+        return flint.arb(v.numerator) / v.denominator
+
+    return SpectralPairs([ball(v) for v in LAM], [ball(v) for v in MU], [ball(v) for v in W],
+                         True)
+
+
+def test_fused_levels_enclose_the_exact_nested_averages_and_the_per_pair_loop():
+    import flint
+
+    ev = Evaluator(_nested_exprs(), [A, B])
+    a, b = Fraction(3, 5), Fraction(7, 3)
+    with ball_precision(60):
+        args = [flint.arb(a.numerator) / a.denominator, flint.arb(b.numerator) / b.denominator]
+        pairs = _ball_pairs()
+        fused = ev.arb(args, pairs)
+        assert ev._levels is not None and len(ev._levels) == 2  # two nesting levels
+        levels, ev._levels = ev._levels, None  # the per-pair loop, as before
+        loop = ev.arb(args, pairs)
+        ev._levels = levels
+    exact = _exact(a, b)
+    for f, l_, e in zip(fused, loop, exact):
+        assert _contains(f, e) and _contains(l_, e)
+        assert f.overlaps(l_)
+        assert f.rad() < 1e-55 * abs(float(e))
+    # a wrong value is not enclosed (the check can fail)
+    assert not _contains(fused[1], exact[1] * (1 + Fraction(1, 10 ** 40)))
+
+
+def test_fused_levels_enclose_over_a_box():
+    """Over a box of arguments the fused evaluation encloses the averages at every point of it
+    (checked at its two corners, exactly)."""
+    import flint
+
+    ev = Evaluator(_nested_exprs(), [A, B])
+    a, b = Fraction(3, 5), Fraction(7, 3)
+    r = Fraction(1, 10 ** 6)
+    with ball_precision(40):
+        ball = [flint.arb(a.numerator) / a.denominator + flint.arb(0, flint.arb(r.numerator)
+                                                                   / r.denominator),
+                flint.arb(b.numerator) / b.denominator]
+        out = ev.arb(ball, _ball_pairs())
+    for corner in (a - r, a + r):
+        for o, e in zip(out, _exact(corner, b)):
+            assert _contains(o, e)
+
+
+# ---------------------------------------------------------------------------------------------
+# Certification with the solve's Jacobian
+# ---------------------------------------------------------------------------------------------
+RIDGE_ALIGN = ("alignment", dict(alpha="2", tau="1/2", kappa="1/2", rho="1/100", lam="1/10",
+                                 d="4", train="spike:2", test="identity"))
+LOWRANK = ("lowrank", dict(alpha="2", tau="3/2", kappa="1/2", rho="1/4", sigma="1/10"))
+
+
+def _machine(name, raw):
+    problem = models.get(name)
+    params = problem.schema.parse(raw)
+    return machine(problem, problem.variant_of(params)), params
+
+
+def _solve(m, params, dps):
+    with precision(dps):
+        _, rep, _ = m.solve_mp_once(params, None)
+    return rep
+
+
+@pytest.mark.parametrize("case", [RIDGE_ALIGN, LOWRANK], ids=lambda c: c[0])
+def test_the_solves_jacobian_certifies_and_the_box_holds_a_2x_solution(case):
+    m, params = _machine(*case)
+    rep = _solve(m, params, 45)
+    assert rep.jacobian is not None and len(rep.jacobian) == m.n ** 2
+    cert = C.certify_point(m, params, rep.x, 45, jacobian=rep.jacobian)
+    assert cert.certified, cert.reason
+    ref = _solve(m, params, 90)
+    with ball_precision(100):
+        for sym, v in zip(m.x, ref.x):
+            assert _contains(cert.box[str(sym)], C.ball_fraction(C.exact_ball(v), "mid")), sym
+            # the box is tight: the tightening kept it within the working precision
+            b = cert.box[str(sym)]
+            assert float(b.rad()) < abs(float(b.mid())) * 1e-40
+
+
+@pytest.mark.parametrize("case", [RIDGE_ALIGN, LOWRANK], ids=lambda c: c[0])
+def test_a_corrupted_solution_is_not_certified_with_the_true_jacobian(case):
+    """The preconditioner of the true solution does not make a wrong candidate pass: every
+    reused quantity only sharpens a test whose conclusion rests on the candidate's own
+    enclosures."""
+    m, params = _machine(*case)
+    rep = _solve(m, params, 45)
+    with precision(45):
+        far = [v * (1 + mpmath.mpf("1e-2")) for v in rep.x]
+    cert = C.certify_point(m, params, far, 45, jacobian=rep.jacobian)
+    assert not cert.certified and "no inclusion" in cert.reason
+    # a Jacobian that is not the system's (zeros: singular) is not used, and changes nothing
+    good = C.certify_point(m, params, rep.x, 45, jacobian=[0] * (m.n ** 2))
+    assert good.certified
+
+
+def test_the_wrong_branch_with_the_true_jacobian_fails_admissibility():
+    m, params = _machine(*RIDGE_ALIGN)
+    rep = _solve(m, params, 45)
+    with precision(45):
+        Pm = m.parameter_values_mp(params)
+        spec = m.spectrum(params, "mp")
+
+        def F(*x):
+            return m.evaluate("equations", "mp", list(x), Pm, spec)
+
+        root = list(mpmath.findroot(F, [mpmath.mpf("0.5"), mpmath.mpf("-0.07")]))
+        assert max(abs(v) for v in F(*root)) < mpmath.mpf(10) ** -40
+    cert = C.certify_point(m, params, root, 45, jacobian=rep.jacobian)
+    assert not cert.certified
+    assert cert.reason == "admissibility (lambda_tilde > 0) is not proved on the box"
+
+
+def test_driver_certificate_digits_and_values_unchanged_by_the_reuse():
+    """The certified solve (which passes the re-solve's Jacobian) and a certification of the same
+    point from scratch prove the same digits and agree on every value to them."""
+    from replica.numerics.driver import solve_params
+
+    name, raw = RIDGE_ALIGN
+    problem = models.get(name)
+    params = problem.schema.parse(raw)
+    res = solve_params(problem, params, dps=30, certify=True)
+    assert res.certificate.certified and res.digits == 30
+    m = machine(problem, problem.variant_of(params))
+    cp = res.certificate.precision
+    rep = _solve(m, params, cp)
+    fresh = C.certify_point(m, params, rep.x, cp)
+    assert fresh.certified and fresh.min_digits(30) == 30
+    with precision(40):
+        for k in fresh.enclosures:
+            if k in res.all_values and res.all_values[k] is not None:
+                v = fresh.value(k)
+                assert abs(res.all_values[k] - v) <= abs(v) * mpmath.mpf(10) ** -30, k
