@@ -172,6 +172,7 @@ class Certificate(Proof):
     box: dict = dataclasses.field(default_factory=dict)
     enclosures: dict = dataclasses.field(default_factory=dict)
     not_enclosed: dict = dataclasses.field(default_factory=dict)
+    _min_digits: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def digits(self, name: str, cap: int) -> int:
         b = self.enclosures.get(name)
@@ -181,8 +182,16 @@ class Certificate(Proof):
             return ball_digits(b, cap)
 
     def min_digits(self, cap: int) -> int:
-        """Digits proved for every enclosed value (``cap`` if there is none)."""
-        return min([self.digits(k, cap) for k in self.enclosures] + [cap])
+        """Digits proved for every enclosed value (``cap`` if there is none); remembered per
+        ``cap`` and the enclosures (the balls themselves)."""
+        balls = tuple(self.enclosures.values())
+        hit = self._min_digits.get(cap)
+        if hit is None or len(hit[0]) != len(balls) or any(
+                a is not b for a, b in zip(hit[0], balls)):
+            with ball_precision(self.precision + 10):  # endpoints are read at this precision
+                hit = (balls, min([ball_digits(b, cap) for b in balls] + [cap]))
+            self._min_digits[cap] = hit
+        return hit[1]
 
     def interval(self, name: str, digits: int) -> list | None:
         """``[lo, hi]`` decimal strings, rounded outward, that contain the value."""
@@ -213,11 +222,13 @@ class Certificate(Proof):
     def value(self, name: str):
         """The midpoint of the enclosure of ``name`` as an ``mpf`` (at the certificate's
         precision), or ``None``."""
-        b = self.enclosures.get(name)
-        if b is None:
-            return None
+        return self.values([name])[name]
+
+    def values(self, names) -> dict:
+        """:meth:`value` of each of ``names``."""
         with precision(self.precision + 10):
-            return ball_to_mpf(b)
+            return {k: (None if self.enclosures.get(k) is None else
+                        ball_to_mpf(self.enclosures[k])) for k in names}
 
 
 def fraction_ball(f: Fraction):

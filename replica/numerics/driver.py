@@ -56,7 +56,7 @@ from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
 from .grid import GRID_KEYS, float64_start, solve_grid
-from .machine import direct_value, machine
+from .machine import direct_value, direct_value_and_ball, machine
 
 
 
@@ -117,7 +117,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                 with precision(hi):
                     ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
                                                      condition=False)
-                    ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
+                    ref_direct, hi_balls = {}, {}
+                    for k, d in problem.direct.items():
+                        ref_direct[k], hi_balls[k] = direct_value_and_ball(d, params)
         except (ZeroDivisionError, ConvergenceError) as exc:
             # a denominator cancelled to exactly zero at this precision (terms that agree to
             # more digits than it carries), or Newton stalled on a residual that is rounding
@@ -157,15 +159,16 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     cert = None
     if certify:
         if not verify:
+            hi_balls = {}
             hi = work + max(10, work // 2)
             with precision(hi):
                 _, rep_hi, _ = m.solve_mp_once(params, start)
             digits, how = 0, "not verified"
-        cert = _certificate(problem, m, params, dps, hi, rep_hi, start, direct)
+        cert = _certificate(problem, m, params, dps, hi, rep_hi, start, direct, hi_balls)
         if cert.certified:
-            for k in list(values) + list(direct):
-                if k in cert.enclosures:
-                    (values if k in values else direct)[k] = cert.value(k)
+            mids = cert.values([k for k in list(values) + list(direct) if k in cert.enclosures])
+            for k, v in mids.items():
+                (values if k in values else direct)[k] = v
             agreed = digits
             digits = min(dps, cert.min_digits(dps))
             how = f"enclosures proved by a {cert.method.split(':')[0]}"
@@ -206,14 +209,17 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   stability=getattr(problem, "stability", None))
 
 
-def _certificate(problem, m, params, dps, cp, rep, start, direct):
+def _certificate(problem, m, params, dps, cp, rep, start, direct, balls):
     """Certify the solution ``rep.x`` of a solve at precision ``cp`` (accurate to ``cp``
-    digits) at that precision, the solve's last Jacobian as the preconditioner; if the
-    enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
+    digits) at that precision, the solve's last Jacobian as the preconditioner and the balls
+    ``balls`` of the direct values (evaluated at ``cp`` by that solve) as their enclosures; if
+    the enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
     from .certify import certify_point
 
     enclosers = {k: problem.direct[k].enclose for k, v in direct.items() if v is not None}
-    cert = certify_point(m, params, rep.x, cp, direct=enclosers, jacobian=rep.jacobian)
+    cert = certify_point(m, params, rep.x, cp, jacobian=rep.jacobian, direct={
+        k: (f if balls.get(k) is None else (lambda _params, b=balls[k]: b))
+        for k, f in enclosers.items()})
     if cert.certified and cert.min_digits(dps) < dps:
         cp *= 2
         with precision(cp):

@@ -1042,6 +1042,12 @@ def direct_value(d, params):
     """A :class:`~replica.problem.Direct` value at the working precision: the midpoint of its
     ball evaluation where it has one (python-flint, several times faster than mpmath for the
     sums over d eigenvalues), else (or where the ball is not finite) ``d.function(params)``."""
+    return direct_value_and_ball(d, params)[0]
+
+
+def direct_value_and_ball(d, params):
+    """``(value, ball)``: :func:`direct_value` and the finite ball (at the working precision)
+    whose midpoint it is, or ``None`` where the value did not come from one."""
     if d.enclose is not None and _BALL_EVALUATION[0]:
         from ..symbolic.codegen import NotEnclosable
         from .certify import ball_to_mpf
@@ -1052,5 +1058,5 @@ def direct_value(d, params):
             except NotEnclosable:
                 b = None
             if b is not None and b.is_finite():
-                return ball_to_mpf(b)
-    return d.function(params)
+                return ball_to_mpf(b), b
+    return d.function(params), None
