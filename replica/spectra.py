@@ -923,9 +923,26 @@ def _fraction_ball(v):
     raise NotEnclosable(f"a covariance entry of type {type(v).__name__} has no exact value")
 
 
+_DIAGONAL_BALLS: dict = {}
+
+
 def diagonal_balls(C: Covariance) -> list:
     """Balls containing the exact diagonal entries of ``C`` (normalised as in :meth:`diag_mp`) at
-    the current ball precision; a power law is evaluated in ball arithmetic."""
+    the current ball precision; a power law is evaluated in ball arithmetic. Remembered for the
+    last few covariances (immutable, by identity) at each ball precision; the list returned is
+    a copy."""
+    import flint
+
+    key = (id(C), flint.ctx.prec)
+    hit = _DIAGONAL_BALLS.get(key)
+    if hit is None or hit[0] is not C:
+        if len(_DIAGONAL_BALLS) > 32:
+            _DIAGONAL_BALLS.clear()
+        hit = _DIAGONAL_BALLS[key] = (C, _diagonal_balls(C))
+    return list(hit[1])
+
+
+def _diagonal_balls(C: Covariance) -> list:
     import flint
 
     if C.power is not None:
