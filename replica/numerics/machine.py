@@ -335,7 +335,9 @@ class Machine:
     def newton(self, x0, P, spec, balls=None, condition: bool = True) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
-        ``condition=False`` skips the condition number (see :func:`newton_mp`)."""
+        ``condition=False`` (a verifying re-solve) skips the condition number (see
+        :func:`newton_mp`) and, in ball arithmetic, the residual after the final step (see
+        :func:`newton_arb`)."""
         n = self.n
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
@@ -414,7 +416,7 @@ class Machine:
                 rows.append(row)
             return arb_mat(rows)
 
-        rep = newton_arb(F, J, y0, what=what, condition=condition)
+        rep = newton_arb(F, J, y0, what=what, condition=condition, residual=condition)
         rep.jacobian = [b.mid() for b in last] if last else None
         return rep
 
