@@ -14,6 +14,7 @@ arithmetic, checked against exact arithmetic and against wrong candidates.
 
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import mpmath
@@ -204,3 +205,32 @@ def test_driver_certificate_digits_and_values_unchanged_by_the_reuse():
             if k in res.all_values and res.all_values[k] is not None:
                 v = fresh.value(k)
                 assert abs(res.all_values[k] - v) <= abs(v) * mpmath.mpf(10) ** -30, k
+
+
+def test_fused_levels_from_the_disk_cache_give_the_same_balls():
+    """The level functions are stored with the generated code and, loaded again, give the same
+    balls (midpoints and radii) as when they were generated."""
+    import uuid
+
+    import flint
+
+    from replica.symbolic.codegen import CodeCache
+
+    if CodeCache.folder() is None:
+        pytest.skip("code cache disabled")
+    cache = CodeCache(f"test-levels-{uuid.uuid4().hex}")
+    a, b = Fraction(3, 5), Fraction(7, 3)
+    with ball_precision(50):
+        args = [flint.arb(a.numerator) / a.denominator, flint.arb(b.numerator) / b.denominator]
+        pairs = _ball_pairs()
+        fresh = Evaluator(_nested_exprs(), [A, B], cache=cache, name="nested")
+        first = fresh.arb(args, pairs)
+        loaded = Evaluator(build=lambda: pytest.fail("generated again"), args=[A, B],
+                           cache=cache, name="nested")
+        again = loaded.arb(args, pairs)
+        assert loaded._levels is not None and len(loaded._levels) == 2
+    assert all(x.mid() == y.mid() and x.rad() == y.rad() for x, y in zip(first, again))
+    try:
+        os.remove(cache.path("nested-arb"))
+    except OSError:
+        pass

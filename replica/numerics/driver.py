@@ -18,7 +18,9 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    from the first solve's solution ``x_w`` (it would reach the same root from the same float64
    start, through the same first iterates; those iterates are not repeated): its equations,
    Jacobian, steps, stopping test and reported values are all evaluated anew at the higher
-   precision, so it converges to the root at that precision whatever the error of ``x_w`` --
+   precision (its last step, past half that precision, a chord step with the Jacobian of the
+   step before: :func:`~replica.numerics.newton.newton_arb`), so it converges to the root at
+   that precision whatever the error of ``x_w`` --
    a first solve accurate to ``k`` digits is moved by ``10^{-k}`` and the agreement shows ``k``
    digits (where Newton fails from ``x_w`` the float64 start, then the declared start, are
    used as before). ``w`` starts at ``dps`` plus the
@@ -79,7 +81,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     ``certify=True`` also proves the result (:func:`replica.numerics.certify.certify_point`):
     the solution of the verifying re-solve is certified in ball arithmetic at that re-solve's
     precision (once more at twice that precision if the enclosures are too wide for ``dps``
-    digits); on success the values are the midpoints of their enclosures and ``digits`` is what
+    digits), with that re-solve's last Jacobian as the Krawczyk preconditioner and its balls of
+    the direct values as their enclosures (the same evaluations at the same precision); on
+    success the values are the midpoints of their enclosures and ``digits`` is what
     the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
     certificate says why. Either way :attr:`Result.certificate` holds the certificate.
 

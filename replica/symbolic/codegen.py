@@ -20,7 +20,11 @@ expressions: no formula is typed twice. An expression may contain spectral avera
 :math:`\langle\phi\rangle = \sum_j w_j\,\phi(\lambda_j, \mu_j)`
 (:class:`~replica.symbolic.spectral.SpectralAverage`): each distinct average becomes an inner
 function of :math:`(\lambda, \mu)` and the arguments, summed exactly (``mpmath.fsum``) over the
-spectral pairs in mpmath, or along a trailing axis in float64.
+spectral pairs in mpmath, or along a trailing axis in float64. In ball arithmetic the averages of
+one nesting level are evaluated together (:class:`_SpectralLevel`): the sub-expressions that do
+not depend on the pair once per evaluation, the integrands at each pair by one generated
+function with their common sub-expressions shared, the weighted sums as one ``arb_mat``
+product.
 
 **Disk cache.** Generating code for a large system (the low-rank saddle point, its Jacobian and
 every reported value) takes seconds; the generated Python source is cached on disk
