@@ -318,6 +318,15 @@ class Covariance:
         return None
 
     def rank(self) -> int:
+        """The number of nonzero eigenvalues (of nonzero diagonal entries where the matrix is
+        diagonal), computed once per covariance (it is immutable)."""
+        r = self.__dict__.get("_rank")
+        if r is None:
+            r = self._rank_of()
+            object.__setattr__(self, "_rank", r)
+        return r
+
+    def _rank_of(self) -> int:
         if self.diagonal is not None:
             return sum(1 for v in self.diagonal if v != 0)
         if self.power is not None:
@@ -677,10 +686,10 @@ class ArrayCovariance(Covariance):
             return np.diag(self._diag_f64)
         return self._matrix_f64.copy()
 
-    def rank(self) -> int:
+    def _rank_of(self) -> int:
         if self.diagonal_only:  # a normalised entry is 0 exactly where the array's is
             return int(np.count_nonzero(self._entries()))
-        return super().rank()
+        return super()._rank_of()
 
 
 def _prepare_array(spec, arr, d, name, raw) -> Covariance:
