@@ -917,6 +917,8 @@ class _SpectralLevel:
                 return hit[1]
         pair = self.pair
         rows = [pair(lam, mu, *s) for lam, mu in zip(pairs.lam, pairs.mu)]
+        if not rows:  # no pairs: every average is an empty sum
+            return [arb_of(0) for _ in range(self.k1 - self.k0)]
         out = _weight_row(pairs) * arb_mat(rows)
         out = [out[0, j] for j in range(self.k1 - self.k0)]
         if not s:
