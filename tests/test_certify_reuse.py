@@ -234,3 +234,33 @@ def test_fused_levels_from_the_disk_cache_give_the_same_balls():
         os.remove(cache.path("nested-arb"))
     except OSError:
         pass
+
+
+def test_fused_levels_with_elementary_functions_enclose_an_independent_value():
+    """Averages of elementary functions (square root, logarithm, exponential), nested: the
+    fused balls contain the value computed independently in mpmath at 80 digits."""
+    import flint
+
+    g = SpectralAverage(sympy.sqrt(LAMBDA_I * A + B))
+    exprs = [g, SpectralAverage(sympy.log(1 + MU_I * g) * sympy.exp(-LAMBDA_I * A)) * B]
+    ev = Evaluator(exprs, [A, B])
+    a, b = Fraction(3, 5), Fraction(7, 3)
+    with ball_precision(50):
+        args = [flint.arb(a.numerator) / a.denominator, flint.arb(b.numerator) / b.denominator]
+        out = ev.arb(args, _ball_pairs())
+        assert ev._levels is not None and len(ev._levels) == 2
+    with mpmath.workdps(80):
+        am, bm = mpmath.mpf(a.numerator) / a.denominator, mpmath.mpf(b.numerator) / b.denominator
+        lam = [mpmath.mpf(v.numerator) / v.denominator for v in LAM]
+        mu = [mpmath.mpf(v.numerator) / v.denominator for v in MU]
+        w = [mpmath.mpf(v.numerator) / v.denominator for v in W]
+        gm = mpmath.fsum(wi * mpmath.sqrt(li * am + bm) for li, wi in zip(lam, w))
+        hm = bm * mpmath.fsum(wi * mpmath.log(1 + mi * gm) * mpmath.exp(-li * am)
+                              for li, mi, wi in zip(lam, mu, w))
+        for ball, ref in ((out[0], gm), (out[1], hm)):
+            with ball_precision(200):  # the endpoints exactly
+                lo, hi = (C.ball_fraction(ball, k) for k in ("lo", "hi"))
+                r = C.ball_fraction(C.exact_ball(ref), "mid")
+            slack = abs(r) * Fraction(1, 10 ** 75)
+            assert lo - slack <= r <= hi + slack
+            assert float(ball.rad()) < 1e-45 * abs(float(ref))
