@@ -264,3 +264,37 @@ def test_fused_levels_with_elementary_functions_enclose_an_independent_value():
             slack = abs(r) * Fraction(1, 10 ** 75)
             assert lo - slack <= r <= hi + slack
             assert float(ball.rad()) < 1e-45 * abs(float(ref))
+
+
+# ---------------------------------------------------------------------------------------------
+# newton_arb's chord step
+# ---------------------------------------------------------------------------------------------
+def _system_balls():
+    """F(y) = (y0^2 - 2, y0 y1 - 3) with its Jacobian, in balls; counts the Jacobians."""
+    from flint import arb_mat
+
+    calls = {"J": 0}
+
+    def F(y):
+        return [y[0] * y[0] - 2, y[0] * y[1] - 3]
+
+    def J(y):
+        calls["J"] += 1
+        return arb_mat([[2 * y[0], 0], [y[1], y[0]]])
+
+    return F, J, calls
+
+
+@pytest.mark.parametrize("start", [["1.4142135623730951", "2.1213203435596424"], ["1", "1"]],
+                         ids=["float64-start", "far-start"])
+def test_newton_arb_chord_step_reaches_the_working_precision(start):
+    from replica.numerics.newton import newton_arb
+
+    F, J, calls = _system_balls()
+    with precision(60), ball_precision(60):
+        rep = newton_arb(F, J, [mpmath.mpf(v) for v in start])
+        exact = [mpmath.sqrt(2), 3 / mpmath.sqrt(2)]
+        err = max(abs(a - b) / abs(b) for a, b in zip(rep.x, exact))
+    assert err < mpmath.mpf(10) ** -58, err
+    # one Jacobian fewer than Newton steps: the last step is a chord step
+    assert calls["J"] == rep.iterations - 1, (calls, rep.iterations)
