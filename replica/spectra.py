@@ -318,6 +318,15 @@ class Covariance:
         return None
 
     def rank(self) -> int:
+        """The number of nonzero eigenvalues (of nonzero diagonal entries where the matrix is
+        diagonal), computed once per covariance (it is immutable)."""
+        r = self.__dict__.get("_rank")
+        if r is None:
+            r = self._rank_of()
+            object.__setattr__(self, "_rank", r)
+        return r
+
+    def _rank_of(self) -> int:
         if self.diagonal is not None:
             return sum(1 for v in self.diagonal if v != 0)
         if self.power is not None:
@@ -677,10 +686,10 @@ class ArrayCovariance(Covariance):
             return np.diag(self._diag_f64)
         return self._matrix_f64.copy()
 
-    def rank(self) -> int:
+    def _rank_of(self) -> int:
         if self.diagonal_only:  # a normalised entry is 0 exactly where the array's is
             return int(np.count_nonzero(self._entries()))
-        return super().rank()
+        return super()._rank_of()
 
 
 def _prepare_array(spec, arr, d, name, raw) -> Covariance:
@@ -923,9 +932,26 @@ def _fraction_ball(v):
     raise NotEnclosable(f"a covariance entry of type {type(v).__name__} has no exact value")
 
 
+_DIAGONAL_BALLS: dict = {}
+
+
 def diagonal_balls(C: Covariance) -> list:
     """Balls containing the exact diagonal entries of ``C`` (normalised as in :meth:`diag_mp`) at
-    the current ball precision; a power law is evaluated in ball arithmetic."""
+    the current ball precision; a power law is evaluated in ball arithmetic. Remembered for the
+    last few covariances (immutable, by identity) at each ball precision; the list returned is
+    a copy."""
+    import flint
+
+    key = (id(C), flint.ctx.prec)
+    hit = _DIAGONAL_BALLS.get(key)
+    if hit is None or hit[0] is not C:
+        if len(_DIAGONAL_BALLS) > 32:
+            _DIAGONAL_BALLS.clear()
+        hit = _DIAGONAL_BALLS[key] = (C, _diagonal_balls(C))
+    return list(hit[1])
+
+
+def _diagonal_balls(C: Covariance) -> list:
     import flint
 
     if C.power is not None:

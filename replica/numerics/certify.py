@@ -28,7 +28,17 @@ The box radius is found by :math:`\varepsilon`-inflation: it starts at a few tim
 :math:`|Y F(\tilde y)|`, grows while the inclusion fails, and the search gives up with a reason
 (a singular Jacobian, an expression that cannot be enclosed on the box, a box that would have to be
 larger than :data:`MAX_RADIUS`). After success the box is tightened by
-:math:`X \leftarrow K(X) \cap X` (each step keeps the solution).
+:math:`X' \leftarrow \bigl(\tilde y - Y F(\tilde y) + (I - Y J(X))(X' - \tilde y)\bigr) \cap X'`,
+starting from :math:`X' = X`, with the Jacobian enclosure :math:`J(X)` of the box that passed
+the test: each step keeps the solution :math:`y^*`, because :math:`g(y^*) = y^*` and the mean
+value form of :math:`g` between :math:`\tilde y` and :math:`y^* \in X' \subseteq X` needs the
+Jacobian on that segment, which lies in the convex box :math:`X` (so its enclosure
+:math:`J(X)` serves every step, and no step evaluates the Jacobian again).
+
+The preconditioner may come from the solve: the Jacobian of the verifying re-solve's last Newton
+step (:attr:`replica.numerics.newton.NewtonReport.jacobian`, at a point within that step of
+:math:`\tilde x`), inverted at the midpoints by python-flint; only where the inclusion fails with
+it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
 
 What is enclosed
 ----------------
@@ -162,6 +172,7 @@ class Certificate(Proof):
     box: dict = dataclasses.field(default_factory=dict)
     enclosures: dict = dataclasses.field(default_factory=dict)
     not_enclosed: dict = dataclasses.field(default_factory=dict)
+    _min_digits: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def digits(self, name: str, cap: int) -> int:
         b = self.enclosures.get(name)
@@ -171,8 +182,16 @@ class Certificate(Proof):
             return ball_digits(b, cap)
 
     def min_digits(self, cap: int) -> int:
-        """Digits proved for every enclosed value (``cap`` if there is none)."""
-        return min([self.digits(k, cap) for k in self.enclosures] + [cap])
+        """Digits proved for every enclosed value (``cap`` if there is none); remembered per
+        ``cap`` and the enclosures (the balls themselves)."""
+        balls = tuple(self.enclosures.values())
+        hit = self._min_digits.get(cap)
+        if hit is None or len(hit[0]) != len(balls) or any(
+                a is not b for a, b in zip(hit[0], balls)):
+            with ball_precision(self.precision + 10):  # endpoints are read at this precision
+                hit = (balls, min([ball_digits(b, cap) for b in balls] + [cap]))
+            self._min_digits[cap] = hit
+        return hit[1]
 
     def interval(self, name: str, digits: int) -> list | None:
         """``[lo, hi]`` decimal strings, rounded outward, that contain the value."""
@@ -203,11 +222,13 @@ class Certificate(Proof):
     def value(self, name: str):
         """The midpoint of the enclosure of ``name`` as an ``mpf`` (at the certificate's
         precision), or ``None``."""
-        b = self.enclosures.get(name)
-        if b is None:
-            return None
+        return self.values([name])[name]
+
+    def values(self, names) -> dict:
+        """:meth:`value` of each of ``names``."""
         with precision(self.precision + 10):
-            return ball_to_mpf(b)
+            return {k: (None if self.enclosures.get(k) is None else
+                        ball_to_mpf(self.enclosures[k])) for k in names}
 
 
 def fraction_ball(f: Fraction):
@@ -261,10 +282,15 @@ class _Scaled:
         return fx
 
     def J(self, y):
+        jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
+        return self.scaled_jacobian(jx)
+
+    def scaled_jacobian(self, jx):
+        """The Jacobian in the scaled unknowns from the values ``jx`` of the generated
+        ``jacobian`` group (row-major, in the unknowns ``x``)."""
         from flint import arb_mat
 
-        n, x = self.m.n, self.x_of(y)
-        jx = self.m.evaluate("jacobian", "arb", x, self.P, self.spec)
+        n = self.m.n
         rows = []
         for i in range(n):
             row = []
@@ -291,24 +317,59 @@ def _upper(b) -> Fraction:
     return max(abs(ball_fraction(b, "lo")), abs(ball_fraction(b, "hi")))
 
 
-def krawczyk(machine, P, spec, x_mp, dps: int):
+def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None):
     """Run the Krawczyk test around ``x_mp``: ``(box of the unknowns as balls, radius, "")`` on
-    success, ``(None, radius, reason)`` otherwise."""
-    from flint import arb_mat
-
-    arb = _arb()
+    success, ``(None, radius, reason)`` otherwise. ``jacobian`` (the ``jacobian`` group's values
+    near ``x_mp``, :attr:`~replica.numerics.newton.NewtonReport.jacobian`) gives the
+    preconditioner; without it, or where the inclusion fails with it, the Jacobian is evaluated
+    at ``x_mp``."""
     n = machine.n
     sc = _Scaled(machine, P, spec, x_mp)
     f_mid = sc.F(sc.y_mid)
     if not _finite_all(f_mid):
         return None, None, "the equations cannot be enclosed at the computed solution"
-    j_mid = sc.J(sc.y_mid)
+    jacobian = [arb_of(v) for v in jacobian] if jacobian is not None else None
+    if jacobian is not None and len(jacobian) == n * n and _finite_all(jacobian):
+        out = _inclusion(sc, f_mid, sc.scaled_jacobian(jacobian), dps)
+        if out[0] is not None:
+            return out
+    return _inclusion(sc, f_mid, sc.J(sc.y_mid), dps)
+
+
+def _preconditioner(j_mid):
+    """An exactly represented approximate inverse of the Jacobian ``j_mid`` (an ``arb_mat``):
+    the midpoints of python-flint's inverse of its midpoints (mpmath's inverse where flint
+    cannot invert them), ``None`` if it is singular."""
+    from flint import arb_mat
+
+    n = j_mid.nrows()
+    A = arb_mat([[j_mid[i, j].mid() for j in range(n)] for i in range(n)])
     try:
-        A = mpmath.matrix([[ball_to_mpf(j_mid[i, j]) for j in range(n)] for i in range(n)])
-        Ainv = mpmath.inverse(A)
+        inv = A.inv(nonstop=True)
+    except ZeroDivisionError:
+        inv = None
+    if inv is not None and all(is_finite(inv[i, j]) for i in range(n) for j in range(n)):
+        return arb_mat([[inv[i, j].mid() for j in range(n)] for i in range(n)])
+    try:
+        Ainv = mpmath.inverse(mpmath.matrix([[ball_to_mpf(A[i, j]) for j in range(n)]
+                                             for i in range(n)]))
     except (ZeroDivisionError, ValueError):
+        return None
+    return arb_mat([[exact_ball(Ainv[i, j]) for j in range(n)] for i in range(n)])
+
+
+def _inclusion(sc, f_mid, j_mid, dps: int):
+    """The inflation and tightening of :func:`krawczyk` with the preconditioner from
+    ``j_mid``."""
+    from flint import arb_mat
+
+    arb = _arb()
+    n = sc.m.n
+    if not all(is_finite(j_mid[i, j]) for i in range(n) for j in range(n)):
         return None, None, "the Jacobian is singular at the computed solution"
-    Y = arb_mat([[exact_ball(Ainv[i, j]) for j in range(n)] for i in range(n)])
+    Y = _preconditioner(j_mid)
+    if Y is None:
+        return None, None, "the Jacobian is singular at the computed solution"
     c = Y * arb_mat([[v] for v in f_mid])
     step = max([_upper(c[i, 0]) for i in range(n)] + [Fraction(0)])
     floor = Fraction(1, 2 ** max(int(dps * 3.32) - 20, 10))
@@ -327,14 +388,13 @@ def krawczyk(machine, P, spec, x_mp, dps: int):
         if not all(is_finite(jb[i, j]) for i in range(n) for j in range(n)):
             return None, radius, "the Jacobian cannot be enclosed on the box (an expression is " \
                                  "undefined on part of it)"
-        k = (identity - Y * jb) * delta
+        M = identity - Y * jb
+        k = M * delta
         K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
         if all(box[i].contains_interior(K[i]) for i in range(n)):
-            for _ in range(TIGHTENINGS):
+            for _ in range(TIGHTENINGS):  # J(box) of this box: see the module's docstring
                 box = [K[i].intersection(box[i]) for i in range(n)]
-                jb = sc.J(box)
-                dev = arb_mat([[box[i] - sc.y_mid[i]] for i in range(n)])
-                k = (identity - Y * jb) * dev
+                k = M * arb_mat([[box[i] - sc.y_mid[i]] for i in range(n)])
                 K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
                 if not all(box[i].contains(K[i]) for i in range(n)):
                     break
@@ -364,12 +424,15 @@ def is_finite_fraction(v) -> bool:
     return isinstance(v, Fraction)
 
 
-def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None) -> Certificate:
+def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None,
+                  jacobian=None) -> Certificate:
     """Certify the solution ``x_mp`` (mpf, at least ``dps`` digits accurate) of ``machine``'s
     system at ``params`` with ball arithmetic at ``dps`` digits; ``direct`` maps the names of
     the (defined) values computed from the parameters to ``enclose(params)`` callables returning
     a ball, or to ``None`` where there is no ball evaluation. The certificate holds only if every
-    reported value, these included, has a finite enclosure."""
+    reported value, these included, has a finite enclosure. ``jacobian``: the solve's Jacobian
+    near ``x_mp`` for the preconditioner (:func:`krawczyk`), which changes no conclusion's
+    validity."""
     method = (f"Krawczyk inclusion in ball arithmetic at {dps} digits (python-flint arb): a "
               "unique solution in the box; every value enclosed over it")
     if machine.n == 0:
@@ -380,7 +443,7 @@ def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None) -
             P = parameter_balls(machine, params)
             spec = machine.spectrum(params, "arb")
             if machine.n:
-                box, radius, why = krawczyk(machine, P, spec, x_mp, dps)
+                box, radius, why = krawczyk(machine, P, spec, x_mp, dps, jacobian)
                 if box is None:
                     return Certificate(False, reason=why, method=method, precision=dps,
                                        radius=radius)

@@ -18,7 +18,9 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    from the first solve's solution ``x_w`` (it would reach the same root from the same float64
    start, through the same first iterates; those iterates are not repeated): its equations,
    Jacobian, steps, stopping test and reported values are all evaluated anew at the higher
-   precision, so it converges to the root at that precision whatever the error of ``x_w`` --
+   precision (its last step, past half that precision, a chord step with the Jacobian of the
+   step before: :func:`~replica.numerics.newton.newton_arb`), so it converges to the root at
+   that precision whatever the error of ``x_w`` --
    a first solve accurate to ``k`` digits is moved by ``10^{-k}`` and the agreement shows ``k``
    digits (where Newton fails from ``x_w`` the float64 start, then the declared start, are
    used as before). ``w`` starts at ``dps`` plus the
@@ -56,7 +58,7 @@ from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
 from .grid import GRID_KEYS, float64_start, solve_grid
-from .machine import direct_value, machine
+from .machine import direct_value, direct_value_and_ball, machine
 
 
 
@@ -79,7 +81,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     ``certify=True`` also proves the result (:func:`replica.numerics.certify.certify_point`):
     the solution of the verifying re-solve is certified in ball arithmetic at that re-solve's
     precision (once more at twice that precision if the enclosures are too wide for ``dps``
-    digits); on success the values are the midpoints of their enclosures and ``digits`` is what
+    digits), with that re-solve's last Jacobian as the Krawczyk preconditioner and its balls of
+    the direct values as their enclosures (the same evaluations at the same precision); on
+    success the values are the midpoints of their enclosures and ``digits`` is what
     the enclosures prove; on failure the status is ``NOT_CERTIFIED``, ``digits`` is 0 and the
     certificate says why. Either way :attr:`Result.certificate` holds the certificate.
 
@@ -118,7 +122,9 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                 with precision(hi):
                     ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
                                                      condition=False)
-                    ref_direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
+                    ref_direct, hi_balls = {}, {}
+                    for k, d in problem.direct.items():
+                        ref_direct[k], hi_balls[k] = direct_value_and_ball(d, params)
         except (ZeroDivisionError, ConvergenceError) as exc:
             # a denominator cancelled to exactly zero at this precision (terms that agree to
             # more digits than it carries), or Newton stalled on a residual that is rounding
@@ -158,15 +164,16 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     cert = None
     if certify:
         if not verify:
+            hi_balls = {}
             hi = work + max(10, work // 2)
             with precision(hi):
                 _, rep_hi, _ = m.solve_mp_once(params, start)
             digits, how = 0, "not verified"
-        cert = _certificate(problem, m, params, dps, hi, rep_hi.x, start, direct)
+        cert = _certificate(problem, m, params, dps, hi, rep_hi, start, direct, hi_balls)
         if cert.certified:
-            for k in list(values) + list(direct):
-                if k in cert.enclosures:
-                    (values if k in values else direct)[k] = cert.value(k)
+            mids = cert.values([k for k in list(values) + list(direct) if k in cert.enclosures])
+            for k, v in mids.items():
+                (values if k in values else direct)[k] = v
             agreed = digits
             digits = min(dps, cert.min_digits(dps))
             how = f"enclosures proved by a {cert.method.split(':')[0]}"
@@ -207,18 +214,22 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   stability=getattr(problem, "stability", None))
 
 
-def _certificate(problem, m, params, dps, cp, x, start, direct):
-    """Certify the solution ``x`` (accurate to ``cp`` digits) at precision ``cp``; if the
-    enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
+def _certificate(problem, m, params, dps, cp, rep, start, direct, balls):
+    """Certify the solution ``rep.x`` of a solve at precision ``cp`` (accurate to ``cp``
+    digits) at that precision, the solve's last Jacobian as the preconditioner and the balls
+    ``balls`` of the direct values (evaluated at ``cp`` by that solve) as their enclosures; if
+    the enclosures prove fewer than ``dps`` digits, re-solve and certify once at ``2 cp``."""
     from .certify import certify_point
 
     enclosers = {k: problem.direct[k].enclose for k, v in direct.items() if v is not None}
-    cert = certify_point(m, params, x, cp, direct=enclosers)
+    cert = certify_point(m, params, rep.x, cp, jacobian=rep.jacobian, direct={
+        k: (f if balls.get(k) is None else (lambda _params, b=balls[k]: b))
+        for k, f in enclosers.items()})
     if cert.certified and cert.min_digits(dps) < dps:
         cp *= 2
         with precision(cp):
             _, rep, _ = m.solve_mp_once(params, start)
-        cert = certify_point(m, params, rep.x, cp, direct=enclosers)
+        cert = certify_point(m, params, rep.x, cp, direct=enclosers, jacobian=rep.jacobian)
     return cert
 
 

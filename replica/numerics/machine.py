@@ -335,7 +335,9 @@ class Machine:
     def newton(self, x0, P, spec, balls=None, condition: bool = True) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
-        ``condition=False`` skips the condition number (see :func:`newton_mp`)."""
+        ``condition=False`` (a verifying re-solve) skips the condition number (see
+        :func:`newton_mp`) and, in ball arithmetic, the residual after the final step (see
+        :func:`newton_arb`)."""
         n = self.n
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
@@ -366,7 +368,8 @@ class Machine:
             try:
                 with ball_precision(mpmath.mp.dps):
                     rep = self._newton_balls(y0, scale, rscale, balls, what, condition)
-                return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
+                return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
+                                    rep.jacobian)
             except (BallsNotFinite, NotEnclosable):
                 pass  # the evaluations that fall back to mpmath, below
         rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition)
@@ -375,7 +378,8 @@ class Machine:
     def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
         """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
         same scaled unknowns, equations and Jacobian, evaluated by the generated ``arb`` code
-        at the working precision, in the scaled unknowns ``y``."""
+        at the working precision, in the scaled unknowns ``y``. The report's ``jacobian`` is
+        the last evaluation of the ``jacobian`` group (midpoints, in the unknowns ``x``)."""
         from flint import arb_mat
 
         from ..symbolic.codegen import arb_of
@@ -384,6 +388,7 @@ class Machine:
         s = [arb_of(v) for v in scale]
         rs = [arb_of(v) for v in rscale]
         fixed = self.fixed_point
+        last = []  # the jacobian group's values at the last Jacobian evaluation
 
         def F(y):
             x = [(y[i] * s[i]).mid() for i in range(n)]
@@ -395,6 +400,7 @@ class Machine:
         def J(y):
             x = [(y[i] * s[i]).mid() for i in range(n)]
             jx = self.evaluate("jacobian", "arb", x, *balls)
+            last[:] = jx
             sign = -1 if fixed else 1
             rows = []
             for i in range(n):
@@ -410,7 +416,9 @@ class Machine:
                 rows.append(row)
             return arb_mat(rows)
 
-        return newton_arb(F, J, y0, what=what, condition=condition)
+        rep = newton_arb(F, J, y0, what=what, condition=condition, residual=condition)
+        rep.jacobian = [b.mid() for b in last] if last else None
+        return rep
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
                       strict: bool = False):
@@ -1044,6 +1052,12 @@ def direct_value(d, params):
     """A :class:`~replica.problem.Direct` value at the working precision: the midpoint of its
     ball evaluation where it has one (python-flint, several times faster than mpmath for the
     sums over d eigenvalues), else (or where the ball is not finite) ``d.function(params)``."""
+    return direct_value_and_ball(d, params)[0]
+
+
+def direct_value_and_ball(d, params):
+    """``(value, ball)``: :func:`direct_value` and the finite ball (at the working precision)
+    whose midpoint it is, or ``None`` where the value did not come from one."""
     if d.enclose is not None and _BALL_EVALUATION[0]:
         from ..symbolic.codegen import NotEnclosable
         from .certify import ball_to_mpf
@@ -1054,5 +1068,5 @@ def direct_value(d, params):
             except NotEnclosable:
                 b = None
             if b is not None and b.is_finite():
-                return ball_to_mpf(b)
-    return d.function(params)
+                return ball_to_mpf(b), b
+    return d.function(params), None

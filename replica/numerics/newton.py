@@ -11,7 +11,8 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
   :class:`~replica.numerics.result.Status` that describes the failure.
 * :func:`newton_arb` -- the same iteration with every number a python-flint ball midpoint at the
   working precision (equations and Jacobian from the generated ``arb`` code, linear solves by
-  ``arb_mat``), with no conversion between mpmath and flint inside the loop.
+  ``arb_mat``), with no conversion between mpmath and flint inside the loop; past half the
+  working precision its last step reuses the previous Jacobian (a chord step).
 * :func:`damped_mp` -- the damped fixed-point iteration :math:`x \leftarrow x + d(\Phi(x) - x)`
   with adaptive damping, the slow but robust start for :func:`newton_mp` when no float64 start
   exists.
@@ -35,13 +36,22 @@ from .result import Status
 
 @dataclasses.dataclass
 class NewtonReport:
-    """Where :func:`newton_mp` stopped: the solution, the steps taken, the max-norm of the residual
-    there, and the infinity-norm condition number of the Jacobian there."""
+    r"""Where :func:`newton_mp` stopped: the solution, the steps taken, the max-norm of the residual
+    there, and the infinity-norm condition number of the Jacobian there.
+
+    ``jacobian`` (where the iteration ran in ball arithmetic, :meth:`Machine.newton
+    <replica.numerics.machine.Machine.newton>`; else ``None``): the midpoints, as exact balls,
+    of the generated ``jacobian`` group (:math:`\partial\Phi_i/\partial x_j` or
+    :math:`\partial F_i/\partial x_j`, row-major, in the unknowns themselves) at the iterate of
+    which the last Newton step was computed (within that step of ``x``): an approximate
+    Jacobian at ``x`` that a certification may take for its preconditioner
+    (:func:`replica.numerics.certify.krawczyk`), where any approximation keeps the proof valid."""
 
     x: list
     iterations: int
     residual: Any
     condition: Any
+    jacobian: Any = None
 
 
 def _condition(Jm, balls: bool = False) -> Any:
@@ -203,13 +213,27 @@ def _mids(values) -> list:
 
 
 def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
-               condition: bool = True) -> NewtonReport:
-    """:func:`newton_mp` with every number a python-flint ball midpoint at the working precision
+               condition: bool = True, residual: bool = True) -> NewtonReport:
+    r""":func:`newton_mp` with every number a python-flint ball midpoint at the working precision
     (``F`` returns a list of balls, ``J`` an ``arb_mat``; ``y0`` a list of ``mpf``): the same
-    iteration, steps, step halving and stopping tests, without converting between mpmath and
-    flint at every evaluation and every linear solve. The balls' radii are dropped (each
-    operation's midpoint is the working-precision value); a ball that is not finite raises
-    :class:`BallsNotFinite`. The report holds ``mpf`` values."""
+    iteration, step halving and stopping tests, without converting between mpmath and flint at
+    every evaluation and every linear solve. The balls' radii are dropped (each operation's
+    midpoint is the working-precision value); a ball that is not finite raises
+    :class:`BallsNotFinite`. The report holds ``mpf`` values.
+
+    One difference in the steps: once the last step :math:`\delta_{k-1}` is below
+    ``10**(-dps/2)`` (relative), the next is the chord step :math:`-J(y_{k-1})^{-1}F(y_k)` with
+    the Jacobian of that last step instead of a fresh one. It differs from the Newton step
+    :math:`-J(y_k)^{-1}F(y_k)` by a relative :math:`O(\kappa\,|\delta_{k-1}|)` (:math:`J` is
+    Lipschitz, :math:`y_k - y_{k-1} = \delta_{k-1}`), so its size decides the stopping tests as
+    the Newton step would, and the iterate it gives has an error
+    :math:`O(|\delta_{k-1}|\,|\delta_k|)`, below the working precision: the Jacobian of the
+    final step (usually the costliest evaluation) is not computed. A chord step above
+    ``10**(-dps/2)`` is discarded for a Newton step with a fresh Jacobian.
+
+    ``residual=False`` (a verifying re-solve, whose residual nobody reads, as its condition
+    with ``condition=False``) skips the evaluation of ``F`` after the final step: the report's
+    residual is then the one before it."""
     from flint import arb, arb_mat
 
     from ..symbolic.codegen import arb_of
@@ -258,22 +282,33 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
         return NewtonReport([ball_to_mpf(b) for b in yv], it, ball_to_mpf(r),
                             cond(Jm) if condition else None)
 
+    Jy = None
     for it in range(1, maxiter + 1):
-        Jy = J(y)
-        dy = solve(Jy, [-v for v in fy])
+        ny = norm(y)
+        scale_y = ny if ny > one else one
+        half = (floor_ok * scale_y).mid()
+        dy = None
+        if Jy is not None and prev_step is not None and prev_step <= half:
+            # the chord step: past half the working precision the Jacobian of the last step,
+            # taken that step away, is accurate to it (relative 10^(-dps/2)), and so is this step
+            dy = solve(Jy, [-v for v in fy])
+            if dy is not None and norm(dy) > half:
+                dy = None  # not in the quadratic regime after all: a fresh Jacobian
+        if dy is None:
+            Jy = J(y)
+            dy = solve(Jy, [-v for v in fy])
         if dy is None:
             raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.SINGULAR_JACOBIAN)
         step = norm(dy)
-        ny = norm(y)
-        scale_y = ny if ny > one else one
         if step <= (small * scale_y).mid():
             y = [(a + b).mid() for a, b in zip(y, dy)]
+            if not residual:
+                return report(y, it, res, Jy)
             fy = _mids(F(y))
             return report(y, it, norm(fy), Jy)
-        if (step <= (floor_ok * scale_y).mid() and prev_step is not None
-                and step > (prev_step / 4).mid()):
+        if step <= half and prev_step is not None and step > (prev_step / 4).mid():
             return report(y, it, res, Jy)  # rounding noise: see newton_mp
         prev_step = step
         t = one
@@ -285,7 +320,7 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
                 break
             t = t / 2
         else:
-            if step <= (floor_ok * scale_y).mid():
+            if step <= half:
                 return report(y, it, res, Jy)
             raise stalled(what, ball_to_mpf(res), ball_to_mpf(step))
         y, fy, res = yn, fn, rn

@@ -20,7 +20,11 @@ expressions: no formula is typed twice. An expression may contain spectral avera
 :math:`\langle\phi\rangle = \sum_j w_j\,\phi(\lambda_j, \mu_j)`
 (:class:`~replica.symbolic.spectral.SpectralAverage`): each distinct average becomes an inner
 function of :math:`(\lambda, \mu)` and the arguments, summed exactly (``mpmath.fsum``) over the
-spectral pairs in mpmath, or along a trailing axis in float64.
+spectral pairs in mpmath, or along a trailing axis in float64. In ball arithmetic the averages of
+one nesting level are evaluated together (:class:`_SpectralLevel`): the sub-expressions that do
+not depend on the pair once per evaluation, the integrands at each pair by one generated
+function with their common sub-expressions shared, the weighted sums as one ``arb_mat``
+product.
 
 **Disk cache.** Generating code for a large system (the low-rank saddle point, its Jacobian and
 every reported value) takes seconds; the generated Python source is cached on disk
@@ -856,6 +860,127 @@ def _function_source(f: Callable, name: str) -> str:
     return src.replace("def _lambdifygenerated(", f"def {name}(", 1)
 
 
+def _hoist(expr, pair_syms, table: dict):
+    """``expr`` with every largest sub-expression free of ``pair_syms`` (the spectral pair's
+    symbols) that is not a number replaced by a symbol, ``table`` mapping each such
+    sub-expression to its symbol; the pair-independent terms (factors) of a sum (product) that
+    also has dependent ones are hoisted as one sum (product)."""
+    import sympy
+
+    if expr.is_Atom and not isinstance(expr, sympy.Symbol) or expr in pair_syms:
+        return expr
+    if not expr.free_symbols & pair_syms:
+        sym = table.get(expr)
+        if sym is None:
+            sym = table[expr] = sympy.Dummy(f"s{len(table)}")
+        return sym
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        dep = [a for a in expr.args if a.free_symbols & pair_syms]
+        indep = [a for a in expr.args if not a.free_symbols & pair_syms]
+        new = [_hoist(a, pair_syms, table) for a in dep]
+        if indep:
+            new.append(_hoist(expr.func(*indep), pair_syms, table))
+        return expr.func(*new)
+    return expr.func(*[_hoist(a, pair_syms, table) for a in expr.args])
+
+
+class _SpectralLevel:
+    r"""The spectral averages ``k0 .. k1-1`` of an :class:`Evaluator`, those of one nesting
+    level (each a function of the arguments and of the averages of the levels inside it), in
+    ball arithmetic.
+
+    The integrands :math:`\phi_k(\lambda, \mu; a)` are rewritten with every sub-expression that
+    does not depend on the pair :math:`(\lambda, \mu)` replaced by a symbol :math:`s_m` (:func:`_hoist`):
+    ``pre(*args, *averages)`` computes the :math:`s_m` once per evaluation, ``pair(lambda, mu,
+    *s)`` all the level's integrands at one pair with their common sub-expressions shared. The
+    averages :math:`\langle\phi_k\rangle = \sum_j w_j \phi_k(\lambda_j, \mu_j)` are the
+    row of weights times the matrix of integrand values (``arb_mat``, one dot product per
+    average). Every step is ball arithmetic on the same expressions (algebraically equal
+    rewrites), so each result encloses the exact average for every point of the argument
+    balls, as the integrand-per-pair loop did."""
+
+    __slots__ = ("k0", "k1", "pre", "pair", "_fixed")
+
+    def __init__(self, k0, k1, pre, pair):
+        self.k0, self.k1, self.pre, self.pair = k0, k1, pre, pair
+        self._fixed: dict = {}  # averages of the pairs alone, by pairs and precision
+
+    def __call__(self, values, avgs, pairs) -> list:
+        import flint
+        from flint import arb_mat
+
+        s = self.pre(*values, *avgs)
+        if not s:  # integrands of the pair alone (e.g. <lambda>): the same for every argument
+            key = (id(pairs), flint.ctx.prec)
+            hit = self._fixed.get(key)
+            if hit is not None and hit[0] is pairs:
+                return hit[1]
+        pair = self.pair
+        rows = [pair(lam, mu, *s) for lam, mu in zip(pairs.lam, pairs.mu)]
+        if not rows:  # no pairs: every average is an empty sum
+            return [arb_of(0) for _ in range(self.k1 - self.k0)]
+        out = _weight_row(pairs) * arb_mat(rows)
+        out = [out[0, j] for j in range(self.k1 - self.k0)]
+        if not s:
+            if len(self._fixed) > 16:
+                self._fixed.clear()
+            self._fixed[key] = (pairs, out)
+        return out
+
+
+_WEIGHT_ROWS: dict = {}
+
+
+def _weight_row(pairs):
+    """The spectral weights of ``pairs`` as a one-row ``arb_mat``, remembered (by identity: the
+    ball pairs are themselves remembered per covariance pair and precision)."""
+    from flint import arb_mat
+
+    hit = _WEIGHT_ROWS.get(id(pairs))
+    if hit is None or hit[0] is not pairs:
+        if len(_WEIGHT_ROWS) > 64:
+            _WEIGHT_ROWS.clear()
+        hit = _WEIGHT_ROWS[id(pairs)] = (pairs, arb_mat([[arb_of(w) for w in pairs.weight]]))
+    return hit[1]
+
+
+def _spectral_levels(inner_exprs, dummies, args) -> list:
+    """The :class:`_SpectralLevel` functions of averages given as ``[(integrand, dummies of the
+    averages before it)]``, in the order in which they were extracted (innermost first; the
+    averages of one nesting level are consecutive)."""
+    import sympy
+
+    from .spectral import LAMBDA_I, MU_I
+
+    pair_syms = {LAMBDA_I, MU_I}
+    levels, k0 = [], 0
+    while k0 < len(inner_exprs):
+        # the level: the averages that use none of the averages from k0 on
+        k1 = k0
+        while k1 < len(inner_exprs) and not (
+                inner_exprs[k1][0].free_symbols & set(dummies[k0:k1])):
+            k1 += 1
+        table: dict = {}
+        body = [_hoist(sympy.sympify(e), pair_syms, table) for e, _ in inner_exprs[k0:k1]]
+        pre = _arb_lambdify(list(args) + list(dummies[:k0]), list(table))
+        pair = _arb_lambdify([LAMBDA_I, MU_I] + list(table.values()), body)
+        levels.append(_SpectralLevel(k0, k1, pre, pair))
+        k0 = k1
+    return levels
+
+
+def _level_sources(levels) -> list:
+    """Source text of :func:`_spectral_levels`' functions for the disk cache."""
+    if levels is None:
+        return []
+    parts = []
+    for j, lv in enumerate(levels):
+        parts += [_function_source(lv.pre, f"level_pre_{j}"),
+                  _function_source(lv.pair, f"level_pair_{j}")]
+    parts.append(f"LEVELS = {[(lv.k0, lv.k1) for lv in levels]!r}")
+    return parts
+
+
 class Evaluator:
     """Evaluators of ``exprs`` as functions of ``args`` (and of a spectrum, if the expressions hold
     spectral averages), for the backends ``"mp"`` and ``"np"``.
@@ -879,6 +1004,7 @@ class Evaluator:
         self.name = name
         self._fns: dict = {}
         self._gauss: dict = {}
+        self._levels = None  # the averages in ball arithmetic, by nesting level (_SpectralLevel)
 
     @property
     def args(self) -> list:
@@ -908,6 +1034,10 @@ class Evaluator:
                 n = ns["N_INNER"]
                 if backend == "arb":
                     self._gauss[backend] = _arb_gaussians_loaded(ns)
+                    self._levels = [_SpectralLevel(k0, k1, ns[f"level_pre_{j}"],
+                                                   ns[f"level_pair_{j}"])
+                                    for j, (k0, k1) in enumerate(ns.get("LEVELS", ()))] \
+                        if "LEVELS" in ns else None
                 else:
                     self._gauss[backend] = [
                         _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
@@ -984,8 +1114,10 @@ class Evaluator:
                     gauss[k].fast = fast
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
+        level_fns = [f for lv in (self._levels or ()) if backend == "arb"
+                     for f in (lv.pre, lv.pair)]
         if self.cache is not None and cname and all(
-                _cacheable(f, backend) for f in [outer] + inners + gauss_fns):
+                _cacheable(f, backend) for f in [outer] + inners + gauss_fns + level_fns):
             try:
                 parts = [_function_source(outer, "outer")]
                 parts += [_function_source(f, f"inner_{k}") for k, f in enumerate(inners)]
@@ -997,6 +1129,8 @@ class Evaluator:
                         and _cacheable(g.fast, "arb")]
                 parts.append("ARB_SOURCE = " + repr("\n\n".join(
                     _function_source(f, f"gauss_fa_{k}") for k, f in fast)))
+                if backend == "arb":
+                    parts += _level_sources(self._levels)
                 parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
                 self.cache.store(cname, "\n\n".join(parts))
             except (OSError, TypeError):
@@ -1009,6 +1143,7 @@ class Evaluator:
         the ``arb`` namespace), the envelope's power as ``(p, q)``, and the integrands (run in
         the ``acb`` namespace of ``acb.integral``) as the source text ``ACB_SOURCE``."""
         fns = [outer] + inners + [f for g in gauss for f in (g.arguments, g.kinks, g.envelope)]
+        fns += [f for lv in self._levels or () for f in (lv.pre, lv.pair)]
         if not (all(_cacheable(f, "arb") for f in fns)
                 and all(_cacheable(g.integrand, "acb") for g in gauss)):
             return
@@ -1022,6 +1157,7 @@ class Evaluator:
                           _function_source(g.kinks, f"gauss_k_{k}"),
                           _function_source(g.envelope, f"gauss_env_{k}"),
                           f"gauss_P_{k} = ({int(g.power.p)}, {int(g.power.q)})"]
+            parts += _level_sources(self._levels)
             parts.append(f"ACB_SOURCE = {chr(10).join(acb)!r}")
             parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
             self.cache.store(cname, "\n\n".join(parts))
@@ -1071,11 +1207,12 @@ class Evaluator:
 
     def _generate_arb(self, current, dummies, inner_exprs, args):
         """Ball-arithmetic functions (raises :class:`NotEnclosable` for an expression that has
-        none)."""
+        none); the averages also as :class:`_SpectralLevel` functions (``self._levels``)."""
         from .spectral import LAMBDA_I, MU_I
 
         outer = _arb_lambdify(args + dummies, current)
         inners = [_arb_lambdify([LAMBDA_I, MU_I] + args + before, e) for e, before in inner_exprs]
+        self._levels = _spectral_levels(inner_exprs, dummies, args)
         return outer, inners
 
     def functions(self, backend: str):
@@ -1157,10 +1294,16 @@ class Evaluator:
     def arb(self, values, pairs=None) -> list:
         """Enclosures (``arb`` balls) of the expressions for every point of the argument balls
         ``values``; ``pairs`` holds the spectral pairs as balls (``lam``, ``mu``, ``weight``),
-        each average an exact ball sum over them."""
+        each average a ball sum over them: the averages of one nesting level together
+        (:class:`_SpectralLevel`), their pair-independent parts once, the weighted sums as one
+        ball matrix product."""
         outer, inners = self.functions("arb")
         values = list(values) + self.gaussian_values("arb", values)
         avgs: list = []
+        if inners and self._levels is not None:
+            for level in self._levels:
+                avgs += level(values, avgs, pairs)
+            return [arb_of(v) for v in outer(*values, *avgs)]
         for f in inners:
             total = arb_of(0)
             for lam, mu, w in zip(pairs.lam, pairs.mu, pairs.weight):
