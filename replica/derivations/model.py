@@ -401,7 +401,7 @@ def derivation_for(problem, point: dict | None = None, dps: int = 30) -> Derivat
         sections.append(Section("The equations", (_declared_step(problem),)))
     if point is not None:
         sections.append(Section("A solved point", (_point_step(problem, point, dps),)))
-    titles = {}
+    titles = dict(derivation.titles()) if hasattr(derivation, "titles") else {}
     if S is not None:
         titles["free_energy"] = "Free energy"
         for u in S.unknowns:

@@ -13,16 +13,16 @@ by ``replica equations`` and ``replica appendix``) and the replica-symmetry stab
     SIMULATION = simulation_of(MODEL)   # replica simulate / check / sweep (replica.glm.simulation)
 """
 
-from .builders import (ERM, REFERENCES, BayesOptimal, GLMDerivation, GLMParts, Teacher,
-                       replicon_at)
+from .builders import (ERM, REFERENCES, BayesOptimal, Covariates, GLMDerivation, GLMParts,
+                       Teacher, replicon_at)
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, Absolute, Channel, ElasticNet,
                     GaussBernoulli, Gaussian, Hinge, Huber, L1, Linear, Logistic, Loss, PartError,
                     Penalty, Prior, Probit, Rademacher, ReLU, AbsoluteValue, Ridge, Sign,
                     Square)
 from .simulation import simulation_of
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "simulation_of",
-           "REFERENCES", "replicon_at", "Loss", "Penalty", "Channel", "Prior", "PartError",
+__all__ = ["ERM", "BayesOptimal", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
+           "simulation_of", "REFERENCES", "replicon_at", "Loss", "Penalty", "Channel", "Prior", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
            "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
            "GaussBernoulli", "LOSSES", "PENALTIES", "CHANNELS", "PRIORS"]

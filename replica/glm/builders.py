@@ -82,15 +82,16 @@ from typing import Sequence
 
 import sympy
 
-from ..modeling import ModelError, Parameter, SaddlePointModel, Stability
+from ..modeling import LAMBDA_I, MU_I, ModelError, Parameter, SaddlePointModel, Stability, avg
 from ..problem import Rule
+from ..symbolic.gaussian import GaussianIntegral
 from ..symbolic import Step
 from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
                     Penalty, Prior)
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "GLMDerivation", "GLMParts", "REFERENCES",
-           "replicon_at"]
+__all__ = ["ERM", "BayesOptimal", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
+           "REFERENCES", "replicon_at"]
 
 REFERENCES = {
     "erm": "Aubin et al., NeurIPS 2020; Gerace et al., ICML 2020; Loureiro et al., NeurIPS 2021",
@@ -106,6 +107,10 @@ m_bo = sympy.Symbol("m", positive=True)
 xi, z = sympy.symbols("xi z", real=True)
 b_ = sympy.Symbol("b", real=True)
 x_ = sympy.Symbol("x", real=True)
+RHO_TEACHER = sympy.Symbol("rho_teacher", positive=True)
+r"""With :class:`Covariates`: the teacher field's variance :math:`\rho = \mathbb E(x\cdot
+w^*)^2/d = \langle ct\rangle\,\mathbb Ea^2`, an alias (a spectral average fixed by the
+parameters)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +119,22 @@ class Teacher:
 
     channel: Channel
     prior: Prior = dataclasses.field(default_factory=Gaussian)
+
+
+@dataclasses.dataclass(frozen=True)
+class Covariates:
+    r"""Gaussian covariates with a diagonal covariance :math:`C = \operatorname{diag}(c_i)`
+    given as a SPEC (parameter ``covariance``), and optionally a teacher power
+    :math:`t_i` per coordinate (parameter ``teacher``, a second SPEC: the teacher's entries are
+    :math:`w^*_i = \sqrt{t_i}\,a_i` with :math:`a_i` from the prior). The spectral averages run
+    over the pairs :math:`(c_i, t_i)` (:data:`~replica.modeling.LAMBDA_I`,
+    :data:`~replica.modeling.MU_I`); ``d`` is the SPECs' dimension. ``teacher=None``: every
+    :math:`t_i = 1`. A rotation-invariant penalty (ridge) needs only the spectrum of :math:`C`;
+    a coordinate-wise one (:math:`\ell_1`) uses that :math:`C` is diagonal in the coordinates
+    the penalty acts on."""
+
+    covariance: str = "covariance"
+    teacher: str | None = "teacher"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,6 +148,7 @@ class GLMParts:
     channel: Channel
     prior: Prior
     alpha: str = "alpha"
+    covariates: Covariates | None = None
 
 
 class GLMDerivation:
@@ -144,6 +166,28 @@ class GLMDerivation:
 
     def steps(self) -> tuple:
         return tuple(self._steps)
+
+    TITLES = {
+        "general_free_energy": "The general free energy of the estimator",
+        "general_free_entropy": "The general free entropy of Bayes-optimal inference",
+        "free_entropy": "The free entropy assembled from the parts",
+        "penalty_channel": "The penalty's scalar problem",
+        "prior_average": "Average over the teacher prior and the field",
+        "prior_partition": "The prior's scalar partition function",
+        "envelope": "The loss's Moreau envelope",
+        "label_law": "The law of the label given the field",
+        "energetic": "The energetic term",
+        "channel_partition": "The channel's partition function",
+        "channel_average": "Average over the label and the field",
+        "free_energy": "The free energy assembled from the parts",
+        "replicon": "Replica-symmetric stability: the replicon",
+    }
+    """Headings of the steps in an appendix (``replica appendix --model``)."""
+
+    def titles(self) -> dict:
+        """``{step name: heading}`` of the steps recorded."""
+        return {s.name: self.TITLES[s.name[len("glm_"):]] for s in self._steps
+                if s.name[len("glm_"):] in self.TITLES}
 
     def free_energy(self):
         return self._free_energy
@@ -215,12 +259,17 @@ def _check_part(name, value, cls, what):
 # ---------------------------------------------------------------------------------------------
 # ERM
 # ---------------------------------------------------------------------------------------------
-def _penalty_term(penalty: Penalty, prior: Prior, D: GLMDerivation):
-    """``(Psi_w, E[(d_b f_w)^2], f_w)`` from the penalty and the prior."""
+def _penalty_term(penalty: Penalty, prior: Prior, D: GLMDerivation, covariates=None):
+    """``(Psi_w, E[(d_b f_w)^2], f_w)`` from the penalty and the prior; with ``covariates``
+    (:class:`Covariates`) the coordinate of covariance eigenvalue c and teacher power t has the
+    curvature Vhat c and the field b = mhat c sqrt(t) a + sqrt(qhat c) Z, and the terms are
+    spectral averages over (c, t) (the replicon's average holds c^2 (d_b f_w)^2)."""
     Q = Vhat * T**2 / 2 - b_ * T
     mini = calculus.minimise(Q, penalty.pieces, T, b_, name=f"prox_{penalty.name}")
     value = -mini.value  # max_w [-Vhat w^2/2 + b w - r(w)]
     slope = mini.slope  # d f_w / d b
+    if covariates is not None:
+        return _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates)
     D.add("penalty_channel",
           {"max": sympy.Eq(sympy.Function("M_r")(b_), value),
            "argmax": sympy.Eq(sympy.Function("f_w")(b_), mini.argmin)},
@@ -236,6 +285,39 @@ def _penalty_term(penalty: Penalty, prior: Prior, D: GLMDerivation):
           "Gaussian component of variance s^2; polynomial terms by their Gaussian moments, the "
           "rest as Gaussian integrals (symmetric point masses folded into one when the maximum "
           "is even in b).")
+    return psi, sq, mini
+
+
+def _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates):
+    """:func:`_penalty_term` for covariates with a spectrum: the scalar problem at the curvature
+    Vhat c (its closed form with Vhat -> Vhat c), averaged over the prior per coordinate and
+    then over the pairs (c, t)."""
+    c = LAMBDA_I
+    t = MU_I if covariates.teacher else sympy.Integer(1)
+    D.add("penalty_channel",
+          {"max": sympy.Eq(sympy.Function("M_r")(b_), value),
+           "argmax": sympy.Eq(sympy.Function("f_w")(b_), mini.argmin)},
+          "The penalty's scalar problem max over w of -Vhat w^2/2 + b w - r(w), solved by SymPy "
+          "on each piece of the penalty (the stationarity condition is linear there), with the "
+          "argument intervals where each piece's solution is the maximiser. A coordinate with "
+          "covariance eigenvalue c has the curvature Vhat c: the same solution with Vhat c in "
+          "place of Vhat.", _check_scalar_max(value, penalty, Q))
+    at_c = {Vhat: Vhat * c}
+    psi, sq = _prior_average(prior, [value.xreplace(at_c), (c * slope.xreplace(at_c))**2],
+                             lambda a: mhat * c * sympy.sqrt(t) * a + sympy.sqrt(qhat * c) * z,
+                             lambda s2: sympy.sqrt(mhat**2 * c**2 * t * s2 + qhat * c) * z)
+    if any(e.has(GaussianIntegral) for e in (psi, sq)):
+        raise ModelError(f"covariates= needs the {penalty.name} penalty's average over a "
+                         "coordinate in closed form, and it is a Gaussian integral here (a "
+                         "Gaussian integral inside a spectral average is not supported): use "
+                         "the ridge penalty, or isotropic covariates")
+    psi, sq = avg(sympy.expand(psi)), avg(sympy.expand(sq))
+    D.add("prior_average", {"Psi_w": sympy.Eq(sympy.Symbol("Psi_w"), psi)},
+          "The penalty term of a coordinate with covariance eigenvalue c and teacher power t, "
+          "averaged over the teacher prior and the Gaussian field (b = mhat c sqrt(t) a + "
+          "sqrt(qhat c) Z for a point mass a of the prior, b = sqrt(mhat^2 c^2 t s^2 + qhat c) Z "
+          "for a Gaussian component of variance s^2), then over the coordinates: the spectral "
+          "average over the pairs (c, t).")
     return psi, sq, mini
 
 
@@ -408,13 +490,15 @@ def _link_average(channel: Channel, rho, D: GLMDerivation, fs):
 
 
 def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
-        parameters: Sequence = (), alpha: str = "alpha", title: str = "", start=None,
-        observables=None, **kw) -> SaddlePointModel:
+        covariates: Covariates | None = None, parameters: Sequence = (), alpha: str = "alpha",
+        title: str = "", start=None, observables=None, **kw) -> SaddlePointModel:
     r"""A :class:`~replica.modeling.SaddlePointModel` for empirical risk minimisation with
     ``loss`` and ``penalty`` on data from ``teacher``; its free energy is derived from the parts
-    (module docstring), its stability is the replicon. ``parameters``: optional
-    :class:`~replica.modeling.Parameter` records replacing the parts' defaults of the same name;
-    other keywords go to :class:`~replica.modeling.SaddlePointModel`."""
+    (module docstring), its stability is the replicon. ``covariates``: a :class:`Covariates`
+    record for a diagonal input covariance given as a SPEC (and a teacher power per coordinate);
+    default isotropic. ``parameters``: optional :class:`~replica.modeling.Parameter` records
+    replacing the parts' defaults of the same name; other keywords go to
+    :class:`~replica.modeling.SaddlePointModel`."""
     loss = _named_part(name, loss, LOSSES, "loss")
     penalty = _named_part(name, penalty, PENALTIES, "penalty")
     _check_part(name, loss, Loss, "loss")
@@ -435,9 +519,17 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
           "linear model with Gaussian covariates at zero temperature (Psi_w the penalty's "
           "term, E_M the average Moreau envelope of the loss).",
           stated=f"the general formula, from {REFERENCES['erm']}")
-    rho = prior.second_moment
+    if covariates is not None and not isinstance(covariates, Covariates):
+        raise ModelError(f"model {name!r}: covariates= takes a Covariates record, got "
+                         f"{covariates!r}")
+    rho = rho_start = prior.second_moment
+    if covariates is not None:  # rho = E (x . w*)^2 / d = <c t> E a^2, an alias of the model
+        rho_value = avg(LAMBDA_I * (MU_I if covariates.teacher else 1)) * rho
+        rho = RHO_TEACHER
+        kw = dict(kw)
+        kw["aliases"] = [(RHO_TEACHER, rho_value)] + list(kw.get("aliases", ()))
     try:
-        psi, fw_sq, _ = _penalty_term(penalty, prior, D)
+        psi, fw_sq, _ = _penalty_term(penalty, prior, D, covariates)
         env = _loss_term(loss, D)
         gprime = (env.slope - 1) / V  # d g_out / d omega
         (EM, g2, train), info = _label_average(
@@ -480,12 +572,15 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     for n, tex in notation.items():
         if tex:
             names[symbols[n]] = tex
+    if covariates is not None:
+        records, kw = _spectrum_records(name, records, covariates, kw)
     model = SaddlePointModel(
         name, title=title or f"{loss.description} with {penalty.description} penalty on a "
                              f"{prior.description} ({channel.description})",
         free_energy=phi, pairs=[(m, mhat), (q, Vhat), (V, qhat)], parameters=records,
         rules=rules + list(kw.pop("rules", [])), observables=obs,
-        start=start or {m: rho / 2, q: rho / 2 if loss.kind == "residual" else rho, V: 1},
+        start=start or {m: rho_start / 2, q: rho_start / 2 if loss.kind == "residual"
+                        else rho_start, V: 1},
         positive_unknowns=True, admissible=admissible + list(kw.pop("admissible", [])),
         symbol_names={**names, **kw.pop("symbol_names", {})}, derivation=D,
         # Phi at the saddle point is minus the minimal training objective per dimension (checked
@@ -494,11 +589,35 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
         free_energy_name=kw.pop("free_energy_name", "minus_training_objective"),
         extremum=kw.pop("extremum", "max"),
         stability=Stability(replicon=replicon, source="derived from the declared parts: "
-                            "1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (" +
-                            REFERENCES["at"] + ")"), **kw)
+                            + ("1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2]" if covariates is None
+                               else "1 - alpha E[(d_omega g_out)^2] <c^2 E[(d_b f_w)^2]> over the "
+                               "spectrum") + " (" + REFERENCES["at"] + ")"), **kw)
     # the parts, for a simulation generated from them (replica.glm.simulation.simulation_of)
-    object.__setattr__(model, "glm_parts", GLMParts(loss, penalty, channel, prior, alpha))
+    object.__setattr__(model, "glm_parts", GLMParts(loss, penalty, channel, prior, alpha,
+                                                    covariates))
     return model
+
+
+def _spectrum_records(name, records, covariates: Covariates, kw):
+    """The SPEC parameters of :class:`Covariates` (``d``, the covariance, the teacher power)
+    appended to the model's records, and ``spectrum=`` set for the spectral averages."""
+    names = [covariates.covariance] + ([covariates.teacher] if covariates.teacher else [])
+    taken = {r.name for r in records}
+    for n in names + ["d"]:
+        if n in taken:
+            raise ModelError(f"model {name!r}: the covariates' parameter {n!r} is also a part's "
+                             "parameter")
+    extra = [Parameter("d", "dimension of the covariance SPECs", domain="positive_integer",
+                       default=1),
+             Parameter(covariates.covariance, "input covariance SPEC C (diagonal: its entries "
+                       "are its eigenvalues)", domain="covariance", default="identity")]
+    if covariates.teacher:
+        extra.append(Parameter(covariates.teacher, "teacher power per coordinate SPEC (the "
+                               "teacher's entries are sqrt(t_i) times the prior's draws)",
+                               domain="covariance", default="identity"))
+    kw = dict(kw)
+    kw.setdefault("spectrum", tuple(names))
+    return list(records) + extra, kw
 
 
 def _loss_at_prox(loss: Loss, env):

@@ -161,6 +161,29 @@ def fista(grad, prox, L, w0, tol=1e-10, max_iter=100000):
     return w
 
 
+def _coordinate_powers(covariates, params, d: int):
+    """``(c, t)``: the diagonal of the input covariance and the teacher power per coordinate at
+    dimension ``d`` (ones without :class:`~replica.glm.Covariates`); a covariance that is not
+    diagonal, or a SPEC of another dimension, is a :class:`ModelError`."""
+    if covariates is None:
+        return np.ones(d), np.ones(d)
+    out = []
+    for name in (covariates.covariance, covariates.teacher):
+        if name is None:
+            out.append(np.ones(d))
+            continue
+        cov = getattr(params, name)
+        if not cov.is_diagonal:
+            raise ModelError(f"simulation_of: --{name} must be diagonal (the coordinates the "
+                             "penalty acts on are its eigenvectors)")
+        diag = np.asarray(cov.diag_f64(), float)
+        if diag.shape != (d,):
+            raise ModelError(f"simulation_of: --{name} has dimension {diag.shape[0]}, the "
+                             f"simulation {d} (give --d {d})")
+        out.append(diag)
+    return tuple(out)
+
+
 def _samples(params, alpha: str, d: int) -> int:
     return max(1, int(round(float(getattr(params, alpha)) * d)))
 
@@ -191,6 +214,8 @@ def simulation_of(model) -> Simulation:
         vals = N.values(params)
         n = _samples(params, parts.alpha, d)
         X = rng.standard_normal((n, d))
+        c_diag, t_diag = _coordinate_powers(parts.covariates, params, d)
+        X = X * np.sqrt(c_diag)
         comps = [("point", N.number(w, vals), N.number(a, vals)) for w, a in prior.points] + \
                 [("gauss", N.number(w, vals), N.number(s2, vals)) for w, s2 in prior.gaussians]
         if len(comps) == 1 and comps[0][0] == "gauss":
@@ -202,6 +227,7 @@ def simulation_of(model) -> Simulation:
             w_star = np.empty(d)
             for j, (kind, _, x) in enumerate(comps):
                 w_star[k == j] = x if kind == "point" else math.sqrt(x) * g[k == j]
+        w_star = np.sqrt(t_diag) * w_star
         u = X @ w_star / math.sqrt(d)
         y = N.label(u, rng.standard_normal(n), vals)
         if channel.kind == "classification":
@@ -253,20 +279,22 @@ def simulation_of(model) -> Simulation:
         vals = N.values(params)
         X, y, w_star = instance
         n, d = X.shape
-        mm, qq, rho = float(w @ w_star) / d, float(w @ w) / d, float(w_star @ w_star) / d
+        c_diag, _ = _coordinate_powers(parts.covariates, params, d)
+        Cw, Cws = c_diag * w, c_diag * w_star  # the overlaps in the covariance's metric
+        mm, qq, rho = float(w @ Cws) / d, float(w @ Cw) / d, float(w_star @ Cws) / d
         t = _margins(instance, w)
         ell, _, d2 = N.loss(t, vals)
         out = {"m": mm, "q": qq}
         if N.quadratic and N.twice:
             A = X / math.sqrt(d)
             H = N.lam(vals) * np.eye(d) + (A.T * d2) @ A
-            out["V"] = float(np.trace(np.linalg.inv(H))) / d
+            out["V"] = float(np.sum(c_diag * np.diag(np.linalg.inv(H)))) / d
         out["errors.train_loss"] = float(np.mean(ell))
         if channel.kind == "regression":
             yu, y2 = (N.number(e.xreplace({sympy.Symbol("rho"): rho}), vals)
                       for e in channel.moments(sympy.Symbol("rho")))
             out["errors.test"] = y2 - 2 * mm * yu / rho + qq
-            out["errors.risk"] = float((w - w_star) @ (w - w_star)) / d
+            out["errors.risk"] = float((w - w_star) @ (c_diag * (w - w_star))) / d
         else:
             a, b = (N.number(c, vals) for c in channel.latent)
             c1 = a * mm / math.sqrt((a * a * rho + b * b) * qq)

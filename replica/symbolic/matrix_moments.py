@@ -77,8 +77,8 @@ def scalar(expr):
 
 def gaussian_average(expr, v, covariance):
     r""":math:`\mathbb E_v` of ``expr`` (polynomial of degree at most 2 in the column vector
-    ``v``; a matrix expression, returned with its shape) for :math:`v\sim N(0,\Sigma)`, ``covariance`` :math:`=\Sigma` (any matrix
-    expression, e.g. ``Identity(D)/D``). Degree 0 terms are kept, odd degrees vanish, a factor
+    ``v``; a matrix expression, returned with its shape) for :math:`v\sim N(0,\Sigma)`,
+    ``covariance`` :math:`=\Sigma` (any matrix expression, e.g. ``Identity(D)/D``). Degree 0 terms are kept, odd degrees vanish, a factor
     pair :math:`v v^\top` becomes :math:`\Sigma`, and a scalar form :math:`v^\top A v` becomes
     :math:`\operatorname{tr}(A\Sigma)` (its neighbours kept)."""
     shape = expr.shape
