@@ -284,8 +284,9 @@ def table(symbols: dict, rows: list[dict] | None = None):
     """The appendix table: per size, the seeds' mean relative spreads of the two per-task
     overlaps and of the control, and the relative deviations of the task means from the
     theory, each with its standard error; the last row the fitted spread powers and the
-    extrapolated deviations. ``symbols``: cells for the headers (keys ``D``, ``m_nu``,
-    ``Q_nu``, ``c_nu``, ``delta_m``, ``delta_q``)."""
+    extrapolated deviations. ``symbols``: the SymPy symbols of the headers (keys ``D``,
+    ``m_nu``, ``Q_nu``, ``c_nu``, ``delta_m``, ``delta_q``; the spreads' headers name the
+    symbol in prose, which the appendix typesets by its display name)."""
     from ..latex.tables import ValueTable
 
     rows = read_table() if rows is None else rows
@@ -313,7 +314,7 @@ def table(symbols: dict, rows: list[dict] | None = None):
                 "each the mean over the draws with one standard error. Last row: the exponent "
                 "of a power-law fit of the spread, proportional to D^p, and the extrapolation "
                 "delta_infty of the fit delta(D) = delta_infty + b/D.",
-        columns=(symbols["D"], symbols["m_nu"], symbols["Q_nu"], symbols["c_nu"],
+        columns=(symbols["D"], *[f"spread of {symbols[k]}" for k in ("m_nu", "Q_nu", "c_nu")],
                  symbols["delta_m"], symbols["delta_q"]),
         rows=tuple(body), align="lrrrrr")
 
