@@ -1291,7 +1291,8 @@ def derivation() -> Derivation:
             "equation of the authors' code (checked symbolically here) and its extremum "
             "reproduces the authors' golden values; it is also derived here from the model (the "
             "first section), with one stated step: the per-task susceptibilities are taken "
-            "equal to their mean over the training tasks (checked on sampled task sets).",
+            "equal to their mean over the training tasks (checked on the trained weights of "
+            "simulations).",
             "The names memorisation and structural for the second and third parts of the "
             "decomposition follow an inferred mapping.",
             "The rates of the IDG and ODG errors use the Laurent expansion of the transforms at "
