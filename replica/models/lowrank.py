@@ -155,7 +155,7 @@ FREE_ENERGY_NAME = "free_energy"
 r"""The name under which the value of (R1) at the solved saddle point is reported.
 
 **What the value is.** (R1) is :math:`f = -\lim_{\beta\to\infty}\frac{1}{\beta\kappa D^2}
-\mathbb E\log\int d\Gamma\, e^{-\beta\mathcal L(\Gamma)}` (:mod:`replica.derivations.lowrank`,
+\mathbb E\log\int d\Gamma\, e^{-\beta\mathcal L(\Gamma)}` (``replica.derivations.lowrank``,
 steps ``partition_function`` and ``free_energy_r1``; no term that depends on the order
 parameters is dropped, and the terms that do not -- :math:`\frac n2\log 2\pi`,
 :math:`\log\kappa D` -- are of lower order in :math:`\beta`), with the ridge objective (M6)
@@ -170,13 +170,17 @@ At :math:`\beta\to\infty` the integral concentrates on the minimiser, so at the 
           \kappa D,
 
 the minimal training objective per distinct task and dimension (it concentrates: its value on
-one draw of the data tends to :math:`f`). ``tests/test_free_energy_training.py`` checks this
-against linear attention trained by ridge on sampled data at finite :math:`D` (the deviation
-extrapolated to :math:`D\to\infty` vanishes within its standard error).
+one draw of the data tends to :math:`f`). At the saddle point it is the training loss plus the
+ridge term, :math:`f = \frac{\tau}{2\kappa}\mathcal E_{\rm tr}/\Delta^2 + \frac\lambda2\bar q`
+(the mean squared training residual of the ridge estimator is :math:`\mathcal E_{\rm
+tr}/\Delta^2`). ``tests/test_free_energy_training.py`` checks both: that closed form to 25
+digits, and linear attention trained by ridge on sampled data at finite :math:`D` (the
+deviation extrapolated to :math:`D\to\infty` vanishes within three standard errors, and a
+theory off by 5 % is rejected).
 
 **Which extremum.** The conjugates are integrated along the imaginary axis, so (R1) is made
-stationary, not minimised: at the solution the Hessian of (R1) in its ten variables has five
-negative and five positive eigenvalues (:mod:`replica.derivations.lowrank`, step
+stationary, not minimised: at the authors' golden points the Hessian of (R1) in its ten
+variables has five negative and five positive eigenvalues (``replica.derivations.lowrank``, step
 ``which_extremum``). The problem's ``extremum = "min"`` is the rule among *solutions*: if several
 saddle points coexisted at the same parameters, the equilibrium one would be the one with the
 smallest :math:`f` (the smallest training cost).
@@ -188,9 +192,10 @@ conjugates vanish like :math:`1/\kappa`): the value per :math:`\kappa D^2` is it
 @functools.lru_cache(maxsize=None)
 def free_energy_at_saddle() -> sympy.Expr:
     """(R1) with the conjugates replaced by the derived conjugate equations (functions of the
-    order parameters, ``z`` and the parameters: :meth:`SaddlePoint.conjugate_map`): a computed
-    substitution of the same object :data:`FREE_ENERGY`, equal to it at the saddle point, which
-    the engine evaluates at the solved ``(q, m, chi, qbar, chibar)`` and ``z``."""
+    order parameters, ``z`` and the parameters:
+    :meth:`replica.symbolic.saddle.SaddlePoint.conjugate_map`): a computed substitution of the
+    same object :data:`FREE_ENERGY`, equal to it at the saddle point, which the engine evaluates
+    at the solved ``(q, m, chi, qbar, chibar)`` and ``z``."""
     return FREE_ENERGY.xreplace(SADDLE.conjugate_map())
 
 

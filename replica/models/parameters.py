@@ -232,5 +232,5 @@ UNIFIED_FREE_ENERGY = (
     Note("free_energy at kappa = inf: per kappa d^2 the minimal objective vanishes; reported as "
          "its limit 0", lambda p: p.kappa == float("inf")),
 )
-"""The notes of papers A and B on the free energy they report (:func:`replica.models.alignment.
-free_energy_at_solution`)."""
+"""The notes of papers A and B on the free energy they report
+(:func:`replica.models.alignment.free_energy_at_solution`)."""

@@ -476,8 +476,10 @@ def training_objective(exp: Experiment, seed_seq: np.random.SeedSequence) -> flo
     pretraining tasks. For the low-rank model (:math:`c = \lambda M_0`, :math:`M_0 = k`) this is
     the objective (M6) per :math:`\kappa D^2`, whose :math:`D\to\infty` limit is the free energy
     (R1) at the saddle point (:data:`replica.models.lowrank.FREE_ENERGY_NAME`); for papers A/B
-    (:math:`c = n\lambda_A/d`) it is half their objective per :math:`\kappa d^2`. Needs a finite
-    number of tasks."""
+    (:math:`c = n\lambda_A/d`) it is half their objective per :math:`\kappa d^2`, whose limit is
+    the free energy they report (:func:`replica.models.alignment.free_energy_at_solution`; the
+    :math:`y^2` column of their features is an :math:`O(1/d)` change). Needs a finite number of
+    tasks."""
     k = exp.sizes["k"]
     if k is None:
         raise ParameterError("--kappa", "the training objective per k d needs a finite kappa")
