@@ -282,8 +282,8 @@ def unified_saddle_values() -> dict:
 def free_energy_at_solution(qhat_from: str = "conjugate") -> sympy.Expr:
     r"""The free energy (R1) (:data:`replica.models.lowrank.FREE_ENERGY`, the unified free energy
     of :mod:`replica.derivations.unified` at task power 1) at paper A's solution, in paper A's
-    parameters and reported values :math:`\sigma` (:math:`\sigma_A`), :math:`M`, :math:`M'` and
-    :math:`c_{\rm train}`; ``qhat_from`` as in :func:`unified_saddle_values` (``"alias"`` for
+    parameters and reported values :math:`\sigma` (:math:`\sigma_A`), :math:`\tilde\lambda`,
+    :math:`M`, :math:`M'` and :math:`c_{\rm train}`; ``qhat_from`` as in :func:`unified_saddle_values` (``"alias"`` for
     the variants with an effective ridge :math:`\tilde\lambda > 0`, ``"conjugate"`` for the
     interpolating ones, :math:`\tilde\lambda = 0`).
 
@@ -322,11 +322,14 @@ def free_energy_at_solution(qhat_from: str = "conjugate") -> sympy.Expr:
     h = sympy.factor(sympy.cancel(f1 / qhat_at_saddle("conjugate")))
     if h.has(L.qhat, L.lam):
         raise ValueError("the free energy at the saddle point is not qhat times h(z, g)")
-    f1 = qhat_at_saddle(qhat_from) * h
     pa = r1_parameters()
-    point = {L.z: -sigma / c, _g0: c * M, _g1: -c**2 * M_prime,
-             L.sigma: sympy.sqrt(pa[L.sigma]**2 / c), L.lam: pa[L.lam] / c}
-    return c * f1.xreplace(point)
+    point = {_g0: c * M, _g1: -c**2 * M_prime, L.sigma: sympy.sqrt(pa[L.sigma]**2 / c),
+             L.lam: pa[L.lam] / c}
+    # z = -sigma_A/c; in qhat with sigma_A = (rho + c)/alpha + lambda_tilde written out, so that
+    # the effective ridge -z - epsilon cancels to lambda_tilde/c exactly (no difference of
+    # rounded numbers where it is small)
+    qh = sympy.cancel(qhat_at_saddle(qhat_from).xreplace({**point, L.z: -SIGMA / c}))
+    return c * qh * h.xreplace({**point, L.z: -sigma / c})
 
 
 FREE_ENERGY_NAME = "free_energy"
@@ -429,8 +432,8 @@ def system_of(variant: str) -> System:
     report = [(n, e.subs(lambda_tilde, 0) if base == "interpolating" else e, s)
               for n, e, s in reported(kinf)]
     if base == "interpolating" and not kinf:  # no effective ridge: qhat from its own equation
-        report[-1] = (FREE_ENERGY_NAME, free_energy_at_solution("conjugate").xreplace(TRACES),
-                      None)
+        report[-1] = (FREE_ENERGY_NAME, free_energy_at_solution("conjugate").xreplace(TRACES)
+                      .subs(lambda_tilde, 0), None)
     admissible = ([] if kinf else list(_A_DOMAIN)) + (
         [] if base == "interpolating" else [(lambda_tilde, "lambda_tilde > 0")])
     return System(unknowns=unknowns, parameters=PARAMETERS, symbols=SYMBOLS,
