@@ -61,9 +61,9 @@ NOTES = (
          lambda p: getattr(p, "test", 0) > 0),
     Note("free_energy: the replica-symmetric free energy (R1) at the saddle point, the minimal "
          "ridge training objective (1/2) sum_mu (y_mu - yhat_mu)^2 + (lambda kappa D/2) "
-         "|Gamma|_F^2 over the tau D^2 prompts, divided by kappa D^2, as D -> oo; a stationary "
-         "point of index 5 in its ten variables (not a minimum of (R1)); 'min' ranks solutions, "
-         "not the variables"),
+         "|Gamma|_F^2 over the tau D^2 prompts, divided by kappa D^2, as D -> oo; (R1) is "
+         "stationary there, not minimal, in its ten variables (a saddle of index 5 at the "
+         "authors' golden points); 'min' ranks solutions, not the variables"),
     Note("free_energy at kappa = inf: per kappa D^2 the minimal objective vanishes; reported as "
          "its limit 0", lambda p: p.kappa == float("inf")),
 )

@@ -227,8 +227,8 @@ UNIFIED_FREE_ENERGY = (
          "map z = -sigma, g = M, g' = -M' (noise variance rho, ridge lambda_R1 = tau lambda/"
          "kappa): the minimal training objective (1/2) sum (y - yhat)^2 + (n lambda/2d) "
          "|Gamma|_F^2 over the n = tau d^2 prompts (half of papers A/B's objective) divided by "
-         "kappa d^2, as d -> oo; a stationary point of index 5 in the ten variables of (R1), "
-         "not a minimum; 'min' ranks solutions"),
+         "kappa d^2, as d -> oo; (R1) is stationary there, not minimal, in its ten variables "
+         "(a saddle of index 5 at the low-rank golden points); 'min' ranks solutions"),
     Note("free_energy at kappa = inf: per kappa d^2 the minimal objective vanishes; reported as "
          "its limit 0", lambda p: p.kappa == float("inf")),
 )
