@@ -66,8 +66,11 @@ def solve(model, dps: int = 30, verify: bool = True, certify: bool = False, **pa
     * ``r["e_icl"]`` -- a value by name, from any group (``mpmath.mpf`` at the working
       precision); ``r.groups`` -- the values by group, as in the JSON output of ``replica
       solve --json`` (``errors``, ``intermediates``, ``measures``; for ``lowrank``
-      ``order_parameters``, ``errors``, ``decomposition``); ``r.values()`` -- every scalar
-      value; ``r.to_json_dict()`` -- everything as decimal strings with the guaranteed digits;
+      ``order_parameters``, ``errors``, ``decomposition``; every built-in model's
+      ``free_energy``: the free energy (R1) at the solution, the minimal ridge training objective
+      per kappa d^2, see :data:`replica.models.lowrank.FREE_ENERGY_NAME`); ``r.values()`` --
+      every scalar value; ``r.to_json_dict()`` -- everything as decimal strings with the
+      guaranteed digits;
     * ``r.status`` -- a :class:`replica.numerics.result.Status`: ``converged`` (Newton converged
       and a complete re-solve at higher precision agreed), ``not-verified`` (no re-solve asked
       for), ``not-certified`` (a requested proof failed); the failures ``no-digits``,
@@ -96,7 +99,7 @@ def solve(model, dps: int = 30, verify: bool = True, certify: bool = False, **pa
     >>> print(mpmath.nstr(r["e_icl"], 12))
     0.822484681722
     >>> sorted(r.groups)
-    ['errors', 'intermediates']
+    ['errors', 'free_energy', 'intermediates']
     """
     from .numerics.driver import solve_params
 

@@ -168,7 +168,8 @@ def test_builtin_model_states_why_replica_symmetry_is_exact():
     st = r.to_json_dict()["stability"]
     assert st["stable"] is True and st["replicon"] is None
     assert st["how"].startswith("exact: ") and "minimum-norm" in st["how"]
-    assert any("free energy: not reported" in n for n in r.notes)
+    # it reports its free energy (R1) at the solution (tests/test_free_energy_instances.py)
+    assert r["free_energy"] > 0 and not any("not reported" in n for n in r.notes)
 
 
 # --- several solutions ----------------------------------------------------------------------------

@@ -103,6 +103,7 @@ import functools
 import mpmath
 import sympy
 
+from ..models import alignment as _A
 from ..models import lowrank as L
 from ..symbolic.replica_calculus import (BETA, N_REPLICAS, RSBlock, coupling_term,
                                          gaussian_integral_log, replica_limit,
@@ -443,13 +444,15 @@ def saddle() -> SaddlePoint:
 # ---------------------------------------------------------------------------------------------
 rho_A, lam_A, sigma_A, lt_A = sympy.symbols("rho_A lambda_A sigma_A lambdatilde_A",
                                             nonnegative=True)
-PAPER_A_MAP = {L.sigma: sympy.sqrt(rho_A), L.lam: L.tau * lam_A / L.kappa}
+PAPER_A_MAP = {k: v.xreplace({_A.rho: rho_A, _A.lam: lam_A})
+               for k, v in _A.r1_parameters().items()}
 r"""Paper A's parameters in this module's: :math:`\sigma = \sqrt{\rho_A}` (noise variance
 :math:`\rho_A`) and :math:`\lambda = \tau\lambda_A/\kappa` (ridge :math:`\frac nd\lambda_A` per
 squared error against :math:`\frac{\lambda\kappa D}{2}` per half squared error, :math:`n = \tau
 d^2`, :math:`k = \kappa d`); test noise :math:`\tilde\sigma = \sigma`. Paper A's derived
 quantities: :math:`\sigma_A = -z`, :math:`\tilde\lambda = \lambda/\hat q`,
-:math:`M_\kappa(x) = g(-x)`, :math:`M'_\kappa(x) = -g'(-x)`."""
+:math:`M_\kappa(x) = g(-x)`, :math:`M'_\kappa(x) = -g'(-x)`. The map is
+:func:`replica.models.alignment.r1_parameters` (its one copy), in this module's symbols."""
 LOWRANK_MAP = {c_train: sympy.Integer(1)}
 """The low-rank paper's normalisation ||w||^2 = D."""
 

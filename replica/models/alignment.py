@@ -35,6 +35,8 @@ outside, :math:`a` inside, so each is unique in its bracket). At ``tau > 1``, ``
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 
 from ..problem import ScalarRoot, Start, System
@@ -198,6 +200,145 @@ DECOMPOSITION = {
 
 
 # ---------------------------------------------------------------------------------------------
+# The free energy at the solution: (R1) through the derived map to its variables
+# ---------------------------------------------------------------------------------------------
+_g0, _g1 = sympy.symbols("g0 g1")
+"""Placeholders for g(z) and g'(z) while the saddle point of (R1) is solved for its variables."""
+
+
+def r1_parameters() -> dict:
+    r"""Paper A's parameters in those of (R1) (the low-rank model's, task power 1): the noise
+    standard deviation :math:`\sigma_{R1} = \sqrt\rho` (paper A's :math:`\rho` is the noise
+    variance) and the ridge :math:`\lambda_{R1} = \tau\lambda/\kappa` (paper A's
+    :math:`\frac nd\lambda\|\Gamma\|^2` against the sum of squared errors, (R1)'s
+    :math:`\frac{\lambda_{R1}\kappa d}{2}\|\Gamma\|^2` against half of it, :math:`n = \tau d^2`).
+    The one copy of this map: :data:`replica.derivations.unified.PAPER_A_MAP` is it, renamed."""
+    from . import lowrank as L
+
+    return {L.sigma: sympy.sqrt(rho), L.lam: tau * lam / kappa}
+
+
+def affine_variables() -> tuple:
+    r"""The variables in which (R1) is affine, jointly: :math:`m, q, \bar q, \hat\chi,
+    \hat{\bar\chi}` (each enters linearly, in no product with another of them; checked in
+    ``tests/test_free_energy_instances.py``). At a saddle point the coefficient of each is its
+    derivative, zero; so there (R1) equals (R1) with all five set to 0."""
+    from . import lowrank as L
+
+    return (L.m, L.q, L.qbar, L.chihat, L.chibarhat)
+
+
+@functools.lru_cache(maxsize=None)
+def qhat_at_saddle(form: str) -> sympy.Expr:
+    r""":math:`\hat q` at the saddle point of (R1) in the alias ``z``, the placeholder ``g0 =
+    g(z)`` and the parameters of (R1) (task power 1), from the derived fixed-point equations
+    (:func:`replica.models.lowrank.fixed_point_equations`):
+
+    * ``"conjugate"``: its own equation with the derived :math:`\chi, \bar\chi` substituted
+      (the nonzero root), :math:`\kappa\hat q = \tau - 1 - (z+\varepsilon)g`, regular where the
+      effective ridge :math:`-z-\varepsilon` vanishes (ridgeless, :math:`\tau > 1`);
+    * ``"alias"``: the alias :math:`z = -(\lambda + \hat{\bar q})/\hat q` with the derived ratio
+      :math:`\hat{\bar q}/\hat q = \varepsilon`, :math:`\hat q = \lambda/(-z-\varepsilon)`,
+      regular where the effective ridge is positive, and 0 at :math:`\lambda = 0` (ridgeless,
+      :math:`\tau < 1`: the minimum-norm interpolator).
+
+    The two agree at the saddle point (there the conjugate equation is the ridge equation)."""
+    from . import lowrank as L
+
+    fp = L.fixed_point_equations()
+    if form == "alias":
+        ratio = sympy.cancel(fp[L.qbarhat] / fp[L.qhat])
+        (qh,) = sympy.solve(L.z - L.Z_DEFINITION.xreplace({L.qbarhat: ratio * L.qhat}), L.qhat)
+        return qh
+    known = {v: unified_saddle_values()[v].xreplace({L.qhat: L.qhat}) for v in (L.chi, L.chibar)}
+    spec = {L.G[0](L.z): _g0, L.G[1](L.z): _g1}
+    (qh,) = [r for r in sympy.solve(fp[L.qhat].xreplace(known).xreplace(spec) - L.qhat, L.qhat)
+             if r != 0]
+    return qh
+
+
+@functools.lru_cache(maxsize=None)
+def unified_saddle_values() -> dict:
+    r"""``{variable: value}`` at the saddle point of (R1) for the variables the free energy needs
+    once :func:`affine_variables` are set to 0: :math:`\chi, \bar\chi, \hat m, \hat{\bar q}` as
+    functions of :math:`\hat q` (left a symbol), the alias ``z``, the placeholders ``g0 =
+    g(z)``, ``g1 = g'(z)`` and the parameters of (R1) (task power 1): the derived fixed-point
+    equations (:func:`replica.models.lowrank.fixed_point_equations`), :math:`\hat m` and
+    :math:`\hat{\bar q}` with :math:`\hat q`'s own equation used for their common factor
+    :math:`\tau/(\kappa\Delta)` (:math:`\hat m = \hat q`, :math:`\hat{\bar q} =
+    \varepsilon\hat q`: the derived right-hand sides are :math:`\hat q`'s times 1 and
+    :math:`\varepsilon`)."""
+    from . import lowrank as L
+
+    fp = L.fixed_point_equations()
+    spec = {L.G[0](L.z): _g0, L.G[1](L.z): _g1}
+    out = {v: fp[v].xreplace(spec) for v in (L.chi, L.chibar)}
+    for v in (L.mhat, L.qbarhat):
+        out[v] = sympy.cancel(fp[v] / fp[L.qhat]) * L.qhat
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def free_energy_at_solution(qhat_from: str = "conjugate") -> sympy.Expr:
+    r"""The free energy (R1) (:data:`replica.models.lowrank.FREE_ENERGY`, the unified free energy
+    of :mod:`replica.derivations.unified` at task power 1) at paper A's solution, in paper A's
+    parameters and reported values :math:`\sigma` (:math:`\sigma_A`), :math:`\tilde\lambda`,
+    :math:`M`, :math:`M'` and :math:`c_{\rm train}`; ``qhat_from`` as in :func:`unified_saddle_values` (``"alias"`` for
+    the variants with an effective ridge :math:`\tilde\lambda > 0`, ``"conjugate"`` for the
+    interpolating ones, :math:`\tilde\lambda = 0`).
+
+    **The map** (derived and checked in :mod:`replica.derivations.unified`): paper A's saddle
+    point is the unified one with :math:`z = -\sigma_A`, :math:`g(z) = M(\sigma_A)`,
+    :math:`g'(z) = -M'(\sigma_A)` and the parameters :func:`r1_parameters`. (R1) is evaluated
+    with :func:`affine_variables` at 0 (exact at a saddle point) and the other variables at
+    :func:`unified_saddle_values`, and cancelled: :math:`f = \frac{\hat q}2(\sigma_{R1}^2 - z -
+    z^2g)`.
+
+    **Task power** :math:`c = c_{\rm train} \ne 1` (an unnormalised ``C_train``): rescaling the
+    labels by :math:`1/\sqrt c` leaves :math:`\Gamma` unchanged and multiplies the objective by
+    :math:`1/c` (noise variance :math:`\rho/c`, ridge :math:`\lambda/c`, task covariance
+    :math:`S/c`, whose transform is :math:`\tilde g(z') = c\,g(cz')`), so :math:`f_c =
+    c\,f_1` at :math:`z' = z/c`, :math:`\tilde g = cg`, :math:`\tilde g' = c^2g'`, noise
+    variance :math:`\rho/c`, ridge :math:`\lambda_{R1}/c`. ``tests/test_free_energy_instances.py``
+    compares the result with the unified free energy (task power a symbol) at the unified
+    saddle point solved on its own, at task power 13/8.
+
+    **Meaning**: :math:`f = \lim\min_\Gamma\big[\frac12\sum_\mu(y_\mu-\hat y_\mu)^2 +
+    \frac{n\lambda}{2d}\|\Gamma\|_F^2\big]/(\kappa d^2)`, half of paper A's training objective
+    :math:`\sum_\mu(\cdot)^2 + \frac nd\lambda\|\Gamma\|_F^2` per :math:`\kappa d^2` (the
+    :math:`y^2` column of paper A's :math:`H_Z` adds :math:`d` of the :math:`d(d+1)` weights: an
+    :math:`O(1/d)` change)."""
+    from . import lowrank as L
+
+    c = c_train
+    vals = dict(unified_saddle_values())
+    vals.update({v: 0 for v in affine_variables()})
+    f1 = L.FREE_ENERGY.xreplace({L.G[0](L.z): _g0, L.G[1](L.z): _g1}).xreplace(vals)
+    # f1 = qhat h(z, g): a factor qhat times a function without it (cancelled by SymPy) once
+    # qhat's own equation is used for the 1/Delta of the energetic term
+    f1 = sympy.cancel(f1.xreplace({v: e.xreplace({L.qhat: qhat_at_saddle("conjugate")})
+                                   for v, e in vals.items() if v in (L.chi, L.chibar)})
+                      .xreplace({L.qhat: qhat_at_saddle("conjugate")}))
+    h = sympy.factor(sympy.cancel(f1 / qhat_at_saddle("conjugate")))
+    if h.has(L.qhat, L.lam):
+        raise ValueError("the free energy at the saddle point is not qhat times h(z, g)")
+    pa = r1_parameters()
+    point = {_g0: c * M, _g1: -c**2 * M_prime, L.sigma: sympy.sqrt(pa[L.sigma]**2 / c),
+             L.lam: pa[L.lam] / c}
+    # z = -sigma_A/c; in qhat with sigma_A = (rho + c)/alpha + lambda_tilde written out, so that
+    # the effective ridge -z - epsilon cancels to lambda_tilde/c exactly (no difference of
+    # rounded numbers where it is small)
+    qh = sympy.cancel(qhat_at_saddle(qhat_from).xreplace({**point, L.z: -SIGMA / c}))
+    return c * qh * h.xreplace({**point, L.z: -sigma / c})
+
+
+FREE_ENERGY_NAME = "free_energy"
+"""The name of the reported free energy (its value at :math:`\\kappa = \\infty` is the limit 0:
+every term of (R1) at the saddle point carries :math:`1/\\kappa`, the conjugates vanish like
+:math:`1/\\kappa`)."""
+
+
+# ---------------------------------------------------------------------------------------------
 # The declaration
 # ---------------------------------------------------------------------------------------------
 SYMBOLS = {"alpha": alpha, "alpha_test": alpha_test, "tau": tau, "kappa": kappa, "rho": rho,
@@ -234,7 +375,9 @@ def reported(kinf: bool = False) -> list:
         ("e_idg", E_IDG, None),
         ("e_tm", E_TM.xreplace(TRACES), None),
         ("resolvent", _at(RESOLVENT_MEASURE_STABLE, kinf), None),
-    ] + [(f"e_icl_{k}", _at(e.xreplace(TRACES), kinf), None) for k, e in DECOMPOSITION.items()]
+    ] + [(f"e_icl_{k}", _at(e.xreplace(TRACES), kinf), None) for k, e in DECOMPOSITION.items()
+         ] + [(FREE_ENERGY_NAME, sympy.Integer(0) if kinf
+               else free_energy_at_solution("alias").xreplace(TRACES), None)]
 
 
 _A_DOMAIN = ((a_coeff, "a > 0"), (a_coeff - (1 - 1 / kappa), "a > 1 - 1/kappa"))
@@ -288,6 +431,9 @@ def system_of(variant: str) -> System:
         roots = (outer,)
     report = [(n, e.subs(lambda_tilde, 0) if base == "interpolating" else e, s)
               for n, e, s in reported(kinf)]
+    if base == "interpolating" and not kinf:  # no effective ridge: qhat from its own equation
+        report[-1] = (FREE_ENERGY_NAME, free_energy_at_solution("conjugate").xreplace(TRACES)
+                      .subs(lambda_tilde, 0), None)
     admissible = ([] if kinf else list(_A_DOMAIN)) + (
         [] if base == "interpolating" else [(lambda_tilde, "lambda_tilde > 0")])
     return System(unknowns=unknowns, parameters=PARAMETERS, symbols=SYMBOLS,

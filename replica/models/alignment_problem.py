@@ -15,11 +15,11 @@ import mpmath
 
 from ..problem import Direct, Note, Problem
 from .parameters import ALIGNMENT as SCHEMA
-from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
+from .parameters import RIDGE_STABILITY, UNIFIED_FREE_ENERGY
 from .parameters import train_and_test
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-                for name in ("alignment.py", "alignment_problem.py")]
+                for name in ("alignment.py", "alignment_problem.py", "lowrank.py")]
 """The files the expressions and this declaration come from (the code cache's key)."""
 
 PART_KEYS = ("signal", "memorization", "structural", "noise")
@@ -160,12 +160,14 @@ PROBLEM = Problem(
     groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"],
             "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
             "measures": ["e_misalign", "resolvent", "inverse", "cka_inv"],
-            "decomposition": {"e_icl": {k: f"e_icl_{k}" for k in PART_KEYS}}},
+            "decomposition": {"e_icl": {k: f"e_icl_{k}" for k in PART_KEYS}},
+            "free_energy": ["free_energy"]},
     direct={"inverse": Direct(_inverse_measure, enclose=_inverse_measure_ball),
             "cka_inv": Direct(lambda p: cka_inverse_mp(p.train, p.test),
                               enclose=cka_inverse_ball)},
     nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg", "e_tm"),
-    notes=NOTES + (NO_FREE_ENERGY,), source_files=SOURCE_FILES, guard_digits=5,
+    notes=NOTES + UNIFIED_FREE_ENERGY, source_files=SOURCE_FILES, guard_digits=5,
+    free_energy="free_energy", extremum="min",
     description="Paper A's asymptotic ICL error for arbitrary pretraining and test task "
                 "covariances.",
     stability=RIDGE_STABILITY)

@@ -93,8 +93,10 @@ def _kappa_infinite(e):
     return sympy.simplify(sympy.sympify(e).subs(kappa, sympy.oo))
 
 
-def _intermediates(lt, icl, idg, kinf: bool):
-    """The reported values given lambda_tilde, the ICL error and the IDG error."""
+def _intermediates(lt, icl, idg, kinf: bool, qhat_from: str = "alias"):
+    """The reported values given lambda_tilde, the ICL error and the IDG error; the free energy
+    with ``qhat_from`` (:func:`replica.models.alignment.unified_saddle_values`: ``"conjugate"``
+    where lambda_tilde = 0)."""
     s = A.sigma
     a_iso = A.A_COEFF.subs(A.z, s)
     form = _kappa_infinite if kinf else sympy.sympify
@@ -110,7 +112,8 @@ def _intermediates(lt, icl, idg, kinf: bool):
         ("e_misalign", at_identity(A.E_MISALIGN_STABLE), None),
         ("e_icl", icl, None),
         ("e_idg", idg, None),
-    ]]
+    ]] + [(A.FREE_ENERGY_NAME, sympy.Integer(0) if kinf
+           else at_identity(A.free_energy_at_solution(qhat_from)), None)]
 
 
 def system_of(variant: str) -> System:
@@ -136,6 +139,6 @@ def system_of(variant: str) -> System:
         report = _intermediates(EPSILON, ICL_RIDGELESS_TAU_LT_1, IDG_RIDGELESS_TAU_LT_1, kinf)
     else:
         report = _intermediates(sympy.Integer(0), ICL_RIDGELESS_TAU_GT_1, IDG_RIDGELESS_TAU_GT_1,
-                                kinf)
+                                kinf, qhat_from="conjugate")
     return System(unknowns=(), parameters=PARAMETERS, symbols=SYMBOLS, residuals=[],
                   start=Start(exact=True), report=report)

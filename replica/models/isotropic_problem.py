@@ -11,10 +11,11 @@ import os
 
 from ..problem import Note, Problem
 from .parameters import ISOTROPIC as SCHEMA
-from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
+from .parameters import RIDGE_STABILITY, UNIFIED_FREE_ENERGY
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-                for name in ("isotropic.py", "alignment.py", "isotropic_problem.py")]
+                for name in ("isotropic.py", "alignment.py", "isotropic_problem.py",
+                             "lowrank.py")]
 """The files the expressions and this declaration come from (the code cache's key)."""
 
 
@@ -37,14 +38,15 @@ PROBLEM = Problem(
               ("ridgeless_above", None)],
     systems=_system,
     groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg"],
-            "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"]},
+            "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
+            "free_energy": ["free_energy"]},
     notes=(Note("e_icl from paper B's closed forms; e_scalar/e_misalign split from paper A "
                 "(C = I)"),
            Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
                 "finite-lambda IDG formula)", lambda p: p.lam > 0),
-           NO_FREE_ENERGY),
+           *UNIFIED_FREE_ENERGY),
     nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg"),
-    source_files=SOURCE_FILES, guard_digits=5,
+    source_files=SOURCE_FILES, guard_digits=5, free_energy="free_energy", extremum="min",
     description="Paper B's closed forms for isotropic tasks.",
     stability=RIDGE_STABILITY)
 """Paper B's theory, declared."""

@@ -12,7 +12,7 @@ import os
 
 from ..problem import Note, Problem
 from .parameters import LOWRANK as SCHEMA
-from .parameters import NO_FREE_ENERGY, RIDGE_STABILITY
+from .parameters import RIDGE_STABILITY
 from .parameters import LOWRANK_ALL_ERROR_KEYS as ALL_ERROR_KEYS
 from .parameters import LOWRANK_PART_KEYS as PART_KEYS
 from .parameters import LOWRANK_REPORTED_ORDER as REPORTED_ORDER
@@ -59,6 +59,13 @@ NOTES = (
          "outside:PHI, shared:F and rotation:DEGREES with the same phi share this value (a "
          "symmetry argument, checked by finite-size simulations)",
          lambda p: getattr(p, "test", 0) > 0),
+    Note("free_energy: the replica-symmetric free energy (R1) at the saddle point, the minimal "
+         "ridge training objective (1/2) sum_mu (y_mu - yhat_mu)^2 + (lambda kappa D/2) "
+         "|Gamma|_F^2 over the tau D^2 prompts, divided by kappa D^2, as D -> oo; (R1) is "
+         "stationary there, not minimal, in its ten variables (a saddle of index 5 at the "
+         "authors' golden points); 'min' ranks solutions, not the variables"),
+    Note("free_energy at kappa = inf: per kappa D^2 the minimal objective vanishes; reported as "
+         "its limit 0", lambda p: p.kappa == float("inf")),
 )
 
 PROBLEM = Problem(
@@ -68,9 +75,11 @@ PROBLEM = Problem(
     groups={"order_parameters": list(REPORTED_ORDER) + ["q_perp"],
             "errors": list(ALL_ERROR_KEYS),
             "decomposition": {p_: {k_: f"{p_}_{k_}" for k_ in PART_KEYS}
-                              for p_ in ALL_ERROR_KEYS}},
+                              for p_ in ALL_ERROR_KEYS},
+            "free_energy": ["free_energy"]},
     nonnegative=tuple(ALL_ERROR_KEYS),
-    notes=NOTES + (NO_FREE_ENERGY,), source_files=SOURCE_FILES, saddle_point=_saddle_point,
+    notes=NOTES, source_files=SOURCE_FILES, saddle_point=_saddle_point,
+    free_energy="free_energy", extremum="min",
     symbol_names=_symbol_names,
     description="Replica-symmetric saddle point of linear attention trained on low-rank tasks.",
     stability=RIDGE_STABILITY)

@@ -221,8 +221,16 @@ RIDGE_STABILITY = Stability(
     source="stated (convexity), not computed")
 """The stability the built-in models declare (:class:`~replica.problem.Stability`)."""
 
-NO_FREE_ENERGY = Note(
-    "free energy: not reported (this model is solved from its papers' closed-form equations, "
-    "not from a declared free energy; the unified free energy of replica.derivations.unified "
-    "is in other variables and is not wired to these equations)")
-"""The note of the built-in models on the free energy they do not report."""
+UNIFIED_FREE_ENERGY = (
+    Note("free_energy: the replica-symmetric free energy (R1) of replica.derivations.unified "
+         "(the low-rank model's, for any task covariance) at this solution, through the derived "
+         "map z = -sigma, g = M, g' = -M' (noise variance rho, ridge lambda_R1 = tau lambda/"
+         "kappa): the minimal training objective (1/2) sum (y - yhat)^2 + (n lambda/2d) "
+         "|Gamma|_F^2 over the n = tau d^2 prompts (half of papers A/B's objective) divided by "
+         "kappa d^2, as d -> oo; (R1) is stationary there, not minimal, in its ten variables "
+         "(a saddle of index 5 at the low-rank golden points); 'min' ranks solutions"),
+    Note("free_energy at kappa = inf: per kappa d^2 the minimal objective vanishes; reported as "
+         "its limit 0", lambda p: p.kappa == float("inf")),
+)
+"""The notes of papers A and B on the free energy they report
+(:func:`replica.models.alignment.free_energy_at_solution`)."""

@@ -46,7 +46,7 @@ from ..params import (INF, exact_str, parse_exact)
 from ..spectra import Covariance
 from . import sampling
 from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
-from .solver import blas_threads_for, ridge_structured
+from .solver import blas_threads_for, ridge_objective, ridge_structured
 from .source import ModelSource, as_source
 
 SAMPLER_NAMES = ("fast", "direct")
@@ -361,7 +361,10 @@ def _train(exp: Experiment, rng_data, W_ctx, noise: float, with_s: bool):
     w_hat, sq = sampling.SAMPLERS[exp.sampler](rng_data, W_ctx, s["ell"], noise)
     xq, yq = sampling.query(rng_data, W_ctx, noise)
     H = np.hstack([w_hat, sq[:, None]]) if with_s else w_hat
-    return ridge_structured(xq, H, yq, regulariser(exp), exp.solver, backend=exp.backend)
+    reg = regulariser(exp)
+    gamma, info = ridge_structured(xq, H, yq, reg, exp.solver, backend=exp.backend)
+    info.objective = ridge_objective(xq, H, yq, gamma, reg)
+    return gamma, info
 
 
 def regulariser(exp: Experiment) -> float:
@@ -463,6 +466,28 @@ def train_lowrank(exp: Experiment, seed_seq: np.random.SeedSequence):
     with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
         gamma, _, W0, A = _train_subspace(exp, rng_tasks, rng_data)
     return gamma, W0, A
+
+
+def training_objective(exp: Experiment, seed_seq: np.random.SeedSequence) -> float:
+    r"""The minimal ridge objective of one seed's pretraining draw (the same draw as
+    :func:`run_seed`) per :math:`kd`: :math:`\min_\Gamma[\frac12\sum_\mu(y_\mu -
+    \hat y_\mu)^2 + \frac c2\|\Gamma\|_F^2]/(kd)`, :math:`c` = :func:`regulariser`
+    (:func:`replica.simulate.solver.ridge_objective`), :math:`k = \lfloor\kappa d\rfloor`
+    pretraining tasks. For the low-rank model (:math:`c = \lambda M_0`, :math:`M_0 = k`) this is
+    the objective (M6) per :math:`\kappa D^2`, whose :math:`D\to\infty` limit is the free energy
+    (R1) at the saddle point (:data:`replica.models.lowrank.FREE_ENERGY_NAME`); for papers A/B
+    (:math:`c = n\lambda_A/d`) it is half their objective per :math:`\kappa d^2`, whose limit is
+    the free energy they report (:func:`replica.models.alignment.free_energy_at_solution`; the
+    :math:`y^2` column of their features is an :math:`O(1/d)` change). Needs a finite number of
+    tasks."""
+    k = exp.sizes["k"]
+    if k is None:
+        raise ParameterError("--kappa", "the training objective per k d needs a finite kappa")
+    rng_tasks, rng_data, _ = sampling.substreams(seed_seq, 3)
+    train = _train_subspace if exp.sim.tasks == "subspace" else _train_gaussian
+    with blas_threads_for(min(exp.sizes["n"], exp.sizes["P"])):
+        _, info, _, _ = train(exp, rng_tasks, rng_data)
+    return info.objective / (k * exp.d)
 
 
 def _test_law(exp: Experiment, A, rng_tasks):

@@ -127,6 +127,18 @@ class RidgeInfo:
     seconds: float = 0.0
     iterations: int = 0
     residual: float = 0.0
+    objective: float | None = None
+    """The objective at the solution, :func:`ridge_objective` (set by the experiments)."""
+
+
+def ridge_objective(X: np.ndarray, H: np.ndarray, y: np.ndarray, gamma: np.ndarray,
+                    reg: float) -> float:
+    r"""The ridge objective :math:`\frac12\sum_\mu(y_\mu - x_\mu^\top\Gamma h_\mu)^2 +
+    \frac c2\|\Gamma\|_F^2` at ``gamma`` (``reg`` is :math:`c`), whose minimiser every solver of
+    this module returns. Paper A/B's objective :math:`\sum_\mu(\cdot)^2 + c\|\Gamma\|_F^2` is
+    twice it; the low-rank paper's (M6) (:math:`c = \lambda M_0`) is it."""
+    r = y - np.einsum("ij,ij->i", X @ gamma, H)
+    return 0.5 * float(r @ r) + 0.5 * float(reg) * float(np.sum(gamma * gamma))
 
 
 def khatri_rao_rows(X: np.ndarray, H: np.ndarray) -> np.ndarray:
