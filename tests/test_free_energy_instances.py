@@ -27,6 +27,7 @@ from replica.models import alignment as A
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits
 from replica.params import to_mpf
+from unnormalised_spectra import D as D_RAW, unnormalised_covariances
 
 DPS = 30
 
@@ -93,12 +94,8 @@ def test_alignment_free_energy_with_unnormalised_covariances(tmp_path):
     task power taken as 1 in the unified free energy it does not."""
     from replica.derivations import unified as U
 
-    d = 12
-    tr = [Fr(3 * (j + 1), d) for j in range(d)]
-    te = [Fr(1, 2) + Fr(j % 3) for j in range(d)]
-    (tmp_path / "tr.txt").write_text("\n".join(map(str, tr)))
-    (tmp_path / "te.txt").write_text("\n".join(map(str, te)))
-    train, test = f"file:{tmp_path / 'tr.txt'}:raw", f"file:{tmp_path / 'te.txt'}:raw"
+    d = D_RAW
+    tr, te, train, test = unnormalised_covariances(tmp_path)
     alpha, tau, kappa, rho_a, lam_a = Fr(2), Fr(3, 2), Fr(3, 4), Fr(1, 3), Fr(1, 10)
     a = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho_a, lam=lam_a, d=d,
                       train=train, test=test, dps=DPS)

@@ -14,6 +14,7 @@ from replica.models import lowrank as L
 from replica.numerics import agreement_digits
 from replica.params import to_mpf
 from replica.spectra import parse_spec
+from unnormalised_spectra import D as D_RAW, unnormalised_covariances
 
 pytestmark = pytest.mark.slow  # each derivation or solve takes seconds
 
@@ -152,12 +153,8 @@ def test_paper_b_instance(p):
 def test_paper_a_instance_with_unnormalised_covariances(tmp_path):
     """Raw (unnormalised) train and test covariances, task power c = 13/8 and test power 3/2:
     the task power enters the free energy (residual covariance, epsilon, <s> = c)."""
-    d = 12
-    tr = [Fr(3 * (j + 1), d) for j in range(d)]
-    te = [Fr(1, 2) + Fr(j % 3) for j in range(d)]
-    (tmp_path / "tr.txt").write_text("\n".join(map(str, tr)))
-    (tmp_path / "te.txt").write_text("\n".join(map(str, te)))
-    train, test = f"file:{tmp_path / 'tr.txt'}:raw", f"file:{tmp_path / 'te.txt'}:raw"
+    d = D_RAW
+    tr, te, train, test = unnormalised_covariances(tmp_path)
     alpha, tau, kappa, rho_A, lam_A = Fr(2), Fr(3, 2), Fr(3, 4), Fr(1, 3), Fr(1, 10)
     A = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho_A, lam=lam_A, d=d,
                       train=train, test=test, dps=DPS)
