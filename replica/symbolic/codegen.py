@@ -40,6 +40,7 @@ import inspect
 import math
 import os
 import re
+import sys
 from typing import Callable, Sequence
 
 import mpmath
@@ -754,11 +755,47 @@ def _global_names(f) -> set:
     return names
 
 
-def _cacheable(f, backend: str) -> bool:
-    """Whether every global name the generated function uses is in the standard namespace (so
-    that its source, loaded again, runs)."""
+def _cacheable(f, backend: str, implicit=()) -> bool:
+    """Whether every global name the generated function uses is in the standard namespace or
+    among ``implicit`` (the names of the functions defined by an equation that the code
+    evaluates, bound again when it is loaded: :func:`_bind_implicit`), so that its source,
+    loaded again, runs."""
     ns = _namespace(backend)
-    return all(n in ns or hasattr(builtins, n) for n in _global_names(f))
+    return all(n in ns or n in implicit or hasattr(builtins, n) for n in _global_names(f))
+
+
+def _implicit_names(exprs) -> dict | None:
+    """``{name: digest}`` of the functions defined by an equation
+    (:mod:`replica.symbolic.implicit`) in ``exprs``: what cached code that evaluates them
+    records (``IMPLICIT``); ``None`` where two different ones share a name (not cacheable)."""
+    from .implicit import ImplicitRoot
+
+    out: dict = {}
+    for e in exprs:
+        for f in e.atoms(ImplicitRoot):
+            c = type(f)
+            if out.setdefault(c.__name__, c.digest) != c.digest:
+                return None
+    return out
+
+
+def _bind_implicit(ns: dict, names: dict, midpoint: bool = False) -> bool:
+    """Binds each name of ``names`` (``{name: digest}``, the ``IMPLICIT`` of a cached module) in
+    the namespace ``ns`` to the numeric implementation of the function declared in this process
+    with that digest (its ``midpoint`` evaluation for the ball-arithmetic integrands); ``False``
+    where one is not declared (the cached code is then generated again). A digest is the
+    contents of a declaration (:func:`replica.symbolic.implicit.content_digest`), so code is
+    never bound to a function other than the one it was generated for."""
+    if not names:
+        return True
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    registry = getattr(module, "REGISTRY", {})
+    for name, digest in names.items():
+        cls = registry.get(digest)
+        if cls is None or cls.__name__ != name:
+            return False
+        ns[name] = cls._imp_.midpoint if midpoint else cls._imp_
+    return True
 
 
 class CodeCache:
@@ -902,6 +939,8 @@ class Evaluator:
         cname = f"{self.name}-{backend}" if self.name else None
         if self.cache is not None and cname:
             ns = self.cache.load(cname, backend)
+            if ns is not None and not _bind_implicit(ns, ns.get("IMPLICIT")):
+                ns = None  # code for an implicit function not declared here: generate it
             if ns is not None:
                 if "NOT_ENCLOSABLE" in ns:  # the remembered outcome of generating ball code
                     raise NotEnclosable(ns["NOT_ENCLOSABLE"])
@@ -917,6 +956,7 @@ class Evaluator:
                         arb_ns = dict(_namespace("arb"))
                         exec(compile(ns["ARB_SOURCE"], "<cached arb integrands>", "exec"),
                              arb_ns)  # noqa: S102 - code this module generated
+                        _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
                         for k, g in enumerate(self._gauss[backend]):
                             g.fast = arb_ns.get(f"gauss_fa_{k}")
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
@@ -984,8 +1024,9 @@ class Evaluator:
                     gauss[k].fast = fast
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
-        if self.cache is not None and cname and all(
-                _cacheable(f, backend) for f in [outer] + inners + gauss_fns):
+        implicit = _implicit_names(self.exprs) if self.cache is not None and cname else None
+        if implicit is not None and all(
+                _cacheable(f, backend, implicit) for f in [outer] + inners + gauss_fns):
             try:
                 parts = [_function_source(outer, "outer")]
                 parts += [_function_source(f, f"inner_{k}") for k, f in enumerate(inners)]
@@ -994,9 +1035,10 @@ class Evaluator:
                               _function_source(g.arguments, f"gauss_u_{k}"),
                               _function_source(g.kinks, f"gauss_k_{k}")]
                 fast = [(k, g.fast) for k, g in enumerate(gauss) if g.fast is not None
-                        and _cacheable(g.fast, "arb")]
+                        and _cacheable(g.fast, "arb", implicit)]
                 parts.append("ARB_SOURCE = " + repr("\n\n".join(
                     _function_source(f, f"gauss_fa_{k}") for k, f in fast)))
+                parts.append(f"IMPLICIT = {implicit!r}")
                 parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
                 self.cache.store(cname, "\n\n".join(parts))
             except (OSError, TypeError):
