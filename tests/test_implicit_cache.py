@@ -130,3 +130,40 @@ def test_a_model_files_implicit_code_is_cached_across_processes_and_keyed_on_con
     assert json.loads(changed)["order_parameters"]["t"] != json.loads(first)["order_parameters"]["t"]
     with pytest.raises(AssertionError):  # (the check can fail: a new declaration needs new code)
         assert run(3, NO_CODEGEN)
+
+
+def test_a_declarations_derivation_is_remembered_by_its_contents(tmp_path, monkeypatch):
+    """A :class:`SaddlePointModel` declared again (the same contents) reads whether its map
+    reduces from the record of the first derivation; a changed free energy is derived again,
+    and a declaration whose condition cannot be solved is refused every time (no record)."""
+    from replica.modeling import ModelError, Parameter, SaddlePointModel
+    from replica.symbolic import codegen
+    from replica.symbolic.saddle import SaddlePoint
+
+    monkeypatch.setattr(codegen.CodeCache, "folder", staticmethod(lambda: str(tmp_path)))
+    derived: list = []
+    conjugate_map = SaddlePoint.conjugate_map
+
+    def counted(self):
+        derived.append(self.free_energy)
+        return conjugate_map(self)
+
+    monkeypatch.setattr(SaddlePoint, "conjugate_map", counted)
+    a = sympy.Symbol("a", positive=True)
+    m, mh = sympy.symbols("m mhat", real=True)
+
+    def declare(F):
+        return SaddlePointModel("toy_saddle", free_energy=F, pairs=[(m, mh)],
+                                parameters=[Parameter("a", "a")])
+
+    F1, F2 = -m * mh + mh**2 / 2 + a * m**2 / 2, -m * mh + mh**2 / 2 + a * m**2 / 3
+    first = declare(F1)
+    assert derived == [F1] and first.reduced
+    again = declare(F1)
+    assert derived == [F1] and again.reduced and again.unknowns == first.unknowns
+    assert again.fixed_point_equations == first.fixed_point_equations  # (derived when asked)
+    declare(F2)
+    assert derived == [F1, F2]
+    for _ in range(2):
+        with pytest.raises(ModelError, match="not linear"):
+            declare(-m * mh + m**3 * mh / 3 + a * m**2 / 2)
