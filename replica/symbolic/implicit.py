@@ -126,6 +126,7 @@ class _Numeric:
         self._np = None
         self._mid = None
         self._memo: dict = {}
+        self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
         self._np_memo: dict = {}  # the last few float64 solves, keyed on the arguments' bytes
 
     def midpoint(self, *args):
@@ -134,42 +135,52 @@ class _Numeric:
         evaluation of a Gaussian integral's integrand at mpmath's working precision
         (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
         :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
+        key = (mpmath.mp.prec,) + tuple(a.mid().man_exp() for a in args)
+        hit = self._mid_memo.get(key)  # (the integrals of one evaluation share their nodes)
+        if hit is not None:
+            return hit
         from .codegen import arb_of
 
-        mids = []
-        for a in args:
-            man, exp = a.mid().man_exp()
-            mids.append(+mpmath.mpf((int(man), int(exp))))
+        mids = [+mpmath.mpf((int(man), int(exp))) for man, exp in key[1:]]
         if self._mid is None:
             self._mid = self._ball_functions()
-        return arb_of(self.mp(*mids, functions=self._mid))
+        value = arb_of(self.mp(*mids, functions=self._mid))
+        if len(self._mid_memo) > 200_000:
+            self._mid_memo.clear()
+        self._mid_memo[key] = value
+        return value
 
     def _ball_functions(self):
-        """``F, dF/dp, lo, hi`` as mpmath functions computed in ball arithmetic at the working
-        precision (the midpoints, rounded to it)."""
+        """``F, dF/dp, lo, hi, both`` as mpmath functions, ``F`` and ``dF/dp`` computed in ball
+        arithmetic at the working precision (the midpoints, rounded to it); ``both`` gives
+        ``(F, dF/dp)`` from one evaluation of the generated code (which computes both)."""
         import flint
 
         from .codegen import arb_of
 
         ev, _ = self._evaluators()
         mp = self._mp if self._mp is not None else self._functions("mpmath")
-        ev.functions("arb")  # (raises NotEnclosable where F has no ball evaluation)
+        outer = ev.functions("arb")[0]  # (raises NotEnclosable where F has no ball evaluation)
 
-        def call(e, i, fallback):
-            def f(*v):
-                old = flint.ctx.prec
-                try:
-                    flint.ctx.prec = mpmath.mp.prec
-                    b = e.arb([arb_of(x) for x in v])[i]
-                finally:
-                    flint.ctx.prec = old
-                if not b.is_finite():
-                    return fallback(*v)
-                man, exp = b.mid().man_exp()
-                return +mpmath.mpf((int(man), int(exp)))
-            return f
+        def mid(b, fallback, v):
+            b = arb_of(b)
+            if not b.is_finite():
+                return fallback(*v)
+            man, exp = b.mid().man_exp()
+            return +mpmath.mpf((int(man), int(exp)))
 
-        return call(ev, 0, mp[0]), call(ev, 1, mp[1]), mp[2], mp[3]
+        def both(*v):
+            """``(F, dF/dp)`` at ``v``, from one evaluation of the generated code (each the
+            mpmath value where its ball is not finite)."""
+            old = flint.ctx.prec
+            try:
+                flint.ctx.prec = mpmath.mp.prec
+                f, d = outer(*[arb_of(x) for x in v])
+            finally:
+                flint.ctx.prec = old
+            return mid(f, mp[0], v), mid(d, mp[1], v)
+
+        return (lambda *v: both(*v)[0]), (lambda *v: both(*v)[1]), mp[2], mp[3], both
 
     def _evaluators(self):
         """The evaluators (:class:`~.codegen.Evaluator`) of ``F, dF/dp`` in ``(p, *variables)``
@@ -219,7 +230,8 @@ class _Numeric:
             if self._mp is None:
                 self._mp = self._functions("mpmath")
             functions = self._mp
-        F, dF, lo_f, hi_f = functions
+        F, dF, lo_f, hi_f = functions[:4]
+        both = functions[4] if len(functions) > 4 else None  # F and dF/dp in one evaluation
         lo, hi = mpmath.mpf(lo_f(*args)), mpmath.mpf(hi_f(*args))
         if lo > hi:
             lo, hi = hi, lo
@@ -244,14 +256,15 @@ class _Numeric:
         tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
         small = mpmath.ldexp(1, -mpmath.mp.prec // 3)
         for _ in range(self.MAX_ITER):
-            f = F(p, *args)
+            f, d = both(p, *args) if both is not None else (F(p, *args), None)
             if f == 0:
                 break
             if f > 0:
                 hi = p
             else:
                 lo = p
-            d = dF(p, *args)
+            if d is None:
+                d = dF(p, *args)
             new = p - f / d if d > 0 else (lo + hi) / 2
             if not lo < new < hi:
                 new = (lo + hi) / 2
@@ -261,8 +274,8 @@ class _Numeric:
             if step <= tol * scale:
                 break
             if step <= small * scale:  # quadratic regime: one more step is beyond the precision
-                f = F(p, *args)
-                p = p - f / dF(p, *args)
+                f, d = both(p, *args) if both is not None else (F(p, *args), dF(p, *args))
+                p = p - f / d
                 break
         else:  # pragma: no cover - bisection alone converges in ~prec steps
             raise ImplicitRootError(f"{self.cls.__name__}: no convergence")
