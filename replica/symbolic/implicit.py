@@ -334,6 +334,7 @@ class _Numeric:
             p, lo, hi = p.ravel(), lo.ravel(), hi.ravel()
             flat = [a.ravel() for a in arrays]
             act = np.arange(p.size)  # the elements still iterating: only they are evaluated
+            last = np.full(p.size, np.inf, dtype=dtype)  # each element's previous step
             for _ in range(self.MAX_ITER):
                 if act.size == 0:
                     break
@@ -349,13 +350,17 @@ class _Numeric:
                 step = np.abs(new - pa)
                 scale = np.maximum(np.abs(new), 1)
                 p[act], lo[act], hi[act] = new, la, ha
+                stalled = (step >= last[act]) & (step <= 16 * eps * scale)
+                last[act] = step
                 # a Newton step bounds the error by far less than its size; a bisection step
                 # (the derivative overflowed, or the step left the bracket) does not: there the
-                # bracket itself must be down to a few units in the last place
-                # (either way, a bracket collapsed to a few units in the last place pins the
-                # root: Newton steps in the rounding noise of F need not get below 4 units)
+                # bracket itself must be down to a few units in the last place. Either way, a
+                # bracket collapsed to 2 units pins the root, and Newton steps that no longer
+                # shrink at a few units are the rounding noise of F (near a root where F
+                # cancels to a few units of its terms, e.g. omega = -7.7: steps of 5 units
+                # back and forth, which ran the iteration to its limit)
                 pinned = ha - la <= 2 * eps * scale
-                done = np.where(bad, pinned, (step <= 4 * eps * scale) | pinned)
+                done = np.where(bad, pinned, (step <= 4 * eps * scale) | pinned | stalled)
                 # (an element whose bracket is not finite -- a NaN argument -- stays NaN)
                 act = act[~(done | (f == 0) | ~np.isfinite(ha - la))]
             p = p.reshape(shape)
