@@ -27,7 +27,10 @@ every reported value) takes seconds; the generated Python source is cached on di
 (:class:`CodeCache`), keyed on contents: every source file of this package, the files outside it
 that the expressions come from (a model file, what it imports and the inputs it declares) and the
 SymPy, mpmath and NumPy versions, so any change to an equation, a closed form or the code that
-stages them regenerates it. ``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
+stages them regenerates it. Code that evaluates a function defined by an equation
+(:mod:`replica.symbolic.implicit`) records the digest of each such function's declaration and is
+bound, when loaded, to the function of the process with that digest (otherwise generated again).
+``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
 ``REPLICA_LAMBDIFY_CACHE=DIR`` chooses its folder (default ``~/.cache/replica/lambdify``).
 """
 

@@ -45,8 +45,13 @@ replaced by bisection; the bracket shrinks with the sign of :math:`F` at each it
 when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
 Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
 solve evaluate the same root at the same nodes many times. Float64 (NumPy) arguments of any
-shape are solved element-wise by the same iteration, vectorised. Balls (``arb``, ``acb``) have
-no evaluation: a root is not a composition of enclosable functions, and proving one (an
+shape are solved element-wise by the same iteration, vectorised, with :math:`F` evaluated in the
+arguments' own type (``longdouble`` for the extended-precision check of a float64 solve), each
+element stopped where its Newton step is below 4 units in the last place, its bracket is down to
+2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
+midpoints (the fast integrands of the mpmath quadrature) the root is remembered by the balls'
+exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation. Balls
+(``arb``, ``acb``) have no evaluation: a root is not a composition of enclosable functions, and proving one (an
 interval Newton step on each quadrature ball) is not done here, so the code generator's
 ball-arithmetic path raises ``NotEnclosable`` naming the function (the function's name is in
 no ball namespace), and models that use it cannot be certified.
