@@ -132,7 +132,7 @@ class _Numeric:
         self._mid = None
         self._memo: dict = {}
         self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
-        self._np_memo: dict = {}  # the last few float64 solves, keyed on the arguments' bytes
+        self._np_memo: list = []  # the last few float64 solves: (the arguments, the roots)
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
@@ -306,15 +306,15 @@ class _Numeric:
         arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
-        key = tuple((a.dtype.str, a.shape, hashlib.blake2b(a.tobytes(), digest_size=16).digest())
-                    for a in arrays)
-        hit = self._np_memo.get(key)
-        if hit is not None:
-            return hit.copy()
+        for keys, hit in self._np_memo:  # (the arguments compared byte for byte)
+            if all(k.dtype == a.dtype and k.shape == a.shape
+                   and np.array_equal(k.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
+                   for k, a in zip(keys, arrays)):
+                return hit.copy()
         p = self._np_solve(arrays, dtype)
         if len(self._np_memo) >= self.NP_MEMO:
-            self._np_memo.pop(next(iter(self._np_memo)))
-        self._np_memo[key] = p
+            self._np_memo.pop(0)
+        self._np_memo.append((arrays, p))
         return p.copy()
 
     def _np_solve(self, arrays, dtype):
