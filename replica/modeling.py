@@ -351,6 +351,50 @@ class _Declared:
         return solve(self.problem, dps=dps, verify=verify, **params)
 
 
+class _DerivationRecord:
+    r"""What a :class:`SaddlePointModel` declaration needs from the derivation of its fixed
+    point -- whether the conjugate map :math:`\hat\theta = H(\theta)` is free of conjugates
+    and aliases (the map then reduces to the order parameters) -- remembered on disk in the code
+    cache's folder (:class:`~replica.symbolic.codegen.CodeCache`) under a key of the
+    declaration's contents: the ``srepr`` of the free energy, the pairs and the aliases, the
+    :func:`~replica.symbolic.implicit.content_digest` of every implicit function in them, every
+    source file of the package and the library versions. It is written only after a derivation
+    succeeded, so a declaration whose conditions cannot be solved is refused in every process;
+    a changed declaration has another key and is derived again. (The derivation, 0.3 s to 1.2 s
+    per model, ran at every load; the expressions themselves are built only where code is
+    generated.)"""
+
+    def __init__(self, saddle: SaddlePoint):
+        import hashlib
+
+        from .symbolic.codegen import CodeCache, cache_key
+
+        exprs = [saddle.free_energy, sympy.Tuple(*(sympy.Tuple(a, b) for a, b in saddle.pairs)),
+                 sympy.Tuple(*(sympy.Tuple(a.symbol, a.expression) for a in saddle.aliases))]
+        implicit = sorted({type(f).digest for e in exprs for f in e.atoms(ImplicitRoot)})
+        eliminate = [sympy.srepr(a.eliminate) for a in saddle.aliases]
+        text = "\n".join([sympy.srepr(e) for e in exprs] + eliminate + implicit)
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self.cache = CodeCache(cache_key("derivation", [], salt=digest))
+
+    def load(self):
+        """``reduced`` as remembered, or ``None``."""
+        import json
+
+        path = self.cache.path("fixed-point", ".json")
+        try:
+            with open(path) as fh:
+                value = json.load(fh)["reduced"]
+            return value if isinstance(value, bool) else None
+        except (OSError, TypeError, ValueError, KeyError):
+            return None
+
+    def store(self, reduced: bool) -> None:
+        import json
+
+        self.cache.store("fixed-point", json.dumps({"reduced": bool(reduced)}), ".json")
+
+
 class SaddlePointModel(_Declared):
     r"""A model declared by its replica-symmetric free energy :math:`\Phi(\theta, \hat\theta)`.
 
@@ -442,15 +486,20 @@ class SaddlePointModel(_Declared):
         if self.uses_spectrum and not self._spectrum_names:
             raise ModelError(f"model {name!r}: the free energy has spectral averages but no "
                              "parameter has domain='covariance'")
-        # derive now, so that a condition that cannot be solved is reported at declaration
-        try:
-            fp = S.fixed_point
-            H = S.conjugate_map()
-        except SaddlePointError as exc:
-            raise ModelError(f"model {name!r}: {exc}") from None
-        self.reduced = not any(rhs.has(*S.conjugates) or rhs.has(*alias_syms)
-                               for rhs in H.values())
-        self.fixed_point_equations = fp
+        # derive now, so that a condition that cannot be solved is reported at declaration --
+        # unless this declaration (by its contents) was derived before: then only the outcome
+        # the declaration needs (whether the map reduces to the order parameters) is read back
+        record = _DerivationRecord(S)
+        reduced = record.load()
+        if reduced is None:
+            try:
+                H = S.conjugate_map()
+            except SaddlePointError as exc:
+                raise ModelError(f"model {name!r}: {exc}") from None
+            reduced = not any(rhs.has(*S.conjugates) or rhs.has(*alias_syms)
+                              for rhs in H.values())
+            record.store(reduced)
+        self.reduced = reduced
         self.unknowns = S.variables if self.reduced else S.unknowns
         self.problem = self._problem(self.unknowns, {
             "order_parameters": [str(s) for s in S.variables],
@@ -460,6 +509,12 @@ class SaddlePointModel(_Declared):
         self.problem.symbol_names = self.symbol_names
         self.problem.free_energy = self.free_energy_name
         self.problem.extremum = self.extremum
+
+    @property
+    def fixed_point_equations(self) -> dict:
+        """``{target: rhs}``: the stationarity conditions solved for the paired unknowns
+        (:attr:`replica.symbolic.saddle.SaddlePoint.fixed_point`)."""
+        return self.saddle.fixed_point
 
     @functools.cached_property
     def closed_map(self):

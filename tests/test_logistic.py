@@ -47,6 +47,50 @@ def test_root_at_working_precision_and_in_float64():
             assert abs(x - float(ref)) <= 4e-16 * max(1.0, abs(float(ref)))
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).eps >= np.finfo(np.float64).eps,
+                    reason="no extended precision on this platform")
+def test_root_in_longdouble_is_accurate_to_longdouble():
+    """The extended-precision check of a float64 solve evaluates the root in ``longdouble``: F
+    is evaluated in that type (it was rounded to float64, so the iteration ran to its limit
+    and gave float64 accuracy only), within a few units of ``longdouble``'s last place."""
+    om = np.array([-11.51233548, -7.71306017, 0.7, 12.0, 32.6646921], dtype=np.longdouble)
+    v = np.array([8.91833796, 8.37051209, 2.0, 40.0, 3.82001349], dtype=np.longdouble)
+    got = PROX._imp_(om, v)
+    assert got.dtype == np.longdouble
+    eps = float(np.finfo(np.longdouble).eps)
+    with mpmath.workdps(40):
+        for o, w, x in zip(om, v, got):
+            o, w = mpmath.mpf(str(o)), mpmath.mpf(str(w))  # (exact: shortest round trip)
+            ref = prox_reference(o, w)
+            err = abs(mpmath.mpf(str(x)) - ref)
+            assert err <= 8 * eps * max(1, abs(ref))
+
+
+def test_float64_root_stops_at_the_rounding_noise_of_F():
+    """At omega = -7.713060174477534, V = 8.370512091999043 (a quadrature node of the logistic
+    learning curve) F's rounding noise makes Newton steps of 5 units in the last place go back
+    and forth; the iteration stops there (it ran to its 400-step limit) with the root within
+    a few units."""
+    om = np.array([-7.713060174477534, 0.7, 12.0])
+    v = np.array([8.370512091999043, 2.0, 40.0])
+    # (the equation as examples/logistic_regression.py writes it: its rounding is the point)
+    num = implicit_root("prox_noise", p - w + V * sympy.diff(sympy.log(1 + sympy.exp(-p)), p),
+                        p, (w, V), bracket=(w, w + V))._imp_
+    num.np(om[1:], v[1:])  # (the generated functions)
+    F, dF, lo, hi, both = num._np
+    calls = []
+    num._np = (F, dF, lo, hi, lambda *a: calls.append(1) or both(*a))
+    try:
+        got = num._np_solve([om, v], np.float64)
+    finally:
+        num._np = (F, dF, lo, hi, both)
+    assert len(calls) < 20
+    with mpmath.workdps(30):
+        for o, w_, x in zip(om, v, got):
+            ref = float(prox_reference(mpmath.mpf(o), mpmath.mpf(w_)))
+            assert abs(x - ref) <= 8e-16 * max(1.0, abs(ref))
+
+
 def test_bracket_lost_to_rounding_is_widened():
     """At omega = -1e12 the bracket end omega + V rounds to omega + V with F < 0 there: the end
     is moved outwards rather than failing (the quadrature nodes of an infinite interval reach

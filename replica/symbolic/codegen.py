@@ -31,7 +31,10 @@ every reported value) takes seconds; the generated Python source is cached on di
 (:class:`CodeCache`), keyed on contents: every source file of this package, the files outside it
 that the expressions come from (a model file, what it imports and the inputs it declares) and the
 SymPy, mpmath and NumPy versions, so any change to an equation, a closed form or the code that
-stages them regenerates it. ``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
+stages them regenerates it. Code that evaluates a function defined by an equation
+(:mod:`replica.symbolic.implicit`) records the digest of each such function's declaration and is
+bound, when loaded, to the function of the process with that digest (otherwise generated again).
+``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
 ``REPLICA_LAMBDIFY_CACHE=DIR`` chooses its folder (default ``~/.cache/replica/lambdify``).
 """
 
@@ -44,6 +47,7 @@ import inspect
 import math
 import os
 import re
+import sys
 from typing import Callable, Sequence
 
 import mpmath
@@ -256,9 +260,15 @@ class _GaussFunctions:
     (``(C, B)`` of :func:`replica.symbolic.gaussian.envelope`) and its power ``P``, or the
     reason there is none."""
 
-    def __init__(self, integrand, arguments, kinks, envelope=None, power=None, why=""):
+    def __init__(self, integrand, arguments, kinks, envelope=None, power=None, why="",
+                 scaled=None, erfc_arguments=None, combined=None):
         self.integrand, self.arguments, self.kinks = integrand, arguments, kinks
         self.envelope, self.power, self.why = envelope, power, why
+        # (float64) the integrand in the scaled form of gaussian.scaled_erfc, and its erfc
+        # arguments less gaussian.SCALED_ERFC_FROM, of ``(z, *args)``: the scaled form is used
+        # where one of those is >= 0 or the integrand is not finite
+        self.scaled, self.erfc_arguments = scaled, erfc_arguments
+        self.combined = combined  # (float64) exponentials combined, erfc kept: for y << 0
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
         self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
 
@@ -452,6 +462,11 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
     return +total
 
 
+SCALED_ERFC_FROM = 26.5
+"""(float64) :data:`replica.symbolic.gaussian.SCALED_ERFC_FROM`, which the generated code
+subtracts from each ``erfc`` argument (``gauss_y_k``): the float64 path does not import SymPy
+(``tests/test_implicit_cache.py`` checks that both agree)."""
+
 _NP_LIMIT = 16.0
 """The float64 rule integrates over ``[-16, 16]``: the standard normal density there is below
 ``7e-57`` of its maximum (so the truncation is below the float64 rounding of any integrand that
@@ -471,7 +486,14 @@ def _gauss_np(g: _GaussFunctions, values, dtype):
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
     fixed points ``0, +-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
     kinks); a Heaviside function is constant on each piece, its switch read at the piece's
-    midpoint."""
+    midpoint. An integrand with ``erfc`` is evaluated as written wherever that is finite and
+    every ``erfc`` argument is below :data:`~replica.symbolic.gaussian.SCALED_ERFC_FROM` (the
+    values there are those of the plain form); where an argument reaches it, in its scaled form
+    (:func:`~replica.symbolic.gaussian.scaled_erfc`: ``erfc(y) = erfcx(y) exp(-y^2)`` with the
+    exponentials combined), which stays finite where ``erfc`` underflows; where the plain form
+    is not finite otherwise, in the scaled form if an argument is positive (``erfcx`` loses no
+    digits there) and with its exponentials combined and ``erfc`` kept if not (``erfcx``
+    overflows at very negative arguments and cancels at moderately negative ones)."""
     vals = [np.asarray(v, dtype=dtype) for v in values]
     shape = np.broadcast_shapes(*(v.shape for v in vals)) if vals else ()
     with np.errstate(all="ignore"):
@@ -486,7 +508,25 @@ def _gauss_np(g: _GaussFunctions, values, dtype):
         switches = [np.asarray(u > 0, dtype=dtype) for u in g.arguments(mid, *expanded)]
         x, w = _legendre(_NP_NODES, np.dtype(dtype).type)
         z = mid[..., None] + half[..., None] * x
-        f = g.integrand(z, *[s[..., None] for s in switches], *[v[..., None] for v in expanded])
+        fargs = [s[..., None] for s in switches] + [v[..., None] for v in expanded]
+        f = g.integrand(z, *fargs)
+        if g.scaled is not None:  # far in an erfc's tail: the scaled form (gaussian.erfcx)
+            f = np.broadcast_to(np.asarray(f, dtype=dtype), z.shape)
+            far, positive = np.zeros(z.shape, dtype=bool), np.zeros(z.shape, dtype=bool)
+            defined = np.ones(z.shape, dtype=bool)
+            for y in g.erfc_arguments(z, *[v[..., None] for v in expanded]):
+                far |= np.asarray(y) >= 0  # (the arguments less SCALED_ERFC_FROM)
+                positive |= np.asarray(y) >= -SCALED_ERFC_FROM
+                defined &= np.isfinite(y)
+            # (a value that is not finite because an argument is not -- outside the domain,
+            # e.g. the square root of a negative number -- stays so: only overflow is mended)
+            rest = ~np.isfinite(f) & ~far & defined
+            scaled = far | (rest & positive)  # (erfcx: no cancellation at positive arguments)
+            if np.any(scaled):
+                f = np.where(scaled, g.scaled(z, *fargs), f)
+            rest &= ~positive  # (overflow at negative arguments: erfc kept)
+            if np.any(rest):
+                f = np.where(rest, g.combined(z, *fargs), f)
         f = np.where(np.broadcast_to(half[..., None] * w, np.shape(f)) == 0, 0, f)
         return np.sum(np.broadcast_to(half[..., None] * w * f, z.shape), axis=(-2, -1))
 
@@ -711,38 +751,53 @@ def _numpy_namespace() -> dict:
     """What ``lambdify``'s NumPy namespace holds (``from numpy import *``, ``numpy.linalg``, its
     translations ``I``, ``Heaviside``, ``Abs``), without the NumPy submodules that ``import *``
     loads (``testing``, ``f2py``, ``ma``, ...), which no generated expression names: a process
-    that loads its evaluators from the code cache then imports none of them."""
+    that loads its evaluators from the code cache then imports none of them. The error
+    functions come from SciPy, imported when one is first called (0.15 s of CPU time, which a
+    model without them no longer pays)."""
     ns = {"numpy": np, "builtins": builtins, "range": range}
     ns.update((n, np.__dict__[n]) for n in np.__all__ if n in np.__dict__)
     ns.update((n, getattr(np.linalg, n)) for n in np.linalg.__all__)
     ns["I"] = 1j
     ns["Heaviside"] = ns["heaviside"]
     ns.setdefault("Abs", abs)
-    try:  # the error functions (Gaussian tails) come from SciPy, where it is installed
-        from scipy import special
+    import importlib.util
 
-        ns["erf"], ns["erfc"] = _extended(special.erf, "erf"), _extended(special.erfc, "erfc")
-    except ImportError:  # pragma: no cover - SciPy is a dependency of the simulations only
-        pass
+    if importlib.util.find_spec("scipy") is not None:  # (SciPy: where it is installed)
+        for name in ("erf", "erfc", "erfcx"):
+            ns[name] = _extended(name)
     return ns
 
 
-def _extended(f64, name: str):
-    r"""SciPy's error function ``f64``, also for NumPy ``longdouble`` arguments, which SciPy
+def _extended(name: str):
+    r"""SciPy's error function ``name`` (imported on the first call), also for NumPy
+    ``longdouble`` arguments, which SciPy
     refuses (the extended-precision error estimate of a float64 solve evaluates the generated
     code in ``longdouble``): there the argument is rounded to float64, the function evaluated
     in float64 and its first-order correction in the rounding added,
     :math:`f(x) \approx f(x_{53}) + f'(x_{53})(x - x_{53})`, so the value carries a relative
     error of a few float64 units (not ``longdouble``'s): the estimate of a float64 solution's
     error, claimed at :data:`~replica.numerics.float64_checks.CLAIM_RTOL` = 1e-8, stays far above that.
-    (mpmath's error functions at every node made a scan take minutes.)"""
+    (mpmath's error functions at every node made a scan take minutes.) The derivatives:
+    :math:`\pm 2e^{-x^2}/\sqrt\pi` (``erf``, ``erfc``), :math:`2x\,\operatorname{erfcx}(x) -
+    2/\sqrt\pi` (``erfcx``)."""
     sign = -1.0 if name == "erfc" else 1.0
+    loaded: list = []
+
+    def f64(x):
+        if not loaded:
+            from scipy import special
+
+            loaded.append(getattr(special, name))
+        return loaded[0](x)
 
     def f(x):
         if getattr(x, "dtype", None) == np.longdouble and np.longdouble != np.float64:
             hi = x.astype(np.float64)
             lo = x - hi.astype(np.longdouble)
-            deriv = sign * 2 / math.sqrt(math.pi) * np.exp(-hi * hi)
+            if name == "erfcx":
+                deriv = 2 * hi * f64(hi) - 2 / math.sqrt(math.pi)
+            else:
+                deriv = sign * 2 / math.sqrt(math.pi) * np.exp(-hi * hi)
             return f64(hi).astype(np.longdouble) + (deriv * lo).astype(np.longdouble)
         return f64(x)
 
@@ -758,11 +813,47 @@ def _global_names(f) -> set:
     return names
 
 
-def _cacheable(f, backend: str) -> bool:
-    """Whether every global name the generated function uses is in the standard namespace (so
-    that its source, loaded again, runs)."""
+def _cacheable(f, backend: str, implicit=()) -> bool:
+    """Whether every global name the generated function uses is in the standard namespace or
+    among ``implicit`` (the names of the functions defined by an equation that the code
+    evaluates, bound again when it is loaded: :func:`_bind_implicit`), so that its source,
+    loaded again, runs."""
     ns = _namespace(backend)
-    return all(n in ns or hasattr(builtins, n) for n in _global_names(f))
+    return all(n in ns or n in implicit or hasattr(builtins, n) for n in _global_names(f))
+
+
+def _implicit_names(exprs) -> dict | None:
+    """``{name: digest}`` of the functions defined by an equation
+    (:mod:`replica.symbolic.implicit`) in ``exprs``: what cached code that evaluates them
+    records (``IMPLICIT``); ``None`` where two different ones share a name (not cacheable)."""
+    from .implicit import ImplicitRoot
+
+    out: dict = {}
+    for e in exprs:
+        for f in e.atoms(ImplicitRoot):
+            c = type(f)
+            if out.setdefault(c.__name__, c.digest) != c.digest:
+                return None
+    return out
+
+
+def _bind_implicit(ns: dict, names: dict, midpoint: bool = False) -> bool:
+    """Binds each name of ``names`` (``{name: digest}``, the ``IMPLICIT`` of a cached module) in
+    the namespace ``ns`` to the numeric implementation of the function declared in this process
+    with that digest (its ``midpoint`` evaluation for the ball-arithmetic integrands); ``False``
+    where one is not declared (the cached code is then generated again). A digest is the
+    contents of a declaration (:func:`replica.symbolic.implicit.content_digest`), so code is
+    never bound to a function other than the one it was generated for."""
+    if not names:
+        return True
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    registry = getattr(module, "REGISTRY", {})
+    for name, digest in names.items():
+        cls = registry.get(digest)
+        if cls is None or cls.__name__ != name:
+            return False
+        ns[name] = cls._imp_.midpoint if midpoint else cls._imp_
+    return True
 
 
 class CodeCache:
@@ -1028,6 +1119,8 @@ class Evaluator:
         cname = f"{self.name}-{backend}" if self.name else None
         if self.cache is not None and cname:
             ns = self.cache.load(cname, backend)
+            if ns is not None and not _bind_implicit(ns, ns.get("IMPLICIT")):
+                ns = None  # code for an implicit function not declared here: generate it
             if ns is not None:
                 if "NOT_ENCLOSABLE" in ns:  # the remembered outcome of generating ball code
                     raise NotEnclosable(ns["NOT_ENCLOSABLE"])
@@ -1041,12 +1134,15 @@ class Evaluator:
                 else:
                     self._gauss[backend] = [
                         _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
-                                        ns[f"gauss_k_{k}"])
+                                        ns[f"gauss_k_{k}"], scaled=ns.get(f"gauss_s_{k}"),
+                                        erfc_arguments=ns.get(f"gauss_y_{k}"),
+                                        combined=ns.get(f"gauss_c_{k}"))
                         for k in range(ns.get("N_GAUSS", 0))]
                     if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
                         arb_ns = dict(_namespace("arb"))
                         exec(compile(ns["ARB_SOURCE"], "<cached arb integrands>", "exec"),
                              arb_ns)  # noqa: S102 - code this module generated
+                        _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
                         for k, g in enumerate(self._gauss[backend]):
                             g.fast = arb_ns.get(f"gauss_fa_{k}")
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
@@ -1091,7 +1187,7 @@ class Evaluator:
             module = BACKENDS[backend]
             if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
                 ns = _namespace("np")
-                module = [{k: ns[k] for k in ("erf", "erfc") if k in ns}, module]
+                module = [{k: ns[k] for k in ("erf", "erfc", "erfcx") if k in ns}, module]
             outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                      cse=True) for e, before in inner_exprs]
@@ -1101,6 +1197,22 @@ class Evaluator:
                 sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
                 sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
                 for k, g in enumerate(gauss_prepared)]
+            if backend == "np" and "erfcx" in _namespace("np"):  # far tails: gaussian.erfcx
+                from .gaussian import SCALED_ERFC_FROM, scaled_erfc
+
+                for k, g in enumerate(gauss_prepared):
+                    ys = sorted(g.integrand.atoms(sympy.erfc), key=sympy.default_sort_key)
+                    if not ys:
+                        continue
+                    gargs = args[:len(self.args) + k]
+                    gauss[k].scaled, gauss[k].combined = (
+                        sympy.lambdify([g.z] + g.switches + gargs,
+                                       scaled_erfc(g.integrand, scale), modules=module, cse=True)
+                        for scale in (True, False))
+                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + gargs,
+                                                             [y.args[0] - SCALED_ERFC_FROM
+                                                              for y in ys],
+                                                             modules=module)
             if backend == "mp":  # the same integrands in ball arithmetic, for speed
                 for k, g in enumerate(gauss_prepared):
                     ns = _midpoint_namespace(g.integrand)
@@ -1113,11 +1225,13 @@ class Evaluator:
                     fast.__globals__.update(ns)
                     gauss[k].fast = fast
             self._gauss[backend] = gauss
-        gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks)]
+        gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks, g.scaled,
+                                                g.erfc_arguments, g.combined) if f is not None]
         level_fns = [f for lv in (self._levels or ()) if backend == "arb"
                      for f in (lv.pre, lv.pair)]
-        if self.cache is not None and cname and all(
-                _cacheable(f, backend) for f in [outer] + inners + gauss_fns + level_fns):
+        implicit = _implicit_names(self.exprs) if self.cache is not None and cname else None
+        if implicit is not None and all(
+                _cacheable(f, backend, implicit) for f in [outer] + inners + gauss_fns + level_fns):
             try:
                 parts = [_function_source(outer, "outer")]
                 parts += [_function_source(f, f"inner_{k}") for k, f in enumerate(inners)]
@@ -1125,12 +1239,17 @@ class Evaluator:
                     parts += [_function_source(g.integrand, f"gauss_f_{k}"),
                               _function_source(g.arguments, f"gauss_u_{k}"),
                               _function_source(g.kinks, f"gauss_k_{k}")]
+                    if g.scaled is not None:
+                        parts += [_function_source(g.scaled, f"gauss_s_{k}"),
+                                  _function_source(g.erfc_arguments, f"gauss_y_{k}"),
+                                  _function_source(g.combined, f"gauss_c_{k}")]
                 fast = [(k, g.fast) for k, g in enumerate(gauss) if g.fast is not None
-                        and _cacheable(g.fast, "arb")]
+                        and _cacheable(g.fast, "arb", implicit)]
                 parts.append("ARB_SOURCE = " + repr("\n\n".join(
                     _function_source(f, f"gauss_fa_{k}") for k, f in fast)))
                 if backend == "arb":
                     parts += _level_sources(self._levels)
+                parts.append(f"IMPLICIT = {implicit!r}")
                 parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
                 self.cache.store(cname, "\n\n".join(parts))
             except (OSError, TypeError):

@@ -50,7 +50,8 @@ import dataclasses
 import sympy
 
 __all__ = ["GaussianIntegral", "gauss", "prepare", "Prepared", "envelope", "tail_bound",
-           "density", "GaussianIntegralError", "EnvelopeError"]
+           "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
+           "SCALED_ERFC_FROM"]
 
 
 class GaussianIntegralError(ValueError):
@@ -395,3 +396,74 @@ def tail_bound(C, B, P, T):
     total = 2 * Cu * g.exp() / (s * (2 * arb.pi()).sqrt())
     return arb(total.upper())
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The scaled complementary error function (float64 integrands far in the tail)
+# ---------------------------------------------------------------------------------------------
+class erfcx(sympy.Function):  # noqa: N801 - the name SciPy and the literature use
+    r""":math:`\operatorname{erfcx}(y) = e^{y^2}\operatorname{erfc}(y)`, positive for real
+    :math:`y` and :math:`\sim 1/(y\sqrt\pi)` as :math:`y \to \infty`: the factor of
+    :math:`\operatorname{erfc}` that stays finite in float64 where :math:`\operatorname{erfc}`
+    itself underflows (to subnormal numbers above :math:`y = 26.5`, to 0 above 27.3). Only in
+    the float64 code of :func:`scaled_erfc` (printed as ``erfcx``, SciPy's
+    ``scipy.special.erfcx``)."""
+
+    def fdiff(self, argindex=1):
+        y = self.args[0]
+        return 2 * y * self - 2 / sympy.sqrt(sympy.pi)
+
+    def _eval_is_extended_positive(self):
+        return True if self.args[0].is_extended_real else None
+
+
+SCALED_ERFC_FROM = sympy.Rational(53, 2)
+r"""Where an integrand's ``erfc`` arguments reach this, its float64 value is taken from the
+scaled form of :func:`scaled_erfc`; where they are below it and the plain form is finite, from
+the plain form, so its values are unchanged wherever that works
+(:math:`\operatorname{erfc}(26.5) = 2.2\cdot 10^{-307}`, still a normal float64 number; at 26.55
+it is subnormal, with fewer digits)."""
+
+
+def scaled_erfc(expr, scale: bool = True) -> sympy.Expr:
+    r"""``expr`` with every :math:`\operatorname{erfc}(y)` written as
+    :math:`\operatorname{erfcx}(y)\,e^{-y^2}`, the exponentials of each product combined into
+    one whose exponent is expanded and cancelled (:math:`e^{a}e^{b} = e^{a + b}`), and the
+    logarithm of a product with an :math:`\operatorname{erfcx}` factor split,
+    :math:`\log(\operatorname{erfcx}(y)\,e^{c}\,R) = \log\operatorname{erfcx}(y) + c + \log R`
+    (valid: :math:`\operatorname{erfcx}` and :math:`e^c` are positive, so :math:`R > 0` wherever
+    the original logarithm is real). The same function as ``expr``; in float64 the ratios
+    :math:`e^{-y^2}/\operatorname{erfc}(y)` of a Mills ratio and :math:`\log\operatorname{erfc}(y)`
+    that overflow or underflow for large :math:`y` (``0/0``, ``log 0``) become
+    :math:`1/\operatorname{erfcx}(y)` and :math:`\log\operatorname{erfcx}(y) - y^2`, finite;
+    common factors are taken out of sums (``sympy.factor_terms``).
+    The float64 code generator (:mod:`replica.symbolic.codegen`) evaluates it only where an
+    ``erfc`` argument is at least :data:`SCALED_ERFC_FROM` or the plain form is not finite.
+
+    ``scale=False``: the exponentials combined and common factors taken out, ``erfc`` kept --
+    the form for large *negative* arguments, where ``erfcx`` overflows (:math:`2e^{y^2}`) but
+    ``erfc`` is 2 and a product :math:`e^{a}e^{b}` of huge factors may still overflow."""
+    e = sympy.sympify(expr)
+    if scale:
+        e = e.replace(sympy.erfc, lambda y: erfcx(y) * sympy.exp(-y**2))
+    e = sympy.powsimp(e, combine="exp", deep=True)
+    e = e.replace(lambda a: isinstance(a, sympy.exp),
+                  lambda a: sympy.exp(sympy.cancel(sympy.expand(a.args[0]))))
+
+    def split(a):
+        factors = sympy.Mul.make_args(a.args[0])
+        if not any(isinstance(f, erfcx) for f in factors):
+            return a
+        terms, rest = [], []
+        for f in factors:
+            if isinstance(f, erfcx):
+                terms.append(sympy.log(f))
+            elif isinstance(f, sympy.exp):
+                terms.append(f.args[0])
+            else:
+                rest.append(f)
+        return sympy.Add(*terms) + sympy.log(sympy.Mul(*rest))
+
+    # (common factors out of sums: 4 erfcx(y) (1 - q), not 4 erfcx(y) - 4 q erfcx(y), which is
+    # inf - inf where erfcx overflows at very negative y)
+    return sympy.factor_terms(e.replace(lambda a: isinstance(a, sympy.log), split))

@@ -30,6 +30,14 @@ an expression in :math:`R` itself and the arguments, so derivatives of every ord
 expressions of the same kind (the saddle-point conditions and the exact Jacobians of Newton's
 method need the first and second).
 
+**Identity.** A function is identified by the contents of its declaration
+(:func:`content_digest`: name, unknown, variables, equation, bracket), not by the Python class
+made when a model file is executed: declaring the same function again returns the same class,
+and generated code that evaluates it is cached on disk like any other
+(:mod:`replica.symbolic.codegen` records the digest of each implicit function the code names and
+binds the name, when the code is loaded, to the function of this process with that digest; code
+whose digest no declaration of this process has is generated again).
+
 **Evaluation** (``_imp_``, which ``sympy.lambdify`` puts in every generated function's
 namespace, so :mod:`replica.symbolic.codegen` needs no change): an ``mpf`` argument is solved at
 the working precision by bracketed Newton (a Newton step that leaves the current bracket is
@@ -37,8 +45,13 @@ replaced by bisection; the bracket shrinks with the sign of :math:`F` at each it
 when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
 Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
 solve evaluate the same root at the same nodes many times. Float64 (NumPy) arguments of any
-shape are solved element-wise by the same iteration, vectorised. Balls (``arb``, ``acb``) have
-no evaluation: a root is not a composition of enclosable functions, and proving one (an
+shape are solved element-wise by the same iteration, vectorised, with :math:`F` evaluated in the
+arguments' own type (``longdouble`` for the extended-precision check of a float64 solve), each
+element stopped where its Newton step is below 4 units in the last place, its bracket is down to
+2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
+midpoints (the fast integrands of the mpmath quadrature) the root is remembered by the balls'
+exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation. Balls
+(``arb``, ``acb``) have no evaluation: a root is not a composition of enclosable functions, and proving one (an
 interval Newton step on each quadrature ball) is not done here, so the code generator's
 ball-arithmetic path raises ``NotEnclosable`` naming the function (the function's name is in
 no ball namespace), and models that use it cannot be certified.
@@ -52,7 +65,7 @@ import mpmath
 import numpy as np
 import sympy
 
-__all__ = ["ImplicitRoot", "implicit_root", "ImplicitRootError"]
+__all__ = ["ImplicitRoot", "implicit_root", "ImplicitRootError", "content_digest"]
 
 
 class ImplicitRootError(ValueError):
@@ -64,12 +77,14 @@ class ImplicitRootError(ValueError):
 class ImplicitRoot(sympy.Function):
     r"""Base class of the functions :func:`implicit_root` makes. Class attributes: ``equation``
     (:math:`F`, in ``unknown`` and ``variables``), ``unknown``, ``variables`` (the formal
-    arguments), ``bracket`` (two expressions in ``variables``)."""
+    arguments), ``bracket`` (two expressions in ``variables``), ``digest`` (the declaration's
+    :func:`content_digest`)."""
 
     equation: sympy.Expr
     unknown: sympy.Symbol
     variables: tuple
     bracket: tuple
+    digest: str
 
     @classmethod
     def eval(cls, *args):
@@ -116,7 +131,8 @@ class _Numeric:
         self._np = None
         self._mid = None
         self._memo: dict = {}
-        self._np_memo: dict = {}  # the last few float64 solves, keyed on the arguments' bytes
+        self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
+        self._np_memo: list = []  # the last few float64 solves: (the arguments, the roots)
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
@@ -124,63 +140,83 @@ class _Numeric:
         evaluation of a Gaussian integral's integrand at mpmath's working precision
         (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
         :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
+        key = (mpmath.mp.prec,) + tuple(a.mid().man_exp() for a in args)
+        hit = self._mid_memo.get(key)  # (the integrals of one evaluation share their nodes)
+        if hit is not None:
+            return hit
         from .codegen import arb_of
 
-        mids = []
-        for a in args:
-            man, exp = a.mid().man_exp()
-            mids.append(+mpmath.mpf((int(man), int(exp))))
+        mids = [+mpmath.mpf((int(man), int(exp))) for man, exp in key[1:]]
         if self._mid is None:
             self._mid = self._ball_functions()
-        return arb_of(self.mp(*mids, functions=self._mid))
+        value = arb_of(self.mp(*mids, functions=self._mid))
+        if len(self._mid_memo) > 200_000:
+            self._mid_memo.clear()
+        self._mid_memo[key] = value
+        return value
 
     def _ball_functions(self):
-        """``F, dF/dp, lo, hi`` as mpmath functions computed in ball arithmetic at the working
-        precision (the midpoints, rounded to it)."""
+        """``F, dF/dp, lo, hi, both`` as mpmath functions, ``F`` and ``dF/dp`` computed in ball
+        arithmetic at the working precision (the midpoints, rounded to it); ``both`` gives
+        ``(F, dF/dp)`` from one evaluation of the generated code (which computes both)."""
         import flint
 
-        from .codegen import Evaluator, arb_of
+        from .codegen import arb_of
+
+        ev, _ = self._evaluators()
+        mp = self._mp if self._mp is not None else self._functions("mpmath")
+        outer = ev.functions("arb")[0]  # (raises NotEnclosable where F has no ball evaluation)
+
+        def mid(b, fallback, v):
+            b = arb_of(b)
+            if not b.is_finite():
+                return fallback(*v)
+            man, exp = b.mid().man_exp()
+            return +mpmath.mpf((int(man), int(exp)))
+
+        def both(*v):
+            """``(F, dF/dp)`` at ``v``, from one evaluation of the generated code (each the
+            mpmath value where its ball is not finite)."""
+            old = flint.ctx.prec
+            try:
+                flint.ctx.prec = mpmath.mp.prec
+                f, d = outer(*[arb_of(x) for x in v])
+            finally:
+                flint.ctx.prec = old
+            return mid(f, mp[0], v), mid(d, mp[1], v)
+
+        return (lambda *v: both(*v)[0]), (lambda *v: both(*v)[1]), mp[2], mp[3], both
+
+    def _evaluators(self):
+        """The evaluators (:class:`~.codegen.Evaluator`) of ``F, dF/dp`` in ``(p, *variables)``
+        and of the bracket's ends in the variables; their code cached on disk under a key of the
+        declaration's contents (its digest) and the package."""
+        from .codegen import CodeCache, Evaluator, cache_key
 
         c = self.cls
-        syms = [c.unknown, *c.variables]
-        ev = Evaluator([c.equation, sympy.diff(c.equation, c.unknown)], syms)
-        ends = Evaluator(list(c.bracket), list(c.variables))
-        mp = self._mp if self._mp is not None else self._functions("mpmath")
-        ev.functions("arb")  # (raises NotEnclosable where F has no ball evaluation)
-
-        def call(e, i, fallback):
-            def f(*v):
-                old = flint.ctx.prec
-                try:
-                    flint.ctx.prec = mpmath.mp.prec
-                    b = e.arb([arb_of(x) for x in v])[i]
-                finally:
-                    flint.ctx.prec = old
-                if not b.is_finite():
-                    return fallback(*v)
-                man, exp = b.mid().man_exp()
-                return +mpmath.mpf((int(man), int(exp)))
-            return f
-
-        return call(ev, 0, mp[0]), call(ev, 1, mp[1]), mp[2], mp[3]
+        cache = CodeCache(cache_key(f"implicit-{c.__name__}", [], salt=c.digest))
+        ev = Evaluator(build=lambda: [c.equation, sympy.diff(c.equation, c.unknown)],
+                       args=[c.unknown, *c.variables], cache=cache, name="equation")
+        ends = Evaluator(build=lambda: list(c.bracket), args=list(c.variables), cache=cache,
+                         name="bracket")
+        return ev, ends
 
     def _functions(self, module):
         """``F, dF/dp, lo, hi`` as functions of ``(p, *variables)`` (the bracket's ends of the
         variables), generated by the one code generator (:class:`~.codegen.Evaluator`): mpmath
-        at the caller's precision, or NumPy float64 (vectorised)."""
-        from .codegen import Evaluator
-
-        c = self.cls
-        syms = [c.unknown, *c.variables]
-        ev = Evaluator([c.equation, sympy.diff(c.equation, c.unknown)], syms)
-        ends = Evaluator(list(c.bracket), list(c.variables))
+        at the caller's precision, or NumPy (vectorised) in the arguments' own type -- float64,
+        or ``longdouble`` for the extended-precision check of a float64 solve (the generated
+        functions are called directly: :meth:`~.codegen.Evaluator.f64` would round the
+        arguments to float64) -- plus, for NumPy, ``both``: ``(F, dF/dp)`` from one evaluation."""
+        ev, ends = self._evaluators()
         if module == "mpmath":
             def call(e, i):
                 return lambda *v: e.mp(list(v))[i]
-        else:
-            def call(e, i):
-                return lambda *v: e.f64(list(v))[i]
-        return call(ev, 0), call(ev, 1), call(ends, 0), call(ends, 1)
+
+            return call(ev, 0), call(ev, 1), call(ends, 0), call(ends, 1)
+        outer, bounds = ev.functions("np")[0], ends.functions("np")[0]
+        return ((lambda *v: outer(*v)[0]), (lambda *v: outer(*v)[1]),
+                (lambda *v: bounds(*v)[0]), (lambda *v: bounds(*v)[1]), outer)
 
     def __call__(self, *args):
         if any(type(a).__module__.startswith("flint") for a in args):
@@ -203,7 +239,8 @@ class _Numeric:
             if self._mp is None:
                 self._mp = self._functions("mpmath")
             functions = self._mp
-        F, dF, lo_f, hi_f = functions
+        F, dF, lo_f, hi_f = functions[:4]
+        both = functions[4] if len(functions) > 4 else None  # F and dF/dp in one evaluation
         lo, hi = mpmath.mpf(lo_f(*args)), mpmath.mpf(hi_f(*args))
         if lo > hi:
             lo, hi = hi, lo
@@ -228,14 +265,15 @@ class _Numeric:
         tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
         small = mpmath.ldexp(1, -mpmath.mp.prec // 3)
         for _ in range(self.MAX_ITER):
-            f = F(p, *args)
+            f, d = both(p, *args) if both is not None else (F(p, *args), None)
             if f == 0:
                 break
             if f > 0:
                 hi = p
             else:
                 lo = p
-            d = dF(p, *args)
+            if d is None:
+                d = dF(p, *args)
             new = p - f / d if d > 0 else (lo + hi) / 2
             if not lo < new < hi:
                 new = (lo + hi) / 2
@@ -245,8 +283,8 @@ class _Numeric:
             if step <= tol * scale:
                 break
             if step <= small * scale:  # quadratic regime: one more step is beyond the precision
-                f = F(p, *args)
-                p = p - f / dF(p, *args)
+                f, d = both(p, *args) if both is not None else (F(p, *args), dF(p, *args))
+                p = p - f / d
                 break
         else:  # pragma: no cover - bisection alone converges in ~prec steps
             raise ImplicitRootError(f"{self.cls.__name__}: no convergence")
@@ -268,21 +306,21 @@ class _Numeric:
         arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
-        key = tuple((a.dtype.str, a.shape, hashlib.blake2b(a.tobytes(), digest_size=16).digest())
-                    for a in arrays)
-        hit = self._np_memo.get(key)
-        if hit is not None:
-            return hit.copy()
+        for keys, hit in self._np_memo:  # (the arguments compared byte for byte)
+            if all(k.dtype == a.dtype and k.shape == a.shape
+                   and np.array_equal(k.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
+                   for k, a in zip(keys, arrays)):
+                return hit.copy()
         p = self._np_solve(arrays, dtype)
         if len(self._np_memo) >= self.NP_MEMO:
-            self._np_memo.pop(next(iter(self._np_memo)))
-        self._np_memo[key] = p
+            self._np_memo.pop(0)
+        self._np_memo.append((arrays, p))
         return p.copy()
 
     def _np_solve(self, arrays, dtype):
         if self._np is None:
             self._np = self._functions("numpy")
-        F, dF, lo_f, hi_f = self._np
+        F, dF, lo_f, hi_f, both = self._np
         with np.errstate(all="ignore"):
             lo = np.broadcast_to(np.asarray(lo_f(*arrays), dtype=dtype), arrays[0].shape).copy()
             hi = np.broadcast_to(np.asarray(hi_f(*arrays), dtype=dtype), arrays[0].shape).copy()
@@ -301,15 +339,15 @@ class _Numeric:
             p, lo, hi = p.ravel(), lo.ravel(), hi.ravel()
             flat = [a.ravel() for a in arrays]
             act = np.arange(p.size)  # the elements still iterating: only they are evaluated
+            last = np.full(p.size, np.inf, dtype=dtype)  # each element's previous step
             for _ in range(self.MAX_ITER):
                 if act.size == 0:
                     break
                 pa, la, ha = p[act], lo[act], hi[act]
                 args_a = [a[act] for a in flat]
-                f = F(pa, *args_a)
+                f, d = both(pa, *args_a)
                 ha = np.where(f > 0, pa, ha)
                 la = np.where(f < 0, pa, la)
-                d = dF(pa, *args_a)
                 new = pa - f / d
                 bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
                 new = np.where(bad, (la + ha) / 2, new)
@@ -317,10 +355,17 @@ class _Numeric:
                 step = np.abs(new - pa)
                 scale = np.maximum(np.abs(new), 1)
                 p[act], lo[act], hi[act] = new, la, ha
+                stalled = (step >= last[act]) & (step <= 16 * eps * scale)
+                last[act] = step
                 # a Newton step bounds the error by far less than its size; a bisection step
                 # (the derivative overflowed, or the step left the bracket) does not: there the
-                # bracket itself must be down to a few units in the last place
-                done = np.where(bad, ha - la <= 2 * eps * scale, step <= 4 * eps * scale)
+                # bracket itself must be down to a few units in the last place. Either way, a
+                # bracket collapsed to 2 units pins the root, and Newton steps that no longer
+                # shrink at a few units are the rounding noise of F (near a root where F
+                # cancels to a few units of its terms, e.g. omega = -7.7: steps of 5 units
+                # back and forth, which ran the iteration to its limit)
+                pinned = ha - la <= 2 * eps * scale
+                done = np.where(bad, pinned, (step <= 4 * eps * scale) | pinned | stalled)
                 # (an element whose bracket is not finite -- a NaN argument -- stays NaN)
                 act = act[~(done | (f == 0) | ~np.isfinite(ha - la))]
             p = p.reshape(shape)
@@ -358,8 +403,29 @@ def implicit_root(name: str, equation, unknown, variables, bracket) -> type:
     if extra:
         raise ImplicitRootError(f"implicit function {name}: symbol(s) "
                                 f"{', '.join(sorted(map(str, extra)))} are not among its variables")
+    digest = content_digest(name, equation, unknown, variables, bracket)
+    known = REGISTRY.get(digest)
+    if known is not None:  # the same declaration again (a model file loaded twice): the same
+        return known       # function, its roots remembered
     cls = type(name, (ImplicitRoot,), {"equation": equation, "unknown": unknown,
                                        "variables": variables, "bracket": bracket,
-                                       "nargs": len(variables)})
+                                       "nargs": len(variables), "digest": digest})
     cls._imp_ = staticmethod(_Numeric(cls))
+    REGISTRY[digest] = cls
     return cls
+
+
+REGISTRY: dict = {}
+"""The implicit functions declared in this process, by :func:`content_digest`: generated code
+that names one (the code cache of :mod:`replica.symbolic.codegen` records each name's digest)
+is bound to the function with that digest, and is not loaded where none is declared."""
+
+
+def content_digest(name, equation, unknown, variables, bracket) -> str:
+    """SHA-256 (hex) of an implicit function's declaration: its name, the ``srepr`` of its
+    unknown, variables, equation and bracket (symbols with their assumptions). The same in
+    every process for the same declaration, different for any change of it: the function's
+    identity, on which generated code that evaluates it is cached."""
+    text = sympy.srepr((sympy.Symbol(name), unknown, sympy.Tuple(*variables), equation,
+                        sympy.Tuple(*bracket)))
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,78 @@
+"""Float64 Gaussian integrals far in an ``erfc`` tail (:func:`replica.symbolic.gaussian.scaled_erfc`):
+the plain integrand where it is finite and its ``erfc`` arguments are below
+``SCALED_ERFC_FROM`` (the same values as before), the scaled form ``erfc(y) = erfcx(y) e^{-y^2}``
+beyond; the Gardner volume's float64 solve converges where ``log erfc`` and the Mills ratio
+underflowed (q > 0.73 at kappa = 0)."""
+
+from __future__ import annotations
+
+import os
+
+import mpmath
+import numpy as np
+import sympy
+
+import replica
+from replica.symbolic import codegen, gaussian
+from replica.symbolic.codegen import Evaluator
+from replica.symbolic.gaussian import gauss
+
+from conftest import REPO
+
+a, z = sympy.symbols("a z", real=True)
+
+
+def test_thresholds_agree():
+    assert codegen.SCALED_ERFC_FROM == float(gaussian.SCALED_ERFC_FROM)
+
+
+def test_scaled_form_is_the_same_function():
+    y = (a + 3 * z) / 2
+    e = sympy.log(sympy.erfc(y) / 2) + sympy.exp(-y**2) / sympy.erfc(y)
+    s = gaussian.scaled_erfc(e)
+    assert not s.has(sympy.erfc) and s.has(gaussian.erfcx)
+    with mpmath.workdps(30):
+        for av, zv in ((0.3, -1.0), (2.0, 4.0), (-5.0, 1.5)):
+            sub = {a: sympy.Float(av, 30), z: sympy.Float(zv, 30)}
+            exact = e.subs(sub).evalf(30)
+            scaled = s.subs(sub).replace(
+                gaussian.erfcx,
+                lambda x: sympy.exp(x**2) * sympy.erfc(x)).evalf(30)
+            assert abs(exact - scaled) <= 1e-25 * max(1, abs(exact))
+
+
+def _integral(av):
+    ev = Evaluator([gauss(sympy.log(sympy.erfc(a + z) / 2) * sympy.exp(-(a + z) ** 2)
+                          / sympy.erfc(a + z), z)], [a])
+    return ev, ev.f64([np.asarray(av, dtype=float)])[0]
+
+
+def test_plain_values_where_plain_works_and_finite_far_in_the_tail():
+    near, far = np.array([-2.0, 0.5, 3.0, 10.0]), np.array([12.0, 30.0, 60.0])
+    ev, got_near = _integral(near)  # every node's erfc argument below 26.5 (z <= 16)
+    got_far = ev.f64([far])[0]
+    g = ev._gauss["np"][0]
+    assert g.scaled is not None
+    g.scaled = g.combined = None  # the plain integrand only
+    assert np.array_equal(got_near, ev.f64([near])[0])  # the same bits
+    assert not np.all(np.isfinite(ev.f64([far])[0]))  # (the plain form fails in the tail ...)
+    assert np.all(np.isfinite(got_far))  # (... the scaled one does not)
+    av, got = np.concatenate([near, far]), np.concatenate([got_near, got_far])
+    with mpmath.workdps(30):
+        for x, v in zip(av, got):
+            x = mpmath.mpf(x)
+            ref = mpmath.quad(lambda t: mpmath.npdf(t) * mpmath.log(mpmath.erfc(x + t) / 2)
+                              * mpmath.exp(-(x + t) ** 2) / mpmath.erfc(x + t),
+                              [-mpmath.inf, -x, 0, mpmath.inf])
+            assert abs(v - float(ref)) <= 1e-12 * abs(float(ref))
+
+
+def test_gardner_float64_converges_beyond_q_073():
+    model = replica.load_model(os.path.join(REPO, "examples", "perceptron_gardner.py"))
+    alpha = np.array([1.2, 1.5])
+    r = replica.solve_float64(model, alpha=alpha, kappa=0.0, strict=False)
+    assert list(r["status"]) == ["converged", "converged"]
+    assert r["q"][1] > 0.8
+    ref = replica.solve(model, dps=20, alpha="3/2", kappa="0")
+    q = float(ref["order_parameters"]["q"]) if "order_parameters" in ref else float(ref["q"])
+    assert abs(r["q"][1] - q) <= 1e-8 * q
