@@ -125,6 +125,10 @@ LOWRANK = ("lowrank", dict(alpha="2", tau="3/2", kappa="1/2", rho="1/4", sigma="
 
 
 def _machine(name, raw):
+    """A machine built afresh: the per-process one may have been left without ball arithmetic
+    for a group by an earlier test in the same worker (then Newton runs in mpmath and reports
+    no Jacobian)."""
+    machine.cache_clear()
     problem = models.get(name)
     params = problem.schema.parse(raw)
     return machine(problem, problem.variant_of(params)), params

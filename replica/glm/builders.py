@@ -127,8 +127,8 @@ class Covariates:
     given as a SPEC (parameter ``covariance``), and optionally a teacher power
     :math:`t_i` per coordinate (parameter ``teacher``, a second SPEC: the teacher's entries are
     :math:`w^*_i = \sqrt{t_i}\,a_i` with :math:`a_i` from the prior). The spectral averages run
-    over the pairs :math:`(c_i, t_i)` (:data:`~replica.modeling.LAMBDA_I`,
-    :data:`~replica.modeling.MU_I`); ``d`` is the SPECs' dimension. ``teacher=None``: every
+    over the pairs :math:`(c_i, t_i)` (``LAMBDA_I``,
+    ``MU_I`` of :mod:`replica.modeling`); ``d`` is the SPECs' dimension. ``teacher=None``: every
     :math:`t_i = 1`. A rotation-invariant penalty (ridge) needs only the spectrum of :math:`C`;
     a coordinate-wise one (:math:`\ell_1`) uses that :math:`C` is diagonal in the coordinates
     the penalty acts on."""

@@ -36,7 +36,7 @@ Jacobian on that segment, which lies in the convex box :math:`X` (so its enclosu
 :math:`J(X)` serves every step, and no step evaluates the Jacobian again).
 
 The preconditioner may come from the solve: the Jacobian of the verifying re-solve's last Newton
-step (:attr:`replica.numerics.newton.NewtonReport.jacobian`, at a point within that step of
+step (``NewtonReport.jacobian``, at a point within that step of
 :math:`\tilde x`), inverted at the midpoints by python-flint; only where the inclusion fails with
 it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
 
@@ -320,7 +320,7 @@ def _upper(b) -> Fraction:
 def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None):
     """Run the Krawczyk test around ``x_mp``: ``(box of the unknowns as balls, radius, "")`` on
     success, ``(None, radius, reason)`` otherwise. ``jacobian`` (the ``jacobian`` group's values
-    near ``x_mp``, :attr:`~replica.numerics.newton.NewtonReport.jacobian`) gives the
+    near ``x_mp``, ``NewtonReport.jacobian``) gives the
     preconditioner; without it, or where the inclusion fails with it, the Jacobian is evaluated
     at ``x_mp``."""
     n = machine.n
