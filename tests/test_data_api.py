@@ -28,11 +28,14 @@ def test_attribute_access_and_names_of_the_json(lowrank50, cli):
     # every scalar of the JSON is an attribute and a key with the same name and digits
     names = [k for g in ("order_parameters", "errors") for k in data[g]]
     names += [f"{k}_{part}" for k, parts in data["decomposition"].items() for part in parts]
+    names += list(data["free_energy"])
     assert list(r.keys()) == names
     as_str = r.to_dict()
     for g in ("order_parameters", "errors"):
         for k, v in data[g].items():
             assert as_str[k] == v and str(getattr(r, k)) == v and str(r[k]) == v
+    for k, v in data["free_energy"].items():  # (the attribute free_energy is the group)
+        assert as_str[k] == v and str(r[k]) == v
     assert as_str["tm_signal"] == data["decomposition"]["tm"]["signal"]
     assert r.errors["tm"] == r.tm and set(r.decomposition) == {"tm", "idg", "odg",
                                                                           "test"}

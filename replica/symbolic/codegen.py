@@ -826,12 +826,17 @@ def _implicit_names(exprs) -> dict | None:
     """``{name: digest}`` of the functions defined by an equation
     (:mod:`replica.symbolic.implicit`) in ``exprs``: what cached code that evaluates them
     records (``IMPLICIT``); ``None`` where two different ones share a name (not cacheable)."""
-    from .implicit import ImplicitRoot
+    import sympy
 
     out: dict = {}
     for e in exprs:
-        for f in e.atoms(ImplicitRoot):
+        # an implicit function is an applied sympy.Function whose class carries the declaration's
+        # digest and equation (replica.symbolic.implicit.ImplicitRoot, which imports this
+        # module: recognised by its attributes, not imported)
+        for f in e.atoms(sympy.Function):
             c = type(f)
+            if not (isinstance(getattr(c, "digest", None), str) and hasattr(c, "equation")):
+                continue
             if out.setdefault(c.__name__, c.digest) != c.digest:
                 return None
     return out
