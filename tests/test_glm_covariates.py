@@ -44,6 +44,7 @@ def test_identity_covariance_is_the_isotropic_model():
         assert digits(a.all_values[k], b.all_values[k]) >= 29, k
 
 
+@pytest.mark.slow
 def test_square_ridge_equals_the_hand_written_gaussian_covariate_model():
     st = runpy.run_path(os.path.join(REPO, "examples", "structured_teacher.py"))["MODEL"]
     spec = dict(d=50, covariance="powerlaw:1", teacher="powerlaw:2", **POINT)
@@ -101,6 +102,7 @@ def test_replicon_is_the_gcm_stability_condition():
     assert digits(res.to_json_dict()["stability"]["replicon"], want) >= 28
 
 
+@pytest.mark.slow
 def test_simulation_from_the_parts_agrees_with_the_theory(tmp_path, capsys):
     """d = 160, 8 seeds, a power-law covariance: the errors and overlaps within 4 standard
     errors of the theory; V (whose seed-to-seed scatter is tiny) within 1.5 % -- its O(1/d)
@@ -134,6 +136,7 @@ def test_a_spectrum_of_another_dimension_is_a_clear_error():
         sim.sample(np.random.default_rng(0), 30, params)
 
 
+@pytest.mark.slow
 def test_logistic_identity_covariance_is_the_isotropic_model():
     iso = ERM("iso_log", loss=Logistic(), penalty=Ridge("lam"), teacher=Teacher(Probit("eta")))
     gcm = ERM("gcm_log", loss=Logistic(), penalty=Ridge("lam"), teacher=Teacher(Probit("eta")),
