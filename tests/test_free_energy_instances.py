@@ -27,7 +27,7 @@ from replica.models import alignment as A
 from replica.models import lowrank as L
 from replica.numerics import agreement_digits
 from replica.params import to_mpf
-from unnormalised_spectra import D as D_RAW, unnormalised_covariances
+from unnormalised_spectra import D as D_RAW, POINT, alignment_and_unified
 
 DPS = 30
 
@@ -95,15 +95,10 @@ def test_alignment_free_energy_with_unnormalised_covariances(tmp_path):
     from replica.derivations import unified as U
 
     d = D_RAW
-    tr, te, train, test = unnormalised_covariances(tmp_path)
-    alpha, tau, kappa, rho_a, lam_a = Fr(2), Fr(3, 2), Fr(3, 4), Fr(1, 3), Fr(1, 10)
-    a = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho_a, lam=lam_a, d=d,
-                      train=train, test=test, dps=DPS)
+    a, u, trm, tem = alignment_and_unified(tmp_path, DPS)
+    alpha, tau, kappa, rho_a, lam_a = (POINT[k] for k in ("alpha", "tau", "kappa", "rho", "lam"))
     with mpmath.workdps(DPS + 20):
-        trm, tem = [to_mpf(v) for v in tr], [to_mpf(v) for v in te]
         lam = to_mpf(tau * lam_a / kappa)
-        u = U.solve_on_spectrum(to_mpf(alpha), to_mpf(tau), to_mpf(kappa), lam,
-                                mpmath.sqrt(to_mpf(rho_a)), trm, tem, dps=DPS + 10)
         g, g1, _, _, _ = U.deterministic_transforms(trm, tem, to_mpf(kappa), u["z"])
         c = mpmath.fsum(trm) / d
         num = {L.alpha: to_mpf(alpha), L.tau: to_mpf(tau), L.kappa: to_mpf(kappa), L.lam: lam,

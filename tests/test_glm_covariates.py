@@ -7,6 +7,7 @@ supported is a one-line error."""
 
 import os
 import runpy
+from fractions import Fraction
 import textwrap
 
 import mpmath
@@ -82,8 +83,8 @@ def test_ridge_risk_equals_the_deterministic_equivalent(cov, teach, alpha):
     with mpmath.workdps(45):
         c = parse_spec(cov, d).diag_mp()
         t = parse_spec(teach, d).diag_mp()
-        want = _risk_closed_form(c, t, mpmath.mpf(alpha.split("/")[0]) /
-                                 mpmath.mpf(alpha.split("/")[1] if "/" in alpha else 1),
+        a = Fraction(alpha)
+        want = _risk_closed_form(c, t, mpmath.mpf(a.numerator) / a.denominator,
                                  mpmath.mpf(1) / 10, mpmath.mpf(1) / 4)
     assert digits(res.all_values["risk"], want) >= 28
 

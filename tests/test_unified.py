@@ -14,7 +14,7 @@ from replica.models import lowrank as L
 from replica.numerics import agreement_digits
 from replica.params import to_mpf
 from replica.spectra import parse_spec
-from unnormalised_spectra import D as D_RAW, unnormalised_covariances
+from unnormalised_spectra import alignment_and_unified
 
 pytestmark = pytest.mark.slow  # each derivation or solve takes seconds
 
@@ -153,16 +153,7 @@ def test_paper_b_instance(p):
 def test_paper_a_instance_with_unnormalised_covariances(tmp_path):
     """Raw (unnormalised) train and test covariances, task power c = 13/8 and test power 3/2:
     the task power enters the free energy (residual covariance, epsilon, <s> = c)."""
-    d = D_RAW
-    tr, te, train, test = unnormalised_covariances(tmp_path)
-    alpha, tau, kappa, rho_A, lam_A = Fr(2), Fr(3, 2), Fr(3, 4), Fr(1, 3), Fr(1, 10)
-    A = replica.solve("alignment", alpha=alpha, tau=tau, kappa=kappa, rho=rho_A, lam=lam_A, d=d,
-                      train=train, test=test, dps=DPS)
-    with mpmath.workdps(DPS + 20):
-        trm, tem = [to_mpf(v) for v in tr], [to_mpf(v) for v in te]
-        u = U.solve_on_spectrum(to_mpf(alpha), to_mpf(tau), to_mpf(kappa),
-                                to_mpf(tau * lam_A / kappa), mpmath.sqrt(to_mpf(rho_A)), trm,
-                                tem, dps=DPS + 10)
+    A, u, _, _ = alignment_and_unified(tmp_path, DPS)
     with mpmath.workdps(DPS):
         assert agreement_digits(u["error_C"], A["e_icl"], DPS) >= 30
         assert agreement_digits(u["error_TM"], A["e_tm"], DPS) >= 30
