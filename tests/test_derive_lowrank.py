@@ -74,8 +74,27 @@ def test_context_check_rejects_a_wrong_variance(monkeypatch):
     # the covariance formula with sigma^2 missing from the isotropic part fails the exact check
     good = M.context_covariance_formula
 
-    def wrong(w, D):
-        return good(w, D) - L.sigma**2 * D / M.Lc * sympy.eye(D)
+    def wrong(w, D, c=None):
+        eye = sympy.eye(D) if isinstance(D, int) else sympy.Identity(D)
+        return good(w, D, c) - L.sigma**2 * D / M.Lc * eye
+    monkeypatch.setattr(M, "context_covariance_formula", wrong)
+    assert M._check_context_moments() is False
+
+
+def test_context_moments_are_computed_at_every_dimension(monkeypatch):
+    """The general-D moments are the mean w and (c + sigma^2) D/L I + w w^T/L; a formula whose
+    rank-one part is doubled only where D is a symbol (the components at D = 2, 3 untouched)
+    is caught by the general-D computation alone."""
+    import sympy as sp
+    mean, cov = M.context_moments_general_d()
+    w, c = M.W_TASK, M.U.c_train
+    assert M._collect_matrix_terms(mean) == {(w,): 1}
+    assert M._collect_matrix_terms(cov) == {(): sp.expand((c + L.sigma**2) * M.D_sym / M.Lc),
+                                            (w, w.T): 1 / M.Lc}
+    good = M.context_covariance_formula
+
+    def wrong(w, D, c=None):
+        return good(w, D, c) + (0 if isinstance(D, int) else w * w.T / M.Lc)
     monkeypatch.setattr(M, "context_covariance_formula", wrong)
     assert M._check_context_moments() is False
 
@@ -100,3 +119,25 @@ def test_entropic_factorisation_rejects_a_missing_kappa():
     finally:
         M.entropic_log_per_eigenvalue = good
     assert M._check_entropic_factorisation()
+
+
+def test_test_prompt_law_is_computed_at_every_dimension(monkeypatch):
+    """The test-prompt moments computed at a symbolic D equal the displayed forms; a displayed
+    E y_hat^2 without epsilon_test, or with tr(Gamma C Gamma) for tr(Gamma C Gamma^T), fails."""
+    assert M._check_test_prompt_law()
+    good = M.test_prompt_law_displayed
+
+    def wrong():
+        out = dict(good())
+        out["yhyh"] = out["yhyh"].subs(L.ETEST, 0)
+        return out
+    monkeypatch.setattr(M, "test_prompt_law_displayed", wrong)
+    assert M._check_test_prompt_law() is False
+    G, C, D = M.Gamma_mat, M.C_mat, M.D_sym
+
+    def reordered():
+        out = dict(good())
+        out["yhyh"] = sympy.Trace(G * C * G) / D + L.ETEST * sympy.Trace(G.T * G) / D
+        return out
+    monkeypatch.setattr(M, "test_prompt_law_displayed", reordered)
+    assert M._check_test_prompt_law() is False

@@ -1266,7 +1266,7 @@ def derivation() -> Derivation:
         "qhat": L.qhat, "qbarhat": L.qbarhat, "mhat": L.mhat, "chihat": L.chihat,
         "chibarhat": L.chibarhat, "eps": eps, "alpha": L.alpha, "alpha_test": L.alpha_test,
         "sigma_test": L.sigma_test, "sigma": L.sigma, "m0": L.m0, "L": L_ctx,
-        "E_tr": E_tr_sym,
+        "E_tr": E_tr_sym, "c": unified.c_train,
     }
     return Derivation(
         key=KEY,

@@ -138,26 +138,88 @@ def context_moments(D: int = D_EXPLICIT):
     return sympy.Matrix(w), mean, cov
 
 
-def context_covariance_formula(w, D):
-    """((||w||^2/D + sigma^2) D/L) I + w w^T/L: the covariance the moments give."""
-    w2 = (w.T * w)[0, 0]
-    return (w2 / D + L.sigma**2) * D / Lc * sympy.eye(D) + w * w.T / Lc
+def context_covariance_formula(w, D, c=None):
+    r""":math:`(c + \sigma^2)\frac DL I + \frac{ww^\top}L` with :math:`c = \|w\|^2/D`: the
+    covariance the moments give. ``w`` a column of symbols at an explicit ``D`` (``c`` then read
+    off ``w``), or a :math:`D\times 1` ``MatrixSymbol`` at a symbolic ``D`` with the symbol
+    ``c`` naming its squared norm per dimension."""
+    if c is None:
+        c = (w.T * w)[0, 0] / D
+    eye = sympy.eye(D) if isinstance(D, int) else sympy.Identity(D)
+    return (c + L.sigma**2) * D / Lc * eye + w * w.T / Lc
+
+
+W_TASK = sympy.MatrixSymbol("w", D_sym, 1)
+"""The task vector at the symbolic dimension D (context statistics)."""
+
+
+def _collect_matrix_terms(expr) -> dict:
+    """``{factors: coefficient}`` of a matrix expression at dimension D, traces made cyclic and
+    the task's squared norm named (:math:`w^\top w = Dc`), zero coefficients dropped: two
+    expressions are equal when their tables are."""
+    from ..symbolic.matrix_moments import expand_traces, replace_forms, terms
+
+    out = {}
+    for coeff, factors in terms(expr):
+        factors = tuple(f for f in factors if not isinstance(f, sympy.Identity))
+        coeff = replace_forms(expand_traces(coeff), {W_TASK.T * W_TASK: D_sym * U.c_train})
+        out[factors] = sympy.expand(out.get(factors, 0) + coeff)
+    return {k: v for k, v in out.items() if v != 0}
+
+
+def _rebuild(table: dict):
+    """The matrix expression of a :func:`_collect_matrix_terms` table."""
+    return sympy.MatAdd(*[c * (sympy.MatMul(*f) if len(f) > 1 else f[0]) if f
+                          else c * sympy.Identity(D_sym) for f, c in table.items()])
+
+
+@functools.lru_cache(maxsize=None)
+def context_moments_general_d():
+    r"""``(mean, cov)`` of the one-step estimate :math:`\hat w = \frac DL\sum_{l=1}^L y_lx_l`
+    computed at a symbolic dimension :math:`D` with matrix expressions
+    (:mod:`replica.symbolic.matrix_moments`): for one pair, :math:`y x = x(x^\top w + \sigma e)`
+    averaged over the label noise :math:`e\sim N(0, 1)` and the input :math:`x\sim N(0, I/D)`
+    (the second moment :math:`\mathbb E[xx^\top ww^\top xx^\top]` by Isserlis' rule); the
+    :math:`L` pairs independent, so :math:`\mathbb E\hat w = D\,\mathbb E[yx]` and
+    :math:`\mathrm{Cov}\,\hat w = \frac{D^2}L(\mathbb E[y^2xx^\top] - \mathbb E[yx]
+    \mathbb E[yx]^\top)`; the task's squared norm named :math:`\|w\|^2 = Dc`. Exact at every
+    :math:`D`: :math:`\mathbb E\hat w = w`, :math:`\mathrm{Cov}\,\hat w = (c+\sigma^2)
+    \frac DL I + \frac{ww^\top}L`."""
+    from ..symbolic.matrix_moments import gaussian_average
+
+    w, x = W_TASK, sympy.MatrixSymbol("x", D_sym, 1)
+    e = sympy.MatrixSymbol("e", 1, 1)
+    yx = x * (x.T * w + L.sigma * e)
+
+    def average(expr):
+        return gaussian_average(gaussian_average(expr, e, sympy.Identity(1)), x,
+                                sympy.Identity(D_sym) / D_sym)
+    first = average(yx)
+    mean = _collect_matrix_terms((D_sym * first).doit())
+    cov = _collect_matrix_terms((D_sym**2 / Lc * (average(yx * yx.T) - first * first.T))
+                                .expand().doit())
+    return _rebuild(mean), _rebuild(cov)
 
 
 def _check_context_moments() -> bool:
-    """Exact at D = 2 and 3 (symbolic w, sigma, L): the mean of {w_hat} is w and its covariance
-    is the displayed formula; with the squared norm of w equal to D and L = alpha D its isotropic
-    part is epsilon."""
+    """The moments computed at a symbolic D are the mean w and the displayed covariance formula;
+    independently, the component computation at D = 2 and 3 (symbolic w, sigma, L) gives the
+    same mean and formula; with c = 1 (the squared norm of w equal to D) and L = alpha D the
+    isotropic part is epsilon."""
+    mean, cov = context_moments_general_d()
+    if _collect_matrix_terms(mean) != _collect_matrix_terms(W_TASK):
+        return False
+    formula = context_covariance_formula(W_TASK, D_sym, U.c_train)
+    if _collect_matrix_terms(cov) != _collect_matrix_terms(formula):
+        return False
     for D in (2, D_EXPLICIT):
-        w, mean, cov = context_moments(D)
-        if mean != w:
+        w, mean_c, cov_c = context_moments(D)
+        if mean_c != w:
             return False
-        if sympy.expand(cov - context_covariance_formula(w, D)) != sympy.zeros(D, D):
+        if sympy.expand(cov_c - context_covariance_formula(w, D)) != sympy.zeros(D, D):
             return False
-    w = sympy.Matrix(sympy.symbols("w1:3", real=True))
-    iso = context_covariance_formula(w, 2)[0, 0] - w[0]**2 / Lc
-    at = {w[1]: sympy.sqrt(2 - w[0]**2), Lc: L.alpha * 2}
-    return sympy.simplify(iso.subs(at) - eps) == 0
+    iso = _collect_matrix_terms(formula)[()]
+    return sympy.simplify(iso.subs({U.c_train: 1, Lc: L.alpha * D_sym}) - eps) == 0
 
 
 def sample_context_fluctuation(D: int, contexts: int, alpha=2, sigma=0.5, seed=0):
@@ -196,10 +258,11 @@ def context_table():
 def _check_context_samples() -> bool:
     """Sampled contexts (2000 per size, D = 8..64, alpha = 2, sigma = 1/2): the sample mean of
     xi is 0 (its norm within 2 of its standard error, which it is about equal to when the mean
-    vanishes), the sample mean of ||xi||^2/D matches the exact eps + 1/(alpha D) within 4
-    standard errors (so its distance to the leading-order eps, 1/(alpha D), halves with each
-    doubling of D), and the std of ||xi||^2/D (the concentration the replica calculation relies
-    on) shrinks by at least 1.3 per doubling (like D^(-1/2): sqrt 2)."""
+    vanishes), the sample mean of the squared norm of xi per dimension matches the exact
+    eps + 1/(alpha D) within 4 standard errors (so its distance to the leading-order eps,
+    1/(alpha D), halves with each doubling of D), and the standard deviation of that squared norm
+    per dimension (the concentration the replica calculation relies on) shrinks by a factor of at
+    least 1.3 per doubling of D (a decay like D^(-1/2) gives the square root of 2)."""
     tab = context_table()
     stds = []
     for D, (mean_err, tmean, texact, tstd) in tab.items():
@@ -221,12 +284,13 @@ def residual_covariance() -> RSBlock:
 
 
 def _check_residual_covariance() -> bool:
-    """The general-D result (computed with matrix expressions) is sigma^2 + |w|^2/D - m_a - m_b
-    + Q_ab + eps Qbar_ab + Q_ab/L, the last term the O(1/D) correction that is dropped; and,
-    independently, at D = 2 with symbolic
-    Gamma^a, Gamma^b, w, and xi = sqrt(eps) t + w t0/sqrt(L) (t, t0 standard: the covariance of
-    step 1) the Gaussian average over the query, its label noise and xi of r^a r^b, computed
-    component by component, equals the general-D result with its forms written out."""
+    """The result computed at a symbolic D with matrix expressions is sigma^2 + c - m_a - m_b +
+    Q_ab + eps Qbar_ab + Q_ab/L (c the task's squared norm per dimension), the last term the
+    O(1/D) correction that is dropped; and, independently, at D = 2 with symbolic Gamma^a,
+    Gamma^b and w, and the fluctuation xi = eps^(1/2) t + w t0/L^(1/2) (t and t0 standard
+    Gaussian: the covariance of step 1), the Gaussian average over the query, its label noise and
+    xi of r^a r^b, computed component by component, equals the general result with its forms
+    written out."""
     D = 2
     Ga = sympy.Matrix(2, 2, sympy.symbols("a1:5", real=True))
     Gb = sympy.Matrix(2, 2, sympy.symbols("b1:5", real=True))
@@ -269,8 +333,8 @@ def gauss_hermite_average(f, K, nodes: int = 60) -> float:
 
 
 def _check_energetic() -> bool:
-    """The Gaussian average of the product over a of exp(-beta r_a^2/2), r ~ N(0, K), equals
-    det(I + beta K)^(-1/2): by quadrature
+    """The Gaussian average of the product over a of exp(-beta r_a^2/2), for r Gaussian with
+    covariance K, equals det(I + beta K)^(-1/2): by quadrature
     at n = 1 and 2 (RS K with numbers, to 1e-12), and the RS closed form of the determinant equals
     the explicit one for n = 1..6."""
     K = RSBlock.scalar(sympy.Rational(3, 4), sympy.Rational(1, 2))
@@ -341,7 +405,7 @@ _check_task_average.__doc__ = (
 # 4. Coupling (delta functions in Fourier form)
 # ---------------------------------------------------------------------------------------------
 def _check_coupling() -> bool:
-    """The RS coupling equals the one computed from explicit n x n matrices for n = 1..6."""
+    """The RS coupling equals the one computed from explicit n-by-n matrices for n = 1..6."""
     Q = RSBlock.from_entries(Qd, L.q)
     Qb = RSBlock.from_entries(Qbd, L.qbar)
     Qh, Qbh = conjugates()
@@ -476,14 +540,55 @@ def test_prompt_error(D: int = 2):
     return mom, Gm, sympy.diag(*cs)
 
 
+@functools.lru_cache(maxsize=None)
+def test_prompt_moments_general_d() -> dict:
+    r"""``{"yy", "yyh", "yhyh"}``: :math:`\mathbb E y^2`, :math:`\mathbb E y\hat y`,
+    :math:`\mathbb E\hat y^2` of a test prompt computed at a symbolic dimension :math:`D` with
+    matrix expressions (:mod:`replica.symbolic.matrix_moments`): :math:`y = x^\top w +
+    \tilde\sigma e`, :math:`\hat y = x^\top\Gamma\hat w`, :math:`\hat w = w +
+    \sqrt{\varepsilon_{\rm test}}\,t`, averaged over the label noise :math:`e`, the
+    fluctuation :math:`t\sim N(0, I)`, the query :math:`x\sim N(0, I/D)` and the task
+    :math:`w\sim N(0, C)`, in that order (a form left inside a trace by one average is moved
+    back into the product for the next); traces in canonical cyclic form."""
+    from ..symbolic.matrix_moments import canonical_traces, gaussian_average, scalar
+
+    x, t = (sympy.MatrixSymbol(v, D_sym, 1) for v in ("x", "t"))
+    w = W_TASK
+    e = sympy.MatrixSymbol("e", 1, 1)
+    y = x.T * w + L.sigma_test * e
+    yh = x.T * Gamma_mat * (w + sympy.sqrt(L.ETEST) * t)
+
+    def average(expr):
+        for v, cov in ((e, sympy.Identity(1)), (t, sympy.Identity(D_sym)),
+                       (x, sympy.Identity(D_sym) / D_sym), (w, C_mat)):
+            expr = gaussian_average(expr, v, cov)
+        return canonical_traces(scalar(expr))
+    return {"yy": average(y.T * y), "yyh": average(y.T * yh), "yhyh": average(yh.T * yh)}
+
+
+def test_prompt_law_displayed() -> dict:
+    """The displayed moments of a test prompt (symbolic D): sigma_test^2 + tr C/D, tr(Gamma
+    C)/D and tr(Gamma C Gamma^T)/D + epsilon_test tr(Gamma^T Gamma)/D."""
+    D, G, C = D_sym, Gamma_mat, C_mat
+    return {"yy": L.sigma_test**2 + sympy.Trace(C) / D, "yyh": sympy.Trace(G * C) / D,
+            "yhyh": sympy.Trace(G * C * G.T) / D + L.ETEST * sympy.Trace(G.T * G) / D}
+
+
 def _check_test_prompt_law() -> bool:
-    """{E_y2} = sigma_test^2 + tr C/D, {E_y_yhat} = tr(Gamma C)/D and {E_yhat2} = tr(Gamma C
-    Gamma^T)/D + epsilon_test tr(Gamma^T Gamma)/D (D = 2, symbolic Gamma and C)."""
+    """The moments computed at a symbolic D equal the displayed E y^2 = sigma_test^2 + tr C/D,
+    E y y_hat = tr(Gamma C)/D and E y_hat^2 = tr(Gamma C Gamma^T)/D + epsilon_test tr(Gamma^T
+    Gamma)/D (traces compared in canonical cyclic form); independently, the component
+    computation at D = 2 (symbolic Gamma, diagonal C) gives the displayed forms written out."""
+    from ..symbolic.matrix_moments import canonical_traces
+
+    shown = test_prompt_law_displayed()
+    general = test_prompt_moments_general_d()
+    if any(sympy.expand(general[k] - canonical_traces(shown[k])) != 0 for k in shown):
+        return False
     mom, Gm, C = test_prompt_error()
-    D = 2
-    want = {"yy": L.sigma_test**2 + C.trace() / D, "yyh": (Gm * C).trace() / D,
-            "yhyh": (Gm * C * Gm.T).trace() / D + L.ETEST * (Gm.T * Gm).trace() / D}
-    return all(sympy.expand(mom[k] - want[k]) == 0 for k in want)
+    at_2 = {Gamma_mat.subs(D_sym, 2): Gm, C_mat.subs(D_sym, 2): C}
+    return all(sympy.expand(mom[k] - shown[k].subs(D_sym, 2).subs(at_2).doit()) == 0
+               for k in shown)
 
 
 # The test covariances in the eigenbasis of S: TM C = S (c = s), ODG C = I (c = 1), IDG
@@ -635,7 +740,7 @@ DELTA_M, DELTA_Q = sympy.symbols("delta_m delta_q")
 @functools.lru_cache(maxsize=None)
 def steps() -> tuple:
     """The derivation from the model to (R1) and the observables, as steps."""
-    w, mean, cov = context_moments(2)
+    mean, cov = context_moments_general_d()
     f, _, parts = derived_free_energy()
     K = residual_covariance()
     K_entries = RSBlock.scalar(sympy.Symbol("Delta_K"), sympy.Symbol("K_0"))
@@ -649,10 +754,13 @@ def steps() -> tuple:
              {"mean": _eq(sympy.Symbol("E_w_hat"), mean),
               "cov": _eq(sympy.Symbol("Cov_w_hat"), cov),
               "eps": _eq(sympy.Symbol("varepsilon"), eps)},
-             "Computed: Gaussian moments of the context give the mean w and the covariance of "
-             "the one-step estimate (shown at D = 2); with |w|^2 = D and L = alpha D its "
-             "isotropic part is (1 + sigma^2)/alpha per component, the rank-one rest is O(1/D) "
-             "in every normalised trace.", _check_context_moments),
+             "Computed at every dimension {D} with matrix expressions: the Gaussian moments of "
+             "one context pair (the fourth moment of the input by Isserlis' rule), the {L} pairs "
+             "independent, give the mean and the covariance of the one-step estimate, with "
+             "{c} the task's squared norm per dimension. With c = 1 and {L} = {alpha} {D} its "
+             "isotropic part is {eps} per component; the rank-one rest is of order 1/{D} in every "
+             "normalised trace. The same moments computed component by component at {D} = 2 and "
+             "3 are the check.", _check_context_moments),
         Step("context_samples",
              {"eps": _eq(sympy.Symbol("varepsilon"), eps)},
              "Checked on sampled contexts: the fluctuation has mean 0, its normalised squared "
@@ -740,12 +848,13 @@ def steps() -> tuple:
              "replicas (an effective single-matrix ridge problem) plus thermal noise of order 1/beta.",
              _check_coordinate_law),
         Step("test_prompt_law",
-             {"yy": _eq(sympy.Symbol("E_y2"), L.sigma_test**2 + sympy.Trace(C_mat) / D_sym),
-              "yyh": _eq(sympy.Symbol("E_y_yhat"), sympy.Trace(Gamma_mat * C_mat) / D_sym),
-              "yhyh": _eq(sympy.Symbol("E_yhat2"), sympy.Trace(Gamma_mat * C_mat * Gamma_mat.T)
-                          / D_sym + L.ETEST * sympy.Trace(Gamma_mat.T * Gamma_mat) / D_sym)},
-             "Computed: prediction and target of a test prompt are jointly Gaussian; the error "
-             "is {E_y2} - 2 {E_y_yhat} + {E_yhat2}.", _check_test_prompt_law),
+             {k: _eq(sympy.Symbol(name), test_prompt_law_displayed()[k])
+              for k, name in (("yy", "E_y2"), ("yyh", "E_y_yhat"), ("yhyh", "E_yhat2"))},
+             "Computed at every dimension {D} with matrix expressions: the second moments of "
+             "prediction and target of a test prompt, averaged over the label noise, the "
+             "context fluctuation, the query and the task; the error is {E_y2} - 2 {E_y_yhat} "
+             "+ {E_yhat2}. The same moments computed component by component at {D} = 2 are "
+             "the check.", _check_test_prompt_law),
         Step("derived_observables",
              {f"{k}_{p}": _eq(over[p][i], der[p][i]) for p in ("tm", "idg", "odg")
               for i, k in enumerate(("m", "q"))},
