@@ -72,7 +72,10 @@ def test_committed_appendix_compiles(name, tmp_path):
     assert text.count("Verification") >= 2  # contents line and the section
     assert "References" in text  # the bibliography
     # No equation tags of other documents, no design-document or module names, no "??".
-    for bad in (r"\([RTEM]\d+\)", r"\bspec\b", r"\breplica\.\w", r"[A-Z]+_[A-Z_]+", r"\?\?"):
+    # No Sphinx roles or literals from docstrings, no ASCII prose math (sqrt(), ||x||, "~").
+    for bad in (r"\([RTEM]\d+\)", r"\bspec\b", r"\breplica\.\w", r"[A-Z]+_[A-Z_]+", r"\?\?",
+                r":(?:func|mod|data|class|meth|attr):", r"``", r"\bsqrt\s*\(", r"\|\s*\|",
+                r" ~ ", r"\b[a-z] x [a-z]\b"):
         assert re.search(bad, text) is None, (bad, re.search(bad, text))
     found = ASCII_SYMBOLS.findall(text)
     assert found == [], found[:20]
