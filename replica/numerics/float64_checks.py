@@ -73,3 +73,27 @@ def honest_status(problem: Problem, report: dict, cond, err, shape):
     status[good & ~negative] = Status.CONVERGED.value
     status[good & negative] = Status.INADMISSIBLE.value
     return status
+
+
+_STATUS_CODES = np.array([Status.CONVERGED.value, Status.NOT_VERIFIED.value,
+                          Status.INADMISSIBLE.value, Status.NON_FINITE.value,
+                          Status.MAX_ITERATIONS.value], dtype=STATUS_DTYPE)
+
+
+def point_status(problem: Problem, report: dict, cond, err, iterated, admissible, done):
+    """The status of every float64 point: ``max-iterations`` where the iteration did not
+    converge, ``inadmissible`` where the admissibility conditions fail, ``non-finite`` where a
+    reported value is not finite, and elsewhere (``done``) :func:`honest_status` -- the same
+    statuses, computed as small integer codes and named once."""
+    good = (err <= CLAIM_RTOL) & (cond <= CONDITION_MAX)
+    negative = None
+    for name in getattr(problem, "nonnegative", ()):
+        if name in report:
+            neg = np.asarray(report[name]) < 0
+            negative = neg if negative is None else negative | neg
+    if negative is None:
+        honest = np.where(good, 0, 1)
+    else:
+        honest = np.where(good, np.where(negative, 2, 0), 1)
+    code = np.where(done, honest, np.where(iterated, np.where(admissible, 3, 2), 4))
+    return _STATUS_CODES[code]
