@@ -77,7 +77,17 @@ def honest_status(problem: Problem, report: dict, cond, err, shape):
 
 _STATUS_CODES = np.array([Status.CONVERGED.value, Status.NOT_VERIFIED.value,
                           Status.INADMISSIBLE.value, Status.NON_FINITE.value,
-                          Status.MAX_ITERATIONS.value], dtype=STATUS_DTYPE)
+                          Status.MAX_ITERATIONS.value, Status.INADMISSIBLE.value],
+                         dtype=STATUS_DTYPE)
+
+
+def status_of_codes(code):
+    """``(status, done)`` of points given as status codes (the compiled kernel's, as
+    :func:`point_status` computes them): 0 ``converged``, 1 ``not-verified``, 2 ``inadmissible``
+    with every value a result (a negative mean-squared error), 3 ``non-finite``, 4
+    ``max-iterations``, 5 ``inadmissible`` (the admissibility conditions fail); ``done``: the
+    points whose values are results (codes 0-2)."""
+    return _STATUS_CODES[code], code <= 2
 
 
 def point_status(problem: Problem, report: dict, cond, err, iterated, admissible, done):
@@ -95,5 +105,5 @@ def point_status(problem: Problem, report: dict, cond, err, iterated, admissible
         honest = np.where(good, 0, 1)
     else:
         honest = np.where(good, np.where(negative, 2, 0), 1)
-    code = np.where(done, honest, np.where(iterated, np.where(admissible, 3, 2), 4))
+    code = np.where(done, honest, np.where(iterated, np.where(admissible, 3, 5), 4))
     return _STATUS_CODES[code]

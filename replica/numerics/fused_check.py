@@ -12,7 +12,9 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
 2. the Jacobian :math:`J(\hat x)` in float64 (the kernel's generated float64 code), the scaled,
    row-equilibrated matrix :math:`A_{ij} = J_{ij} s_j / \max_k |J_{ik} s_k|`
    (:math:`s_j = \max(|\hat x_j|, 10^{-300})`) and its 2-norm condition
-   :math:`\kappa = \sigma_{\max}(A)/\sigma_{\min}(A)` (``numpy.linalg.cond``);
+   :math:`\kappa = \sigma_{\max}(A)/\sigma_{\min}(A)` (the singular values by one-sided
+   Jacobi rotations, as accurate as ``numpy.linalg.cond``'s and several times cheaper for
+   these small matrices);
    no estimate (``error = inf``) where ``A`` or ``R`` is not finite or
    :math:`\kappa \ge 1/\varepsilon_{53}`;
 3. the Newton correction :math:`\delta = J^{-1} R` (float64, Gaussian elimination with partial
@@ -167,6 +169,59 @@ most :math:`15u^2`), with :math:`u = 2^{-53}`: every operation within the bound
 :data:`~replica.symbolic.ddcode.OP_ERROR` (:math:`16u^2`, about :math:`2^{-102}`), which
 ``tests/test_fused_check.py`` measures against exact rational arithmetic."""
 
+_COND2 = '''
+@JIT
+def cond2(A, W):
+    # the 2-norm condition sigma_max / sigma_min of the square A by one-sided Jacobi (Hestenes):
+    # plane rotations of the columns of W = A until every pair is orthogonal to 1e-15 of their
+    # norms; the singular values are then the columns' norms
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            W[i, j] = A[i, j]
+    for sweep in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                a = 0.0
+                b = 0.0
+                g = 0.0
+                for k in range(n):
+                    a += W[k, p] * W[k, p]
+                    b += W[k, q] * W[k, q]
+                    g += W[k, p] * W[k, q]
+                if not abs(g) > 1e-15 * _np.sqrt(a * b):
+                    continue
+                rotated = True
+                z = (b - a) / (2.0 * g)
+                t = 1.0 / (abs(z) + _np.sqrt(1.0 + z * z))
+                if z < 0.0:
+                    t = -t
+                c = 1.0 / _np.sqrt(1.0 + t * t)
+                s = c * t
+                for k in range(n):
+                    wp = W[k, p]
+                    wq = W[k, q]
+                    W[k, p] = c * wp - s * wq
+                    W[k, q] = s * wp + c * wq
+        if not rotated:
+            break
+    big = 0.0
+    small = _np.inf
+    for j in range(n):
+        r = 0.0
+        for k in range(n):
+            r += W[k, j] * W[k, j]
+        r = _np.sqrt(r)
+        if r > big:
+            big = r
+        if r < small:
+            small = r
+    if not (small > 0.0):
+        return _np.inf
+    return big / small
+'''
+
 _TREE_SUM = '''
 @JIT
 def tree_sum(TH, TL, m):
@@ -308,7 +363,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     :class:`~replica.symbolic.ddcode.NotDoubleDouble` (see :func:`dd_groups`)."""
     text, levels = dd_groups(m)
     n, n_p = m.n, len(m.outline.parameters)
-    lines = [PRELUDE, PRIMITIVES, _inlined(PRIMITIVES), _TREE_SUM,
+    lines = [PRELUDE, PRIMITIVES, _inlined(PRIMITIVES), _TREE_SUM, _COND2,
              _inline_terms(text)]
     x = [f"xh[{j}], xl[{j}]" for j in range(n)]
     p = [f"p[{j}], 0.0" for j in range(n_p)]
@@ -356,7 +411,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     k = counts.get("report", 0)
     c = ["@JIT", "def check_point(x, p, rep, lam, mu, w, t, st, v, S):",
          "    # S: scratch (TH, TL, RH, RL, OH, OL, A, J, b, xh, xl) of this call",
-         "    TH, TL, RH, RL, OH, OL, A, J, b, xh, xl = S",
+         "    TH, TL, RH, RL, OH, OL, A, J, b, xh, xl, W = S",
          f"    for j in range({n}):", "        xh[j] = x[j]", "        xl[j] = 0.0",
          "    cond = 1.0"]
     if n:
@@ -392,7 +447,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "        ok = ok and _finite(RH[i]) and _finite(RL[i])",
               "    if not ok:",
               "        return _np.inf, _np.inf",
-              "    cond = _np.linalg.cond(A)" if n > 1 else
+              "    cond = cond2(A, W)" if n > 1 else
               "    cond = 1.0  # one unknown: the equilibrated 1 x 1 matrix is +-1",
               "    if not cond < 1.0 / 2.220446049250313e-16:",
               "        return cond, _np.inf",
@@ -437,7 +492,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"            _np.empty(({max(n, 1)}, {max(n, 1)})),"
           f" _np.empty(({max(n, 1)}, {max(n, 1)})),",
           f"            _np.empty({max(n, 1)}), _np.empty({max(n, 1)}),"
-          f" _np.empty({max(n, 1)}))", "", "",
+          f" _np.empty({max(n, 1)}), _np.empty(({max(n, 1)}, {max(n, 1)})))", "", "",
           "@JIT",
           "def check_points(P, lam, mu, w, X, REP, DO, COND, ERR):",
           "    t = _np.empty(lam.shape[0])",
@@ -457,13 +512,14 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
 
 
 def compiled_primitives() -> dict:
-    """A namespace holding :data:`PRIMITIVES` compiled by Numba (not cached; for measuring the
-    operations against exact arithmetic, ``tests/test_fused_check.py``)."""
+    """A namespace holding :data:`PRIMITIVES` and the condition number ``cond2`` compiled by
+    Numba (not cached; for measuring them against exact arithmetic and LAPACK,
+    ``tests/test_fused_check.py``)."""
     import numpy as np
     from numba import njit
 
     ns = {"njit": njit, "_np": np}
     src = ('JIT = njit(cache=False, error_model="numpy")\n'
-           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES)
+           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES + _COND2)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns

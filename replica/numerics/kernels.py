@@ -103,14 +103,16 @@ def kernel(m):
     no code cache (``REPLICA_LAMBDIFY_CACHE=0``, or a problem that names no source files: the
     kernel would be compiled again in every process), or generated code that Numba does not
     compile (remembered for the process)."""
-    if not enabled() or m.cache is None or m.cache.folder() is None:
-        return None  # (without a code cache the kernel would be compiled in every process)
-    if not (m.outline.exact_start or (m.outline.fixed_point and m.n)):
-        return None  # an iterated root system: the NumPy path
+    if not enabled() or m.cache is None:
+        return None
     key = (id(m), m.problem.name, m.variant)
     hit = _KERNELS.get(key)
     if hit is not None and hit.machine is m:
-        return hit
+        return hit  # (built in this process: the code cache's folder was checked then)
+    if m.cache.folder() is None:
+        return None  # (without a code cache the kernel would be compiled in every process)
+    if not (m.outline.exact_start or (m.outline.fixed_point and m.n)):
+        return None  # an iterated root system: the NumPy path
     if key in _FAILED:
         return None
     try:
@@ -674,7 +676,7 @@ class Kernel:
         # the batch
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
-                  " CHECK):",
+                  " CODE, CHECK):",
                   "    t = _np.empty(lam.shape[0])"]
         if self.checked:
             lines += ["    S = check_scratch(lam.shape[0])"]
@@ -744,18 +746,32 @@ class Kernel:
         if self.checked:
             # the point's extended-precision check (fused_check), where it is a result: the
             # iteration converged, admissible, every unknown and reported value finite
+            # and its status code (float64_checks.point_status, with 5 for an inadmissible
+            # point that is not a result)
+            from .float64_checks import CLAIM_RTOL, CONDITION_MAX
+
+            m = self.machine
+            nonneg = [m.report_names.index(k) for k in getattr(m.problem, "nonnegative", ())
+                      if k in m.report_names]
             lines += ["        if CHECK:",
-                      "            good = ok and _finite(REL[i])",
+                      "            fin = _finite(REL[i])",
                       f"            for j in range({n}):",
-                      "                good = good and _finite(X[j, i])",
+                      "                fin = fin and _finite(X[j, i])",
+                      "            rfin = True",
                       f"            for j in range({self.n_report}):",
-                      "                good = good and _finite(REP[j, i])",
-                      "            if good:",
-                      "                COND[i], ERR[i] = check_point(x, p, REP[:, i], lam, mu, w,"
-                      " t, st, v, S)",
+                      "                rfin = rfin and _finite(REP[j, i])",
+                      "            if fin and ok and rfin:",
+                      "                c, e = check_point(x, p, REP[:, i], lam, mu, w, t, st, v, S)",
+                      "                COND[i] = c",
+                      "                ERR[i] = e",
+                      f"                good = e <= {CLAIM_RTOL!r} and c <= {CONDITION_MAX!r}",
+                      "                neg = False"]
+            lines += [f"                neg = neg or REP[{k}, i] < 0" for k in nonneg]
+            lines += ["                CODE[i] = (2 if neg else 0) if good else 1",
                       "            else:",
                       "                COND[i] = _np.nan",
-                      "                ERR[i] = _np.nan"]
+                      "                ERR[i] = _np.nan",
+                      "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
         lines += ["    return -1"]
         return "\n".join(lines) + "\n"
 
@@ -926,9 +942,11 @@ class Kernel:
         ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``). ``left``
         (``None`` for an exact start) marks the points an iterated variant leaves to the NumPy
         path (:meth:`_newton`); their other outputs are not meaningful. With ``check`` and a
-        compiled check (``checked``), an eighth item ``(condition, error)``: the check of
+        compiled check (``checked``), an eighth item ``(condition, error, code)``: the check of
         :mod:`replica.numerics.fused_check` at every point that is a result (NaN elsewhere,
-        and at the points left)."""
+        and at the points left) and each point's status as a code of
+        :func:`~replica.numerics.float64_checks.status_of_codes` (not meaningful at the points
+        left)."""
         N = int(np.prod(shape, dtype=int))
         Pm = np.empty((self.n_p, N))
         for j, v in enumerate(P):
@@ -945,8 +963,9 @@ class Kernel:
         sweeps = np.zeros(N, dtype=np.int64)
         cond = np.full(N, np.nan)
         err = np.full(N, np.nan)
+        code = np.full(N, 4, dtype=np.int8)
         failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol),
-                            cond, err, bool(check and self.checked))
+                            cond, err, code, bool(check and self.checked))
         if failed >= 0:
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
@@ -962,7 +981,7 @@ class Kernel:
         out = (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
                rep.reshape((self.n_report,) + shape), adm.reshape(shape), left)
         if check and self.checked:
-            out += ((cond.reshape(shape), err.reshape(shape)),)
+            out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
         return out
 
     def check(self, P, spec, X, rep, do):

@@ -25,7 +25,8 @@ from .outline import Outline, load_outline, store_outline
 from .precision import ball_precision, precision
 from .result import Status
 from .roots import bracketed_newton, bracketed_newton_vec
-from .float64_checks import LD_WIDER, STEP_MAX, call_longdouble, point_status
+from .float64_checks import (LD_WIDER, STEP_MAX, call_longdouble, point_status,
+                             status_of_codes)
 
 
 
@@ -500,6 +501,11 @@ class Machine:
             x, iters, rel, iterated, rep, admissible, left = got[:7]
             if len(got) > 7:
                 checked = got[7]
+                if left is None or not left.any():  # every status from the kernel
+                    cond, err, code = checked
+                    status, done = status_of_codes(code)
+                    self.last_assessment = (cond, err)
+                    return x, done, iters, rel, dict(zip(self.report_names, rep)), status
             if left is not None and np.any(left):
                 sub = (int(left.sum()),)
                 Ps = [shaped(v, shape)[left] for v in P]
@@ -519,6 +525,7 @@ class Machine:
                                       np.ones(sub[0], bool))
                     checked[0][left] = c
                     checked[1][left] = e
+                    checked = checked[:2]
         else:
             x, iters, rel, iterated, rep, admissible = self._grid_numpy(
                 P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
