@@ -145,7 +145,8 @@ def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = Non
     cmp = _Arrays({**(other or {}), **arrays})
     with np.errstate(all="ignore"):
         for rule in problem.schema.rules:
-            if np.any(rule.refuse(cmp)):
+            refused = rule.refuse(cmp)
+            if refused.any() if isinstance(refused, np.ndarray) else np.any(refused):
                 raise ParameterError("--" + rule.parameter.replace("_", "-"),
                                      f"{rule.message} (at some grid point)")
     return cmp
@@ -214,7 +215,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
             mask = c if remaining is None else remaining & c
             if c.shape != shape:
                 mask = np.broadcast_to(mask, shape)
-        if mask is not None and not np.any(mask):
+        if mask is not None and not mask.any():
             continue
         whole = not out and (mask is None or mask.all())  # one variant at every point
         m = machine(problem, vname)
@@ -246,7 +247,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
                 out[k] = np.full(shape, fill, dtype=dtype)
             out[k][mask] = v
         remaining = ~mask if remaining is None else remaining & ~mask
-    if remaining is None or np.any(remaining):
+    if remaining is None or remaining.any():
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
     return out, arrays, numeric
 
