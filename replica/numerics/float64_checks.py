@@ -2,7 +2,9 @@ r"""What a float64 solution may claim (:func:`replica.numerics.driver.solve_floa
 ``converged`` only when one Newton correction in extended precision (``longdouble``) and the
 re-evaluation of the reported formulas (:func:`call_longdouble`) bound every reported value's
 relative error by :data:`CLAIM_RTOL`, with the condition at most :data:`CONDITION_MAX`
-(:func:`honest_status`); :meth:`replica.numerics.machine.Machine.assess` computes both.
+(:func:`honest_status`); :meth:`replica.numerics.machine.Machine.assess` computes both (and, in
+a fused kernel, :mod:`replica.numerics.fused_check` computes them in double-double, with the
+same thresholds).
 """
 
 from __future__ import annotations

@@ -161,13 +161,16 @@ def dd_abs(ah, al):
     n = ah < 0.0
     return _sel(n, -ah, ah), _sel(n, -al, al)
 '''
-"""The double-double operations of the compiled check: the sum of two double-doubles with both
+r"""The double-double operations of the compiled check: the sum of two double-doubles with both
 halves added by ``TwoSum`` (Joldes, Muller & Popescu 2017, *AccurateDWPlusDW*, relative error at
 most :math:`3u^2`), the exact product ``TwoProd`` by one fused multiply-add, the product of two
-double-doubles (their *DWTimesDW3*, at most :math:`4u^2`) and the quotient (their *DWDivDW2*, at
-most :math:`15u^2`), with :math:`u = 2^{-53}`: every operation within the bound
-:data:`~replica.symbolic.ddcode.OP_ERROR` (:math:`16u^2`, about :math:`2^{-102}`), which
-``tests/test_fused_check.py`` measures against exact rational arithmetic."""
+double-doubles (their *DWTimesDW3*, at most :math:`4u^2`), a double-double times a float64
+(*DWTimesFP3*, at most :math:`2u^2`) and the quotient (their *DWDivDW2* with the high quotient
+taken as :math:`a_h \cdot (1/b_h)` and the correction multiplied by the same reciprocal: one
+division; its error is not the published bound but is measured), with :math:`u = 2^{-53}`:
+``tests/test_fused_check.py`` measures every operation against exact rational arithmetic on
+random operands over 40 binades and checks :data:`~replica.symbolic.ddcode.OP_ERROR`
+(:math:`16u^2`, about :math:`2^{-102}`) for each."""
 
 _COND2 = '''
 @JIT

@@ -46,9 +46,17 @@ random range -- far inside :data:`~replica.numerics.float64_checks.CLAIM_RTOL` (
 accuracy a ``converged`` point claims. The safeguarded Newton iterations of the start can take a
 different number of steps where the root's function is at its rounding floor (a step below an
 ulp is replaced by a bisection, in both paths).
-The honest status of every point is computed afterwards exactly as without the kernel
-(:meth:`~replica.numerics.machine.Machine.assess`: the extended-precision check in NumPy
-``longdouble``, which Numba does not compile), on the kernel's own values.
+**The honest status of every point** comes from the same compiled loop: where the variant's
+expressions have double-double code, the kernel source also holds the extended-precision check
+of :mod:`replica.numerics.fused_check` (the quantities of
+:meth:`~replica.numerics.machine.Machine.assess` -- residual, Newton correction, every reported
+value at the corrected point, condition -- in double-double instead of NumPy ``longdouble``,
+with the same thresholds), run on each point right after it is solved, and the point's status
+code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only names the codes and
+masks the values. Elsewhere (an operation without double-double code, e.g. an infinite
+constant) the kernel solves and :meth:`~replica.numerics.machine.Machine.assess` checks in
+``longdouble`` afterwards, as without the kernel. The kernel's source -- solve and check --
+is one generated file, named by its hash, so Numba's cache of it can never be stale.
 
 **When.** Only with Numba installed (the ``fast`` extra) and ``REPLICA_NUMBA`` not ``0``;
 otherwise, and for a variant whose generated code Numba does not compile, :func:`kernel` returns

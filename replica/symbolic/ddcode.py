@@ -1,50 +1,28 @@
-r"""Double-double code: SymPy expressions evaluated with about 106 significant bits from float64
-operations alone.
+r"""Double-double code: SymPy expressions printed as straight-line code of double-double
+operations, values with about 106 significant bits from float64 operations alone.
 
 A *double-double* value is the unevaluated sum :math:`a = a_h + a_l` of two float64 numbers with
-:math:`|a_l| \le \tfrac12\,\mathrm{ulp}(a_h)`. Its arithmetic is built on two error-free
-transformations of float64 operations (round to nearest):
+:math:`|a_l| \le \tfrac12\,\mathrm{ulp}(a_h)`. :func:`function_source` prints expressions
+(after common-subexpression elimination) as calls of the operations ``dd_add``, ``dd_sub``,
+``dd_mul``, ``dd_div`` (a product's numerator and denominator are multiplied out separately and
+divided once), integer powers (by repeated squaring), half-integer powers (``dd_sqrt`` then an
+integer power) and ``dd_abs``, each taking and returning the two halves of its values as
+separate float64 arguments (``a0h, a0l, a1h, a1l, ...``); numbers become double-double
+constants (:func:`constant`: a rational :math:`p/q` rounded to the nearest double-double,
+:math:`p/q = c_h + c_l + O(2^{-106} |p/q|)`; integers below :math:`2^{106}` and float64 numbers
+exactly). Any other function (``log``, ``exp``, ``Piecewise``, special functions, an infinite
+constant) raises :class:`NotDoubleDouble`.
 
-* ``_two_sum(a, b)`` (Knuth): :math:`s = \mathrm{fl}(a + b)` and :math:`e` with
-  :math:`s + e = a + b` exactly (six float64 operations);
-* ``_two_prod(a, b)`` (Dekker, with Veltkamp's split by :math:`2^{27} + 1`):
-  :math:`p = \mathrm{fl}(ab)` and :math:`e` with :math:`p + e = ab` exactly, as long as nothing
-  overflows (:math:`|a|, |b| \lesssim 2^{996}`) and :math:`e` does not underflow (products
-  above about :math:`2^{-969}`); no fused multiply-add is needed, so NumPy and Numba compute the
-  same thing.
+The operations themselves are not defined here: the caller compiles the printed source beside
+its own implementation of them (:data:`replica.numerics.fused_check.PRIMITIVES`, compiled by
+Numba, each operation within :data:`OP_ERROR` of the exact result of its double-double
+operands).
 
-On them (with :math:`u = 2^{-53}`, float64's unit roundoff), each operation returns the exact
-result of its double-double operands with a relative error of a small multiple of :math:`u^2`:
-``dd_add`` (the accurate sum of two double-doubles, both halves added with ``_two_sum``: at most
-:math:`3u^2`, Joldes, Muller & Popescu 2017, *AccurateDWPlusDW*), ``dd_mul`` (their
-*DWTimesDW1*: at most :math:`7u^2`), ``dd_div`` (the quotient of Hida, Li & Bailey's QD library,
-corrected twice by the remainder), ``dd_sqrt`` (one Newton correction of the float64 square root
-by the exact remainder). ``tests/test_ddcode.py`` measures every operation against exact rational
-arithmetic on random operands and checks the bound :data:`OP_ERROR` (``16 u^2``, about
-:math:`2^{-102}`) for each.
+The terms of a spectral average can be split (``varying``): the operations that do not depend
+on the pair :math:`(\lambda_j, \mu_j)` are hoisted into a function evaluated once per point.
 
-**Generated code.** :func:`dd_source` prints SymPy expressions (after common-subexpression
-elimination) as straight-line code of these operations: ``+``, ``-``, ``*``, ``/`` (a product's
-numerator and denominator are multiplied out separately and divided once), integer powers (by
-repeated squaring), half-integer powers (``dd_sqrt`` then an integer power), ``Abs``, and
-numbers as double-double constants (a rational :math:`p/q` is rounded to the nearest
-double-double, :math:`p/q = c_h + c_l + O(2^{-106} |p/q|)`; integers below :math:`2^{106}` and
-float64 numbers exactly). Spectral averages :math:`\sum_j w_j\phi(\lambda_j, \mu_j)` are split
-off as in :class:`~replica.symbolic.codegen.Evaluator` (:func:`~replica.symbolic.codegen.split_averages`):
-each is an inner function of :math:`(\lambda, \mu)` and the arguments, whose terms the caller
-multiplies by the float64 weights and sums in double-double, one after the other. Any other
-function (``log``, ``exp``, ``Piecewise``, special functions, Gaussian integrals) raises
-:class:`NotDoubleDouble`: the caller keeps its extended-precision (``longdouble``) evaluation.
-
-The generated functions take and return the two halves of every value as separate float64
-arguments (``a0h, a0l, a1h, a1l, ...``) and use only the primitives of :data:`PRIMITIVES`,
-``_sqrt`` and ``_sel(condition, a, b)``. So the *same source* runs
-
-* under Numba (``njit``, no ``fastmath``: no contraction into fused multiply-adds) on scalars, and
-* under plain Python on NumPy arrays, elementwise (``_sel`` is :func:`numpy.where`),
-
-and, every operation being a correctly rounded IEEE float64 operation applied to the same
-operands in the same order, gives bit-identical values in both (tested).
+(From the ``ddcheck`` experiment, whose double-double check ran as a separate compiled call;
+issue 29 compiles it into the fused kernel, :mod:`replica.numerics.fused_check`.)
 """
 
 from __future__ import annotations
@@ -55,114 +33,14 @@ from fractions import Fraction
 import numpy as np
 
 OP_ERROR = 16 * 2.0 ** -106
-"""The relative error bound of one double-double operation that ``tests/test_ddcode.py``
-checks on random operands (``16 u^2``, :math:`u = 2^{-53}`; the proven bounds of the sum and the
-product are ``3 u^2`` and ``7 u^2``)."""
+"""The relative error bound of one double-double operation that ``tests/test_fused_check.py``
+checks on random operands (``16 u^2``, :math:`u = 2^{-53}`; the proven bounds of the sum and
+the product used there are :math:`3u^2` and :math:`4u^2`)."""
 
 
 class NotDoubleDouble(ValueError):
     """An expression with an operation that double-double code does not support (``log``,
     ``exp``, special functions, a non-half-integer power, ``Piecewise``...)."""
-
-
-PRIMITIVES = '''
-@JIT
-def _two_sum(a, b):
-    s = a + b
-    v = s - a
-    return s, (a - (s - v)) + (b - v)
-
-
-@JIT
-def _fast_two_sum(a, b):
-    s = a + b
-    return s, b - (s - a)
-
-
-@JIT
-def _split(a):
-    t = 134217729.0 * a
-    h = t - (t - a)
-    return h, a - h
-
-
-@JIT
-def _two_prod(a, b):
-    p = a * b
-    ah, al = _split(a)
-    bh, bl = _split(b)
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-@JIT
-def dd_add(ah, al, bh, bl):
-    s, e = _two_sum(ah, bh)
-    t, f = _two_sum(al, bl)
-    s, e = _fast_two_sum(s, e + t)
-    return _fast_two_sum(s, e + f)
-
-
-@JIT
-def dd_sub(ah, al, bh, bl):
-    return dd_add(ah, al, -bh, -bl)
-
-
-@JIT
-def dd_mul(ah, al, bh, bl):
-    p, e = _two_prod(ah, bh)
-    return _fast_two_sum(p, e + (ah * bl + al * bh))
-
-
-@JIT
-def dd_div(ah, al, bh, bl):
-    q1 = ah / bh
-    ph, pl = dd_mul(bh, bl, q1, 0.0)
-    rh, rl = dd_sub(ah, al, ph, pl)
-    q2 = rh / bh
-    ph, pl = dd_mul(bh, bl, q2, 0.0)
-    rh, rl = dd_sub(rh, rl, ph, pl)
-    q3 = rh / bh
-    q1, q2 = _fast_two_sum(q1, q2)
-    return dd_add(q1, q2, q3, 0.0)
-
-
-@JIT
-def dd_sqrt(ah, al):
-    s = _sqrt(ah)
-    p, e = _two_prod(s, s)
-    c = (((ah - p) - e) + al) / (s + s)
-    h, l = _fast_two_sum(s, c)
-    z = ah == 0.0
-    return _sel(z, ah, h), _sel(z, ah, l)
-
-
-@JIT
-def dd_abs(ah, al):
-    n = ah < 0.0
-    return _sel(n, -ah, ah), _sel(n, -al, al)
-'''
-"""The double-double operations, as source (``JIT`` is Numba's ``njit`` or the identity)."""
-
-
-def numpy_namespace() -> dict:
-    """A namespace in which :data:`PRIMITIVES` and generated code run on NumPy arrays (or
-    Python floats), elementwise."""
-    ns = {"JIT": lambda f: f, "_sqrt": np.sqrt, "_sel": np.where, "_np": np}
-    exec(compile(PRIMITIVES, "<double-double primitives>", "exec"), ns)  # noqa: S102
-    return ns
-
-
-NUMBA_PRELUDE = '''
-@JIT
-def _sel(c, a, b):
-    return a if c else b
-
-
-@JIT
-def _sqrt(a):
-    return _np.sqrt(a)
-'''
-"""Numba's versions of ``_sel`` and ``_sqrt`` (scalars), to be compiled with :data:`PRIMITIVES`."""
 
 
 def constant(value) -> tuple:
@@ -338,27 +216,3 @@ def function_source(name: str, args, exprs, varying: int = 0) -> str:
     hoisted = "    return (" + "".join(f"{x}, " for x in used) + ")"
     return (f"@JIT\ndef {name}_pre({outer_params}):\n" + "\n".join(pre + [hoisted]) + "\n\n\n"
             f"@JIT\ndef {name}({inner_params}):\n" + "\n".join(rest + [ret]) + "\n")
-
-
-def dd_source(name: str, exprs, args) -> tuple:
-    """``(source, n_inner)``: double-double functions of ``exprs`` in the symbols ``args``:
-    ``{name}_outer(args..., averages...)`` and, per spectral average ``k``,
-    ``{name}_inner_k_pre(args..., averages before k)`` (what does not depend on the pair) and
-    ``{name}_inner_k(lambda, mu, what _pre returned)`` (the term of the average, to be
-    weighted and summed by the caller). Raises :class:`NotDoubleDouble` where an
-    expression holds an operation without double-double code (or a Gaussian integral)."""
-    import sympy
-
-    from .codegen import split_averages
-    from .gaussian import GaussianIntegral
-    from .spectral import LAMBDA_I, MU_I
-
-    exprs = [sympy.sympify(e) for e in exprs]
-    if any(e.atoms(GaussianIntegral) for e in exprs):
-        raise NotDoubleDouble("a Gaussian integral has no double-double code")
-    current, dummies, inner_exprs = split_averages(exprs)
-    parts = [function_source(f"{name}_outer", list(args) + dummies, current)]
-    for k, (e, before) in enumerate(inner_exprs):
-        parts.append(function_source(f"{name}_inner_{k}", [LAMBDA_I, MU_I] + list(args) + before,
-                                     [e], varying=2))
-    return "\n\n".join(parts), len(inner_exprs)
