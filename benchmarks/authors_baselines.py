@@ -324,30 +324,28 @@ def paper_a_curves(mod):
 def kernel_breakdown(cases):
     """Per float64 call of each case ``(label, tau, kappa)`` with the fused kernel: ``(label,
     whole call, inside the kernel (solve and compiled check), of which the compiled check, the
-    longdouble check after the kernel)`` in seconds (``None`` without a kernel). The kernel is
-    timed by a wrapper around its call; the compiled check's share is that time less the same
-    call without the check (made once more inside the wrapper, and not counted in the whole
-    call); ``Machine.assess`` (the longdouble check, for a variant without a compiled one) by a
-    wrapper around it."""
+    longdouble check after the kernel)`` in seconds (``None`` without a kernel). The kernel and
+    ``Machine.assess`` (the longdouble check, for a variant without a compiled one) are timed by
+    wrappers around their calls; the compiled check's share is measured apart, on the last
+    call's own inputs: the kernel called with and without its check, alternately, in blocks of
+    ``n`` calls (median of 5 blocks each)."""
     from replica.numerics import kernels as kmod
     from replica.numerics.machine import Machine
 
     if not _kernels_on():
         return None
     clock: dict = {}
+    last: list = []
     orig_call = kmod.Kernel.__call__
     orig_assess = Machine.assess
 
     def kernel_call(self, *args, **kw):
         t = time.perf_counter()
-        out = orig_call(self, *args, **kw)
-        t1 = time.perf_counter()
-        orig_call(self, *args, **dict(kw, check=False))
-        t2 = time.perf_counter()
-        clock["kernel"] = clock.get("kernel", 0.0) + t1 - t
-        clock["solve"] = clock.get("solve", 0.0) + t2 - t1
-        clock["extra"] = clock.get("extra", 0.0) + time.perf_counter() - t1
-        return out
+        try:
+            return orig_call(self, *args, **kw)
+        finally:
+            clock["kernel"] = clock.get("kernel", 0.0) + time.perf_counter() - t
+            last[:] = [self, args, kw]
 
     def assess(self, *args, **kw):
         t = time.perf_counter()
@@ -371,9 +369,17 @@ def kernel_breakdown(cases):
             t = time.perf_counter()
             for _ in range(n):
                 point()
-            whole = (time.perf_counter() - t - clock.get("extra", 0.0)) / n
-            kern = clock.get("kernel", 0.0) / n
-            out.append((label, whole, kern, kern - clock.get("solve", 0.0) / n,
+            whole = (time.perf_counter() - t) / n
+            k, args, kw = last
+            blocks = {True: [], False: []}
+            for _ in range(5):
+                for check in (True, False):
+                    t = time.perf_counter()
+                    for _ in range(n):
+                        orig_call(k, *args, **dict(kw, check=check))
+                    blocks[check].append((time.perf_counter() - t) / n)
+            check = statistics.median(blocks[True]) - statistics.median(blocks[False])
+            out.append((label, whole, clock.get("kernel", 0.0) / n, check,
                         clock.get("longdouble", 0.0) / n))
     finally:
         kmod.Kernel.__call__ = orig_call
@@ -663,7 +669,8 @@ def run():
                "values and admissibility of every point, and its extended-precision check "
                "(`replica.numerics.fused_check`: residual, Newton correction and every reported "
                "value in double-double, condition), and its status; *compiled check*: the "
-               "check's share of it (the kernel's time less the same call without the check); "
+               "check's share of it (the same kernel call with and without its check, in "
+               "alternating blocks); "
                "*longdouble check*: `Machine.assess` after the kernel (only for a variant "
                "without a compiled check); *rest*: the Python around them -- parameter "
                "parsing, domains, variants, output arrays; *bound*: the authors' time over the "

@@ -87,7 +87,7 @@ def paired(model, **kw):
         if len(got) < 8:
             continue  # a variant without a compiled check
         m = k.machine
-        x, _it, rel, iterated, rep, adm, _left, (cond, err) = got
+        x, _it, _rel, iterated, rep, adm, _left, (cond, err, _code) = got
         report = dict(zip(m.report_names, rep))
         done = iterated & adm & np.isfinite(rep).all(axis=0)
         cond_ld, err_ld = m.assess(x, P, spec, shape, report)

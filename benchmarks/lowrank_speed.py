@@ -316,7 +316,7 @@ def main():
             f"The target of issue 29 (10^6 points/s): the extended-precision check alone "
             f"allows {caps[0]:.1e} to {caps[1]:.1e} points/s here (per point: the residual "
             "and all 36 reported values in double-double, a 5 x 5 Jacobian, its condition by "
-            "an SVD and a Newton correction); the solve itself (start, Newton, reported "
+            "Jacobi rotations and a Newton correction); the solve itself (start, Newton, reported "
             "values) is the `solve only` column.",
             "",
             "Golden point 2 at 50 digits, verified (re-solve at 82 digits), CPU time:",
