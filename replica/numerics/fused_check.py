@@ -29,7 +29,7 @@ The spectral averages are summed in double-double over the float64 pairs (read e
 ``longdouble`` check sums them over the same pairs. The generated double-double functions come
 from the same SymPy expressions as every other evaluator of the machine (its ``aliases``,
 ``inputs``, ``equations`` and ``report`` groups, staged as
-:meth:`~replica.numerics.machine.Machine.evaluate` stages them; :func:`dd_groups`), and are
+``Machine.evaluate`` stages them; :func:`dd_groups`), and are
 kept in the code cache under the machine's content key.
 
 **Why this is at least as strong as the** ``longdouble`` **check.** Each double-double operation

@@ -93,9 +93,9 @@ class _Bounds:
 
 _LAYOUTS: dict = {}
 _OTHER: dict = {}
-"""Parsed non-grid parameters, by the parameter and its exact raw value (a string or a number,
-hashable and immutable; with the size a covariance SPEC is read at): the parsed values are
-immutable (covariances, fractions, integers)."""
+"""Parsed non-grid parameters, by the parameter (the object, checked on a hit) and its exact
+raw value (a string or an integer; with the size a covariance SPEC is read at): the parsed
+values are immutable (covariances, fractions, integers)."""
 
 
 def _layout(schema) -> _Layout:
@@ -111,14 +111,17 @@ def _parse_other(p, v, known):
     same for the same text, and for a covariance SPEC the same size)."""
     if type(v) not in (str, int):
         return p.parse(v, known)
-    key = (p, v, known.get(p.size_from) if p.is_covariance else None)
+    size = known.get(p.size_from) if p.is_covariance else None
+    key = (id(p), v, size if type(size) is int else None)
     hit = _OTHER.get(key)
-    if hit is None:
-        hit = p.parse(v, known)
+    if hit is not None and hit[0] is p and (size is None or type(size) is int):
+        return hit[1]
+    parsed = p.parse(v, known)
+    if size is None or type(size) is int:
         if len(_OTHER) > 512:
             _OTHER.clear()
-        _OTHER[key] = hit
-    return hit
+        _OTHER[key] = (p, parsed)
+    return parsed
 
 
 def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = None,
