@@ -528,10 +528,18 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     if n != d:
         raise ParameterError(name, f"the array has size {n}, expected d = {d}")
     contiguous = np.ascontiguousarray(arr)
+    # the array passed last (the same object, compared bit for bit with a copy of its content
+    # then: equal contents, the same covariance) without hashing its bytes again
+    recent = (id(array), arr.shape, arr.dtype.str, d, bool(raw))
+    hit = _RECENT.get(recent)
+    if hit is not None and contiguous.dtype == np.float64 and np.array_equal(
+            contiguous.view(np.uint64), hit[0]):
+        return hit[1]
     content = hashlib.sha256(memoryview(contiguous).cast("B")).digest()
     key = (content, arr.dtype.str, arr.shape, d, bool(raw))
     hit = _PREPARED.get(key)
     if hit is not None:
+        _remember_recent(recent, contiguous, hit)
         return hit
     if not np.all(np.isfinite(arr)):
         raise ParameterError(name, "the array has NaN or infinite entries")
@@ -542,7 +550,21 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     if len(_PREPARED) >= _PREPARED_MAX:
         _PREPARED.pop(next(iter(_PREPARED)))
     _PREPARED[key] = cov
+    _remember_recent(recent, contiguous, cov)
     return cov
+
+
+_RECENT: dict = {}
+"""Covariances of the float64 arrays passed last: ``(id, shape, dtype, d, raw) -> (a copy of
+the array's bits, covariance)``; a hit needs the same bits (:func:`covariance_from_array`)."""
+
+
+def _remember_recent(key, contiguous, cov):
+    if contiguous.dtype != np.float64:
+        return
+    if len(_RECENT) >= 8:
+        _RECENT.pop(next(iter(_RECENT)))
+    _RECENT[key] = (contiguous.view(np.uint64).copy(), cov)
 
 
 _PREPARED: dict = {}

@@ -291,8 +291,9 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     if refine:
         _refine(problem, out, arrays, values, numeric, dps=refine_dps)
     status = out["status"]
-    results = np.isin(status, (Status.CONVERGED.value, Status.NOT_VERIFIED.value))
-    if strict and not np.all(results):
+    if strict and not out["converged"].all() and not np.all(
+            out["converged"] | (status == Status.NOT_VERIFIED.value)):
+        results = (status == Status.CONVERGED.value) | (status == Status.NOT_VERIFIED.value)
         bad = status[~results]
         kinds, counts = np.unique(bad, return_counts=True)
         first = Status(str(kinds[np.argmax(counts)]))

@@ -2,7 +2,9 @@ r"""What a float64 solution may claim (:func:`replica.numerics.driver.solve_floa
 ``converged`` only when one Newton correction in extended precision (``longdouble``) and the
 re-evaluation of the reported formulas (:func:`call_longdouble`) bound every reported value's
 relative error by :data:`CLAIM_RTOL`, with the condition at most :data:`CONDITION_MAX`
-(:func:`honest_status`); :meth:`replica.numerics.machine.Machine.assess` computes both.
+(:func:`honest_status`); :meth:`replica.numerics.machine.Machine.assess` computes both (and, in
+a fused kernel, :mod:`replica.numerics.fused_check` computes them in double-double, with the
+same thresholds).
 """
 
 from __future__ import annotations
@@ -73,3 +75,37 @@ def honest_status(problem: Problem, report: dict, cond, err, shape):
     status[good & ~negative] = Status.CONVERGED.value
     status[good & negative] = Status.INADMISSIBLE.value
     return status
+
+
+_STATUS_CODES = np.array([Status.CONVERGED.value, Status.NOT_VERIFIED.value,
+                          Status.INADMISSIBLE.value, Status.NON_FINITE.value,
+                          Status.MAX_ITERATIONS.value, Status.INADMISSIBLE.value],
+                         dtype=STATUS_DTYPE)
+
+
+def status_of_codes(code):
+    """``(status, done)`` of points given as status codes (the compiled kernel's, as
+    :func:`point_status` computes them): 0 ``converged``, 1 ``not-verified``, 2 ``inadmissible``
+    with every value a result (a negative mean-squared error), 3 ``non-finite``, 4
+    ``max-iterations``, 5 ``inadmissible`` (the admissibility conditions fail); ``done``: the
+    points whose values are results (codes 0-2)."""
+    return _STATUS_CODES[code], code <= 2
+
+
+def point_status(problem: Problem, report: dict, cond, err, iterated, admissible, done):
+    """The status of every float64 point: ``max-iterations`` where the iteration did not
+    converge, ``inadmissible`` where the admissibility conditions fail, ``non-finite`` where a
+    reported value is not finite, and elsewhere (``done``) :func:`honest_status` -- the same
+    statuses, computed as small integer codes and named once."""
+    good = (err <= CLAIM_RTOL) & (cond <= CONDITION_MAX)
+    negative = None
+    for name in getattr(problem, "nonnegative", ()):
+        if name in report:
+            neg = np.asarray(report[name]) < 0
+            negative = neg if negative is None else negative | neg
+    if negative is None:
+        honest = np.where(good, 0, 1)
+    else:
+        honest = np.where(good, np.where(negative, 2, 0), 1)
+    code = np.where(done, honest, np.where(iterated, np.where(admissible, 3, 5), 4))
+    return _STATUS_CODES[code]

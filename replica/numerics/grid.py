@@ -62,42 +62,108 @@ class _Arrays:
         self.__dict__.update(values)
 
 
-def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = None):
+class _Layout:
+    """What :func:`solve_grid` reads of a schema on every call, worked out once per schema: the
+    numeric parameters (grids) and the others (covariances, SPECs, integers) in the schema's
+    order, and each numeric parameter's domain."""
+
+    def __init__(self, schema):
+        self.schema = schema
+        self.numeric, self.other = [], []
+        self.domains = {}
+        for p in schema.parameters:
+            if p.is_covariance or p.is_spec or p.resolved_domain().integer:
+                self.other.append(p)
+            else:
+                self.numeric.append(p)
+                self.domains[p.name] = p.resolved_domain()
+        # each domain's bounds as floats (read on every call)
+        self.bounds = {name: _Bounds(dom) for name, dom in self.domains.items()}
+
+
+class _Bounds:
+    """A numeric domain's bounds as floats (``None`` where it has none)."""
+
+    def __init__(self, dom):
+        self.lower = None if dom.lower is None else float(dom.lower)
+        self.upper = None if dom.upper is None else float(dom.upper)
+        self.lower_open, self.upper_open = dom.lower_open, dom.upper_open
+        self.allow_inf = dom.allow_inf
+
+
+_LAYOUTS: dict = {}
+_OTHER: dict = {}
+"""Parsed non-grid parameters, by the parameter (the object, checked on a hit) and its exact
+raw value (a string or an integer; with the size a covariance SPEC is read at): the parsed
+values are immutable (covariances, fractions, integers)."""
+
+
+def _layout(schema) -> _Layout:
+    hit = _LAYOUTS.get(id(schema))
+    if hit is not None and hit.schema is schema:
+        return hit
+    out = _LAYOUTS[id(schema)] = _Layout(schema)
+    return out
+
+
+def _parse_other(p, v, known):
+    """``p.parse(v, known)``, remembered for a string or number ``v`` (the parsed value is the
+    same for the same text, and for a covariance SPEC the same size)."""
+    if type(v) not in (str, int):
+        return p.parse(v, known)
+    size = known.get(p.size_from) if p.is_covariance else None
+    key = (id(p), v, size if type(size) is int else None)
+    hit = _OTHER.get(key)
+    if hit is not None and hit[0] is p and (size is None or type(size) is int):
+        return hit[1]
+    parsed = p.parse(v, known)
+    if size is None or type(size) is int:
+        if len(_OTHER) > 512:
+            _OTHER.clear()
+        _OTHER[key] = (p, parsed)
+    return parsed
+
+
+def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = None,
+                        domains: dict | None = None):
     """Every grid value inside its parameter's domain and every rule of the schema satisfied
-    (``other``: the parsed non-grid parameters, e.g. a SPEC that a rule also reads)."""
-    for p in problem.schema.parameters:
-        if p.is_covariance or p.is_spec or p.name not in arrays:
-            continue
-        v = arrays[p.name]
+    (``other``: the parsed non-grid parameters, e.g. a SPEC that a rule also reads;
+    ``domains``: the numeric parameters' domains, :class:`_Layout`)."""
+    if domains is None:
+        domains = _layout(problem.schema).bounds
+    for name, dom in domains.items():
+        v = arrays.get(name)
         if not isinstance(v, np.ndarray):
             continue
-        dom = p.resolved_domain()
         if v.size == 1 and _scalar_in_domain(float(v.reshape(-1)[0]), dom):
             continue  # one point inside its domain (the array test below finds the others)
         ok = np.isfinite(v) | (np.isinf(v) & (v > 0) & dom.allow_inf)
         if dom.lower is not None:
-            ok &= (v > float(dom.lower)) if dom.lower_open else (v >= float(dom.lower))
+            ok &= (v > dom.lower) if dom.lower_open else (v >= dom.lower)
         if dom.upper is not None:
-            ok &= (v < float(dom.upper)) if dom.upper_open else (v <= float(dom.upper))
+            ok &= (v < dom.upper) if dom.upper_open else (v <= dom.upper)
         if not np.all(ok):
-            raise ParameterError(p.option, "out of its domain at some grid point")
+            raise ParameterError(problem.schema[name].option, "out of its domain at some grid "
+                                                              "point")
     cmp = _Arrays({**(other or {}), **arrays})
-    for rule in problem.schema.rules:
-        with np.errstate(all="ignore"):
-            if np.any(rule.refuse(cmp)):
+    with np.errstate(all="ignore"):
+        for rule in problem.schema.rules:
+            refused = rule.refuse(cmp)
+            if refused.any() if isinstance(refused, np.ndarray) else np.any(refused):
                 raise ParameterError("--" + rule.parameter.replace("_", "-"),
                                      f"{rule.message} (at some grid point)")
+    return cmp
 
 
-def _scalar_in_domain(x: float, dom) -> bool:
+def _scalar_in_domain(x: float, dom: _Bounds) -> bool:
     """Whether one float lies in ``dom`` (the test of :func:`_check_grid_domains` for a point)."""
     if not (math.isfinite(x) or (x == math.inf and dom.allow_inf)):
         return False
-    if dom.lower is not None and not (x > float(dom.lower) if dom.lower_open
-                                      else x >= float(dom.lower)):
+    if dom.lower is not None and not (x > dom.lower if dom.lower_open else x >= dom.lower):
         return False
-    return dom.upper is None or (x < float(dom.upper) if dom.upper_open
-                                 else x <= float(dom.upper))
+    return dom.upper is None or (x < dom.upper if dom.upper_open else x <= dom.upper)
+
+
 def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: float = 1e-13,
                maxiter: int = 20000, damping: float = 0.5, **values) -> tuple:
     r"""The float64 solve of ``problem`` over parameter grids behind
@@ -106,70 +172,85 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
     honest status), the numeric parameters as float arrays of the common shape, and their names.
     """
     schema = problem.schema
+    layout = _layout(schema)
+    for k in values:
+        if k not in schema:
+            raise ParameterError(k, "unknown parameter")
     arrays, other = {}, {}
-    numeric = []
-    for p in schema.parameters:
+    numeric = [p.name for p in layout.numeric]
+    for p in layout.other:
         v = values.get(p.name)
         if v is None and not p.required and not hasattr(p.default, "name"):
             v = p.default
-        if p.is_covariance or p.is_spec or p.resolved_domain().integer:
-            other[p.name] = v
-        else:
-            numeric.append(p.name)
-            if v is None and hasattr(p.default, "name"):
-                continue
-            arrays[p.name] = v
-    for name in numeric:
-        if name not in arrays:
-            arrays[name] = arrays[schema[name].default.name]
-    unknown = [k for k in values if k not in schema]
-    if unknown:
-        raise ParameterError(unknown[0], "unknown parameter")
+        other[p.name] = v
     conv = []
-    for name in numeric:
-        v = arrays[name]
+    for p in layout.numeric:
+        v = values.get(p.name)
+        if v is None:
+            if hasattr(p.default, "name"):  # the same as another parameter
+                v = values.get(p.default.name)
+                if v is None and not schema[p.default.name].required:
+                    v = schema[p.default.name].default
+            elif not p.required:
+                v = p.default
         if isinstance(v, str):
-            v = math.inf if v.strip().lower() == "inf" else float(
-                _exact_float(v, schema[name].option))
-        conv.append(np.asarray(v, dtype=float))
-    bc = np.broadcast_arrays(*conv)
-    arrays = {name: np.array(a, dtype=float) for name, a in zip(numeric, bc)}
-    shape = bc[0].shape if bc else ()
+            v = math.inf if v.strip().lower() == "inf" else float(_exact_float(v, p.option))
+        conv.append(v if type(v) is np.ndarray and v.dtype == np.float64
+                    else np.asarray(v, dtype=float))
+    shape = np.broadcast_shapes(*(c.shape for c in conv)) if conv else ()
+    arrays = {name: (np.array(np.broadcast_to(c, shape)) if c.shape != shape else c.copy())
+              for name, c in zip(numeric, conv)}
     parsed_other = {}
     for name, v in other.items():
-        p = schema[name]
-        parsed_other[name] = p.parse(v, {**parsed_other}) if v is not None else None
-    _check_grid_domains(problem, arrays, parsed_other)
-    full = dict(arrays)
-    full.update(parsed_other)
+        parsed_other[name] = (_parse_other(schema[name], v, parsed_other)
+                              if v is not None else None)
+    cmp = _check_grid_domains(problem, arrays, parsed_other, layout.bounds)
     # variants by mask
-    cmp = _Arrays(full)
-    remaining = np.ones(shape, bool)
+    remaining = None
     out: dict = {}
-    for vname, cond in problem.variants:
-        with np.errstate(all="ignore"):
-            mask = remaining & (np.broadcast_to(np.asarray(cond(cmp), bool), shape)
-                                if cond is not None else True)
-        if not np.any(mask):
+    with np.errstate(all="ignore"):  # every variant's condition at every point
+        conds = [None if cond is None else np.asarray(cond(cmp), bool)
+                 for _, cond in problem.variants]
+    for (vname, _), c in zip(problem.variants, conds):
+        if c is None:
+            mask = remaining
+        else:
+            mask = c if remaining is None else remaining & c
+            if c.shape != shape:
+                mask = np.broadcast_to(mask, shape)
+        if mask is not None and not mask.any():
             continue
-        remaining &= ~mask
+        whole = not out and (mask is None or mask.all())  # one variant at every point
         m = machine(problem, vname)
-        sub = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in full.items()}
-        res = _grid_variant(m, None, sub, (int(mask.sum()),), strict=False, start=_sub(start,
-                            mask), method=method, rtol=rtol, maxiter=maxiter, damping=damping,
-                            assess=True)
-        whole = not out and not np.any(remaining)  # one variant at every point
+        if whole:  # the points in a row, as the masked selection below gives them
+            N = int(np.prod(shape, dtype=int))
+            sub = {k: (v.reshape(N) if isinstance(v, np.ndarray) else v) for k, v in
+                   cmp.__dict__.items()}
+            part = None if start is None else [shaped(v, shape).reshape(N) for v in start]
+            n_sub = (N,)
+        else:
+            sub = {k: (v[mask] if isinstance(v, np.ndarray) else v) for k, v in
+                   cmp.__dict__.items()}
+            part = _sub(start, mask)
+            n_sub = (int(mask.sum()),)
+        res = _grid_variant(m, None, sub, n_sub, strict=False, start=part, method=method,
+                            rtol=rtol, maxiter=maxiter, damping=damping, assess=True)
+        if whole:
+            for k, v in res.items():
+                if not k.startswith("_"):
+                    v = v if v.flags.writeable else v.copy()
+                    out[k] = v if v.shape == shape else v.reshape(shape)
+            remaining = np.zeros(shape, bool)
+            break
         for k, v in res.items():
             if k.startswith("_"):
                 continue
-            fill, dtype = _FILL.get(k, (np.nan, float))
-            if whole:
-                out[k] = np.array(v, dtype=dtype).reshape(shape)
-                continue
             if k not in out:
+                fill, dtype = _FILL.get(k, (np.nan, float))
                 out[k] = np.full(shape, fill, dtype=dtype)
             out[k][mask] = v
-    if np.any(remaining):
+        remaining = ~mask if remaining is None else remaining & ~mask
+    if remaining is None or remaining.any():
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
     return out, arrays, numeric
 
@@ -215,7 +296,11 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",
                                status=Status.MAX_ITERATIONS)
-    out = {k: np.where(done, v, np.nan) for k, v in rep.items()}
+    if rep:  # every value at once (NaN where the point is not a result)
+        rows = np.where(done, np.array(list(rep.values())), np.nan)
+        out = dict(zip(rep, rows))
+    else:
+        out = {}
     out["converged"] = np.asarray(done)
     out["iterations"] = np.asarray(iters)
     out["residual"] = np.asarray(rel)

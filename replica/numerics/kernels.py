@@ -46,9 +46,17 @@ random range -- far inside :data:`~replica.numerics.float64_checks.CLAIM_RTOL` (
 accuracy a ``converged`` point claims. The safeguarded Newton iterations of the start can take a
 different number of steps where the root's function is at its rounding floor (a step below an
 ulp is replaced by a bisection, in both paths).
-The honest status of every point is computed afterwards exactly as without the kernel
-(:meth:`~replica.numerics.machine.Machine.assess`: the extended-precision check in NumPy
-``longdouble``, which Numba does not compile), on the kernel's own values.
+**The honest status of every point** comes from the same compiled loop: where the variant's
+expressions have double-double code, the kernel source also holds the extended-precision check
+of :mod:`replica.numerics.fused_check` (the quantities of
+:meth:`~replica.numerics.machine.Machine.assess` -- residual, Newton correction, every reported
+value at the corrected point, condition -- in double-double instead of NumPy ``longdouble``,
+with the same thresholds), run on each point right after it is solved, and the point's status
+code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only names the codes and
+masks the values. Elsewhere (an operation without double-double code, e.g. an infinite
+constant) the kernel solves and :meth:`~replica.numerics.machine.Machine.assess` checks in
+``longdouble`` afterwards, as without the kernel. The kernel's source -- solve and check --
+is one generated file, named by its hash, so Numba's cache of it can never be stale.
 
 **When.** Only with Numba installed (the ``fast`` extra) and ``REPLICA_NUMBA`` not ``0``;
 otherwise, and for a variant whose generated code Numba does not compile, :func:`kernel` returns
@@ -71,6 +79,7 @@ import sys
 import numpy as np
 
 from ..errors import ConvergenceError
+from ..symbolic.ddcode import NotDoubleDouble
 from .result import Status
 
 ROOT_RTOL = 4e-16
@@ -102,14 +111,16 @@ def kernel(m):
     no code cache (``REPLICA_LAMBDIFY_CACHE=0``, or a problem that names no source files: the
     kernel would be compiled again in every process), or generated code that Numba does not
     compile (remembered for the process)."""
-    if not enabled() or m.cache is None or m.cache.folder() is None:
-        return None  # (without a code cache the kernel would be compiled in every process)
-    if not (m.outline.exact_start or (m.outline.fixed_point and m.n)):
-        return None  # an iterated root system: the NumPy path
+    if not enabled() or m.cache is None:
+        return None
     key = (id(m), m.problem.name, m.variant)
     hit = _KERNELS.get(key)
     if hit is not None and hit.machine is m:
-        return hit
+        return hit  # (built in this process: the code cache's folder was checked then)
+    if m.cache.folder() is None:
+        return None  # (without a code cache the kernel would be compiled in every process)
+    if not (m.outline.exact_start or (m.outline.fixed_point and m.n)):
+        return None  # an iterated root system: the NumPy path
     if key in _FAILED:
         return None
     try:
@@ -560,7 +571,7 @@ class Kernel:
     """The fused float64 kernel of one machine (see the module docstring); call it with the
     parameters (arrays of one shape), the float64 spectral pairs and that shape."""
 
-    def __init__(self, m):
+    def __init__(self, m, checked: bool = True):
         self.machine = m
         start = m.start_machine
         o = m.outline
@@ -587,9 +598,22 @@ class Kernel:
             groups.append(_Group("inputs", m.ev["inputs"], self.n_in, self.n_al + n_p))
         groups.append(_Group("equations", m.ev["equations"], self.n, self.n + n_p + ns))
         self.iterated = not o.exact_start
-        if self.iterated:
-            if not self.fixed_point:
-                raise ValueError("only a fixed-point system is iterated in a kernel")
+        if self.iterated and not self.fixed_point:
+            raise ValueError("only a fixed-point system is iterated in a kernel")
+        # the compiled extended-precision check (fused_check), where the variant's expressions
+        # have double-double code: it needs the float64 Jacobian, as the iteration does
+        self.check_source = None
+        if checked:
+            from .fused_check import check_source
+
+            try:
+                self.check_source = check_source(m, self.fixed_point, {
+                    "aliases": self.n_al, "inputs": self.n_in, "equations": self.n,
+                    "report": self.n_report})
+            except NotDoubleDouble:
+                self.check_source = None
+        self.checked = self.check_source is not None
+        if (self.iterated or self.checked) and self.n:
             groups.append(_Group("jacobian", m.ev["jacobian"], self.n * self.n,
                                  self.n + n_p + ns))
         self.positive = bool(o.positive_unknowns)
@@ -601,6 +625,8 @@ class Kernel:
         self.groups = {g.name: g for g in groups}
         source = _PRELUDE + "\n\n" + "\n\n".join(s for g in groups for s in g.source)
         source += "\n\n" + self._driver(start, o)
+        if self.checked:
+            source += "\n\n" + self.check_source
         self.source = source
         self.module = _load(m, source)
         self.solve = self.module.solve_points
@@ -653,12 +679,16 @@ class Kernel:
             lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
             lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
         lines.append("    return")
-        if self.iterated:
+        if self.iterated or (self.checked and n):
             lines += self._newton(o)
         # the batch
         lines += ["", "@JIT",
-                  "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL):",
-                  "    t = _np.empty(lam.shape[0])",
+                  "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
+                  " CODE, CHECK):",
+                  "    t = _np.empty(lam.shape[0])"]
+        if self.checked:
+            lines += ["    S = check_scratch(lam.shape[0])"]
+        lines += [
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
                   f"    v = _np.empty({n + n_p + ns})",
@@ -720,7 +750,37 @@ class Kernel:
         if self.n_adm:
             lines += ["        av = ev_admissible(v, lam, mu, w, t)"]
             lines += [f"        ok = ok and av[{j}] > 0" for j in range(self.n_adm)]
-        lines += ["        ADM[i] = ok", "    return -1"]
+        lines += ["        ADM[i] = ok"]
+        if self.checked:
+            # the point's extended-precision check (fused_check), where it is a result: the
+            # iteration converged, admissible, every unknown and reported value finite
+            # and its status code (float64_checks.point_status, with 5 for an inadmissible
+            # point that is not a result)
+            from .float64_checks import CLAIM_RTOL, CONDITION_MAX
+
+            m = self.machine
+            nonneg = [m.report_names.index(k) for k in getattr(m.problem, "nonnegative", ())
+                      if k in m.report_names]
+            lines += ["        if CHECK:",
+                      "            fin = _finite(REL[i])",
+                      f"            for j in range({n}):",
+                      "                fin = fin and _finite(X[j, i])",
+                      "            rfin = True",
+                      f"            for j in range({self.n_report}):",
+                      "                rfin = rfin and _finite(REP[j, i])",
+                      "            if fin and ok and rfin:",
+                      "                c, e = check_point(x, p, REP[:, i], lam, mu, w, t, st, v, S)",
+                      "                COND[i] = c",
+                      "                ERR[i] = e",
+                      f"                good = e <= {CLAIM_RTOL!r} and c <= {CONDITION_MAX!r}",
+                      "                neg = False"]
+            lines += [f"                neg = neg or REP[{k}, i] < 0" for k in nonneg]
+            lines += ["                CODE[i] = (2 if neg else 0) if good else 1",
+                      "            else:",
+                      "                COND[i] = _np.nan",
+                      "                ERR[i] = _np.nan",
+                      "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
+        lines += ["    return -1"]
         return "\n".join(lines) + "\n"
 
     def _newton(self, o) -> list:
@@ -884,12 +944,17 @@ class Kernel:
         return lines
 
     # -- the call --------------------------------------------------------------------------------
-    def __call__(self, P, spec, shape, rtol=1e-13):
+    def __call__(self, P, spec, shape, rtol=1e-13, check=False):
         """``(x, iterations, relative change, iterated, reported values, admissible, left)``
-        at every point of ``shape`` (``P``: the parameters in the outline's order, broadcast to
+        at every point of ``shape`` (the reported values as one array, a row per value) (``P``: the parameters in the outline's order, broadcast to
         ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``). ``left``
         (``None`` for an exact start) marks the points an iterated variant leaves to the NumPy
-        path (:meth:`_newton`); their other outputs are not meaningful."""
+        path (:meth:`_newton`); their other outputs are not meaningful. With ``check`` and a
+        compiled check (``checked``), an eighth item ``(condition, error, code)``: the check of
+        :mod:`replica.numerics.fused_check` at every point that is a result (NaN elsewhere,
+        and at the points left) and each point's status as a code of
+        :func:`~replica.numerics.float64_checks.status_of_codes` (not meaningful at the points
+        left)."""
         N = int(np.prod(shape, dtype=int))
         Pm = np.empty((self.n_p, N))
         for j, v in enumerate(P):
@@ -904,7 +969,11 @@ class Kernel:
         rep = np.empty((self.n_report, N))
         adm = np.empty(N, dtype=np.bool_)
         sweeps = np.zeros(N, dtype=np.int64)
-        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol))
+        cond = np.full(N, np.nan)
+        err = np.full(N, np.nan)
+        code = np.full(N, 4, dtype=np.int8)
+        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol),
+                            cond, err, code, bool(check and self.checked))
         if failed >= 0:
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
@@ -917,8 +986,31 @@ class Kernel:
             left = (sweeps < 0).reshape(shape)
             iterated &= ~left.reshape(N)
             it = it + np.where(left, 0, sweeps.reshape(shape))
-        return (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
-                [r.reshape(shape) for r in rep], adm.reshape(shape), left)
+        out = (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
+               rep.reshape((self.n_report,) + shape), adm.reshape(shape), left)
+        if check and self.checked:
+            out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
+        return out
+
+    def check(self, P, spec, X, rep, do):
+        """``(condition, error)`` of the compiled check (:mod:`replica.numerics.fused_check`)
+        at the points ``do`` (a flat boolean array; ``P``: the parameters, each broadcastable
+        to ``do``'s shape; ``X``: ``(n, N)``; ``rep``: the reported values, ``(k, N)``); NaN
+        elsewhere."""
+        N = do.size
+        Pm = np.empty((self.n_p, N))
+        for j, v in enumerate(P):
+            Pm[j] = v
+        if spec is None:
+            lam = mu = w = np.zeros(0)
+        else:
+            lam, mu, w = (np.ascontiguousarray(a, dtype=float) for a in spec[:3])
+        cond = np.empty(N)
+        err = np.empty(N)
+        self.module.check_points(Pm, lam, mu, w, np.ascontiguousarray(X, dtype=float),
+                                 np.ascontiguousarray(rep, dtype=float),
+                                 np.ascontiguousarray(do, dtype=np.bool_), cond, err)
+        return cond, err
 
 
 def _load(m, source):

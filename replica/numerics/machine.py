@@ -25,7 +25,8 @@ from .outline import Outline, load_outline, store_outline
 from .precision import ball_precision, precision
 from .result import Status
 from .roots import bracketed_newton, bracketed_newton_vec
-from .float64_checks import LD_WIDER, STATUS_DTYPE, STEP_MAX, call_longdouble, honest_status
+from .float64_checks import (LD_WIDER, STEP_MAX, call_longdouble, point_status,
+                             status_of_codes)
 
 
 
@@ -494,8 +495,17 @@ class Machine:
             from .kernels import kernel
 
             kern = kernel(self)
+        checked = None
         if kern is not None:
-            x, iters, rel, iterated, rep, admissible, left = kern(P, spec, shape, rtol=rtol)
+            got = kern(P, spec, shape, rtol=rtol, check=assess)
+            x, iters, rel, iterated, rep, admissible, left = got[:7]
+            if len(got) > 7:
+                checked = got[7]
+                if left is None or not left.any():  # every status from the kernel
+                    cond, err, code = checked
+                    status, done = status_of_codes(code)
+                    self.last_assessment = (cond, err)
+                    return x, done, iters, rel, dict(zip(self.report_names, rep)), status
             if left is not None and np.any(left):
                 sub = (int(left.sum()),)
                 Ps = [shaped(v, shape)[left] for v in P]
@@ -509,22 +519,33 @@ class Machine:
                 admissible[left] = adms
                 for r, rs_ in zip(rep, reps):
                     r[left] = rs_
+                if checked is not None:  # the points left, checked by the same compiled code
+                    c, e = kern.check([shaped(v, shape)[left] for v in P], spec, xs,
+                                      np.array(reps).reshape(len(reps), -1),
+                                      np.ones(sub[0], bool))
+                    checked[0][left] = c
+                    checked[1][left] = e
+                    checked = checked[:2]
         else:
             x, iters, rel, iterated, rep, admissible = self._grid_numpy(
                 P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
                 method=method)
-        finite = np.all([np.isfinite(v) for v in rep], axis=0) if rep else np.ones(shape, bool)
+        if isinstance(rep, np.ndarray):  # a row per value (the kernel's)
+            finite = np.isfinite(rep).all(axis=0)
+        else:
+            finite = (np.all([np.isfinite(v) for v in rep], axis=0) if rep
+                      else np.ones(shape, bool))
         done = iterated & admissible & finite
         status = None
+        report = dict(zip(self.report_names, rep))
         if assess:
-            status = np.where(iterated, np.where(admissible, Status.NON_FINITE.value,
-                                                 Status.INADMISSIBLE.value),
-                              Status.MAX_ITERATIONS.value).astype(STATUS_DTYPE)
-            report = dict(zip(self.report_names, rep))
-            cond, err = self.assess(x, P, spec, shape, report)
-            status[done] = honest_status(self.problem, report, cond, err, shape)[done]
+            if checked is not None:  # the compiled check (fused_check), done in the kernel
+                cond, err = checked
+            else:
+                cond, err = self.assess(x, P, spec, shape, report)
+            status = point_status(self.problem, report, cond, err, iterated, admissible, done)
             self.last_assessment = (cond, err)
-        return x, done, iters, rel, dict(zip(self.report_names, rep)), status
+        return x, done, iters, rel, report, status
 
     def _grid_numpy(self, P, spec, shape, *, rtol, maxiter, damping, start, method):
         """The NumPy path of :meth:`grid`: ``(x, iterations, relative change, iterated,

@@ -1077,6 +1077,36 @@ def _level_sources(levels) -> list:
     return parts
 
 
+def split_averages(exprs):
+    """``(current, dummies, inner_exprs)``: ``exprs`` with each distinct spectral average
+    replaced by a dummy symbol, the dummies, and per dummy ``(integrand, dummies before it)``.
+    Averages may be nested (an average inside another, e.g. a trace inside a resolvent): the
+    innermost ones are replaced first; average k is a function of (lambda, mu), the arguments
+    and the averages before it. (Shared by every generator of this package: the NumPy, mpmath
+    and ball code here and the double-double code of :mod:`replica.symbolic.ddcode`.)"""
+    import sympy
+
+    from .spectral import SpectralAverage
+
+    current, dummies, inner_exprs = list(exprs), [], []
+    while True:
+        found = set()
+        for e in current:
+            found |= e.atoms(SpectralAverage)
+        leaves = sorted((a for a in found if not a.args[0].atoms(SpectralAverage)),
+                        key=sympy.default_sort_key)
+        if not leaves:
+            break
+        mapping = {}
+        for a in leaves:
+            d = sympy.Dummy(f"avg{len(dummies)}")
+            inner_exprs.append((a.args[0], list(dummies)))
+            dummies.append(d)
+            mapping[a] = d
+        current = [e.xreplace(mapping) for e in current]
+    return current, dummies, inner_exprs
+
+
 class Evaluator:
     """Evaluators of ``exprs`` as functions of ``args`` (and of a spectrum, if the expressions hold
     spectral averages), for the backends ``"mp"`` and ``"np"``.
@@ -1153,29 +1183,11 @@ class Evaluator:
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
         import sympy
 
-        from .spectral import LAMBDA_I, MU_I, SpectralAverage
+        from .spectral import LAMBDA_I, MU_I
 
         exprs, gauss_prepared, gauss_dummies = self._extract_gaussian_integrals(self.exprs)
         args = self.args + gauss_dummies
-        # averages may be nested (an average inside another, e.g. a trace inside a resolvent):
-        # replace the innermost ones first; average k is a function of (lambda, mu), the
-        # arguments and the averages before it
-        current, dummies, inner_exprs = list(exprs), [], []
-        while True:
-            found = set()
-            for e in current:
-                found |= e.atoms(SpectralAverage)
-            leaves = sorted((a for a in found if not a.args[0].atoms(SpectralAverage)),
-                            key=sympy.default_sort_key)
-            if not leaves:
-                break
-            mapping = {}
-            for a in leaves:
-                d = sympy.Dummy(f"avg{len(dummies)}")
-                inner_exprs.append((a.args[0], list(dummies)))
-                dummies.append(d)
-                mapping[a] = d
-            current = [e.xreplace(mapping) for e in current]
+        current, dummies, inner_exprs = split_averages(exprs)
         if backend == "arb":
             try:
                 outer, inners = self._generate_arb(current, dummies, inner_exprs, args)

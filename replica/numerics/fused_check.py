@@ -1,0 +1,528 @@
+r"""The extended-precision check of a float64 point, compiled into the variant's fused kernel
+(:mod:`replica.numerics.kernels`): :meth:`~replica.numerics.machine.Machine.assess` at each
+point, in double-double (about 106 significant bits, :mod:`replica.symbolic.ddcode`) instead of
+NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the point.
+
+**What it computes** (per point, the quantities of
+:meth:`~replica.numerics.machine.Machine.assess`, with the same tests and the same thresholds):
+
+1. the residual :math:`R(\hat x)` (:math:`\hat x - \Phi(\hat x)` for a fixed-point system,
+   :math:`F(\hat x)` for a root system) in double-double at the float64 solution
+   :math:`\hat x` (read exactly);
+2. the Jacobian :math:`J(\hat x)` in float64 (the kernel's generated float64 code), the scaled,
+   row-equilibrated matrix :math:`A_{ij} = J_{ij} s_j / \max_k |J_{ik} s_k|`
+   (:math:`s_j = \max(|\hat x_j|, 10^{-300})`) and its 2-norm condition
+   :math:`\kappa = \sigma_{\max}(A)/\sigma_{\min}(A)` (the singular values by one-sided
+   Jacobi rotations, as accurate as ``numpy.linalg.cond``'s and several times cheaper for
+   these small matrices);
+   no estimate (``error = inf``) where ``A`` or ``R`` is not finite or
+   :math:`\kappa \ge 1/\varepsilon_{53}`;
+3. the Newton correction :math:`\delta = J^{-1} R` (float64, Gaussian elimination with partial
+   pivoting), its relative size :math:`\max_j |\delta_j|/s_j` (no estimate above
+   :data:`~replica.numerics.float64_checks.STEP_MAX`), and the corrected point
+   :math:`x' = \hat x - \delta`, exact in double-double (a ``TwoSum``);
+4. every reported value :math:`v'_k` at :math:`x'` in double-double, and the estimate
+   :math:`\max_k |\hat v_k - v'_k| / |v'_k|` (0 where the two are equal, ``inf`` where it is
+   not a number).
+
+The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
+``longdouble`` check sums them over the same pairs. The generated double-double functions come
+from the same SymPy expressions as every other evaluator of the machine (its ``aliases``,
+``inputs``, ``equations`` and ``report`` groups, staged as
+``Machine.evaluate`` stages them; :func:`dd_groups`), and are
+kept in the code cache under the machine's content key.
+
+**Why this is at least as strong as the** ``longdouble`` **check.** Each double-double operation
+has a relative error of a small multiple of :math:`2^{-106}` where ``longdouble``'s is
+:math:`2^{-64}`, so the residual, the corrected point and the reference values are more accurate,
+and the estimate :math:`|\hat v - v'|/|v'|` is nearer the true error of the float64 value. The
+statuses use the same thresholds (:data:`~replica.numerics.float64_checks.CLAIM_RTOL`,
+:data:`~replica.numerics.float64_checks.CONDITION_MAX`, which is derived from ``longdouble``'s
+unit roundoff and so is stricter than double-double needs). ``benchmarks/check_agreement.py``
+compares the two checks point by point.
+
+A variant whose expressions hold an operation without double-double code (``log``, ``exp``,
+special functions, Gaussian integrals, an infinite constant) has no compiled check
+(:func:`dd_groups` raises :class:`~replica.symbolic.ddcode.NotDoubleDouble`): its kernel solves
+the points and :meth:`~replica.numerics.machine.Machine.assess` checks them in ``longdouble``
+afterwards, as without Numba.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..symbolic import ddcode
+from .float64_checks import STEP_MAX
+
+CACHE_NAME = "ddcheck-groups"
+"""The code cache's entry holding the generated double-double functions of a machine."""
+
+PRELUDE = '''
+INL = njit(cache=CACHE, error_model="numpy", nogil=True, inline="always")
+
+from numba.extending import intrinsic as _intrinsic
+from numba.core import types as _types
+from llvmlite import ir as _ir
+
+
+@_intrinsic
+def _fma(typingctx, a, b, c):
+    # a * b + c rounded once (LLVM's fma: the processor's instruction, or an exact emulation)
+    sig = _types.float64(_types.float64, _types.float64, _types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = _ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [d], _ir.FunctionType(d, [d, d, d]))
+        return builder.call(fn, args)
+    return sig, codegen
+'''
+
+PRIMITIVES = '''
+@JIT
+def _sel(c, a, b):
+    return a if c else b
+
+
+@JIT
+def _sqrt(a):
+    return _np.sqrt(a)
+
+
+@JIT
+def _two_sum(a, b):
+    s = a + b
+    v = s - a
+    return s, (a - (s - v)) + (b - v)
+
+
+@JIT
+def _fast_two_sum(a, b):
+    s = a + b
+    return s, b - (s - a)
+
+
+@JIT
+def _two_prod(a, b):
+    p = a * b
+    return p, _fma(a, b, -p)
+
+
+@JIT
+def dd_add(ah, al, bh, bl):
+    s, e = _two_sum(ah, bh)
+    t, f = _two_sum(al, bl)
+    s, e = _fast_two_sum(s, e + t)
+    return _fast_two_sum(s, e + f)
+
+
+@JIT
+def dd_sub(ah, al, bh, bl):
+    return dd_add(ah, al, -bh, -bl)
+
+
+@JIT
+def dd_mul(ah, al, bh, bl):
+    ch = ah * bh
+    c1 = _fma(ah, bh, -ch)
+    c2 = _fma(al, bh, _fma(ah, bl, al * bl))
+    return _fast_two_sum(ch, c1 + c2)
+
+
+@JIT
+def dd_div(ah, al, bh, bl):
+    inv = 1.0 / bh
+    th = ah * inv
+    rh = bh * th
+    rl = _fma(bl, th, _fma(bh, th, -rh))
+    rh, rl = _fast_two_sum(rh, rl)
+    d = (ah - rh) + (al - rl)
+    return _fast_two_sum(th, d * inv)
+
+
+@JIT
+def dd_mul_d(ah, al, b):
+    ch = ah * b
+    return _fast_two_sum(ch, _fma(al, b, _fma(ah, b, -ch)))
+
+
+@JIT
+def dd_sqrt(ah, al):
+    s = _sqrt(ah)
+    p, e = _two_prod(s, s)
+    c = (((ah - p) - e) + al) / (s + s)
+    h, l = _fast_two_sum(s, c)
+    z = ah == 0.0
+    return _sel(z, ah, h), _sel(z, ah, l)
+
+
+@JIT
+def dd_abs(ah, al):
+    n = ah < 0.0
+    return _sel(n, -ah, ah), _sel(n, -al, al)
+'''
+r"""The double-double operations of the compiled check: the sum of two double-doubles with both
+halves added by ``TwoSum`` (Joldes, Muller & Popescu 2017, *AccurateDWPlusDW*, relative error at
+most :math:`3u^2`), the exact product ``TwoProd`` by one fused multiply-add, the product of two
+double-doubles (their *DWTimesDW3*, at most :math:`4u^2`), a double-double times a float64
+(*DWTimesFP3*, at most :math:`2u^2`) and the quotient (their *DWDivDW2* with the high quotient
+taken as :math:`a_h \cdot (1/b_h)` and the correction multiplied by the same reciprocal: one
+division; its error is not the published bound but is measured), with :math:`u = 2^{-53}`:
+``tests/test_fused_check.py`` measures every operation against exact rational arithmetic on
+random operands over 40 binades and checks :data:`~replica.symbolic.ddcode.OP_ERROR`
+(:math:`16u^2`, about :math:`2^{-102}`) for each."""
+
+_COND2 = '''
+@JIT
+def cond2(A, W):
+    # the 2-norm condition sigma_max / sigma_min of the square A by one-sided Jacobi (Hestenes):
+    # plane rotations of the columns of W = A until every pair is orthogonal to 1e-15 of their
+    # norms; the singular values are then the columns' norms
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(n):
+            W[i, j] = A[i, j]
+    for sweep in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                a = 0.0
+                b = 0.0
+                g = 0.0
+                for k in range(n):
+                    a += W[k, p] * W[k, p]
+                    b += W[k, q] * W[k, q]
+                    g += W[k, p] * W[k, q]
+                if not abs(g) > 1e-15 * _np.sqrt(a * b):
+                    continue
+                rotated = True
+                z = (b - a) / (2.0 * g)
+                t = 1.0 / (abs(z) + _np.sqrt(1.0 + z * z))
+                if z < 0.0:
+                    t = -t
+                c = 1.0 / _np.sqrt(1.0 + t * t)
+                s = c * t
+                for k in range(n):
+                    wp = W[k, p]
+                    wq = W[k, q]
+                    W[k, p] = c * wp - s * wq
+                    W[k, q] = s * wp + c * wq
+        if not rotated:
+            break
+    big = 0.0
+    small = _np.inf
+    for j in range(n):
+        r = 0.0
+        for k in range(n):
+            r += W[k, j] * W[k, j]
+        r = _np.sqrt(r)
+        if r > big:
+            big = r
+        if r < small:
+            small = r
+    if not (small > 0.0):
+        return _np.inf
+    return big / small
+'''
+
+_TREE_SUM = '''
+@JIT
+def tree_sum(TH, TL, m):
+    # pairwise, in place: level by level T[k] = T[2k] + T[2k+1], an odd last term carried up
+    if m == 0:
+        return 0.0, 0.0
+    while m > 1:
+        h = m // 2
+        for k in range(h):
+            TH[k], TL[k] = dd_add_v(TH[2 * k], TL[2 * k], TH[2 * k + 1], TL[2 * k + 1])
+        if m % 2:
+            TH[h], TL[h] = TH[m - 1], TL[m - 1]
+        m = h + m % 2
+    return TH[0], TL[0]
+'''
+
+_PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add", "dd_sub",
+                    "dd_mul_d", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel", "_sqrt")
+_CALL = re.compile(r"\b(" + "|".join(_PRIMITIVE_NAMES) + r")\(")
+
+
+def _group_names(m) -> list:
+    """The machine's groups the check evaluates, in staging order."""
+    out = []
+    if m.outline.aliases:
+        out.append("aliases")
+    if m.outline.inputs:
+        out.append("inputs")
+    if m.n:
+        out.append("equations")
+    if m.report_names:
+        out.append("report")
+    return out
+
+
+def group_source(name: str, exprs, args) -> tuple:
+    r"""``(source, levels)``: double-double functions of ``exprs`` (SymPy) in the symbols
+    ``args``, their spectral averages evaluated **together**: ``{name}_outer(args...,
+    averages...)`` and, per level ``L`` of the averages (an average is on the level after
+    those it contains; :func:`~replica.symbolic.codegen.split_averages`), ``{name}_L{L}_pre``
+    (the operations that do not depend on the pair, once per point) and ``{name}_L{L}`` (every
+    term of that level at one pair :math:`(\lambda_j, \mu_j)`, common subexpressions shared
+    between the terms). ``levels``: the indices of the averages on each level. Raises
+    :class:`~replica.symbolic.ddcode.NotDoubleDouble` for an operation without double-double
+    code."""
+    import sympy
+
+    from ..symbolic.codegen import split_averages
+    from ..symbolic.gaussian import GaussianIntegral
+    from ..symbolic.spectral import LAMBDA_I, MU_I
+
+    exprs = [sympy.sympify(e) for e in exprs]
+    if any(e.atoms(GaussianIntegral) for e in exprs):
+        raise ddcode.NotDoubleDouble("a Gaussian integral has no double-double code")
+    current, dummies, inner = split_averages(exprs)
+    level: list = []
+    for e, before in inner:
+        deps = [level[dummies.index(d)] for d in before if d in e.free_symbols]
+        level.append(1 + max(deps) if deps else 0)
+    levels = [[k for k in range(len(inner)) if level[k] == L] for L in range(max(level) + 1)] \
+        if inner else []
+    parts = [ddcode.function_source(f"{name}_outer", list(args) + dummies, current)]
+    for L, ks in enumerate(levels):
+        known = [d for d, lv in zip(dummies, level) if lv < L]
+        parts.append(ddcode.function_source(f"{name}_L{L}", [LAMBDA_I, MU_I] + list(args) + known,
+                                            [inner[k][0] for k in ks], varying=2))
+    return "\n\n".join(parts), levels
+
+
+def dd_groups(m) -> tuple:
+    """``(source, {group: levels})``: the double-double functions (:func:`group_source`) of
+    the machine ``m``'s groups that the check evaluates, from the code cache where they are
+    there (generating them builds the SymPy system); raises
+    :class:`~replica.symbolic.ddcode.NotDoubleDouble` (remembered in the cache) for a variant
+    with an operation that has no double-double code."""
+    import json
+
+    cache = m.cache
+    path = cache.path(CACHE_NAME) if cache is not None else None
+    if path is not None:
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except OSError:
+            text = None
+        if text is not None:
+            head = text.split("\n", 1)[0]
+            if head.startswith("# NOT_DD "):
+                raise ddcode.NotDoubleDouble(head[len("# NOT_DD "):])
+            if head.startswith("# LEVELS "):
+                return text, json.loads(head[len("# LEVELS "):])
+    levels, parts = {}, []
+    try:
+        for g in _group_names(m):
+            ev = m.ev[g]
+            src, levels[g] = group_source(f"dd_{g}", ev.exprs, ev.args)
+            parts.append(src)
+    except ddcode.NotDoubleDouble as exc:
+        if cache is not None:
+            cache.store(CACHE_NAME, f"# NOT_DD {str(exc).splitlines()[0]}\n")
+        raise
+    text = "# LEVELS " + json.dumps(levels) + "\n" + "\n\n".join(parts)
+    if cache is not None:
+        cache.store(CACHE_NAME, text)
+    return text, levels
+
+
+def _inlined(source: str) -> str:
+    """The primitives again, as ``name_v``, inlined by Numba into their callers (the terms of
+    the spectral averages): the loop over the pairs then holds no calls (the same operations,
+    so the same values)."""
+    source = source.replace("@JIT\n", "@INL\n")
+    source = re.sub(r"def (" + "|".join(_PRIMITIVE_NAMES) + r")\(", r"def \1_v(", source)
+    return _CALL.sub(r"\1_v(", source)
+
+
+def _inline_terms(source: str) -> str:
+    """``source`` with every average's term function (``*_inner_k``, not ``_pre``) inlined
+    into its caller, calling the inlined primitives."""
+    out = []
+    for b in re.split(r"(?=@JIT\ndef )", source):
+        if re.match(r"@JIT\ndef dd_\w+_L\d+\(", b):
+            b = _CALL.sub(r"\1_v(", b.replace("@JIT\n", "@INL\n", 1))
+        out.append(b)
+    return "".join(out)
+
+
+def _argument_count(source: str, name: str) -> int:
+    m = re.search(r"def " + name + r"\((.*?)\):", source)
+    return len([a for a in m.group(1).split(",") if a.strip()])
+
+
+def check_source(m, fixed_point: bool, counts: dict) -> str:
+    """The compiled check's source for the machine ``m`` (to be appended to its kernel's source,
+    which defines ``stage``, ``ev_jacobian``, ``gesv``, ``_finite`` and ``JIT``):
+    ``check_point(x, p, rep, lam, mu, w, t, st, v, S) -> (condition, error)`` at one point and
+    ``check_points(P, lam, mu, w, X, REP, DO, COND, ERR)`` over the points marked ``DO``.
+    ``counts``: the number of values of each group. Raises
+    :class:`~replica.symbolic.ddcode.NotDoubleDouble` (see :func:`dd_groups`)."""
+    text, levels = dd_groups(m)
+    n, n_p = m.n, len(m.outline.parameters)
+    lines = [PRELUDE, PRIMITIVES, _inlined(PRIMITIVES), _TREE_SUM, _COND2,
+             _inline_terms(text)]
+    x = [f"xh[{j}], xl[{j}]" for j in range(n)]
+    p = [f"p[{j}], 0.0" for j in range(n_p)]
+    most = max([len(ks) for lv in levels.values() for ks in lv] + [1])
+
+    def call(g, args, res):
+        out, avgs = [], {}
+        for L, ks in enumerate(levels[g]):
+            f = f"dd_{g}_L{L}"
+            known = "".join(f", {avgs[k][0]}, {avgs[k][1]}" for k in sorted(avgs))
+            count = _argument_count(text, f) - 4
+            hoisted = "".join(f", pre[{i}]" for i in range(count))
+            out += [f"    pre = {f}_pre({', '.join(args)}{known})",
+                    "    for j in range(lam.shape[0]):",
+                    f"        r = {f}(lam[j], 0.0, mu[j], 0.0{hoisted})"]
+            out += [f"        TH[{q}, j], TL[{q}, j] = dd_mul_d_v(r[{2 * q}], r[{2 * q + 1}],"
+                    " w[j])" for q in range(len(ks))]
+            for q, k in enumerate(ks):
+                s = f"{g}_s{k}"
+                out.append(f"    {s}h, {s}l = tree_sum(TH[{q}], TL[{q}], lam.shape[0])")
+                avgs[k] = (f"{s}h", f"{s}l")
+        allargs = ", ".join(list(args) + [f"{avgs[k][0]}, {avgs[k][1]}" for k in sorted(avgs)])
+        out.append(f"    {res} = dd_{g}_outer({allargs})")
+        return out
+
+    def evaluator(group):
+        body = [f"@JIT\ndef dd_eval_{group}(xh, xl, p, lam, mu, w, TH, TL, OH, OL):"]
+        al, inp = [], []
+        if "aliases" in levels:
+            body += call("aliases", x + p, "ra")
+            al = [f"ra[{2 * j}], ra[{2 * j + 1}]" for j in range(counts["aliases"])]
+        if "inputs" in levels:
+            body += call("inputs", al + p, "ri")
+            inp = [f"ri[{2 * j}], ri[{2 * j + 1}]" for j in range(counts["inputs"])]
+        body += call(group, x + p + al + inp, "r")
+        for j in range(counts[group]):
+            body += [f"    OH[{j}] = r[{2 * j}]", f"    OL[{j}] = r[{2 * j + 1}]"]
+        body.append("    return")
+        return "\n".join(body) + "\n"
+
+    for g in ("equations", "report"):
+        if g in levels:
+            lines.append(evaluator(g))
+    ns = counts.get("aliases", 0) + counts.get("inputs", 0)
+    k = counts.get("report", 0)
+    c = ["@JIT", "def check_point(x, p, rep, lam, mu, w, t, st, v, S):",
+         "    # S: scratch (TH, TL, RH, RL, OH, OL, A, J, b, xh, xl) of this call",
+         "    TH, TL, RH, RL, OH, OL, A, J, b, xh, xl, W = S",
+         f"    for j in range({n}):", "        xh[j] = x[j]", "        xl[j] = 0.0",
+         "    cond = 1.0"]
+    if n:
+        c += ["    dd_eval_equations(xh, xl, p, lam, mu, w, TH, TL, RH, RL)"]
+        if fixed_point:
+            c += [f"    for j in range({n}):",
+                  "        RH[j], RL[j] = dd_sub(x[j], 0.0, RH[j], RL[j])"]
+        c += ["    stage(x, p, lam, mu, w, t, st)"]
+        c += [f"    v[{j}] = x[{j}]" for j in range(n)]
+        c += [f"    v[{n + j}] = p[{j}]" for j in range(n_p)]
+        c += [f"    for j in range({ns}):", f"        v[{n + n_p} + j] = st[j]",
+              "    jx = ev_jacobian(v, lam, mu, w, t)"]
+        for i in range(n):
+            for j in range(n):
+                if fixed_point:
+                    c.append(f"    J[{i}, {j}] = {'1.0 - ' if i == j else '-'}jx[{n * i + j}]")
+                else:
+                    c.append(f"    J[{i}, {j}] = jx[{n * i + j}] + 0.0")
+        c += ["    ok = True",
+              f"    for i in range({n}):",
+              "        big = 0.0",
+              f"        for j in range({n}):",
+              "            s = abs(x[j])",
+              "            if not s > 1e-300:",
+              "                s = 1e-300",
+              "            A[i, j] = J[i, j] * s",
+              "            a = abs(A[i, j])",
+              "            if a > big or a != a:",
+              "                big = a",
+              f"        for j in range({n}):",
+              "            A[i, j] = A[i, j] / big",
+              "            ok = ok and _finite(A[i, j])",
+              "        ok = ok and _finite(RH[i]) and _finite(RL[i])",
+              "    if not ok:",
+              "        return _np.inf, _np.inf",
+              "    cond = cond2(A, W)" if n > 1 else
+              "    cond = 1.0  # one unknown: the equilibrated 1 x 1 matrix is +-1",
+              "    if not cond < 1.0 / 2.220446049250313e-16:",
+              "        return cond, _np.inf",
+              f"    for i in range({n}):",
+              "        b[i] = RH[i] + RL[i]",
+              f"        for j in range({n}):",
+              "            A[i, j] = J[i, j]",
+              "    if not gesv(A, b):",
+              "        return cond, _np.inf",
+              "    step = 0.0",
+              f"    for j in range({n}):",
+              "        s = abs(x[j])",
+              "        if not s > 1e-300:",
+              "            s = 1e-300",
+              "        q = abs(b[j]) / s",
+              "        if q > step or q != q:",
+              "            step = q",
+              f"    if not step <= {STEP_MAX!r}:",
+              "        return cond, _np.inf",
+              f"    for j in range({n}):",
+              "        xh[j], xl[j] = _two_sum(x[j], -b[j])"]
+    c += ["    err = 0.0"]
+    if k:
+        c += ["    dd_eval_report(xh, xl, p, lam, mu, w, TH, TL, OH, OL)",
+              f"    for j in range({k}):",
+              "        vj = rep[j]",
+              "        if vj == OH[j] and OL[j] == 0.0:",
+              "            continue",
+              "        dh, dl = dd_sub(vj, 0.0, OH[j], OL[j])",
+              "        e = abs(dh) / abs(OH[j])",
+              "        if e != e:",
+              "            e = _np.inf",
+              "        if e > err:",
+              "            err = e"]
+    c += ["    return cond, err", "", "",
+          "@JIT",
+          "def check_scratch(m):",
+          "    m = m if m > 1 else 1",
+          f"    return (_np.empty(({most}, m)), _np.empty(({most}, m)),",
+          f"            _np.empty({max(n, 1)}), _np.empty({max(n, 1)}),",
+          f"            _np.empty({max(k, 1)}), _np.empty({max(k, 1)}),",
+          f"            _np.empty(({max(n, 1)}, {max(n, 1)})),"
+          f" _np.empty(({max(n, 1)}, {max(n, 1)})),",
+          f"            _np.empty({max(n, 1)}), _np.empty({max(n, 1)}),"
+          f" _np.empty({max(n, 1)}), _np.empty(({max(n, 1)}, {max(n, 1)})))", "", "",
+          "@JIT",
+          "def check_points(P, lam, mu, w, X, REP, DO, COND, ERR):",
+          "    t = _np.empty(lam.shape[0])",
+          f"    st = _np.empty({max(ns, 1)})",
+          f"    v = _np.empty({n + n_p + ns})",
+          "    S = check_scratch(lam.shape[0])",
+          "    for i in range(P.shape[1]):",
+          "        if DO[i]:",
+          "            COND[i], ERR[i] = check_point(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
+          " t, st, v, S)",
+          "        else:",
+          "            COND[i] = _np.nan",
+          "            ERR[i] = _np.nan"]
+    lines.append("\n".join(c) + "\n")
+    return "\n\n".join(lines)
+
+
+
+def compiled_primitives() -> dict:
+    """A namespace holding :data:`PRIMITIVES` and the condition number ``cond2`` compiled by
+    Numba (not cached; for measuring them against exact arithmetic and LAPACK,
+    ``tests/test_fused_check.py``)."""
+    import numpy as np
+    from numba import njit
+
+    ns = {"njit": njit, "_np": np}
+    src = ('JIT = njit(cache=False, error_model="numpy")\n'
+           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES + _COND2)
+    exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
+    return ns

@@ -1,0 +1,246 @@
+"""The extended-precision check compiled into the fused kernel (:mod:`replica.numerics.fused_check`).
+
+* every double-double operation of the compiled check, measured against exact rational
+  arithmetic on random operands over many binades, stays within ``OP_ERROR`` (16 u^2);
+* on 200 paper A points (half of them hard: tau within 1e-14..1e-2 of 1, lambda down to 1e-16,
+  alpha up to 1e8), the compiled check gives every point the status the ``longdouble`` check
+  (``Machine.assess``) gives the same float64 solution, and an error estimate within a factor 2
+  of it or larger (more conservative);
+* with the kernel (and its compiled check) and without (``REPLICA_NUMBA=0``, the NumPy path and
+  the ``longdouble`` check), the same statuses at every point and the same values to within what
+  ``converged`` claims;
+* a reported value checked against an independent 30-digit solve: the estimate bounds the true
+  error of the float64 value to within a factor 2.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import replica
+from replica.numerics import kernels
+from replica.numerics.float64_checks import CLAIM_RTOL, point_status, status_of_codes
+from replica.numerics.grid import GRID_KEYS
+from replica.symbolic.ddcode import OP_ERROR
+
+numba_missing = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                   reason="Numba is not installed")
+
+
+def _dd_value(h, lo):
+    return Fraction(float(h)) + Fraction(float(lo))
+
+
+def _random_dd(rng, n):
+    """Random double-doubles with exponents over 40 binades and both signs."""
+    h = rng.uniform(0.5, 1, n) * 2.0 ** rng.integers(-20, 20, n) * rng.choice([-1, 1], n)
+    lo = h * rng.uniform(-1, 1, n) * 2.0 ** -53
+    return [(float(a), float(b)) for a, b in zip(h, lo)]
+
+
+@numba_missing
+def test_compiled_operations_within_their_error_bound():
+    from replica.numerics.fused_check import compiled_primitives
+
+    ns = compiled_primitives()
+    rng = np.random.default_rng(29)
+    xs, ys = _random_dd(rng, 400), _random_dd(rng, 400)
+    worst = {}
+    for (ah, al), (bh, bl) in zip(xs, ys):
+        a, b = _dd_value(ah, al), _dd_value(bh, bl)
+        cases = {"dd_add": (ns["dd_add"](ah, al, bh, bl), a + b),
+                 "dd_sub": (ns["dd_sub"](ah, al, bh, bl), a - b),
+                 "dd_mul": (ns["dd_mul"](ah, al, bh, bl), a * b),
+                 "dd_div": (ns["dd_div"](ah, al, bh, bl), a / b),
+                 "dd_mul_d": (ns["dd_mul_d"](ah, al, bh), a * Fraction(bh)),
+                 "dd_sqrt": (ns["dd_sqrt"](abs(ah), al if ah > 0 else -al), None)}
+        for name, (got, exact) in cases.items():
+            if exact is None:  # the square root: compare got^2 with its argument
+                r = _dd_value(*got)
+                arg = abs(a)
+                err = abs(r * r - arg) / arg / 2
+            else:
+                err = abs(_dd_value(*got) - exact) / abs(exact)
+            worst[name] = max(worst.get(name, 0), float(err))
+    for name, err in worst.items():
+        assert err <= OP_ERROR, (name, err)
+    # the exact product of two float64 numbers (TwoProd by one fused multiply-add)
+    for (ah, _), (bh, _) in zip(xs, ys):
+        p, e = ns["_two_prod"](ah, bh)
+        assert Fraction(p) + Fraction(e) == Fraction(ah) * Fraction(bh)
+
+
+@numba_missing
+def test_generated_double_double_code_against_mpmath():
+    """Expressions printed by ``ddcode.function_source`` (sums, products, quotients, integer,
+    negative and half-integer powers, ``Abs``, a rational that float64 cannot hold), compiled
+    with the check's operations, against the same expressions in 50-digit mpmath: about 30
+    digits (``OP_ERROR`` per operation, a few dozen operations)."""
+    import mpmath
+    import sympy
+
+    from replica.numerics.fused_check import compiled_primitives
+    from replica.symbolic.ddcode import function_source
+
+    x, y = sympy.symbols("x y", positive=True)
+    exprs = [(x + y) ** 3 / (x + 2 * y) + sympy.sqrt(x * y) ** 3,
+             sympy.Rational(1, 3) * x - y ** -2 + sympy.Rational(2, 7),
+             sympy.Abs(x - 3 * y) ** sympy.Rational(5, 2) / (1 + x ** 2)]
+    ns = compiled_primitives()
+    exec(compile(function_source("f", [x, y], exprs), "<generated>", "exec"), ns)  # noqa: S102
+    f = ns["f"]
+    rng = np.random.default_rng(5)
+    for xv, yv in 10 ** rng.uniform(-3, 3, (50, 2)):
+        got = f(float(xv), 0.0, float(yv), 0.0)
+        with mpmath.workdps(50):
+            subs = {x: mpmath.mpf(float(xv)), y: mpmath.mpf(float(yv))}
+            for k, e in enumerate(exprs):
+                want = sympy.lambdify((x, y), e, "mpmath")(subs[x], subs[y])
+                val = mpmath.mpf(got[2 * k]) + mpmath.mpf(got[2 * k + 1])
+                assert abs(val - want) <= 1e-28 * abs(want), (k, xv, yv)
+
+
+@numba_missing
+def test_compiled_condition_number_is_lapacks():
+    """The check's condition number (one-sided Jacobi) against ``numpy.linalg.cond`` (LAPACK's
+    SVD) on matrices with prescribed singular values, condition 1 to 1e12, sizes 2 to 6."""
+    from replica.numerics.fused_check import compiled_primitives
+
+    cond2 = compiled_primitives()["cond2"]
+    rng = np.random.default_rng(2)
+    for _ in range(300):
+        n = int(rng.integers(2, 7))
+        u, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        v, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        s = 10 ** np.sort(rng.uniform(0, rng.uniform(0, 12), n))
+        a = np.ascontiguousarray((u * s) @ v.T)
+        want = np.linalg.cond(a)
+        got = cond2(a, np.empty((n, n)))
+        assert got == pytest.approx(want, rel=1e-13 * want + 1e-13), (n, got, want)
+    assert cond2(np.zeros((3, 3)), np.empty((3, 3))) == np.inf
+
+
+def hard_alignment_points(n=200, seed=3):
+    """Paper A points, half of them hard (where float64 loses digits)."""
+    rng = np.random.default_rng(seed)
+    hard = rng.uniform(size=n) < 0.5
+    tau = np.where(hard, 1 + rng.choice([-1, 1], n) * 10 ** rng.uniform(-14, -2, n),
+                   10 ** rng.uniform(-1.5, 1.5, n))
+    alpha = np.where(hard, 10 ** rng.uniform(-2, 8, n), 10 ** rng.uniform(-1, 2, n))
+    lam = np.where(rng.uniform(size=n) < 0.5, 0.0,
+                   np.where(hard, 10 ** rng.uniform(-16, -4, n), 10 ** rng.uniform(-8, 1, n)))
+    lam = np.where(tau <= 1, np.maximum(lam, 10 ** rng.uniform(-16, -8, n)), lam)
+    return dict(alpha=alpha, tau=tau, kappa=10 ** rng.uniform(-4, 4, n),
+                rho=np.where(hard, 10 ** rng.uniform(-8, 1, n), 10 ** rng.uniform(-4, 0, n)),
+                lam=lam)
+
+
+def _both_checks(monkeypatch, model, **kw):
+    """Per kernel call with a compiled check: its statuses and estimates, and those of the
+    ``longdouble`` check (``Machine.assess``) on the same float64 solutions."""
+    calls = []
+    orig = kernels.Kernel.__call__
+
+    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+        calls.append((self, P, spec, shape, got))
+        return got
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    monkeypatch.setattr(kernels.Kernel, "__call__", spy)
+    replica.solve_float64(model, strict=False, **kw)
+    out = []
+    for k, P, spec, shape, got in calls:
+        assert len(got) == 8, k.machine.variant  # the compiled check ran
+        m = k.machine
+        x, _it, _rel, iterated, rep, adm, left, (cond, err, code) = got
+        report = dict(zip(m.report_names, rep))
+        done = iterated & adm & np.isfinite(rep).all(axis=0)
+        cond_ld, err_ld = m.assess(x, P, spec, shape, report)
+        s_dd = point_status(m.problem, report, cond, err, iterated, adm, done)
+        if left is None or not left.any():  # the kernel's own status codes say the same
+            np.testing.assert_array_equal(status_of_codes(code)[0], s_dd)
+        out.append((s_dd,
+                    point_status(m.problem, report, cond_ld, err_ld, iterated, adm, done),
+                    err[done], err_ld[done], cond[done], cond_ld[done]))
+    return out
+
+
+@numba_missing
+@pytest.mark.slow
+def test_compiled_check_gives_the_longdouble_statuses(monkeypatch):
+    results = _both_checks(monkeypatch, "alignment", d=40, train="piano", test="spike:3",
+                           **hard_alignment_points())
+    assert len(results) == 2  # both variants (lam = 0, lam > 0)
+    kinds = set()
+    for s_dd, s_ld, e_dd, e_ld, c_dd, c_ld in results:
+        np.testing.assert_array_equal(s_dd, s_ld)
+        kinds |= set(s_ld)
+        np.testing.assert_allclose(c_dd, c_ld, rtol=1e-6)
+        both = np.isfinite(e_dd) & np.isfinite(e_ld) & (e_ld > 1e-15)
+        assert both.sum() > 100 or len(e_dd) < 100
+        assert np.all(e_dd[both] >= e_ld[both] / 2)  # within 2x, or more conservative
+        assert np.median(e_dd[both] / e_ld[both]) == pytest.approx(1, abs=0.05)
+        assert np.array_equal(np.isfinite(e_dd), np.isfinite(e_ld))
+    assert kinds == {"converged", "not-verified"}
+
+
+@numba_missing
+@pytest.mark.slow
+def test_kernel_and_numpy_paths_give_the_same_statuses_and_values(monkeypatch):
+    args = dict(d=40, train="piano", test="spike:3", strict=False, **hard_alignment_points())
+    monkeypatch.setenv("REPLICA_NUMBA", "0")
+    plain = replica.solve_float64("alignment", **args)
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    fused = replica.solve_float64("alignment", **args)
+    np.testing.assert_array_equal(plain["status"], fused["status"])
+    conv = plain["converged"]
+    assert 0 < conv.sum() < conv.size
+    for k in plain:
+        if k in GRID_KEYS:
+            continue
+        np.testing.assert_allclose(fused[k][conv], plain[k][conv], rtol=2 * CLAIM_RTOL, atol=0,
+                                   err_msg=k)
+
+
+@numba_missing
+@pytest.mark.slow
+def test_estimate_bounds_the_true_error(monkeypatch):
+    """At hard points (tau within 1e-7..1e-11 of 1, lambda tiny: the formulas cancel) the float64
+    values have a measurable error (1e-10 to 1e-7); the compiled estimate agrees with the true
+    error of the worst value -- against a 30-digit solve at the same binary64 parameters --
+    within a factor 2, on both sides of CLAIM_RTOL."""
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    points = [  # (alpha, tau, kappa, rho, lam), from hard_alignment_points()
+        (0.021420649144173208, 0.999999964705532, 217.08178424244977, 2.489267727595731e-05,
+         5.175261109148758e-14),
+        (0.30698973356354353, 1.0000003466568996, 38.402312038090166, 0.00011663852664863975,
+         1.1419066388093941e-14),
+        (169485.0979593928, 0.9999999999910268, 0.000165582434412353, 3.63118466221367e-07,
+         5.519577338988792e-15),
+        (254241.85842548366, 1.0000000000443616, 0.00013102569313837395, 0.18752320543761436,
+         1.8558387433267926e-05)]
+    names = ("alpha", "tau", "kappa", "rho", "lam")
+    cols = {k: np.array([p[j] for p in points]) for j, k in enumerate(names)}
+    r = replica.solve_float64("alignment", d=40, train="piano", test="spike:3", strict=False,
+                              **cols)
+    seen = set()
+    for i, p in enumerate(points):
+        ref = replica.solve("alignment", d=40, train="piano", test="spike:3", dps=30,
+                            **{k: str(Fraction(v)) for k, v in zip(names, p)})
+        true = 0.0
+        for name in r:
+            if name in GRID_KEYS or ref.all_values.get(name) is None:
+                continue
+            exact = Fraction(str(ref.all_values[name]))
+            if exact != 0:
+                true = max(true, float(abs(Fraction(float(r[name][i])) - exact) / abs(exact)))
+        est = r["error_estimate"][i]
+        assert true > 1e-11, (p, true)
+        assert true / 2 <= est <= 2 * true, (p, est, true)
+        seen.add(str(r["status"][i]))
+    assert seen == {"converged", "not-verified"}
