@@ -335,9 +335,8 @@ class Machine:
     def newton(self, x0, P, spec, balls=None, condition: bool = True) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
-        ``condition=False`` (a verifying re-solve) skips the condition number (see
-        :func:`newton_mp`) and, in ball arithmetic, the residual after the final step (see
-        :func:`newton_arb`)."""
+        ``condition=False`` (a verifying re-solve) skips the condition number and the
+        residual after the final step (see :func:`newton_mp` and :func:`newton_arb`)."""
         n = self.n
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
@@ -372,7 +371,8 @@ class Machine:
                                     rep.jacobian)
             except (BallsNotFinite, NotEnclosable):
                 pass  # the evaluations that fall back to mpmath, below
-        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition)
+        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
+                        residual=condition)
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
 
     def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
