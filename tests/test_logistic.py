@@ -91,6 +91,91 @@ def test_float64_root_stops_at_the_rounding_noise_of_F():
             assert abs(x - ref) <= 8e-16 * max(1.0, abs(ref))
 
 
+ROOT_ARGS = (("-3.5", "0.25"), ("0.7", "2"), ("12", "40"), ("-800", "3"), ("800", "0.001"),
+             ("-30.25", "1e-9"), ("1e-20", "7"), ("-1e400", "2"), ("-1e-400", "3"))
+
+
+def prox_bisection(omega, v, bits):
+    """The logistic proximal map by plain bisection on [omega, omega + v] at ``bits + 40``
+    bits, to a relative 2^-(bits + 20)."""
+    with mpmath.workprec(bits + 40):
+        lo, hi = omega, omega + v
+        while hi - lo > mpmath.ldexp(1, -bits - 20) * max(1, abs(lo)):
+            mid = (lo + hi) / 2
+            if mid - omega - v / (1 + mpmath.exp(mid)) > 0:
+                hi = mid
+            else:
+                lo = mid
+        return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("bits", [140, 196, 400])
+def test_root_polished_from_the_float64_root_at_every_precision(bits):
+    """The working-precision root is Newton from the float64 root (two or three steps) where
+    that root exists (``_float_root``), the bracketed iteration where it does not (arguments
+    beyond float64's range); both the mpmath path and the ball-midpoint path of the quadrature
+    (``midpoint``) agree with mpmath's own root finder to the working precision."""
+    import flint
+
+    num = PROX._imp_
+    used = []
+    real = num._float_root
+    num._float_root = lambda a: used.append(1) or real(a)
+    try:
+        with mpmath.workprec(bits):
+            for om, v in ROOT_ARGS:
+                om, v = mpmath.mpf(om), mpmath.mpf(v)
+                ref = prox_bisection(om, v, bits)
+                tol = mpmath.ldexp(1, -bits + 6) * max(1, abs(ref))
+                got = num.mp(om, v)
+                assert abs(got - ref) <= tol, (om, v, got - ref)
+                old = flint.ctx.prec
+                flint.ctx.prec = bits
+                try:
+                    ball = num.midpoint(flint.arb(str(om)), flint.arb(str(v)))
+                finally:
+                    flint.ctx.prec = old
+                assert ball.rad() == 0
+                got = mpmath.mpf(ball.mid().str(bits // 3 + 10, radius=False))
+                assert abs(got - ref) <= tol * 2, (om, v, got - ref)
+    finally:
+        num._float_root = real
+    assert used
+
+
+def test_an_inaccurate_float64_root_falls_back_to_the_bracketed_iteration():
+    """A float64 start that is not the root to ~1e-9 (here off by 1e-6) is not polished: the
+    bracketed iteration from the bracket's midpoint gives the root."""
+    import flint
+
+    num = PROX._imp_
+    real = num._float_root
+
+    def off(a):
+        out = real(a)
+        return None if out is None else (out[0] * (1 + 1e-6) + 1e-6, out[1])
+
+    num._float_root = off
+    num._memo.clear()
+    num._mid_memo.clear()
+    try:
+        with mpmath.workprec(160):
+            om, v = mpmath.mpf("0.3"), mpmath.mpf("2.5")
+            ref = prox_bisection(om, v, 160)
+            assert abs(num.mp(om, v) - ref) <= mpmath.ldexp(1, -154)
+            old = flint.ctx.prec
+            flint.ctx.prec = 160
+            try:
+                ball = num.midpoint(flint.arb("0.3"), flint.arb("2.5"))
+            finally:
+                flint.ctx.prec = old
+            assert abs(mpmath.mpf(ball.mid().str(60, radius=False)) - ref) <= mpmath.ldexp(1, -153)
+    finally:
+        num._float_root = real
+        num._memo.clear()
+        num._mid_memo.clear()
+
+
 def test_bracket_lost_to_rounding_is_widened():
     """At omega = -1e12 the bracket end omega + V rounds to omega + V with F < 0 there: the end
     is moved outwards rather than failing (the quadrature nodes of an infinite interval reach
