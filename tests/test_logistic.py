@@ -176,6 +176,43 @@ def test_an_inaccurate_float64_root_falls_back_to_the_bracketed_iteration():
         num._mid_memo.clear()
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.longdouble])
+def test_float64_roots_started_from_the_last_solve_of_the_same_shape(dtype):
+    """A NumPy solve starts from the roots of the latest remembered solve of the same shape
+    (the next Newton iterate of a grid solve, or the extended-precision check at the float64
+    solution): the same accuracy as from the bracket's midpoints, in fewer iterations."""
+    num = implicit_root("prox_start", p - w - V / (1 + sympy.exp(p)), p, (w, V),
+                        bracket=(w, w + V))._imp_
+    rng = np.random.default_rng(3)
+    om = rng.uniform(-30, 30, 400).astype(dtype)
+    v = rng.uniform(0.05, 40, 400).astype(dtype)
+    num.np(om[:3], v[:3])  # (the generated functions)
+    F, dF, lo, hi, both = num._np
+    calls = []
+    # (the elements evaluated, summed over the iterations)
+    num._np = (F, dF, lo, hi, lambda *a: calls.append(a[0].size) or both(*a))
+    try:
+        cold = num.np(om, v)
+        n_cold = sum(calls)
+        om2, v2 = om * (1 + dtype(1e-9)), v * (1 - dtype(2e-9))
+        warm = num.np(om2, v2)
+        n_warm = sum(calls) - n_cold
+        num._np_solve([om2, v2], np.dtype(dtype))  # the same arguments from the midpoints
+        n_cold2 = sum(calls) - n_cold - n_warm
+    finally:
+        num._np = (F, dF, lo, hi, both)
+    # (about 3 evaluations per element from the last roots, about 5 from the midpoints; one
+    # element of these, as before this start, iterates to the 400-step limit either way)
+    assert n_warm < 0.6 * n_cold2, (n_warm, n_cold2)
+    eps = float(np.finfo(dtype).eps)
+    with mpmath.workdps(40):
+        for got, oo, vv in ((cold, om, v), (warm, om2, v2)):
+            for x, o, w_ in zip(got[::7], oo[::7], vv[::7]):
+                o, w_ = mpmath.mpf(str(o)), mpmath.mpf(str(w_))
+                ref = prox_reference(o, w_)
+                assert abs(mpmath.mpf(str(x)) - ref) <= 8 * eps * max(1, abs(ref)), (o, w_)
+
+
 def test_bracket_lost_to_rounding_is_widened():
     """At omega = -1e12 the bracket end omega + V rounds to omega + V with F < 0 there: the end
     is moved outwards rather than failing (the quadrature nodes of an infinite interval reach

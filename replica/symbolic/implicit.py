@@ -138,7 +138,7 @@ class _Numeric:
         self._mid = None
         self._memo: dict = {}
         self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
-        self._np_memo: list = []  # the last few float64 solves: (the arguments, the roots)
+        self._np_memo: list = []  # the last few float64 solves: (arguments, their ends, roots)
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
@@ -465,18 +465,34 @@ class _Numeric:
         arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
-        for keys, hit in self._np_memo:  # (the arguments compared byte for byte)
-            if all(k.dtype == a.dtype and k.shape == a.shape
-                   and np.array_equal(k.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
-                   for k, a in zip(keys, arrays)):
+        flat = [a.reshape(-1) for a in arrays]
+        ends = [f[[0, -1]].tobytes() if f.size else b"" for f in flat]
+        for keys, kends, hit in self._np_memo:  # (the arguments compared byte for byte;
+            # first their first and last elements, which tell most arguments apart cheaply)
+            if kends == ends and all(
+                    k.dtype == a.dtype and k.shape == a.shape
+                    and np.array_equal(k.reshape(-1).view(np.uint8), f.view(np.uint8))
+                    for k, a, f in zip(keys, arrays, flat)):
                 return hit.copy()
-        p = self._np_solve(arrays, dtype)
+        start = None  # the roots of the latest solve of the same shape: a start near the roots
+        for keys, _, hit in reversed(self._np_memo):
+            if hit.shape == arrays[0].shape:
+                start = hit
+                break
+        p = self._np_solve(arrays, dtype, start)
         if len(self._np_memo) >= self.NP_MEMO:
             self._np_memo.pop(0)
-        self._np_memo.append((arrays, p))
+        self._np_memo.append((arrays, ends, p))
         return p.copy()
 
-    def _np_solve(self, arrays, dtype):
+    def _np_solve(self, arrays, dtype, start=None):
+        """The float64 (``dtype``) roots at ``arrays`` by the vectorised bracketed Newton
+        iteration; ``start`` (optional, of the arguments' shape): where finite and inside the
+        bracket, the first iterate instead of the bracket's midpoint (the roots of the last
+        solve at nearby arguments: a Newton iteration at successive iterates of a grid solve,
+        or the extended-precision check at the float64 solution, needs a few steps from
+        there instead of about ten from the midpoint). The bracket's ends are sign-checked and
+        the iteration and its stopping tests are the same either way."""
         if self._np is None:
             self._np = self._functions("numpy")
         F, dF, lo_f, hi_f, both = self._np
@@ -493,6 +509,9 @@ class _Numeric:
                 width = width * 2.0 ** widen
                 lo, hi = np.where(low, lo - width, lo), np.where(high, hi + width, hi)
             p = (lo + hi) / 2
+            if start is not None:
+                s0 = np.asarray(start).astype(dtype)
+                p = np.where(np.isfinite(s0) & (s0 > lo) & (s0 < hi), s0, p)
             eps = np.finfo(dtype).eps
             shape = p.shape
             p, lo, hi = p.ravel(), lo.ravel(), hi.ravel()
