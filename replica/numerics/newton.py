@@ -131,7 +131,7 @@ def not_converged(what: str, maxiter: int, res) -> ConvergenceError:
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
               balls: bool = False, condition: bool = True,
               residual: bool = True) -> NewtonReport:
-    """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
+    r"""Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
     working precision, 5-10x faster than mpmath's LU for the systems here).
 

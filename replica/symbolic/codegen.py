@@ -34,7 +34,9 @@ SymPy, mpmath and NumPy versions, so any change to an equation, a closed form or
 stages them regenerates it. Code that evaluates a function defined by an equation
 (:mod:`replica.symbolic.implicit`) records the digest of each such function's declaration and is
 bound, when loaded, to the function of the process with that digest (otherwise generated again).
-``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
+The code objects compiled from the cached source are cached too (marshal files keyed on the
+SHA-256 of the source and the interpreter's bytecode tag), so a process that loads a large
+system does not compile it again. ``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
 ``REPLICA_LAMBDIFY_CACHE=DIR`` chooses its folder (default ``~/.cache/replica/lambdify``).
 """
 
@@ -657,7 +659,7 @@ def _arb_gaussians_loaded(ns) -> list:
     if not n:
         return []
     acb_ns = dict(_namespace("acb"))
-    exec(compile(ns["ACB_SOURCE"], "<cached acb integrands>", "exec"), acb_ns)  # noqa: S102
+    exec(_compiled(ns["ACB_SOURCE"], "<cached acb integrands>"), acb_ns)  # noqa: S102
     return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
                             ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]))
             for k in range(n)]
@@ -915,6 +917,35 @@ def _bind_implicit(ns: dict, names: dict, midpoint: bool = False) -> bool:
     return True
 
 
+def _compiled(source: str, filename: str):
+    """``compile(source, filename, "exec")``, the code object cached on disk (marshal, in the
+    cache folder of :class:`CodeCache`) under the SHA-256 of the source, the file name and the
+    interpreter's bytecode tag: compiling the generated modules of a large system (thousands of
+    lines) took ~0.1 s of every process that loads them from the cache."""
+    import marshal
+
+    folder = CodeCache.folder()
+    if folder is None:
+        return compile(source, filename, "exec")
+    digest = hashlib.sha256("\0".join((sys.implementation.cache_tag or "", filename, source))
+                            .encode()).hexdigest()[:40]
+    path = os.path.join(folder, f"code-{digest}.marshal")
+    try:
+        with open(path, "rb") as fh:
+            return marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    try:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(marshal.dumps(code))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return code
+
+
 class CodeCache:
     """Generated source code on disk, one file per (key, name)."""
 
@@ -947,7 +978,7 @@ class CodeCache:
             with open(path) as fh:
                 source = fh.read()
             ns = dict(_namespace(backend))
-            exec(compile(source, path, "exec"), ns)  # noqa: S102 - code this module generated
+            exec(_compiled(source, path), ns)  # noqa: S102 - code this module generated
             return ns
         except Exception:  # a damaged cache file: regenerate
             return None
@@ -1199,7 +1230,7 @@ class Evaluator:
                         for k in range(ns.get("N_GAUSS", 0))]
                     if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
                         arb_ns = dict(_namespace("arb"))
-                        exec(compile(ns["ARB_SOURCE"], "<cached arb integrands>", "exec"),
+                        exec(_compiled(ns["ARB_SOURCE"], "<cached arb integrands>"),
                              arb_ns)  # noqa: S102 - code this module generated
                         _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
                         for k, g in enumerate(self._gauss[backend]):
