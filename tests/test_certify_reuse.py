@@ -302,3 +302,66 @@ def test_newton_arb_chord_step_reaches_the_working_precision(start):
     assert err < mpmath.mpf(10) ** -58, err
     # one Jacobian fewer than Newton steps: the last step is a chord step
     assert calls["J"] == rep.iterations - 1, (calls, rep.iterations)
+
+
+# ---------------------------------------------------------------------------------------------
+# newton_mp's chord steps (past a third of the working precision)
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("start", [["1.4142135623730951", "2.1213203435596424"], ["1", "1"]],
+                         ids=["float64-start", "far-start"])
+@pytest.mark.parametrize("residual", [True, False])
+def test_newton_mp_chord_steps_reach_the_working_precision(start, residual):
+    from replica.numerics.newton import newton_mp
+
+    calls = {"J": 0, "F": 0}
+
+    def F(y):
+        calls["F"] += 1
+        return [y[0] * y[0] - 2, y[0] * y[1] - 3]
+
+    def J(y):
+        calls["J"] += 1
+        return mpmath.matrix([[2 * y[0], 0], [y[1], y[0]]])
+
+    with precision(40):
+        rep = newton_mp(F, J, [mpmath.mpf(v) for v in start], residual=residual)
+        exact = [mpmath.sqrt(2), 3 / mpmath.sqrt(2)]  # the root, written independently
+        err = max(abs(a - b) / abs(b) for a, b in zip(rep.x, exact))
+    assert err < mpmath.mpf(10) ** -38, err
+    if start[0] != "1":
+        # a float64 start's first step (~1e-16) is past a third of 40 digits: every later
+        # step is a chord step with the first Jacobian
+        assert calls["J"] == 1 and rep.iterations >= 3, (calls, rep.iterations)
+    else:
+        assert calls["J"] < rep.iterations, (calls, rep.iterations)
+    # without the final residual, one evaluation of F fewer
+    assert calls["F"] == rep.iterations + (1 if residual else 0), (calls, rep.iterations)
+
+
+@pytest.mark.parametrize("how", ["lower-precision", "poor"])
+def test_newton_mp_first_iteration_matrix_from_an_earlier_solve(how):
+    """``J0``: the last Jacobian of a solve at lower precision starts a re-solve at higher
+    precision with chord steps and no new Jacobian; a poor ``J0`` (here half the Jacobian: its
+    chord steps contract only by 2x) is replaced by a fresh Jacobian, and the root is the same
+    to the working precision either way."""
+    from replica.numerics.newton import newton_mp
+
+    calls = {"J": 0}
+
+    def F(y):
+        return [y[0] * y[0] - 2, y[0] * y[1] - 3]
+
+    def J(y):
+        calls["J"] += 1
+        return mpmath.matrix([[2 * y[0], 0], [y[1], y[0]]])
+
+    with precision(30):
+        low = newton_mp(F, J, [mpmath.mpf("1.4142135623730951"), mpmath.mpf("2.1213203435596424")])
+    J0 = low.chord if how == "lower-precision" else low.chord * mpmath.mpf(2)
+    calls["J"] = 0
+    with precision(60):
+        rep = newton_mp(F, J, low.x, residual=False, J0=J0)
+        exact = [mpmath.sqrt(2), 3 / mpmath.sqrt(2)]
+        err = max(abs(a - b) / abs(b) for a, b in zip(rep.x, exact))
+    assert err < mpmath.mpf(10) ** -58, err
+    assert calls["J"] == (0 if how == "lower-precision" else 1), calls

@@ -91,6 +91,128 @@ def test_float64_root_stops_at_the_rounding_noise_of_F():
             assert abs(x - ref) <= 8e-16 * max(1.0, abs(ref))
 
 
+ROOT_ARGS = (("-3.5", "0.25"), ("0.7", "2"), ("12", "40"), ("-800", "3"), ("800", "0.001"),
+             ("-30.25", "1e-9"), ("1e-20", "7"), ("-1e400", "2"), ("-1e-400", "3"))
+
+
+def prox_bisection(omega, v, bits):
+    """The logistic proximal map by plain bisection on [omega, omega + v] at ``bits + 40``
+    bits, to a relative 2^-(bits + 20)."""
+    with mpmath.workprec(bits + 40):
+        lo, hi = omega, omega + v
+        while hi - lo > mpmath.ldexp(1, -bits - 20) * max(1, abs(lo)):
+            mid = (lo + hi) / 2
+            if mid - omega - v / (1 + mpmath.exp(mid)) > 0:
+                hi = mid
+            else:
+                lo = mid
+        return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("bits", [140, 196, 400])
+def test_root_polished_from_the_float64_root_at_every_precision(bits):
+    """The working-precision root is Newton from the float64 root (two or three steps) where
+    that root exists (``_float_root``), the bracketed iteration where it does not (arguments
+    beyond float64's range); both the mpmath path and the ball-midpoint path of the quadrature
+    (``midpoint``) agree with mpmath's own root finder to the working precision."""
+    import flint
+
+    num = PROX._imp_
+    used = []
+    real = num._float_root
+    num._float_root = lambda a: used.append(1) or real(a)
+    try:
+        with mpmath.workprec(bits):
+            for om, v in ROOT_ARGS:
+                om, v = mpmath.mpf(om), mpmath.mpf(v)
+                ref = prox_bisection(om, v, bits)
+                tol = mpmath.ldexp(1, -bits + 6) * max(1, abs(ref))
+                got = num.mp(om, v)
+                assert abs(got - ref) <= tol, (om, v, got - ref)
+                old = flint.ctx.prec
+                flint.ctx.prec = bits
+                try:
+                    ball = num.midpoint(flint.arb(str(om)), flint.arb(str(v)))
+                finally:
+                    flint.ctx.prec = old
+                assert ball.rad() == 0
+                got = mpmath.mpf(ball.mid().str(bits // 3 + 10, radius=False))
+                assert abs(got - ref) <= tol * 2, (om, v, got - ref)
+    finally:
+        num._float_root = real
+    assert used
+
+
+def test_an_inaccurate_float64_root_falls_back_to_the_bracketed_iteration():
+    """A float64 start that is not the root to ~1e-9 (here off by 1e-6) is not polished: the
+    bracketed iteration from the bracket's midpoint gives the root."""
+    import flint
+
+    num = PROX._imp_
+    real = num._float_root
+
+    def off(a):
+        out = real(a)
+        return None if out is None else (out[0] * (1 + 1e-6) + 1e-6, out[1])
+
+    num._float_root = off
+    num._memo.clear()
+    num._mid_memo.clear()
+    try:
+        with mpmath.workprec(160):
+            om, v = mpmath.mpf("0.3"), mpmath.mpf("2.5")
+            ref = prox_bisection(om, v, 160)
+            assert abs(num.mp(om, v) - ref) <= mpmath.ldexp(1, -154)
+            old = flint.ctx.prec
+            flint.ctx.prec = 160
+            try:
+                ball = num.midpoint(flint.arb("0.3"), flint.arb("2.5"))
+            finally:
+                flint.ctx.prec = old
+            assert abs(mpmath.mpf(ball.mid().str(60, radius=False)) - ref) <= mpmath.ldexp(1, -153)
+    finally:
+        num._float_root = real
+        num._memo.clear()
+        num._mid_memo.clear()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.longdouble])
+def test_float64_roots_started_from_the_last_solve_of_the_same_shape(dtype):
+    """A NumPy solve starts from the roots of the latest remembered solve of the same shape
+    (the next Newton iterate of a grid solve, or the extended-precision check at the float64
+    solution): the same accuracy as from the bracket's midpoints, in fewer iterations."""
+    num = implicit_root("prox_start", p - w - V / (1 + sympy.exp(p)), p, (w, V),
+                        bracket=(w, w + V))._imp_
+    rng = np.random.default_rng(3)
+    om = rng.uniform(-30, 30, 400).astype(dtype)
+    v = rng.uniform(0.05, 40, 400).astype(dtype)
+    num.np(om[:3], v[:3])  # (the generated functions)
+    F, dF, lo, hi, both = num._np
+    calls = []
+    # (the elements evaluated, summed over the iterations)
+    num._np = (F, dF, lo, hi, lambda *a: calls.append(a[0].size) or both(*a))
+    try:
+        cold = num.np(om, v)
+        n_cold = sum(calls)
+        om2, v2 = om * (1 + dtype(1e-9)), v * (1 - dtype(2e-9))
+        warm = num.np(om2, v2)
+        n_warm = sum(calls) - n_cold
+        num._np_solve([om2, v2], np.dtype(dtype))  # the same arguments from the midpoints
+        n_cold2 = sum(calls) - n_cold - n_warm
+    finally:
+        num._np = (F, dF, lo, hi, both)
+    # (about 3 evaluations per element from the last roots, about 5 from the midpoints; one
+    # element of these, as before this start, iterates to the 400-step limit either way)
+    assert n_warm < 0.6 * n_cold2, (n_warm, n_cold2)
+    eps = float(np.finfo(dtype).eps)
+    with mpmath.workdps(40):
+        for got, oo, vv in ((cold, om, v), (warm, om2, v2)):
+            for x, o, w_ in zip(got[::7], oo[::7], vv[::7]):
+                o, w_ = mpmath.mpf(str(o)), mpmath.mpf(str(w_))
+                ref = prox_reference(o, w_)
+                assert abs(mpmath.mpf(str(x)) - ref) <= 8 * eps * max(1, abs(ref)), (o, w_)
+
+
 def test_bracket_lost_to_rounding_is_widened():
     """At omega = -1e12 the bracket end omega + V rounds to omega + V with F < 0 there: the end
     is moved outwards rather than failing (the quadrature nodes of an infinite interval reach

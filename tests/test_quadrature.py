@@ -37,6 +37,10 @@ CASES = {
                 lambda k: 2 * _phi(k) + k * (2 * _Phi(k) - 1)),
     "z^2 exp(b z) (heavy tail)": (z**2 * sympy.exp(b * z), [b], ["3"],
                                   lambda b: (1 + b * b) * mpmath.exp(b * b / 2)),
+    "exp(z^2/4) (a tail beyond the truncation point)": (
+        sympy.exp(z**2 / 4), [], [], lambda: mpmath.sqrt(2)),
+    "exp(3 z^2/8) (a tail that is not small)": (
+        sympy.exp(3 * z**2 / 8), [], [], lambda: mpmath.mpf(2)),
     "cosh(a + b z)": (sympy.cosh(a + b * z), [a, b], ["0.4", "1.5"],
                       lambda a, b: mpmath.cosh(a) * mpmath.exp(b * b / 2)),
     "Phi(a z + b)": (Phi(a * z + b), [a, b], ["1.7", "0.3"],

@@ -17,9 +17,12 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    ``w + max(10, w // 2)`` digits, ``w`` the working precision. The re-solve's Newton starts
    from the first solve's solution ``x_w`` (it would reach the same root from the same float64
    start, through the same first iterates; those iterates are not repeated): its equations,
-   Jacobian, steps, stopping test and reported values are all evaluated anew at the higher
-   precision (its last step, past half that precision, a chord step with the Jacobian of the
-   step before: :func:`~replica.numerics.newton.newton_arb`), so it converges to the root at
+   steps, stopping test and reported values are all evaluated anew at the higher precision
+   (the Jacobian is only the iteration matrix: past a third of that precision its steps are chord steps with the Jacobian of
+   an earlier step, :func:`~replica.numerics.newton.newton_mp`; in mpmath its first iteration
+   matrix is the first solve's last Jacobian, kept only while its steps are below
+   ``10**(-dps/3)``: it changes how many steps are taken, not the iterate's equations, the
+   stopping tests or the root they define), so it converges to the root at
    that precision whatever the error of ``x_w`` --
    a first solve accurate to ``k`` digits is moved by ``10^{-k}`` and the agreement shows ``k``
    digits (where Newton fails from ``x_w`` the float64 start, then the declared start, are
@@ -121,7 +124,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             if verify:
                 with precision(hi):
                     ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
-                                                     condition=False)
+                                                     condition=False, chord=rep.chord)
                     ref_direct, hi_balls = {}, {}
                     for k, d in problem.direct.items():
                         ref_direct[k], hi_balls[k] = direct_value_and_ball(d, params)

@@ -333,12 +333,16 @@ class Machine:
                     return [ball_to_mpf(b) for b in out]
         return self.evaluate(group, "mp", x, P, spec)
 
-    def newton(self, x0, P, spec, balls=None, condition: bool = True) -> NewtonReport:
+    def newton(self, x0, P, spec, balls=None, condition: bool = True,
+               chord=None) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
-        ``condition=False`` (a verifying re-solve) skips the condition number (see
-        :func:`newton_mp`) and, in ball arithmetic, the residual after the final step (see
-        :func:`newton_arb`)."""
+        ``condition=False`` (a verifying re-solve) skips the condition number and the
+        residual after the final step (see :func:`newton_mp` and :func:`newton_arb`).
+        ``chord``: the ``chord`` of an earlier report of this system near ``x0`` (the
+        Jacobian of the residual map in the unknowns ``x``, at lower precision), the first
+        iteration matrix of :func:`newton_mp` (its ``J0``); the report's ``chord`` is its last
+        Jacobian, in the unknowns ``x`` (``None`` from the ball-arithmetic iteration)."""
         n = self.n
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
@@ -373,8 +377,18 @@ class Machine:
                                     rep.jacobian)
             except (BallsNotFinite, NotEnclosable):
                 pass  # the evaluations that fall back to mpmath, below
-        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition)
-        return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition)
+        J0 = None
+        if chord is not None:  # the matrix in these scaled unknowns: rows / rscale, columns * scale
+            J0 = mpmath.matrix([[mpmath.mpf(chord[i, j]) * scale[j] / rscale[i]
+                                 for j in range(n)] for i in range(n)])
+        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
+                        residual=condition, J0=J0)
+        last = None
+        if rep.chord is not None:  # back to the unknowns x
+            last = mpmath.matrix([[rep.chord[i, j] * rscale[i] / scale[j] for j in range(n)]
+                                  for i in range(n)])
+        return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
+                            chord=last)
 
     def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
         """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
@@ -422,14 +436,16 @@ class Machine:
         return rep
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
-                      strict: bool = False):
+                      strict: bool = False, chord=None):
         """One solve at the working precision: ``(values, report, iterations)``.
 
         Newton starts from ``start`` (any precision), then -- if that fails -- from
         ``fallback``, then from the declared start solved in mpmath; ``strict=True`` (a start
         the user gave) raises the failure from ``start`` instead of falling back, so that a
         solution reached from elsewhere is never reported as the one through that start.
-        ``condition=False`` skips the condition number (a verifying re-solve)."""
+        ``condition=False`` skips the condition number (a verifying re-solve); ``chord`` (the
+        ``chord`` of the report of a solve whose solution is ``start``) is the first iteration
+        matrix from ``start`` (:meth:`newton`), not from the fallbacks."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -443,7 +459,8 @@ class Machine:
                 if x0 is None or rep is not None:
                     continue
                 try:
-                    rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition)
+                    rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition,
+                                      chord=chord if x0 is start else None)
                 except ConvergenceError as exc:
                     if strict and x0 is start:
                         raise ConvergenceError(

@@ -7,7 +7,9 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
   lowers the residual any more or the step shrank by less than 4x (quadratic convergence would
   square it; a residual made of cancelling terms of size :math:`T` cannot fall below about
   :math:`T\,\varepsilon`, and the steps it drives stop shrinking) -- the digits actually obtained
-  are then measured by the caller's re-solve at higher precision. Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
+  are then measured by the caller's re-solve at higher precision. Past a third of the working
+  precision its steps reuse the last Jacobian (chord steps, see :func:`newton_mp`).
+  Otherwise it raises :class:`~replica.errors.ConvergenceError` with the
   :class:`~replica.numerics.result.Status` that describes the failure.
 * :func:`newton_arb` -- the same iteration with every number a python-flint ball midpoint at the
   working precision (equations and Jacobian from the generated ``arb`` code, linear solves by
@@ -52,6 +54,10 @@ class NewtonReport:
     residual: Any
     condition: Any
     jacobian: Any = None
+    chord: Any = None
+    """(:func:`newton_mp`) the Jacobian of the last step, an ``mpmath.matrix`` in the
+    iteration's own (scaled) unknowns: the first iteration matrix of a later solve of the same
+    system (``J0``)."""
 
 
 def _condition(Jm, balls: bool = False) -> Any:
@@ -127,15 +133,37 @@ def not_converged(what: str, maxiter: int, res) -> ConvergenceError:
 
 
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
-              balls: bool = False, condition: bool = True) -> NewtonReport:
-    """Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
+              balls: bool = False, condition: bool = True,
+              residual: bool = True, J0=None) -> NewtonReport:
+    r"""Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
     working precision, 5-10x faster than mpmath's LU for the systems here).
 
     The reported condition is that of the Jacobian of the last Newton step, at the iterate
     before the final correction (which is below ``1000 eps`` relative: the two Jacobians differ
     by that much, far below any digit a condition number is read to); ``condition=False``
-    (a verifying re-solve, whose condition nobody reads) skips it (``None``)."""
+    (a verifying re-solve, whose condition nobody reads) skips it (``None``).
+
+    As in :func:`newton_arb`, once the last step :math:`\delta_{k-1}` is below
+    ``10**(-dps/3)`` (relative) the next step is the chord step
+    :math:`-J(y_{k-1})^{-1}F(y_k)` with the Jacobian of that last step: it differs from the
+    Newton step by a relative :math:`O(\kappa\,|\delta_{k-1}|)`, so it decides the stopping
+    tests as the Newton step would, and the iterate it gives has an error
+    :math:`O(|\delta_{k-1}|\,|\delta_k|)` (chord steps converge linearly with the rate
+    :math:`O(\kappa\,|\delta_{k-1}|) \le O(\kappa\,10^{-dps/3})`: from a float64 start,
+    whose first step is about :math:`10^{-15}`, every later step reuses the first Jacobian);
+    a chord step above ``10**(-dps/3)`` is discarded for a Newton step with a fresh Jacobian. (For a model whose
+    equations are Gaussian integrals the Jacobian, the derivatives under the integral, is the
+    costliest evaluation.) ``residual=False`` (a verifying re-solve) skips the evaluation of
+    ``F`` after the final step: the report's residual is then the one before it.
+
+    ``J0`` (optional): a Jacobian of the same system near ``y0`` (the last Jacobian of a solve
+    at lower precision whose solution is ``y0``), taken for the first step as a chord step
+    under the same rule: the step is kept only if it is below ``10**(-dps/3)`` (then it
+    differs from the Newton step by a relative :math:`O(\kappa\,|y_0 - y_{J_0}|)`), else a
+    fresh Jacobian is computed; so is every chord step that does not shrink at least 4x from
+    the step before (a matrix that does not contract). The iterate, its equations and the
+    stopping tests are those of this precision whatever ``J0`` is."""
     solve = _ball_solve if balls else mpmath.lu_solve
     y = mpmath.matrix([mpmath.mpf(v) for v in y0])
     n = len(y)
@@ -153,33 +181,63 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     res = norm(fy)
     small = mpmath.eps * 1000
     floor_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
-    prev_step = None
-    for it in range(1, maxiter + 1):
-        Jy = J(as_list(y))
+    chord_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 3))
+    prev_step, prev_fresh, force_fresh = None, False, False
+    Jy = J0
+    chord_first = J0 is not None  # J0's step is taken as a chord step
+
+    def step_with(Jm):
         try:
-            dy = solve(Jy, mpmath.matrix([-v for v in fy]))
+            d = solve(Jm, mpmath.matrix([-v for v in fy]))
         except ZeroDivisionError:
-            dy = None
-        if dy is None or not all(mpmath.isfinite(dy[i]) for i in range(n)):
+            return None
+        return d if d is not None and all(mpmath.isfinite(d[i]) for i in range(n)) else None
+
+    for it in range(1, maxiter + 1):
+        scale_y = max(norm(y), 1)
+        dy = None
+        if Jy is not None and not force_fresh and (
+                chord_first or (prev_step is not None and prev_step <= chord_ok * scale_y)):
+            chord_first = False
+            # the chord step (see the docstring): the Jacobian of the last step is accurate
+            # to a relative 10^(-dps/3) here, and so is this step
+            dy = step_with(Jy)
+            if dy is not None and (norm(dy) > chord_ok * scale_y or (
+                    prev_step is not None and norm(dy) > prev_step / 4) or (
+                    prev_step is None and norm(dy) <= small * scale_y)):
+                # not in the quadratic regime after all, or an iteration matrix that does not
+                # contract (a chord step shrinks by a factor O(kappa 10^(-dps/3))), or J0's
+                # first step, whose size alone would end the iteration (its contraction is not
+                # seen yet): a fresh Jacobian
+                dy = None
+        fresh = dy is None
+        if dy is None:
+            Jy = J(as_list(y))
+            dy = step_with(Jy)
+        if dy is None:
             raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.SINGULAR_JACOBIAN)
         step = norm(dy)
-        scale_y = max(norm(y), 1)
         if step <= small * scale_y:
             y = y + dy
+            if not residual:
+                return NewtonReport(as_list(y), it, res,
+                                    _condition(Jy, balls) if condition else None, chord=Jy)
             fy = F(as_list(y))
             return NewtonReport(as_list(y), it, norm(fy),
-                                _condition(Jy, balls) if condition else None)
-        if step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4:
+                                _condition(Jy, balls) if condition else None, chord=Jy)
+        if (step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4
+                and fresh and prev_fresh):  # (two Newton steps: chord steps shrink or go)
             # Past half the working precision Newton contracts quadratically (each step about
             # the square of the last); a step that shrinks by less than 4x here is driven by the
             # rounding noise of F, not by F itself (terms of size 1e20 that cancel leave a
             # residual of 1e20 eps): the iterate is as good as this precision makes it. Step
             # halving would otherwise keep accepting noise that happens to lower the residual
             # until the iteration limit. The digits obtained are measured by the caller.
-            return NewtonReport(as_list(y), it, res, _condition(Jy, balls) if condition else None)
-        prev_step = step
+            return NewtonReport(as_list(y), it, res, _condition(Jy, balls) if condition else None,
+                                chord=Jy)
+        prev_step, prev_fresh = step, fresh
         t = mpmath.mpf(1)
         for _ in range(30):
             yn = y + t * dy
@@ -189,11 +247,15 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
                 break
             t /= 2
         else:
+            if not fresh:  # a chord step that lowers no residual: a Newton step instead
+                force_fresh = True
+                continue
             if step <= floor_ok * scale_y:
                 return NewtonReport(as_list(y), it, res,
-                                    _condition(Jy, balls) if condition else None)
+                                    _condition(Jy, balls) if condition else None, chord=Jy)
             raise stalled(what, res, step)
         y, fy, res = yn, fn, rn
+        force_fresh = False
     raise not_converged(what, maxiter, res)
 
 

@@ -34,7 +34,9 @@ SymPy, mpmath and NumPy versions, so any change to an equation, a closed form or
 stages them regenerates it. Code that evaluates a function defined by an equation
 (:mod:`replica.symbolic.implicit`) records the digest of each such function's declaration and is
 bound, when loaded, to the function of the process with that digest (otherwise generated again).
-``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
+The code objects compiled from the cached source are cached too (marshal files keyed on the
+SHA-256 of the source and the interpreter's bytecode tag), so a process that loads a large
+system does not compile it again. ``REPLICA_LAMBDIFY_CACHE=0`` disables the cache;
 ``REPLICA_LAMBDIFY_CACHE=DIR`` chooses its folder (default ``~/.cache/replica/lambdify``).
 """
 
@@ -329,6 +331,55 @@ class _BallRule:
             flint.ctx.prec = old
 
 
+class _HalfLine:
+    r"""A tail :math:`\int_c^{\pm\infty} f(z)\,dz` as an integral over :math:`t \in [0, 1]`:
+    :math:`z = c \pm t/(1 - t)`, :math:`dz = dt/(1 - t)^2`, for
+    :func:`replica.symbolic.quadrature.gauss_legendre_pieces` (whose nodes never reach
+    :math:`t = 1`). ``point`` evaluates :math:`f` at an ``mpf``; ``rule`` (a
+    :class:`_BallRule` or ``None``) evaluates it in ball arithmetic for :meth:`weighted_sums`,
+    with the same conventions (the midpoints, the balls' radii as the rounding bound, ``None``
+    where a ball is not finite)."""
+
+    __slots__ = ("point", "rule", "c", "sign")
+
+    def __init__(self, point, rule, c, sign):
+        self.point, self.rule, self.c, self.sign = point, rule, c, sign
+
+    def __call__(self, t):
+        u = 1 - t
+        return self.point(self.c + self.sign * t / u) / (u * u)
+
+    def weighted_sums(self, m, h, xs, ws):
+        if self.rule is None:
+            return None
+        import flint
+
+        arb = flint.arb
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = mpmath.mp.prec
+            mb, hb, cb = arb_of(m), arb_of(h), arb_of(self.c)
+            f, sw, values = self.rule.f, self.rule.sw, self.rule.values
+            total, size = arb(0), arb(0)
+            try:
+                for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
+                    t = mb + hb * x
+                    u = 1 - t
+                    z = cb + t / u if self.sign > 0 else cb - t / u
+                    v = f(z, *sw, *values) / (u * u)
+                    total += w * v
+                    size += w * abs(v)
+            except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
+                return None
+            total, size = hb * total, hb * size
+            if not (total.is_finite() and size.is_finite()):
+                return None
+            err = total.rad() + size.rad()
+            return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
+        finally:
+            flint.ctx.prec = old
+
+
 _ARB_RULES: dict = {}
 
 
@@ -360,9 +411,13 @@ def _gauss_mp(g: _GaussFunctions, values):
     adaptive piecewise Gauss--Legendre (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`)
     on the pieces of :math:`[-T, T]` between the breakpoints :math:`-T, -T + 2, \dots, T` and the
     kinks (:math:`T` from :func:`~replica.symbolic.quadrature.gauss_truncation`, where the
-    density is below :math:`2^{-p-30}`), plus the tails :math:`|z| > T` by ``mpmath.quad``
-    (tanh--sinh, cut at the kinks beyond :math:`T`); the summed error estimates must be at most
-    ``10**-dps`` times the sum of the pieces' magnitudes. Where the Gauss--Legendre estimate does
+    density is below :math:`2^{-p-30}`), plus the tails :math:`|z| > T` (cut at the kinks
+    beyond :math:`T`) by the same adaptive rule, the half-line beyond the last kink mapped onto
+    :math:`[0, 1]` by :math:`z = c \pm t/(1 - t)` (:class:`_HalfLine`): the tails are not
+    assumed small, their pieces' error estimates enter the same total, which must be at most
+    ``10**-dps/2`` times the sum of all pieces' magnitudes (a tail that the rule does not
+    resolve -- an integrand that grows nearly as fast as the density decays -- is refined
+    like any piece, or sends the integral to the fallback below). Where the Gauss--Legendre estimate does
     not get there the whole integral is recomputed by :func:`_gauss_mp_tanh_sinh`, which raises
     :class:`QuadratureError` where its own estimate fails too. Where the integrand has a
     ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
@@ -395,27 +450,28 @@ def _gauss_mp(g: _GaussFunctions, values):
                 if balls is not None:
                     f = _BallRule(g.fast, sw, balls, f)
                 pieces.append((a, b, f, (prec, cell)))
+        tails = [(-1, [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)]),
+                 (1, [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf])]
+        for side, points in tails:
+            for i, (lo, hi) in enumerate(zip(points[:-1], points[1:])):
+                if lo == hi:
+                    continue
+                finite = mpmath.isfinite(lo) and mpmath.isfinite(hi)
+                mid = (lo + hi) / 2 if finite else (hi - 1 if mpmath.isfinite(hi) else lo + 1)
+                sw = _piece_switches(g, mid, values)
+                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
+                rule = None if balls is None else _BallRule(g.fast, sw, balls, f)
+                if finite:
+                    pieces.append((lo, hi, f if rule is None else rule, (prec, side, i)))
+                else:  # the half-line beyond the last kink, mapped onto [0, 1]
+                    point = f if rule is None else rule
+                    pieces.append((mpmath.mpf(0), mpmath.mpf(1),
+                                   _HalfLine(point, rule, hi if side < 0 else lo, side),
+                                   (prec, side, i)))
         try:
             total, error, size = gauss_legendre_pieces(pieces, rtol / 2, memory)
         except NotResolved:
             total = None
-        tails = [] if total is None else [
-            [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)],
-            [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf]]
-        for points in tails:
-            for lo, hi in zip(points[:-1], points[1:]):
-                if lo == hi:
-                    continue
-                mid = (lo + hi) / 2 if mpmath.isfinite(lo) and mpmath.isfinite(hi) else (
-                    hi - 1 if mpmath.isfinite(hi) else lo + 1)
-                sw = _piece_switches(g, mid, values)
-                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
-                if balls is not None:
-                    f = _BallRule(g.fast, sw, balls, f)
-                value, err = _quad_finite(f, lo, hi)
-                total += value
-                size += abs(value)
-                error += err
         if total is not None and not mpmath.isfinite(total):
             raise QuadratureError("a Gaussian integral is not finite")
         if total is None or error > rtol * size:
@@ -603,7 +659,7 @@ def _arb_gaussians_loaded(ns) -> list:
     if not n:
         return []
     acb_ns = dict(_namespace("acb"))
-    exec(compile(ns["ACB_SOURCE"], "<cached acb integrands>", "exec"), acb_ns)  # noqa: S102
+    exec(_compiled(ns["ACB_SOURCE"], "<cached acb integrands>"), acb_ns)  # noqa: S102
     return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
                             ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]))
             for k in range(n)]
@@ -861,6 +917,35 @@ def _bind_implicit(ns: dict, names: dict, midpoint: bool = False) -> bool:
     return True
 
 
+def _compiled(source: str, filename: str):
+    """``compile(source, filename, "exec")``, the code object cached on disk (marshal, in the
+    cache folder of :class:`CodeCache`) under the SHA-256 of the source, the file name and the
+    interpreter's bytecode tag: compiling the generated modules of a large system (thousands of
+    lines) took ~0.1 s of every process that loads them from the cache."""
+    import marshal
+
+    folder = CodeCache.folder()
+    if folder is None:
+        return compile(source, filename, "exec")
+    digest = hashlib.sha256("\0".join((sys.implementation.cache_tag or "", filename, source))
+                            .encode()).hexdigest()[:40]
+    path = os.path.join(folder, f"code-{digest}.marshal")
+    try:
+        with open(path, "rb") as fh:
+            return marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    code = compile(source, filename, "exec")
+    try:
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(marshal.dumps(code))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return code
+
+
 class CodeCache:
     """Generated source code on disk, one file per (key, name)."""
 
@@ -893,7 +978,7 @@ class CodeCache:
             with open(path) as fh:
                 source = fh.read()
             ns = dict(_namespace(backend))
-            exec(compile(source, path, "exec"), ns)  # noqa: S102 - code this module generated
+            exec(_compiled(source, path), ns)  # noqa: S102 - code this module generated
             return ns
         except Exception:  # a damaged cache file: regenerate
             return None
@@ -1175,7 +1260,7 @@ class Evaluator:
                         for k in range(ns.get("N_GAUSS", 0))]
                     if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
                         arb_ns = dict(_namespace("arb"))
-                        exec(compile(ns["ARB_SOURCE"], "<cached arb integrands>", "exec"),
+                        exec(_compiled(ns["ARB_SOURCE"], "<cached arb integrands>"),
                              arb_ns)  # noqa: S102 - code this module generated
                         _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
                         for k, g in enumerate(self._gauss[backend]):

@@ -39,8 +39,13 @@ binds the name, when the code is loaded, to the function of this process with th
 whose digest no declaration of this process has is generated again).
 
 **Evaluation** (``_imp_``, which ``sympy.lambdify`` puts in every generated function's
-namespace, so :mod:`replica.symbolic.codegen` needs no change): an ``mpf`` argument is solved at
-the working precision by bracketed Newton (a Newton step that leaves the current bracket is
+namespace, so :mod:`replica.symbolic.codegen` needs no change): an ``mpf`` argument is solved
+first in float64 (the iteration below in Python floats; its bracket's ends checked in float64)
+and then by Newton's method at the working precision from that root, two or three steps (each
+squares the relative error of about :math:`10^{-16}`; the stopping rule below), in python-flint
+at ball midpoints; where that is not available (an argument beyond float64's range, a float64
+bracket that fails its sign test, a first step above :math:`2^{-30}`, a step that does not
+shrink) it is solved at the working precision by bracketed Newton (a Newton step that leaves the current bracket is
 replaced by bisection; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
 when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
 Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
@@ -60,6 +65,7 @@ no ball namespace), and models that use it cannot be certified.
 from __future__ import annotations
 
 import hashlib
+import math
 
 import mpmath
 import numpy as np
@@ -132,7 +138,7 @@ class _Numeric:
         self._mid = None
         self._memo: dict = {}
         self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
-        self._np_memo: list = []  # the last few float64 solves: (the arguments, the roots)
+        self._np_memo: list = []  # the last few float64 solves: (arguments, their ends, roots)
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
@@ -146,10 +152,12 @@ class _Numeric:
             return hit
         from .codegen import arb_of
 
-        mids = [+mpmath.mpf((int(man), int(exp))) for man, exp in key[1:]]
         if self._mid is None:
             self._mid = self._ball_functions()
-        value = arb_of(self.mp(*mids, functions=self._mid))
+        value = self._ball_polish([a.mid() for a in args])
+        if value is None:  # the full bracketed iteration
+            mids = [+mpmath.mpf((int(man), int(exp))) for man, exp in key[1:]]
+            value = arb_of(self.mp(*mids, functions=self._mid))
         if len(self._mid_memo) > 200_000:
             self._mid_memo.clear()
         self._mid_memo[key] = value
@@ -185,7 +193,58 @@ class _Numeric:
                 flint.ctx.prec = old
             return mid(f, mp[0], v), mid(d, mp[1], v)
 
+        self._arb_outer = outer
         return (lambda *v: both(*v)[0]), (lambda *v: both(*v)[1]), mp[2], mp[3], both
+
+    def _ball_polish(self, args):
+        r""":meth:`_polish` for :meth:`midpoint`, in python-flint: the arguments ``args`` exact
+        balls (the midpoints), ``F`` and :math:`\partial_p F` the midpoints of the generated
+        ball code at the working precision, every iterate the midpoint of its ball rounded to
+        it (no conversion to mpmath inside the loop); an exact ball, or ``None`` where
+        :meth:`_polish` would give none (or a ball is not finite)."""
+        import flint
+
+        start = self._float_root([float(a) for a in args])
+        if start is None:
+            return None
+        outer, arb = self._arb_outer, flint.arb
+        prec = mpmath.mp.prec
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = prec
+            p = arb(start[0])
+            one = arb(1)
+            tol, small = arb(2) ** (-prec + 4), arb(2) ** (-(prec // 3))
+            last = arb(2) ** -30
+            final = False  # the one more step once the quadratic regime is entered
+            for _ in range(8):
+                f, d = outer(p, *args)
+                if not (f.is_finite() and d.is_finite()):
+                    return None
+                f, d = f.mid(), d.mid()
+                if f == 0:
+                    break
+                if not d > 0:
+                    return None
+                step = (f / d).mid()
+                size = abs(p)
+                scale = size if size > one else one
+                a = abs(step)
+                if not a <= (last * scale).mid():
+                    return None
+                p = (p - step).mid()
+                if final or a <= (tol * scale).mid():
+                    break
+                final = bool(a <= (small * scale).mid())
+                last = (a / scale).mid()
+            else:
+                return None
+        finally:
+            flint.ctx.prec = old
+        lo, hi = start[1]
+        slack = 2.0 ** -40 * max(abs(lo), abs(hi), 1.0)
+        v = float(p)
+        return p if lo - slack <= v <= hi + slack else None
 
     def _evaluators(self):
         """The evaluators (:class:`~.codegen.Evaluator`) of ``F, dF/dp`` in ``(p, *variables)``
@@ -241,6 +300,9 @@ class _Numeric:
             functions = self._mp
         F, dF, lo_f, hi_f = functions[:4]
         both = functions[4] if len(functions) > 4 else None  # F and dF/dp in one evaluation
+        p = self._polish(args, F, dF, lo_f, hi_f, both)
+        if p is not None:
+            return self._keep(key, p)
         lo, hi = mpmath.mpf(lo_f(*args)), mpmath.mpf(hi_f(*args))
         if lo > hi:
             lo, hi = hi, lo
@@ -290,6 +352,103 @@ class _Numeric:
             raise ImplicitRootError(f"{self.cls.__name__}: no convergence")
         return self._keep(key, p)
 
+    FLOAT_START_ITER = 60
+
+    def _float_root(self, args):
+        """``(root, (lo, hi))``: the root at the arguments rounded to float64, by the bracketed
+        Newton iteration of :meth:`mp` in Python floats (the generated NumPy code on scalars),
+        and the bracket's ends in float64, or ``None`` where
+        that is not available: an argument or bracket end outside float64's range, a value
+        that is not finite, a bracket end that fails its sign test in float64 (the full
+        iteration of :meth:`mp` then decides), no convergence."""
+        if self._np is None:
+            self._np = self._functions("numpy")
+        _, _, lo_f, hi_f, both = self._np
+        try:
+            fa = [float(a) for a in args]
+            with np.errstate(all="ignore"):
+                lo, hi = float(lo_f(*fa)), float(hi_f(*fa))
+                if lo > hi:
+                    lo, hi = hi, lo
+                if not (math.isfinite(lo) and math.isfinite(hi)):
+                    return None
+                flo = float(both(lo, *fa)[0])
+                fhi = float(both(hi, *fa)[0])
+                if not (flo <= 0 <= fhi):
+                    return None
+                bracket = lo, hi
+                p = (lo + hi) / 2
+                for _ in range(self.FLOAT_START_ITER):
+                    f, d = both(p, *fa)
+                    f, d = float(f), float(d)
+                    if f == 0:
+                        return p, bracket
+                    if f > 0:
+                        hi = p
+                    elif f < 0:
+                        lo = p
+                    else:
+                        return None  # NaN
+                    new = p - f / d if d > 0 else (lo + hi) / 2
+                    newton = lo < new < hi
+                    if not newton:
+                        new = (lo + hi) / 2
+                    step = abs(new - p)
+                    p = new
+                    scale = max(abs(p), 1.0)
+                    # a Newton step of 1e-9 leaves an error of about its square: the float64
+                    # root to rounding (the working-precision steps of _polish take it on)
+                    if (step <= 1e-9 * scale and newton) or hi - lo <= 4e-16 * scale:
+                        return p, bracket
+        except (OverflowError, ZeroDivisionError, ValueError, TypeError):
+            return None
+        return None
+
+    def _polish(self, args, F, dF, lo_f, hi_f, both):
+        r"""The root at the working precision by Newton's method from the float64 root
+        (:meth:`_float_root`, accurate to about :math:`10^{-16}`): two or three steps, each
+        squaring the relative error, instead of the bracketed iteration from the bracket's
+        midpoint (about ten evaluations of :math:`F`). The same stopping rule as :meth:`mp`:
+        a step below :math:`2^{-p+4}` of the root's size, or, once a step is below
+        :math:`2^{-p/3}` (the quadratic regime), one more step. ``None`` (the caller's full
+        bracketed iteration then runs) where there is no float64 root, where a step is not
+        finite or the derivative not positive, where the first step is above
+        :math:`2^{-30}` (the float64 root was not accurate), where a step does not shrink,
+        or where the root leaves the bracket (its float64 ends, widened by :math:`2^{-40}` of
+        their size for their rounding)."""
+        start = self._float_root(args)
+        if start is None:
+            return None
+        p = mpmath.mpf(start[0])
+        tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
+        small = mpmath.ldexp(1, -mpmath.mp.prec // 3)
+        last = mpmath.ldexp(1, -30)
+        for _ in range(8):
+            f, d = both(p, *args) if both is not None else (F(p, *args), dF(p, *args))
+            if f == 0:
+                break
+            if not (d > 0 and mpmath.isfinite(f)):
+                return None
+            step = f / d
+            scale = max(abs(p), 1)
+            if not abs(step) <= last * scale:
+                return None
+            p = p - step
+            if abs(step) <= tol * scale:
+                break
+            if abs(step) <= small * scale:
+                f, d = both(p, *args) if both is not None else (F(p, *args), dF(p, *args))
+                if not (d > 0 and mpmath.isfinite(f)):
+                    return None
+                p = p - f / d
+                break
+            last = abs(step) / scale
+        else:
+            return None
+        lo, hi = start[1]
+        slack = 2.0 ** -40 * max(abs(lo), abs(hi), 1.0)  # the float64 ends' rounding, and more
+        return p if lo - slack <= p <= hi + slack else None
+
     def _keep(self, key, value):
         if len(self._memo) > 200_000:
             self._memo.clear()
@@ -306,18 +465,34 @@ class _Numeric:
         arrays = np.broadcast_arrays(*[np.asarray(a) for a in args])
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
-        for keys, hit in self._np_memo:  # (the arguments compared byte for byte)
-            if all(k.dtype == a.dtype and k.shape == a.shape
-                   and np.array_equal(k.reshape(-1).view(np.uint8), a.reshape(-1).view(np.uint8))
-                   for k, a in zip(keys, arrays)):
+        flat = [a.reshape(-1) for a in arrays]
+        ends = [f[[0, -1]].tobytes() if f.size else b"" for f in flat]
+        for keys, kends, hit in self._np_memo:  # (the arguments compared byte for byte;
+            # first their first and last elements, which tell most arguments apart cheaply)
+            if kends == ends and all(
+                    k.dtype == a.dtype and k.shape == a.shape
+                    and np.array_equal(k.reshape(-1).view(np.uint8), f.view(np.uint8))
+                    for k, a, f in zip(keys, arrays, flat)):
                 return hit.copy()
-        p = self._np_solve(arrays, dtype)
+        start = None  # the roots of the latest solve of the same shape: a start near the roots
+        for keys, _, hit in reversed(self._np_memo):
+            if hit.shape == arrays[0].shape:
+                start = hit
+                break
+        p = self._np_solve(arrays, dtype, start)
         if len(self._np_memo) >= self.NP_MEMO:
             self._np_memo.pop(0)
-        self._np_memo.append((arrays, p))
+        self._np_memo.append((arrays, ends, p))
         return p.copy()
 
-    def _np_solve(self, arrays, dtype):
+    def _np_solve(self, arrays, dtype, start=None):
+        """The float64 (``dtype``) roots at ``arrays`` by the vectorised bracketed Newton
+        iteration; ``start`` (optional, of the arguments' shape): where finite and inside the
+        bracket, the first iterate instead of the bracket's midpoint (the roots of the last
+        solve at nearby arguments: a Newton iteration at successive iterates of a grid solve,
+        or the extended-precision check at the float64 solution, needs a few steps from
+        there instead of about ten from the midpoint). The bracket's ends are sign-checked and
+        the iteration and its stopping tests are the same either way."""
         if self._np is None:
             self._np = self._functions("numpy")
         F, dF, lo_f, hi_f, both = self._np
@@ -334,6 +509,9 @@ class _Numeric:
                 width = width * 2.0 ** widen
                 lo, hi = np.where(low, lo - width, lo), np.where(high, hi + width, hi)
             p = (lo + hi) / 2
+            if start is not None:
+                s0 = np.asarray(start).astype(dtype)
+                p = np.where(np.isfinite(s0) & (s0 > lo) & (s0 < hi), s0, p)
             eps = np.finfo(dtype).eps
             shape = p.shape
             p, lo, hi = p.ravel(), lo.ravel(), hi.ravel()

@@ -47,8 +47,9 @@ iteration pays for two rules per piece, not the whole ladder.
 
 **The tails.** :func:`gauss_truncation` gives the truncation point :math:`T` with
 :math:`\varphi(T) = e^{-T^2/2}/\sqrt{2\pi} \le 2^{-p-30}` at ``p`` bits; the tails
-:math:`|z| > T` are not assumed small: the caller integrates them by ``mpmath.quad`` (whose error
-estimate is absolute there, so the few levels it needs are cheap) and adds their error.
+:math:`|z| > T` are not assumed small: the caller integrates them by the same rule, as further
+pieces of the same call (the half-line beyond the last kink mapped onto :math:`[0, 1]` by
+:math:`z = c \pm t/(1 - t)`), so their error estimates enter the same total.
 """
 
 from __future__ import annotations
