@@ -154,7 +154,7 @@ W_TASK = sympy.MatrixSymbol("w", D_sym, 1)
 
 
 def _collect_matrix_terms(expr) -> dict:
-    """``{factors: coefficient}`` of a matrix expression at dimension D, traces made cyclic and
+    r"""``{factors: coefficient}`` of a matrix expression at dimension D, traces made cyclic and
     the task's squared norm named (:math:`w^\top w = Dc`), zero coefficients dropped: two
     expressions are equal when their tables are."""
     from ..symbolic.matrix_moments import expand_traces, replace_forms, terms
