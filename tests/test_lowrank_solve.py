@@ -378,8 +378,8 @@ def test_the_verifying_re_solve_sees_an_inaccurate_first_solve(monkeypatch):
 
     newton = Machine.newton
 
-    def perturbed(self, x0, P, spec, balls=None, condition=True):
-        rep = newton(self, x0, P, spec, balls, condition)
+    def perturbed(self, x0, P, spec, balls=None, condition=True, **kw):
+        rep = newton(self, x0, P, spec, balls, condition, **kw)
         if mpmath.mp.dps == 55:  # the first working precision (50 + 5 guard digits)
             rep.x = [v * (1 + mpmath.mpf(10) ** -30) for v in rep.x]
         return rep
