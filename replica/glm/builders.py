@@ -460,32 +460,87 @@ def _half_expect(expr, x):
 
 def _link_average(channel: Channel, rho, D: GLMDerivation, fs):
     r"""``[E_{y, omega} f(y - omega)]`` for a regression channel with a piecewise-linear link
-    :math:`g` (:math:`c_\pm`): with :math:`u = \sqrt\rho\,\xi` and
+    :math:`g` (slopes :math:`c_\pm`), split by the sign of the teacher field :math:`u`:
+    :math:`\mathbb E f = \sum_\pm\mathbb E[f(r_\pm)\,\theta(\pm u)]` with
+    :math:`r_\pm = c_\pm u + \sigma\varepsilon - \omega` the residual on that side.
+
+    *Polynomial route* (the square loss): with :math:`u = \sqrt\rho\,\xi` and
     :math:`\omega = ku + \sqrt{q - m^2/\rho}\,\zeta`, :math:`k = m/\rho` (Gaussian
-    conditioning), the residual is :math:`r = (c_\pm - k)\sqrt\rho\,\xi + sZ` on
-    :math:`\pm\xi > 0`, :math:`s^2 = q - m^2/\rho + \sigma^2`; the :math:`Z` average in closed
-    form, then the half-line averages of :math:`\xi` by their half moments (a polynomial is
-    needed there: the square loss)."""
+    conditioning), :math:`r_\pm = (c_\pm - k)\sqrt\rho\,\xi + sZ`,
+    :math:`s^2 = q - m^2/\rho + \sigma^2`; the :math:`Z` average in closed form, then the
+    half-line averages of :math:`\xi` by their half moments.
+
+    *Even route* (any other loss, whose :math:`Z` average is not a polynomial in :math:`\xi`):
+    for an even loss the envelope, its slope squared and the loss at the proximal point are even
+    functions :math:`f` of the residual. :math:`(u, r_\pm)` is a centred Gaussian pair, so its law
+    is invariant under :math:`(u, r_\pm) \to (-u, -r_\pm)` and
+    :math:`\mathbb E[f(r_\pm)\theta(u)] = \mathbb E[f(-r_\pm)\theta(-u)]
+    = \mathbb E[f(r_\pm)\theta(-u)]`: each is half of :math:`\mathbb E f(r_\pm)`, and
+
+    .. math::  \mathbb E f = \tfrac12\int\mathcal D\xi\,\big[f(\sqrt{\Delta_+}\,\xi)
+               + f(\sqrt{\Delta_-}\,\xi)\big],\qquad
+               \Delta_\pm = \operatorname{Var} r_\pm = c_\pm^2\rho + \sigma^2 - 2c_\pm m + q,
+
+    one Gaussian integral per side whose breakpoints are the loss's kinks (linear in
+    :math:`\xi`): no half-line and no two-dimensional integral. A loss that is not even in the residual is a
+    :class:`~replica.modeling.ModelError` (the side probability would enter)."""
     cm, cp = (sympy.sympify(c) for c in channel.link)
     k = m / rho
     s2 = sympy.expand(q - m**2 / rho + channel.noise**2)
+    inners = []
+    for f in fs:
+        per_side = []
+        for c, sgn in ((cp, 1), (cm, -1)):
+            inner = calculus.expect(f.xreplace({x_: (c - k) * sympy.sqrt(rho) * sgn * xi
+                                                + sympy.sqrt(s2) * z}), z)
+            if not (inner.is_polynomial(xi) and not inner.has(z)):
+                per_side = None
+                break
+            per_side.append(inner)
+        if per_side is None:
+            return _link_average_even(channel, rho, D, fs, cm, cp, s2)
+        inners.append(per_side)
     D.add("label_law", {"residual": sympy.Eq(sympy.Symbol("s")**2, s2)},
           f"The {channel.name} channel y = g(u) + sigma eps with a piecewise-linear link "
           "(slopes c_- = " f"{cm}, c_+ = {cp}): given u = sqrt(rho) xi the residual "
           "y - omega is Gaussian with mean (c - m/rho) u (c the slope on u's side) and variance "
           "s^2 = q - m^2/rho + sigma^2.")
-    outs = []
+    return [sympy.cancel(sum(_half_expect(i, xi) for i in per_side))
+            for per_side in inners], {"Delta": s2}
+
+
+def _link_average_even(channel: Channel, rho, D: GLMDerivation, fs, cm, cp, s2):
+    """The even route of :func:`_link_average` (its docstring)."""
     for f in fs:
-        total = sympy.Integer(0)
-        for c, sgn in ((cp, 1), (cm, -1)):
-            inner = calculus.expect(f.xreplace({x_: (c - k) * sympy.sqrt(rho) * sgn * xi
-                                                + sympy.sqrt(s2) * z}), z)
-            if not (inner.is_polynomial(xi) and not inner.has(z)):
-                raise ModelError(f"the {channel.name} channel's label average needs the "
-                                 "envelope's Gaussian average to be polynomial (the square "
-                                 "loss); use the square loss or the linear channel")
-            total += _half_expect(inner, xi)
-        outs.append(sympy.cancel(total))
+        if not calculus.is_even(f, x_):
+            raise ModelError(f"the {channel.name} channel needs a loss even in the residual "
+                             "(square, absolute, huber): the average of an uneven envelope "
+                             "over the two sides of the teacher field is not derived")
+    if cp + cm == 0:
+        raise ModelError(f"the {channel.name} channel gives labels blind to the teacher's sign "
+                         "(E[yu] = 0), so the overlap is m = 0 at the saddle point, which the "
+                         "solver's positive unknowns exclude: only the square loss (m = 0 in "
+                         "closed form) is supported there")
+    C = sympy.Matrix([[rho, 0, m], [0, 1, 0], [m, 0, q]])  # (u, eps, omega)
+    deltas, objects = [], {}
+    for c, tag in ((cp, "plus"), (cm, "minus")):
+        coeffs = sympy.Matrix([c, channel.noise, -1])  # r = c u + sigma eps - omega
+        delta = sympy.expand((coeffs.T * C * coeffs)[0, 0])
+        deltas.append(delta)
+        objects[f"Delta_{tag}"] = sympy.Eq(sympy.Symbol(f"Delta_{tag}"), delta)
+    D.add("label_law", objects,
+          f"The {channel.name} channel y = g(u) + sigma eps with a piecewise-linear link "
+          f"(slopes c_- = {cm}, c_+ = {cp}), split by the sign of the teacher field u: on the "
+          "side u > 0 (u < 0) the residual r = c u + sigma eps - omega (c = c_+, c_-) is "
+          "Gaussian with variance Delta_plus (Delta_minus) from the covariance of (u, eps, "
+          "omega). The loss is even (checked by SymPy) and (u, r) is a centred Gaussian pair, "
+          "so by the symmetry (u, r) -> (-u, -r) the side u > 0 carries half of the average of "
+          "an even function of r: the label average is half the sum of the two Gaussian "
+          "averages over r = sqrt(Delta) xi, the loss's kinks the quadrature breakpoints.")
+    # one integral per side: where the two sides cancel (m = 0 for the absolute value) each
+    # integral keeps its relative precision and the difference is taken outside
+    outs = [sum(calculus.expect(f.xreplace({x_: sympy.sqrt(d) * xi}), xi) for d in deltas) / 2
+            for f in fs]
     return outs, {"Delta": s2}
 
 
