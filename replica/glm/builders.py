@@ -37,7 +37,13 @@ one integral when the maximum is even in :math:`b`); the loss's Moreau envelope 
 computed from the covariance; a latent-linear classification channel
 :math:`y = \operatorname{sign}(au + b\varepsilon)`:
 :math:`P(y = 1\,|\,\omega = \sqrt q\xi)` is a Gaussian tail, and the label sum is folded into
-twice the :math:`y = 1` term when :math:`P(1\,|\,-\xi) = 1 - P(1\,|\,\xi)`, checked by SymPy).
+twice the :math:`y = 1` term when :math:`P(1\,|\,-\xi) = 1 - P(1\,|\,\xi)`, checked by SymPy;
+a regression channel with a piecewise-linear link :math:`y = c_\pm u + \sigma\varepsilon` on
+:math:`\pm u > 0` (ReLU, absolute value): the square loss by the half moments of the teacher
+field, an even loss by the symmetry :math:`(u, r) \to (-u, -r)` of the centred Gaussian pair of
+the field and the residual :math:`r_\pm = c_\pm u + \sigma\varepsilon - \omega`, which makes
+the label average :math:`\tfrac12\sum_\pm\mathbb E f(r_\pm)`, two one-dimensional Gaussian
+integrals -- see ``_link_average``).
 
 **ERM, replica-symmetric stability** (stated: the de Almeida--Thouless condition of convex GLM
 estimation, e.g. Gerace et al. 2020 and Aubin et al. 2020, appendices on the stability of the RS
