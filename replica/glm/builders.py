@@ -77,7 +77,9 @@ square, point masses as exponentials, two symmetric ones as a :math:`\cosh`), it
 expanded, the outer average per component of :math:`X_0` as above (polynomial terms by their
 moments, the rest a Gaussian integral, symmetric point masses folded when the integrand is even);
 :math:`Z_{\rm out}` by Gaussian conditioning (a Gaussian tail for a latent-linear sign channel, a
-Gaussian density for the linear channel). Replica symmetry is exact there (the Nishimori identities;
+Gaussian density for the linear channel; for the noiseless ReLU channel an atom at :math:`y = 0`,
+a Gaussian tail, and a Gaussian density on :math:`y > 0`, whose :math:`\log` is averaged over the
+tail in closed form -- the noisy ReLU needs a two-dimensional integral, not derived). Replica symmetry is exact there (the Nishimori identities;
 Barbier et al. prove the formula), so its stability record says so.
 """
 
@@ -779,6 +781,8 @@ def _check_prior_partition(Z0, prior, A):
 def _psi_out(channel: Channel, rho, D: GLMDerivation):
     r""":math:`\Psi_{\rm out}(m)`, derived."""
     Vv = rho - m_bo
+    if channel.kind == "regression" and not channel.linear:
+        return _psi_out_relu(channel, Vv, D)
     if channel.kind == "regression":
         s2 = Vv + channel.noise**2
         y = sympy.sqrt(s2) * z  # y - omega given omega
@@ -813,6 +817,63 @@ def _psi_out(channel: Channel, rho, D: GLMDerivation):
     return out
 
 
+def _psi_out_relu(channel: Channel, Vv, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)` of the noiseless ReLU channel :math:`y = \max(0, u)`, derived:
+    given :math:`\omega = \sqrt m\,\xi`, :math:`u = \omega + \sqrt Vw`; the label law has an
+    atom :math:`Z_{\rm out}(0) = P(u < 0) = \tfrac12\operatorname{erfc}(\omega/\sqrt{2V})` and
+    the density :math:`Z_{\rm out}(y) = N(y; \omega, V)` on :math:`y > 0` (the reference measure
+    :math:`\delta_0 + dy`). The continuous part's :math:`\int_0^\infty dy\,Z_{\rm out}\log
+    Z_{\rm out}` is, with :math:`y = \omega + \sqrt Vw`, the polynomial
+    :math:`\log N = -w^2/2 - \tfrac12\log(2\pi V)` averaged over the tail
+    :math:`w > -\omega/\sqrt V` (:func:`replica.glm.calculus.expect_tail`, closed form); the
+    average over :math:`\xi` is one Gaussian integral."""
+    w = sympy.Symbol("w", real=True)
+    omega = sympy.sqrt(m_bo) * xi
+    Z0 = sympy.erfc(omega / sympy.sqrt(2 * Vv)) / 2
+    y = omega + sympy.sqrt(Vv) * w
+    dens = sympy.exp(-(y - omega)**2 / (2 * Vv)) / sympy.sqrt(2 * sympy.pi * Vv)
+    logd = sympy.expand(sympy.expand_log(sympy.log(dens), force=True))
+    a = -omega / sympy.sqrt(Vv)
+    cont = calculus.expect_tail(logd, w, a)
+    D.add("channel_partition", {"Z0": sympy.Eq(sympy.Symbol("Z_out_0"), Z0),
+                                "Zy": sympy.Eq(sympy.Symbol("Z_out_y"), dens),
+                                "continuous": sympy.Eq(sympy.Symbol("I_out"), cont)},
+          "The noiseless ReLU channel y = max(0, u) with u = omega + sqrt(V) w given the field: "
+          "an atom at y = 0 of mass Z_out_0 = P(u < 0), a Gaussian tail, and the density "
+          "Z_out_y = N(y; omega, V) on y > 0; the continuous part's integral of Z_out log Z_out, "
+          "I_out, is the polynomial log N(omega + sqrt(V) w; omega, V) in w averaged over the tail "
+          "w > -omega/sqrt(V) by the tail moments (closed form).",
+          _check_relu_continuous(cont, Vv, w))
+    out = calculus.expect(Z0 * sympy.log(Z0) + cont, xi)
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term averaged over the label and the field: the atom's Z_out_0 log Z_out_0 "
+          "plus the continuous part, one Gaussian integral over xi.")
+    return out
+
+
+def _check_relu_continuous(cont, Vv, w):
+    """At one numeric point the closed form equals the y-integral of N log N over y > 0 by
+    mpmath quadrature."""
+    def check():
+        import mpmath
+
+        vals = {m_bo: sympy.Rational(1, 3), xi: sympy.Rational(-2, 5)}
+        vals.update({s: sympy.Rational(1) for s in (cont.free_symbols | Vv.free_symbols)
+                     - {m_bo, xi}})
+        with mpmath.workdps(30):
+            closed = sympy.N(cont.xreplace(vals), 30)
+            om = mpmath.sqrt(mpmath.mpf(1) / 3) * mpmath.mpf(-2) / 5
+            Vn = mpmath.mpf(sympy.N(Vv.xreplace(vals), 40))
+
+            def f(yv):
+                d = mpmath.npdf(yv, om, mpmath.sqrt(Vn))
+                return d * mpmath.log(d)
+            num = mpmath.quad(f, [0, 1, mpmath.inf])
+            return abs(closed - num) < 1e-20
+
+    return check
+
+
 def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Sequence = (),
                  alpha: str = "alpha", title: str = "", start=None, observables=None,
                  **kw) -> SaddlePointModel:
@@ -823,10 +884,13 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
-    if channel.kind == "regression" and not channel.linear:
+    if channel.kind == "regression" and not channel.linear and (
+            tuple(channel.link) != (0, 1) or channel.noise != 0):
         raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
-                         "channel (its Z_out log Z_out is not a one-dimensional Gaussian "
-                         "integral); use it with ERM")
+                         f"channel with noise sigma = {channel.noise} (its Z_out log Z_out is a "
+                         "two-dimensional integral over the label and the field, which the code "
+                         "generator does not evaluate); the noiseless ReLU(0) is derived, or "
+                         "use the channel with ERM")
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
     al = symbols[alpha]
     D = GLMDerivation()
