@@ -106,8 +106,9 @@ def test_simulation_of_a_non_erm_model_is_a_one_line_error():
                           teacher=Teacher(Linear("sigma"))))
     with pytest.raises(ModelError, match="BayesOptimal does not derive the relu channel"):
         BayesOptimal("b", prior=Rademacher(), channel=ReLU("sigma"))
-    with pytest.raises(ModelError, match="square loss"):
-        ERM("x", loss=Huber("delta"), penalty=Ridge("lam"), teacher=Teacher(ReLU("sigma")))
+    with pytest.raises(ModelError, match="only the square loss"):
+        ERM("x", loss=Huber("delta"), penalty=Ridge("lam"),
+            teacher=Teacher(AbsoluteValue("sigma")))
 
 
 def test_hinge_dual_solver_satisfies_the_primal_optimality():

@@ -37,7 +37,13 @@ one integral when the maximum is even in :math:`b`); the loss's Moreau envelope 
 computed from the covariance; a latent-linear classification channel
 :math:`y = \operatorname{sign}(au + b\varepsilon)`:
 :math:`P(y = 1\,|\,\omega = \sqrt q\xi)` is a Gaussian tail, and the label sum is folded into
-twice the :math:`y = 1` term when :math:`P(1\,|\,-\xi) = 1 - P(1\,|\,\xi)`, checked by SymPy).
+twice the :math:`y = 1` term when :math:`P(1\,|\,-\xi) = 1 - P(1\,|\,\xi)`, checked by SymPy;
+a regression channel with a piecewise-linear link :math:`y = c_\pm u + \sigma\varepsilon` on
+:math:`\pm u > 0` (ReLU, absolute value): the square loss by the half moments of the teacher
+field, an even loss by the symmetry :math:`(u, r) \to (-u, -r)` of the centred Gaussian pair of
+the field and the residual :math:`r_\pm = c_\pm u + \sigma\varepsilon - \omega`, which makes
+the label average :math:`\tfrac12\sum_\pm\mathbb E f(r_\pm)`, two one-dimensional Gaussian
+integrals -- see ``_link_average``).
 
 **ERM, replica-symmetric stability** (stated: the de Almeida--Thouless condition of convex GLM
 estimation, e.g. Gerace et al. 2020 and Aubin et al. 2020, appendices on the stability of the RS
@@ -71,7 +77,9 @@ square, point masses as exponentials, two symmetric ones as a :math:`\cosh`), it
 expanded, the outer average per component of :math:`X_0` as above (polynomial terms by their
 moments, the rest a Gaussian integral, symmetric point masses folded when the integrand is even);
 :math:`Z_{\rm out}` by Gaussian conditioning (a Gaussian tail for a latent-linear sign channel, a
-Gaussian density for the linear channel). Replica symmetry is exact there (the Nishimori identities;
+Gaussian density for the linear channel; for the noiseless ReLU channel an atom at :math:`y = 0`,
+a Gaussian tail, and a Gaussian density on :math:`y > 0`, whose :math:`\log` is averaged over the
+tail in closed form -- the noisy ReLU needs a two-dimensional integral, not derived). Replica symmetry is exact there (the Nishimori identities;
 Barbier et al. prove the formula), so its stability record says so.
 """
 
@@ -460,32 +468,87 @@ def _half_expect(expr, x):
 
 def _link_average(channel: Channel, rho, D: GLMDerivation, fs):
     r"""``[E_{y, omega} f(y - omega)]`` for a regression channel with a piecewise-linear link
-    :math:`g` (:math:`c_\pm`): with :math:`u = \sqrt\rho\,\xi` and
+    :math:`g` (slopes :math:`c_\pm`), split by the sign of the teacher field :math:`u`:
+    :math:`\mathbb E f = \sum_\pm\mathbb E[f(r_\pm)\,\theta(\pm u)]` with
+    :math:`r_\pm = c_\pm u + \sigma\varepsilon - \omega` the residual on that side.
+
+    *Polynomial route* (the square loss): with :math:`u = \sqrt\rho\,\xi` and
     :math:`\omega = ku + \sqrt{q - m^2/\rho}\,\zeta`, :math:`k = m/\rho` (Gaussian
-    conditioning), the residual is :math:`r = (c_\pm - k)\sqrt\rho\,\xi + sZ` on
-    :math:`\pm\xi > 0`, :math:`s^2 = q - m^2/\rho + \sigma^2`; the :math:`Z` average in closed
-    form, then the half-line averages of :math:`\xi` by their half moments (a polynomial is
-    needed there: the square loss)."""
+    conditioning), :math:`r_\pm = (c_\pm - k)\sqrt\rho\,\xi + sZ`,
+    :math:`s^2 = q - m^2/\rho + \sigma^2`; the :math:`Z` average in closed form, then the
+    half-line averages of :math:`\xi` by their half moments.
+
+    *Even route* (any other loss, whose :math:`Z` average is not a polynomial in :math:`\xi`):
+    for an even loss the envelope, its slope squared and the loss at the proximal point are even
+    functions :math:`f` of the residual. :math:`(u, r_\pm)` is a centred Gaussian pair, so its law
+    is invariant under :math:`(u, r_\pm) \to (-u, -r_\pm)` and
+    :math:`\mathbb E[f(r_\pm)\theta(u)] = \mathbb E[f(-r_\pm)\theta(-u)]
+    = \mathbb E[f(r_\pm)\theta(-u)]`: each is half of :math:`\mathbb E f(r_\pm)`, and
+
+    .. math::  \mathbb E f = \tfrac12\int\mathcal D\xi\,\big[f(\sqrt{\Delta_+}\,\xi)
+               + f(\sqrt{\Delta_-}\,\xi)\big],\qquad
+               \Delta_\pm = \operatorname{Var} r_\pm = c_\pm^2\rho + \sigma^2 - 2c_\pm m + q,
+
+    one Gaussian integral per side whose breakpoints are the loss's kinks (linear in
+    :math:`\xi`): no half-line and no two-dimensional integral. A loss that is not even in the residual is a
+    :class:`~replica.modeling.ModelError` (the side probability would enter)."""
     cm, cp = (sympy.sympify(c) for c in channel.link)
     k = m / rho
     s2 = sympy.expand(q - m**2 / rho + channel.noise**2)
+    inners = []
+    for f in fs:
+        per_side = []
+        for c, sgn in ((cp, 1), (cm, -1)):
+            inner = calculus.expect(f.xreplace({x_: (c - k) * sympy.sqrt(rho) * sgn * xi
+                                                + sympy.sqrt(s2) * z}), z)
+            if not (inner.is_polynomial(xi) and not inner.has(z)):
+                per_side = None
+                break
+            per_side.append(inner)
+        if per_side is None:
+            return _link_average_even(channel, rho, D, fs, cm, cp, s2)
+        inners.append(per_side)
     D.add("label_law", {"residual": sympy.Eq(sympy.Symbol("s")**2, s2)},
           f"The {channel.name} channel y = g(u) + sigma eps with a piecewise-linear link "
           "(slopes c_- = " f"{cm}, c_+ = {cp}): given u = sqrt(rho) xi the residual "
           "y - omega is Gaussian with mean (c - m/rho) u (c the slope on u's side) and variance "
           "s^2 = q - m^2/rho + sigma^2.")
-    outs = []
+    return [sympy.cancel(sum(_half_expect(i, xi) for i in per_side))
+            for per_side in inners], {"Delta": s2}
+
+
+def _link_average_even(channel: Channel, rho, D: GLMDerivation, fs, cm, cp, s2):
+    """The even route of :func:`_link_average` (its docstring)."""
     for f in fs:
-        total = sympy.Integer(0)
-        for c, sgn in ((cp, 1), (cm, -1)):
-            inner = calculus.expect(f.xreplace({x_: (c - k) * sympy.sqrt(rho) * sgn * xi
-                                                + sympy.sqrt(s2) * z}), z)
-            if not (inner.is_polynomial(xi) and not inner.has(z)):
-                raise ModelError(f"the {channel.name} channel's label average needs the "
-                                 "envelope's Gaussian average to be polynomial (the square "
-                                 "loss); use the square loss or the linear channel")
-            total += _half_expect(inner, xi)
-        outs.append(sympy.cancel(total))
+        if not calculus.is_even(f, x_):
+            raise ModelError(f"the {channel.name} channel needs a loss even in the residual "
+                             "(square, absolute, huber): the average of an uneven envelope "
+                             "over the two sides of the teacher field is not derived")
+    if cp + cm == 0:
+        raise ModelError(f"the {channel.name} channel gives labels blind to the teacher's sign "
+                         "(E[yu] = 0), so the overlap is m = 0 at the saddle point, which the "
+                         "solver's positive unknowns exclude: only the square loss (m = 0 in "
+                         "closed form) is supported there")
+    C = sympy.Matrix([[rho, 0, m], [0, 1, 0], [m, 0, q]])  # (u, eps, omega)
+    deltas, objects = [], {}
+    for c, tag in ((cp, "plus"), (cm, "minus")):
+        coeffs = sympy.Matrix([c, channel.noise, -1])  # r = c u + sigma eps - omega
+        delta = sympy.expand((coeffs.T * C * coeffs)[0, 0])
+        deltas.append(delta)
+        objects[f"Delta_{tag}"] = sympy.Eq(sympy.Symbol(f"Delta_{tag}"), delta)
+    D.add("label_law", objects,
+          f"The {channel.name} channel y = g(u) + sigma eps with a piecewise-linear link "
+          f"(slopes c_- = {cm}, c_+ = {cp}), split by the sign of the teacher field u: on the "
+          "side u > 0 (u < 0) the residual r = c u + sigma eps - omega (c = c_+, c_-) is "
+          "Gaussian with variance Delta_plus (Delta_minus) from the covariance of (u, eps, "
+          "omega). The loss is even (checked by SymPy) and (u, r) is a centred Gaussian pair, "
+          "so by the symmetry (u, r) -> (-u, -r) the side u > 0 carries half of the average of "
+          "an even function of r: the label average is half the sum of the two Gaussian "
+          "averages over r = sqrt(Delta) xi, the loss's kinks the quadrature breakpoints.")
+    # one integral per side: where the two sides cancel (m = 0 for the absolute value) each
+    # integral keeps its relative precision and the difference is taken outside
+    outs = [sum(calculus.expect(f.xreplace({x_: sympy.sqrt(d) * xi}), xi) for d in deltas) / 2
+            for f in fs]
     return outs, {"Delta": s2}
 
 
@@ -718,6 +781,8 @@ def _check_prior_partition(Z0, prior, A):
 def _psi_out(channel: Channel, rho, D: GLMDerivation):
     r""":math:`\Psi_{\rm out}(m)`, derived."""
     Vv = rho - m_bo
+    if channel.kind == "regression" and not channel.linear:
+        return _psi_out_relu(channel, Vv, D)
     if channel.kind == "regression":
         s2 = Vv + channel.noise**2
         y = sympy.sqrt(s2) * z  # y - omega given omega
@@ -752,6 +817,63 @@ def _psi_out(channel: Channel, rho, D: GLMDerivation):
     return out
 
 
+def _psi_out_relu(channel: Channel, Vv, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)` of the noiseless ReLU channel :math:`y = \max(0, u)`, derived:
+    given :math:`\omega = \sqrt m\,\xi`, :math:`u = \omega + \sqrt Vw`; the label law has an
+    atom :math:`Z_{\rm out}(0) = P(u < 0) = \tfrac12\operatorname{erfc}(\omega/\sqrt{2V})` and
+    the density :math:`Z_{\rm out}(y) = N(y; \omega, V)` on :math:`y > 0` (the reference measure
+    :math:`\delta_0 + dy`). The continuous part's :math:`\int_0^\infty dy\,Z_{\rm out}\log
+    Z_{\rm out}` is, with :math:`y = \omega + \sqrt Vw`, the polynomial
+    :math:`\log N = -w^2/2 - \tfrac12\log(2\pi V)` averaged over the tail
+    :math:`w > -\omega/\sqrt V` (:func:`replica.glm.calculus.expect_tail`, closed form); the
+    average over :math:`\xi` is one Gaussian integral."""
+    w = sympy.Symbol("w", real=True)
+    omega = sympy.sqrt(m_bo) * xi
+    Z0 = sympy.erfc(omega / sympy.sqrt(2 * Vv)) / 2
+    y = omega + sympy.sqrt(Vv) * w
+    dens = sympy.exp(-(y - omega)**2 / (2 * Vv)) / sympy.sqrt(2 * sympy.pi * Vv)
+    logd = sympy.expand(sympy.expand_log(sympy.log(dens), force=True))
+    a = -omega / sympy.sqrt(Vv)
+    cont = calculus.expect_tail(logd, w, a)
+    D.add("channel_partition", {"Z0": sympy.Eq(sympy.Symbol("Z_out_0"), Z0),
+                                "Zy": sympy.Eq(sympy.Symbol("Z_out_y"), dens),
+                                "continuous": sympy.Eq(sympy.Symbol("I_out"), cont)},
+          "The noiseless ReLU channel y = max(0, u) with u = omega + sqrt(V) w given the field: "
+          "an atom at y = 0 of mass Z_out_0 = P(u < 0), a Gaussian tail, and the density "
+          "Z_out_y = N(y; omega, V) on y > 0; the continuous part's integral of Z_out log Z_out, "
+          "I_out, is the polynomial log N(omega + sqrt(V) w; omega, V) in w averaged over the tail "
+          "w > -omega/sqrt(V) by the tail moments (closed form).",
+          _check_relu_continuous(cont, Vv, w))
+    out = calculus.expect(Z0 * sympy.log(Z0) + cont, xi)
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term averaged over the label and the field: the atom's Z_out_0 log Z_out_0 "
+          "plus the continuous part, one Gaussian integral over xi.")
+    return out
+
+
+def _check_relu_continuous(cont, Vv, w):
+    """At one numeric point the closed form equals the y-integral of N log N over y > 0 by
+    mpmath quadrature."""
+    def check():
+        import mpmath
+
+        vals = {m_bo: sympy.Rational(1, 3), xi: sympy.Rational(-2, 5)}
+        vals.update({s: sympy.Rational(1) for s in (cont.free_symbols | Vv.free_symbols)
+                     - {m_bo, xi}})
+        with mpmath.workdps(30):
+            closed = sympy.N(cont.xreplace(vals), 30)
+            om = mpmath.sqrt(mpmath.mpf(1) / 3) * mpmath.mpf(-2) / 5
+            Vn = mpmath.mpf(sympy.N(Vv.xreplace(vals), 40))
+
+            def f(yv):
+                d = mpmath.npdf(yv, om, mpmath.sqrt(Vn))
+                return d * mpmath.log(d)
+            num = mpmath.quad(f, [0, 1, mpmath.inf])
+            return abs(closed - num) < 1e-20
+
+    return check
+
+
 def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Sequence = (),
                  alpha: str = "alpha", title: str = "", start=None, observables=None,
                  **kw) -> SaddlePointModel:
@@ -762,10 +884,13 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
-    if channel.kind == "regression" and not channel.linear:
+    if channel.kind == "regression" and not channel.linear and (
+            tuple(channel.link) != (0, 1) or channel.noise != 0):
         raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
-                         "channel (its Z_out log Z_out is not a one-dimensional Gaussian "
-                         "integral); use it with ERM")
+                         f"channel with noise sigma = {channel.noise} (its Z_out log Z_out is a "
+                         "two-dimensional integral over the label and the field, which the code "
+                         "generator does not evaluate); the noiseless ReLU(0) is derived, or "
+                         "use the channel with ERM")
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
     al = symbols[alpha]
     D = GLMDerivation()

@@ -34,8 +34,8 @@ import sympy
 
 from ..modeling import gauss, implicit_root
 
-__all__ = ["Minimiser", "minimise", "expect", "gaussian_exp_integral", "conditional_law",
-           "indicator", "is_even", "GLMCalculusError"]
+__all__ = ["Minimiser", "minimise", "expect", "expect_tail", "gaussian_exp_integral",
+           "conditional_law", "indicator", "is_even", "GLMCalculusError"]
 
 
 class GLMCalculusError(ValueError):
@@ -145,6 +145,20 @@ def expect(expr, z):
         else:
             rest += term
     return sympy.cancel(closed) + (gauss(rest, z) if rest != 0 else 0)
+
+
+def expect_tail(expr, z, a):
+    r""":math:`\int\mathcal Dz\,\theta(z - a)\,p(z)` for a polynomial :math:`p` in ``z``, in
+    closed form by the tail moments :math:`M_k = \mathbb E[z^k\theta(z - a)]`:
+    :math:`M_0 = \tfrac12\operatorname{erfc}(a/\sqrt2)`, :math:`M_1 = \varphi(a)` and, integrating
+    :math:`z^{k-1}\cdot z\varphi(z) = -z^{k-1}\varphi'(z)` by parts on :math:`(a, \infty)`,
+    :math:`M_k = a^{k-1}\varphi(a) + (k - 1)M_{k-2}`."""
+    poly = sympy.Poly(sympy.expand(expr), z)
+    phi = sympy.exp(-a**2 / 2) / sympy.sqrt(2 * sympy.pi)
+    M = [sympy.erfc(a / sympy.sqrt(2)) / 2, phi]
+    for k in range(2, poly.degree() + 1):
+        M.append(a**(k - 1) * phi + (k - 1) * M[k - 2])
+    return sum(sympy.cancel(c) * M[k] for (k,), c in poly.terms())
 
 
 def gaussian_exp_integral(exponent, x):
