@@ -12,7 +12,7 @@ equivalent as an independent variable (the forms the numerics of the original im
 used). The symbols are the alignment model's. Nothing in the solver reads this module:
 ``tests/test_alignment_generated.py`` checks that the solver's computed equations equal these
 identically (SymPy) and to 30 digits at solved points, and the derivations of
-:mod:`replica.derivations.alignment` and :mod:`replica.derivations.alignment_from_model` derive
+``replica.derivations.alignment`` and :mod:`replica.derivations.alignment_from_model` derive
 them from the model.
 """
 

@@ -287,9 +287,10 @@ K_I_STABLE = _kernel()
 E_MISALIGN_STABLE = avg(MU_I * K_I_STABLE)
 """e_misalign = <C_test K> = (1/d) sum_i mu_i k_i."""
 
-RESOLVENT_MEASURE_STABLE = avg(MU_I * F_I_A.subs(z, sigma))
-"""Alignment measure <C_test F_kappa(sigma)> (g_C at z = -sigma)."""
-RESOLVENT_MEASURE = RESOLVENT_MEASURE_STABLE
+RESOLVENT_MEASURE = avg(MU_I * F_I_A.subs(z, sigma))
+"""Alignment measure <C_test F_kappa(sigma)> (g_C at z = -sigma), f written through a."""
+RESOLVENT_MEASURE_STABLE = RESOLVENT_MEASURE
+"""The same object (the name the reported values use)."""
 
 INVERSE_MEASURE = avg(MU_I / LAMBDA_I)
 """Population measure <C_test C_train^{-1}> (undefined for singular C_train)."""
