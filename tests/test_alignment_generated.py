@@ -33,6 +33,16 @@ def _difference(gen, stated):
     return sympy.simplify(sympy.cancel(d))
 
 
+def _difference_at_rationals(gen, stated, seed=3):
+    """gen - stated over a symbolic 3-point spectrum at a random rational value of every symbol,
+    exactly (a nonzero rational function vanishes there with probability 0)."""
+    import random
+    rnd = random.Random(seed)
+    d = on_symbolic_spectrum(expand_averages(sympy.sympify(gen - stated)), 3)
+    point = {x: sympy.Rational(rnd.randint(1, 40), rnd.randint(1, 40)) for x in d.free_symbols}
+    return sympy.nsimplify(d.xreplace(point))
+
+
 # ---------------------------------------------------------------------------------------------
 # The one free energy
 # ---------------------------------------------------------------------------------------------
@@ -91,6 +101,36 @@ def test_generated_equation_equals_paper_a_stated(name):
         at = {A.M: A.M_OF_A_STABLE}
         gen, stated = gen.xreplace(at), stated.xreplace(at)
     assert _difference(gen, stated) == 0
+
+
+def test_decomposition_equals_the_one_written_by_hand():
+    """The signal/memorisation/structural/noise parts of E_ICL, computed from the unified test
+    error by the conjugate each term comes from, equal the positive-term forms written here
+    (the package's decomposition as first written, not paper A's), and sum to
+    e_scalar + e_misalign with M = <f>, M' = -<(a' lambda + 1) f^2> at z = sigma and
+    sigma = (c_train + rho)/alpha + lambda_tilde."""
+    lam_i, mu_i, a, ap, s = LAMBDA_I, MU_I, A.a_coeff, A.a_prime, A.sigma
+    f2 = 1 / (a * lam_i + s)**2
+    fpn = (ap * lam_i + 1) * f2
+    s_test = (A.c_test + A.rho) / A.alpha_test
+    s_ctx = (A.c_train + A.rho) / A.alpha
+    written = {
+        "signal": s_test * SpectralAverage(lam_i * f2 * (a**2 * lam_i + s**2 * ap))
+        + s**2 * SpectralAverage(mu_i * fpn),
+        "memorization": A.q * (a - s * ap) * (s_test * SpectralAverage(lam_i * f2)
+                                              + SpectralAverage(mu_i * lam_i * f2)),
+        "structural": A.q * s_ctx * (s_test * SpectralAverage(fpn) + SpectralAverage(mu_i * fpn)),
+        "noise": A.rho,
+    }
+    for k, e in written.items():
+        assert _difference(A.DECOMPOSITION[k], e) == 0, k
+    at = {A.M: SpectralAverage(1 / (a * lam_i + s)), A.M_prime: -SpectralAverage(fpn),
+          A.alpha: (A.c_train + A.rho) / (s - A.lambda_tilde)}  # sigma = s_ctx + lambda_tilde
+    total = sum(A.DECOMPOSITION.values()).xreplace(at)
+    assert _difference_at_rationals(total, (A.E_SCALAR + A.E_MISALIGN_STABLE).xreplace(at)) == 0
+    assert _difference_at_rationals(total, (A.E_SCALAR + A.E_MISALIGN_STABLE).xreplace(
+        {**at, A.M_prime: SpectralAverage(fpn)})) != 0
+    assert _difference_at_rationals(A.DECOMPOSITION["structural"], written["structural"] * 2) != 0
 
 
 def test_generated_forms_have_the_stated_shape():

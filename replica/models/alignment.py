@@ -71,11 +71,13 @@ r"""Paper A's pretraining-error term: :math:`q = \hat\chi/(\kappa\hat q^2)` of t
 point, the training error over :math:`\tau`."""
 
 
-def merge_averages(expr) -> sympy.Expr:
+def merge_averages(expr, constants_inside: bool = False) -> sympy.Expr:
     r"""A linear combination of spectral averages with coefficients free of the eigenvalues, as
     one average (by linearity), its summand cancelled, with the factors free of the eigenvalues
     taken out: e.g. :math:`-\langle f\rangle + z\langle f^2\rangle = -a\langle\lambda f^2\rangle`
-    for :math:`f = 1/(a\lambda + z)`."""
+    for :math:`f = 1/(a\lambda + z)`. With ``constants_inside`` a term without an average is
+    taken inside too (:math:`c = \langle c\rangle`, the weights sum to 1), e.g.
+    :math:`1 - 2z\langle f\rangle + z^2\langle f^2\rangle = \langle a^2\lambda^2f^2\rangle`."""
     total, rest = sympy.Integer(0), sympy.Integer(0)
     for term in sympy.Add.make_args(sympy.expand(expr)):
         factors = sympy.Mul.make_args(term)
@@ -86,6 +88,8 @@ def merge_averages(expr) -> sympy.Expr:
             total += sympy.Mul(*[f for f in factors if f is not avgs[0]]) * avgs[0].args[0]
         else:
             rest += term
+    if constants_inside:
+        total, rest = total + rest, sympy.Integer(0)
     const, dep = sympy.factor(sympy.cancel(total)).as_independent(LAMBDA_I, MU_I, as_Add=False)
     return rest + const * avg(dep)
 
@@ -257,6 +261,18 @@ E_SCALAR = rho + (c_test + rho) / alpha_test * QBAR
 sigma_test^2 + (c_C + sigma_test^2)/alpha_test qbar in paper A's variables."""
 
 
+def _transform_averages(weight) -> list:
+    r"""``[<w f>, <w (a' lambda + 1) f^2>]`` at :math:`z = -\sigma`: the transform
+    :math:`\langle w/(a\lambda - z)\rangle` of the deterministic equivalent with weight ``w``
+    and its :math:`z`-derivative (computed with :math:`a` a function of :math:`x = -z`,
+    :math:`a' = da/dx`)."""
+    x = sympy.Symbol("x_", positive=True)
+    a_of_x = sympy.Function("a_")(x)
+    w = weight / (a_of_x * LAMBDA_I + x)  # <w/(a lambda - z)> at z = -x
+    return [avg(e.subs(sympy.Derivative(a_of_x, x), a_prime).subs(a_of_x, a_coeff)
+                .subs(x, sigma)) for e in (w, -sympy.diff(w, x))]  # d/dz = -d/dx
+
+
 def _kernel() -> sympy.Expr:
     r"""The per-eigenvalue kernel of :math:`e_{\rm misalign} = c_C - 2m_C + q_C` (the unified
     test error less its scalar part, affine in :math:`g_C, g_C'`, no constant): :math:`g_C(z) =
@@ -270,12 +286,7 @@ def _kernel() -> sympy.Expr:
     gc = (U.GC[0](U.z), U.GC[1](U.z))
     if sympy.expand(mis - sum(mis.coeff(g) * g for g in gc)) != 0:
         raise ValueError("e_misalign is not linear in g_C, g_C'")
-    x = sympy.Symbol("x_", positive=True)
-    a_of_x = sympy.Function("a_")(x)
-    weighted = MU_I / (a_of_x * LAMBDA_I + x)  # <mu/(a lambda - z)> at z = -x
-    per_i = [weighted, -sympy.diff(weighted, x)]  # d/dz = -d/dx
-    per_i = [e.subs(sympy.Derivative(a_of_x, x), a_prime).subs(a_of_x, a_coeff).subs(x, sigma)
-             for e in per_i]
+    per_i = [e.args[0] for e in _transform_averages(MU_I)]
     return sum(sympy.factor(unified_to_paper_a(mis.coeff(g))) * e / MU_I
                for g, e in zip(gc, per_i))
 
@@ -319,15 +330,14 @@ E_IDG = E_TM.subs(alpha_test, alpha)
 # ---------------------------------------------------------------------------------------------
 # The decomposition of E_ICL: signal, memorisation, structural, noise
 # ---------------------------------------------------------------------------------------------
-# Per eigenvalue r of R_k the estimator is its mean R_k (R_k + sigma)^-1 plus a fluctuation of
-# covariance proportional to q (r + s) f^2, f = 1/(r + sigma), s = (rho + c_train)/alpha the
-# context noise of a pretraining prompt (replica.derivations.alignment_from_model: derived_k,
-# derived_norm). Both E[(I - Gamma)^T (I - Gamma)] (the misalignment part, weighted by C_test)
-# and E[Gamma Gamma^T] (the scalar part, weighted by s_test) split into the mean part (signal),
-# the fluctuation along the task directions, q r f^2 (memorisation of the finite task set) and
-# the fluctuation driven by the context noise, q s f^2 (structural); the label noise rho of the
-# test prompt is the fourth part. With the deterministic equivalents (f_i through a, F' =
-# -(a' lambda + 1) f^2) every part is an average of positive terms:
+# The unified test error splits by the conjugate each term comes from: mhat^2 (the mean of the
+# weights: signal), chihat (the fluctuation along the task directions, q r f^2 per eigenvalue r:
+# memorisation of the finite task set) and chibarhat (the fluctuation driven by the context
+# noise, q s f^2, s = (rho + c_train)/alpha: structural), both in the misalignment part
+# (c_C - 2 m_C + q_C, weighted by C_test) and in the scalar part (qbar, weighted by s_test); the
+# label noise rho of the test prompt is the fourth part. With the deterministic equivalents
+# (f_i through a, -F' = (a' lambda + 1) f^2) and each part's averages merged into one, every part
+# is an average of positive terms:
 #   mean:   sigma^2 f^2 (a' lambda + 1) per test weight; a^2 lambda^2 f^2 + sigma^2 a' lambda f^2
 #           per unit weight (= 1 - 2 sigma M - sigma^2 M'),
 #   q r f^2:  q (a - sigma a') lambda f^2  (= q (F + sigma F')),
@@ -338,18 +348,37 @@ S_CONTEXT = (rho + c_train) / alpha
 """s: the context noise of a pretraining prompt (sigma = s + lambda_tilde)."""
 S_TEST = (c_test + rho) / alpha_test
 """s_test: the context noise of a test prompt (the factor of the scalar part)."""
-_F2 = F_I_A**2
-_FP_NEG = (a_prime * LAMBDA_I + 1) * _F2
-"""-F'_i = (a' lambda_i + 1) f_i^2."""
-DECOMPOSITION = {
-    "signal": (S_TEST * avg(LAMBDA_I * _F2 * (a_coeff**2 * LAMBDA_I + z**2 * a_prime))
-               + z**2 * avg(MU_I * _FP_NEG)).subs(z, sigma),
-    "memorization": (q * (a_coeff - z * a_prime)
-                     * (S_TEST * avg(LAMBDA_I * _F2) + avg(MU_I * LAMBDA_I * _F2))).subs(z, sigma),
-    "structural": (q * S_CONTEXT * (S_TEST * avg(_FP_NEG) + avg(MU_I * _FP_NEG))).subs(z, sigma),
-    "noise": rho,
-}
-"""The four parts of E_ICL (they sum to e_scalar + e_misalign), in a, a', lambda_tilde, q."""
+
+
+def _decomposition() -> dict:
+    """The four parts of E_ICL computed from the unified test error (see the comment above)."""
+    ov = U.test_overlaps()
+    spectral = dict(zip((_Gz, _G1z), _transform_averages(1)))
+    spectral.update(zip((U.GC[0](U.z), U.GC[1](U.z)), _transform_averages(MU_I)))
+
+    def split(e):  # e is linear in (chihat, chibarhat): the rest is the signal
+        e = sympy.expand(e)
+        s = e.subs({U.chihat: 0, U.chibarhat: 0})
+        return {"signal": s, "memorization": sympy.expand(e.subs({U.chibarhat: 0}) - s),
+                "structural": sympy.expand(e.subs({U.chihat: 0}) - s)}
+
+    mis = split(U.c_C - 2 * ov["m_C"] + ov["q_C"])
+    scalar = split(U.fixed_point_equations()[U.qbar])
+    out = {}
+    for part in ("signal", "memorization", "structural"):
+        terms = []
+        for e, weight in ((mis[part], 1), (scalar[part], S_TEST)):
+            e = sympy.cancel(e.xreplace(unified_conjugates())).xreplace(spectral)
+            terms.append(weight * merge_averages(unified_to_paper_a(e, effective_ridge=False),
+                                                 constants_inside=True))
+        out[part] = terms[0] + terms[1]
+    out["noise"] = unified_to_paper_a(U.sigma_test**2)
+    return out
+
+
+DECOMPOSITION = _decomposition()
+"""The four parts of E_ICL (they sum to e_scalar + e_misalign), in a, a', lambda_tilde, q
+(computed)."""
 
 
 
