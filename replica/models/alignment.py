@@ -5,8 +5,20 @@ In-Context Learning*, arXiv:2509.26551. Notation of that paper: ``rho`` is the l
 **variance**; ``sigma`` is the effective noise level.
 
 This module holds the mathematics; :mod:`replica.models.alignment_problem` declares the model to
-the engine (:mod:`replica.numerics.driver`), which solves it. The equations (``<.>`` is the spectral average ``(1/d) sum_i`` over the eigenvalues
-``lambda_i`` of ``C_train`` and the diagonal ``mu_i`` of ``C_test`` in that eigenbasis):
+the engine (:mod:`replica.numerics.driver`), which solves it. **None of the equations below is
+typed**: the resolvent self-consistency and its derivative are computed from the saddle point
+of the deterministic equivalent's log-determinant
+(:mod:`replica.symbolic.deterministic_equivalent`), and the effective noise, the ridge equation,
+:math:`q`,
+:math:`e_{\rm scalar}`, :math:`K`, :math:`E_{\rm ICL}`, :math:`e_{\rm TM}` and the
+decomposition from the saddle point of the unified free energy
+(:data:`replica.models.unified.FREE_ENERGY`) under the map :func:`unified_to_paper_a`
+(:math:`z = -\sigma`, :math:`g = M`, :math:`g' = -M'`, noise standard deviation
+:math:`\sqrt\rho`, ridge :math:`\tau\lambda/\kappa`). Paper A's equations as the paper states
+them are in :mod:`replica.derivations.paper_a`, the independent check (equal identically,
+``tests/test_alignment_generated.py``). What the computation gives (``<.>`` is the spectral
+average ``(1/d) sum_i`` over the eigenvalues ``lambda_i`` of ``C_train`` and the diagonal
+``mu_i`` of ``C_test`` in that eigenbasis):
 
 * resolvent self-consistency (paper eq. (17)), for ``z > 0``
 
