@@ -9,6 +9,7 @@ import sympy
 
 import replica
 from replica.models import alignment as A
+from replica.derivations import paper_a as PA
 from replica.models import isotropic as B
 from replica.numerics import agreement_digits, precision
 from replica.analysis.phase_diagram import misalignment_spectrum
@@ -37,7 +38,7 @@ GRID = [
     ("3", "1", "inf", "1/10", "1/10"),
 ]
 
-M_PRIME = Evaluator([A.M_PRIME_CLOSED], [A.M, A.z, A.kappa])
+M_PRIME = Evaluator([PA.M_PRIME_CLOSED], [A.M, A.z, A.kappa])
 """M'(z) from its closed form (implicit differentiation of eq. (17))."""
 
 
@@ -93,33 +94,33 @@ def test_idg_equals_tau_q_for_tau_lt_1(alpha, tau, kappa, rho):
 def test_silverstein_identity_symbolic():
     """With M = <f>: delta = <lambda f>/kappa satisfies 1/(1 + delta) = a (summand algebra)."""
     # lambda_i f_i = (1 - z f_i)/a holds summand by summand:
-    assert sympy.simplify(LAMBDA_I * A.F_I - (1 - A.z * A.F_I) / A.A_COEFF) == 0
-    delta = expand_averages(avg((1 - A.z * A.F_I) / A.A_COEFF)) / A.kappa
-    delta = delta.subs(avg(A.F_I), A.M)
-    assert sympy.simplify(1 / (1 + delta) - A.A_COEFF) == 0
+    assert sympy.simplify(LAMBDA_I * PA.F_I - (1 - A.z * PA.F_I) / PA.A_COEFF) == 0
+    delta = expand_averages(avg((1 - A.z * PA.F_I) / PA.A_COEFF)) / A.kappa
+    delta = delta.subs(avg(PA.F_I), A.M)
+    assert sympy.simplify(1 / (1 + delta) - PA.A_COEFF) == 0
 
 
 def test_m_prime_closed_form_is_implicit_derivative():
     """Differentiate M(z) - <1/(a(z) lambda + z)> = 0 in z, solve for M'(z): the closed form."""
     Mz = sympy.Function("Mz")(A.z)
-    eq = A.SELF_CONSISTENCY.subs(A.M, Mz)
+    eq = PA.SELF_CONSISTENCY.subs(A.M, Mz)
     deq = expand_averages(sympy.diff(eq, A.z))
     S2, T2 = sympy.symbols("S2 T2")
-    names = {avg(A.F_I**2).subs(A.M, Mz): S2, avg(LAMBDA_I * A.F_I**2).subs(A.M, Mz): T2}
+    names = {avg(PA.F_I**2).subs(A.M, Mz): S2, avg(LAMBDA_I * PA.F_I**2).subs(A.M, Mz): T2}
     deq = deq.xreplace(names)
-    assert not deq.atoms(type(avg(A.F_I)))  # every average was named
+    assert not deq.atoms(type(avg(PA.F_I)))  # every average was named
     dM = sympy.Derivative(Mz, A.z)
     sol = sympy.solve(deq, dM)
     assert len(sol) == 1
-    closed = A.M_PRIME_CLOSED.subs(A.M, Mz).xreplace(names)
+    closed = PA.M_PRIME_CLOSED.subs(A.M, Mz).xreplace(names)
     assert sympy.simplify(sol[0] - closed) == 0
 
 
 def test_f_prime_is_z_derivative_of_f():
-    fp = sympy.diff(A.F_I.subs(A.M, sympy.Function("Mz")(A.z)), A.z)
+    fp = sympy.diff(PA.F_I.subs(A.M, sympy.Function("Mz")(A.z)), A.z)
     fp = fp.subs(sympy.Derivative(sympy.Function("Mz")(A.z), A.z), A.M_prime)
     fp = fp.subs(sympy.Function("Mz")(A.z), A.M)
-    assert sympy.simplify(fp - A.F_PRIME_I) == 0
+    assert sympy.simplify(fp - PA.F_PRIME_I) == 0
 
 
 @pytest.mark.parametrize("kappa", ["1/3", "3"])
@@ -442,9 +443,9 @@ def test_empirical_resolvent_converges_like_one_over_d(spec):
 def test_stable_forms_equal_the_paper_forms():
     """With a = A_COEFF(M) and M = <f>: M_OF_A_STABLE = <f>, M_PRIME_STABLE = M_PRIME_CLOSED and
     A_PRIME_STABLE = (M + z M')/kappa (via the summand identity f - z f^2 = a lambda f^2)."""
-    at = {A.a_coeff: A.A_COEFF}
-    assert sympy.simplify(A.F_I_A.subs(at) - A.F_I) == 0
-    assert sympy.simplify(A.M_PRIME_STABLE.subs(at) - A.M_PRIME_CLOSED) == 0
+    at = {A.a_coeff: PA.A_COEFF}
+    assert sympy.simplify(A.F_I_A.subs(at) - PA.F_I) == 0
+    assert sympy.simplify(A.M_PRIME_STABLE.subs(at) - PA.M_PRIME_CLOSED) == 0
     # summand identity behind a'
     assert sympy.simplify(A.F_I_A - A.z * A.F_I_A**2 - A.a_coeff * LAMBDA_I * A.F_I_A**2) == 0
     S2, T2 = sympy.symbols("S2 T2")

@@ -5,6 +5,7 @@ import pytest
 
 from replica.derivations import alignment as D
 from replica.models import alignment as A
+from replica.derivations import paper_a as PA
 from replica.symbolic import LAMBDA_I
 from conftest import LazyDerivation
 
@@ -15,15 +16,15 @@ DOC = LazyDerivation("alignment")  # built on first use, not while tests are col
 @pytest.mark.slow
 def test_displays_are_the_library_objects():
     a = D.a_sym
-    assert D.M_EQUATION.rhs.subs(a, A.A_COEFF) == A.M - A.SELF_CONSISTENCY
-    assert DOC.step("q").objects["q"].rhs is A.Q
-    assert DOC.step("e_scalar").objects["e_scalar"].rhs is A.E_SCALAR
-    assert DOC.step("e_misalign").objects["k"].rhs is A.K_I
-    assert DOC.step("sigma").objects["sigma"].rhs is A.SIGMA
+    assert D.M_EQUATION.rhs.subs(a, PA.A_COEFF) == A.M - PA.SELF_CONSISTENCY
+    assert DOC.step("q").objects["q"].rhs is PA.Q
+    assert DOC.step("e_scalar").objects["e_scalar"].rhs is PA.E_SCALAR
+    assert DOC.step("e_misalign").objects["k"].rhs is PA.K_I
+    assert DOC.step("sigma").objects["sigma"].rhs is PA.SIGMA
     m_prime = DOC.step("m_prime").objects["M_prime"].rhs
-    assert m_prime.subs(a, A.A_COEFF) == A.M_PRIME_CLOSED
+    assert m_prime.subs(a, PA.A_COEFF) == PA.M_PRIME_CLOSED
     spike = DOC.step("optimal_spike").objects["spike"].rhs
-    assert spike.subs(D.lambda_j, LAMBDA_I) == A.K_I
+    assert spike.subs(D.lambda_j, LAMBDA_I) == PA.K_I
 
 
 def test_isotropic_reduction_reaches_30_digits():

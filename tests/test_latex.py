@@ -24,6 +24,7 @@ from replica.latex.document import (DISPLAY_WIDTH_EM, _display_block, _slug, app
 from replica.latex.tables import number_latex
 from replica.latex.pdf import undefined_references
 from replica.models import alignment as A
+from replica.derivations import paper_a as PA
 from replica.numerics import Result, Status
 from replica.symbolic import Step
 
@@ -48,7 +49,7 @@ def test_equation_never_collapses():
 
 
 def test_spectral_average_printed_as_bracket():
-    assert to_latex(A.SELF_CONSISTENCY).count(r"\left\langle") == 1
+    assert to_latex(PA.SELF_CONSISTENCY).count(r"\left\langle") == 1
 
 
 def test_term_order_is_not_resorted():
@@ -192,7 +193,7 @@ def test_render_structure(alignment_doc, alignment_parts):
     # Every display is printed from the library's objects (with the notation macros); a display
     # wider than a column is set in split, broken at the signs of its sums.
     display, _macros, names = appendix_names(alignment_doc)
-    for expr in (A.Q, A.E_SCALAR):
+    for expr in (PA.Q, PA.E_SCALAR):
         step_obj = next(o for s in alignment_doc.steps for o in s.objects.values()
                         if isinstance(o, sympy.Equality) and o.rhs == expr)
         block = _display_block(step_obj, names, display, DISPLAY_WIDTH_EM["article"])
@@ -324,7 +325,7 @@ def _wrong_m_prime_step():
     # The term M/kappa <lambda f^2> of the numerator is dropped: the check must catch it.
     from replica.symbolic import LAMBDA_I, avg
 
-    wrong = -avg(A.F_I**2) / (1 + A.z / A.kappa * avg(LAMBDA_I * A.F_I**2))
+    wrong = -avg(PA.F_I**2) / (1 + A.z / A.kappa * avg(LAMBDA_I * PA.F_I**2))
     return Step("m_prime_wrong", {"M_prime": D.eq(A.M_prime, wrong)},
                 "A deliberately wrong derivative.", functools.partial(D._check_m_prime, wrong))
 

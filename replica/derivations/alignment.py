@@ -21,10 +21,10 @@ The steps, in order:
    :math:`\|\mathbf y - \mathsf H\gamma\|^2 + \tfrac nd\lambda\|\gamma\|^2` is
    :math:`(\mathsf H^\top\mathsf H + \tfrac nd\lambda I)^{-1}\mathsf H^\top\mathbf y` (gradient
    checked to vanish on explicit matrices).
-3. *Deterministic equivalent*: :data:`~replica.models.alignment.SELF_CONSISTENCY`, its Silverstein
+3. *Deterministic equivalent*: :data:`~replica.derivations.paper_a.SELF_CONSISTENCY`, its Silverstein
    form :math:`1/(1+\delta) = a` with :math:`\delta = \kappa^{-1}\langle\lambda_i f_i\rangle`
    (summand algebra plus :func:`~replica.symbolic.expand_averages`), :math:`M'` by implicit
-   differentiation (compared with :data:`~replica.models.alignment.M_PRIME_CLOSED`), and
+   differentiation (compared with :data:`~replica.derivations.paper_a.M_PRIME_CLOSED`), and
    :math:`f_i'` (also as a matrix identity on an explicit non-diagonal covariance).
 4. :math:`\sigma`, the ridge equation for :math:`\tilde\lambda` and its ridgeless limits.
 5. :math:`q`, :math:`e_{\rm scalar}`, :math:`K`, :math:`e_{\rm misalign}` and the commuting-case
@@ -48,6 +48,7 @@ import sympy
 from ..numerics.driver import solve
 from ..latex.tables import Value, ValueTable
 from ..models import alignment as A
+from . import paper_a as PA
 from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..models import isotropic as B
 from ..models.isotropic_problem import PROBLEM as ISOTROPIC
@@ -297,9 +298,9 @@ def _check_ridge_solution():
 # ---------------------------------------------------------------------------------------------
 # 3. Resolvent
 # ---------------------------------------------------------------------------------------------
-M_EQUATION = eq(A.M, (A.M - A.SELF_CONSISTENCY).subs(A.A_COEFF, a_sym))
-F_DISPLAY = eq(f_i, A.F_I.subs(A.A_COEFF, a_sym))
-DELTA = avg(LAMBDA_I * A.F_I) / A.kappa
+M_EQUATION = eq(A.M, (A.M - PA.SELF_CONSISTENCY).subs(PA.A_COEFF, a_sym))
+F_DISPLAY = eq(f_i, PA.F_I.subs(PA.A_COEFF, a_sym))
+DELTA = avg(LAMBDA_I * PA.F_I) / A.kappa
 """delta = (1/kappa) <lambda_i f_i>, the limit of (1/k) tr(C_train (R_k + z)^{-1})."""
 
 
@@ -307,19 +308,19 @@ def _check_isotropic_self_consistency():
     """For a scalar covariance (every {lambda_i} equal to {c}) the Marchenko–Pastur closed form
     {M_iso} solves the self-consistent equation identically in {z}, {kappa} and {c}: SymPy
     simplifies the residual to 0."""
-    res = A.SELF_CONSISTENCY.subs(LAMBDA_I, c_sym).subs(
+    res = PA.SELF_CONSISTENCY.subs(LAMBDA_I, c_sym).subs(
         A.M, marchenko_pastur_expr(A.z, A.kappa, c_sym))
     return _is_zero(res)
 
 
-def _check_silverstein(a_coeff=A.A_COEFF):
+def _check_silverstein(a_coeff=PA.A_COEFF):
     """Summand level: {lambda_i} {f_i} = (1 - {z} {f_i})/{a} holds identically in {lambda_i}.
     Hence, with a generic summand f({lambda_i}), {delta} is the average of (1 - {z} f)/({kappa}
     {a}), which linearity of the average splits into (1 - {z} ⟨f⟩)/({kappa} {a}); with ⟨f⟩ =
     {M} (the self-consistent equation) SymPy reduces 1/(1 + {delta}) - {a} to 0 for the
     library's {a}. A
     wrong coefficient in {a} would leave a non-zero remainder."""
-    f_lib = A.F_I.subs(A.A_COEFF, a_coeff)
+    f_lib = PA.F_I.subs(PA.A_COEFF, a_coeff)
     summand_ok = _is_zero(LAMBDA_I * f_lib - (1 - A.z * f_lib) / a_coeff)
     f = sympy.Function("f")(LAMBDA_I)
     delta_expr = expand_averages(avg((1 - A.z * f) / a_coeff)) / A.kappa
@@ -329,13 +330,13 @@ def _check_silverstein(a_coeff=A.A_COEFF):
     return summand_ok and _is_zero(1 / (1 + delta_expr) - a_coeff)
 
 
-def _check_m_prime(candidate=A.M_PRIME_CLOSED):
+def _check_m_prime(candidate=PA.M_PRIME_CLOSED):
     """Differentiate the self-consistent equation with {M} a function of {z} (the
     derivative passes inside the average), pull the derivative of {M} out of the averages by
     linearity, solve the resulting linear equation for {M_prime}, and compare with the displayed
     closed form: the difference simplifies to 0."""
     Mz = sympy.Function("M")(A.z)
-    dG = expand_averages(sympy.diff(A.SELF_CONSISTENCY.subs(A.M, Mz), A.z))
+    dG = expand_averages(sympy.diff(PA.SELF_CONSISTENCY.subs(A.M, Mz), A.z))
     dG = dG.subs(sympy.Derivative(Mz, A.z), A.M_prime).subs(Mz, A.M)
     coeff = sympy.diff(dG, A.M_prime)
     if coeff.has(A.M_prime):
@@ -351,20 +352,20 @@ def _check_f_prime():
     3/10) near z = 3/10 and {kappa} = 3/2, the matrix {F_matrix} equals U diag({f_i}) U^T and its
     z-derivative equals U diag({f_prime_i}) U^T at z = 3/10, exactly."""
     Mz = sympy.Function("M")(A.z)
-    scalar = sympy.diff(A.F_I.subs(A.M, Mz), A.z).subs(sympy.Derivative(Mz, A.z), A.M_prime)
-    scalar_ok = _is_zero(scalar.subs(Mz, A.M) - A.F_PRIME_I)
+    scalar = sympy.diff(PA.F_I.subs(A.M, Mz), A.z).subs(sympy.Derivative(Mz, A.z), A.M_prime)
+    scalar_ok = _is_zero(scalar.subs(Mz, A.M) - PA.F_PRIME_I)
     U = _rational_rotation()
     lams = [sympy.Rational(1, 2), sympy.Integer(1), sympy.Rational(3, 2)]
     C = U * sympy.diag(*lams) * U.T
     # M(z) near z0 to first order: M(z0) = M0 and M'(z0) = M1 (exact rationals).
     z0, M0, M1 = sympy.Rational(3, 10), sympy.Rational(7, 10), sympy.Rational(-4, 5)
     at = {A.z: z0, A.kappa: sympy.Rational(3, 2), A.M: M0, A.M_prime: M1}
-    a_z = A.A_COEFF.subs({A.M: M0 + M1 * (A.z - z0), A.kappa: at[A.kappa]})
+    a_z = PA.A_COEFF.subs({A.M: M0 + M1 * (A.z - z0), A.kappa: at[A.kappa]})
     Fz = (a_z * C + A.z * sympy.eye(3)).inv()
     F_num = Fz.subs(A.z, z0)
     dF_num = Fz.diff(A.z).subs(A.z, z0)
-    F_eig = U * sympy.diag(*[A.F_I.subs(LAMBDA_I, l).subs(at) for l in lams]) * U.T
-    dF_eig = U * sympy.diag(*[A.F_PRIME_I.subs(LAMBDA_I, l).subs(at) for l in lams]) * U.T
+    F_eig = U * sympy.diag(*[PA.F_I.subs(LAMBDA_I, l).subs(at) for l in lams]) * U.T
+    dF_eig = U * sympy.diag(*[PA.F_PRIME_I.subs(LAMBDA_I, l).subs(at) for l in lams]) * U.T
     return scalar_ok and (F_num - F_eig).applyfunc(sympy.simplify) == sympy.zeros(3, 3) and \
         (dF_num - dF_eig).applyfunc(sympy.simplify) == sympy.zeros(3, 3)
 
@@ -373,9 +374,9 @@ def _check_f_prime():
 # 4. sigma and lambda_tilde
 # ---------------------------------------------------------------------------------------------
 RIDGE_DISPLAY = eq(A.lambda_tilde * A.M,
-                   sympy.expand(A.lambda_tilde * A.M - A.RIDGE_EQUATION / A.lambda_tilde))
+                   sympy.expand(A.lambda_tilde * A.M - PA.RIDGE_EQUATION / A.lambda_tilde))
 RIDGELESS_DISPLAY = eq(A.lambda_tilde * A.M,
-                       sympy.expand(A.lambda_tilde * A.M - A.RIDGELESS_EQUATION))
+                       sympy.expand(A.lambda_tilde * A.M - PA.RIDGELESS_EQUATION))
 
 PIANO = dict(alpha=2, tau=4, kappa=2, rho="1/100", d=120, train="piano")
 PIANO_TAU_LT_1 = dict(alpha=2, tau="1/2", kappa="1/2", rho="1/100", d=120, train="piano")
@@ -400,7 +401,7 @@ def _check_ridge_limits():
     tends, as {lam} tends to 0 from above, to the root of the ridgeless equation at {tau} = 1/2
     and to 0 at {tau} = 2 (SymPy limits)."""
     Mpos = sympy.Symbol("Mpos", positive=True)
-    roots = sympy.solve(A.RIDGE_EQUATION.subs(A.M, Mpos), A.lambda_tilde)
+    roots = sympy.solve(PA.RIDGE_EQUATION.subs(A.M, Mpos), A.lambda_tilde)
     probe = {A.tau: sympy.Rational(1, 2), A.lam: sympy.Rational(1, 10), Mpos: 1}
     positive = [r for r in roots if r.subs(probe) > 0]
     if len(positive) != 1:
@@ -408,7 +409,7 @@ def _check_ridge_limits():
     root = positive[0]
     lim_lt = sympy.limit(root.subs(A.tau, sympy.Rational(1, 2)), A.lam, 0, "+")
     lim_gt = sympy.limit(root.subs(A.tau, 2), A.lam, 0, "+")
-    ridgeless = A.RIDGELESS_EQUATION.subs({A.tau: sympy.Rational(1, 2), A.M: Mpos,
+    ridgeless = PA.RIDGELESS_EQUATION.subs({A.tau: sympy.Rational(1, 2), A.M: Mpos,
                                           A.lambda_tilde: lim_lt})
     return _is_zero(ridgeless) and lim_gt == 0 and lim_lt != 0
 
@@ -427,7 +428,7 @@ def _golden_ok(keys) -> bool:
         return all(abs(r[k] - mpmath.mpf(PIANO_GOLDEN[k])) <= mpmath.mpf("6e-11") for k in keys)
 
 
-IDG_TAU_GT_1 = A.E_IDG.subs(A.q, A.Q).subs(A.lambda_tilde, 0)
+IDG_TAU_GT_1 = PA.E_IDG.subs(A.q, PA.Q).subs(A.lambda_tilde, 0)
 """tau q with lambda_tilde = 0 (ridgeless, tau > 1)."""
 
 
@@ -437,7 +438,7 @@ def _check_q():
     once {M} is replaced by B's Marchenko–Pastur value at that point; and at the piano point of
     the previous step the solver's {q}, {M} and {M_prime} match paper A's tabulated values
     0.0929626003, 0.9258394245 and −1.1015751428 to 10 decimals."""
-    sigma_iso = A.SIGMA.subs({A.lambda_tilde: 0, A.c_train: 1})
+    sigma_iso = PA.SIGMA.subs({A.lambda_tilde: 0, A.c_train: 1})
     tq = IDG_TAU_GT_1.subs(A.sigma, sigma_iso)
     symbolic = _is_zero(tq.subs(A.M, B.M_STAR) - B.IDG_RIDGELESS_TAU_GT_1)
     return symbolic and _golden_ok(["q", "M", "M_prime"])
@@ -463,10 +464,10 @@ def _check_misalign_trace():
     U = _rational_rotation()
     lams = [sympy.Rational(1, 2), sympy.Integer(1), sympy.Rational(3, 2)]
     C_te = sympy.Matrix([[2, 1, 0], [1, 1, sympy.Rational(-1, 2)], [0, sympy.Rational(-1, 2), 3]])
-    K = U * sympy.diag(*[A.K_I.subs(LAMBDA_I, l) for l in lams]) * U.T
+    K = U * sympy.diag(*[PA.K_I.subs(LAMBDA_I, l) for l in lams]) * U.T
     trace_form = (C_te * K).trace() / 3
     mus = [(U[:, i].T * C_te * U[:, i])[0, 0] for i in range(3)]
-    summand = A.E_MISALIGN.args[0]
+    summand = PA.E_MISALIGN.args[0]
     avg_form = sum(summand.subs({LAMBDA_I: l, MU_I: m}) for l, m in zip(lams, mus)) / 3
     return _is_zero(trace_form - avg_form) and _golden_ok(["e_misalign"])
 
@@ -475,7 +476,7 @@ def _k_values(base):
     """k_i at every eigenvalue of the piano spectrum, from the displayed K_I at the solved
     intermediates (30-digit solve with C_test = C_train)."""
     r = solve_alignment(test="piano", **base)
-    f = mp_function([LAMBDA_I, A.q, A.M, A.M_prime, A.lambda_tilde, A.sigma, A.kappa], A.K_I)
+    f = mp_function([LAMBDA_I, A.q, A.M, A.M_prime, A.lambda_tilde, A.sigma, A.kappa], PA.K_I)
     with precision(DPS):
         lams = parse_spec("piano", base["d"]).diag_mp()
         kap = to_mpf(parse_exact(base["kappa"], "kappa"))
@@ -556,7 +557,7 @@ def _check_isotropic_m_prime():
     evaluated at the Marchenko–Pastur {M}, agrees with the displayed closed-form derivative to 45
     digits at four points ({kappa} below, at and above 1; several {z} and {c}), computed with 50
     digits."""
-    mp_closed = A.M_PRIME_CLOSED.subs(LAMBDA_I, c_sym)
+    mp_closed = PA.M_PRIME_CLOSED.subs(LAMBDA_I, c_sym)
     f = mp_function([A.M, A.z, A.kappa, c_sym], mp_closed)
     g = mp_function([A.z, A.kappa, c_sym], marchenko_pastur_expr(A.z, A.kappa, c_sym))
     h = mp_function([A.z, A.kappa, c_sym], marchenko_pastur_prime_expr(A.z, A.kappa, c_sym))
@@ -808,7 +809,11 @@ def derivation() -> Derivation:
         "covariance gives the self-consistent equation of the resolvent, and the same "
         "deterministic equivalent applied to the pretraining ridge design gives the effective "
         "ridge, and the mean and fluctuation of the ridge estimator give q, the scalar part and K; "
-        "the equations used further down are identical to these derived ones.")
+        "the equations used further down are identical to these derived ones. They are paper "
+        "A's equations as the paper states them; the solver does not read them: its equations "
+        "are computed from the unified free energy (appendix of the low-rank model, section "
+        "One free energy for every task covariance) under the map to paper A's variables, and "
+        "from the deterministic equivalent's log-determinant, and equal these identically.")
     s_model = Section("Linear attention as a linear model", (
         Step("attention_readout",
              {"readout": eq(y_hat, READOUT)},
@@ -852,7 +857,7 @@ def derivation() -> Derivation:
     ), "Pretraining in paper A: exact ridge regression over the pretraining contexts.")
     s_resolvent = Section("Deterministic equivalent of the resolvent", (
         Step("self_consistency",
-             {"a": eq(a_sym, A.A_COEFF), "f": F_DISPLAY, "M": M_EQUATION},
+             {"a": eq(a_sym, PA.A_COEFF), "f": F_DISPLAY, "M": M_EQUATION},
              "The empirical covariance {R_k} of the {kd} pretraining tasks is a Wishart matrix "
              "with population covariance {C_train}. Its resolvent {resolvent} has the "
              "deterministic equivalent {F_matrix}, with eigenvalues {f_i}, and its normalised "
@@ -860,9 +865,9 @@ def derivation() -> Derivation:
              "17) for {z} > 0.",
              _check_isotropic_self_consistency),
         Step("silverstein",
-             {"delta": eq(delta, DELTA.subs(A.A_COEFF, a_sym)),
-              "identity": eq(1 / (1 + delta), A.A_COEFF),
-              "resolvent": eq(f_i, A.F_I.subs(A.A_COEFF, 1 / (1 + delta)))},
+             {"delta": eq(delta, DELTA.subs(PA.A_COEFF, a_sym)),
+              "identity": eq(1 / (1 + delta), PA.A_COEFF),
+              "resolvent": eq(f_i, PA.F_I.subs(PA.A_COEFF, 1 / (1 + delta)))},
              "In Silverstein's form the resolvent of a sample covariance is that of the "
              "population covariance shrunk by the factor 1/(1 + {delta}), where {delta} is the "
              "normalised trace of {C_train} against the resolvent. The identity "
@@ -870,20 +875,20 @@ def derivation() -> Derivation:
              "[[self_consistency.M]].",
              _check_silverstein),
         Step("m_prime",
-             {"M_prime": eq(A.M_prime, A.M_PRIME_CLOSED.subs(A.A_COEFF, a_sym))},
+             {"M_prime": eq(A.M_prime, PA.M_PRIME_CLOSED.subs(PA.A_COEFF, a_sym))},
              "The errors need the derivative {M_prime} = dM/dz at {z} = {sigma}. "
              "Differentiating [[self_consistency.M]] along its solution M(z) gives an equation "
              "that is linear in {M_prime}, because {M} enters the averages only through {a}.",
              _check_m_prime),
         Step("f_prime",
-             {"a_prime": eq(a_prime, A.A_PRIME), "f_prime": eq(f_prime_i, A.F_PRIME_I)},
+             {"a_prime": eq(a_prime, PA.A_PRIME), "f_prime": eq(f_prime_i, PA.F_PRIME_I)},
              "The same differentiation of [[self_consistency.f]] gives the eigenvalues of the "
              "derivative of the deterministic equivalent {F_matrix} with respect to {z}.",
              _check_f_prime),
     ), "The random-matrix input of the theory: the resolvent of the empirical task covariance.")
     s_eff = Section("Effective noise and effective ridge", (
         Step("sigma",
-             {"sigma": eq(A.sigma, A.SIGMA)},
+             {"sigma": eq(A.sigma, PA.SIGMA)},
              "Finite contexts add noise of variance ({rho} + {c_train})/{alpha} to the task "
              "estimate carried by {H_Z}; with the effective ridge {lambda_tilde} it sets the "
              "point {sigma} at which the resolvent is evaluated.",
@@ -898,26 +903,26 @@ def derivation() -> Derivation:
     ), "")
     s_err = Section("Pretraining error and ICL error", (
         Step("q",
-             {"q": eq(A.q, A.Q)},
+             {"q": eq(A.q, PA.Q)},
              "The pretraining-error term (paper A, C.14), with {M} and {M_prime} at {z} = "
              "{sigma}. It depends on {C_train} only through its spectrum and diverges at {tau} "
              "= 1 when {lam} = 0.",
              _check_q),
         Step("e_scalar",
-             {"e_scalar": eq(e_scalar, A.E_SCALAR)},
+             {"e_scalar": eq(e_scalar, PA.E_SCALAR)},
              "The scalar part of the error (paper A, C.16). It depends on the test covariance "
              "only through its normalised trace {c_test}; {alpha_test} is the test context "
              "length, equal to {alpha} unless stated.",
              _check_e_scalar),
         Step("e_misalign",
-             {"k": eq(k_i, A.K_I), "e_misalign": eq(e_misalign, A.E_MISALIGN.subs(A.K_I, k_i)),
+             {"k": eq(k_i, PA.K_I), "e_misalign": eq(e_misalign, PA.E_MISALIGN.subs(PA.K_I, k_i)),
               "E_ICL": eq(E_icl, e_scalar + e_misalign)},
              "The matrix K with eigenvalues [[e_misalign.k]] is a function of {C_train}, diagonal "
              "in its eigenbasis. The misalignment part is the normalised trace of {C_test} K, in "
              "which only the diagonal {mu_i} of {C_test} in that eigenbasis matters.",
              _check_misalign_trace),
         Step("commuting_case",
-             {"E_ICL": eq(E_icl, A.E_SCALAR.subs(A.alpha_test, A.alpha) + A.E_MISALIGN)},
+             {"E_ICL": eq(E_icl, PA.E_SCALAR.subs(A.alpha_test, A.alpha) + PA.E_MISALIGN)},
              "When {C_train} and {C_test} commute, the {mu_i} are the eigenvalues of {C_test} "
              "paired with the {lambda_i}, and the ICL error (with {alpha_test} = {alpha}) is an "
              "explicit average over the pairs.",
@@ -1016,7 +1021,7 @@ def derivation() -> Derivation:
              "a conjecture), shown in [[k_ordering.table]] on the piano spectrum.",
              _check_k_decreasing),
         Step("optimal_spike",
-             {"spike": eq(e_mis_spike, A.K_I.subs(LAMBDA_I, lambda_j)), "table": _spike_table()},
+             {"spike": eq(e_mis_spike, PA.K_I.subs(LAMBDA_I, lambda_j)), "table": _spike_table()},
              "A linear function of {C_test} over the positive semi-definite matrices of fixed "
              "trace is minimised by a rank-one matrix along the eigenvector of K with the "
              "smallest eigenvalue, where the misalignment part is [[optimal_spike.spike]]. By "

@@ -37,7 +37,7 @@ Two computations, both with the replica deterministic equivalent of
   :math:`\rho + s_{\rm test}\frac1d\operatorname{tr}\Gamma\Gamma^\top` is
   :data:`~replica.models.alignment.E_SCALAR` (C.16); per eigenvalue
   :math:`\mathbb E(I-\Gamma)^\top(I-\Gamma)` is :math:`qF + (q\tilde\lambda - \sigma^2)F'`,
-  i.e. :data:`~replica.models.alignment.K_I` once the deterministic equivalents (stated against a
+  i.e. :data:`~replica.derivations.paper_a.K_I` once the deterministic equivalents (stated against a
   test matrix, checked on sampled pools) are substituted; and the task-memorisation error (a
   prompt on one of the pretraining tasks) is :math:`E_g = \tau q` for every
   :math:`C_{\rm train}`, checked on sampled estimators with an extrapolation in :math:`1/d`.
@@ -63,6 +63,7 @@ import numpy as np
 import sympy
 
 from ..models import alignment as A
+from . import paper_a as PA
 from ..models.alignment_problem import PROBLEM as ALIGNMENT
 from ..symbolic import LAMBDA_I, MU_I, Step, avg
 from ..symbolic import deterministic_equivalent as DE
@@ -91,7 +92,7 @@ def log_det_free_energy():
 
 
 @functools.lru_cache(maxsize=None)
-def check_self_consistency(g, equation=A.SELF_CONSISTENCY_A) -> bool:
+def check_self_consistency(g, equation=PA.SELF_CONSISTENCY_A) -> bool:
     """The saddle-point condition of ``g`` for ``a`` equals ``equation`` identically (exact on a
     spectrum of three symbolic eigenvalues, which covers every spectrum for expressions linear in
     the averages)."""
@@ -106,7 +107,7 @@ def check_self_consistency(g, equation=A.SELF_CONSISTENCY_A) -> bool:
 def check_resolvent(g) -> bool:
     """:math:`M = \\partial g/\\partial z` at the saddle point solves eq. (17): with
     :math:`\\hat\\omega = a` and :math:`M = \\langle 1/(a\\lambda+z)\\rangle`, the model's
-    coefficient :data:`~replica.models.alignment.A_COEFF` minus :math:`a` is the saddle-point
+    coefficient :data:`~replica.derivations.paper_a.A_COEFF` minus :math:`a` is the saddle-point
     condition divided by :math:`\\kappa`, so it vanishes there, and then the model's :math:`f_i`
     is the derived one."""
     M_derived = DE.resolvent_trace(g).subs(DE.omega_hat, A.a_coeff)
@@ -114,7 +115,7 @@ def check_resolvent(g) -> bool:
         cond = DE.coefficient_equation(g, A.a_coeff)
     except ValueError:
         return False
-    gap = A.A_COEFF.subs(A.M, M_derived) - A.a_coeff + cond / A.kappa
+    gap = PA.A_COEFF.subs(A.M, M_derived) - A.a_coeff + cond / A.kappa
     same_f = M_derived - avg(A.F_I_A)
     return all(sympy.simplify(on_symbolic_spectrum(e)) == 0 for e in (gap, same_f))
 
@@ -242,7 +243,7 @@ def check_feature_eigenvalue(value=None) -> bool:
     """The limit equals :math:`r_j + s` with :math:`s = (\\rho + c_R)/\\alpha`, the noise part of
     the model's :data:`~replica.models.alignment.SIGMA`."""
     value = feature_eigenvalue() if value is None else value
-    s_model = (A.SIGMA - A.lambda_tilde).subs(A.c_train, c_R)
+    s_model = (PA.SIGMA - A.lambda_tilde).subs(A.c_train, c_R)
     return sympy.simplify(value - (r_i + s_model)) == 0
 
 
@@ -279,7 +280,7 @@ def effective_ridge_equation(g_ridge):
 
 
 @functools.lru_cache(maxsize=None)
-def check_ridge_equation(g_ridge=None, equation=A.RIDGE_EQUATION) -> bool:
+def check_ridge_equation(g_ridge=None, equation=PA.RIDGE_EQUATION) -> bool:
     """The derived effective-ridge equation equals the model's (no average may remain)."""
     g_ridge = ridge_free_energy(log_det_free_energy()[1]) if g_ridge is None else g_ridge
     try:
@@ -319,7 +320,7 @@ def check_ridgeless(equation=None) -> bool:
         lt1, gt1 = ridgeless_limits(equation)
     except ValueError:
         return False
-    ok_lt = sympy.simplify(A.RIDGELESS_EQUATION.subs({A.tau: sympy.Rational(1, 2),
+    ok_lt = sympy.simplify(PA.RIDGELESS_EQUATION.subs({A.tau: sympy.Rational(1, 2),
                                                        A.lambda_tilde: lt1})) == 0
     return bool(ok_lt and lt1 != 0 and gt1 == 0)
 
@@ -442,7 +443,7 @@ def check_isotropic_ridge(equation=None) -> bool:
 
     if equation is None:
         equation = effective_ridge_equation(ridge_free_energy(log_det_free_energy()[1]))
-    s_iso = (A.SIGMA - A.lambda_tilde).subs(A.c_train, 1)
+    s_iso = (PA.SIGMA - A.lambda_tilde).subs(A.c_train, 1)
     if sympy.simplify(s_iso - B.X_STAR) != 0:
         return False
     derived = (equation / A.lambda_tilde).subs(A.M, B.MP.subs(B.x, B.NU)).subs(
@@ -521,7 +522,7 @@ def check_lowrank_ridge(equation=None) -> bool:
 
     if equation is None:
         equation = effective_ridge_equation(ridge_free_energy(log_det_free_energy()[1]))
-    s_lr = (A.SIGMA - A.lambda_tilde).subs({A.c_train: 1, A.rho: L.sigma**2})
+    s_lr = (PA.SIGMA - A.lambda_tilde).subs({A.c_train: 1, A.rho: L.sigma**2})
     if sympy.simplify(s_lr - L.EPS) != 0:
         return False
     derived = (equation / A.lambda_tilde).subs(
@@ -582,7 +583,7 @@ def check_q(value=None) -> bool:
         value = derived_q() if value is None else value
     except ValueError:
         return False
-    return sympy.simplify(value - A.Q) == 0
+    return sympy.simplify(value - PA.Q) == 0
 
 
 def derived_norm():
@@ -602,7 +603,7 @@ def derived_e_scalar(norm=None):
 def check_e_scalar(value=None) -> bool:
     """The derived scalar part minus the model's E_SCALAR (paper A, C.16) simplifies to 0."""
     value = derived_e_scalar() if value is None else value
-    return sympy.simplify(value - A.E_SCALAR) == 0
+    return sympy.simplify(value - PA.E_SCALAR) == 0
 
 
 F_sym, F_prime_sym = sympy.symbols("F F'")
@@ -626,8 +627,8 @@ def check_k(per_eigenvalue=None) -> bool:
     k_r, form = derived_k(per_eigenvalue)
     if sympy.simplify(k_r - form.subs({F_sym: f_r, F_prime_sym: -f_r**2})) != 0:
         return False
-    model = form.subs({F_sym: A.F_I, F_prime_sym: A.F_PRIME_I}).subs(A.z, A.sigma)
-    return sympy.simplify(model - A.K_I) == 0
+    model = form.subs({F_sym: PA.F_I, F_prime_sym: PA.F_PRIME_I}).subs(A.z, A.sigma)
+    return sympy.simplify(model - PA.K_I) == 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -752,7 +753,7 @@ def check_e_tm_model(value=None) -> bool:
     """The model's reported E_TM (with its q the derived one) minus the derived
     task-memorisation error at test length alpha_test simplifies to 0."""
     value = derived_e_tm_test_length() if value is None else value
-    return sympy.simplify(A.E_TM.subs(A.q, derived_q()) - value) == 0
+    return sympy.simplify(PA.E_TM.subs(A.q, derived_q()) - value) == 0
 
 
 E_TM_SIZES = (16, 24, 32, 40)
@@ -783,7 +784,7 @@ def check_e_tm(value=None) -> bool:
     the fit of the relative deviation against 1/d over d = 16..40 extrapolates to 0 within 2
     standard errors, and at d = 40 the deviation is below 3%."""
     value = derived_e_tm() if value is None else value
-    if sympy.simplify(value - A.tau * A.Q) != 0:
+    if sympy.simplify(value - A.tau * PA.Q) != 0:
         return False
     rows, intercept, error = e_tm_extrapolation(value / A.tau)
     return abs(intercept) < 2 * error and abs(rows[-1][1]) < 0.03
@@ -1273,7 +1274,7 @@ def steps() -> tuple:
              _check_k_step),
         Step("task_memorisation",
              {"e_tm": sympy.Eq(sympy.Symbol("e_tm"), derived_e_tm(moments)),
-              "e_tm_test": sympy.Eq(sympy.Symbol("e_tm"), A.E_TM)},
+              "e_tm_test": sympy.Eq(sympy.Symbol("e_tm"), PA.E_TM)},
              "A prompt whose task is one of the {kappa} {d} pretraining tasks, with a fresh "
              "context of the training length, is distributed as a pretraining sample: its error "
              "is {E_g}, the solution of [[ridge_estimator.E_g]], which is {tau} {q} for every "

@@ -19,7 +19,9 @@ the weights) with :math:`c` a symbol, and the low-rank module instantiates them 
 The only places the task law enters are :math:`\|w\|^2/D\to c` in the residual covariance and in
 the context fluctuation :math:`\varepsilon = (c + \sigma^2)/\alpha`, and the moments
 :math:`\langle1\rangle = 1`, :math:`\langle s\rangle = c` of the Stieltjes step. The output,
-:func:`free_energy` (computed by :func:`derived_free_energy`, not typed), is
+:func:`free_energy` (computed by :func:`derived_free_energy`, not typed), equals identically the
+solvers' one object :data:`replica.models.unified.FREE_ENERGY` (from which the low-rank, alignment
+and isotropic solvers' equations are computed) and is
 
 .. math::
     f = \operatorname*{extr}\Big\{\frac{\tau}{2\kappa}\frac{c+\sigma^2-2m+q+\varepsilon\bar q}
@@ -105,11 +107,13 @@ import sympy
 
 from ..models import alignment as _A
 from ..models import lowrank as L
+from . import paper_a as PA
+from ..models import unified as MU
 from ..symbolic.replica_calculus import (BETA, N_REPLICAS, RSBlock, coupling_term,
                                          gaussian_integral_log, replica_limit,
                                          rs_gaussian_moments, stieltjes_form, zero_temperature)
 from ..symbolic.codegen import mp_function
-from ..symbolic.saddle import Alias, SaddlePoint, spectral_family
+from ..symbolic.saddle import Alias, SaddlePoint
 from ..symbolic.spectral import LAMBDA_I, MU_I, SpectralAverage
 
 n, beta = N_REPLICAS, BETA
@@ -118,17 +122,18 @@ s = LAMBDA_I
 gamma = MU_I
 """The diagonal entry of a test task covariance in the eigenbasis of S."""
 
-c_train = sympy.Symbol("c", positive=True)
-r"""The task power :math:`c = \langle s\rangle = \operatorname{tr}S/D` (1 in the low-rank paper)."""
-c_C = sympy.Symbol("c_C", positive=True)
+c_train = MU.c_train
+r"""The task power :math:`c = \langle s\rangle = \operatorname{tr}S/D` (1 in the low-rank paper;
+:data:`replica.models.unified.c_train`)."""
+c_C = MU.c_C
 r"""The test power :math:`\langle\gamma\rangle = \operatorname{tr}C/D`."""
 
-EPS = (c_train + L.sigma**2) / L.alpha
+EPS = MU.EPS
 """epsilon = (c + sigma^2)/alpha: the context fluctuation per direction."""
-ETEST = (c_C + L.sigma_test**2) / L.alpha_test
+ETEST = MU.ETEST
 """The test prompt's context fluctuation (c_C + sigma_test^2)/alpha_test."""
 
-GC = spectral_family("g_C", "g_{C}")
+GC = MU.GC
 r""":math:`g_C(z) = \langle\gamma/(s-z)\rangle` and its derivatives (abstract)."""
 
 # replica-level symbols (before the zero-temperature scalings)
@@ -567,12 +572,12 @@ def _paper_a_errors():
     r"""Paper A's :math:`E_{\rm ICL}` and :math:`e_{\rm TM}` (from :mod:`replica.models.
     alignment`) in the transforms of :math:`S`: :math:`M = g(-\sigma_A)`, :math:`M' =
     -g'(-\sigma_A)`, :math:`\langle\mu F\rangle = g_C`, :math:`\langle\mu F'\rangle = -g_C'`
-    (the form of :data:`~replica.models.alignment.K_I` is checked, not assumed), at
+    (the form of :data:`~replica.derivations.paper_a.K_I` is checked, not assumed), at
     :math:`\alpha_{\rm test} = \alpha` and :math:`\sigma_A = \varepsilon + \tilde\lambda`."""
     from ..models import alignment as A
-    f = A.F_I.subs(A.z, A.sigma)
+    f = PA.F_I.subs(A.z, A.sigma)
     ap = (A.M + A.sigma * A.M_prime) / A.kappa
-    if sympy.cancel(A.K_I - (A.q * f - (A.q * A.lambda_tilde - A.sigma**2)
+    if sympy.cancel(PA.K_I - (A.q * f - (A.q * A.lambda_tilde - A.sigma**2)
                              * (ap * LAMBDA_I + 1) * f**2)) != 0:
         raise ValueError("K_I is not q F + (q lambda_tilde - sigma^2) F'")
     mis = A.q * gc0 - (A.q * A.lambda_tilde - A.sigma**2) * gc1
@@ -580,9 +585,9 @@ def _paper_a_errors():
             A.rho: rho_A, A.alpha_test: A.alpha, A.alpha: L.alpha, A.tau: L.tau,
             A.kappa: L.kappa}
     sig = (rho_A + c_train) / L.alpha + lt_A
-    qa = A.Q.xreplace(amap).xreplace({A.sigma: sig})
+    qa = PA.Q.xreplace(amap).xreplace({A.sigma: sig})
     out = {}
-    for k, e in (("error_C", A.E_SCALAR + mis), ("error_TM", A.E_TM)):
+    for k, e in (("error_C", PA.E_SCALAR + mis), ("error_TM", PA.E_TM)):
         out[k] = e.xreplace({A.q: qa}).xreplace(amap).xreplace({A.sigma: sig})
     return out
 
@@ -660,7 +665,7 @@ def paper_a_ridge_equation_difference() -> sympy.Expr:
     from ..models import alignment as A
     lam_unified = lt_A * kappa_qhat_at_saddle() / L.kappa
     lam_a = sympy.solve(PAPER_A_MAP[L.lam] - lam_unified, lam_A)[0]
-    e = A.RIDGE_EQUATION.xreplace({A.M: g0, A.lambda_tilde: lt_A, A.lam: lam_a, A.tau: L.tau})
+    e = PA.RIDGE_EQUATION.xreplace({A.M: g0, A.lambda_tilde: lt_A, A.lam: lam_a, A.tau: L.tau})
     return sympy.cancel(e)
 
 
@@ -679,10 +684,12 @@ def _random_rationals(k: int, seed: int) -> list:
 
 
 def _check_unified_free_energy() -> bool:
-    """The three parts grow like beta (the zero-temperature limit exists) and the free energy
-    depends on the task power c (it enters the energetic part and <s>)."""
+    """The three parts grow like beta (the zero-temperature limit exists), the free energy
+    depends on the task power c (it enters the energetic part and <s>), and it is the one typed
+    copy the solvers are computed from (the difference cancels identically, g abstract)."""
     f, powers, _ = derived_free_energy()
-    return powers == (1, 1, 1) and f.has(c_train) and f.has(L.G[0](L.z))
+    return (powers == (1, 1, 1) and f.has(c_train) and f.has(L.G[0](L.z))
+            and sympy.cancel(sympy.expand(f - MU.FREE_ENERGY)) == 0)
 
 
 def _check_lowrank_instance() -> bool:
@@ -708,16 +715,22 @@ def _check_lowrank_instance() -> bool:
 
 def _check_unified_errors() -> bool:
     """The general-weight error at gamma = s (g_C = <s/(s - z)> = 1 + z g, g_C' = g + z g',
-    c_C = c) equals the task-memorisation error computed with the weight s directly, and the
-    overlaps of the latter are the saddle-point equations of the free energy for m and q."""
+    c_C = c) equals the task-memorisation error computed with the weight s directly, the
+    overlaps of the latter are the saddle-point equations of the free energy for m and q, and
+    the test overlaps m_C, q_C computed here from the RS measure of the weights are the ones the
+    solvers use (read off the saddle-point equations of the typed copy by their spectral
+    weights): the differences cancel identically."""
     der = derived_test_overlaps()
     at_s = {GC[0](L.z): 1 + L.z * L.G[0](L.z), GC[1](L.z): L.G[0](L.z) + L.z * L.G[1](L.z),
             c_C: c_train}
     if sympy.cancel(sympy.expand(der["error_C"].xreplace(at_s) - der["error_TM"])) != 0:
         return False
     fp = dict(saddle().fixed_point)
-    return all(sympy.cancel(der[k] - fp[v]) == 0 for k, v in (("m", L.m), ("q", L.q),
-                                                               ("qbar", L.qbar)))
+    if not all(sympy.cancel(der[k] - fp[v]) == 0 for k, v in (("m", L.m), ("q", L.q),
+                                                               ("qbar", L.qbar))):
+        return False
+    solver = MU.test_overlaps()
+    return all(sympy.cancel(sympy.expand(der[k] - solver[k])) == 0 for k in ("m_C", "q_C"))
 
 
 _A_POINT = ("powerlaw:1", "piano", 2, 3, sympy.Rational(1, 2), sympy.Rational(1, 4),
@@ -796,7 +809,7 @@ def steps() -> tuple:
     from ..models import alignment as A
     from ..symbolic import Step
     der = derived_test_overlaps()
-    ridge = A.RIDGE_EQUATION.xreplace({A.M: L.G[0](-sigma_A), A.lambda_tilde: lt_A,
+    ridge = PA.RIDGE_EQUATION.xreplace({A.M: L.G[0](-sigma_A), A.lambda_tilde: lt_A,
                                        A.lam: lam_A, A.tau: L.tau})
     return (
         Step("unified_free_energy",
@@ -806,7 +819,9 @@ def steps() -> tuple:
              "and in the context fluctuation, and the mean eigenvalue of S in the Stieltjes "
              "step); nothing else depends "
              "on the task law, which enters only through the spectrum of S, i.e. through g. "
-             "This is the free energy for any training task covariance.",
+             "This is the free energy for any training task covariance, and the one object "
+             "the solvers of the three built-in models are computed from (the derived "
+             "expression equals the solvers' copy identically).",
              _check_unified_free_energy),
         Step("unified_errors",
              {"m": _eq(m_C_sym, der["m_C"]), "q": _eq(q_C_sym, der["q_C"]),
@@ -823,8 +838,8 @@ def steps() -> tuple:
              {"c": _eq(c_train, 1)},
              "Low-rank tasks: c = 1; the test laws are C = S (TM), C = I (ODG: g_C = g) and "
              "the projector on the task subspace over rho (IDG: g_C the transform restricted "
-             "to the subspace). The free energy is then [[free_energy_r1.f]] identically and the "
-             "three errors "
+             "to the subspace). The free energy is then [[free_energy_r1.f]] identically (the "
+             "low-rank solver's free energy is this substitution) and the three errors "
              "are the solver's identically.", _check_lowrank_instance),
         Step("instance_alignment",
              {"sigma": _eq(L.sigma, PAPER_A_MAP[L.sigma]), "lam": _eq(L.lam, PAPER_A_MAP[L.lam]),
@@ -833,14 +848,20 @@ def steps() -> tuple:
               "ridge": _eq(ridge, 0)},
              "Arbitrary C_train and C_test: paper A's noise variance rho_A, its ridge "
              "normalisation and its effective noise sigma_A = -z and ridge lambdatilde = "
-             "lambda/qhat; g(z) = M(-z) with M the resolvent trace of eq. (17). Paper A's "
-             "ridge equation is the conjugate equation; its E_ICL and e_TM are the unified "
+             "lambda/qhat; g(z) = M(-z) with M the resolvent trace of eq. (17). The "
+             "alignment solver's equations are computed this way: its ridge equation is the "
+             "conjugate equation (displayed with the alias), its effective noise the alias, q "
+             "the memorisation conjugate over kappa qhat^2, e_scalar, K and E_ICL the unified "
+             "test error under the map, and eq. (17) and M' the saddle point of the "
+             "deterministic equivalent's log-determinant; paper A's stated equations are "
+             "checked against them. Its E_ICL and e_TM are the unified "
              "errors exactly, and numerically on a power-law spectrum.",
              _check_alignment_instance),
         Step("instance_isotropic",
              {"c": _eq(c_train, 1), "cC": _eq(c_C, 1)},
              "Isotropic tasks (paper B): C_train = C_test = I, g the Marchenko--Pastur "
-             "transform; the unified saddle point gives paper B's closed forms.",
+             "transform; the isotropic solver evaluates the alignment instance at the identity, "
+             "and the unified saddle point gives paper B's closed forms.",
              _check_isotropic_instance),
     )
 

@@ -5,8 +5,20 @@ In-Context Learning*, arXiv:2509.26551. Notation of that paper: ``rho`` is the l
 **variance**; ``sigma`` is the effective noise level.
 
 This module holds the mathematics; :mod:`replica.models.alignment_problem` declares the model to
-the engine (:mod:`replica.numerics.driver`), which solves it. The equations (``<.>`` is the spectral average ``(1/d) sum_i`` over the eigenvalues
-``lambda_i`` of ``C_train`` and the diagonal ``mu_i`` of ``C_test`` in that eigenbasis):
+the engine (:mod:`replica.numerics.driver`), which solves it. **None of the equations below is
+typed**: the resolvent self-consistency and its derivative are computed from the saddle point
+of the deterministic equivalent's log-determinant
+(:mod:`replica.symbolic.deterministic_equivalent`), and the effective noise, the ridge equation,
+:math:`q`,
+:math:`e_{\rm scalar}`, :math:`K`, :math:`E_{\rm ICL}`, :math:`e_{\rm TM}` and the
+decomposition from the saddle point of the unified free energy
+(:data:`replica.models.unified.FREE_ENERGY`) under the map :func:`unified_to_paper_a`
+(:math:`z = -\sigma`, :math:`g = M`, :math:`g' = -M'`, noise standard deviation
+:math:`\sqrt\rho`, ridge :math:`\tau\lambda/\kappa`). Paper A's equations as the paper states
+them are in :mod:`replica.derivations.paper_a`, the independent check (equal identically,
+``tests/test_alignment_generated.py``). What the computation gives (``<.>`` is the spectral
+average ``(1/d) sum_i`` over the eigenvalues ``lambda_i`` of ``C_train`` and the diagonal
+``mu_i`` of ``C_test`` in that eigenbasis):
 
 * resolvent self-consistency (paper eq. (17)), for ``z > 0``
 
@@ -41,6 +53,9 @@ import sympy
 
 from ..problem import ScalarRoot, Start, System
 from ..symbolic import LAMBDA_I, MU_I, avg
+from ..symbolic import deterministic_equivalent as _DE
+from ..symbolic.spectral import SpectralAverage
+from . import unified as U
 from .parameters import train_and_test
 
 # ---------------------------------------------------------------------------------------------
@@ -57,42 +72,167 @@ SYMBOL_NAMES = {lambda_tilde: r"\tilde{\lambda}", M_prime: "M'", alpha_test: r"\
                 c_train: r"c_{\rm train}", c_test: r"c_{\rm test}"}
 
 # ---------------------------------------------------------------------------------------------
-# Equations (the single source of truth)
+# The deterministic equivalent of the task covariance's resolvent (computed)
 # ---------------------------------------------------------------------------------------------
-A_COEFF = 1 - 1 / kappa + z * M / kappa
-"""a(z) = 1 - 1/kappa + z M/kappa."""
-
-F_I = 1 / (A_COEFF * LAMBDA_I + z)
-"""Eigenvalue i of the deterministic equivalent F_kappa(z) of (R_k + z I)^{-1}."""
-
-SELF_CONSISTENCY = M - avg(F_I)
-"""Paper eq. (17): zero at M = M_kappa(z)."""
-
 a_coeff = sympy.Symbol("a", positive=True)
-M_OF_A = (1 - kappa * (1 - a_coeff)) / z
-"""M in terms of the coefficient a (inverting a = 1 - 1/kappa + z M/kappa)."""
+"""The coefficient a of the deterministic equivalent (R_k + z)^{-1} ~ (a C_train + z)^{-1}."""
+a_prime = sympy.Symbol("a'")
+"""a' = da/dz."""
+q = sympy.Symbol("q")
+r"""Paper A's pretraining-error term: :math:`q = \hat\chi/(\kappa\hat q^2)` of the unified saddle
+point, the training error over :math:`\tau`."""
 
-SELF_CONSISTENCY_A = sympy.expand(z * SELF_CONSISTENCY.subs(M, M_OF_A)).replace(
-    lambda e: isinstance(e, type(avg(F_I))), lambda e: avg(sympy.cancel(e.args[0])))
-"""z times eq. (17) with the unknown a instead of M: kappa(a - 1) + 1 - <z/(a lambda + z)> = 0.
-Increasing in a on (max(0, 1 - 1/kappa), 1]; solving for a keeps full relative precision when
-a is tiny (the collapsed phase at small z, where M = (1-kappa)/z + O(1) cancels)."""
 
-M_PRIME_CLOSED = -(avg(F_I**2) + M / kappa * avg(LAMBDA_I * F_I**2)) / \
-    (1 + z / kappa * avg(LAMBDA_I * F_I**2))
-"""dM/dz from implicit differentiation of eq. (17)."""
+def merge_averages(expr, constants_inside: bool = False) -> sympy.Expr:
+    r"""A linear combination of spectral averages with coefficients free of the eigenvalues, as
+    one average (by linearity), its summand cancelled, with the factors free of the eigenvalues
+    taken out: e.g. :math:`-\langle f\rangle + z\langle f^2\rangle = -a\langle\lambda f^2\rangle`
+    for :math:`f = 1/(a\lambda + z)`. With ``constants_inside`` a term without an average is
+    taken inside too (:math:`c = \langle c\rangle`, the weights sum to 1), e.g.
+    :math:`1 - 2z\langle f\rangle + z^2\langle f^2\rangle = \langle a^2\lambda^2f^2\rangle`."""
+    total, rest = sympy.Integer(0), sympy.Integer(0)
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        factors = sympy.Mul.make_args(term)
+        avgs = [f for f in factors if isinstance(f, SpectralAverage)]
+        if len(avgs) > 1:
+            raise ValueError(f"a product of averages: {term}")
+        if avgs:
+            total += sympy.Mul(*[f for f in factors if f is not avgs[0]]) * avgs[0].args[0]
+        else:
+            rest += term
+    if constants_inside:
+        total, rest = total + rest, sympy.Integer(0)
+    const, dep = sympy.factor(sympy.cancel(total)).as_independent(LAMBDA_I, MU_I, as_Add=False)
+    return rest + const * avg(dep)
 
-A_PRIME = (M + z * M_prime) / kappa
-F_PRIME_I = -(A_PRIME * LAMBDA_I + 1) * F_I**2
-"""Eigenvalue i of F'_kappa(z) = -F [ (M + z M')/kappa C_train + I ] F."""
 
-SIGMA = (rho + c_train) / alpha + lambda_tilde
-"""Effective noise sigma = (rho + c_train)/alpha + lambda_tilde."""
+_LOG_DET = _DE.variational_log_det()
+"""The variational log-determinant of the task covariance (:mod:`replica.symbolic.
+deterministic_equivalent`, the replica computation)."""
 
-RIDGE_EQUATION = lambda_tilde**2 * M - (1 - tau) * lambda_tilde - tau * lam
-"""lambda_tilde M(sigma) = 1 - tau + tau lambda/lambda_tilde, multiplied by lambda_tilde."""
+SELF_CONSISTENCY_A = _DE.coefficient_equation(_LOG_DET, a_coeff)
+"""Paper A's eq. (17) for the coefficient a, computed as the saddle-point condition of the
+log-determinant: kappa(a - 1) + 1 - z <1/(a lambda + z)> = 0. Increasing in a on
+(max(0, 1 - 1/kappa), 1]; solving for a keeps full relative precision when a is tiny (the
+collapsed phase at small z, where M = (1-kappa)/z + O(1) cancels)."""
 
-RIDGELESS_EQUATION = lambda_tilde * M - (1 - tau)
+M_OF_A_STABLE = _DE.resolvent_trace(_LOG_DET).xreplace({_DE.omega_hat: a_coeff})
+"""M = d(log-det)/dz = <1/(a lambda + z)> (envelope theorem): a sum of positive terms."""
+
+F_I_A = M_OF_A_STABLE.args[0]
+"""f_i = 1/(a lambda_i + z), the summand of M."""
+
+A_COEFF = sympy.expand(sympy.solve(SELF_CONSISTENCY_A.xreplace({M_OF_A_STABLE: M}), a_coeff)[0])
+"""a = 1 - 1/kappa + z M/kappa: :data:`SELF_CONSISTENCY_A` solved for a with M = <f> (computed;
+expanded, so that kappa -> oo substitutes term by term)."""
+
+A_PRIME_STABLE = merge_averages(-sympy.diff(SELF_CONSISTENCY_A, z)) / merge_averages(
+    sympy.diff(SELF_CONSISTENCY_A, a_coeff))
+"""a' = da/dz by implicit differentiation of :data:`SELF_CONSISTENCY_A` (computed):
+a <lambda f^2>/(kappa + z <lambda f^2>)."""
+
+def _m_prime() -> sympy.Expr:
+    r""":math:`M' = dM/dz = \partial_zM + \partial_aM\,a'` (computed), put over one denominator;
+    in the numerator the terms with the factor :math:`\langle\lambda f^2\rangle` carry
+    :math:`z\langle f^2\rangle + a\langle\lambda f^2\rangle`, which merges to
+    :math:`\langle f\rangle = M` (summand algebra), and numerator and denominator are divided by
+    :math:`\kappa` (so that :math:`\kappa\to\infty` substitutes term by term)."""
+    raw = (merge_averages(sympy.diff(M_OF_A_STABLE, z))
+           + merge_averages(sympy.diff(M_OF_A_STABLE, a_coeff)) * A_PRIME_STABLE)
+    num, den = sympy.fraction(sympy.together(raw))
+    l2 = merge_averages(-sympy.diff(M_OF_A_STABLE, a_coeff))
+    # the averages as symbols while the numerator is expanded and its powers of <lambda f^2> read
+    avs = sorted(num.atoms(SpectralAverage) | {l2}, key=str)
+    sym = {a_: sympy.Dummy() for a_ in avs}
+    back = {v: k for k, v in sym.items()}
+    poly = sympy.Poly(sympy.expand(num.xreplace(sym)), sym[l2])
+    if poly.degree() > 2:
+        raise ValueError(f"unexpected numerator of M': {num}")
+    c0, c1, c2 = (poly.coeff_monomial(sym[l2]**k).xreplace(back) for k in range(3))
+    inner = merge_averages(c1 + c2 * l2).xreplace({M_OF_A_STABLE: M})
+    if inner.has(SpectralAverage):
+        raise ValueError(f"the cofactor of <lambda f^2> is not a multiple of M: {inner}")
+    num_k = sympy.expand((c0 + inner * l2).xreplace(sym) / kappa).xreplace(back)
+    den_k = sympy.expand(den.xreplace(sym) / kappa).xreplace(back)
+    return num_k / den_k
+
+
+M_PRIME_STABLE = _m_prime()
+"""M' = dM/dz by implicit differentiation of :data:`SELF_CONSISTENCY_A` (computed):
+-(<f^2> + M/kappa <lambda f^2>)/(1 + z/kappa <lambda f^2>), each term of one sign."""
+
+# ---------------------------------------------------------------------------------------------
+# Paper A's equations, computed from the unified free energy
+# ---------------------------------------------------------------------------------------------
+_Gz, _G1z = U.G[0](U.z), U.G[1](U.z)
+
+
+def unified_to_paper_a(expr, effective_ridge: bool = True) -> sympy.Expr:
+    r"""An expression of the unified saddle point (:mod:`replica.models.unified`) in paper A's
+    variables: the transforms at :math:`z = -\sigma` (:math:`g = M(\sigma)`, :math:`g' =
+    -M'(\sigma)`), noise standard deviation :math:`\sqrt\rho` (training and test), ridge
+    :math:`\tau\lambda/\kappa` (:func:`r1_parameters`), powers :math:`c_{\rm train}`,
+    :math:`c_{\rm test}`; with ``effective_ridge`` also :math:`\varepsilon = \sigma -
+    \tilde\lambda` (the alias, :data:`SIGMA`), i.e. :math:`\alpha = (c_{\rm train} + \rho)/
+    (\sigma - \tilde\lambda)`."""
+    e = sympy.sympify(expr).xreplace({_Gz: M, _G1z: -M_prime}).xreplace({U.z: -sigma})
+    e = e.xreplace({U.sigma: sympy.sqrt(rho), U.sigma_test: sympy.sqrt(rho),
+                    U.lam: tau * lam / kappa, U.c_train: c_train, U.c_C: c_test,
+                    U.alpha_test: alpha_test})
+    if effective_ridge:
+        e = e.xreplace({U.alpha: (c_train + rho) / (sigma - lambda_tilde)})
+    return e
+
+
+@functools.lru_cache(maxsize=None)
+def unified_conjugates() -> dict:
+    r"""The conjugates of the unified saddle point in :math:`\hat q` and paper A's :math:`q`:
+    :math:`\hat m = \hat q`, :math:`\hat{\bar q} = \varepsilon\hat q`, :math:`\hat\chi =
+    \kappa\hat q^2q`, :math:`\hat{\bar\chi} = \varepsilon\hat\chi` (the ratios are computed from
+    the derived conjugate equations)."""
+    fp = U.fixed_point_equations()
+    ratio = {v: sympy.cancel(fp[v] / fp[U.qhat]) for v in (U.mhat, U.qbarhat)}
+    chihat = U.kappa * U.qhat**2 * q
+    return {U.mhat: ratio[U.mhat] * U.qhat, U.qbarhat: ratio[U.qbarhat] * U.qhat,
+            U.chihat: chihat, U.chibarhat: sympy.cancel(fp[U.chibarhat] / fp[U.chihat]) * chihat}
+
+
+@functools.lru_cache(maxsize=None)
+def kappa_qhat() -> sympy.Expr:
+    r""":math:`\kappa\hat q` from its own derived equation :math:`\hat q = \tau/(\kappa\Delta)`
+    with the derived :math:`\chi`, :math:`\bar\chi` (the nonzero root, solved by SymPy), in paper
+    A's variables: :math:`\tau - 1 + \tilde\lambda M`."""
+    fp = U.fixed_point_equations()
+    qh = sympy.Symbol("qh_")
+    chis = {v: fp[v].xreplace({U.qhat: qh}) for v in (U.chi, U.chibar)}
+    (root,) = [r for r in sympy.solve(fp[U.qhat].xreplace(chis) - qh, qh) if r != 0]
+    return sympy.cancel(unified_to_paper_a(U.kappa * root))
+
+
+def _effective_ridge() -> sympy.Expr:
+    r""":math:`\lambda_{\rm unified}/\hat q = -z - \hat{\bar q}/\hat q` from the alias."""
+    return sympy.cancel((-unified_conjugates()[U.qbarhat] - U.z * U.qhat) / U.qhat)
+
+
+def _sigma() -> sympy.Expr:
+    r""":math:`\sigma = -z` with the alias solved for :math:`z`: :math:`\varepsilon +
+    \lambda/\hat q`, :math:`\lambda/\hat q = \tilde\lambda`."""
+    lt = sympy.Symbol("lt_")
+    (zsol,) = sympy.solve(_effective_ridge() - lt, U.z)
+    e = unified_to_paper_a(-zsol, effective_ridge=False).xreplace({lt: lambda_tilde})
+    return sympy.expand(e)
+
+
+SIGMA = _sigma()
+"""Effective noise sigma = -z = (rho + c_train)/alpha + lambda_tilde (computed from the alias
+z = -(lambda + qbarhat)/qhat with the derived qbarhat/qhat; lambda_tilde = lambda/qhat)."""
+
+RIDGE_EQUATION = sympy.expand(sympy.cancel(
+    unified_to_paper_a(_effective_ridge()) * kappa_qhat() - kappa * unified_to_paper_a(U.lam)))
+"""The alias lambda = lambda_tilde qhat times kappa, with kappa qhat from its own equation and
+paper A's ridge (computed): lambda_tilde^2 M - (1 - tau) lambda_tilde - tau lambda."""
+
+RIDGELESS_EQUATION = sympy.expand(RIDGE_EQUATION.subs(lam, 0) / lambda_tilde)
 """tau < 1, lambda -> 0+: lambda_tilde M(sigma) = 1 - tau."""
 
 RIDGE_ROOT_EQUATION = sympy.expand(RIDGE_EQUATION / lambda_tilde)
@@ -101,79 +241,115 @@ tau lambda/lambda_tilde, increasing in lambda_tilde > 0 (lambda_tilde M(sigma(la
 increases and -tau lambda/lambda_tilde increases), so its root is unique; at lambda = 0 it is
 :data:`RIDGELESS_EQUATION`."""
 
-Q = (rho + sigma - sigma**2 * M - lambda_tilde * (1 - 2 * sigma * M - sigma**2 * M_prime)) / \
-    (tau - 1 + 2 * lambda_tilde * M + lambda_tilde**2 * M_prime)
-"""Pretraining-error term q (paper (C.14)), with M, M' at z = sigma."""
 
-q = sympy.Symbol("q")
-E_SCALAR = rho + (c_test + rho) / alpha_test * (1 + (q - 2 * sigma) * M
-                                                + (q * lambda_tilde - sigma**2) * M_prime)
-"""Scalar part (paper (C.16)); alpha_test = alpha unless a test context length is given."""
+@functools.lru_cache(maxsize=None)
+def _overlaps_at_saddle() -> dict:
+    """m, q_R1, qbar of the unified saddle point (derived equations) with the conjugates of
+    :func:`unified_conjugates`."""
+    fp = U.fixed_point_equations()
+    return {v: sympy.cancel(fp[v].xreplace(unified_conjugates())) for v in (U.m, U.q, U.qbar)}
 
-K_I = (q * F_I + (q * lambda_tilde - sigma**2) * F_PRIME_I).subs(z, sigma)
-"""Eigenvalue k_i of K = q F + (q lambda_tilde - sigma^2) F' (in C_train's eigenbasis)."""
 
-E_MISALIGN = avg(MU_I * K_I)
+def _q() -> sympy.Expr:
+    r"""Paper A's :math:`q` solved from :math:`\tau q = \mathcal E_{\rm tr}` (the conjugate
+    equation of :math:`\hat\chi`, :math:`\hat\chi = \frac\tau\kappa\mathcal E_{\rm tr}/\Delta^2`
+    with :math:`\kappa\hat q\Delta = \tau`), linear in :math:`q`."""
+    (sol,) = sympy.solve(U.E_TR.xreplace(_overlaps_at_saddle()) - U.tau * q, q)
+    num, den = sympy.fraction(sympy.cancel(unified_to_paper_a(sol)))
+    return sympy.collect(sympy.expand(num), lambda_tilde, sympy.factor) / \
+        sympy.collect(sympy.expand(den), lambda_tilde)
+
+
+Q = _q()
+"""Pretraining-error term q (paper (C.14)), with M, M' at z = sigma (computed)."""
+
+QBAR = sympy.collect(sympy.expand(sympy.cancel(unified_to_paper_a(_overlaps_at_saddle()[U.qbar]))),
+                     [M, M_prime], sympy.factor)
+"""qbar = tr(Gamma^T Gamma)/d at the saddle point in paper A's variables (computed):
+1 + (q - 2 sigma) M + (q lambda_tilde - sigma^2) M'."""
+
+E_SCALAR = rho + (c_test + rho) / alpha_test * QBAR
+"""Scalar part (paper (C.16)): the unified test error's noise and isotropic terms
+sigma_test^2 + (c_C + sigma_test^2)/alpha_test qbar in paper A's variables."""
+
+
+def _transform_averages(weight) -> list:
+    r"""``[<w f>, <w (a' lambda + 1) f^2>]`` at :math:`z = -\sigma`: the transform
+    :math:`\langle w/(a\lambda - z)\rangle` of the deterministic equivalent with weight ``w``
+    and its :math:`z`-derivative (computed with :math:`a` a function of :math:`x = -z`,
+    :math:`a' = da/dx`)."""
+    x = sympy.Symbol("x_", positive=True)
+    a_of_x = sympy.Function("a_")(x)
+    w = weight / (a_of_x * LAMBDA_I + x)  # <w/(a lambda - z)> at z = -x
+    return [avg(e.subs(sympy.Derivative(a_of_x, x), a_prime).subs(a_of_x, a_coeff)
+                .subs(x, sigma)) for e in (w, -sympy.diff(w, x))]  # d/dz = -d/dx
+
+
+def _kernel() -> sympy.Expr:
+    r"""The per-eigenvalue kernel of :math:`e_{\rm misalign} = c_C - 2m_C + q_C` (the unified
+    test error less its scalar part, affine in :math:`g_C, g_C'`, no constant): :math:`g_C(z) =
+    \langle\mu f\rangle`, :math:`g_C'(z) = \langle\mu(a'\lambda + 1)f^2\rangle` (the derivative in
+    :math:`z` of the deterministic equivalent :math:`\langle\mu/(a\lambda - z)\rangle` at
+    :math:`z = -\sigma`, computed with :math:`a` a function of :math:`x = -z` and :math:`a' =
+    da/dx`)."""
+    ov = U.test_overlaps()
+    mis = sympy.expand(sympy.cancel((U.c_C - 2 * ov["m_C"] + ov["q_C"])
+                                    .xreplace(unified_conjugates())))
+    gc = (U.GC[0](U.z), U.GC[1](U.z))
+    if sympy.expand(mis - sum(mis.coeff(g) * g for g in gc)) != 0:
+        raise ValueError("e_misalign is not linear in g_C, g_C'")
+    per_i = [e.args[0] for e in _transform_averages(MU_I)]
+    return sum(sympy.factor(unified_to_paper_a(mis.coeff(g))) * e / MU_I
+               for g, e in zip(gc, per_i))
+
+
+K_I_STABLE = _kernel()
+"""Eigenvalue k_i of K in C_train's eigenbasis (computed): q f_i + (sigma^2 - q lambda_tilde)
+(a' lambda_i + 1) f_i^2 at z = sigma."""
+
+E_MISALIGN_STABLE = avg(MU_I * K_I_STABLE)
 """e_misalign = <C_test K> = (1/d) sum_i mu_i k_i."""
 
-RESOLVENT_MEASURE = avg(MU_I * F_I.subs(z, sigma))
-"""Alignment measure <C_test F_kappa(sigma)>."""
+RESOLVENT_MEASURE = avg(MU_I * F_I_A.subs(z, sigma))
+"""Alignment measure <C_test F_kappa(sigma)> (g_C at z = -sigma), f written through a."""
+RESOLVENT_MEASURE_STABLE = RESOLVENT_MEASURE
+"""The same object (the name the reported values use)."""
 
 INVERSE_MEASURE = avg(MU_I / LAMBDA_I)
 """Population measure <C_test C_train^{-1}> (undefined for singular C_train)."""
 
-E_IDG = tau * q
-"""In-distribution error: tau q, the error on prompts whose task was seen in pretraining (derived
-for every C_train from the ridge estimator's stated moments, ``replica appendix alignment``)."""
 
-E_TM = tau * q + (c_train + rho) * (1 / alpha_test - 1 / alpha) * (
-    1 + (q - 2 * sigma) * M + (q * lambda_tilde - sigma**2) * M_prime)
+def _e_tm() -> sympy.Expr:
+    r"""The unified task-memorisation error (:func:`replica.models.unified.tm_error`, test noise
+    = training noise) less the training error plus :math:`\tau q` (equal at the saddle point):
+    :math:`\tau q + (c + \rho)(1/\tilde\alpha - 1/\alpha)\bar q`, in paper A's variables."""
+    qb = sympy.Symbol("qbar_")
+    e = (U.tm_error() - U.E_TR).xreplace({U.sigma_test: U.sigma, U.qbar: qb})
+    e = unified_to_paper_a(sympy.expand(e), effective_ridge=False)
+    if sympy.expand(e - e.coeff(qb) * qb) != 0:
+        raise ValueError("the TM error less the training error is not proportional to qbar")
+    return U.tau * q + sympy.factor(e.coeff(qb)) * QBAR
+
+
+E_TM = _e_tm()
 """Task-memorisation error: a test prompt whose task is one of the k pretraining tasks, with a
-fresh context of length alpha_test d; tau q at alpha_test = alpha (derived in
-:mod:`replica.derivations.alignment_from_model`)."""
+fresh context of length alpha_test d (computed); tau q at alpha_test = alpha."""
 
-# ---------------------------------------------------------------------------------------------
-# The same quantities with the coefficient a as an independent variable (what the numerics use)
-# ---------------------------------------------------------------------------------------------
-# In the collapsed phase at small z (kappa below the rank fraction, alpha large) a = O(z), and
-# a = 1 - 1/kappa + z M/kappa computed from M cancels to O(z) from O(1) terms; likewise
-# a' = (M + z M')/kappa cancels from O(1/z). The numerics therefore solve for a directly
-# (SELF_CONSISTENCY_A) and use the algebraically identical forms below, whose averages have
-# positive terms. The tests check each identity symbolically.
-F_I_A = 1 / (a_coeff * LAMBDA_I + z)
-"""f_i = 1/(a lambda_i + z) with a independent (equal to F_I at a = A_COEFF)."""
-
-M_OF_A_STABLE = avg(F_I_A)
-"""M = <1/(a lambda + z)>: a sum of positive terms."""
-
-M_PRIME_STABLE = -(avg(F_I_A**2) + M / kappa * avg(LAMBDA_I * F_I_A**2)) / \
-    (1 + z / kappa * avg(LAMBDA_I * F_I_A**2))
-"""M_PRIME_CLOSED with f written through a."""
-
-a_prime = sympy.Symbol("a'")
-A_PRIME_STABLE = a_coeff * avg(LAMBDA_I * F_I_A**2) / (kappa + z * avg(LAMBDA_I * F_I_A**2))
-"""a' = (M + z M')/kappa = a <lambda f^2>/(kappa + z <lambda f^2>), from M - z<f^2> =
-a<lambda f^2> (summand algebra: f - z f^2 = a lambda f^2)."""
-
-K_I_STABLE = (q * F_I_A + (q * lambda_tilde - sigma**2)
-              * (-(a_prime * LAMBDA_I + 1) * F_I_A**2)).subs(z, sigma)
-"""K_I with f and a' as above."""
-
-E_MISALIGN_STABLE = avg(MU_I * K_I_STABLE)
-RESOLVENT_MEASURE_STABLE = avg(MU_I * F_I_A.subs(z, sigma))
+E_IDG = E_TM.subs(alpha_test, alpha)
+"""In-distribution error: tau q, the error on prompts whose task was seen in pretraining
+(:data:`E_TM` at alpha_test = alpha)."""
 
 # ---------------------------------------------------------------------------------------------
 # The decomposition of E_ICL: signal, memorisation, structural, noise
 # ---------------------------------------------------------------------------------------------
-# Per eigenvalue r of R_k the estimator is its mean R_k (R_k + sigma)^-1 plus a fluctuation of
-# covariance proportional to q (r + s) f^2, f = 1/(r + sigma), s = (rho + c_train)/alpha the
-# context noise of a pretraining prompt (replica.derivations.alignment_from_model: derived_k,
-# derived_norm). Both E[(I - Gamma)^T (I - Gamma)] (the misalignment part, weighted by C_test)
-# and E[Gamma Gamma^T] (the scalar part, weighted by s_test) split into the mean part (signal),
-# the fluctuation along the task directions, q r f^2 (memorisation of the finite task set) and
-# the fluctuation driven by the context noise, q s f^2 (structural); the label noise rho of the
-# test prompt is the fourth part. With the deterministic equivalents (f_i through a, F' =
-# -(a' lambda + 1) f^2) every part is an average of positive terms:
+# The unified test error splits by the conjugate each term comes from: mhat^2 (the mean of the
+# weights: signal), chihat (the fluctuation along the task directions, q r f^2 per eigenvalue r:
+# memorisation of the finite task set) and chibarhat (the fluctuation driven by the context
+# noise, q s f^2, s = (rho + c_train)/alpha: structural), both in the misalignment part
+# (c_C - 2 m_C + q_C, weighted by C_test) and in the scalar part (qbar, weighted by s_test); the
+# label noise rho of the test prompt is the fourth part. With the deterministic equivalents
+# (f_i through a, -F' = (a' lambda + 1) f^2) and each part's averages merged into one, every part
+# is an average of positive terms:
 #   mean:   sigma^2 f^2 (a' lambda + 1) per test weight; a^2 lambda^2 f^2 + sigma^2 a' lambda f^2
 #           per unit weight (= 1 - 2 sigma M - sigma^2 M'),
 #   q r f^2:  q (a - sigma a') lambda f^2  (= q (F + sigma F')),
@@ -184,18 +360,37 @@ S_CONTEXT = (rho + c_train) / alpha
 """s: the context noise of a pretraining prompt (sigma = s + lambda_tilde)."""
 S_TEST = (c_test + rho) / alpha_test
 """s_test: the context noise of a test prompt (the factor of the scalar part)."""
-_F2 = F_I_A**2
-_FP_NEG = (a_prime * LAMBDA_I + 1) * _F2
-"""-F'_i = (a' lambda_i + 1) f_i^2."""
-DECOMPOSITION = {
-    "signal": (S_TEST * avg(LAMBDA_I * _F2 * (a_coeff**2 * LAMBDA_I + z**2 * a_prime))
-               + z**2 * avg(MU_I * _FP_NEG)).subs(z, sigma),
-    "memorization": (q * (a_coeff - z * a_prime)
-                     * (S_TEST * avg(LAMBDA_I * _F2) + avg(MU_I * LAMBDA_I * _F2))).subs(z, sigma),
-    "structural": (q * S_CONTEXT * (S_TEST * avg(_FP_NEG) + avg(MU_I * _FP_NEG))).subs(z, sigma),
-    "noise": rho,
-}
-"""The four parts of E_ICL (they sum to e_scalar + e_misalign), in a, a', lambda_tilde, q."""
+
+
+def _decomposition() -> dict:
+    """The four parts of E_ICL computed from the unified test error (see the comment above)."""
+    ov = U.test_overlaps()
+    spectral = dict(zip((_Gz, _G1z), _transform_averages(1)))
+    spectral.update(zip((U.GC[0](U.z), U.GC[1](U.z)), _transform_averages(MU_I)))
+
+    def split(e):  # e is linear in (chihat, chibarhat): the rest is the signal
+        e = sympy.expand(e)
+        s = e.subs({U.chihat: 0, U.chibarhat: 0})
+        return {"signal": s, "memorization": sympy.expand(e.subs({U.chibarhat: 0}) - s),
+                "structural": sympy.expand(e.subs({U.chihat: 0}) - s)}
+
+    mis = split(U.c_C - 2 * ov["m_C"] + ov["q_C"])
+    scalar = split(U.fixed_point_equations()[U.qbar])
+    out = {}
+    for part in ("signal", "memorization", "structural"):
+        terms = []
+        for e, weight in ((mis[part], 1), (scalar[part], S_TEST)):
+            e = sympy.cancel(e.xreplace(unified_conjugates())).xreplace(spectral)
+            terms.append(weight * merge_averages(unified_to_paper_a(e, effective_ridge=False),
+                                                 constants_inside=True))
+        out[part] = terms[0] + terms[1]
+    out["noise"] = unified_to_paper_a(U.sigma_test**2)
+    return out
+
+
+DECOMPOSITION = _decomposition()
+"""The four parts of E_ICL (they sum to e_scalar + e_misalign), in a, a', lambda_tilde, q
+(computed)."""
 
 
 

@@ -19,7 +19,8 @@ from .parameters import RIDGE_STABILITY, UNIFIED_FREE_ENERGY
 from .parameters import train_and_test
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-                for name in ("alignment.py", "alignment_problem.py", "lowrank.py")]
+                for name in ("alignment.py", "alignment_problem.py", "lowrank.py", "unified.py",
+                              os.path.join("..", "symbolic", "deterministic_equivalent.py"))]
 """The files the expressions and this declaration come from (the code cache's key)."""
 
 PART_KEYS = ("signal", "memorization", "structural", "noise")

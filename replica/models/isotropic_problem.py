@@ -15,7 +15,8 @@ from .parameters import RIDGE_STABILITY, UNIFIED_FREE_ENERGY
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
                 for name in ("isotropic.py", "alignment.py", "isotropic_problem.py",
-                             "lowrank.py")]
+                             "lowrank.py", "unified.py",
+                             os.path.join("..", "symbolic", "deterministic_equivalent.py"))]
 """The files the expressions and this declaration come from (the code cache's key)."""
 
 

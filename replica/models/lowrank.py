@@ -9,6 +9,7 @@ per-distinct-task ridge (objective ``lambda M0 ||Gamma||^2 / 2``).
 
 This module holds the mathematics and nothing else; the engine (:mod:`replica.numerics.driver`)
 solves it. Everything is derived from one SymPy object, the replica-symmetric free energy (R1),
+the unified free energy :data:`replica.models.unified.FREE_ENERGY` at task power :math:`c = 1`,
 
 .. math::
     f = \operatorname*{extr}\Big\{\frac{\tau}{2\kappa}\frac{\mathcal E_{\rm tr}}{1+V}
@@ -89,6 +90,10 @@ import sympy
 from ..problem import ScalarRoot, Start, System
 from ..spectra import lowrank_atom_masses, lowrank_regular_expr
 from ..symbolic.saddle import Alias, SaddlePoint, spectral_family
+from . import unified as _U
+from .unified import (CONJUGATES, G, ORDER_PARAMETERS, PAIRS, alpha,  # noqa: F401 (re-exported)
+                      alpha_test, chi, chibar, chibarhat, chihat, kappa, lam, m, mhat, q, qbar,
+                      qbarhat, qhat, sigma, sigma_test, tau, z)
 from .parameters import (LOWRANK_ALL_ERROR_KEYS as ALL_ERROR_KEYS,  # noqa: F401 (re-exported)
                          LOWRANK_ERROR_KEYS as ERROR_KEYS, LOWRANK_PART_KEYS as PART_KEYS,
                          LOWRANK_REPORT_KEYS as REPORT_KEYS,
@@ -97,27 +102,17 @@ from .parameters import (LOWRANK_ALL_ERROR_KEYS as ALL_ERROR_KEYS,  # noqa: F401
 # ---------------------------------------------------------------------------------------------
 # Symbols
 # ---------------------------------------------------------------------------------------------
-alpha, tau, kappa, rho, alpha_test = sympy.symbols("alpha tau kappa rho alpha_test", positive=True)
-lam, sigma, sigma_test = sympy.symbols("lambda sigma sigma_test", nonnegative=True)
+rho = sympy.Symbol("rho", positive=True)
+"""The task-rank ratio r/D."""
 phi = sympy.Symbol("phi", nonnegative=True)
 """The fraction of a test task's power outside the task subspace (``--test`` SPEC)."""
 
-q, m, chi, qbar, chibar = sympy.symbols("q m chi qbar chibar", real=True)
-qhat, mhat, chihat, qbarhat, chibarhat = sympy.symbols("qhat mhat chihat qbarhat chibarhat",
-                                                       real=True)
-z = sympy.Symbol("z", real=True)
 mbar, m0, q0 = sympy.symbols("mbar m0 q0", real=True)
 q_perp = sympy.Symbol("q_perp", real=True)
 
-ORDER_PARAMETERS = (q, m, chi, qbar, chibar)
-"""The unknowns of the closed fixed-point map, in this order."""
-CONJUGATES = (qhat, mhat, chihat, qbarhat, chibarhat)
-PAIRS = ((q, qhat), (m, mhat), (qbar, qbarhat), (chi, chihat), (chibar, chibarhat))
 PARAMS = (alpha, tau, kappa, lam, sigma, rho, alpha_test, sigma_test, phi)
 """Numeric argument order of every compiled expression (after the order parameters)."""
 
-G = spectral_family("g")
-"""g, g', g'', ...: the Stieltjes transform of the empirical task covariance S (abstract)."""
 GT = spectral_family("gtilde", r"\tilde{g}")
 r"""\tilde g, \tilde g', ...: the transform restricted to the task subspace (abstract)."""
 
@@ -129,24 +124,24 @@ printed by SymPy from the symbol names (``qbarhat`` -> ``\\hat{\\bar{q}}``)."""
 # ---------------------------------------------------------------------------------------------
 # The free energy (R1): the single source of the saddle-point equations
 # ---------------------------------------------------------------------------------------------
-EPS = (1 + sigma**2) / alpha
+LOWRANK_POWER = {_U.c_train: sympy.Integer(1)}
+"""The low-rank paper's normalisation ||w||^2 = D: task power c = 1."""
+EPS = _U.EPS.xreplace(LOWRANK_POWER)
 """epsilon = (1 + sigma^2)/alpha: variance of the one-step estimate's fluctuation per direction
 (the implicit ridge of a finite context)."""
-E_TR = 1 + sigma**2 - 2 * m + q + EPS * qbar
+E_TR = _U.E_TR.xreplace(LOWRANK_POWER)
 """E_tr = 1 + sigma^2 - 2m + q + epsilon qbar (= TM error at test = train conditions)."""
-V = chi + EPS * chibar
+V = _U.V.xreplace(LOWRANK_POWER)
 DELTA = 1 + V
-Z_DEFINITION = -(lam + qbarhat) / qhat
+Z_DEFINITION = _U.Z_DEFINITION
 """z = -(lambda + qbarhat)/qhat (an alias in the free energy)."""
 
 _g, _g1 = G[0](z), G[1](z)
 
-FREE_ENERGY = (tau / (2 * kappa) * E_TR / DELTA - qhat * q / 2 - qbarhat * qbar / 2 + mhat * m
-               + chihat * chi / 2 + chibarhat * chibar / 2
-               - 1 / (2 * qhat) * (mhat**2 * (1 + z + z**2 * _g) + chihat / kappa * (1 + z * _g)
-                                   + chibarhat / kappa * _g))
-"""The RS free energy (R1) (reconstructed so that its stationarity gives the published saddle-point
-equations; its checks are in :mod:`replica.derivations.lowrank_steps`)."""
+FREE_ENERGY = _U.FREE_ENERGY.xreplace(LOWRANK_POWER)
+"""The RS free energy (R1): the unified free energy :data:`replica.models.unified.FREE_ENERGY`
+at task power c = 1 (computed by substitution; its checks are in
+:mod:`replica.derivations.lowrank_steps` and :mod:`replica.derivations.unified`)."""
 
 SADDLE = SaddlePoint(FREE_ENERGY, PAIRS, [Alias(z, Z_DEFINITION, lam)], name="f")
 """Stationarity and fixed-point form of (R1), derived by :mod:`replica.symbolic.saddle`."""

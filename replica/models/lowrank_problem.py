@@ -18,7 +18,7 @@ from .parameters import LOWRANK_PART_KEYS as PART_KEYS
 from .parameters import LOWRANK_REPORTED_ORDER as REPORTED_ORDER
 
 SOURCE_FILES = [os.path.join(os.path.dirname(os.path.abspath(__file__)), name)
-                for name in ("lowrank.py", "lowrank_problem.py")]
+                for name in ("lowrank.py", "lowrank_problem.py", "unified.py")]
 """The files the expressions and this declaration come from (the code cache's key)."""
 
 
