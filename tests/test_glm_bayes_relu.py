@@ -76,3 +76,12 @@ def test_bayes_relu_unsupported_channels_are_one_line_errors():
         with pytest.raises(ModelError, match=what) as e:
             BayesOptimal("b", prior=Gaussian(), channel=ch)
         assert "\n" not in str(e.value) and "two-dimensional" in str(e.value)
+
+
+def test_the_example_refuses_alpha_at_perfect_recovery(cli):
+    """examples/glm_bayes_relu.py declares alpha in (0, 2): at alpha = 2 (and above) the overlap
+    is 1, a boundary point the solver would iterate towards without end; one line, exit 2."""
+    for alpha in ("2", "5/2"):
+        rc, out, err = cli("solve", "--model", "examples/glm_bayes_relu.py", "--alpha", alpha)
+        assert rc == 2, (rc, out, err)
+        assert len(err.strip().splitlines()) == 1 and "--alpha" in err and "(0, 2)" in err
