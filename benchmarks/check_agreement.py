@@ -29,33 +29,28 @@ except ImportError:  # run as a script
 NAME = "check_agreement"
 
 
+def _test_module(name: str):
+    """A module of ``tests/`` (the points are drawn as the tests draw them, in one place)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests",
+                        f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_replica_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def alignment_points(n=200, seed=3):
-    """Random paper A points (``lam = 0`` and ``lam > 0`` variants), half of them hard: tau
-    within 1e-14 to 1e-2 of 1, lambda down to 1e-16, alpha up to 1e8, rho down to 1e-8 (where
-    float64 loses digits and some points are ``not-verified``)."""
-    rng = np.random.default_rng(seed)
-    hard = rng.uniform(size=n) < 0.5
-    tau = np.where(hard, 1 + rng.choice([-1, 1], n) * 10 ** rng.uniform(-14, -2, n),
-                   10 ** rng.uniform(-1.5, 1.5, n))
-    alpha = np.where(hard, 10 ** rng.uniform(-2, 8, n), 10 ** rng.uniform(-1, 2, n))
-    lam = np.where(rng.uniform(size=n) < 0.5, 0.0,
-                   np.where(hard, 10 ** rng.uniform(-16, -4, n), 10 ** rng.uniform(-8, 1, n)))
-    lam = np.where(tau <= 1, np.maximum(lam, 10 ** rng.uniform(-16, -8, n)), lam)
-    return dict(alpha=alpha, tau=tau, kappa=10 ** rng.uniform(-4, 4, n),
-                rho=np.where(hard, 10 ** rng.uniform(-8, 1, n), 10 ** rng.uniform(-4, 0, n)),
-                lam=lam)
+    """Random paper A points, half of them hard: tau within 1e-14 to 1e-2 of 1, lambda down to
+    1e-16, alpha up to 1e8, rho down to 1e-8 (``tests/test_fused_check.py``'s points)."""
+    return _test_module("test_fused_check").hard_alignment_points(n, seed)
 
 
 def lowrank_points(n=240, seed=11):
-    """Random low-rank points over many decades (as ``tests/test_float64_kernels.py`` draws
-    them: some converge, some fail the check, some do not converge)."""
-    rng = np.random.default_rng(seed)
-    tau = 10 ** rng.uniform(-2, 1.5, n)
-    lam = np.where(rng.uniform(size=n) < 0.3, 0.0, 10 ** rng.uniform(-10, 3, n))
-    lam = np.where(tau < 1, np.maximum(lam, 1e-12), lam)
-    return dict(alpha=10 ** rng.uniform(-3, 16, n), tau=tau, kappa=10 ** rng.uniform(-4, 4, n),
-                rho=10 ** rng.uniform(-8, 0, n), sigma=10 ** rng.uniform(-8, 2, n), lam=lam,
-                maxiter=300)
+    """Random low-rank points over many decades (``tests/test_float64_kernels.py``'s points:
+    some converge, some fail the check, some do not converge)."""
+    return _test_module("test_float64_kernels")._lowrank_random_points(n, seed)
 
 
 def paired(model, **kw):

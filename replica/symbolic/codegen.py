@@ -306,29 +306,8 @@ class _BallRule:
         return self.mp(z)
 
     def weighted_sums(self, m, h, xs, ws):
-        import flint
-
-        arb = flint.arb
-        old = flint.ctx.prec
-        try:
-            flint.ctx.prec = mpmath.mp.prec
-            mb, hb = arb_of(m), arb_of(h)
-            f, sw, values = self.f, self.sw, self.values
-            total, size = arb(0), arb(0)
-            try:
-                for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
-                    v = f(mb + hb * x, *sw, *values)
-                    total += w * v
-                    size += w * abs(v)
-            except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
-                return None
-            total, size = hb * total, hb * size
-            if not (total.is_finite() and size.is_finite()):
-                return None
-            err = total.rad() + size.rad()
-            return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
-        finally:
-            flint.ctx.prec = old
+        f, sw, values = self.f, self.sw, self.values
+        return _ball_rule_sums(m, h, xs, ws, lambda mb, hb, x: f(mb + hb * x, *sw, *values))
 
 
 class _HalfLine:
@@ -352,32 +331,45 @@ class _HalfLine:
     def weighted_sums(self, m, h, xs, ws):
         if self.rule is None:
             return None
-        import flint
+        f, sw, values = self.rule.f, self.rule.sw, self.rule.values
+        c, sign = self.c, self.sign
 
-        arb = flint.arb
-        old = flint.ctx.prec
+        def value(mb, hb, x):  # at the working precision (set by _ball_rule_sums)
+            t = mb + hb * x
+            u = 1 - t
+            cb = arb_of(c)
+            return f(cb + t / u if sign > 0 else cb - t / u, *sw, *values) / (u * u)
+        return _ball_rule_sums(m, h, xs, ws, value)
+
+
+def _ball_rule_sums(m, h, xs, ws, value):
+    """``(value, scale, rounding)`` of a rule on the piece of midpoint ``m`` and half-width ``h``
+    (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`' ``weighted_sums``) in ball
+    arithmetic at the working precision: :math:`h\sum_j w_jf_j`, :math:`h\sum_j w_j|f_j|` with
+    :math:`f_j` = ``value(m, h, x_j)`` (balls), the balls' radii as the rounding bound; ``None``
+    (evaluate point by point) where an argument is complex or a ball not finite."""
+    import flint
+
+    arb = flint.arb
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = mpmath.mp.prec
+        mb, hb = arb_of(m), arb_of(h)
+        total, size = arb(0), arb(0)
         try:
-            flint.ctx.prec = mpmath.mp.prec
-            mb, hb, cb = arb_of(m), arb_of(h), arb_of(self.c)
-            f, sw, values = self.rule.f, self.rule.sw, self.rule.values
-            total, size = arb(0), arb(0)
-            try:
-                for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
-                    t = mb + hb * x
-                    u = 1 - t
-                    z = cb + t / u if self.sign > 0 else cb - t / u
-                    v = f(z, *sw, *values) / (u * u)
-                    total += w * v
-                    size += w * abs(v)
-            except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
-                return None
-            total, size = hb * total, hb * size
-            if not (total.is_finite() and size.is_finite()):
-                return None
-            err = total.rad() + size.rad()
-            return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
-        finally:
-            flint.ctx.prec = old
+            for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
+                v = value(mb, hb, x)
+                total += w * v
+                size += w * abs(v)
+        except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
+            return None
+        total, size = hb * total, hb * size
+        if not (total.is_finite() and size.is_finite()):
+            return None
+        err = total.rad() + size.rad()
+        return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
+    finally:
+        flint.ctx.prec = old
 
 
 _ARB_RULES: dict = {}
