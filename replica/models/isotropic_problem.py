@@ -1,6 +1,7 @@
 """Paper B's model as the engine sees it: schema, variants, reported groups and notes -- everything
-but the closed forms, which are in :mod:`replica.models.isotropic` (built on paper A's
-expressions in :mod:`replica.models.alignment`) and are built only when code has to be generated.
+but the equations, which are in :mod:`replica.models.isotropic` (the paper A instance of the
+unified free energy at C = I, :mod:`replica.models.alignment`) and are built only when code has
+to be generated.
 
 This module imports no SymPy (see :mod:`replica.models.alignment_problem`).
 """
@@ -41,10 +42,11 @@ PROBLEM = Problem(
     groups={"errors": ["e_icl", "e_scalar", "e_misalign", "e_idg"],
             "intermediates": ["q", "sigma", "lambda_tilde", "M", "M_prime"],
             "free_energy": ["free_energy"]},
-    notes=(Note("e_icl from paper B's closed forms; e_scalar/e_misalign split from paper A "
-                "(C = I)"),
-           Note("with ridge lambda > 0, e_idg = tau*q is a conjecture (paper B gives no "
-                "finite-lambda IDG formula)", lambda p: p.lam > 0),
+    notes=(Note("e_icl = e_scalar + e_misalign of the unified free energy's paper A instance "
+                "at C = I (paper B's closed forms agree: the tests compare them to 30 digits)"),
+           Note("with ridge lambda > 0, e_idg = tau*q, the task-memorisation error derived for "
+                "every C_train and lambda (paper B itself gives no finite-lambda IDG formula)",
+                lambda p: p.lam > 0),
            *UNIFIED_FREE_ENERGY),
     nonnegative=("e_icl", "e_scalar", "e_misalign", "e_idg"),
     source_files=SOURCE_FILES, guard_digits=5, free_energy="free_energy", extremum="min",
