@@ -137,3 +137,46 @@ def test_lowrank_batched_newton_gives_the_numpy_statuses_and_values(monkeypatch)
             assert one["status"] == fused["status"].flat[i]
             for key in ("q", "m", "chi", "qbar", "chibar", "tm", "idg", "odg"):
                 np.testing.assert_allclose(one[key], fused[key].flat[i], rtol=1e-12, atol=0)
+
+
+@numba_missing
+@pytest.mark.slow
+def test_a_user_model_with_numba_gives_the_numpy_values(monkeypatch):
+    """A declared model (examples/ridge_regression.py) on the Numba path: the kernel compiles
+    at construction (its compiled check, where Numba cannot type it, is dropped for the
+    longdouble one) and the values and statuses are the NumPy path's. (The demo's float64
+    solve of this model failed with a Numba typing error at the first call before.)"""
+    args = dict(alpha=np.linspace(0.5, 3, 5), lam=0.1, sigma=0.5)
+    monkeypatch.setenv("REPLICA_NUMBA", "0")
+    plain = replica.solve_float64("examples/ridge_regression.py", **args)
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    fused = replica.solve_float64("examples/ridge_regression.py", **args)
+    assert list(fused["status"]) == list(plain["status"]) == ["converged"] * 5
+    for key in ("m", "q", "V", "test", "train"):
+        np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, err_msg=key)
+
+
+@numba_missing
+@pytest.mark.slow
+def test_a_compiled_check_numba_cannot_type_falls_back(monkeypatch):
+    """Where compiling the kernel with its check fails, kernel() builds it without the check;
+    where that fails too, there is no kernel (the NumPy path)."""
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    m = machine(replica.models.get("alignment"), "interpolating")
+    good = kernels.Kernel.compile_now
+    monkeypatch.setattr(kernels, "_KERNELS", {})
+    monkeypatch.setattr(kernels, "_FAILED", set())
+
+    def failing_when_checked(self):
+        if self.checked:
+            raise TypeError("planted: Numba cannot type the check")
+        good(self)
+    monkeypatch.setattr(kernels.Kernel, "compile_now", failing_when_checked)
+    k = kernels.kernel(m)
+    assert k is not None and not k.checked
+
+    def failing(self):
+        raise TypeError("planted: Numba cannot type the kernel")
+    monkeypatch.setattr(kernels, "_KERNELS", {})
+    monkeypatch.setattr(kernels.Kernel, "compile_now", failing)
+    assert kernels.kernel(m) is None

@@ -123,9 +123,15 @@ def kernel(m):
         return None  # an iterated root system: the NumPy path
     if key in _FAILED:
         return None
-    try:
-        k = Kernel(m)
-    except Exception:  # noqa: BLE001 - generated code Numba cannot type: the NumPy path runs
+    k = None
+    for checked in (True, False):
+        try:
+            k = Kernel(m, checked=checked)
+            k.compile_now()
+            break
+        except Exception:  # noqa: BLE001 - generated code Numba cannot type
+            k = None  # without the compiled check (the longdouble one runs), then NumPy
+    if k is None:
         _FAILED.add(key)
         return None
     _KERNELS[key] = k
@@ -944,6 +950,21 @@ class Kernel:
         return lines
 
     # -- the call --------------------------------------------------------------------------------
+    def compile_now(self):
+        """Compile the kernel's entry points (and the compiled check's) here, on empty arrays of
+        the types of every call, so that generated code Numba cannot type fails at construction
+        -- where :func:`kernel` falls back to the kernel without the compiled check, then to the
+        NumPy path -- and not at a user's first call."""
+        e1, e2 = np.empty((self.n_p, 0)), np.empty((self.n, 0))
+        z = np.zeros(0)
+        self.solve(e1, z, z, z, e2, np.zeros(0, dtype=np.int64), np.empty(0),
+                   np.empty((self.n_report, 0)), np.empty(0, dtype=np.bool_),
+                   np.zeros(0, dtype=np.int64), 1e-13, np.empty(0), np.empty(0),
+                   np.empty(0, dtype=np.int8), bool(self.checked))
+        if self.checked:
+            self.module.check_points(e1, z, z, z, e2, np.empty((self.n_report, 0)),
+                                     np.zeros(0, dtype=np.bool_), np.empty(0), np.empty(0))
+
     def __call__(self, P, spec, shape, rtol=1e-13, check=False):
         """``(x, iterations, relative change, iterated, reported values, admissible, left)``
         at every point of ``shape`` (the reported values as one array, a row per value) (``P``: the parameters in the outline's order, broadcast to
