@@ -262,7 +262,8 @@ def tree_sum(TH, TL, m):
 '''
 
 _PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_add", "dd_sub",
-                    "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel", "_sqrt")
+                    "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel",
+                    "_sqrt")
 _CALL = re.compile(r"\b(" + "|".join(_PRIMITIVE_NAMES) + r")\(")
 
 
