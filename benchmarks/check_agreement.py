@@ -70,7 +70,7 @@ def paired(model, **kw):
     os.environ["REPLICA_NUMBA"] = "1"
     kernels.Kernel.__call__ = spy
     try:
-        replica.solve_float64(model, strict=False, **kw)
+        replica.solve_float64(model, **dict({"strict": False}, **kw))  # (the points may say)
     finally:
         kernels.Kernel.__call__ = orig
         if saved is None:

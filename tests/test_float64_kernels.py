@@ -154,6 +154,10 @@ def test_a_user_model_with_numba_gives_the_numpy_values(monkeypatch):
     assert list(fused["status"]) == list(plain["status"]) == ["converged"] * 5
     for key in ("m", "q", "V", "test", "train"):
         np.testing.assert_allclose(fused[key], plain[key], rtol=1e-12, err_msg=key)
+    # its double-double check compiles now (the hoisted values of a spectral term passed as
+    # one tuple: 30 separate ones were a call Numba could not inline) and runs in the kernel
+    ks = [k for k in kernels._KERNELS.values() if "ridge_regression" in k.machine.problem.name]
+    assert ks and all(k.checked for k in ks)
 
 
 @numba_missing
@@ -180,3 +184,59 @@ def test_a_compiled_check_numba_cannot_type_falls_back(monkeypatch):
     monkeypatch.setattr(kernels, "_KERNELS", {})
     monkeypatch.setattr(kernels.Kernel, "compile_now", failing)
     assert kernels.kernel(m) is None
+
+
+@numba_missing
+@pytest.mark.slow
+def test_parallel_check_is_the_serial_check(monkeypatch):
+    """A batch of at least ``PARALLEL_MIN`` points is checked in parts on several threads
+    (``Kernel._check_on_threads``): every point's condition, estimate and status code are those
+    of the serial check (``Kernel.check``, one point after the other) bit for bit, with one
+    thread and with two; on 600 random low-rank points (converged, not-verified and unconverged
+    ones)."""
+    calls = []
+    orig = kernels.Kernel.__call__
+
+    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+        # (copies: the caller writes the NumPy path's checks of the points left into them)
+        calls.append((self, P, spec, shape, rtol, tuple(np.copy(a) for a in got[:7] + got[7])))
+        return got
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    monkeypatch.setattr(kernels.Kernel, "__call__", spy)
+    monkeypatch.setattr(kernels, "_threads", lambda: 2)
+    pts = _lowrank_random_points(600, seed=12)
+    res = replica.solve_float64("lowrank", **pts)
+    assert len(set(res["status"])) >= 3
+    k, P, spec, shape, rtol, got = calls[0]
+    assert k.checked and shape == (600,) and 600 >= kernels.PARALLEL_MIN
+    x, _it, rel, iterated, rep, adm, left, cond, err, code = got
+    # the points that are results (the kernel's criterion, found here from its outputs): the
+    # iteration finished, admissible, every unknown and reported value finite
+    done = (np.isfinite(rel) & np.isfinite(x).all(axis=0) & adm.astype(bool)
+            & np.isfinite(rep).all(axis=0))
+    assert 100 < done.sum() < 600
+    assert np.all(code[done] <= 2) and np.all(code[~done] >= 3)
+    c_serial, e_serial = k.check(P, spec, x.reshape(k.n, -1), rep.reshape(k.n_report, -1),
+                                 done.reshape(-1))
+    np.testing.assert_array_equal(cond, c_serial)
+    np.testing.assert_array_equal(err, e_serial)
+    used = []
+    on_threads = kernels.Kernel._check_on_threads
+
+    def counted(self, n, args):
+        used.append(n)
+        return on_threads(self, n, args)
+
+    monkeypatch.setattr(kernels.Kernel, "_check_on_threads", counted)
+    monkeypatch.setattr(kernels, "_threads", lambda: 2)
+    again = orig(k, P, spec, shape, rtol=rtol, check=True)
+    assert used == [2]
+    for a, b in zip(again[7], (cond, err, code)):
+        np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(kernels, "_threads", lambda: 1)
+    again = orig(k, P, spec, shape, rtol=rtol, check=True)
+    assert used == [2]  # one thread: the kernel's own loop
+    for a, b in zip(again[7], (cond, err, code)):
+        np.testing.assert_array_equal(a, b)

@@ -105,6 +105,106 @@ def test_generated_double_double_code_against_mpmath():
 
 
 @numba_missing
+def test_specialised_operations_are_the_generic_ones():
+    """The operations the generator uses where an operand is a float64 (``ddcode._specialise``:
+    ``_two_sum``, ``_two_prod``, ``dd_add_f``, ``dd_mul_f``, a product by a power of two) give
+    the same values, bit for bit, as ``dd_add``/``dd_sub``/``dd_mul`` with that operand's low
+    half zero, on random normalised operands over 40 binades (in either order)."""
+    from replica.numerics.fused_check import compiled_primitives
+
+    ns = compiled_primitives()
+    rng = np.random.default_rng(31)
+    # normalised (|low| <= half an ulp of the high half), as every value of the generated code
+    xs = [ns["_two_sum"](h, lo) for h, lo in _random_dd(rng, 500)]
+    ys = _random_dd(rng, 500)
+    for (ah, al), (b, _) in zip(xs, ys):
+        pairs = [(ns["dd_add_f"](ah, al, b), ns["dd_add"](ah, al, b, 0.0)),
+                 (ns["dd_add_f"](ah, al, b), ns["dd_add"](b, 0.0, ah, al)),
+                 (ns["dd_add_f"](ah, al, -b), ns["dd_sub"](ah, al, b, 0.0)),
+                 (ns["dd_add_f"](-ah, -al, b), ns["dd_sub"](b, 0.0, ah, al)),
+                 (ns["_two_sum"](ah, b), ns["dd_add"](ah, 0.0, b, 0.0)),
+                 (ns["_two_sum"](ah, -b), ns["dd_sub"](ah, 0.0, b, 0.0)),
+                 (ns["dd_mul_f"](ah, al, b), ns["dd_mul"](ah, al, b, 0.0)),
+                 (ns["dd_mul_f"](ah, al, b), ns["dd_mul"](b, 0.0, ah, al)),
+                 (ns["_two_prod"](ah, b), ns["dd_mul"](ah, 0.0, b, 0.0))]
+        for c in (2.0, 4.0, 1024.0):
+            pairs.append(((c * ah, c * al), ns["dd_mul"](c, 0.0, ah, al)))
+            pairs.append(((c * ah, c * al), ns["dd_mul"](ah, al, c, 0.0)))
+        for k, (got, want) in enumerate(pairs):
+            assert tuple(got) == tuple(want), (k, ah, al, b, got, want)
+
+
+def test_generated_code_shares_operations_and_sums_pairwise():
+    """The printer emits an operation once (``x**6`` reuses the squares of ``x**4``: three
+    products, not five), a product of float64 arguments as ``_two_prod``, and a sum of eight
+    terms as a tree of depth 3 (not a chain of 7)."""
+    import re
+
+    import sympy
+
+    from replica.symbolic.ddcode import function_source
+
+    x = sympy.Symbol("x", positive=True)
+    src = function_source("f", [x], [x ** 4, x ** 6], exact=[x])
+    body = [line for line in src.splitlines() if " = " in line]
+    assert len(body) == 3, src
+    assert sum("_two_prod(" in line for line in body) == 1, src
+    ys = sympy.symbols("y0:8")
+    src = function_source("g", list(ys), [sum(ys)])
+    depth = {f"a{i}h": 0 for i in range(8)}
+    for line in src.splitlines():
+        if " = " not in line:
+            continue
+        lhs, rhs = line.split(" = ", 1)
+        d = 1 + max(depth.get(n, 0) for n in re.findall(r"\b(?:t\d+|a\d+)h\b", rhs))
+        depth[lhs.split(",")[0].strip()] = d
+    assert len([line for line in src.splitlines() if "dd_add(" in line]) == 7
+    assert max(depth.values()) == 3, src
+
+
+@numba_missing
+def test_a_term_with_many_hoisted_values_is_inlined():
+    """A spectral average's term whose hoisted values are many (here 160 halves, more than the
+    30 arguments of an inlined call Numba compiles) takes them as one tuple: the term function
+    inlines into the loop over the pairs (as in the compiled check), and its value is the
+    50-digit one to about 30 digits. (Before, the examples/ridge_regression.py check did not
+    compile: 30 hoisted values.)"""
+    import mpmath
+    import sympy
+
+    from replica.numerics.fused_check import _inline_terms, compiled_primitives
+    from replica.symbolic.ddcode import function_source
+
+    lam, mu = sympy.symbols("lam mu", positive=True)
+    cs = sympy.symbols("c0:40", positive=True)
+    term = sum(c ** 2 / (lam + c) + mu * c ** 3 for c in cs)
+    src = _inline_terms(function_source("dd_t_L0", [lam, mu] + list(cs), [term], varying=2,
+                                        exact=[lam, mu]))
+    args = ", ".join(f"c[{i}], 0.0" for i in range(40))
+    src += f"""
+
+@JIT
+def average(lam, mu, c):
+    pre = dd_t_L0_pre({args})
+    sh, sl = 0.0, 0.0
+    for j in range(lam.shape[0]):
+        r = dd_t_L0(lam[j], 0.0, mu[j], 0.0, pre)
+        sh, sl = dd_add(sh, sl, r[0], r[1])
+    return sh, sl
+"""
+    ns = compiled_primitives()
+    exec(compile(src, "<generated>", "exec"), ns)  # noqa: S102 - our own source
+    rng = np.random.default_rng(8)
+    lv, mv, cv = rng.uniform(0.1, 2, 5), rng.uniform(0.1, 2, 5), rng.uniform(0.5, 3, 40)
+    got = ns["average"](lv, mv, cv)
+    with mpmath.workdps(50):
+        want = sum(mpmath.mpf(c) ** 2 / (mpmath.mpf(lj) + mpmath.mpf(c))
+                   + mpmath.mpf(mj) * mpmath.mpf(c) ** 3
+                   for lj, mj in zip(lv, mv) for c in cv)
+        assert abs(mpmath.mpf(got[0]) + mpmath.mpf(got[1]) - want) <= 1e-28 * abs(want)
+
+
+@numba_missing
 def test_compiled_condition_number_is_lapacks():
     """The check's condition number (one-sided Jacobi) against ``numpy.linalg.cond`` (LAPACK's
     SVD) on matrices with prescribed singular values, condition 1 to 1e12, sizes 2 to 6."""

@@ -30,7 +30,11 @@ The spectral averages are summed in double-double over the float64 pairs (read e
 from the same SymPy expressions as every other evaluator of the machine (its ``aliases``,
 ``inputs``, ``equations`` and ``report`` groups, staged as
 ``Machine.evaluate`` stages them; :func:`dd_groups`), and are
-kept in the code cache under the machine's content key.
+kept in the code cache under the machine's content key. They are printed short
+(:mod:`replica.symbolic.ddcode`: every operation once, sums as balanced trees, the operations on
+a float64 operand -- the parameters, the spectral pairs, and the unknowns where the residual is
+evaluated, at the float64 solution -- in the forms they reduce to), which for the low-rank
+model's 36 reported values is a fifth less time than the straight transcription.
 
 **Why this is at least as strong as the** ``longdouble`` **check.** Each double-double operation
 has a relative error of a small multiple of :math:`2^{-106}` where ``longdouble``'s is
@@ -117,6 +121,20 @@ def dd_add(ah, al, bh, bl):
 
 
 @JIT
+def dd_add_f(ah, al, b):
+    # dd_add(ah, al, b, 0.0) less the operations on the zero
+    s, e = _two_sum(ah, b)
+    return _fast_two_sum(s, e + al)
+
+
+@JIT
+def dd_mul_f(ah, al, b):
+    # dd_mul(ah, al, b, 0.0) (and dd_mul(b, 0.0, ah, al)) less the operations on the zero
+    ch = ah * b
+    return _fast_two_sum(ch, _fma(ah, b, -ch) + al * b)
+
+
+@JIT
 def dd_sub(ah, al, bh, bl):
     return dd_add(ah, al, -bh, -bl)
 
@@ -167,7 +185,9 @@ most :math:`3u^2`), the exact product ``TwoProd`` by one fused multiply-add, the
 double-doubles (their *DWTimesDW3*, at most :math:`4u^2`), a double-double times a float64
 (*DWTimesFP3*, at most :math:`2u^2`) and the quotient (their *DWDivDW2* with the high quotient
 taken as :math:`a_h \cdot (1/b_h)` and the correction multiplied by the same reciprocal: one
-division; its error is not the published bound but is measured), with :math:`u = 2^{-53}`:
+division; its error is not the published bound but is measured), and the sum and the product
+of a double-double and a float64 (``dd_add_f``, ``dd_mul_f``: ``dd_add`` and ``dd_mul`` less
+their operations on the zero low half, the same values), with :math:`u = 2^{-53}`:
 ``tests/test_fused_check.py`` measures every operation against exact rational arithmetic on
 random operands over 40 binades and checks :data:`~replica.symbolic.ddcode.OP_ERROR`
 (:math:`16u^2`, about :math:`2^{-102}`) for each."""
@@ -241,8 +261,9 @@ def tree_sum(TH, TL, m):
     return TH[0], TL[0]
 '''
 
-_PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add", "dd_sub",
-                    "dd_mul_d", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel", "_sqrt")
+_PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_add", "dd_sub",
+                    "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel",
+                    "_sqrt")
 _CALL = re.compile(r"\b(" + "|".join(_PRIMITIVE_NAMES) + r")\(")
 
 
@@ -260,14 +281,17 @@ def _group_names(m) -> list:
     return out
 
 
-def group_source(name: str, exprs, args) -> tuple:
+def group_source(name: str, exprs, args, exact=()) -> tuple:
     r"""``(source, levels)``: double-double functions of ``exprs`` (SymPy) in the symbols
     ``args``, their spectral averages evaluated **together**: ``{name}_outer(args...,
     averages...)`` and, per level ``L`` of the averages (an average is on the level after
     those it contains; :func:`~replica.symbolic.codegen.split_averages`), ``{name}_L{L}_pre``
     (the operations that do not depend on the pair, once per point) and ``{name}_L{L}`` (every
     term of that level at one pair :math:`(\lambda_j, \mu_j)`, common subexpressions shared
-    between the terms). ``levels``: the indices of the averages on each level. Raises
+    between the terms). ``levels``: the indices of the averages on each level. ``exact``:
+    the arguments that are float64 numbers read exactly (their low halves zero; the spectral
+    pair is one too), whose operations are specialised
+    (:func:`~replica.symbolic.ddcode.function_source`). Raises
     :class:`~replica.symbolic.ddcode.NotDoubleDouble` for an operation without double-double
     code."""
     import sympy
@@ -286,11 +310,14 @@ def group_source(name: str, exprs, args) -> tuple:
         level.append(1 + max(deps) if deps else 0)
     levels = [[k for k in range(len(inner)) if level[k] == L] for L in range(max(level) + 1)] \
         if inner else []
-    parts = [ddcode.function_source(f"{name}_outer", list(args) + dummies, current)]
+    exact = set(exact)
+    parts = [ddcode.function_source(f"{name}_outer", list(args) + dummies, current,
+                                    exact=exact)]
     for L, ks in enumerate(levels):
         known = [d for d, lv in zip(dummies, level) if lv < L]
         parts.append(ddcode.function_source(f"{name}_L{L}", [LAMBDA_I, MU_I] + list(args) + known,
-                                            [inner[k][0] for k in ks], varying=2))
+                                            [inner[k][0] for k in ks], varying=2,
+                                            exact=exact | {LAMBDA_I, MU_I}))
     return "\n\n".join(parts), levels
 
 
@@ -320,7 +347,10 @@ def dd_groups(m) -> tuple:
     try:
         for g in _group_names(m):
             ev = m.ev[g]
-            src, levels[g] = group_source(f"dd_{g}", ev.exprs, ev.args)
+            # the parameters are float64 numbers, and so are the unknowns where the residual
+            # is evaluated (at the float64 solution: check_point)
+            exact = set(m.p) | (set(m.x) if g == "equations" else set())
+            src, levels[g] = group_source(f"dd_{g}", ev.exprs, ev.args, exact)
             parts.append(src)
     except ddcode.NotDoubleDouble as exc:
         if cache is not None:
@@ -352,11 +382,6 @@ def _inline_terms(source: str) -> str:
     return "".join(out)
 
 
-def _argument_count(source: str, name: str) -> int:
-    m = re.search(r"def " + name + r"\((.*?)\):", source)
-    return len([a for a in m.group(1).split(",") if a.strip()])
-
-
 def check_source(m, fixed_point: bool, counts: dict) -> str:
     """The compiled check's source for the machine ``m`` (to be appended to its kernel's source,
     which defines ``stage``, ``ev_jacobian``, ``gesv``, ``_finite`` and ``JIT``):
@@ -377,11 +402,9 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
         for L, ks in enumerate(levels[g]):
             f = f"dd_{g}_L{L}"
             known = "".join(f", {avgs[k][0]}, {avgs[k][1]}" for k in sorted(avgs))
-            count = _argument_count(text, f) - 4
-            hoisted = "".join(f", pre[{i}]" for i in range(count))
             out += [f"    pre = {f}_pre({', '.join(args)}{known})",
                     "    for j in range(lam.shape[0]):",
-                    f"        r = {f}(lam[j], 0.0, mu[j], 0.0{hoisted})"]
+                    f"        r = {f}(lam[j], 0.0, mu[j], 0.0, pre)"]
             out += [f"        TH[{q}, j], TL[{q}, j] = dd_mul_d_v(r[{2 * q}], r[{2 * q + 1}],"
                     " w[j])" for q in range(len(ks))]
             for q, k in enumerate(ks):
@@ -515,14 +538,15 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
 
 
 def compiled_primitives() -> dict:
-    """A namespace holding :data:`PRIMITIVES` and the condition number ``cond2`` compiled by
-    Numba (not cached; for measuring them against exact arithmetic and LAPACK,
-    ``tests/test_fused_check.py``)."""
+    """A namespace holding :data:`PRIMITIVES` (and their inlined ``_v`` copies) and the
+    condition number ``cond2`` compiled by Numba (not cached; for measuring them against exact
+    arithmetic and LAPACK, ``tests/test_fused_check.py``)."""
     import numpy as np
     from numba import njit
 
     ns = {"njit": njit, "_np": np}
     src = ('JIT = njit(cache=False, error_model="numpy")\n'
-           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES + _COND2)
+           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES
+           + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns

@@ -51,11 +51,17 @@ expressions have double-double code, the kernel source also holds the extended-p
 of :mod:`replica.numerics.fused_check` (the quantities of
 :meth:`~replica.numerics.machine.Machine.assess` -- residual, Newton correction, every reported
 value at the corrected point, condition -- in double-double instead of NumPy ``longdouble``,
-with the same thresholds), run on each point right after it is solved, and the point's status
+with the same thresholds), run on each point once the batch is solved, and the point's status
 code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only names the codes and
-masks the values. Elsewhere (an operation without double-double code, e.g. an infinite
-constant) the kernel solves and :meth:`~replica.numerics.machine.Machine.assess` checks in
-``longdouble`` afterwards, as without the kernel. The kernel's source -- solve and check --
+masks the values. The checks of a batch run after its loop (each point's check depends on
+that point alone): on the calling thread, or, from
+:data:`~replica.numerics.kernels.PARALLEL_MIN` points on, in parts on as many Python threads
+as Numba's thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``), the compiled code
+releasing the GIL -- bit for bit the same values either way, and no more compiled code (a
+``prange`` loop cost 12 s more of compilation on first use). Elsewhere (an operation without
+double-double code, e.g. an infinite constant) the kernel solves and
+:meth:`~replica.numerics.machine.Machine.assess` checks in ``longdouble`` afterwards, as
+without the kernel. The kernel's source -- solve and check --
 is one generated file, named by its hash, so Numba's cache of it can never be stale.
 
 **When.** Only with Numba installed (the ``fast`` extra) and ``REPLICA_NUMBA`` not ``0``;
@@ -88,6 +94,10 @@ ROOT_MAXITER = 200
 """Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
 NEWTON_SWEEPS = 100
 """Newton sweeps an iterated point may take in the kernel before it is left to the NumPy path."""
+PARALLEL_MIN = 512
+"""The smallest batch whose compiled checks run on several threads (``numba.get_num_threads()``
+of them, i.e. ``NUMBA_NUM_THREADS``); a smaller one is checked on the calling thread (starting
+threads costs more than a few points' checks)."""
 
 _KERNELS: dict = {}
 _FAILED: set = set()
@@ -103,6 +113,14 @@ def enabled() -> bool:
 @functools.lru_cache(maxsize=None)
 def _numba_installed() -> bool:
     return importlib.util.find_spec("numba") is not None
+
+
+def _threads() -> int:
+    """The threads a batch's checks may use: Numba's (``NUMBA_NUM_THREADS``, or what
+    ``numba.set_num_threads`` set on this thread)."""
+    import numba
+
+    return max(1, int(numba.get_num_threads()))
 
 
 def kernel(m):
@@ -690,10 +708,8 @@ class Kernel:
         # the batch
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
-                  " CODE, CHECK):",
+                  " CODE, CHECK, DO, DEFER):",
                   "    t = _np.empty(lam.shape[0])"]
-        if self.checked:
-            lines += ["    S = check_scratch(lam.shape[0])"]
         lines += [
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
@@ -767,6 +783,7 @@ class Kernel:
             m = self.machine
             nonneg = [m.report_names.index(k) for k in getattr(m.problem, "nonnegative", ())
                       if k in m.report_names]
+            # (the check itself runs after the loop, on the points marked DO: check_marked)
             lines += ["        if CHECK:",
                       "            fin = _finite(REL[i])",
                       f"            for j in range({n}):",
@@ -774,19 +791,36 @@ class Kernel:
                       "            rfin = True",
                       f"            for j in range({self.n_report}):",
                       "                rfin = rfin and _finite(REP[j, i])",
-                      "            if fin and ok and rfin:",
-                      "                c, e = check_point(x, p, REP[:, i], lam, mu, w, t, st, v, S)",
-                      "                COND[i] = c",
-                      "                ERR[i] = e",
-                      f"                good = e <= {CLAIM_RTOL!r} and c <= {CONDITION_MAX!r}",
-                      "                neg = False"]
-            lines += [f"                neg = neg or REP[{k}, i] < 0" for k in nonneg]
-            lines += ["                CODE[i] = (2 if neg else 0) if good else 1",
-                      "            else:",
+                      "            DO[i] = fin and ok and rfin",
+                      "            if not DO[i]:",
                       "                COND[i] = _np.nan",
                       "                ERR[i] = _np.nan",
                       "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
+            lines += ["    if CHECK and not DEFER:  # (DEFER: the caller runs them, on threads)",
+                      "        check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, 0,"
+                      " P.shape[1])"]
+            check = ["", "", "@JIT",
+                     "def check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, lo, hi):",
+                     "    # the compiled check of the points lo <= i < hi marked DO, and their"
+                     " status codes",
+                     "    t = _np.empty(lam.shape[0])",
+                     f"    st = _np.empty({max(ns, 1)})",
+                     f"    v = _np.empty({n + n_p + ns})",
+                     "    S = check_scratch(lam.shape[0])",
+                     "    for i in range(lo, hi):",
+                     "        if not DO[i]:",
+                     "            continue",
+                     "        c, e = check_point(X[:, i], P[:, i], REP[:, i], lam, mu, w, t, st, v,"
+                     " S)",
+                     "        COND[i] = c",
+                     "        ERR[i] = e",
+                     f"        good = e <= {CLAIM_RTOL!r} and c <= {CONDITION_MAX!r}",
+                     "        neg = False"]
+            check += [f"        neg = neg or REP[{k}, i] < 0" for k in nonneg]
+            check += ["        CODE[i] = (2 if neg else 0) if good else 1"]
         lines += ["    return -1"]
+        if self.checked:
+            lines += check
         return "\n".join(lines) + "\n"
 
     def _newton(self, o) -> list:
@@ -960,8 +994,12 @@ class Kernel:
         self.solve(e1, z, z, z, e2, np.zeros(0, dtype=np.int64), np.empty(0),
                    np.empty((self.n_report, 0)), np.empty(0, dtype=np.bool_),
                    np.zeros(0, dtype=np.int64), 1e-13, np.empty(0), np.empty(0),
-                   np.empty(0, dtype=np.int8), bool(self.checked))
+                   np.empty(0, dtype=np.int8), bool(self.checked), np.zeros(0, dtype=np.bool_),
+                   False)
         if self.checked:
+            self.module.check_marked(e1, z, z, z, e2, np.empty((self.n_report, 0)),
+                                     np.zeros(0, dtype=np.bool_), np.empty(0), np.empty(0),
+                                     np.empty(0, dtype=np.int8), 0, 0)
             self.module.check_points(e1, z, z, z, e2, np.empty((self.n_report, 0)),
                                      np.zeros(0, dtype=np.bool_), np.empty(0), np.empty(0))
 
@@ -993,8 +1031,13 @@ class Kernel:
         cond = np.full(N, np.nan)
         err = np.full(N, np.nan)
         code = np.full(N, 4, dtype=np.int8)
+        checking = bool(check and self.checked)
+        threads = _threads() if checking and N >= PARALLEL_MIN else 1
+        do = np.zeros(N, dtype=np.bool_)
         failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol),
-                            cond, err, code, bool(check and self.checked))
+                            cond, err, code, checking, do, threads > 1)
+        if failed < 0 and threads > 1:
+            self._check_on_threads(threads, (Pm, lam, mu, w, X, rep, do, cond, err, code))
         if failed >= 0:
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
@@ -1012,6 +1055,20 @@ class Kernel:
         if check and self.checked:
             out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
         return out
+
+    def _check_on_threads(self, threads, args):
+        """The compiled checks of the points marked in ``args`` (``check_marked``'s arrays),
+        in ``4 * threads`` contiguous parts on ``threads`` Python threads: the compiled code
+        releases the GIL (``nogil``), every part writes its own points, and each point's check
+        depends on that point alone, so the values are those of one thread, bit for bit."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        N = args[0].shape[1]
+        cuts = [N * k // (4 * threads) for k in range(4 * threads + 1)]
+        run = self.module.check_marked
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            for f in [pool.submit(run, *args, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
+                f.result()
 
     def check(self, P, spec, X, rep, do):
         """``(condition, error)`` of the compiled check (:mod:`replica.numerics.fused_check`)

@@ -13,6 +13,15 @@ constants (:func:`constant`: a rational :math:`p/q` rounded to the nearest doubl
 exactly). Any other function (``log``, ``exp``, ``Piecewise``, special functions, an infinite
 constant) raises :class:`NotDoubleDouble`.
 
+The printed code is short: an operation on the same operands is emitted once (the powers of
+one base share their squares, a product that SymPy's common-subexpression elimination left in
+two places is computed once); a sum of many terms is a balanced tree of sums, so that its
+operations are independent of each other level by level (a chain of dependent double-double
+sums is latency-bound); and an operation on a float64 operand -- a parameter or a spectral
+pair, read exactly, or a constant that is a float64 -- is the cheaper operation that the
+double-double one reduces to when that operand's low half is zero (:func:`_specialise`: the
+same values in fewer floating-point operations).
+
 The operations themselves are not defined here: the caller compiles the printed source beside
 its own implementation of them (:data:`replica.numerics.fused_check.PRIMITIVES`, compiled by
 Numba, each operation within :data:`OP_ERROR` of the exact result of its double-double
@@ -27,6 +36,7 @@ issue 29 compiles it into the fused kernel, :mod:`replica.numerics.fused_check`.
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -65,6 +75,72 @@ def constant(value) -> tuple:
     return repr(hi), repr(lo)
 
 
+ZERO = "0.0"
+"""The low half of a float64 operand (an argument read exactly, a constant that is a float64):
+the operations on it are specialised (:func:`_specialise`)."""
+
+
+def _neg(x: str) -> str:
+    """The source of ``-x`` (``x`` a name or a literal)."""
+    return x[1:] if x.startswith("-") else f"-{x}"
+
+
+def _power_of_two(x: str) -> bool:
+    """Whether ``x`` is a literal power of two at least 1 (a product by it is exact)."""
+    try:
+        v = float(x)
+    except ValueError:
+        return False
+    return np.isfinite(v) and v >= 1.0 and math.frexp(v)[0] == 0.5
+
+
+def _specialise(fn: str, operands) -> tuple:
+    r"""``(operation, argument sources)`` of ``fn`` (``dd_add``, ``dd_sub``, ``dd_mul``, ...) at
+    ``operands`` (pairs ``(hi, lo)``), where an operand is a float64 (``lo`` the literal
+    :data:`ZERO`), as the operation that the double-double one reduces to with that low half
+    zero -- the same floating-point operations less those on the zero, so the same values for
+    finite, normalised operands (:math:`|a_l| \le \tfrac12\,\mathrm{ulp}(a_h)`, as every
+    value of the generated code is: each operation returns one, and an argument is a float64
+    or the ``TwoSum`` of the corrected point), up to the sign of a zero low half (checked bit
+    for bit by ``tests/test_fused_check.py``):
+
+    * the sum of two float64 numbers: ``_two_sum`` (exact); of a double-double and a float64
+      :math:`b`: ``dd_add_f`` (``TwoSum`` of the high half and :math:`b`, the low half added
+      to its error, renormalised); a difference as the sum with the negated operand;
+    * the product of two float64 numbers: ``_two_prod`` (exact); of a double-double and a
+      float64 :math:`b`: ``dd_mul_f`` (the product of ``dd_mul`` less its terms in the zero
+      low half), or, for :math:`b` a literal power of two :math:`\ge 1`, both halves times
+      :math:`b` (exact; ``scale``);
+    * a negation of a float64: a float64 (``neg_f``).
+
+    Any other operation, or one on two double-doubles, is ``fn`` itself."""
+    flat = tuple(x for pair in operands for x in pair)
+    exact = [pair[1] == ZERO for pair in operands]
+    if fn == "neg":
+        return ("neg_f", (operands[0][0],)) if exact[0] else ("neg", flat)
+    if fn == "dd_sub":
+        (ah, al), (bh, bl) = operands
+        fn, operands = "dd_add", ((ah, al), (_neg(bh), ZERO if exact[1] else _neg(bl)))
+    if fn == "dd_add":
+        (ah, al), (bh, bl) = operands
+        if exact[0] and exact[1]:
+            return "_two_sum", (ah, bh)
+        if exact[1]:
+            return "dd_add_f", (ah, al, bh)
+        if exact[0]:
+            return "dd_add_f", (bh, bl, ah)
+        return "dd_add", (ah, al, bh, bl)
+    if fn == "dd_mul" and any(exact):
+        (ah, al), (bh, bl) = operands
+        if exact[0] and exact[1]:
+            return "_two_prod", (ah, bh)
+        (xh, xl), c = ((bh, bl), ah) if exact[0] else ((ah, al), bh)
+        if _power_of_two(c):
+            return ("scale", (c, xh, xl))
+        return "dd_mul_f", (xh, xl, c)
+    return fn, flat
+
+
 class _Printer:
     """Straight-line double-double code of SymPy expressions (one temporary pair per
     operation)."""
@@ -73,14 +149,35 @@ class _Printer:
         self.env = dict(env)  # symbol -> (hi name, lo name)
         self.lines: list = []
         self.memo: dict = {}
+        self.ops: dict = {}
         self.k = 0
 
     def op(self, fn: str, *operands) -> tuple:
+        """The value of ``fn`` at ``operands`` (pairs of names or literals), specialised where
+        an operand is a float64 (its low half the literal ``0.0``) to the operation it reduces
+        to, and emitted once: a second request of the same operation on the same operands
+        returns the first one's names (the same operations on the same values)."""
+        fn, args = _specialise(fn, operands)
+        key = (fn,) + args
+        hit = self.ops.get(key)
+        if hit is not None:
+            return hit
         self.k += 1
         h, l = f"t{self.k}h", f"t{self.k}l"
-        args = ", ".join(x for pair in operands for x in pair)
-        self.lines.append(f"    {h}, {l} = {fn}({args})")
-        return h, l
+        if fn == "neg":
+            out = (h, l)
+            self.lines.append(f"    {h}, {l} = {_neg(args[0])}, {_neg(args[1])}")
+        elif fn == "neg_f":  # the negative of a float64: a float64
+            out = (h, ZERO)
+            self.lines.append(f"    {h} = {_neg(args[0])}")
+        elif fn == "scale":  # a double-double times a power of two >= 1: both halves, exactly
+            out = (h, l)
+            self.lines.append(f"    {h}, {l} = {args[0]} * {args[1]}, {args[0]} * {args[2]}")
+        else:
+            out = (h, l)
+            self.lines.append(f"    {h}, {l} = {fn}({', '.join(args)})")
+        self.ops[key] = out
+        return out
 
     def emit(self, e) -> tuple:
         import sympy
@@ -94,15 +191,7 @@ class _Printer:
         if e.is_Symbol:
             raise NotDoubleDouble(f"unbound symbol {e}")
         if e.is_Add:
-            terms = list(e.args)
-            acc = self.emit(terms[0])
-            for t in terms[1:]:
-                c, _ = t.as_coeff_Mul()
-                if c.is_Number and c < 0:
-                    acc = self.op("dd_sub", acc, self.emit(-t))
-                else:
-                    acc = self.op("dd_add", acc, self.emit(t))
-            out = acc
+            out = self._sum(list(e.args))
         elif e.is_Mul:
             out = self._mul(e)
         elif e.is_Pow:
@@ -113,6 +202,31 @@ class _Printer:
             raise NotDoubleDouble(f"{type(e).__name__} has no double-double code")
         self.memo[e] = out
         return out
+
+    def _sum(self, terms) -> tuple:
+        """The sum of ``terms`` pairwise (a balanced tree of sums and differences of the
+        terms' magnitudes, then one negation where the whole is negative): its depth is the
+        logarithm of the number of terms, so the operations of one level are independent."""
+        level = []
+        for t in terms:
+            c, _ = t.as_coeff_Mul()
+            negative = bool(c.is_Number and c < 0)
+            level.append((negative, self.emit(-t if negative else t)))
+        while len(level) > 1:
+            nxt = []
+            for k in range(0, len(level) - 1, 2):
+                (na, a), (nb, b) = level[k], level[k + 1]
+                if na == nb:
+                    nxt.append((na, self.op("dd_add", a, b)))
+                elif nb:
+                    nxt.append((False, self.op("dd_sub", a, b)))
+                else:
+                    nxt.append((False, self.op("dd_sub", b, a)))
+            if len(level) % 2:
+                nxt.append(level[-1])
+            level = nxt
+        negative, out = level[0]
+        return self.op("neg", out) if negative else out
 
     def _product(self, factors) -> tuple | None:
         acc = None
@@ -143,10 +257,7 @@ class _Printer:
         n = self._product(num) or ("1.0", "0.0")
         out = self.op("dd_div", n, self._product(den)) if den else n
         if negative:
-            self.k += 1
-            h, l = f"t{self.k}h", f"t{self.k}l"
-            self.lines.append(f"    {h}, {l} = -{out[0]}, -{out[1]}")
-            out = (h, l)
+            out = self.op("neg", out)
         return out
 
     def _pow(self, base, exp) -> tuple:
@@ -170,7 +281,7 @@ class _Printer:
         return result
 
 
-def function_source(name: str, args, exprs, varying: int = 0) -> str:
+def function_source(name: str, args, exprs, varying: int = 0, exact=()) -> str:
     """The source of ``name(a0h, a0l, ...)`` returning the flat tuple ``(e0h, e0l, e1h, ...)``
     of the double-double values of ``exprs`` (SymPy) at the double-double ``args``
     (symbols). Raises :class:`NotDoubleDouble` for an unsupported operation.
@@ -178,12 +289,20 @@ def function_source(name: str, args, exprs, varying: int = 0) -> str:
     With ``varying = k > 0`` (the terms of a spectral average: the first ``k`` arguments are
     the pair, the others the same for every pair) the operations that do not depend on the
     first ``k`` arguments are hoisted into ``name_pre(the other arguments)``, which returns
-    the values the rest needs, and ``name(the first k arguments, those values)`` does the
-    rest: the same operations on the same operands, so the same values, with the hoisted part
-    computed once per point instead of once per pair."""
+    the values the rest needs as one tuple, and ``name(the first k arguments, that tuple)``
+    does the rest: the same operations on the same operands, so the same values, with the
+    hoisted part computed once per point instead of once per pair. (One tuple, not one
+    argument per value: the term function is inlined into its loop, and Numba cannot inline a
+    call of more than 30 arguments, which CPython 3.11 compiles as a call with ``*args``.)
+
+    ``exact``: the arguments that are float64 numbers (a parameter, a spectral pair, read
+    exactly; the caller passes a zero low half, which the function does not read): the
+    operations on them are the specialised ones of :func:`_specialise`, which give the same
+    values as the double-double operations with that zero low half, in fewer operations."""
     import sympy
 
-    env = {s: (f"a{i}h", f"a{i}l") for i, s in enumerate(args)}
+    exact = set(exact)
+    env = {s: (f"a{i}h", ZERO if s in exact else f"a{i}l") for i, s in enumerate(args)}
     p = _Printer(env)
     subs, reduced = sympy.cse(list(exprs))
     for sym, rhs in subs:
@@ -191,7 +310,7 @@ def function_source(name: str, args, exprs, varying: int = 0) -> str:
     outs = [p.emit(e) for e in reduced]
     ret = "    return (" + "".join(f"{h}, {l}, " for h, l in outs) + ")"
     if not varying:
-        params = ", ".join(x for pair in env.values() for x in pair)
+        params = ", ".join(f"a{i}h, a{i}l" for i in range(len(args)))
         return f"@JIT\ndef {name}({params}):\n" + "\n".join(p.lines + [ret]) + "\n"
     names = re.compile(r"\b(t\d+[hl]|a\d+[hl])\b")
     moving = {x for i in range(varying) for x in (f"a{i}h", f"a{i}l")}
@@ -212,7 +331,8 @@ def function_source(name: str, args, exprs, varying: int = 0) -> str:
             if x in defined and x not in used:
                 used.append(x)
     outer_params = ", ".join(f"a{i}h, a{i}l" for i in range(varying, len(args)))
-    inner_params = ", ".join([f"a{i}h, a{i}l" for i in range(varying)] + used)
+    inner_params = ", ".join([f"a{i}h, a{i}l" for i in range(varying)] + ["pre"])
     hoisted = "    return (" + "".join(f"{x}, " for x in used) + ")"
+    unpack = [f"    {', '.join(used)}, = pre"] if used else []
     return (f"@JIT\ndef {name}_pre({outer_params}):\n" + "\n".join(pre + [hoisted]) + "\n\n\n"
-            f"@JIT\ndef {name}({inner_params}):\n" + "\n".join(rest + [ret]) + "\n")
+            f"@JIT\ndef {name}({inner_params}):\n" + "\n".join(unpack + rest + [ret]) + "\n")
