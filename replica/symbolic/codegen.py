@@ -922,8 +922,13 @@ def _extended(name: str):
     2/\sqrt\pi` (``erfcx``)."""
     sign = -1.0 if name == "erfc" else 1.0
     loaded: list = []
+    small = _small_erf(name)
 
     def f64(x):
+        if small is not None:
+            out = small(x)
+            if out is not None:
+                return out
         if not loaded:
             from scipy import special
 
@@ -942,6 +947,39 @@ def _extended(name: str):
         return f64(x)
 
     return f
+
+
+SMALL_ERF_SIZE = 4096
+"""(float64) ``erf``/``erfc`` of at most this many real elements are evaluated element by
+element by the C library (:func:`_small_erf`), not by SciPy."""
+
+
+def _small_erf(name: str):
+    r"""For ``erf`` and ``erfc``: a function that evaluates them on a real float64 (or
+    integer) array of at most :data:`SMALL_ERF_SIZE` elements, or a number, element by element
+    by Python's ``math.erf``/``math.erfc`` (the C library's, within an ulp or two), and
+    returns ``None`` for anything else (a larger array, complex, ``longdouble``: SciPy's ufunc
+    then). A float64 start evaluates its integrands on a few hundred nodes: this spares the
+    process SciPy's import (0.14 s of CPU time) for ~1 ms of element-wise calls. Measured
+    against mpmath (``tests/test_gaussian_integrals.py``): the C library's ``erfc`` is within
+    2 units in the last place on :math:`[-7, 26]`, SciPy's (Cephes) within 1e-13 relative
+    (up to ~260 units in the far tail, near 24). ``None`` for other names (``erfcx``:
+    SciPy's)."""
+    fn = {"erf": math.erf, "erfc": math.erfc}.get(name)
+    if fn is None:
+        return None
+
+    def small(x):
+        a = np.asarray(x)
+        if a.dtype.kind not in "fiub" or (a.dtype.kind == "f" and a.dtype != np.float64) \
+                or a.size > SMALL_ERF_SIZE:
+            return None
+        if a.ndim == 0:
+            return np.float64(fn(float(a)))
+        return np.fromiter(map(fn, a.ravel().tolist()), dtype=np.float64,
+                           count=a.size).reshape(a.shape)
+
+    return small
 
 
 def _global_names(f) -> set:
