@@ -951,7 +951,7 @@ def _extended(name: str):
 
 SMALL_ERF_SIZE = 4096
 """(float64) ``erf``/``erfc`` of at most this many real elements are evaluated element by
-element by the C library (:func:`_small_erf`), not by SciPy."""
+element by the C library (``_small_erf``), not by SciPy."""
 
 
 def _small_erf(name: str):
