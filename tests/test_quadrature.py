@@ -269,3 +269,22 @@ def test_integrals_with_the_same_kinks_are_evaluated_together():
                  mpmath.exp(bv**2 / 2) * _Phi(bv - kv), (1 + bv**2) * mpmath.exp(bv**2 / 2)]
         for value, want in zip(got, wants):
             assert abs(value - want) <= mpmath.mpf(10) ** -30 * abs(want)
+
+
+def test_a_group_that_uses_an_earlier_integral_waits_for_it():
+    r"""Two integrals whose integrands hold a third (:math:`A = E[z^2] = 1`, substituted into
+    both) are one group one level deeper, evaluated after it: :math:`E[e^{Abz}] =
+    e^{A^2b^2/2}` and :math:`E[z\,e^{Abz}] = Ab\,e^{A^2b^2/2}` at 30 digits, where :math:`A`
+    is written as :math:`E[z^2 + c] - c`."""
+    c = sympy.Symbol("c", real=True)
+    inner = gauss(z**2 + c, z) - c
+    ev = Evaluator([gauss(sympy.exp(inner * b * z), z), gauss(z * sympy.exp(inner * b * z), z)],
+                   [b, c])
+    with mpmath.workdps(30):
+        bv = mpmath.mpf("0.8")
+        got = ev.mp([bv, mpmath.mpf("0.3")])
+        groups = ev._fused["mp"]
+        assert [(len(g.members), len(g.deps)) for g in groups] == [(2, 1)]
+        wants = [mpmath.exp(bv**2 / 2), bv * mpmath.exp(bv**2 / 2)]
+        for value, want in zip(got, wants):
+            assert abs(value - want) <= mpmath.mpf(10) ** -30 * abs(want)
