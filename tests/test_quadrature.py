@@ -201,3 +201,90 @@ def test_an_implicit_root_inside_an_integrand_is_evaluated_at_ball_midpoints():
                                [-mpmath.inf, -0.4, mpmath.inf])
         assert abs(value - want) < mpmath.mpf(10) ** -28 * abs(want)
     assert calls, "the implicit root was not evaluated at ball midpoints"
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused integrands: several integrals on the same pieces and nodes, error control per member
+# ---------------------------------------------------------------------------------------------
+def _fused_pieces(f):
+    return [(mpmath.mpf(-1), mpmath.mpf(0), f, "L"), (mpmath.mpf(0), mpmath.mpf(1), f, "R")]
+
+
+@pytest.mark.parametrize("order", ["easy first", "hard first"])
+def test_the_fused_rule_controls_every_members_error(order):
+    r"""Two members on the same nodes: :math:`e^x` (resolved at the first levels) and the
+    Lorentzian :math:`1/(1 + 25x^2)` (poles at :math:`\pm i/5`: it needs bisection). Each
+    member's value meets 30 digits against its closed form (:math:`e - 1/e`,
+    :math:`\tfrac25\arctan 5`) whichever comes first: the rule does not stop on one member's
+    estimate."""
+    from replica.symbolic.quadrature import gauss_legendre_fused
+
+    with mpmath.workdps(30):
+        easy = (lambda x: mpmath.exp(x), mpmath.e - 1 / mpmath.e)
+        hard = (lambda x: 1 / (1 + 25 * x * x), 2 * mpmath.atan(5) / 5)
+        members = [easy, hard] if order == "easy first" else [hard, easy]
+        tol = mpmath.mpf(10) ** -30
+        values, errors, sizes = gauss_legendre_fused(
+            _fused_pieces(lambda x: [f(x) for f, _ in members]), tol)
+        for (_, want), value, error, size in zip(members, values, errors, sizes):
+            assert error <= tol * size
+            assert abs(value - want) <= 10 * tol * abs(want)
+
+
+def test_the_fused_rule_equals_the_members_own_rules():
+    """A fused member that needs no more refinement than it would alone gets the same value
+    as its own rule; the one-member fused rule is the scalar rule exactly."""
+    from replica.symbolic.quadrature import gauss_legendre_fused
+
+    with mpmath.workdps(30):
+        tol = mpmath.mpf(10) ** -30
+        f = lambda x: mpmath.cos(3 * x) * _phi(x)  # noqa: E731
+        alone = gauss_legendre_pieces(_fused_pieces(f), tol)
+        one = gauss_legendre_fused(_fused_pieces(lambda x: [f(x)]), tol)
+        assert (one[0][0], one[1][0], one[2][0]) == alone
+        both = gauss_legendre_fused(_fused_pieces(lambda x: [f(x), f(x) * 2]), tol)
+        assert both[0][0] == alone[0] and abs(both[0][1] - 2 * alone[0]) <= tol
+
+
+def test_integrals_with_the_same_kinks_are_evaluated_together():
+    r"""An evaluator's integrals with the same kink (:math:`z = k`) form one fused group (one
+    call of the group's ball integrand per node); one without the kink is on its own. Each
+    value against its closed form at 30 digits: :math:`E[z^2\theta(z - k)] = k\varphi(k) +
+    \Phi(-k)`, :math:`E[\theta(z - k)] = \Phi(-k)`, :math:`E[e^{bz}\theta(z - k)] =
+    e^{b^2/2}\Phi(b - k)`, :math:`E[z^2 e^{bz}] = (1 + b^2)e^{b^2/2}`."""
+    exprs = [gauss(z**2 * sympy.Heaviside(z - k), z), gauss(sympy.Heaviside(z - k), z),
+             gauss(sympy.exp(b * z) * sympy.Heaviside(z - k), z), gauss(z**2 * sympy.exp(b * z), z)]
+    ev = Evaluator(exprs, [k, b])
+    with mpmath.workdps(30):
+        kv, bv = mpmath.mpf("0.7"), mpmath.mpf("1.5")
+        got = ev.mp([kv, bv])
+        groups = ev._fused["mp"]
+        assert [len(g.members) for g in groups] == [3]
+        calls = []
+        fast = groups[0].fast
+        groups[0].fast = lambda *args: calls.append(1) or fast(*args)
+        again = ev.mp([kv + mpmath.mpf(10) ** -3, bv])
+        assert calls and len(again) == 4
+        wants = [kv * _phi(kv) + _Phi(-kv), _Phi(-kv),
+                 mpmath.exp(bv**2 / 2) * _Phi(bv - kv), (1 + bv**2) * mpmath.exp(bv**2 / 2)]
+        for value, want in zip(got, wants):
+            assert abs(value - want) <= mpmath.mpf(10) ** -30 * abs(want)
+
+
+def test_a_group_that_uses_an_earlier_integral_waits_for_it():
+    r"""Two integrals whose integrands hold a third (:math:`A = E[z^2] = 1`, substituted into
+    both) are one group one level deeper, evaluated after it: :math:`E[e^{Abz}] =
+    e^{A^2b^2/2}` and :math:`E[z\,e^{Abz}] = Ab\,e^{A^2b^2/2}` at 30 digits, where :math:`A`
+    is written as :math:`E[z^2 + c] - c`."""
+    c = sympy.Symbol("c", real=True)
+    inner = gauss(z**2 + c, z) - c
+    ev = Evaluator([gauss(sympy.exp(inner * b * z), z), gauss(z * sympy.exp(inner * b * z), z)],
+                   [b, c])
+    with mpmath.workdps(30):
+        bv = mpmath.mpf("0.8")
+        got = ev.mp([bv, mpmath.mpf("0.3")])
+        groups = ev._fused["mp"]
+        assert [(len(g.members), len(g.deps)) for g in groups] == [(2, 1)]
+        wants = [mpmath.exp(bv**2 / 2), bv * mpmath.exp(bv**2 / 2)]
+        for value, want in zip(got, wants):
+            assert abs(value - want) <= mpmath.mpf(10) ** -30 * abs(want)

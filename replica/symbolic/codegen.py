@@ -276,12 +276,14 @@ class _GaussFunctions:
 
 
 class _BallRule:
-    """The Gauss--Legendre sums of one piece's integrand evaluated in ball arithmetic
+    """The Gauss--Legendre sums of one piece's integrands evaluated in ball arithmetic
     (python-flint ``arb``, much faster than mpmath for the elementary and error functions) at
-    the working precision: :func:`replica.symbolic.quadrature.gauss_legendre_pieces` calls
-    :meth:`weighted_sums`, which returns the midpoints of the sums and the bound on their
-    rounding error that the balls' radii give (added to the piece's error estimate), or
-    ``None`` where a value is not a finite ball (the mpmath integrand is used instead)."""
+    the working precision: ``f`` returns the list of the members' integrands (one, or a fused
+    group's, :class:`_FusedGauss`) as balls; :func:`replica.symbolic.quadrature.gauss_legendre_fused`
+    calls :meth:`weighted_sums`, which returns, per member, the midpoints of the sums and the
+    bound on their rounding error that the balls' radii give (added to the piece's error
+    estimate), or ``None`` where a value is not a finite ball (the mpmath integrands ``mp``
+    are used instead)."""
 
     __slots__ = ("f", "sw", "values", "mp")
 
@@ -289,16 +291,16 @@ class _BallRule:
         self.f, self.sw, self.values, self.mp = f, sw, values, mp
 
     def __call__(self, z):
-        """The integrand at the point ``z``: the midpoint of its ball at the working precision
-        where that is finite, the mpmath integrand otherwise."""
+        """The integrands at the point ``z``: the midpoints of their balls at the working
+        precision where those are finite, the mpmath integrands otherwise."""
         import flint
 
         old = flint.ctx.prec
         try:
             flint.ctx.prec = mpmath.mp.prec
-            v = self.f(arb_of(z), *self.sw, *self.values)
-            if v.is_finite():
-                return _mid_mpf(v)
+            vs = self.f(arb_of(z), *self.sw, *self.values)
+            if all(v.is_finite() for v in vs):
+                return [_mid_mpf(v) for v in vs]
         except (TypeError, ValueError):  # a complex argument (a numeric identity check): mpmath
             pass
         finally:
@@ -313,11 +315,11 @@ class _BallRule:
 class _HalfLine:
     r"""A tail :math:`\int_c^{\pm\infty} f(z)\,dz` as an integral over :math:`t \in [0, 1]`:
     :math:`z = c \pm t/(1 - t)`, :math:`dz = dt/(1 - t)^2`, for
-    :func:`replica.symbolic.quadrature.gauss_legendre_pieces` (whose nodes never reach
-    :math:`t = 1`). ``point`` evaluates :math:`f` at an ``mpf``; ``rule`` (a
-    :class:`_BallRule` or ``None``) evaluates it in ball arithmetic for :meth:`weighted_sums`,
-    with the same conventions (the midpoints, the balls' radii as the rounding bound, ``None``
-    where a ball is not finite)."""
+    :func:`replica.symbolic.quadrature.gauss_legendre_fused` (whose nodes never reach
+    :math:`t = 1`). ``point`` evaluates the members' integrands at an ``mpf`` (a list);
+    ``rule`` (a :class:`_BallRule` or ``None``) evaluates them in ball arithmetic for
+    :meth:`weighted_sums`, with the same conventions (the midpoints, the balls' radii as the
+    rounding bound, ``None`` where a ball is not finite)."""
 
     __slots__ = ("point", "rule", "c", "sign")
 
@@ -326,7 +328,7 @@ class _HalfLine:
 
     def __call__(self, t):
         u = 1 - t
-        return self.point(self.c + self.sign * t / u) / (u * u)
+        return [v / (u * u) for v in self.point(self.c + self.sign * t / u)]
 
     def weighted_sums(self, m, h, xs, ws):
         if self.rule is None:
@@ -338,16 +340,18 @@ class _HalfLine:
             t = mb + hb * x
             u = 1 - t
             cb = arb_of(c)
-            return f(cb + t / u if sign > 0 else cb - t / u, *sw, *values) / (u * u)
+            u2 = u * u
+            return [v / u2 for v in f(cb + t / u if sign > 0 else cb - t / u, *sw, *values)]
         return _ball_rule_sums(m, h, xs, ws, value)
 
 
 def _ball_rule_sums(m, h, xs, ws, value):
-    """``(value, scale, rounding)`` of a rule on the piece of midpoint ``m`` and half-width ``h``
-    (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`' ``weighted_sums``) in ball
-    arithmetic at the working precision: :math:`h\sum_j w_jf_j`, :math:`h\sum_j w_j|f_j|` with
-    :math:`f_j` = ``value(m, h, x_j)`` (balls), the balls' radii as the rounding bound; ``None``
-    (evaluate point by point) where an argument is complex or a ball not finite."""
+    r"""``(values, scales, roundings)`` of a rule on the piece of midpoint ``m`` and half-width
+    ``h`` (:func:`replica.symbolic.quadrature.gauss_legendre_fused`' ``weighted_sums``) in ball
+    arithmetic at the working precision, per member: :math:`h\sum_j w_jf_j`,
+    :math:`h\sum_j w_j|f_j|` with :math:`f_j` the member's entry of ``value(m, h, x_j)`` (a
+    list of balls), the balls' radii as the rounding bound; ``None`` (evaluate point by point)
+    where an argument is complex or a ball not finite."""
     import flint
 
     arb = flint.arb
@@ -355,19 +359,26 @@ def _ball_rule_sums(m, h, xs, ws, value):
     try:
         flint.ctx.prec = mpmath.mp.prec
         mb, hb = arb_of(m), arb_of(h)
-        total, size = arb(0), arb(0)
+        totals = sizes = None
         try:
             for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
-                v = value(mb, hb, x)
-                total += w * v
-                size += w * abs(v)
+                vs = value(mb, hb, x)
+                if totals is None:
+                    totals, sizes = [arb(0)] * len(vs), [arb(0)] * len(vs)
+                for r, v in enumerate(vs):
+                    totals[r] += w * v
+                    sizes[r] += w * abs(v)
         except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
             return None
-        total, size = hb * total, hb * size
-        if not (total.is_finite() and size.is_finite()):
-            return None
-        err = total.rad() + size.rad()
-        return _mid_mpf(total), _mid_mpf(size), _mid_mpf(arb(err))
+        out = ([], [], [])
+        for total, size in zip(totals, sizes):
+            total, size = hb * total, hb * size
+            if not (total.is_finite() and size.is_finite()):
+                return None
+            out[0].append(_mid_mpf(total))
+            out[1].append(_mid_mpf(size))
+            out[2].append(_mid_mpf(arb(total.rad() + size.rad())))
+        return out
     finally:
         flint.ctx.prec = old
 
@@ -415,7 +426,77 @@ def _gauss_mp(g: _GaussFunctions, values):
     ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
     midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
     (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
-    from .quadrature import NotResolved, gauss_legendre_pieces, gauss_truncation
+    fast = None if g.fast is None else (lambda z, *a, f=g.fast: [f(z, *a)])
+    out = _gauss_mp_rule([g], [values], fast, values, g.levels)
+    return _gauss_mp_tanh_sinh(g, values) if out is None else out[0]
+
+
+class _FusedGauss:
+    r"""A group of Gaussian integrals of one evaluator evaluated together: the same variable,
+    the same kinks (so the same pieces and nodes), none depending on another's value.
+    ``members`` are their indices, ``deps`` the indices of the earlier integrals their
+    integrands, switches or kinks use, ``pre(*args, *deps)`` the list of the integrands' parts
+    that depend on neither the variable nor a switch (in ball arithmetic, once per evaluation
+    of the integrals), ``fast(z, *switches, *pre)`` the list of the members' integrands in
+    ball arithmetic (an implicit root at the balls' midpoints) with their common
+    subexpressions (the root, the label, the exponentials) computed once per node,
+    ``levels`` the accepted level per cell (as :attr:`_GaussFunctions.levels`). See
+    :func:`_gauss_mp_fused`."""
+
+    __slots__ = ("members", "deps", "fast", "pre", "levels")
+
+    def __init__(self, members, deps, fast, pre):
+        self.members, self.deps, self.fast, self.pre = tuple(members), tuple(deps), fast, pre
+        self.levels: dict = {}
+
+
+def _gauss_mp_fused(group: _FusedGauss, gauss, values, out) -> bool:
+    r"""Fills ``out[k]`` for each member ``k`` of ``group`` (``gauss`` the evaluator's
+    :class:`_GaussFunctions`, ``values`` the arguments, ``out`` the integrals' values so far,
+    ``None`` where not computed): the rule of :func:`_gauss_mp` on the pieces the members share,
+    every node's integrands by one call of ``group.fast``, and the error control per member
+    (:func:`replica.symbolic.quadrature.gauss_legendre_fused`: each member's summed estimate at
+    most ``10**-dps/2`` of its own size). Returns ``False`` (nothing filled) where a member
+    depends on an integral not yet computed; where the fused rule does not resolve every
+    member, each member is computed on its own by :func:`_gauss_mp` (its own refinement, then
+    its fallback)."""
+    if any(out[j] is None for j in group.deps):
+        return False
+    members = [gauss[k] for k in group.members]
+    member_values = [list(values) + out[:k] for k in group.members]
+    fast_values = list(values) + [out[j] for j in group.deps]
+    got = _gauss_mp_rule(members, member_values, group.fast, fast_values, group.levels,
+                         group.pre)
+    for i, (k, g) in enumerate(zip(group.members, members)):
+        out[k] = _gauss_mp(g, member_values[i]) if got is None else got[i]
+    return True
+
+
+def _ball_pre(pre, balls):
+    """``pre(*balls)`` in ball arithmetic at the working precision, as balls; ``None`` where a
+    part is not a finite real ball (the mpmath integrands are used)."""
+    import flint
+
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = mpmath.mp.prec
+        out = [arb_of(v) for v in pre(*balls)]
+    except (TypeError, ValueError):  # (NotEnclosable included) a complex or foreign value
+        return None
+    finally:
+        flint.ctx.prec = old
+    return out if all(v.is_finite() for v in out) else None
+
+
+def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None):
+    """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
+    ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
+    of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
+    list, one per member; ``None``: the mpmath integrands only), or by
+    ``fast(z, *switches, *pre(*fast_values))`` where ``pre`` is given (its balls computed once
+    here, at the working precision): the list of their values, or ``None`` where the rule does
+    not reach the tolerance for every member."""
+    from .quadrature import NotResolved, gauss_legendre_fused, gauss_truncation
 
     dps = mpmath.mp.dps
     rtol = mpmath.mpf(10) ** -dps
@@ -423,24 +504,36 @@ def _gauss_mp(g: _GaussFunctions, values):
         prec = mpmath.mp.prec
         T = gauss_truncation(prec)
         T += T % 2
-        kinks = sorted({mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)})
+        first = members[0]
+        kinks = sorted({mpmath.mpf(k) for k in first.kinks(*member_values[0])
+                        if mpmath.isfinite(k)})
         inner = [k for k in kinks if -T < k < T]
-        memory = g.levels
         balls = None
-        if g.fast is not None:
+        if fast is not None:
             try:
-                balls = [arb_of(v) for v in values]
+                balls = [arb_of(v) for v in fast_values]
             except NotEnclosable:  # an argument that is not a number (mpf, int)
                 balls = None
+            if balls is not None and pre is not None:
+                balls = _ball_pre(pre, balls)
+
+        def integrands(mid):
+            """The mpmath integrands of the piece with midpoint ``mid`` and their switches."""
+            sws = [_piece_switches(g, mid, vs) for g, vs in zip(members, member_values)]
+
+            def f(z):
+                return [g.integrand(z, *sw, *vs)
+                        for g, sw, vs in zip(members, sws, member_values)]
+            return f, [s for sw in sws for s in sw]
+
         pieces = []
         for cell in range(-T, T, 2):
             lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
             cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
             for a, b in zip(cuts[:-1], cuts[1:]):
-                sw = _piece_switches(g, (a + b) / 2, values)
-                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
+                f, sw = integrands((a + b) / 2)
                 if balls is not None:
-                    f = _BallRule(g.fast, sw, balls, f)
+                    f = _BallRule(fast, sw, balls, f)
                 pieces.append((a, b, f, (prec, cell)))
         tails = [(-1, [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)]),
                  (1, [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf])]
@@ -450,9 +543,8 @@ def _gauss_mp(g: _GaussFunctions, values):
                     continue
                 finite = mpmath.isfinite(lo) and mpmath.isfinite(hi)
                 mid = (lo + hi) / 2 if finite else (hi - 1 if mpmath.isfinite(hi) else lo + 1)
-                sw = _piece_switches(g, mid, values)
-                f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
-                rule = None if balls is None else _BallRule(g.fast, sw, balls, f)
+                f, sw = integrands(mid)
+                rule = None if balls is None else _BallRule(fast, sw, balls, f)
                 if finite:
                     pieces.append((lo, hi, f if rule is None else rule, (prec, side, i)))
                 else:  # the half-line beyond the last kink, mapped onto [0, 1]
@@ -461,14 +553,14 @@ def _gauss_mp(g: _GaussFunctions, values):
                                    _HalfLine(point, rule, hi if side < 0 else lo, side),
                                    (prec, side, i)))
         try:
-            total, error, size = gauss_legendre_pieces(pieces, rtol / 2, memory)
+            totals, errors, sizes = gauss_legendre_fused(pieces, rtol / 2, memory)
         except NotResolved:
-            total = None
-        if total is not None and not mpmath.isfinite(total):
+            return None
+        if not all(mpmath.isfinite(t) for t in totals):
             raise QuadratureError("a Gaussian integral is not finite")
-        if total is None or error > rtol * size:
-            total = None
-    return _gauss_mp_tanh_sinh(g, values) if total is None else +total
+        if any(e > rtol * s for e, s in zip(errors, sizes)):
+            return None
+    return [+t for t in totals]
 
 
 def _quad_finite(f, lo, hi):
@@ -830,8 +922,13 @@ def _extended(name: str):
     2/\sqrt\pi` (``erfcx``)."""
     sign = -1.0 if name == "erfc" else 1.0
     loaded: list = []
+    small = _small_erf(name)
 
     def f64(x):
+        if small is not None:
+            out = small(x)
+            if out is not None:
+                return out
         if not loaded:
             from scipy import special
 
@@ -850,6 +947,39 @@ def _extended(name: str):
         return f64(x)
 
     return f
+
+
+SMALL_ERF_SIZE = 4096
+"""(float64) ``erf``/``erfc`` of at most this many real elements are evaluated element by
+element by the C library (``_small_erf``), not by SciPy."""
+
+
+def _small_erf(name: str):
+    r"""For ``erf`` and ``erfc``: a function that evaluates them on a real float64 (or
+    integer) array of at most :data:`SMALL_ERF_SIZE` elements, or a number, element by element
+    by Python's ``math.erf``/``math.erfc`` (the C library's, within an ulp or two), and
+    returns ``None`` for anything else (a larger array, complex, ``longdouble``: SciPy's ufunc
+    then). A float64 start evaluates its integrands on a few hundred nodes: this spares the
+    process SciPy's import (0.14 s of CPU time) for ~1 ms of element-wise calls. Measured
+    against mpmath (``tests/test_gaussian_integrals.py``): the C library's ``erfc`` is within
+    2 units in the last place on :math:`[-7, 26]`, SciPy's (Cephes) within 1e-13 relative
+    (up to ~260 units in the far tail, near 24). ``None`` for other names (``erfcx``:
+    SciPy's)."""
+    fn = {"erf": math.erf, "erfc": math.erfc}.get(name)
+    if fn is None:
+        return None
+
+    def small(x):
+        a = np.asarray(x)
+        if a.dtype.kind not in "fiub" or (a.dtype.kind == "f" and a.dtype != np.float64) \
+                or a.size > SMALL_ERF_SIZE:
+            return None
+        if a.ndim == 0:
+            return np.float64(fn(float(a)))
+        return np.fromiter(map(fn, a.ravel().tolist()), dtype=np.float64,
+                           count=a.size).reshape(a.shape)
+
+    return small
 
 
 def _global_names(f) -> set:
@@ -1184,6 +1314,56 @@ def split_averages(exprs):
     return current, dummies, inner_exprs
 
 
+def _fused_gaussians(prepared, gauss, args, dummies) -> list:
+    r"""The :class:`_FusedGauss` groups of the integrals ``prepared`` (``gauss`` their mpmath
+    functions, ``args`` the evaluator's symbols, ``dummies`` the integrals' symbols): integrals
+    with a ball-arithmetic integrand, the same kinks (compared as expressions) and the same
+    nesting depth (an integral that uses another's value is one level deeper) form a group
+    where there are at least two. The group's function returns the members' integrands --
+    each member's variable replaced by one variable, its switches renamed -- from one
+    ``lambdify`` with their common subexpressions eliminated together (an implicit root
+    evaluated at the balls' midpoints, as the members' own ball integrands)."""
+    import sympy
+
+    deps, depth = [], []
+    for k, g in enumerate(prepared):
+        used = set(g.integrand.free_symbols)
+        for e in list(g.arguments) + list(g.kinks):
+            used |= e.free_symbols
+        deps.append([j for j in range(k) if dummies[j] in used])
+        depth.append(1 + max((depth[j] for j in deps[k]), default=-1))
+    groups: dict = {}
+    for k, g in enumerate(prepared):
+        if gauss[k].fast is not None:
+            key = (depth[k], frozenset(sympy.srepr(sympy.cancel(x)) for x in g.kinks))
+            groups.setdefault(key, []).append(k)
+    out = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        z = sympy.Dummy("z", real=True)
+        exprs, switches = [], []
+        for i, k in enumerate(members):
+            g = prepared[k]
+            renamed = [sympy.Symbol(f"fused_{i}_{s.name}", real=True) for s in g.switches]
+            exprs.append(g.integrand.xreplace({g.z: z, **dict(zip(g.switches, renamed))}))
+            switches += renamed
+        used = sorted({j for k in members for j in deps[k]})
+        ns = _midpoint_namespace(sympy.Tuple(*exprs))
+        table: dict = {}  # the parts free of the variable and the switches: once per integral
+        nodes = [_hoist(e, {z, *switches}, table) for e in exprs]
+        try:
+            pre = _arb_lambdify(list(args) + [dummies[j] for j in used], list(table),
+                                namespace=ns)
+            fast = _arb_lambdify([z] + switches + list(table.values()), nodes, namespace=ns)
+        except NotEnclosable:
+            continue
+        for f in (pre, fast):
+            f.__globals__.update(ns)
+        out.append(_FusedGauss(members, used, fast, pre))
+    return out
+
+
 class Evaluator:
     """Evaluators of ``exprs`` as functions of ``args`` (and of a spectrum, if the expressions hold
     spectral averages), for the backends ``"mp"`` and ``"np"``.
@@ -1207,6 +1387,7 @@ class Evaluator:
         self.name = name
         self._fns: dict = {}
         self._gauss: dict = {}
+        self._fused: dict = {}  # (mpmath) groups of integrals evaluated together (_FusedGauss)
         self._levels = None  # the averages in ball arithmetic, by nesting level (_SpectralLevel)
 
     @property
@@ -1257,6 +1438,11 @@ class Evaluator:
                         _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
                         for k, g in enumerate(self._gauss[backend]):
                             g.fast = arb_ns.get(f"gauss_fa_{k}")
+                        self._fused[backend] = [
+                            _FusedGauss(members, deps, arb_ns[f"gauss_fg_{j}"],
+                                        arb_ns[f"gauss_fp_{j}"])
+                            for j, (members, deps) in enumerate(ns.get("FUSED", ()))
+                            if f"gauss_fg_{j}" in arb_ns and f"gauss_fp_{j}" in arb_ns]
                 return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
         import sympy
 
@@ -1318,6 +1504,8 @@ class Evaluator:
                     # (lambdify binds a function's own implementation over the namespace's)
                     fast.__globals__.update(ns)
                     gauss[k].fast = fast
+                self._fused[backend] = _fused_gaussians(gauss_prepared, gauss, self.args,
+                                                        gauss_dummies)
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks, g.scaled,
                                                 g.erfc_arguments, g.combined) if f is not None]
@@ -1339,8 +1527,14 @@ class Evaluator:
                                   _function_source(g.combined, f"gauss_c_{k}")]
                 fast = [(k, g.fast) for k, g in enumerate(gauss) if g.fast is not None
                         and _cacheable(g.fast, "arb", implicit)]
+                fused = [grp for grp in self._fused.get(backend, ())
+                         if _cacheable(grp.fast, "arb", implicit)
+                         and _cacheable(grp.pre, "arb", implicit)]
                 parts.append("ARB_SOURCE = " + repr("\n\n".join(
-                    _function_source(f, f"gauss_fa_{k}") for k, f in fast)))
+                    [_function_source(f, f"gauss_fa_{k}") for k, f in fast]
+                    + [_function_source(f, f"gauss_f{c}_{j}") for j, grp in enumerate(fused)
+                       for c, f in (("g", grp.fast), ("p", grp.pre))])))
+                parts.append("FUSED = " + repr([(grp.members, grp.deps) for grp in fused]))
                 if backend == "arb":
                     parts += _level_sources(self._levels)
                 parts.append(f"IMPLICIT = {implicit!r}")
@@ -1452,11 +1646,17 @@ class Evaluator:
         gauss = self._gauss.get(backend, [])
         if not gauss:
             return []
-        out: list = []
+        if backend == "mp":  # integral k: a function of the values and the integrals before it
+            out = [None] * len(gauss)
+            fused = {k: grp for grp in self._fused.get("mp", ()) for k in grp.members}
+            for k, g in enumerate(gauss):
+                if out[k] is None and not (k in fused and _gauss_mp_fused(fused[k], gauss,
+                                                                          values, out)):
+                    out[k] = _gauss_mp(g, list(values) + out[:k])
+            return out
+        out = []
         for g in gauss:  # integral k is a function of the values and the integrals before it
-            if backend == "mp":
-                out.append(_gauss_mp(g, list(values) + out))
-            elif backend == "np":
+            if backend == "np":
                 try:
                     out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
                 except TypeError:  # a function with no extended-precision loop (SciPy's erfc)

@@ -59,7 +59,8 @@ import math
 
 import mpmath
 
-__all__ = ["legendre_rule", "gauss_legendre_pieces", "gauss_truncation", "NotResolved",
+__all__ = ["legendre_rule", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
+           "NotResolved",
            "MAX_LEVEL", "MAX_REFINEMENTS", "level_nodes"]
 
 MAX_LEVEL = 5
@@ -119,6 +120,10 @@ def gauss_truncation(prec: int | None = None):
 
 
 class _Piece:
+    """One piece of the rule for a vector of integrands (``f`` returns one value per member, or
+    its ``weighted_sums`` the three lists): the members' values, coarser values, scales and
+    error estimates."""
+
     __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding")
 
     def __init__(self, a, b, cell, level, f):
@@ -136,16 +141,20 @@ class _Piece:
             if out is not None:
                 value, scale, self.rounding = out
                 return value, scale
-        self.rounding = 0
         fs = [self.f(m + h * x) for x in xs]
-        return h * mpmath.fdot(ws, fs), h * mpmath.fdot(ws, [abs(v) for v in fs])
+        self.rounding = [0] * len(fs[0])
+        return ([h * mpmath.fdot(ws, [v[i] for v in fs]) for i in range(len(fs[0]))],
+                [h * mpmath.fdot(ws, [abs(v[i]) for v in fs]) for i in range(len(fs[0]))])
 
     def _estimate(self):
-        E = abs(self.value - self.coarse)
-        if not (mpmath.isfinite(self.value) and mpmath.isfinite(E)):
-            raise NotResolved("a non-finite value on a piece")
-        self.est = min(E, SAFETY * E * E / self.scale) if self.scale > 0 else E
-        self.est += self.rounding
+        self.est = []
+        for value, coarse, scale, rounding in zip(self.value, self.coarse, self.scale,
+                                                  self.rounding):
+            E = abs(value - coarse)
+            if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
+                raise NotResolved("a non-finite value on a piece")
+            est = min(E, SAFETY * E * E / scale) if scale > 0 else E
+            self.est.append(est + rounding)
 
     def raise_level(self):
         self.level += 1
@@ -158,6 +167,77 @@ class _Piece:
         return [_Piece(self.a, mid, self.cell, 1, self.f), _Piece(mid, self.b, self.cell, 1, self.f)]
 
 
+def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
+                         max_refinements: int = MAX_REFINEMENTS):
+    r"""``(values, errors, sizes)``, one entry per member, of the integrals
+    :math:`\sum_i \int_{a_i}^{b_i} f_i^{(r)}` of a vector of integrands that share their pieces
+    and nodes: ``pieces`` a list of ``(a, b, f, cell)`` as for :func:`gauss_legendre_pieces`,
+    but ``f(z)`` returns the members' values at ``z`` (a sequence), and its ``weighted_sums``
+    (where it has one) three sequences (values, scales, rounding bounds). Each member's
+    integrand is evaluated once per node with the others (a fused integrand shares their common
+    subexpressions). The error control is per member: the integral is accepted when, for every
+    member :math:`r`, the sum over the pieces of its estimate :math:`\hat e^{(r)}` is at most
+    ``rtol`` times the sum of its pieces' absolute values :math:`s^{(r)}`; until then the piece
+    refined is the one with the largest :math:`\hat e^{(r)}/s^{(r)}` over the members not yet
+    accepted (its largest :math:`\hat e` where one member is left, exactly the rule of
+    :func:`gauss_legendre_pieces`). Raises :class:`NotResolved` where that is not reached within
+    ``max_refinements``."""
+    memory = {} if memory is None else memory
+    live = [_Piece(a, b, cell, max(1, min(MAX_LEVEL, memory.get(cell, start_level))), f)
+            for a, b, f, cell in pieces]
+    members = range(len(live[0].value))
+    for _ in range(max_refinements + 1):
+        sizes = [mpmath.fsum(abs(p.value[r]) for p in live) for r in members]
+        errors = [mpmath.fsum(p.est[r] for p in live) for r in members]
+        failing = [r for r in members if not errors[r] <= rtol * sizes[r]]
+        if not failing:
+            levels: dict = {}
+            for p in live:
+                levels[p.cell] = max(levels.get(p.cell, 1), p.level)
+            memory.update(levels)
+            return [mpmath.fsum(p.value[r] for p in live) for r in members], errors, sizes
+        if len(failing) == 1:
+            r = failing[0]
+            worst = max(range(len(live)), key=lambda i: live[i].est[r])
+        else:
+            def badness(i):
+                return max(live[i].est[r] / sizes[r] if sizes[r] > 0 else
+                           (mpmath.inf if live[i].est[r] > 0 else 0) for r in failing)
+            worst = max(range(len(live)), key=badness)
+        p = live[worst]
+        if p.level < MAX_LEVEL:
+            p.raise_level()
+        else:
+            live[worst:worst + 1] = p.halves()
+    r = failing[0]
+    raise NotResolved(f"the error estimate {mpmath.nstr(errors[r], 3)} stays above "
+                      f"{mpmath.nstr(rtol, 3)} of the size {mpmath.nstr(sizes[r], 3)}"
+                      + (f" (member {r} of {len(sizes)})" if len(sizes) > 1 else ""))
+
+
+class _One:
+    """A scalar integrand as a one-member vector for :func:`gauss_legendre_fused`."""
+
+    __slots__ = ("f",)
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, z):
+        return [self.f(z)]
+
+    @property
+    def weighted_sums(self):
+        sums = getattr(self.f, "weighted_sums", None)
+        if sums is None:
+            return None
+
+        def vector(m, h, xs, ws):
+            out = sums(m, h, xs, ws)
+            return None if out is None else tuple([v] for v in out)
+        return vector
+
+
 def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
                           max_refinements: int = MAX_REFINEMENTS):
     r"""``(value, error, size)`` of :math:`\sum_i \int_{a_i}^{b_i} f_i`, for ``pieces`` a list of
@@ -165,24 +245,9 @@ def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
     accepted level is remembered in the dict ``memory``), by the adaptive rule of the module
     docstring, at the working precision: the summed error estimate ``error`` is at most
     ``rtol * size``, ``size`` the sum of the pieces' absolute values. Raises
-    :class:`NotResolved` where that is not reached within ``max_refinements``."""
-    memory = {} if memory is None else memory
-    live = [_Piece(a, b, cell, max(1, min(MAX_LEVEL, memory.get(cell, start_level))), f)
-            for a, b, f, cell in pieces]
-    for _ in range(max_refinements + 1):
-        size = mpmath.fsum(abs(p.value) for p in live)
-        error = mpmath.fsum(p.est for p in live)
-        if error <= rtol * size:
-            levels: dict = {}
-            for p in live:
-                levels[p.cell] = max(levels.get(p.cell, 1), p.level)
-            memory.update(levels)
-            return mpmath.fsum(p.value for p in live), error, size
-        worst = max(range(len(live)), key=lambda i: live[i].est)
-        p = live[worst]
-        if p.level < MAX_LEVEL:
-            p.raise_level()
-        else:
-            live[worst:worst + 1] = p.halves()
-    raise NotResolved(f"the error estimate {mpmath.nstr(error, 3)} stays above "
-                      f"{mpmath.nstr(rtol, 3)} of the size {mpmath.nstr(size, 3)}")
+    :class:`NotResolved` where that is not reached within ``max_refinements``. (The
+    one-member case of :func:`gauss_legendre_fused`.)"""
+    values, errors, sizes = gauss_legendre_fused([(a, b, _One(f), cell)
+                                                  for a, b, f, cell in pieces],
+                                                 rtol, memory, start_level, max_refinements)
+    return values[0], errors[0], sizes[0]
