@@ -506,6 +506,14 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     Refused with a :class:`ParameterError` naming ``name``: a non-numeric, boolean or complex
     array, more than two dimensions, a non-square matrix, NaN or infinite entries, a
     non-symmetric matrix, a negative eigenvalue, an all-zero covariance."""
+    if (type(array) is np.ndarray and array.dtype == np.float64 and array.flags.c_contiguous
+            and (d is None or type(d) is int)):
+        # the array passed last, as below (its checks passed for this d and raw then), first
+        hit = _RECENT.get((id(array), array.shape, array.dtype.str,
+                           array.shape[0] if d is None and array.ndim else d, bool(raw)))
+        if hit is not None and hit[0].shape == array.shape and np.equal(
+                array.view(np.uint64), hit[0]).all():
+            return hit[1]
     import hashlib
 
     arr = np.asarray(array)
