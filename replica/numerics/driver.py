@@ -366,6 +366,8 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
         err = np.where(done, err, np.nan)
     if shape == (N,):
         out = dict(zip(m.report_names, rep))
+    elif shape == ():  # (a 0-d view of each row's one value)
+        out = {name: rep[i, 0, ...] for i, name in enumerate(m.report_names)}
     else:
         out = {name: row.reshape(shape) for name, row in zip(m.report_names, rep)}
     out["converged"] = (status == Status.CONVERGED.value).reshape(shape)
@@ -398,6 +400,11 @@ class _Calls:
                     default = schema[same].default
             elif not p.required:
                 default = p.default
+            if type(default) is str and default.strip().lower() != "inf":
+                try:  # (read as _validated_whole reads a string: the declaration's, once)
+                    default = float(_exact_float(default, p.option))
+                except Exception:  # noqa: BLE001 - read (and refused) on every call instead
+                    pass
             self.numeric.append((p.name, p.option, same, default, layout.bounds[p.name]))
         self.bounds = layout.bounds
         self.rules = schema.rules

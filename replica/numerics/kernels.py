@@ -1021,6 +1021,11 @@ class Kernel:
             left = (sweeps < 0).reshape(shape)
             iterated &= ~left.reshape(N)
             it = it + np.where(left, 0, sweeps.reshape(shape))
+        if flat:  # (the arrays have their shape)
+            out = (X, it, rel, iterated, rep, adm, left)
+            if check and self.checked:
+                out += ((cond, err, code),)
+            return out
         out = (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
                rep.reshape((self.n_report,) + shape), adm.reshape(shape), left)
         if check and self.checked:
