@@ -411,6 +411,13 @@ def paper_b(mod):
     ref_ridge = np.array([float(replica.solve("isotropic", alpha=float(a), tau=float(t),
                                               kappa="1/2", rho="1/100", lam="1/100",
                                               dps=30)["e_icl"]) for a, t in zip(ral, rta)])
+    # the ridgeless points' float64 error against each point's own error estimate
+    r = replica.solve_float64("isotropic", alpha=al, tau=ta, kappa=KAPPA, rho=RHO)
+    actual = np.abs(r["e_icl"] - ref_icl) / np.abs(ref_icl)
+    worst = int(np.argmax(actual))
+    honesty = (float(actual[worst]), float(al[worst]), float(ta[worst]),
+               float(np.max(actual / r["error_estimate"])), bool(np.all(r["converged"])),
+               float(np.max(actual[al <= 10.0])))
     rows, ratios = [], []
     cases = [("ridgeless e_icl + e_idg (closed forms)", len(al), ours_ridgeless, ref_icl,
               lambda: (np.array([mod.ridgeless_icl(a, KAPPA, t, RHO) for a, t in zip(al, ta)]),
@@ -432,7 +439,7 @@ def paper_b(mod):
         else:
             t_o, v_o = _inner_median(ours, inner)
             rows.append([name, n, NOT_RUN, NOT_RUN, _ms(t_o), f"{rel(v_o):.1e}", NOT_RUN])
-    return rows, ratios
+    return rows, ratios, honesty
 
 
 CLI = [sys.executable, "-m", "replica", "solve", "alignment", "--d", str(D), "--train", "piano",
@@ -591,7 +598,7 @@ def run():
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         a_rows, a_ratios, reimpl, bias = paper_a_points(mod_a)
         c_rows, c_ratios = paper_a_curves(mod_a)
-        b_rows, b_ratios = paper_b(mod_b)
+        b_rows, b_ratios, b_honesty = paper_b(mod_b)
         cli_rows = command_line()
         floor = arithmetic_floor([("tau=4", 4.0, KAPPA), ("tau=1/2", 0.5, KAPPA),
                                   ("tau=4, 30 kappa", 4.0, CURVE_KAPPAS),
@@ -713,6 +720,14 @@ def run():
            "`ridge_icl` runs `fsolve` from 100 starts per point):", "",
            table(["work", "points", "authors", "authors' rel. error", "replica float64",
                   "replica rel. error", "speed-up (range)"], b_rows), ""]
+    err, a_w, t_w, over, conv, small = b_honesty
+    md += [f"The ridgeless e_icl's largest relative error, {err:.1e}, is at alpha = {a_w:.3g}, "
+           f"tau = {t_w:g} ({small:.1e} at alpha <= 10): since issue 28 the isotropic model is "
+           "paper A's instance at C = I, whose float64 e_misalign loses digits in proportion to "
+           "alpha (paper B's own closed form, evaluated before, lost fewer). The digits reported "
+           "stay honest: each point's own `error_estimate` (the extended-precision "
+           f"re-evaluation) bounds its error (largest error / estimate: {over:.2f}), every point "
+           f"is {'converged' if conv else 'NOT all converged'} (claim: relative 1e-8).", ""]
     md += ["**One point from the command line, per process** (`replica solve alignment --d 120 "
            "--train piano --test piano --alpha 2 --tau 4 --kappa 1/2 --rho 0.01`, evaluator "
            "code and the systems' outlines cached on disk, bytecode written as in an installed "

@@ -291,6 +291,14 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     (default) begins at the declared start and iterates with Newton acceleration;
     ``method="damped"`` starts fixed-point systems at 1 and uses the damped iteration alone (the
     scheme of the low-rank paper's authors).
+
+    The common call -- one variant at every point, whose fused kernel has its compiled check,
+    with ``start``, ``method`` and ``refine`` at their defaults -- is answered with less Python
+    around the kernel (``_whole_kernel_grid``): every call's values are validated anew, with the
+    same domains, rules and variant conditions, and the arrays are those of the general path
+    bit for bit; any other call, and any input that path does not accept, takes the general
+    path (:func:`~replica.numerics.grid.solve_grid`), which raises the error naming the
+    parameter.
     """
     out = None
     if start is None and method == "start" and not refine and kernels_enabled():
