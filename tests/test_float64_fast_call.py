@@ -78,6 +78,9 @@ def _accepted(problem, args) -> bool:
     (dict(d=0), "--d"),
     (dict(kappa=np.array([0.5, -1.0])), "--kappa"),
     (dict(tau=np.array([2.0, 1.0])), "--tau"),
+    (dict(kappa=np.array([0.5, 1.0]), alpha=-1.0), "--alpha"),  # a bad scalar beside a grid
+    (dict(kappa=np.array([0.5, 1.0]), rho=-1.0), "--rho"),
+    (dict(kappa=np.array([0.5, 1.0]), tau=1.0), "--tau"),
     (dict(alpha_typo=1.0), "alpha_typo"),
 ])
 def test_a_bad_value_after_good_calls_is_refused(bad, option):

@@ -484,15 +484,15 @@ def _validated_whole(problem: Problem, values: dict):
             continue
         else:
             return None  # (None, bool, other types: solve_grid reads or refuses them)
-        if not arrays and not _scalar_in_domain(v, bounds):
+        if not _scalar_in_domain(v, bounds):
             return None
         numeric[name] = np.float64(v)
     if arrays:
         shape = np.broadcast_shapes(*(np.shape(v) for v in numeric.values()))
         if 0 in shape:
             return None
-        cmp = _check_grid_domains(problem, {k: np.asarray(v) for k, v in numeric.items()},
-                                  parsed, calls.bounds)
+        # the arrays' domains (the scalars' are checked above) and the rules at every point
+        cmp = _check_grid_domains(problem, numeric, parsed, calls.bounds)
     else:
         shape = ()
         parsed.update(numeric)
