@@ -426,6 +426,13 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
 _REMEMBERED_KINDS = frozenset({"identity", "piano", "powerlaw", "lowrank", "spike"})
 """SPEC kinds whose covariance is a function of the text and ``d`` alone."""
 
+
+def remembered_spec(spec) -> bool:
+    """Whether the covariance of the SPEC text ``spec`` is a function of the text and ``d``
+    alone (its kind is not ``file:``, whose file may change between calls), so that a cache
+    keyed on the text may keep it."""
+    return str(spec).strip().partition(":")[0].lower() in _REMEMBERED_KINDS
+
 _PARSED: dict = {}
 """Built-in SPECs already parsed, by ``(spec, d)``: a :class:`Covariance` is immutable, and
 returning the same object lets the solvers reuse its spectral pairs (cached by identity), so a

@@ -123,6 +123,27 @@ def test_validation_reads_each_call_s_values():
     assert exc.value.parameter == "train"
 
 
+def test_a_file_spec_is_read_on_every_call(tmp_path):
+    """A ``file:`` covariance is read on every call (its file may change between calls): the
+    float64 call's values follow the file (here on the NumPy path, ``REPLICA_NUMBA=0``, which
+    shares the parse cache with the lean path) and so does the lean path's validation; a cache
+    keyed on the SPEC's text fails here."""
+    path = tmp_path / "c.npy"
+    args = dict(ALIGN, d=20, train=f"file:{path}")
+    problem = replica.models.get("alignment")
+    values = []
+    for top in (3.0, 30.0):
+        np.save(path, np.linspace(1.0, top, 20))
+        values.append(float(replica.solve_float64("alignment", **args)["e_icl"]))
+        _, cmp, _, _ = driver._validated_whole(problem, dict(args))
+        np.testing.assert_allclose(cmp.train.diag_f64(),  # (normalised to trace d)
+                                   np.linspace(1.0, top, 20) * (2 / (1 + top)), rtol=1e-14)
+    assert values[0] != values[1]
+    ref = replica.solve("alignment", **dict(args, alpha=2, tau=4, kappa="1/2", rho="1/100"),
+                        dps=15)
+    assert abs(values[1] - float(ref["e_icl"])) < 1e-12
+
+
 def test_declines_what_it_does_not_handle():
     problem = replica.models.get("alignment")
     for other in (dict(alpha=[1.0, 2.0]), dict(alpha=np.float32(2.0)),
