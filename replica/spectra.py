@@ -428,9 +428,9 @@ _REMEMBERED_KINDS = frozenset({"identity", "piano", "powerlaw", "lowrank", "spik
 
 
 def remembered_spec(spec) -> bool:
-    """Whether the covariance of the SPEC text ``spec`` is a function of the text and ``d``
-    alone (its kind is not ``file:``, whose file may change between calls), so that a cache
-    keyed on the text may keep it."""
+    """Whether the covariance a SPEC string ``spec`` stands for is a function of that string
+    and ``d`` alone (its kind is not ``file:``, whose file may change between calls), so that a
+    cache keyed on the string may keep it."""
     return str(spec).strip().partition(":")[0].lower() in _REMEMBERED_KINDS
 
 _PARSED: dict = {}
