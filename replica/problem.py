@@ -178,24 +178,36 @@ class Parameter:
     def parse(self, raw, known: Mapping[str, Any]):
         """The exact value of ``raw`` (validated); ``known`` holds the parameters parsed before."""
         if self.is_covariance:
-            from .spectra import Covariance, parse_spec
-
-            if isinstance(raw, Covariance):
+            spectra = _spectra()
+            if isinstance(raw, spectra.Covariance):
                 return raw
             d = known.get(self.size_from)
             if type(raw).__name__ == "ndarray":  # a matrix or its eigenvalues; d from its size
-                from .spectra import covariance_from_array
-
-                return covariance_from_array(raw, None if d is None else int(d), self.name)
+                return spectra.covariance_from_array(raw, None if d is None else int(d),
+                                                     self.name)
             if d is None:
                 raise ParameterError(f"--{self.size_from}", f"is required for {self.option}")
-            return parse_spec(raw, int(d), self.option)
+            return spectra.parse_spec(raw, int(d), self.option)
         if self.is_spec:
             return self.domain.parse(raw, self.option)
         dom = self.resolved_domain()
         if dom.integer:
             return int(dom.check(_parse_integer(raw, self.option), self.option))
         return dom.check(parse_exact(raw, self.option, allow_inf=dom.allow_inf), self.option)
+
+
+def _spectra():
+    """:mod:`replica.spectra`, imported on first use (a schema is read without NumPy) and kept:
+    a float64 call parses its covariances on every call."""
+    global _SPECTRA
+    if _SPECTRA is None:
+        from . import spectra
+
+        _SPECTRA = spectra
+    return _SPECTRA
+
+
+_SPECTRA = None
 
 
 def _parse_integer(raw, option):

@@ -426,6 +426,13 @@ def parse_spec(spec: str, d: int, name: str = "--train") -> Covariance:
 _REMEMBERED_KINDS = frozenset({"identity", "piano", "powerlaw", "lowrank", "spike"})
 """SPEC kinds whose covariance is a function of the text and ``d`` alone."""
 
+
+def remembered_spec(spec) -> bool:
+    """Whether the covariance a SPEC string ``spec`` stands for is a function of that string
+    and ``d`` alone (its kind is not ``file:``, whose file may change between calls), so that a
+    cache keyed on the string may keep it."""
+    return str(spec).strip().partition(":")[0].lower() in _REMEMBERED_KINDS
+
 _PARSED: dict = {}
 """Built-in SPECs already parsed, by ``(spec, d)``: a :class:`Covariance` is immutable, and
 returning the same object lets the solvers reuse its spectral pairs (cached by identity), so a
@@ -506,6 +513,14 @@ def covariance_from_array(array, d: int | None = None, name: str = "train",
     Refused with a :class:`ParameterError` naming ``name``: a non-numeric, boolean or complex
     array, more than two dimensions, a non-square matrix, NaN or infinite entries, a
     non-symmetric matrix, a negative eigenvalue, an all-zero covariance."""
+    if (type(array) is np.ndarray and array.dtype == np.float64 and array.flags.c_contiguous
+            and (d is None or type(d) is int)):
+        # the array passed last, as below (its checks passed for this d and raw then), first
+        hit = _RECENT.get((id(array), array.shape, array.dtype.str,
+                           array.shape[0] if d is None and array.ndim else d, bool(raw)))
+        if hit is not None and hit[0].shape == array.shape and np.equal(
+                array.view(np.uint64), hit[0]).all():
+            return hit[1]
     import hashlib
 
     arr = np.asarray(array)

@@ -10,6 +10,7 @@ generated code is cached never imports SymPy.
 from __future__ import annotations
 
 import importlib
+import sys
 
 NAMES = ("alignment", "isotropic", "lowrank")
 TITLES = {
@@ -25,8 +26,11 @@ equations."""
 
 def get(name: str):
     """The :class:`~replica.problem.Problem` of the built-in model ``name``."""
-    from ..errors import ParameterError
-
     if name not in NAMES:
+        from ..errors import ParameterError
+
         raise ParameterError("model", f"unknown model {name!r} ({', '.join(NAMES)})")
-    return importlib.import_module(f"{__name__}.{DECLARATIONS[name]}").PROBLEM
+    module = sys.modules.get(f"{__name__}.{DECLARATIONS[name]}")  # (imported: as below)
+    if module is None:
+        module = importlib.import_module(f"{__name__}.{DECLARATIONS[name]}")
+    return module.PROBLEM

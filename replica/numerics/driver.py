@@ -60,7 +60,10 @@ from ..errors import ConvergenceError, ParameterError
 from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
-from .grid import GRID_KEYS, float64_start, solve_grid
+from .float64_checks import status_of_codes
+from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
+                   _scalar_in_domain, float64_start, solve_grid)
+from .kernels import enabled as kernels_enabled, kernel
 from .machine import direct_value, direct_value_and_ball, machine
 
 
@@ -288,11 +291,23 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     (default) begins at the declared start and iterates with Newton acceleration;
     ``method="damped"`` starts fixed-point systems at 1 and uses the damped iteration alone (the
     scheme of the low-rank paper's authors).
+
+    The common call -- one variant at every point, whose fused kernel has its compiled check,
+    with ``start``, ``method`` and ``refine`` at their defaults -- is answered with less Python
+    around the kernel (``_whole_kernel_grid``): every call's values are validated anew, with the
+    same domains, rules and variant conditions, and the arrays are those of the general path
+    bit for bit; any other call, and any input that path does not accept, takes the general
+    path (:func:`~replica.numerics.grid.solve_grid`), which raises the error naming the
+    parameter.
     """
-    out, arrays, numeric = solve_grid(problem, start=start, method=method, rtol=rtol,
-                                      maxiter=maxiter, damping=damping, **values)
-    if refine:
-        _refine(problem, out, arrays, values, numeric, dps=refine_dps)
+    out = None
+    if start is None and method == "start" and not refine and kernels_enabled():
+        out = _whole_kernel_grid(problem, values, rtol)
+    if out is None:
+        out, arrays, numeric = solve_grid(problem, start=start, method=method, rtol=rtol,
+                                          maxiter=maxiter, damping=damping, **values)
+        if refine:
+            _refine(problem, out, arrays, values, numeric, dps=refine_dps)
     status = out["status"]
     if strict and not out["converged"].all() and not np.all(
             out["converged"] | (status == Status.NOT_VERIFIED.value)):
@@ -309,6 +324,198 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
                                         if refine else ""),
                                status=first)
     return out
+
+
+_EXACT_INT = 2 ** 53
+
+
+def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | None:
+    """:func:`solve_grid`'s output for the common call -- one variant at every point, solved and
+    checked by its fused kernel with the compiled check -- with less Python around the kernel;
+    ``None`` for every other call, which :func:`solve_grid` then makes from the start.
+
+    Nothing is remembered between calls here: every call validates its own input, with the
+    checks of :func:`solve_grid` (the same domains, rules and variant conditions, evaluated on
+    float scalars or the given arrays rather than on broadcast copies: the same comparisons on
+    the same binary64 numbers, and a point of a grid outside its domain or refused by a rule is
+    refused wherever the grid's other values are; numbers given as strings are read exactly, as
+    there). Any input it does not accept as valid -- a value of another type (a list, a bool, a
+    float32, a Fraction), a value outside its domain, a refused rule, a parse error, an empty
+    grid, several variants on one grid -- goes to :func:`solve_grid`, which raises its one-line
+    :class:`~replica.errors.ParameterError` (or solves it); so does a variant without a fused
+    kernel with its compiled check, or one whose kernel leaves points to the NumPy path. The
+    kernel is called as :meth:`Machine.grid <replica.numerics.machine.Machine.grid>` calls it,
+    and the arrays are the same operations on its outputs, so the values and statuses are
+    those of :func:`solve_grid`, bit for bit."""
+    try:
+        got = _validated_whole(problem, values)
+    except Exception:  # noqa: BLE001 - solve_grid raises the error (or solves it)
+        return None
+    if got is None:
+        return None
+    m, cmp, numeric, shape = got
+    kern = kernel(m)
+    if kern is None or not kern.checked:
+        return None
+    N = math.prod(shape)
+    P = [numeric[name] if name in numeric else np.asarray(getattr(cmp, name), float)
+         for name in m.outline.parameters]
+    if len(shape) > 1:  # the points in a row, as solve_grid passes them
+        P = [np.broadcast_to(v, shape).reshape(N) for v in P]
+    spec = m.spectrum(cmp, "np") if m.outline.spectrum else None
+    got = kern(P, spec, (N,), rtol=rtol, check=True)
+    if len(got) < 8 or (got[6] is not None and got[6].any()):
+        return None  # (points left to the NumPy path: solve_grid's Machine.grid solves them)
+    _x, iters, rel, _iterated, rep, _admissible, _left, (cond, err, code) = got
+    status, done = status_of_codes(code)
+    if not done.all():  # NaN where a point is not a result (the kernel's arrays are its own)
+        rep = np.where(done, rep, np.nan)
+        cond = np.where(done, cond, np.nan)
+        err = np.where(done, err, np.nan)
+    if shape == (N,):
+        out = dict(zip(m.report_names, rep))
+    elif shape == ():  # (a 0-d view of each row's one value)
+        out = {name: rep[i, 0, ...] for i, name in enumerate(m.report_names)}
+    else:
+        out = {name: row.reshape(shape) for name, row in zip(m.report_names, rep)}
+    out["converged"] = (status == Status.CONVERGED.value).reshape(shape)
+    out["iterations"] = iters.reshape(shape)
+    out["residual"] = rel.reshape(shape)
+    out["status"] = status.reshape(shape)
+    out["condition"] = cond.reshape(shape)
+    out["error_estimate"] = err.reshape(shape)
+    return out
+
+
+class _Calls:
+    """What :func:`_validated_whole` reads of a problem's declaration on every call (its schema's
+    parameters, defaults and domains, rules and variants), worked out once per problem (the
+    declaration, not the values of a call: nothing a call passes is remembered)."""
+
+    def __init__(self, problem: Problem):
+        schema = problem.schema
+        layout = _layout(schema)
+        self.problem = problem
+        self.names = frozenset(schema.names)
+        self.other = [(p, p.name, None if p.required or hasattr(p.default, "name")
+                       else p.default) for p in layout.other]
+        self.numeric = []
+        for p in layout.numeric:
+            same = p.default.name if hasattr(p.default, "name") else None
+            default = None
+            if same is not None:
+                if not schema[same].required:
+                    default = schema[same].default
+            elif not p.required:
+                default = p.default
+            if type(default) is str and default.strip().lower() != "inf":
+                try:  # (read as _validated_whole reads a string: the declaration's, once)
+                    default = float(_exact_float(default, p.option))
+                except Exception:  # noqa: BLE001 - read (and refused) on every call instead
+                    pass
+            self.numeric.append((p.name, p.option, same, default, layout.bounds[p.name]))
+        self.bounds = layout.bounds
+        self.rules = schema.rules
+        self.variants = tuple(problem.variants)
+
+
+_CALLS: dict = {}
+
+
+def _calls(problem: Problem) -> _Calls:
+    hit = _CALLS.get(id(problem))
+    if hit is not None and hit.problem is problem:
+        return hit
+    if len(_CALLS) > 64:
+        _CALLS.clear()
+    out = _CALLS[id(problem)] = _Calls(problem)
+    return out
+
+
+def _truth(value):
+    """``True``/``False`` for a rule's or a condition's answer on NumPy scalars (the singletons
+    ``np.True_``/``np.False_``, or a Python bool), else ``None``."""
+    if value is np.False_ or value is False:
+        return False
+    if value is np.True_ or value is True:
+        return True
+    return None
+
+
+def _validated_whole(problem: Problem, values: dict):
+    """``(machine, parameters, numeric, shape)`` for a call of :func:`_whole_kernel_grid` whose
+    input is valid and one variant holds at all of its points (``parameters``: every parameter
+    by attribute, as the rules and conditions read them; ``numeric``: the numeric parameters as
+    NumPy float64 scalars or float64 arrays, unbroadcast; ``shape``: their common shape), else
+    ``None``."""
+    calls = _calls(problem)
+    if not calls.names.issuperset(values):
+        return None
+    parsed, matrices = {}, []
+    for p, name, default in calls.other:
+        v = values.get(name)
+        if v is None:
+            v = default
+        if type(v) is np.ndarray and p.is_covariance:  # one array given for two covariances
+            # (train = test) is read once per call: the same object, of the same size
+            same = [q for a, q, size in matrices if a is v and size == p.size_from]
+            parsed[name] = parsed[same[0]] if same else _parse_other(p, v, parsed)
+            matrices.append((v, name, p.size_from))
+            continue
+        parsed[name] = _parse_other(p, v, parsed) if v is not None else None
+    numeric, arrays = {}, False
+    for name, option, same, default, bounds in calls.numeric:
+        v = values.get(name)
+        if v is None:
+            if same is not None:  # the same as another parameter
+                v = values.get(same)
+            if v is None:
+                v = default
+        t = type(v)
+        if t is float:
+            pass
+        elif t is str:
+            v = math.inf if v.strip().lower() == "inf" else float(_exact_float(v, option))
+        elif t is int and -_EXACT_INT <= v <= _EXACT_INT:
+            v = float(v)
+        elif t is np.ndarray and v.dtype == np.float64:
+            arrays = True
+            numeric[name] = v
+            continue
+        else:
+            return None  # (None, bool, other types: solve_grid reads or refuses them)
+        if not _scalar_in_domain(v, bounds):
+            return None
+        numeric[name] = np.float64(v)
+    if arrays:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in numeric.values()))
+        if 0 in shape:
+            return None
+        # the arrays' domains (the scalars' are checked above) and the rules at every point
+        cmp = _check_grid_domains(problem, numeric, parsed, calls.bounds)
+    else:
+        shape = ()
+        parsed.update(numeric)
+        cmp = _Arrays(parsed)
+    with np.errstate(all="ignore"):
+        if not arrays:
+            for rule in calls.rules:
+                refused = rule.refuse(cmp)
+                t = _truth(refused)
+                if t or (t is None and np.any(refused)):
+                    return None
+        conds = [None if cond is None else cond(cmp) for _, cond in calls.variants]
+    for (vname, _), c in zip(calls.variants, conds):
+        if c is not None:
+            t = _truth(c)
+            if t is None:
+                c = np.asarray(c, bool)
+                t = bool(c.all())
+                if not t and c.any():
+                    return None  # (several variants on this grid)
+        if c is None or t:
+            return machine(problem, vname), cmp, numeric, shape
+    return None
 
 
 def _refine(problem: Problem, out: dict, arrays: dict, values: dict, numeric: list, *, dps):

@@ -108,7 +108,8 @@ def _layout(schema) -> _Layout:
 
 def _parse_other(p, v, known):
     """``p.parse(v, known)``, remembered for a string or number ``v`` (the parsed value is the
-    same for the same text, and for a covariance SPEC the same size)."""
+    same for the same text, and for a covariance SPEC the same size -- except a covariance read
+    from a file, :func:`~replica.spectra.remembered_spec`)."""
     if type(v) not in (str, int):
         return p.parse(v, known)
     size = known.get(p.size_from) if p.is_covariance else None
@@ -117,6 +118,10 @@ def _parse_other(p, v, known):
     if hit is not None and hit[0] is p and (size is None or type(size) is int):
         return hit[1]
     parsed = p.parse(v, known)
+    from ..spectra import remembered_spec
+
+    if p.is_covariance and not remembered_spec(v):
+        return parsed  # (a file SPEC: its file may change between calls; read every time)
     if size is None or type(size) is int:
         if len(_OTHER) > 512:
             _OTHER.clear()

@@ -78,6 +78,7 @@ import builtins
 import functools
 import importlib.util
 import inspect
+import math
 import os
 import re
 import sys
@@ -98,6 +99,9 @@ PARALLEL_MIN = 512
 """The smallest batch whose compiled checks run on several threads (``numba.get_num_threads()``
 of them, i.e. ``NUMBA_NUM_THREADS``); a smaller one is checked on the calling thread (starting
 threads costs more than a few points' checks)."""
+
+_NONE = np.zeros(0)
+"""The spectral arrays of a kernel call without a spectrum (empty; never written)."""
 
 _KERNELS: dict = {}
 _FAILED: set = set()
@@ -1014,23 +1018,32 @@ class Kernel:
         and at the points left) and each point's status as a code of
         :func:`~replica.numerics.float64_checks.status_of_codes` (not meaningful at the points
         left)."""
-        N = int(np.prod(shape, dtype=int))
+        N = math.prod(shape)
         Pm = np.empty((self.n_p, N))
+        flat = len(shape) == 1
         for j, v in enumerate(P):
-            Pm[j].reshape(shape)[...] = v  # broadcast into the row
+            if flat:
+                Pm[j] = v  # broadcast into the row
+            else:
+                Pm[j].reshape(shape)[...] = v
         if spec is None:
-            lam = mu = w = np.zeros(0)
+            lam = mu = w = _NONE
         else:
-            lam, mu, w = (np.ascontiguousarray(a, dtype=float) for a in spec[:3])
+            lam, mu, w = (a if type(a) is np.ndarray and a.dtype == np.float64
+                          and a.flags.c_contiguous else np.ascontiguousarray(a, dtype=float)
+                          for a in spec[:3])
         X = np.empty((self.n, N))
         iters = np.zeros(N, dtype=np.int64)
         rel = np.empty(N)
         rep = np.empty((self.n_report, N))
         adm = np.empty(N, dtype=np.bool_)
         sweeps = np.zeros(N, dtype=np.int64)
-        cond = np.full(N, np.nan)
-        err = np.full(N, np.nan)
-        code = np.full(N, 4, dtype=np.int8)
+        cond = np.empty(N)
+        cond.fill(np.nan)
+        err = np.empty(N)
+        err.fill(np.nan)
+        code = np.empty(N, dtype=np.int8)
+        code.fill(4)
         checking = bool(check and self.checked)
         threads = _threads() if checking and N >= PARALLEL_MIN else 1
         do = np.zeros(N, dtype=np.bool_)
@@ -1043,13 +1056,19 @@ class Kernel:
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
                                    "safeguarded Newton steps (float64)",
                                    status=Status.MAX_ITERATIONS.value)
-        iterated = np.all(np.isfinite(X), axis=0) & np.isfinite(rel)
-        it = np.full(shape, int(iters.max()) if N else 0)
+        iterated = np.isfinite(X).all(axis=0) & np.isfinite(rel)
+        it = np.empty(shape, dtype=np.int64)
+        it.fill(int(iters.max()) if N else 0)
         left = None
         if self.iterated:
             left = (sweeps < 0).reshape(shape)
             iterated &= ~left.reshape(N)
             it = it + np.where(left, 0, sweeps.reshape(shape))
+        if flat:  # (the arrays have their shape)
+            out = (X, it, rel, iterated, rep, adm, left)
+            if check and self.checked:
+                out += ((cond, err, code),)
+            return out
         out = (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
                rep.reshape((self.n_report,) + shape), adm.reshape(shape), left)
         if check and self.checked:
