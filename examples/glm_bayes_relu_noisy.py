@@ -1,0 +1,20 @@
+r"""Bayes-optimal inference on the ReLU channel with Gaussian label noise,
+:math:`y = \max(0, u) + \sigma\varepsilon` (:math:`\Delta = \sigma^2 > 0`), with a Gaussian
+teacher, declared from its parts with :func:`replica.glm.BayesOptimal`: :math:`Z_{\rm out}` is
+the atom's mass :math:`P(u < 0)` times the noise density plus the noise convolution of the
+Gaussian on :math:`u > 0` (closed form in ``erfc`` and ``exp``), and the channel term
+:math:`\mathbb E_\xi\int dy\,Z_{\rm out}\log Z_{\rm out}` is a two-dimensional Gaussian integral
+(over the field and the label). ``tests/test_glm_bayes_relu_noisy.py`` checks the fixed point
+against the state evolution written out by hand (two-dimensional ``mpmath.quad``) and the
+approach to the noiseless model (``examples/glm_bayes_relu.py``) as :math:`\sigma \to 0`. With
+noise there is no perfect recovery at :math:`\alpha = 2`: every :math:`\alpha > 0` is allowed.
+``--certify`` is refused (a two-dimensional integral has no ball-arithmetic enclosure here).
+
+    replica solve --model examples/glm_bayes_relu_noisy.py --alpha 1 --sigma 1/2
+"""
+
+from replica.glm import BayesOptimal, Gaussian, ReLU
+
+MODEL = BayesOptimal("glm_bayes_relu_noisy", prior=Gaussian(), channel=ReLU("sigma"))
+"""Bayes-optimal inference on the noisy ReLU channel y = max(0, u) + sigma eps with a Gaussian
+prior (:func:`replica.glm.BayesOptimal`, ``ReLU("sigma")``, sigma > 0)."""
