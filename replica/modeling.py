@@ -37,8 +37,12 @@ Gaussian integrals: :func:`gauss` (``gauss(f, z)`` :math:`= \int\mathcal{D}z\, f
 standard normal measure; :mod:`replica.symbolic.gaussian`) holds an integrand with kinks
 (``Heaviside``, ``Max``, ``Abs``, ``Piecewise`` of arguments linear in ``z``) and is
 differentiated under the integral sign; the engine evaluates it by quadrature at any precision
-and in ball arithmetic for certified solves (``examples/perceptron_capacity.py``).
-:func:`implicit_root` declares a function defined by an equation (a root on a bracket, e.g. the
+and in ball arithmetic for certified solves (``examples/perceptron_capacity.py``). A
+two-dimensional integral is written by nesting, the inner integrand depending on the outer
+variable: ``gauss(F(xi, gauss(g(xi, z), z)), xi)`` or ``gauss(gauss(h(xi, z), z), xi)``;
+it is evaluated at any precision (the inner integrals' errors in the outer estimate) and in
+float64 (``not-verified``), not in ball arithmetic (``--certify`` is refused;
+``examples/glm_bayes_relu_noisy.py``). :func:`implicit_root` declares a function defined by an equation (a root on a bracket, e.g. the
 proximal map of a loss without a closed form; :mod:`replica.symbolic.implicit`), usable inside
 such integrands and differentiated by the implicit function theorem
 (``examples/logistic_regression.py``); it has no ball-arithmetic evaluation.

@@ -79,7 +79,8 @@ moments, the rest a Gaussian integral, symmetric point masses folded when the in
 :math:`Z_{\rm out}` by Gaussian conditioning (a Gaussian tail for a latent-linear sign channel, a
 Gaussian density for the linear channel; for the noiseless ReLU channel an atom at :math:`y = 0`,
 a Gaussian tail, and a Gaussian density on :math:`y > 0`, whose :math:`\log` is averaged over the
-tail in closed form -- the noisy ReLU needs a two-dimensional integral, not derived). Replica symmetry is exact there (the Nishimori identities;
+tail in closed form; for the ReLU channel with noise the label's density convolved with the noise, whose
+:math:`Z_{\rm out}\log Z_{\rm out}` is a two-dimensional Gaussian integral over the field and the label). Replica symmetry is exact there (the Nishimori identities;
 Barbier et al. prove the formula), so its stability record says so.
 """
 
@@ -827,6 +828,8 @@ def _psi_out_relu(channel: Channel, Vv, D: GLMDerivation):
     :math:`\log N = -w^2/2 - \tfrac12\log(2\pi V)` averaged over the tail
     :math:`w > -\omega/\sqrt V` (:func:`replica.glm.calculus.expect_tail`, closed form); the
     average over :math:`\xi` is one Gaussian integral."""
+    if channel.noise != 0:
+        return _psi_out_relu_noisy(channel, Vv, D)
     w = sympy.Symbol("w", real=True)
     omega = sympy.sqrt(m_bo) * xi
     Z0 = sympy.erfc(omega / sympy.sqrt(2 * Vv)) / 2
@@ -849,6 +852,97 @@ def _psi_out_relu(channel: Channel, Vv, D: GLMDerivation):
           "The channel term averaged over the label and the field: the atom's Z_out_0 log Z_out_0 "
           "plus the continuous part, one Gaussian integral over xi.")
     return out
+
+
+def _psi_out_relu_noisy(channel: Channel, Vv, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)` of the ReLU channel with Gaussian noise,
+    :math:`y = \max(0, u) + \sigma\varepsilon` (:math:`\Delta = \sigma^2 > 0`), derived: given
+    :math:`\omega = \sqrt m\,\xi`, :math:`u = \omega + \sqrt Vw`, and the label's density is
+
+    .. math::
+        Z_{\rm out}(y) = P_0\,N(y; 0, \Delta) + \int_0^\infty du\,N(u; \omega, V)\,
+        N(y; u, \Delta) = P_0\,N_0(y) + N_1(y)\,\Phi(\kappa(y)),
+
+    :math:`P_0 = \tfrac12\operatorname{erfc}(\omega/\sqrt{2V})` (the mass of :math:`u < 0`),
+    :math:`N_1(y) = N(y; \omega, V + \Delta)` and, completing the square in :math:`u` (the
+    law of :math:`u` given :math:`y` is Gaussian with mean :math:`(\omega\Delta + yV)/(V +
+    \Delta)` and variance :math:`V\Delta/(V + \Delta)`),
+    :math:`\kappa(y) = (\omega\Delta + yV)/\sqrt{V\Delta(V + \Delta)}`,
+    :math:`\Phi(\kappa) = \tfrac12\operatorname{erfc}(-\kappa/\sqrt2)`. Then
+    :math:`\int dy\,Z_{\rm out}\log Z_{\rm out}` is the sum of the two parts' averages, each a
+    Gaussian integral after :math:`y = \sigma t` (first part) and :math:`y = \omega + \sqrt{V
+    + \Delta}\,t` (second):
+
+    .. math::
+        \Psi_{\rm out} = \int\mathcal D\xi\int\mathcal Dt\,\big[P_0\log Z_{\rm out}(\sigma t)
+        + \Phi(\kappa)\big(\log N_1 + \log(\Phi(\kappa) + P_0N_0/N_1)\big)
+        \big|_{y = \omega + \sqrt{V + \Delta}t}\big],
+
+    a two-dimensional integral (the inner integrand depends on :math:`\xi`); the second part's
+    logarithm is split (:math:`Z_{\rm out} = N_1\,(\Phi + P_0N_0/N_1)`), the ratio
+    :math:`N_0/N_1` written with one exponential, so that no evaluation divides by
+    :math:`\Phi(\kappa)` (SymPy writes it :math:`1 - \tfrac12\operatorname{erfc}(\kappa/\sqrt2)`,
+    which rounds to 0 far in its tail)."""
+    t = sympy.Symbol("t", real=True)
+    y = sympy.Symbol("y", real=True)
+    Delta = channel.noise**2
+    omega = sympy.sqrt(m_bo) * xi
+    P0 = sympy.erfc(omega / sympy.sqrt(2 * Vv)) / 2
+    N0 = sympy.exp(-y**2 / (2 * Delta)) / sympy.sqrt(2 * sympy.pi * Delta)
+    N1 = sympy.exp(-(y - omega)**2 / (2 * (Vv + Delta))) / sympy.sqrt(2 * sympy.pi * (Vv + Delta))
+    kappa = (omega * Delta + y * Vv) / sympy.sqrt(Vv * Delta * (Vv + Delta))
+    # (unevaluated: SymPy would write erfc(-u) as 2 - erfc(u), so Phi = 1 - erfc(u)/2, which
+    # rounds to 0 far in its tail, where the logarithm's derivative divides by it)
+    Phi = sympy.erfc(-kappa / sympy.sqrt(2), evaluate=False) / 2
+    Zout = P0 * N0 + N1 * Phi
+    D.add("channel_partition", {"Zout": sympy.Eq(sympy.Function("Z_out")(y), Zout)},
+          "The ReLU channel with Gaussian noise y = max(0, u) + sigma eps, u = omega + sqrt(V) w "
+          "given the field: the label's density is the atom's mass P(u < 0) times the noise "
+          "density N(y; 0, sigma^2), plus the convolution of N(u; omega, V) on u > 0 with the "
+          "noise, N(y; omega, V + sigma^2) times the Gaussian tail of the law of u given y "
+          "(completing the square in u).", _check_relu_noisy_partition(Zout, y, Vv, Delta))
+    # N_0/N_1 with one exponent (no 0/0 where both underflow in float64)
+    ratio = sympy.sqrt((Vv + Delta) / Delta) * sympy.exp(sympy.cancel(sympy.expand(
+        -y**2 / (2 * Delta) + (y - omega)**2 / (2 * (Vv + Delta)))))
+    second = Phi * (sympy.expand(sympy.expand_log(sympy.log(N1), force=True))
+                    + sympy.log(Phi + P0 * ratio))
+    def at(e, yv):  # e at y = yv (an unevaluated erfc stays unevaluated)
+        e = e.replace(lambda a: isinstance(a, sympy.erfc) and a.args[0].has(y),
+                      lambda a: sympy.erfc(a.args[0].xreplace({y: yv}), evaluate=False))
+        return e.xreplace({y: yv})
+
+    inner = calculus.expect(P0 * sympy.log(at(Zout, channel.noise * t))
+                            + at(second, omega + sympy.sqrt(Vv + Delta) * t), t)
+    out = calculus.expect(inner, xi)
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term: the integral of Z_out log Z_out over y, the atom's part after y = "
+          "sigma t and the continuous part after y = omega + sqrt(V + sigma^2) t (its logarithm "
+          "split as log N_1 + log(Phi + P_0 N_0/N_1), the ratio's exponentials combined), "
+          "averaged over the field: a two-dimensional Gaussian integral over xi and t.")
+    return out
+
+
+def _check_relu_noisy_partition(Zout, y, Vv, Delta):
+    """At one numeric point the closed form equals the convolution integral
+    P(u < 0) N(y; 0, Delta) + int_0^inf N(u; omega, V) N(y; u, Delta) du by mpmath quadrature."""
+    def check():
+        import mpmath
+
+        vals = {m_bo: sympy.Rational(1, 3), xi: sympy.Rational(-2, 5), y: sympy.Rational(3, 10)}
+        vals.update({s: sympy.Rational(1, 2) for s in (Zout.free_symbols | Vv.free_symbols)
+                     - set(vals)})
+        with mpmath.workdps(30):
+            closed = sympy.N(Zout.xreplace(vals), 30)
+            om = mpmath.sqrt(mpmath.mpf(1) / 3) * mpmath.mpf(-2) / 5
+            Vn = mpmath.mpf(sympy.N(Vv.xreplace(vals), 40))
+            Dn = mpmath.mpf(sympy.N(Delta.xreplace(vals), 40))
+            yv = mpmath.mpf(3) / 10
+            num = mpmath.ncdf(-om / mpmath.sqrt(Vn)) * mpmath.npdf(yv, 0, mpmath.sqrt(Dn))
+            num += mpmath.quad(lambda u: mpmath.npdf(u, om, mpmath.sqrt(Vn))
+                               * mpmath.npdf(yv, u, mpmath.sqrt(Dn)), [0, 1, mpmath.inf])
+            return abs(closed - num) < 1e-20
+
+    return check
 
 
 def _check_relu_continuous(cont, Vv, w):
@@ -884,14 +978,18 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
-    if channel.kind == "regression" and not channel.linear and (
-            tuple(channel.link) != (0, 1) or channel.noise != 0):
+    if channel.kind == "regression" and not channel.linear and tuple(channel.link) != (0, 1):
         raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
-                         f"channel with noise sigma = {channel.noise} (its Z_out log Z_out is a "
-                         "two-dimensional integral over the label and the field, which the code "
-                         "generator does not evaluate); the noiseless ReLU(0) is derived, or "
-                         "use the channel with ERM")
+                         f"channel (its Z_out log Z_out is a two-dimensional integral over the "
+                         "label and the field not derived for this link); the ReLU channel is "
+                         "derived, or use the channel with ERM")
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
+    if channel.kind == "regression" and not channel.linear and isinstance(channel.noise,
+                                                                         sympy.Symbol):
+        n = channel.noise.name  # (the noisy ReLU's Z_out divides by sigma)
+        rules.append(Rule(n, lambda p, n=n: getattr(p, n) <= 0,
+                          f"{n} must be positive for the noisy ReLU channel (the noiseless "
+                          "channel is ReLU(0), a model of its own)"))
     al = symbols[alpha]
     D = GLMDerivation()
     psi_s, out_s = sympy.Symbol("psi_P0"), sympy.Symbol("Psi_out")

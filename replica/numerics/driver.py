@@ -100,6 +100,8 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
     dps = check_dps(dps)
     variant = problem.variant_of(params)
     m = machine(problem, variant)
+    if certify:
+        _refuse_uncertifiable(m)
     given_start = None
     if start is not None:
         names = list(m.outline.unknowns)
@@ -218,6 +220,19 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
                   variant=variant, all_values=allv, certificate=cert,
                   stability=getattr(problem, "stability", None))
+
+
+def _refuse_uncertifiable(m) -> None:
+    """``--certify`` of a system that has no ball-arithmetic evaluation by design (a
+    two-dimensional Gaussian integral): refused before solving, in one line (exit status 2)."""
+    from ..symbolic.codegen import NotCertifiable, NotEnclosable
+
+    try:
+        m.ev["equations"].functions("arb")
+    except NotCertifiable as exc:
+        raise ParameterError("--certify", str(exc)) from None
+    except NotEnclosable:  # (other reasons: the certificate says which, after the solve)
+        pass
 
 
 def _certificate(problem, m, params, dps, cp, rep, start, direct, balls):

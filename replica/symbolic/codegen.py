@@ -273,6 +273,10 @@ class _GaussFunctions:
         self.combined = combined  # (float64) exponentials combined, erfc kept: for y << 0
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
         self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
+        # (two-dimensional integrals) an inner one is a function of its outer variable too (its
+        # last argument), evaluated at the outer rule's nodes; an outer one lists its inner
+        # integrals (``nested``) and, for mpmath, the derivatives of its integrand in them
+        self.inner, self.nested, self.derivatives = False, (), ()
 
 
 class _BallRule:
@@ -488,26 +492,23 @@ def _ball_pre(pre, balls):
     return out if all(v.is_finite() for v in out) else None
 
 
-def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None):
+def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
+                   partial: bool = False):
     """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
     list, one per member; ``None``: the mpmath integrands only), or by
     ``fast(z, *switches, *pre(*fast_values))`` where ``pre`` is given (its balls computed once
     here, at the working precision): the list of their values, or ``None`` where the rule does
-    not reach the tolerance for every member."""
-    from .quadrature import NotResolved, gauss_legendre_fused, gauss_truncation
+    not reach the tolerance for every member. ``partial``: ``(values, errors)`` instead,
+    whether or not the tolerance is reached (the errors as the rule left them; for the inner
+    integral of a two-dimensional one, whose error the outer rule judges)."""
+    from .quadrature import NotResolved, gauss_legendre_fused
 
     dps = mpmath.mp.dps
     rtol = mpmath.mpf(10) ** -dps
     with mpmath.workprec(mpmath.mp.prec + 20):
-        prec = mpmath.mp.prec
-        T = gauss_truncation(prec)
-        T += T % 2
         first = members[0]
-        kinks = sorted({mpmath.mpf(k) for k in first.kinks(*member_values[0])
-                        if mpmath.isfinite(k)})
-        inner = [k for k in kinks if -T < k < T]
         balls = None
         if fast is not None:
             try:
@@ -517,47 +518,30 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None):
             if balls is not None and pre is not None:
                 balls = _ball_pre(pre, balls)
 
-        def integrands(mid):
-            """The mpmath integrands of the piece with midpoint ``mid`` and their switches."""
+        def make(mid, half):
+            """The members' integrands on the piece with midpoint ``mid`` (mpmath, or in ball
+            arithmetic where there are balls), on the mapped half-line where ``half``."""
             sws = [_piece_switches(g, mid, vs) for g, vs in zip(members, member_values)]
 
             def f(z):
                 return [g.integrand(z, *sw, *vs)
                         for g, sw, vs in zip(members, sws, member_values)]
-            return f, [s for sw in sws for s in sw]
+            rule = (None if balls is None
+                    else _BallRule(fast, [s for sw in sws for s in sw], balls, f))
+            point = f if rule is None else rule
+            return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
-        pieces = []
-        for cell in range(-T, T, 2):
-            lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
-            cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
-            for a, b in zip(cuts[:-1], cuts[1:]):
-                f, sw = integrands((a + b) / 2)
-                if balls is not None:
-                    f = _BallRule(fast, sw, balls, f)
-                pieces.append((a, b, f, (prec, cell)))
-        tails = [(-1, [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)]),
-                 (1, [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf])]
-        for side, points in tails:
-            for i, (lo, hi) in enumerate(zip(points[:-1], points[1:])):
-                if lo == hi:
-                    continue
-                finite = mpmath.isfinite(lo) and mpmath.isfinite(hi)
-                mid = (lo + hi) / 2 if finite else (hi - 1 if mpmath.isfinite(hi) else lo + 1)
-                f, sw = integrands(mid)
-                rule = None if balls is None else _BallRule(fast, sw, balls, f)
-                if finite:
-                    pieces.append((lo, hi, f if rule is None else rule, (prec, side, i)))
-                else:  # the half-line beyond the last kink, mapped onto [0, 1]
-                    point = f if rule is None else rule
-                    pieces.append((mpmath.mpf(0), mpmath.mpf(1),
-                                   _HalfLine(point, rule, hi if side < 0 else lo, side),
-                                   (prec, side, i)))
+        pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make)
         try:
             totals, errors, sizes = gauss_legendre_fused(pieces, rtol / 2, memory)
-        except NotResolved:
-            return None
+        except NotResolved as exc:
+            if not partial or exc.partial is None:
+                return None
+            totals, errors, sizes = exc.partial
         if not all(mpmath.isfinite(t) for t in totals):
             raise QuadratureError("a Gaussian integral is not finite")
+        if partial:
+            return [+t for t in totals], errors
         if any(e > rtol * s for e, s in zip(errors, sizes)):
             return None
     return [+t for t in totals]
@@ -602,6 +586,201 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
     return +total
 
 
+# ---------------------------------------------------------------------------------------------
+# Two-dimensional Gaussian integrals: an inner integral that depends on the outer variable
+# ---------------------------------------------------------------------------------------------
+class NotCertifiable(NotEnclosable):
+    """Expressions that have no ball-arithmetic enclosure by design (a two-dimensional Gaussian
+    integral), refused before any solve is attempted (``--certify``: exit status 2)."""
+
+
+def _link_two_dimensional(current, prepared, dummies) -> None:
+    r"""Sets ``nested`` of each prepared Gaussian integral whose integrand holds an inner
+    integral that depends on its variable (``outer`` of the inner one, set on extraction):
+    :math:`\int\mathcal D\xi\, F(\xi, I(\xi))` with :math:`I(\xi) = \int\mathcal Dz\,
+    g(\xi, z)`. Refuses (``ValueError``) what has no evaluation: an inner integral used outside
+    an integral over its outer variable, an inner integral that itself holds one (three
+    dimensions), an outer integrand whose kinks depend on an inner integral (the kinks must be
+    known before the inner integrals are)."""
+    inner = {dummies[j]: j for j, p in enumerate(prepared) if p.outer is not None}
+    if not inner:
+        return
+    for e in current:
+        if e.free_symbols & set(inner):
+            raise ValueError("a Gaussian integral depends on the variable of an integral "
+                             "around it outside that integral")
+    for k, p in enumerate(prepared):
+        uses = sorted(inner[d] for d in p.integrand.free_symbols & set(inner))
+        for j in uses:
+            if p.outer is not None or prepared[j].outer != p.z:
+                raise ValueError(f"a Gaussian integral nested three deep, or inside an integral "
+                                 f"over another variable than the one it depends on "
+                                 f"({prepared[j].outer}), is not supported")
+        kinks = set().union(*[sympy_free(u) for u in list(p.arguments) + list(p.kinks)])
+        if kinks & set(inner):
+            raise ValueError("a kink of a Gaussian integrand depends on an inner Gaussian "
+                             "integral (a two-dimensional integral whose kinks are not known "
+                             "before its inner integrals): not supported")
+        p.nested = uses
+
+
+def sympy_free(e) -> set:
+    """The free symbols of a SymPy expression (an empty set for a number)."""
+    return set(getattr(e, "free_symbols", ()))
+
+
+def _gauss_args(p, args, n_base: int, k: int) -> list:
+    """The arguments of the generated functions of prepared integral ``k``: the expressions'
+    arguments, the integrals before it and, for a two-dimensional integral's inner one, its
+    outer variable last."""
+    out = list(args[:n_base + k])
+    return out + [p.outer] if p.outer is not None else out
+
+
+def _mp_layout(kinks, prec: int, make) -> list:
+    r"""The pieces of :func:`_gauss_mp` at ``prec`` bits for an integrand with the ``kinks``
+    (non-finite ones ignored), ``(a, b, f, cell)`` with ``f = make(mid, half)``: ``mid`` a point
+    inside the piece (its switches), ``half`` ``None`` on a finite piece, ``(c, side)`` on the
+    half-line beyond the last kink (integrated over :math:`t \in [0, 1]`, :math:`z = c \pm
+    t/(1 - t)`)."""
+    from .quadrature import gauss_truncation
+
+    T = gauss_truncation(prec)
+    T += T % 2
+    kinks = sorted({mpmath.mpf(k) for k in kinks if mpmath.isfinite(k)})
+    inner = [k for k in kinks if -T < k < T]
+    pieces = []
+    for cell in range(-T, T, 2):
+        lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
+        cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            pieces.append((a, b, make((a + b) / 2, None), (prec, cell)))
+    tails = [(-1, [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)]),
+             (1, [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf])]
+    for side, points in tails:
+        for i, (lo, hi) in enumerate(zip(points[:-1], points[1:])):
+            if lo == hi:
+                continue
+            finite = mpmath.isfinite(lo) and mpmath.isfinite(hi)
+            mid = (lo + hi) / 2 if finite else (hi - 1 if mpmath.isfinite(hi) else lo + 1)
+            if finite:
+                pieces.append((lo, hi, make(mid, None), (prec, side, i)))
+            else:
+                pieces.append((mpmath.mpf(0), mpmath.mpf(1),
+                               make(mid, (hi if side < 0 else lo, side)), (prec, side, i)))
+    return pieces
+
+
+def _gauss_mp_error(g: _GaussFunctions, values):
+    r"""``(value, error)`` of a one-dimensional Gaussian integral (the inner integral of a
+    two-dimensional one, at a node of the outer rule) at the working precision, computed at 20
+    guard bits by the adaptive rule of :func:`_gauss_mp` on the same pieces (the integrand in
+    ball arithmetic where it has one): ``error`` is the rule's summed error estimate, at most
+    ``10**-dps/2`` of the pieces' magnitudes where the rule gets there within its refinements,
+    else what it reached: the error, whatever it is, enters the outer integral's estimate
+    (:class:`_NestedRule`), which judges it (an inner integral that is tiny, or whose values are
+    rounding noise, where the outer density is tiny needs no relative accuracy; one that
+    matters makes the outer integral fail)."""
+    fast = None if g.fast is None else (lambda z, *a, f=g.fast: [f(z, *a)])
+    out = _gauss_mp_rule([g], [values], fast, values, g.levels, partial=True)
+    if out is None:  # (a piece that is not finite)
+        raise QuadratureError("a Gaussian integral is not finite")
+    return out[0][0], out[1][0]
+
+
+class _NestedRule:
+    r"""The outer integrand :math:`F(\xi, I_1(\xi), \dots)\,\varphi(\xi)` of a two-dimensional
+    Gaussian integral on one piece, for
+    :func:`replica.symbolic.quadrature.gauss_legendre_pieces`: at each node :math:`\xi_j` the
+    inner integrals :math:`I_i(\xi_j)` are computed (:func:`_gauss_mp_error`, with their error
+    estimates :math:`e_{ij}`) and :meth:`weighted_sums` returns, as the rule's ``rounding``
+    (added to the piece's error estimate), the propagated inner error
+    :math:`h\sum_j w_j\sum_i|\partial F/\partial I_i|(\xi_j)\,e_{ij}` (the derivative
+    generated from the same SymPy integrand). ``half`` ``(c, side)``: the piece is the half-line
+    beyond ``c``, mapped as in :class:`_HalfLine`."""
+
+    __slots__ = ("g", "sw", "values", "gauss", "n_base", "half")
+
+    def __init__(self, g, sw, values, gauss, n_base, half):
+        self.g, self.sw, self.values, self.gauss = g, sw, values, gauss
+        self.n_base, self.half = n_base, half
+
+    def _point(self, z):
+        g, vals = self.g, list(self.values)
+        errors = []
+        for j in g.nested:
+            slot = self.n_base + j
+            vals[slot], e = _gauss_mp_error(self.gauss[j], vals[:slot] + [z])
+            errors.append(e)
+        f = g.integrand(z, *self.sw, *vals)
+        d = mpmath.fsum(abs(dF(z, *self.sw, *vals)) * e
+                        for dF, e in zip(g.derivatives, errors))
+        return f, d
+
+    def _map(self, t):
+        if self.half is None:
+            return t, 1
+        c, side = self.half
+        u = 1 - t
+        return c + side * t / u, 1 / (u * u)
+
+    def __call__(self, t):
+        z, jac = self._map(t)
+        return self._point(z)[0] * jac
+
+    def weighted_sums(self, m, h, xs, ws):
+        total, size, err = [], [], []
+        for x, w in zip(xs, ws):
+            z, jac = self._map(m + h * x)
+            f, d = self._point(z)
+            total.append(w * f * jac)
+            size.append(abs(w * f * jac))
+            err.append(w * d * jac)
+        return h * mpmath.fsum(total), h * mpmath.fsum(size), h * mpmath.fsum(err)
+
+
+def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
+    r"""A two-dimensional Gaussian integral :math:`\int\mathcal D\xi\,F(\xi, I(\xi))` at the
+    working precision (``dps`` digits), at 20 guard bits: the outer integral by the adaptive rule
+    of :func:`_gauss_mp` on the same pieces (:func:`_mp_layout`), each outer node's inner
+    integrals by :func:`_gauss_mp_error` at a further 20 guard bits (their tolerance about
+    :math:`10^{-6}` of the outer one's); the outer pieces' error estimates include the inner
+    integrals' propagated errors (:class:`_NestedRule`), and the sum of all must be at most
+    ``10**-dps/2`` of the pieces' magnitudes, else :class:`QuadratureError` (no tanh--sinh
+    fallback: it would cost the square of a one-dimensional one). ``values``: the arguments
+    and the integrals before this one (an inner integral's slot holds a placeholder)."""
+    from .quadrature import NotResolved, gauss_legendre_pieces
+
+    rtol = mpmath.mpf(10) ** -mpmath.mp.dps
+    with mpmath.workprec(mpmath.mp.prec + 20):
+        pieces = _mp_layout(g.kinks(*values), mpmath.mp.prec,
+                            lambda mid, half: _NestedRule(g, _piece_switches(g, mid, values),
+                                                          values, gauss, n_base, half))
+        try:
+            total, error, size = gauss_legendre_pieces(pieces, rtol / 2, g.levels)
+        except NotResolved as exc:
+            raise QuadratureError(f"a two-dimensional Gaussian integral is not resolved: "
+                                  f"{exc}") from None
+        if not mpmath.isfinite(total):
+            raise QuadratureError("a Gaussian integral is not finite")
+    return +total
+
+
+def _nested_np(g: _GaussFunctions, gauss, n_base: int, dtype):
+    r"""The ``fill`` of :func:`_gauss_np` for a two-dimensional integral's outer integrand: the
+    inner integrals' slots of the (expanded) values replaced by the inner integrals at every
+    node ``z`` of the outer rule, each by :func:`_gauss_np` over the array of nodes (a tensor
+    product of the two fixed rules)."""
+    def fill(z, vals):
+        vals = list(vals)
+        for j in g.nested:
+            slot = n_base + j
+            vals[slot] = _gauss_np(gauss[j], vals[:slot] + [z], dtype)
+        return vals
+
+    return fill
+
+
 SCALED_ERFC_FROM = 26.5
 """(float64) :data:`replica.symbolic.gaussian.SCALED_ERFC_FROM`, which the generated code
 subtracts from each ``erfc`` argument (``gauss_y_k``): the float64 path does not import SymPy
@@ -621,7 +800,7 @@ def _legendre(n: int, dtype):
     return x.astype(dtype), w.astype(dtype)
 
 
-def _gauss_np(g: _GaussFunctions, values, dtype):
+def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
     """The integral in ``dtype`` (float64 or longdouble), vectorised over the arguments'
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
     fixed points ``0, +-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
@@ -633,7 +812,9 @@ def _gauss_np(g: _GaussFunctions, values, dtype):
     exponentials combined), which stays finite where ``erfc`` underflows; where the plain form
     is not finite otherwise, in the scaled form if an argument is positive (``erfcx`` loses no
     digits there) and with its exponentials combined and ``erfc`` kept if not (``erfcx``
-    overflows at very negative arguments and cancels at moderately negative ones)."""
+    overflows at very negative arguments and cancels at moderately negative ones). ``fill``
+    (a two-dimensional integral's outer one, :func:`_nested_np`) replaces the inner integrals'
+    slots of the values at the nodes."""
     vals = [np.asarray(v, dtype=dtype) for v in values]
     shape = np.broadcast_shapes(*(v.shape for v in vals)) if vals else ()
     with np.errstate(all="ignore"):
@@ -648,13 +829,16 @@ def _gauss_np(g: _GaussFunctions, values, dtype):
         switches = [np.asarray(u > 0, dtype=dtype) for u in g.arguments(mid, *expanded)]
         x, w = _legendre(_NP_NODES, np.dtype(dtype).type)
         z = mid[..., None] + half[..., None] * x
-        fargs = [s[..., None] for s in switches] + [v[..., None] for v in expanded]
+        fvals = [v[..., None] for v in expanded]
+        if fill is not None:
+            fvals = fill(z, fvals)
+        fargs = [s[..., None] for s in switches] + fvals
         f = g.integrand(z, *fargs)
         if g.scaled is not None:  # far in an erfc's tail: the scaled form (gaussian.erfcx)
             f = np.broadcast_to(np.asarray(f, dtype=dtype), z.shape)
             far, positive = np.zeros(z.shape, dtype=bool), np.zeros(z.shape, dtype=bool)
             defined = np.ones(z.shape, dtype=bool)
-            for y in g.erfc_arguments(z, *[v[..., None] for v in expanded]):
+            for y in g.erfc_arguments(z, *fvals):
                 far |= np.asarray(y) >= 0  # (the arguments less SCALED_ERFC_FROM)
                 positive |= np.asarray(y) >= -SCALED_ERFC_FROM
                 defined &= np.isfinite(y)
@@ -1319,7 +1503,8 @@ def _fused_gaussians(prepared, gauss, args, dummies) -> list:
     functions, ``args`` the evaluator's symbols, ``dummies`` the integrals' symbols): integrals
     with a ball-arithmetic integrand, the same kinks (compared as expressions) and the same
     nesting depth (an integral that uses another's value is one level deeper) form a group
-    where there are at least two. The group's function returns the members' integrands --
+    where there are at least two (the parts of a two-dimensional integral are never grouped:
+    they have their own rule). The group's function returns the members' integrands --
     each member's variable replaced by one variable, its switches renamed -- from one
     ``lambdify`` with their common subexpressions eliminated together (an implicit root
     evaluated at the balls' midpoints, as the members' own ball integrands)."""
@@ -1334,7 +1519,7 @@ def _fused_gaussians(prepared, gauss, args, dummies) -> list:
         depth.append(1 + max((depth[j] for j in deps[k]), default=-1))
     groups: dict = {}
     for k, g in enumerate(prepared):
-        if gauss[k].fast is not None:
+        if gauss[k].fast is not None and not (gauss[k].inner or gauss[k].nested):
             key = (depth[k], frozenset(sympy.srepr(sympy.cancel(x)) for x in g.kinks))
             groups.setdefault(key, []).append(k)
     out = []
@@ -1416,7 +1601,9 @@ class Evaluator:
                 ns = None  # code for an implicit function not declared here: generate it
             if ns is not None:
                 if "NOT_ENCLOSABLE" in ns:  # the remembered outcome of generating ball code
-                    raise NotEnclosable(ns["NOT_ENCLOSABLE"])
+                    why = ns["NOT_ENCLOSABLE"]
+                    raise (NotCertifiable if why.startswith("not certifiable")
+                           else NotEnclosable)(why)
                 n = ns["N_INNER"]
                 if backend == "arb":
                     self._gauss[backend] = _arb_gaussians_loaded(ns)
@@ -1431,6 +1618,12 @@ class Evaluator:
                                         erfc_arguments=ns.get(f"gauss_y_{k}"),
                                         combined=ns.get(f"gauss_c_{k}"))
                         for k in range(ns.get("N_GAUSS", 0))]
+                    for k, g in enumerate(self._gauss[backend]):  # two-dimensional integrals
+                        g.inner = k in ns.get("GAUSS_INNER", ())
+                        g.nested = tuple(ns.get("GAUSS_NESTED", {}).get(k, ()))
+                        if backend == "mp":
+                            g.derivatives = tuple(ns[f"gauss_d_{k}_{i}"]
+                                                  for i in range(len(g.nested)))
                     if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
                         arb_ns = dict(_namespace("arb"))
                         exec(_compiled(ns["ARB_SOURCE"], "<cached arb integrands>"),
@@ -1453,6 +1646,11 @@ class Evaluator:
         current, dummies, inner_exprs = split_averages(exprs)
         if backend == "arb":
             try:
+                if any(p.outer is not None for p in gauss_prepared):
+                    raise NotCertifiable(
+                        "not certifiable: a two-dimensional Gaussian integral (an inner integral "
+                        "that depends on the outer variable) has no ball-arithmetic enclosure; "
+                        "solve without --certify (the verified mpmath solve)")
                 outer, inners = self._generate_arb(current, dummies, inner_exprs, args)
                 gauss = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
             except NotEnclosable as exc:  # remembered: the same expressions fail the same way
@@ -1471,12 +1669,21 @@ class Evaluator:
             outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                      cse=True) for e, before in inner_exprs]
+            gargs = [_gauss_args(g, args, len(self.args), k)
+                     for k, g in enumerate(gauss_prepared)]
             gauss = [_GaussFunctions(
-                sympy.lambdify([g.z] + g.switches + args[:len(self.args) + k], g.integrand,
+                sympy.lambdify([g.z] + g.switches + gargs[k], g.integrand,
                                modules=module, cse=True),
-                sympy.lambdify([g.z] + args[:len(self.args) + k], g.arguments, modules=module),
-                sympy.lambdify(args[:len(self.args) + k], g.kinks, modules=module))
+                sympy.lambdify([g.z] + gargs[k], g.arguments, modules=module),
+                sympy.lambdify(gargs[k], g.kinks, modules=module))
                 for k, g in enumerate(gauss_prepared)]
+            for k, g in enumerate(gauss_prepared):  # two-dimensional integrals
+                gauss[k].inner, gauss[k].nested = g.outer is not None, tuple(g.nested)
+                if backend == "mp" and g.nested:  # (the inner integrals' error propagation)
+                    gauss[k].derivatives = tuple(
+                        sympy.lambdify([g.z] + g.switches + gargs[k],
+                                       sympy.diff(g.integrand, gauss_dummies[j]),
+                                       modules=module, cse=True) for j in g.nested)
             if backend == "np" and "erfcx" in _namespace("np"):  # far tails: gaussian.erfcx
                 from .gaussian import SCALED_ERFC_FROM, scaled_erfc
 
@@ -1484,12 +1691,11 @@ class Evaluator:
                     ys = sorted(g.integrand.atoms(sympy.erfc), key=sympy.default_sort_key)
                     if not ys:
                         continue
-                    gargs = args[:len(self.args) + k]
                     gauss[k].scaled, gauss[k].combined = (
-                        sympy.lambdify([g.z] + g.switches + gargs,
+                        sympy.lambdify([g.z] + g.switches + gargs[k],
                                        scaled_erfc(g.integrand, scale), modules=module, cse=True)
                         for scale in (True, False))
-                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + gargs,
+                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + gargs[k],
                                                              [y.args[0] - SCALED_ERFC_FROM
                                                               for y in ys],
                                                              modules=module)
@@ -1497,7 +1703,7 @@ class Evaluator:
                 for k, g in enumerate(gauss_prepared):
                     ns = _midpoint_namespace(g.integrand)
                     try:
-                        fast = _arb_lambdify([g.z] + g.switches + args[:len(self.args) + k],
+                        fast = _arb_lambdify([g.z] + g.switches + gargs[k],
                                              g.integrand, namespace=ns)
                     except NotEnclosable:
                         continue
@@ -1509,6 +1715,7 @@ class Evaluator:
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks, g.scaled,
                                                 g.erfc_arguments, g.combined) if f is not None]
+        gauss_fns += [f for g in gauss for f in g.derivatives]
         level_fns = [f for lv in (self._levels or ()) if backend == "arb"
                      for f in (lv.pre, lv.pair)]
         implicit = _implicit_names(self.exprs) if self.cache is not None and cname else None
@@ -1525,6 +1732,12 @@ class Evaluator:
                         parts += [_function_source(g.scaled, f"gauss_s_{k}"),
                                   _function_source(g.erfc_arguments, f"gauss_y_{k}"),
                                   _function_source(g.combined, f"gauss_c_{k}")]
+                    parts += [_function_source(f, f"gauss_d_{k}_{i}")
+                              for i, f in enumerate(g.derivatives)]
+                if any(g.inner or g.nested for g in gauss):  # two-dimensional integrals
+                    parts.append(f"GAUSS_INNER = {[k for k, g in enumerate(gauss) if g.inner]!r}")
+                    parts.append("GAUSS_NESTED = " + repr(
+                        {k: list(g.nested) for k, g in enumerate(gauss) if g.nested}))
                 fast = [(k, g.fast) for k, g in enumerate(gauss) if g.fast is not None
                         and _cacheable(g.fast, "arb", implicit)]
                 fused = [grp for grp in self._fused.get(backend, ())
@@ -1572,21 +1785,24 @@ class Evaluator:
             pass
 
     def _extract_gaussian_integrals(self, exprs):
-        """``(exprs, prepared, dummies)``: the expressions with each distinct Gaussian integral
+        r"""``(exprs, prepared, dummies)``: the expressions with each distinct Gaussian integral
         replaced by a dummy symbol (an extra argument of the generated functions, computed
         first), and the integrals in :func:`~replica.symbolic.gaussian.prepare`'d form.
 
         An integral may hold another whose integrand does not depend on its variable (a
         conjugate that is itself an integral, substituted into another's integrand): the
         innermost are replaced first, and integral ``k`` is a function of ``args`` and the
-        integrals before it. An inner integral that depends on an outer one's variable (a
-        two-dimensional integral) is refused."""
+        integrals before it. An inner integral that depends on an outer one's variable
+        :math:`\xi` (a two-dimensional integral, :func:`_link_two_dimensional`) is also a
+        function of :math:`\xi`: its ``outer`` is :math:`\xi`, the outer integral lists it
+        in ``nested``, and it is evaluated at each node of the outer rule."""
         import sympy
 
         from .gaussian import GaussianIntegral, prepare
         from .spectral import SpectralAverage
 
         current, prepared, dummies = list(exprs), [], []
+        applied: dict = {}  # (two-dimensional integrals) inner integral(outer variable) -> dummy
         while True:
             found: set = set()
             for e in current:
@@ -1601,15 +1817,28 @@ class Evaluator:
                 if g.args[0].atoms(SpectralAverage):
                     raise ValueError(f"a Gaussian integral whose integrand holds a spectral "
                                      f"average is not supported: {g}")
-                if g.free_symbols & bound:
-                    raise ValueError(f"a Gaussian integral inside another that depends on the "
-                                     f"outer variable (a two-dimensional integral) is not "
-                                     f"supported: {g}")
+                outer = g.free_symbols & bound
+                if len(outer) > 1:
+                    raise ValueError(f"a Gaussian integral that depends on the variables of two "
+                                     f"integrals around it (a three-dimensional integral) is "
+                                     f"not supported: {g}")
                 d = sympy.Dummy(f"gauss{len(dummies)}")
-                prepared.append(prepare(g))
-                dummies.append(d)
+                p = prepare(g)
                 mapping[g] = d
+                if outer:  # a function of the outer variable, in the outer integral
+                    p.outer = outer.pop()
+                    mapping[g] = sympy.Function(f"gauss_inner_{len(dummies)}")(p.outer)
+                    applied[mapping[g]] = d
+                prepared.append(p)
+                dummies.append(d)
             current = [e.xreplace(mapping) for e in current]
+        if applied:  # the inner integrals' values as arguments of the outer integrands
+            for p in prepared:
+                p.integrand, p.bare = p.integrand.xreplace(applied), p.bare.xreplace(applied)
+                p.arguments = [u.xreplace(applied) for u in p.arguments]
+                p.kinks = [sympy.sympify(k).xreplace(applied) for k in p.kinks]
+            current = [e.xreplace(applied) for e in current]
+        _link_two_dimensional(current, prepared, dummies)
         return current, prepared, dummies
 
     def _generate_arb(self, current, dummies, inner_exprs, args):
@@ -1626,6 +1855,12 @@ class Evaluator:
         if backend not in self._fns:
             self._fns[backend] = self._generate(backend)
         return self._fns[backend]
+
+    def two_dimensional(self) -> bool:
+        """Whether the expressions hold a two-dimensional Gaussian integral (whose float64 value
+        comes from a fixed tensor rule with no error estimate)."""
+        return any(g.inner for g in self._gauss.get("np", ())) or (
+            "np" not in self._fns and any(g.inner for g in self._gauss.get("mp", ())))
 
     @property
     def has_averages(self) -> bool:
@@ -1646,17 +1881,35 @@ class Evaluator:
         gauss = self._gauss.get(backend, [])
         if not gauss:
             return []
+        n_base = len(values)
         if backend == "mp":  # integral k: a function of the values and the integrals before it
             out = [None] * len(gauss)
             fused = {k: grp for grp in self._fused.get("mp", ()) for k in grp.members}
             for k, g in enumerate(gauss):
-                if out[k] is None and not (k in fused and _gauss_mp_fused(fused[k], gauss,
-                                                                          values, out)):
+                if out[k] is not None:
+                    continue
+                if g.inner:  # a two-dimensional integral's inner one: at the outer one's nodes
+                    out[k] = mpmath.nan
+                elif g.nested:
+                    out[k] = _gauss_mp_two_dimensional(g, list(values) + out[:k], gauss, n_base)
+                elif not (k in fused and _gauss_mp_fused(fused[k], gauss, values, out)):
                     out[k] = _gauss_mp(g, list(values) + out[:k])
             return out
-        out = []
+        out: list = []
         for g in gauss:  # integral k is a function of the values and the integrals before it
-            if backend == "np":
+            if g.inner:  # a two-dimensional integral's inner one: at the outer one's nodes
+                out.append(np.asarray(np.nan))
+            elif g.nested and backend == "np":
+                try:
+                    dt = dtype or np.float64
+                    out.append(_gauss_np(g, list(values) + out, dt,
+                                         _nested_np(g, gauss, n_base, dt)))
+                except TypeError:  # a function with no extended-precision loop
+                    vals64 = [np.asarray(v, dtype=np.float64) for v in list(values) + out]
+                    out.append(_gauss_np(g, vals64, np.float64,
+                                         _nested_np(g, gauss, n_base, np.float64))
+                               .astype(dtype))
+            elif backend == "np":
                 try:
                     out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
                 except TypeError:  # a function with no extended-precision loop (SciPy's erfc)

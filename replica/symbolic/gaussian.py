@@ -30,6 +30,16 @@ such terms are integrated exactly on construction,
 so no evaluator ever sees a delta function. A factor free of :math:`z` is taken out of the
 integral, and an integrand free of :math:`z` is its own integral (the measure has mass one).
 
+**Two-dimensional integrals** are written by nesting: ``gauss(F(xi, gauss(g(xi, z), z)), xi)``
+for :math:`\int\mathcal D\xi\,F(\xi, \int\mathcal Dz\,g(\xi, z))` and
+``gauss(gauss(h(xi, z), z), xi)`` for :math:`\mathbb E_{\xi,z}h(\xi, z)` (the inner integrand
+depends on the outer variable; its kinks may too, the outer integrand's may not depend on the
+inner integral). Both are differentiated under both integrals. The code generator evaluates
+the inner integral at every node of the outer rule (mpmath: the adaptive rule below with the
+inner integrals' error estimates propagated into the outer one's; float64: the tensor product
+of the fixed rules, reported ``not-verified``); they have no ball-arithmetic evaluation
+(``--certify`` is refused), and integrals nested three deep are refused.
+
 **Evaluation** (by :mod:`replica.symbolic.codegen`): on each piece between consecutive kinks
 every Heaviside function is a constant, 0 or 1, read off the sign of its argument at the
 piece's midpoint; the *switched* integrand (``integrand`` of :class:`Prepared`, the Heaviside
@@ -49,7 +59,7 @@ import dataclasses
 
 import sympy
 
-__all__ = ["GaussianIntegral", "gauss", "prepare", "Prepared", "envelope", "tail_bound",
+__all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
            "SCALED_ERFC_FROM"]
 
@@ -169,6 +179,10 @@ def _split_deltas(expr, z):
     return rest, closed
 
 
+_KINK_CLASSES = (sympy.Abs, sympy.sign, sympy.Max, sympy.Min, sympy.Piecewise)
+"""The functions :func:`_rewrite_kinks` writes with Heaviside functions."""
+
+
 class GaussianIntegral(sympy.Function):
     r"""``GaussianIntegral(f, z)`` :math:`= \int \mathcal{D}z\, f(z)` (see the module docstring);
     made by :func:`gauss`."""
@@ -181,8 +195,16 @@ class GaussianIntegral(sympy.Function):
             raise GaussianIntegralError(f"the integration variable {z} is not a symbol")
         if not integrand.has(z):
             return integrand
-        new = _rewrite_kinks(integrand, z)
-        rest, closed = _split_deltas(new, z)
+        # (one traversal finds whether there is anything to rewrite: SymPy rebuilds an integral,
+        # and so calls this, whenever it expands or substitutes into an expression holding it,
+        # and the rewriting's own traversals cost seconds on a two-dimensional integrand)
+        kinky = [a for a in integrand.atoms(*_KINK_CLASSES, sympy.Heaviside, sympy.DiracDelta)
+                 if a.has(z)]
+        if not kinky:
+            new, rest, closed = integrand, integrand, sympy.Integer(0)
+        else:
+            new = _rewrite_kinks(integrand, z)
+            rest, closed = _split_deltas(new, z)
         coeff, dep = sympy.Integer(1), rest
         if isinstance(rest, sympy.Mul):
             coeff, dep = rest.as_independent(z, as_Add=False)
@@ -224,6 +246,29 @@ class GaussianIntegral(sympy.Function):
         return "gauss(%s, %s)" % (printer._print(self.args[0]), printer._print(self.args[1]))
 
 
+def is_two_dimensional(integral) -> bool:
+    r"""Whether a :class:`GaussianIntegral` holds an integral that depends on its variable
+    (:math:`\int\mathcal D\xi\,F(\xi, \int\mathcal Dz\,g(\xi, z))`)."""
+    z = integral.args[1]
+    return any(z in g.free_symbols for g in integral.args[0].atoms(GaussianIntegral))
+
+
+def mask_two_dimensional(expr, keep=None):
+    """``(masked, back)``: ``expr`` with each outermost two-dimensional Gaussian integral
+    (:func:`is_two_dimensional`) that does not depend on the symbol ``keep`` replaced by a
+    dummy symbol, and the map back. Rational manipulations (``expand``, ``together``,
+    ``cancel``) then treat those integrals as generators instead of expanding their integrands
+    (they descend into a function's arguments, rebuilding each integral; on a two-dimensional
+    integrand that took minutes); one-dimensional integrals are left as they are."""
+    found = [g for g in sympy.sympify(expr).atoms(GaussianIntegral)
+             if is_two_dimensional(g) and (keep is None or not g.has(keep))]
+    outermost = [g for g in found if not any(h is not g and h.has(g) for h in found)]
+    if not outermost:
+        return expr, {}
+    there = {g: sympy.Dummy(f"gauss2d_{k}") for k, g in enumerate(outermost)}
+    return expr.xreplace(there), {d: g for g, d in there.items()}
+
+
 def gauss(expr, z) -> sympy.Expr:
     r""":math:`\int \mathcal{D}z\, \mathrm{expr}` for the standard normal measure
     :math:`\mathcal{D}z`; ``z`` is a symbol (taken as real: it is replaced by the real symbol of
@@ -241,7 +286,10 @@ def gauss(expr, z) -> sympy.Expr:
     if not isinstance(z, sympy.Symbol):
         raise GaussianIntegralError(f"the integration variable {z} is not a symbol")
     real = sympy.Symbol(z.name, real=True)
-    return GaussianIntegral(sympy.sympify(expr).xreplace({z: real}), real)
+    expr = sympy.sympify(expr)
+    # (not when z is that symbol already: xreplace would rebuild, and so re-evaluate, every
+    # sub-expression holding it -- an unevaluated erfc(-u) would become 2 - erfc(u))
+    return GaussianIntegral(expr if z == real else expr.xreplace({z: real}), real)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,6 +312,13 @@ class Prepared:
     switches: list
     arguments: list
     kinks: list
+    outer: object = None
+    """(a two-dimensional integral's inner one) the variable of the integral around it that this
+    integrand depends on: its value is a function of that variable, evaluated at each of the
+    outer rule's nodes (:mod:`replica.symbolic.codegen`); ``None`` otherwise."""
+    nested: list = dataclasses.field(default_factory=list)
+    """(a two-dimensional integral's outer one) the indices of the inner integrals, among the
+    code generator's extracted ones, that depend on this integral's variable."""
 
 
 def prepare(integral: GaussianIntegral) -> Prepared:

@@ -75,7 +75,11 @@ SAFETY = 256
 
 
 class NotResolved(ArithmeticError):
-    """The error estimate did not fall below the tolerance within :data:`MAX_REFINEMENTS`."""
+    """The error estimate did not fall below the tolerance within :data:`MAX_REFINEMENTS`;
+    ``partial`` holds ``(value, error, size)`` as they stood (None where a piece was not
+    finite)."""
+
+    partial = None
 
 
 def level_nodes(k: int) -> int:
@@ -210,9 +214,11 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
         else:
             live[worst:worst + 1] = p.halves()
     r = failing[0]
-    raise NotResolved(f"the error estimate {mpmath.nstr(errors[r], 3)} stays above "
+    exc = NotResolved(f"the error estimate {mpmath.nstr(errors[r], 3)} stays above "
                       f"{mpmath.nstr(rtol, 3)} of the size {mpmath.nstr(sizes[r], 3)}"
                       + (f" (member {r} of {len(sizes)})" if len(sizes) > 1 else ""))
+    exc.partial = ([mpmath.fsum(p.value[k] for p in live) for k in members], errors, sizes)
+    raise exc
 
 
 class _One:
@@ -245,9 +251,16 @@ def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
     accepted level is remembered in the dict ``memory``), by the adaptive rule of the module
     docstring, at the working precision: the summed error estimate ``error`` is at most
     ``rtol * size``, ``size`` the sum of the pieces' absolute values. Raises
-    :class:`NotResolved` where that is not reached within ``max_refinements``. (The
-    one-member case of :func:`gauss_legendre_fused`.)"""
-    values, errors, sizes = gauss_legendre_fused([(a, b, _One(f), cell)
-                                                  for a, b, f, cell in pieces],
-                                                 rtol, memory, start_level, max_refinements)
+    :class:`NotResolved` where that is not reached within ``max_refinements``, its ``partial``
+    the ``(value, error, size)`` as they stood (for a caller that can judge the error itself: a
+    two-dimensional integral's inner one). (The one-member case of
+    :func:`gauss_legendre_fused`.)"""
+    try:
+        values, errors, sizes = gauss_legendre_fused([(a, b, _One(f), cell)
+                                                      for a, b, f, cell in pieces],
+                                                     rtol, memory, start_level, max_refinements)
+    except NotResolved as exc:
+        if exc.partial is not None:
+            exc.partial = tuple(x[0] for x in exc.partial)
+        raise
     return values[0], errors[0], sizes[0]

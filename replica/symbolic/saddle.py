@@ -161,14 +161,28 @@ def replace_functions(expr, implementations: dict):
 def tidy(expr, collect_in: Sequence = ()) -> sympy.Expr:
     """A canonical, readable form of a rational expression (abstract functions are treated as
     generators): one fraction, numerator expanded and collected in ``collect_in`` with each
-    coefficient factored, denominator factored."""
+    coefficient factored, denominator factored. A two-dimensional Gaussian integral is a
+    generator too (:func:`~replica.symbolic.gaussian.mask_two_dimensional`: its integrand is
+    left as it is)."""
+    from .gaussian import mask_two_dimensional
+
+    expr, back = mask_two_dimensional(sympy.sympify(expr))
     expr = sympy.cancel(sympy.together(sympy.expand(expr)))
     num, den = sympy.fraction(expr)
     if collect_in:
         num = sympy.collect(sympy.expand(num), list(collect_in), func=sympy.factor)
     else:
         num = sympy.factor(num)
-    return num / sympy.factor(den)
+    return (num / sympy.factor(den)).xreplace(back)
+
+
+def cancel(expr) -> sympy.Expr:
+    """``sympy.cancel``, two-dimensional Gaussian integrals taken as generators (as in
+    :func:`tidy`)."""
+    from .gaussian import mask_two_dimensional
+
+    expr, back = mask_two_dimensional(sympy.sympify(expr))
+    return sympy.cancel(expr).xreplace(back)
 
 
 def is_zero(expr) -> bool:
@@ -321,17 +335,21 @@ class SaddlePoint:
         parameters (from :math:`\\partial\\Phi/\\partial\\hat\\theta_i = 0`). Written as one
         fraction, the condition's numerator must be linear in the target, ``c0 + c1 target``
         (then ``target = -c0/c1``); otherwise :class:`SaddlePointError`."""
+        from .gaussian import mask_two_dimensional
+
         out = {}
         for u in self.variables + self.conjugates:
             target = self.partner(u)
-            cond = sympy.together(self.stationarity[u])
+            # (two-dimensional Gaussian integrals free of the target are generators here)
+            cond, back = mask_two_dimensional(self.stationarity[u], target)
+            cond = sympy.together(cond)
             num = sympy.expand(sympy.fraction(cond)[0])
             # num = c0 + c1 * target must be linear in target (cond = 0 <=> num = 0)
             c1 = sympy.diff(num, target)
             if c1.has(target) or c1 == 0:
                 raise SaddlePointError(f"d{self.name}/d{u} = 0 is not linear in {target}")
             c0 = num.subs(target, 0)
-            out[target] = tidy(-c0 / c1, self._collect_symbols(target))
+            out[target] = tidy(-c0 / c1, self._collect_symbols(target)).xreplace(back)
         order = list(self.conjugates) + list(self.variables)
         return {t: out[t] for t in order}
 
@@ -361,8 +379,8 @@ class SaddlePoint:
         phi = {}
         for t, rhs in self.order_map().items():
             e = rhs.xreplace(H)
-            phi[t] = tidy(e) if form == "tidy" else sympy.cancel(e)
-        aliases = {al.symbol: sympy.cancel(al.expression.xreplace(H)) for al in self.aliases}
+            phi[t] = tidy(e) if form == "tidy" else cancel(e)
+        aliases = {al.symbol: cancel(al.expression.xreplace(H)) for al in self.aliases}
         return phi, aliases
 
     # -- checks --------------------------------------------------------------------------------

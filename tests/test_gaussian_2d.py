@@ -1,0 +1,112 @@
+"""Two-dimensional Gaussian integrals (an inner integral that depends on the outer variable)
+through the code generator: mpmath values and derivatives against closed forms written here,
+float64 (tensor rule) against the same, the inner integrals' errors in the outer estimate, the
+ball-arithmetic refusal, and the float64 status."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+
+from replica.symbolic import codegen
+from replica.symbolic.codegen import Evaluator, NotCertifiable
+from replica.symbolic.gaussian import gauss, is_two_dimensional, mask_two_dimensional
+
+xi, z, w = sympy.symbols("xi z w", real=True)
+a, b = sympy.symbols("a b", real=True)
+
+# E_xi log E_z exp(a xi z + b z) = E_xi (a xi + b)^2/2 = (a^2 + b^2)/2
+LOG_MGF = gauss(sympy.log(gauss(sympy.exp(a * xi * z + b * z), z)), xi)
+# E_{xi,z} max(0, a z + xi): a z + xi ~ N(0, 1 + a^2), so sqrt(1 + a^2)/sqrt(2 pi); the inner
+# kink z = -xi/a moves with the outer variable
+RELU = gauss(gauss(sympy.Max(0, a * z + xi), z), xi)
+# E_{xi,z} cos(b xi z) = E_xi exp(-b^2 xi^2/2) = 1/sqrt(1 + b^2)
+COS = gauss(gauss(sympy.cos(b * xi * z), z), xi)
+
+
+def closed(A, B):
+    return [(A**2 + B**2) / 2, mpmath.sqrt(1 + A**2) / mpmath.sqrt(2 * mpmath.pi),
+            1 / mpmath.sqrt(1 + B**2)]
+
+
+def test_declaration_is_two_dimensional():
+    assert all(is_two_dimensional(I) for I in (LOG_MGF, RELU, COS))
+    assert not is_two_dimensional(gauss(sympy.exp(a * z), z))
+    masked, back = mask_two_dimensional(LOG_MGF + a, keep=sympy.Symbol("c"))
+    assert masked.xreplace(back) == LOG_MGF + a and not masked.has(sympy.log)
+    # an integral that depends on the target stays: it is differentiated
+    assert mask_two_dimensional(LOG_MGF, keep=a)[0] == LOG_MGF
+
+
+def test_mpmath_values_at_ten_digits():
+    ev = Evaluator([RELU, COS], [a, b])
+    A, B = mpmath.mpf(1) / 2, mpmath.mpf(3) / 4
+    with mpmath.workdps(10):
+        got = ev.mp([A, B])
+        for g, r in zip(got, closed(A, B)[1:]):
+            assert abs(g - r) < mpmath.mpf(10) ** -9 * abs(r), (g, r)
+
+
+@pytest.mark.slow
+def test_mpmath_values_and_derivatives_against_closed_forms():
+    ev = Evaluator([LOG_MGF, RELU, COS, sympy.diff(LOG_MGF, a), sympy.diff(RELU, a)], [a, b])
+    A, B = mpmath.mpf(1) / 2, mpmath.mpf(3) / 4
+    with mpmath.workdps(20):
+        got = ev.mp([A, B])
+        ref = closed(A, B) + [A, A / mpmath.sqrt(1 + A**2) / mpmath.sqrt(2 * mpmath.pi)]
+        for g, r in zip(got, ref):
+            assert abs(g - r) < mpmath.mpf(10) ** -19 * abs(r), (g, r)
+
+
+def test_float64_tensor_rule_against_closed_forms_on_a_grid():
+    ev = Evaluator([LOG_MGF, RELU, COS], [a, b])
+    A, B = np.array([0.5, 0.9]), np.array([0.75, 0.2])
+    got = ev.f64([A, B])
+    for k in range(2):
+        ref = closed(mpmath.mpf(A[k]), mpmath.mpf(B[k]))
+        for g, r in zip(got, ref):
+            assert abs(g[k] - float(r)) < 1e-12 * abs(float(r)), (g[k], r)
+    assert ev.two_dimensional()
+
+
+def test_inner_errors_enter_the_outer_estimate(monkeypatch):
+    """On a piece of the outer rule the propagated inner error is h sum_j w_j |dF/dI| e_j: for
+    F = log(I) phi(xi) with a planted inner error e = 10^-3 I it is 10^-3 int_{-1}^1 phi =
+    10^-3 erf(1/sqrt 2), written here; without the planted error it is negligible."""
+    from replica.symbolic.quadrature import legendre_rule
+
+    ev = Evaluator([LOG_MGF], [a, b])
+    ev.functions("mp")
+    gauss_fns = ev._gauss["mp"]
+    k = next(i for i, g in enumerate(gauss_fns) if g.nested)
+    with mpmath.workdps(15):
+        values = [mpmath.mpf(1) / 2, mpmath.mpf(1) / 4] + [mpmath.nan] * k
+        rule = codegen._NestedRule(gauss_fns[k], [], values, gauss_fns, 2, None)
+        xs, ws = legendre_rule(16)
+        _, _, honest = rule.weighted_sums(mpmath.mpf(0), mpmath.mpf(1), xs, ws)
+        assert honest < mpmath.mpf(10) ** -15
+        inner = codegen._gauss_mp_error
+
+        def loose(g, vals):
+            v, e = inner(g, vals)
+            return v, e + abs(v) * mpmath.mpf(10) ** -3
+
+        monkeypatch.setattr(codegen, "_gauss_mp_error", loose)
+        _, _, planted = rule.weighted_sums(mpmath.mpf(0), mpmath.mpf(1), xs, ws)
+        ref = mpmath.mpf(10) ** -3 * mpmath.erf(1 / mpmath.sqrt(2))
+        assert abs(planted - ref) < mpmath.mpf(10) ** -10, (planted, ref)
+
+
+def test_ball_arithmetic_refuses_in_one_line():
+    ev = Evaluator([COS], [a, b])
+    with pytest.raises(NotCertifiable, match="^not certifiable: ") as e:
+        ev.functions("arb")
+    assert "\n" not in str(e.value)
+
+
+def test_three_dimensional_and_misplaced_integrals_are_refused():
+    three = gauss(gauss(gauss(sympy.exp(xi * z * w), w), z), xi)
+    with pytest.raises(ValueError, match="three"):
+        Evaluator([three], [a]).mp([mpmath.mpf(1)])
