@@ -6,6 +6,8 @@ import os
 import platform
 import re
 import statistics
+import subprocess
+import sys
 import time
 
 README = os.path.join(os.path.dirname(__file__), "README.md")
@@ -45,3 +47,25 @@ def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def child_json(tree: str, code: str) -> dict:
+    """Runs ``code`` in a fresh Python process with ``tree`` as the package's root (one BLAS
+    thread) and returns the JSON object its last line of output prints: one side of a
+    side-by-side measurement against another checkout."""
+    import json
+
+    env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env,
+                          capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def baseline_argument(prog: str):
+    """The checkout given by ``--baseline PATH`` on the command line, or ``None`` after a usage
+    line for ``python -m benchmarks.<prog>``."""
+    if "--baseline" not in sys.argv:
+        print(f"usage: python -m benchmarks.{prog} --baseline PATH")
+        return None
+    return sys.argv[sys.argv.index("--baseline") + 1]

@@ -12,16 +12,14 @@ Rewrites its section of ``benchmarks/README.md``.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import subprocess
-import sys
 
 try:
-    from ._util import machine_line, table, write_section
+    from ._util import baseline_argument, child_json, machine_line, table, write_section
 except ImportError:  # run as a script
-    from _util import machine_line, table, write_section  # type: ignore
+    from _util import (baseline_argument, child_json, machine_line, table,  # type: ignore
+                       write_section)
 
 NAME = "float64_side_by_side"
 
@@ -62,18 +60,13 @@ print(json.dumps(out))
 
 
 def _run(tree: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-c", _CHILD], cwd=tree, env=env,
-                          capture_output=True, text=True, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return child_json(tree, _CHILD)
 
 
 def main():
-    if "--baseline" not in sys.argv:
-        print("usage: python -m benchmarks.float64_side_by_side --baseline PATH")
+    baseline = baseline_argument("float64_side_by_side")
+    if baseline is None:
         return
-    baseline = sys.argv[sys.argv.index("--baseline") + 1]
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     _run(baseline), _run(here)  # generate / compile what each tree caches, untimed
     start = os.getloadavg()[0]
