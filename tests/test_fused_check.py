@@ -205,6 +205,64 @@ def average(lam, mu, c):
 
 
 @numba_missing
+def test_tree_sum_is_the_in_place_pairwise_tree_bit_for_bit():
+    """The check's spectral sums (``tree_sum``: each level into the other of two arrays, so that
+    the compiler vectorises it) against the in-place pairwise tree written here in Python (pairs
+    ``(0, 1), (2, 3), ...`` level by level, an odd last term carried up), both with the same
+    compiled ``dd_add``: the same double-double, bit for bit, for 0 to 130 terms and for the
+    spectra's lengths; and within ``depth x OP_ERROR`` of the exact rational sum, relative to the
+    sum of the terms' magnitudes."""
+    from replica.numerics.fused_check import compiled_primitives
+
+    ns = compiled_primitives()
+    tree_sum, dd_add = ns["tree_sum"], ns["dd_add"]
+    rng = np.random.default_rng(11)
+
+    def in_place(terms):
+        t = list(terms)
+        if not t:
+            return (0.0, 0.0)
+        while len(t) > 1:
+            nxt = [dd_add(*t[2 * k], *t[2 * k + 1]) for k in range(len(t) // 2)]
+            if len(t) % 2:
+                nxt.append(t[-1])
+            t = nxt
+        return t[0]
+
+    for m in list(range(0, 40)) + [63, 64, 65, 119, 120, 121, 127, 128, 129, 130, 240]:
+        terms = _random_dd(rng, m)
+        TH = np.array([h for h, _ in terms] + [7.0])  # (a value past m that must not be read)
+        TL = np.array([lo for _, lo in terms] + [7.0])
+        got = tree_sum(TH, TL, m, np.empty(m // 2 + 1), np.empty(m // 2 + 1))
+        want = in_place(terms)
+        assert (got[0], got[1]) == (want[0], want[1]), m
+        if m:
+            exact = sum(_dd_value(h, lo) for h, lo in terms)
+            size = sum(abs(_dd_value(h, lo)) for h, lo in terms)
+            depth = max(1, (m - 1).bit_length())
+            assert abs(_dd_value(*got) - exact) <= depth * OP_ERROR * size, m
+
+
+@numba_missing
+def test_spectrum_only_averages_are_found():
+    """The averages whose terms read only the pair (summed once per call of the check,
+    ``check_constants``) are those and only those: the average of ``lambda`` and of
+    ``lambda mu`` are, an average whose term reads a parameter is not."""
+    import sympy
+
+    from replica.numerics.fused_check import _pair_only_levels
+    from replica.symbolic.ddcode import function_source
+
+    lam, mu, c = sympy.symbols("lam mu c", positive=True)
+    src = "\n\n".join([
+        function_source("dd_g_L0", [lam, mu, c], [lam, lam * mu], varying=2, exact=[lam, mu]),
+        function_source("dd_g_L1", [lam, mu, c], [lam / (c + mu)], varying=2,
+                        exact=[lam, mu, c]),
+        function_source("dd_h_L0", [lam, mu, c], [c * lam], varying=2, exact=[lam, mu])])
+    assert _pair_only_levels(src) == {("g", 0)}
+
+
+@numba_missing
 def test_compiled_condition_number_is_lapacks():
     """The check's condition number (one-sided Jacobi) against ``numpy.linalg.cond`` (LAPACK's
     SVD) on matrices with prescribed singular values, condition 1 to 1e12, sizes 2 to 6."""

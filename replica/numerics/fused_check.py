@@ -247,19 +247,42 @@ def cond2(A, W):
 
 _TREE_SUM = '''
 @JIT
-def tree_sum(TH, TL, m):
-    # pairwise, in place: level by level T[k] = T[2k] + T[2k+1], an odd last term carried up
+def _tree_level(AH, AL, BH, BL, h):
+    # one level of the pairwise sum: B[k] = A[2k] + A[2k+1] (A and B distinct arrays)
+    for k in range(h):
+        BH[k], BL[k] = dd_add_v(AH[2 * k], AL[2 * k], AH[2 * k + 1], AL[2 * k + 1])
+
+
+@JIT
+def tree_sum(TH, TL, m, UH, UL):
+    # pairwise, level by level T[k] = T[2k] + T[2k+1], an odd last term carried up; the levels
+    # alternate between T and the scratch U (of at least m // 2 + 1 values)
     if m == 0:
         return 0.0, 0.0
+    in_t = True
     while m > 1:
         h = m // 2
-        for k in range(h):
-            TH[k], TL[k] = dd_add_v(TH[2 * k], TL[2 * k], TH[2 * k + 1], TL[2 * k + 1])
-        if m % 2:
-            TH[h], TL[h] = TH[m - 1], TL[m - 1]
+        if in_t:
+            _tree_level(TH, TL, UH, UL, h)
+            if m % 2:
+                UH[h], UL[h] = TH[m - 1], TL[m - 1]
+        else:
+            _tree_level(UH, UL, TH, TL, h)
+            if m % 2:
+                TH[h], TL[h] = UH[m - 1], UL[m - 1]
+        in_t = not in_t
         m = h + m % 2
-    return TH[0], TL[0]
+    if in_t:
+        return TH[0], TL[0]
+    return UH[0], UL[0]
 '''
+"""The double-double sum of ``m`` terms as a balanced binary tree: the sums of the pairs
+``(0, 1), (2, 3), ...``, then of the pairs of those sums, an odd last term carried to the next
+level unchanged. Each level writes into the other of two arrays (the terms' own and a scratch
+one) rather than in place, so that its independent sums are one loop over distinct arrays,
+which the compiler evaluates several at a time (SIMD): the same operations on the same operands
+in the same order as the in-place tree, so the same sum, bit for bit."""
+
 
 _PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_add", "dd_sub",
                     "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel",
@@ -371,6 +394,18 @@ def _inlined(source: str) -> str:
     return _CALL.sub(r"\1_v(", source)
 
 
+def _pair_only_levels(source: str) -> set:
+    """The ``(group, level)`` of the averages in ``source`` (:func:`dd_groups`' text) whose term
+    function ``dd_<group>_L<level>`` reads nothing but the pair (it unpacks no hoisted values):
+    averages of functions of the spectrum alone, the same at every point."""
+    out = set()
+    for b in re.split(r"(?=@JIT\ndef )", source):
+        got = re.match(r"@JIT\ndef dd_(\w+)_L(\d+)\(", b)
+        if got and "= pre" not in b:
+            out.add((got.group(1), int(got.group(2))))
+    return out
+
+
 def _inline_terms(source: str) -> str:
     """``source`` with every average's term function (``*_inner_k``, not ``_pre``) inlined
     into its caller, calling the inlined primitives."""
@@ -396,27 +431,43 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     x = [f"xh[{j}], xl[{j}]" for j in range(n)]
     p = [f"p[{j}], 0.0" for j in range(n_p)]
     most = max([len(ks) for lv in levels.values() for ks in lv] + [1])
+    # the averages whose terms depend on the pair alone (the same at every point): summed once
+    # per call of the check (check_constants), into the slots KH[i], KL[i]
+    fixed = _pair_only_levels(text)
+    slots = {(g, k): i for i, (g, k) in enumerate(
+        (g, k) for g, lv in levels.items() for L, ks in enumerate(lv) if (g, L) in fixed
+        for k in ks)}
+
+    def sums(f, ks, pre):
+        out = ["    for j in range(lam.shape[0]):",
+               f"        r = {f}(lam[j], 0.0, mu[j], 0.0, {pre})"]
+        out += [f"        TH[{q}, j], TL[{q}, j] = dd_mul_d_v(r[{2 * q}], r[{2 * q + 1}],"
+                " w[j])" for q in range(len(ks))]
+        return out
 
     def call(g, args, res):
         out, avgs = [], {}
         for L, ks in enumerate(levels[g]):
             f = f"dd_{g}_L{L}"
+            if (g, L) in fixed:
+                for k in ks:
+                    s = f"{g}_s{k}"
+                    out.append(f"    {s}h, {s}l = KH[{slots[g, k]}], KL[{slots[g, k]}]")
+                    avgs[k] = (f"{s}h", f"{s}l")
+                continue
             known = "".join(f", {avgs[k][0]}, {avgs[k][1]}" for k in sorted(avgs))
-            out += [f"    pre = {f}_pre({', '.join(args)}{known})",
-                    "    for j in range(lam.shape[0]):",
-                    f"        r = {f}(lam[j], 0.0, mu[j], 0.0, pre)"]
-            out += [f"        TH[{q}, j], TL[{q}, j] = dd_mul_d_v(r[{2 * q}], r[{2 * q + 1}],"
-                    " w[j])" for q in range(len(ks))]
+            out += [f"    pre = {f}_pre({', '.join(args)}{known})"] + sums(f, ks, "pre")
             for q, k in enumerate(ks):
                 s = f"{g}_s{k}"
-                out.append(f"    {s}h, {s}l = tree_sum(TH[{q}], TL[{q}], lam.shape[0])")
+                out.append(f"    {s}h, {s}l = tree_sum(TH[{q}], TL[{q}], lam.shape[0], UH, UL)")
                 avgs[k] = (f"{s}h", f"{s}l")
         allargs = ", ".join(list(args) + [f"{avgs[k][0]}, {avgs[k][1]}" for k in sorted(avgs)])
         out.append(f"    {res} = dd_{g}_outer({allargs})")
         return out
 
     def evaluator(group):
-        body = [f"@JIT\ndef dd_eval_{group}(xh, xl, p, lam, mu, w, TH, TL, OH, OL):"]
+        body = [f"@JIT\ndef dd_eval_{group}(xh, xl, p, lam, mu, w, TH, TL, UH, UL, KH, KL, OH,"
+                " OL):"]
         al, inp = [], []
         if "aliases" in levels:
             body += call("aliases", x + p, "ra")
@@ -433,15 +484,27 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     for g in ("equations", "report"):
         if g in levels:
             lines.append(evaluator(g))
+    const = ["@JIT", "def check_constants(lam, mu, w, S):",
+             "    # the averages whose terms depend on the pair alone, once per call",
+             "    TH, TL, UH, UL, KH, KL = S[0], S[1], S[12], S[13], S[14], S[15]"]
+    for g, lv in levels.items():
+        for L, ks in enumerate(lv):
+            if (g, L) in fixed:
+                const += sums(f"dd_{g}_L{L}", ks, "()")
+                const += [f"    KH[{slots[g, k]}], KL[{slots[g, k]}] = tree_sum(TH[{q}], TL[{q}],"
+                          " lam.shape[0], UH, UL)" for q, k in enumerate(ks)]
+    const.append("    return")
+    lines.append("\n".join(const) + "\n")
     ns = counts.get("aliases", 0) + counts.get("inputs", 0)
     k = counts.get("report", 0)
     c = ["@JIT", "def check_point(x, p, rep, lam, mu, w, t, st, v, S):",
-         "    # S: scratch (TH, TL, RH, RL, OH, OL, A, J, b, xh, xl) of this call",
-         "    TH, TL, RH, RL, OH, OL, A, J, b, xh, xl, W = S",
+         "    # S: scratch (TH, TL, RH, RL, OH, OL, A, J, b, xh, xl, W, UH, UL) of this call and"
+         " the averages KH, KL of check_constants",
+         "    TH, TL, RH, RL, OH, OL, A, J, b, xh, xl, W, UH, UL, KH, KL = S",
          f"    for j in range({n}):", "        xh[j] = x[j]", "        xl[j] = 0.0",
          "    cond = 1.0"]
     if n:
-        c += ["    dd_eval_equations(xh, xl, p, lam, mu, w, TH, TL, RH, RL)"]
+        c += ["    dd_eval_equations(xh, xl, p, lam, mu, w, TH, TL, UH, UL, KH, KL, RH, RL)"]
         if fixed_point:
             c += [f"    for j in range({n}):",
                   "        RH[j], RL[j] = dd_sub(x[j], 0.0, RH[j], RL[j])"]
@@ -497,7 +560,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "        xh[j], xl[j] = _two_sum(x[j], -b[j])"]
     c += ["    err = 0.0"]
     if k:
-        c += ["    dd_eval_report(xh, xl, p, lam, mu, w, TH, TL, OH, OL)",
+        c += ["    dd_eval_report(xh, xl, p, lam, mu, w, TH, TL, UH, UL, KH, KL, OH, OL)",
               f"    for j in range({k}):",
               "        vj = rep[j]",
               "        if vj == OH[j] and OL[j] == 0.0:",
@@ -518,13 +581,16 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"            _np.empty(({max(n, 1)}, {max(n, 1)})),"
           f" _np.empty(({max(n, 1)}, {max(n, 1)})),",
           f"            _np.empty({max(n, 1)}), _np.empty({max(n, 1)}),"
-          f" _np.empty({max(n, 1)}), _np.empty(({max(n, 1)}, {max(n, 1)})))", "", "",
+          f" _np.empty({max(n, 1)}), _np.empty(({max(n, 1)}, {max(n, 1)})),",
+          "            _np.empty(m // 2 + 1), _np.empty(m // 2 + 1),",
+          f"            _np.empty({max(len(slots), 1)}), _np.empty({max(len(slots), 1)}))", "", "",
           "@JIT",
           "def check_points(P, lam, mu, w, X, REP, DO, COND, ERR):",
           "    t = _np.empty(lam.shape[0])",
           f"    st = _np.empty({max(ns, 1)})",
           f"    v = _np.empty({n + n_p + ns})",
           "    S = check_scratch(lam.shape[0])",
+          "    check_constants(lam, mu, w, S)",
           "    for i in range(P.shape[1]):",
           "        if DO[i]:",
           "            COND[i], ERR[i] = check_point(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
@@ -538,15 +604,16 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
 
 
 def compiled_primitives() -> dict:
-    """A namespace holding :data:`PRIMITIVES` (and their inlined ``_v`` copies) and the
-    condition number ``cond2`` compiled by Numba (not cached; for measuring them against exact
-    arithmetic and LAPACK, ``tests/test_fused_check.py``)."""
+    """A namespace holding :data:`PRIMITIVES` (and their inlined ``_v`` copies), the
+    condition number ``cond2`` and the pairwise sum ``tree_sum`` compiled by Numba (not
+    cached; for measuring them against exact arithmetic and LAPACK,
+    ``tests/test_fused_check.py``)."""
     import numpy as np
     from numba import njit
 
     ns = {"njit": njit, "_np": np}
     src = ('JIT = njit(cache=False, error_model="numpy")\n'
            + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES
-           + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2)
+           + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2 + _TREE_SUM)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns

@@ -811,6 +811,7 @@ class Kernel:
                      f"    st = _np.empty({max(ns, 1)})",
                      f"    v = _np.empty({n + n_p + ns})",
                      "    S = check_scratch(lam.shape[0])",
+                     "    check_constants(lam, mu, w, S)",
                      "    for i in range(lo, hi):",
                      "        if not DO[i]:",
                      "            continue",
