@@ -348,6 +348,46 @@ def test_compiled_check_gives_the_longdouble_statuses(monkeypatch):
 
 
 @numba_missing
+def test_averages_of_the_spectrum_alone_are_those_of_each_covariance(monkeypatch):
+    """The averages summed once per call (``check_constants``: in paper A the mean eigenvalues
+    of the training and the test covariance) are each in its own place. The model normalises
+    both covariances to mean 1, where a mix-up would not show, so the kernel is called here
+    with the spectrum of a paper A call rescaled to means 3/2 and 1/2 (the equations hold for
+    any spectrum): the compiled check gives the ``longdouble`` check's statuses and, at every
+    point, an estimate within a factor 2 of its estimate."""
+    calls = []
+    orig = kernels.Kernel.__call__
+
+    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        calls.append((self, P, spec))
+        return orig(self, P, spec, shape, rtol=rtol, check=check)
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    monkeypatch.setattr(kernels.Kernel, "__call__", spy)
+    n = 6
+    replica.solve_float64("alignment", d=24, train="powerlaw:1/2", test="spike:3",
+                          alpha=np.linspace(0.5, 7.0, n), tau=np.linspace(2.0, 9.0, n),
+                          kappa=np.linspace(0.1, 2.0, n), rho=0.01)
+    (k, P, spec), = calls
+    lam, mu, w = (np.asarray(a, float) for a in spec[:3])
+    spec = (lam * (1.5 / np.dot(lam, w)), mu * (0.5 / np.dot(mu, w)), w) + tuple(spec[3:])
+    got = orig(k, P, spec, (n,), check=True)
+    x, _it, _rel, iterated, rep, adm, _left, (cond, err, code) = got
+    m = k.machine
+    report = dict(zip(m.report_names, rep))
+    done = iterated & adm & np.isfinite(rep).all(axis=0)
+    assert done.all()
+    cond_ld, err_ld = m.assess(x, P, spec, (n,), report)
+    s_dd = point_status(m.problem, report, cond, err, iterated, adm, done)
+    s_ld = point_status(m.problem, report, cond_ld, err_ld, iterated, adm, done)
+    np.testing.assert_array_equal(s_dd, s_ld)
+    np.testing.assert_array_equal(status_of_codes(code)[0], s_dd)
+    assert set(s_dd) == {"converged"}
+    assert np.all(err_ld > 0) and np.all(err <= 2 * err_ld) and np.all(err >= err_ld / 2), \
+        (err, err_ld)
+
+
+@numba_missing
 @pytest.mark.slow
 def test_kernel_and_numpy_paths_give_the_same_statuses_and_values(monkeypatch):
     args = dict(d=40, train="piano", test="spike:3", strict=False, **hard_alignment_points())
