@@ -85,7 +85,7 @@ def main():
                      ", ".join(runs["new"][0][case][1]),
                      "identical" if same else "DIFFERENT: " + ", ".join(runs["base"][0][case][1]),
                      " / ".join(runs["new"][0][case][2])])
-    md = ["## Paper A float64, side by side with the tree before issue 29", "",
+    md = ["## Paper A float64, side by side with a baseline checkout", "",
           f"Machine: {machine_line()}; load average {start:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end (shared 2 cores: absolute times are upper bounds, "
           f"the ratios are the measurement). Baseline `{os.path.basename(os.path.normpath(baseline))}`; "

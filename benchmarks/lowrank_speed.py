@@ -329,10 +329,10 @@ def main():
             "2 cores were shared with other jobs, so absolute times are upper bounds and the "
             "ratios are the measurement. Float64 grids of 10^4 points as above (default method; "
             "Numba kernel where installed); `check` is the extended-precision check that gives "
-            "every point its honest status -- before: `Machine.assess` after the kernel, in "
-            "NumPy `longdouble`; after: compiled into the kernel in double-double "
-            "(`replica.numerics.fused_check`), measured as the kernel's time less the same "
-            "call without the check -- and `solve only` the points/s without it.",
+            "every point its honest status -- in a tree whose kernel has the compiled "
+            "double-double check (`replica.numerics.fused_check`) the kernel's time less the "
+            "same call without the check, in an older tree `Machine.assess` after the kernel "
+            "(NumPy `longdouble`) -- and `solve only` the points/s without it.",
             "",
             table(["grid", "before", "after", "speed-up", "points/s before", "points/s after",
                    "check before (share)", "check after (share)", "points/s after, solve only",
@@ -346,8 +346,8 @@ def main():
             "",
             "Every value and status of the three grids, before and after, one thread and two "
             "(sha256 of the arrays, all but the check's own estimate), and the check's error "
-            "estimate after / before (its double-double reference is evaluated with fewer and "
-            "reordered operations, so it moves in its last bits):",
+            "estimate after / before (1 - 1: the same estimate at every point; a check "
+            "evaluated with other operations moves it in its last bits):",
             "",
             table(["grid", "values and statuses", "error estimate after / before",
                    "finite estimates"], values),

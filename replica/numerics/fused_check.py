@@ -26,7 +26,10 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
    not a number).
 
 The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
-``longdouble`` check sums them over the same pairs. The generated double-double functions come
+``longdouble`` check sums them over the same pairs, each as a balanced tree of sums
+(``tree_sum``); an average whose term is a function of the pair alone (paper A: the mean
+eigenvalue of each covariance) is the same at every point, and is summed once per call of the
+check (``check_constants``), by the same operations. The generated double-double functions come
 from the same SymPy expressions as every other evaluator of the machine (its ``aliases``,
 ``inputs``, ``equations`` and ``report`` groups, staged as
 ``Machine.evaluate`` stages them; :func:`dd_groups`), and are
