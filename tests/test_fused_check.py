@@ -348,6 +348,7 @@ def test_compiled_check_gives_the_longdouble_statuses(monkeypatch):
 
 
 @numba_missing
+@pytest.mark.slow
 def test_averages_of_the_spectrum_alone_are_those_of_each_covariance(monkeypatch):
     """The averages summed once per call (``check_constants``: in paper A the mean eigenvalues
     of the training and the test covariance) are each in its own place. The model normalises
