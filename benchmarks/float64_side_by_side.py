@@ -24,7 +24,7 @@ except ImportError:  # run as a script
 NAME = "float64_side_by_side"
 
 _CHILD = r"""
-import json, time
+import hashlib, json, time
 import numpy as np
 import replica
 
@@ -53,8 +53,13 @@ for k, f in cases.items():
             f()
         reps.append((time.process_time() - t) / 200)
     r = f()
+    digest = hashlib.sha256()  # every output array, the check's condition and estimate included
+    for key in sorted(r):
+        a = np.asarray(r[key])
+        digest.update(key.encode() + (a.astype(str).tobytes() if a.dtype.kind in "OU"
+                                      else np.ascontiguousarray(a).tobytes()))
     out[k] = [sorted(reps)[2], [repr(float(v)) for v in np.atleast_1d(r["e_icl"])[:2]],
-              sorted(set(str(s) for s in np.atleast_1d(r["status"])))]
+              sorted(set(str(s) for s in np.atleast_1d(r["status"]))), digest.hexdigest()]
 print(json.dumps(out))
 """
 
@@ -84,7 +89,9 @@ def main():
                      f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})",
                      ", ".join(runs["new"][0][case][1]),
                      "identical" if same else "DIFFERENT: " + ", ".join(runs["base"][0][case][1]),
-                     " / ".join(runs["new"][0][case][2])])
+                     " / ".join(runs["new"][0][case][2]),
+                     "identical" if runs["base"][0][case][3] == runs["new"][0][case][3]
+                     else "DIFFERENT"])
     md = ["## Paper A float64, side by side with a baseline checkout", "",
           f"Machine: {machine_line()}; load average {start:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end (shared 2 cores: absolute times are upper bounds, "
@@ -93,7 +100,8 @@ def main():
           "`replica.solve_float64` call, d = 120, alpha = 2, tau = 4, rho = 0.01, piano / piano; "
           "fused Numba kernels in both trees (after: with the compiled double-double check).", "",
           table(["case", "before", "after", "speed-up (range)", "e_icl after (first values)",
-                 "e_icl before", "statuses after"], rows)]
+                 "e_icl before", "statuses after",
+                 "every output array before / after (sha256)"], rows)]
     write_section(NAME, "\n".join(md))
     print("\n".join(md))
 
