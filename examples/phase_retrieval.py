@@ -103,7 +103,9 @@ ALPHA = Parameter("alpha", "samples per dimension",
                                          "solve"))
 
 MODEL = BayesOptimal("phase_retrieval", prior=Gaussian(), channel=AbsoluteValue(0),
-                     parameters=[ALPHA])
+                     parameters=[ALPHA],
+                     title="Bayes-optimal real phase retrieval (noiseless absolute-value "
+                           "channel y = |u|), Gaussian teacher prior")
 """Bayes-optimal real phase retrieval, y = |u|, Gaussian prior."""
 
 ALPHA_WR_PUBLISHED = Fraction(1, 2)

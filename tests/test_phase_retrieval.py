@@ -144,6 +144,8 @@ def test_the_channel_partition_step_verifies_and_is_shown(cli):
     rc, out, err = cli("equations", "--model", "examples/phase_retrieval.py")
     assert rc == 0, err
     assert "cosh" in out and "absolute-value" in out and "[derived]" in out
+    assert "noiseless" in out.splitlines()[0] and "noise" not in out.splitlines()[0].replace(
+        "noiseless", "")
 
 
 def test_channel_term_equals_the_handwritten_integral():
