@@ -7,7 +7,8 @@ mh/2 - log(1 + mh)/2, so m = mh/(1 + mh) with mh = 2 alpha Psi_out'(m), by mpmat
 mpmath.diff and mpmath.findroot. Known limits: the overlap vanishes with alpha, and tends to 1
 as alpha -> 2 (the labels y > 0, half of them, are exact linear measurements of the teacher:
 perfect recovery from alpha = 2 on). The noisy ReLU is tests/test_glm_bayes_relu_noisy.py (a
-two-dimensional integral); the absolute value is a one-line model error."""
+two-dimensional integral); the noiseless absolute value is tests/test_phase_retrieval.py, the
+noisy one a one-line model error."""
 
 from __future__ import annotations
 
@@ -71,10 +72,11 @@ def test_bayes_relu_state_evolution_and_limits():
 
 
 def test_bayes_relu_unsupported_channels_are_one_line_errors():
-    """The absolute-value channel is not derived (one line); the noisy ReLU is
+    """The noisy absolute-value channel is not derived (one line); the noiseless one is
+    (tests/test_phase_retrieval.py), and so is the noisy ReLU
     (tests/test_glm_bayes_relu_noisy.py)."""
     with pytest.raises(ModelError, match="absolute_value channel") as e:
-        BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue(0))
+        BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue("sigma"))
     assert "\n" not in str(e.value) and "two-dimensional" in str(e.value)
     BayesOptimal("b", prior=Gaussian(), channel=ReLU("sigma"))
 

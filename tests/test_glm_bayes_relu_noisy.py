@@ -91,7 +91,7 @@ def test_sigma_zero_and_other_links_are_one_line_errors(cli):
     from replica.modeling import ModelError
 
     with pytest.raises(ModelError, match="absolute_value") as e:
-        BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue(0))
+        BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue("sigma"))
     assert "\n" not in str(e.value)
     rc, out, err = cli("solve", "--model", "examples/glm_bayes_relu_noisy.py", "--alpha", "1",
                        "--sigma", "0")

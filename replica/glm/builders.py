@@ -80,7 +80,12 @@ moments, the rest a Gaussian integral, symmetric point masses folded when the in
 Gaussian density for the linear channel; for the noiseless ReLU channel an atom at :math:`y = 0`,
 a Gaussian tail, and a Gaussian density on :math:`y > 0`, whose :math:`\log` is averaged over the
 tail in closed form; for the ReLU channel with noise the label's density convolved with the noise, whose
-:math:`Z_{\rm out}\log Z_{\rm out}` is a two-dimensional Gaussian integral over the field and the label). Replica symmetry is exact there (the Nishimori identities;
+:math:`Z_{\rm out}\log Z_{\rm out}` is a two-dimensional Gaussian integral over the field and the label;
+for the noiseless absolute-value channel :math:`y = |u|`, real phase retrieval, the density
+:math:`N(y; \omega, V) + N(-y; \omega, V)` on :math:`y > 0`, folded to a Gaussian factor times
+:math:`2\cosh(y\omega/V)`, whose average is a closed part plus
+:math:`\mathbb E\log 2\cosh(u\omega/V)`, a two-dimensional Gaussian integral over the field
+and :math:`u`; the noisy one is not derived). Replica symmetry is exact there (the Nishimori identities;
 Barbier et al. prove the formula), so its stability record says so.
 """
 
@@ -782,6 +787,8 @@ def _check_prior_partition(Z0, prior, A):
 def _psi_out(channel: Channel, rho, D: GLMDerivation):
     r""":math:`\Psi_{\rm out}(m)`, derived."""
     Vv = rho - m_bo
+    if channel.kind == "regression" and tuple(channel.link) == (-1, 1):
+        return _psi_out_abs(channel, Vv, D)
     if channel.kind == "regression" and not channel.linear:
         return _psi_out_relu(channel, Vv, D)
     if channel.kind == "regression":
@@ -816,6 +823,130 @@ def _psi_out(channel: Channel, rho, D: GLMDerivation):
     D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
           "The channel term averaged over the label and the field.")
     return out
+
+
+def _psi_out_abs(channel: Channel, Vv, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)` of the noiseless absolute-value channel :math:`y = |u|` (real
+    phase retrieval), derived: given :math:`\omega = \sqrt m\,\xi`, :math:`u = \omega + \sqrt
+    Vw`, the label's density on :math:`y > 0` is
+
+    .. math::
+        Z_{\rm out}(y) = N(y; \omega, V) + N(-y; \omega, V)
+        = \frac{e^{-(y^2 + \omega^2)/(2V)}}{\sqrt{2\pi V}}\,2\cosh\frac{y\omega}V
+
+    (the two preimages :math:`u = \pm y`; the second form by SymPy). Its logarithm is even in
+    :math:`y` (SymPy), so :math:`\int_0^\infty dy\,Z_{\rm out}\log Z_{\rm out}
+    = \mathbb E_{u\sim N(\omega, V)}\log Z_{\rm out}(|u|) = \mathbb E\log Z_{\rm out}(u)`:
+
+    .. math::
+        \Psi_{\rm out} = -\tfrac12\log(2\pi V) - \frac{\rho + m}{2V}
+        + \mathbb E_{\xi, w}\log 2\cosh X,\qquad
+        X = \frac{u\omega}V,\quad |X| = \frac{|\omega|\,|\omega + \sqrt Vw|}V,
+
+    the polynomial part by the Gaussian moments (:math:`\mathbb Eu^2 = \rho`,
+    :math:`\mathbb E\omega^2 = m`), and :math:`\log 2\cosh X = |X| + \log(1 + e^{-2|X|})`
+    (finite in float64 where :math:`\cosh` overflows) a two-dimensional Gaussian integral over
+    :math:`(\xi, w)`: the integrand is a function of the product :math:`u\omega` of two
+    correlated Gaussians, which is not Gaussian, so Gaussian conditioning gives no
+    one-dimensional form (the product's density is a Bessel :math:`K_0`, not a weight of
+    :func:`~replica.modeling.gauss`). :math:`|X| = |\omega|\,|\omega + \sqrt Vw|/V` puts the
+    kink of the inner integral at :math:`w = -\omega/\sqrt V` (its slope in :math:`w` never
+    vanishes) and that of the outer one at :math:`\xi = 0`."""
+    if channel.noise != 0:  # pragma: no cover - refused by BayesOptimal
+        raise ModelError("the noisy absolute-value channel is not derived")
+    w = sympy.Symbol("w", real=True)
+    y = sympy.Symbol("y", positive=True)
+    omega = sympy.sqrt(m_bo) * xi
+
+    def N(yy):
+        return sympy.exp(-(yy - omega)**2 / (2 * Vv)) / sympy.sqrt(2 * sympy.pi * Vv)
+
+    Zout = N(y) + N(-y)
+    folded = (sympy.exp(-(y**2 + omega**2) / (2 * Vv)) * 2 * sympy.cosh(y * omega / Vv)
+              / sympy.sqrt(2 * sympy.pi * Vv))
+    logZ = -(y**2 + omega**2) / (2 * Vv) - sympy.log(2 * sympy.pi * Vv) / 2 \
+        + sympy.log(2 * sympy.cosh(y * omega / Vv))
+    D.add("channel_partition", {"Zout": sympy.Eq(sympy.Function("Z_out")(y), Zout),
+                                "folded": sympy.Eq(sympy.Function("Z_out")(y), folded),
+                                "logZ": sympy.Eq(sympy.log(sympy.Function("Z_out")(y)), logZ)},
+          "The noiseless absolute-value channel y = |u| with u = omega + sqrt(V) w given the "
+          "field: the label's density on y > 0 is the Gaussian density of u at its two "
+          "preimages +y and -y; the exponents' common part taken out, Z_out is the Gaussian "
+          "factor exp(-(y^2 + omega^2)/(2V))/sqrt(2 pi V) times 2 cosh(y omega/V), and log Z_out "
+          "is even in y (both checked by SymPy; the density's mass against the law of |u| by "
+          "quadrature).", _check_abs_partition(Zout, folded, logZ, y, Vv))
+    u = omega + sympy.sqrt(Vv) * w
+    poly = sympy.expand(-(u**2 + omega**2) / (2 * Vv) - sympy.log(2 * sympy.pi * Vv) / 2)
+    X_abs = sympy.sqrt(m_bo) * sympy.Abs(xi) * sympy.Abs(omega + sympy.sqrt(Vv) * w) / Vv
+
+    def stable(a):  # log 2 cosh X at a = |X|
+        return a + sympy.log(1 + sympy.exp(-2 * a))
+
+    logcosh = stable(X_abs)
+    out = calculus.expect(calculus.expect(poly, w), xi) \
+        + calculus.expect(calculus.expect(logcosh, w), xi)
+
+    def check():
+        """The integrand is log Z_out at y = u (SymPy: poly + log 2 cosh X equals it, |X|^2 =
+        X^2), and |X| + log(1 + exp(-2|X|)) = log 2 cosh X at numeric points (mpmath)."""
+        import mpmath
+
+        X = u * omega / Vv
+        if sympy.simplify(poly + sympy.log(2 * sympy.cosh(X)) - logZ.xreplace({y: u})) != 0:
+            return False
+        # |X|^2 = X^2: each factor's |a|^2 = a^2 (a real for 0 < m < rho)
+        if sympy.simplify(sympy.expand((X_abs**2).replace(sympy.Abs, lambda a: a) - X**2)) != 0:
+            return False
+        t = sympy.Symbol("t", real=True)
+        with mpmath.workdps(30):
+            for tv in ("-40", "-0.3", "0", "0.7", "25"):
+                lhs = mpmath.mpf(sympy.N(stable(sympy.Abs(t)).xreplace(
+                    {t: sympy.Rational(tv)}), 35))
+                rhs = mpmath.log(2 * mpmath.cosh(mpmath.mpf(tv)))
+                if abs(lhs - rhs) > mpmath.mpf(10) ** -25 * max(1, abs(rhs)):
+                    return False
+        return True
+
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term: log Z_out is even in y, so the integral of Z_out log Z_out over "
+          "y > 0 is the average of log Z_out(u) over u = omega + sqrt(V) w; its polynomial part "
+          "by the Gaussian moments (E u^2 = rho, E omega^2 = m), and log 2 cosh(u omega/V), "
+          "written |X| + log(1 + exp(-2|X|)) with |X| = |omega| |omega + sqrt(V) w|/V, a "
+          "two-dimensional Gaussian integral over the field xi and w (a function of the product "
+          "of two correlated Gaussians: no one-dimensional Gaussian form).", check)
+    return out
+
+
+def _check_abs_partition(Zout, folded, logZ, y, Vv):
+    """SymPy: the folded form equals the sum of the two Gaussians, log of it is ``logZ``, and
+    ``logZ`` is even in y; mpmath: at one numeric point the density integrates over (0, Y) to
+    P(|u| < Y) = Phi((Y - omega)/sqrt(V)) - Phi((-Y - omega)/sqrt(V))."""
+    def check():
+        import mpmath
+
+        if sympy.simplify((Zout - folded).rewrite(sympy.exp)) != 0:
+            return False
+        if sympy.simplify(sympy.expand_log(sympy.log(folded), force=True) - logZ) != 0:
+            return False
+        ys = sympy.Symbol("y_", real=True)
+        if not calculus.is_even(sympy.expand(logZ.xreplace({y: ys})), ys):
+            return False
+        vals = {m_bo: sympy.Rational(1, 3), xi: sympy.Rational(-2, 5)}
+        vals.update({s: sympy.Rational(1) for s in (Zout.free_symbols | Vv.free_symbols)
+                     - {m_bo, xi, y}})
+        with mpmath.workdps(30):
+            Zv = Zout.xreplace(vals)
+
+            def f(yv):
+                return mpmath.mpf(sympy.N(Zv.xreplace({y: sympy.Float(yv, 35)}), 35))
+            om = mpmath.sqrt(mpmath.mpf(1) / 3) * mpmath.mpf(-2) / 5
+            sV = mpmath.sqrt(mpmath.mpf(sympy.N(Vv.xreplace(vals), 40)))
+            Y = mpmath.mpf(7) / 5
+            num = mpmath.quad(f, [0, Y])
+            ref = mpmath.ncdf((Y - om) / sV) - mpmath.ncdf((-Y - om) / sV)
+            return abs(num - ref) < 1e-25
+
+    return check
 
 
 def _psi_out_relu(channel: Channel, Vv, D: GLMDerivation):
@@ -978,7 +1109,14 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     channel = _named_part(name, channel, CHANNELS, "channel")
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
-    if channel.kind == "regression" and not channel.linear and tuple(channel.link) != (0, 1):
+    link = tuple(channel.link)
+    if channel.kind == "regression" and link == (-1, 1) and channel.noise != 0:
+        raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
+                         "channel with noise (its Z_out log Z_out, a two-dimensional integral "
+                         "over the label and the field, is not derived for sigma > 0); the "
+                         "noiseless channel AbsoluteValue(0) is derived, or use the channel "
+                         "with ERM")
+    if channel.kind == "regression" and not channel.linear and link not in ((0, 1), (-1, 1)):
         raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
                          f"channel (its Z_out log Z_out is a two-dimensional integral over the "
                          "label and the field not derived for this link); the ReLU channel is "
