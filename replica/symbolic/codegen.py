@@ -533,7 +533,8 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make)
         try:
-            totals, errors, sizes = gauss_legendre_fused(pieces, rtol / 2, memory)
+            totals, errors, sizes = gauss_legendre_fused(
+                pieces, rtol / 2, memory, hints=None if partial else _level_hints())
         except NotResolved as exc:
             if not partial or exc.partial is None:
                 return None
@@ -545,6 +546,22 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
         if any(e > rtol * s for e, s in zip(errors, sizes)):
             return None
     return [+t for t in totals]
+
+
+_LEVEL_HINTS: list = []
+
+
+def _level_hints():
+    """The process's :class:`~replica.symbolic.quadrature.LevelHints` for the one-dimensional
+    integrals of :func:`_gauss_mp_rule`: the first evaluation of an integral (a group's first at
+    a precision: the Jacobian's, the reported values', the verifying re-solve's) starts at the
+    levels at which the integrals before it were accepted on the same cells (the layout of
+    :func:`_mp_layout`, keyed by precision and position), not at level 1."""
+    if not _LEVEL_HINTS:
+        from .quadrature import LevelHints
+
+        _LEVEL_HINTS.append(LevelHints())
+    return _LEVEL_HINTS[0]
 
 
 def _quad_finite(f, lo, hi):
