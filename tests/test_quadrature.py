@@ -3,6 +3,8 @@ mpmath evaluation of ``gauss(...)`` in replica.symbolic.codegen): closed forms a
 digits (kinks, heavy tails, products of error functions), the error estimate refusing an
 under-resolved integrand, and float64 against mpmath."""
 
+import os
+
 import mpmath
 import numpy as np
 import pytest
@@ -345,3 +347,51 @@ def test_hinted_levels_start_the_first_evaluation_and_keep_every_digit():
         for value, error, size in (first, again):
             assert error[0] <= tol * size[0]
             assert abs(value[0] - want) <= 10 * tol * abs(want)
+
+
+def test_levels_remembered_on_disk_start_a_later_process_and_never_rise(monkeypatch):
+    r"""An evaluator's integrals' accepted levels are stored next to its generated code (under
+    the code's key) when the process ends, and a later process that loads the code starts its
+    first evaluation there: fewer Gauss--Legendre nodes than the climb from level 1, the value
+    :math:`E\cos(bz) = e^{-b^2/2}` at 30 digits either way. A cell's stored level is the
+    smallest accepted so far: a process that accepted a higher one does not raise it."""
+    import replica.symbolic.codegen as C
+    from replica.symbolic import quadrature as Q
+
+    nodes = []
+    rule = Q._Piece._rule
+
+    def counted(self, level):
+        nodes.append(Q.level_nodes(level))
+        return rule(self, level)
+
+    monkeypatch.setattr(Q._Piece, "_rule", counted)
+    key = C.cache_key("test-remembered-levels", [])
+    bz = sympy.Symbol("b", positive=True)
+
+    def process():
+        """A fresh evaluator of the same code (a later process: no hints, its levels read)."""
+        C._LEVEL_HINTS.clear()
+        nodes.clear()
+        ev = Evaluator([gauss(sympy.cos(bz * z), z)], [bz], cache=C.CodeCache(key), name="cos")
+        with mpmath.workdps(30):
+            value = ev.mp([mpmath.mpf(3)])[0]
+            assert abs(value - mpmath.exp(-mpmath.mpf(9) / 2)) <= mpmath.mpf(10) ** -29 * value
+        return ev, sum(nodes)
+
+    try:
+        first_ev, first = process()
+        C._REMEMBERED_LEVELS.store()  # (what the end of the process does)
+        path = first_ev.cache.path("cos-mp", C._RememberedLevels.SUFFIX)
+        assert path is not None and os.path.exists(path)
+        later_ev, later = process()
+        assert later < first, (later, first)
+        (g,) = later_ev._gauss["mp"]
+        assert g.prior and all(g.levels[c] >= g.prior[c] for c in g.prior)
+        high = {cell: level + 1 for cell, level in g.prior.items()}  # a process that needed more
+        g.levels.update(high)
+        C._REMEMBERED_LEVELS.store()
+        again_ev, again = process()
+        assert again_ev._gauss["mp"][0].prior == g.prior and again == later
+    finally:
+        C._LEVEL_HINTS.clear()

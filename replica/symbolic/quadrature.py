@@ -254,7 +254,9 @@ class LevelHints:
     def __init__(self):
         self._levels: dict = {}  # where -> {prec: smallest accepted level}
 
-    def get(self, cell):
+    def get(self, cell, lower: bool = True):
+        """The level for ``cell`` (see the class); ``lower=False``: only one noted at the
+        cell's own precision."""
         if not (isinstance(cell, tuple) and cell and isinstance(cell[0], int)):
             return None
         by_prec = self._levels.get(cell[1:])
@@ -263,6 +265,8 @@ class LevelHints:
         prec = cell[0]
         if prec in by_prec:
             return by_prec[prec]
+        if not lower:
+            return None
         lower = [p for p in by_prec if p < prec]
         return by_prec[max(lower)] if lower else None
 
