@@ -918,6 +918,16 @@ def _legendre(n: int, dtype):
     return x.astype(dtype), w.astype(dtype)
 
 
+def _np_where_only(f, mask, h, z, fargs) -> None:
+    """``f[mask] = h(z, *fargs)[mask]``, ``h`` evaluated at the masked nodes only (the scaled
+    and combined forms of :func:`_gauss_np` are needed at a few nodes of a grid's thousands;
+    elementwise, the same values as evaluating it everywhere)."""
+    if not np.any(mask):
+        return
+    args = [np.broadcast_to(a, z.shape)[mask] for a in fargs]
+    f[mask] = np.broadcast_to(np.asarray(h(z[mask], *args), dtype=f.dtype), (int(mask.sum()),))
+
+
 def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
     """The integral in ``dtype`` (float64 or longdouble), vectorised over the arguments'
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
@@ -964,11 +974,11 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
             # e.g. the square root of a negative number -- stays so: only overflow is mended)
             rest = ~np.isfinite(f) & ~far & defined
             scaled = far | (rest & positive)  # (erfcx: no cancellation at positive arguments)
-            if np.any(scaled):
-                f = np.where(scaled, g.scaled(z, *fargs), f)
             rest &= ~positive  # (overflow at negative arguments: erfc kept)
-            if np.any(rest):
-                f = np.where(rest, g.combined(z, *fargs), f)
+            if np.any(scaled) or np.any(rest):
+                f = np.array(f)
+                _np_where_only(f, scaled, g.scaled, z, fargs)
+                _np_where_only(f, rest, g.combined, z, fargs)
         f = np.where(np.broadcast_to(half[..., None] * w, np.shape(f)) == 0, 0, f)
         return np.sum(np.broadcast_to(half[..., None] * w * f, z.shape), axis=(-2, -1))
 
