@@ -225,7 +225,8 @@ def test_running_out_of_memory_is_one_line_exit_2(monkeypatch, capsys):
     assert len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("status, code, err", [(None, 0, ""), (3, 3, ""), ("no luck", 1, "no luck")])
+@pytest.mark.parametrize("status, code, err",
+                         [(None, 0, ""), (3, 3, ""), ("no luck", 1, "no luck")])
 def test_exit_now_runs_the_exit_functions_and_keeps_the_status(tmp_path, status, code, err):
     """``replica.cli.exit_now`` (the end of ``python -m replica`` and the ``replica`` command,
     without the interpreter's teardown): the exit status as ``sys.exit`` reads it, standard

@@ -133,8 +133,9 @@ _MATH_FOR_NUMPY = {name: getattr(math, name) for name in (
     "erf", "erfc")}
 _MATH_FOR_NUMPY.update(arctan=math.atan, arcsin=math.asin, arccos=math.acos,
                        arctanh=math.atanh, arcsinh=math.asinh, arccosh=math.acosh)
-"""The ``math`` functions that replace NumPy's of the same name in :meth:`_Numeric._scalar_functions`
-(``math.log`` of one argument is the natural logarithm, as NumPy's)."""
+"""The ``math`` functions that replace NumPy's of the same name in
+``_Numeric._scalar_functions`` (``math.log`` of one argument is the natural logarithm, as
+NumPy's)."""
 
 
 def _is_numpy(v) -> bool:

@@ -247,7 +247,7 @@ class LevelHints:
     level or higher), else ``None``. The smallest, not the latest: a start below a cell's
     accepted level costs the coarser rules on the way up (at most the cost of the level
     below the accepted one, a third of the accepted pair's), a start above it costs a rule
-    twice as long as needed. Bounded: cleared past :attr:`LIMIT` cells."""
+    twice as long as needed. Bounded: cleared past ``LIMIT`` cells."""
 
     LIMIT = 100_000
 
