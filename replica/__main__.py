@@ -1,7 +1,5 @@
 """``python -m replica``: the same as the ``replica`` command."""
 
-import sys
+from .cli import console
 
-from .cli import main
-
-sys.exit(main())
+console()

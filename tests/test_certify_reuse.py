@@ -338,6 +338,82 @@ def test_newton_mp_chord_steps_reach_the_working_precision(start, residual):
     assert calls["F"] == rep.iterations + (1 if residual else 0), (calls, rep.iterations)
 
 
+def _counted_system(calls, jacobian_dps=None):
+    r"""``F, J`` of :math:`y_0^2 = 2,\ y_0 y_1 = 3` with ``J`` evaluated at
+    ``jacobian_dps(dps)`` digits (the working precision where ``None``), counting calls."""
+    def F(y):
+        calls["F"] += 1
+        return [y[0] * y[0] - 2, y[0] * y[1] - 3]
+
+    def J(y):
+        calls["J"] += 1
+        digits = mpmath.mp.dps if jacobian_dps is None else jacobian_dps(mpmath.mp.dps)
+        with mpmath.workdps(digits):
+            y = [+v for v in y]  # the iterate rounded to those digits, as a generated code sees
+            rows = [[2 * y[0], 0 * y[0]], [+y[1], +y[0]]]
+        return mpmath.matrix(rows)
+    return F, J
+
+
+def test_a_jacobian_at_jacobian_digits_takes_the_steps_of_the_exact_one():
+    r"""The driver's pair of solves (35 digits from a float64 start, the verifying re-solve at
+    52 from its solution with its last Jacobian as the first iteration matrix) with the
+    Jacobian evaluated at :func:`~replica.numerics.newton.jacobian_digits` digits: the same
+    evaluations of :math:`F` and :math:`J` as with the exact Jacobian, and the root
+    :math:`(\sqrt2, 3/\sqrt2)` to each working precision."""
+    from replica.numerics.newton import jacobian_digits, newton_mp
+
+    with mpmath.workdps(80):
+        exact = [mpmath.sqrt(2), 3 / mpmath.sqrt(2)]  # the root, written independently
+    counts = {}
+    for how, digits in (("exact", None), ("reduced", jacobian_digits)):
+        calls = {"F": 0, "J": 0}
+        F, J = _counted_system(calls, digits)
+        with precision(35):
+            low = newton_mp(F, J, [mpmath.mpf("1.4142135623730951"),
+                                   mpmath.mpf("2.1213203435596424")])
+            assert max(abs(a - b) / b for a, b in zip(low.x, exact)) < mpmath.mpf(10) ** -34
+        with precision(52):
+            high = newton_mp(F, J, low.x, residual=False, J0=low.chord)
+            assert max(abs(a - b) / b for a, b in zip(high.x, exact)) < mpmath.mpf(10) ** -51
+        counts[how] = (calls["F"], calls["J"], low.iterations, high.iterations)
+    assert counts["reduced"] == counts["exact"], counts
+    assert jacobian_digits(35) == 22 and jacobian_digits(8) == 8
+
+
+def test_the_mpmath_newton_evaluates_its_jacobian_at_jacobian_digits():
+    """:meth:`~replica.numerics.machine.Machine.newton` (the mpmath path: ball evaluation off)
+    evaluates the Jacobian group at :func:`~replica.numerics.newton.jacobian_digits` of the
+    working precision, the equations at the working precision, and the verified solve keeps
+    its digits."""
+    from replica.numerics.driver import solve_params
+    from replica.numerics.machine import ball_evaluation
+    from replica.numerics.newton import jacobian_digits
+
+    problem = models.get("isotropic")
+    params = problem.schema.parse({"alpha": "10", "tau": "3/2", "kappa": "2", "rho": "0.01",
+                                   "lam": "0.001"})
+    m = machine(problem, problem.variant_of(params))
+    seen = {"equations": set(), "jacobian": set()}
+    real = m.evaluate
+
+    def spy(group, *a, **k):
+        if group in seen:
+            seen[group].add(mpmath.mp.dps)
+        return real(group, *a, **k)
+
+    m.evaluate = spy
+    try:
+        with ball_evaluation(False):
+            res = solve_params(problem, params, dps=30)
+    finally:
+        del m.evaluate
+    work = 30 + problem.guard_digits
+    assert res.digits == 30
+    assert work in seen["equations"] and jacobian_digits(work) in seen["jacobian"]
+    assert work not in seen["jacobian"], seen
+
+
 @pytest.mark.parametrize("how", ["lower-precision", "poor"])
 def test_newton_mp_first_iteration_matrix_from_an_earlier_solve(how):
     """``J0``: the last Jacobian of a solve at lower precision starts a re-solve at higher

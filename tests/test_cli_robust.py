@@ -223,3 +223,36 @@ def test_running_out_of_memory_is_one_line_exit_2(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("replica: error: out of memory")
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("status, code, err",
+                         [(None, 0, ""), (3, 3, ""), ("no luck", 1, "no luck")])
+def test_exit_now_runs_the_exit_functions_and_keeps_the_status(tmp_path, status, code, err):
+    """``replica.cli.exit_now`` (the end of ``python -m replica`` and the ``replica`` command,
+    without the interpreter's teardown): the exit status as ``sys.exit`` reads it, standard
+    output flushed (a line without its newline included), the ``atexit`` functions run."""
+    marker = tmp_path / "ran"
+    code_text = ("import atexit, sys\n"
+                 f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+                 "sys.stdout.write('partial line')\n"
+                 "from replica.cli import exit_now\n"
+                 f"exit_now({status!r})\n"
+                 "print('not reached')\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (buffered)
+    proc = subprocess.run([sys.executable, "-c", code_text], capture_output=True, text=True,
+                          cwd=REPO, timeout=60, env=env)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stdout == "partial line"
+    assert proc.stderr.strip() == err
+    assert marker.read_text() == "yes"
+
+
+def test_python_m_replica_keeps_exit_statuses():
+    """``python -m replica`` through :func:`~replica.cli.console`: a usage error exits 2 with one
+    line, ``--help`` 0 with the usage."""
+    bad = subprocess.run([sys.executable, "-m", "replica", "solve", "--bogus"],
+                         capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    ok = subprocess.run([sys.executable, "-m", "replica", "--help"], capture_output=True,
+                        text=True, cwd=REPO, timeout=60)
+    assert ok.returncode == 0 and ok.stdout.startswith("usage: replica"), ok.stderr

@@ -109,7 +109,7 @@ def prox_bisection(omega, v, bits):
         return (lo + hi) / 2
 
 
-@pytest.mark.parametrize("bits", [140, 196, 400])
+@pytest.mark.parametrize("bits", [140, 196, 400, 1200])
 def test_root_polished_from_the_float64_root_at_every_precision(bits):
     """The working-precision root is Newton from the float64 root (two or three steps) where
     that root exists (``_float_root``), the bracketed iteration where it does not (arguments
@@ -143,6 +143,38 @@ def test_root_polished_from_the_float64_root_at_every_precision(bits):
     assert used
 
 
+@pytest.mark.parametrize("bits, evaluations", [(140, 2), (196, 2), (400, 3)])
+def test_ball_polish_stops_on_the_predicted_error(bits, evaluations):
+    r"""From the float64 root the ball-midpoint polish (the root at every quadrature node)
+    evaluates :math:`F` twice up to about 200 bits (steps :math:`\approx 10^{-16}` and
+    :math:`10^{-32}`, whose predicted error :math:`2^8 r_2^3/r_1^2 \approx 10^{-62}` is below
+    the tolerance) and three times at 400 bits, each root within the accuracy checked by
+    ``test_root_polished_from_the_float64_root_at_every_precision``, here against the
+    bisection at these arguments."""
+    import flint
+
+    num = PROX._imp_
+    num._float_root([0.0, 1.0])
+    num._mid = num._mid or num._ball_functions()
+    outer = num._arb_outer
+    calls = []
+    num._arb_outer = lambda *a: calls.append(1) or outer(*a)
+    old = flint.ctx.prec
+    try:
+        with mpmath.workprec(bits):
+            flint.ctx.prec = bits
+            for om, v in [("0.3", "3.97"), ("-7.7", "3.97"), ("12.25", "0.5")]:
+                calls.clear()
+                got = num._ball_polish([flint.arb(om), flint.arb(v)])
+                assert len(calls) == evaluations, (om, v, len(calls))
+                ref = prox_bisection(mpmath.mpf(om), mpmath.mpf(v), bits)
+                got = mpmath.mpf(got.mid().str(bits // 3 + 10, radius=False))
+                assert abs(got - ref) <= mpmath.ldexp(1, -bits + 7) * max(1, abs(ref))
+    finally:
+        flint.ctx.prec = old
+        num._arb_outer = outer
+
+
 def test_scalar_float64_roots_stop_at_rounding_without_bisecting():
     r"""``_float_root`` (the start of every working-precision root of the quadrature), at the
     logistic 30-digit point's :math:`V` over the nodes' range of :math:`\omega`: every root
@@ -151,22 +183,44 @@ def test_scalar_float64_roots_stop_at_rounding_without_bisecting():
     ulp of :math:`\omega` -- left the open bracket and sent the iteration to bisection down
     to 4e-16: about 50 evaluations, for 40% of these arguments.)"""
     num = PROX._imp_
-    num._float_root([0.0, 1.0])  # the NumPy functions built
-    both = num._np[4]
+    num._float_root([0.0, 1.0])  # the functions built
+    assert num._scalar  # (the math-module functions: the generated code uses only exp)
+    both = num._scalar[2]
     v = 3.9765457891038616
     most = 0
     for om in list(np.linspace(-60.0, 60.0, 241)) + [-20.35567545632247, -20.228707230842478]:
         calls = []
-        num._np = num._np[:4] + ((lambda *a: calls.append(1) or both(*a)),)
+        num._scalar = num._scalar[:2] + ((lambda *a: calls.append(1) or both(*a)),)
         try:
             root, (lo, hi) = num._float_root([float(om), v])
         finally:
-            num._np = num._np[:4] + (both,)
+            num._scalar = num._scalar[:2] + (both,)
         ref = float(prox_bisection(mpmath.mpf(float(om)), mpmath.mpf(v), 60))
         assert abs(root - ref) <= 4 * np.spacing(max(abs(ref), 1.0)), om
         assert lo <= root <= hi
         most = max(most, len(calls))
     assert most <= 10, most
+
+
+def test_scalar_functions_are_the_numpy_functions_on_floats():
+    r"""The ``math``-module functions of the float64 root (:meth:`_scalar_functions`) give the
+    NumPy functions' values, within an ulp, and the same roots; where ``math`` refuses a value
+    (``exp`` overflowing, at :math:`\omega = 800`) the NumPy functions decide, as before."""
+    num = PROX._imp_
+    num._float_root([0.0, 1.0])
+    lo_s, hi_s, both_s = num._scalar
+    lo_n, hi_n, both_n = num._np[2:]
+    for om, v, p in [(0.3, 3.9, 1.2), (-12.5, 0.7, -12.1), (25.0, 10.0, 25.0), (-3.0, 1e-3, -3.0)]:
+        assert lo_s(om, v) == float(lo_n(om, v)) and hi_s(om, v) == float(hi_n(om, v))
+        for a, b in zip(both_s(p, om, v), both_n(p, om, v)):
+            assert abs(a - float(b)) <= 2 * np.spacing(max(abs(float(b)), 1.0)), (om, v, p)
+        got, want = num._float_root([om, v]), num._float_iteration([om, v], lo_n, hi_n, both_n)
+        assert abs(got[0] - want[0]) <= 4 * np.spacing(max(abs(want[0]), 1.0))
+    with pytest.raises(OverflowError):
+        num._float_iteration([800.0, 2.0], lo_s, hi_s, both_s)
+    with np.errstate(all="ignore"):
+        want = num._float_iteration([800.0, 2.0], lo_n, hi_n, both_n)
+    assert want is not None and num._float_root([800.0, 2.0]) == want
 
 
 def test_an_inaccurate_float64_root_falls_back_to_the_bracketed_iteration():

@@ -3,6 +3,8 @@ mpmath evaluation of ``gauss(...)`` in replica.symbolic.codegen): closed forms a
 digits (kinks, heavy tails, products of error functions), the error estimate refusing an
 under-resolved integrand, and float64 against mpmath."""
 
+import os
+
 import mpmath
 import numpy as np
 import pytest
@@ -288,3 +290,108 @@ def test_a_group_that_uses_an_earlier_integral_waits_for_it():
         wants = [mpmath.exp(bv**2 / 2), bv * mpmath.exp(bv**2 / 2)]
         for value, want in zip(got, wants):
             assert abs(value - want) <= mpmath.mpf(10) ** -30 * abs(want)
+
+
+# ---------------------------------------------------------------------------------------------
+# Starting levels from other integrals (LevelHints)
+# ---------------------------------------------------------------------------------------------
+def test_level_hints_keep_the_smallest_level_and_fall_back_to_a_lower_precision():
+    """``get`` gives the smallest level noted for a cell at its precision, else the one noted
+    at the nearest lower precision, never one from a higher precision; cells not keyed by a
+    precision are ignored."""
+    from replica.symbolic.quadrature import LevelHints
+
+    hints = LevelHints()
+    hints.note({(100, -2): 4, (100, 0): 3, "L": 5})
+    hints.note({(100, -2): 3, (100, 0): 4})  # a simpler integrand on the same cells
+    assert hints.get((100, -2)) == 3 and hints.get((100, 0)) == 3
+    hints.note({(60, -2): 2, (200, 0): 5})
+    assert hints.get((150, -2)) == 3  # the nearest lower precision, 100 bits
+    assert hints.get((80, -2)) == 2
+    assert hints.get((50, -2)) is None  # only higher precisions noted
+    assert hints.get((150, 0)) == 3 and hints.get((250, 0)) == 5
+    assert hints.get((100, 2)) is None and hints.get("L") is None
+
+
+def _counted(f, calls):
+    def g(x):
+        calls.append(1)
+        return f(x)
+    return g
+
+
+def test_hinted_levels_start_the_first_evaluation_and_keep_every_digit():
+    r"""An integral evaluated first with hints noted by another on the same cells starts at
+    their levels: fewer evaluations of its integrand than the climb from level 1, and its
+    value still meets 30 digits against the closed form
+    :math:`\int_{-2}^{2}\cos(3x)\varphi(x)\,dx = e^{-9/2}\,\mathrm{Re}\,
+    \mathrm{erf}((2 + 3i)/\sqrt2)` (the error control, not the start, decides)."""
+    from replica.symbolic.quadrature import LevelHints, gauss_legendre_fused
+
+    def pieces(f):
+        return [(mpmath.mpf(-2), mpmath.mpf(0), f, (100, "L")),
+                (mpmath.mpf(0), mpmath.mpf(2), f, (100, "R"))]
+
+    with mpmath.workdps(30):
+        tol = mpmath.mpf(10) ** -30
+        g = lambda x: [mpmath.cos(3 * x) * _phi(x)]  # noqa: E731
+        want = mpmath.exp(-mpmath.mpf(9) / 2) * (mpmath.erf(mpmath.sqrt(2) + 3j / mpmath.sqrt(2))
+                                                 ).real
+        cold, hinted, hints = [], [], LevelHints()
+        first = gauss_legendre_fused(pieces(_counted(g, cold)), tol, {}, hints=hints)
+        levels = {}
+        gauss_legendre_fused(pieces(g), tol, levels)
+        assert hints.get((100, "L")) == levels[(100, "L")] > 1
+        again = gauss_legendre_fused(pieces(_counted(g, hinted)), tol, {}, hints=hints)
+        assert len(hinted) < len(cold)
+        for value, error, size in (first, again):
+            assert error[0] <= tol * size[0]
+            assert abs(value[0] - want) <= 10 * tol * abs(want)
+
+
+def test_levels_remembered_on_disk_start_a_later_process_and_never_rise(monkeypatch):
+    r"""An evaluator's integrals' accepted levels are stored next to its generated code (under
+    the code's key) when the process ends, and a later process that loads the code starts its
+    first evaluation there: fewer Gauss--Legendre nodes than the climb from level 1, the value
+    :math:`E\cos(bz) = e^{-b^2/2}` at 30 digits either way. A cell's stored level is the
+    smallest accepted so far: a process that accepted a higher one does not raise it."""
+    import replica.symbolic.codegen as C
+    from replica.symbolic import quadrature as Q
+
+    nodes = []
+    rule = Q._Piece._rule
+
+    def counted(self, level):
+        nodes.append(Q.level_nodes(level))
+        return rule(self, level)
+
+    monkeypatch.setattr(Q._Piece, "_rule", counted)
+    key = C.cache_key("test-remembered-levels", [])
+    bz = sympy.Symbol("b", positive=True)
+
+    def process():
+        """A fresh evaluator of the same code (a later process: no hints, its levels read)."""
+        C._LEVEL_HINTS.clear()
+        nodes.clear()
+        ev = Evaluator([gauss(sympy.cos(bz * z), z)], [bz], cache=C.CodeCache(key), name="cos")
+        with mpmath.workdps(30):
+            value = ev.mp([mpmath.mpf(3)])[0]
+            assert abs(value - mpmath.exp(-mpmath.mpf(9) / 2)) <= mpmath.mpf(10) ** -29 * value
+        return ev, sum(nodes)
+
+    try:
+        first_ev, first = process()
+        C._REMEMBERED_LEVELS.store()  # (what the end of the process does)
+        path = first_ev.cache.path("cos-mp", C._RememberedLevels.SUFFIX)
+        assert path is not None and os.path.exists(path)
+        later_ev, later = process()
+        assert later < first, (later, first)
+        (g,) = later_ev._gauss["mp"]
+        assert g.prior and all(g.levels[c] >= g.prior[c] for c in g.prior)
+        high = {cell: level + 1 for cell, level in g.prior.items()}  # a process that needed more
+        g.levels.update(high)
+        C._REMEMBERED_LEVELS.store()
+        again_ev, again = process()
+        assert again_ev._gauss["mp"][0].prior == g.prior and again == later
+    finally:
+        C._LEVEL_HINTS.clear()

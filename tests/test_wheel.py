@@ -68,7 +68,7 @@ def test_wheel_holds_the_package_and_nothing_else(wheel):
     assert "License-Expression: MIT" in metadata
     entry = zipfile.ZipFile(wheel).read(
         next(n for n in dist_info if n.endswith("entry_points.txt"))).decode()
-    assert "replica = replica.cli:main" in entry
+    assert "replica = replica.cli:console" in entry
 
 
 @pytest.mark.slow

@@ -19,8 +19,8 @@ from ..errors import ConvergenceError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
-from .newton import (BallsNotFinite, NewtonReport, damped_mp, iterate_grid, newton_arb,
-                     newton_grid, newton_mp)
+from .newton import (BallsNotFinite, NewtonReport, damped_mp, iterate_grid, jacobian_digits,
+                     newton_arb, newton_grid, newton_mp)
 from .outline import Outline, load_outline, store_outline
 from .precision import ball_precision, precision
 from .result import Status
@@ -361,7 +361,8 @@ class Machine:
             return [fx[i] / rscale[i] for i in range(n)]
 
         def J(y):
-            jx = self._evaluate_fast("jacobian", theta(y), P, spec, balls)
+            with mpmath.workdps(jacobian_digits(mpmath.mp.dps)):  # the iteration matrix
+                jx = self._evaluate_fast("jacobian", theta(y), P, spec, balls)
             sign = -1 if self.fixed_point else 1
             return mpmath.matrix([[((1 if (i == j and self.fixed_point) else 0)
                                     + sign * jx[n * i + j]) * scale[j] / rscale[i]

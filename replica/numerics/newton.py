@@ -114,6 +114,26 @@ def _ball_solve(Jm, rhs):
 
 
 
+def jacobian_digits(dps: int) -> int:
+    r"""The digits at which :func:`newton_mp`'s iteration matrix is evaluated for a solve at
+    ``dps`` digits: :math:`\lfloor dps/2\rfloor + 5` (``dps`` itself where that is not fewer).
+
+    The Jacobian only chooses the steps, never the iterate's equations or the stopping tests:
+    with an iteration matrix of relative error :math:`\delta` a step from an iterate of error
+    :math:`e` leaves :math:`O(\kappa\delta e + e^2)`, so the iteration converges to the root
+    the equations define at ``dps`` digits whatever :math:`\delta` is, at a rate
+    :math:`\kappa\delta` once :math:`e < \delta` (the chord steps of :func:`newton_mp`, whose
+    contraction is checked, and which fall back to a fresh matrix when it fails). At
+    :math:`\delta = 10^{-dps/2 - 5}` the steps from a float64 start (:math:`e \approx
+    10^{-16}`) are those of the exact Jacobian to :math:`O(\kappa 10^{-dps/2 - 5})`, and the
+    verifying re-solve at :math:`\approx 1.5\,dps` digits, which starts from this solve's
+    solution with this matrix, gains :math:`dps/2 + 5` digits a step, its first step reaching
+    its own precision as with the exact matrix. For a Jacobian that holds Gaussian integrals
+    (the derivatives under the integral sign, the costliest evaluation of a solve) the
+    quadrature at fewer digits takes fewer nodes, each cheaper."""
+    return min(dps, dps // 2 + 5)
+
+
 NEWTON_TRIED = "Newton with the exact Jacobian and step halving"
 
 

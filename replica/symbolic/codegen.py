@@ -272,6 +272,7 @@ class _GaussFunctions:
         self.scaled, self.erfc_arguments = scaled, erfc_arguments
         self.combined = combined  # (float64) exponentials combined, erfc kept: for y << 0
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
+        self.prior: dict = {}  # the levels an earlier process remembered (_RememberedLevels)
         self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
         # (two-dimensional integrals) an inner one is a function of its outer variable too (its
         # last argument), evaluated at the outer rule's nodes; an outer one lists its inner
@@ -431,7 +432,7 @@ def _gauss_mp(g: _GaussFunctions, values):
     midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
     (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
     fast = None if g.fast is None else (lambda z, *a, f=g.fast: [f(z, *a)])
-    out = _gauss_mp_rule([g], [values], fast, values, g.levels)
+    out = _gauss_mp_rule([g], [values], fast, values, g.levels, prior=g.prior)
     return _gauss_mp_tanh_sinh(g, values) if out is None else out[0]
 
 
@@ -447,11 +448,12 @@ class _FusedGauss:
     ``levels`` the accepted level per cell (as :attr:`_GaussFunctions.levels`). See
     :func:`_gauss_mp_fused`."""
 
-    __slots__ = ("members", "deps", "fast", "pre", "levels")
+    __slots__ = ("members", "deps", "fast", "pre", "levels", "prior")
 
     def __init__(self, members, deps, fast, pre):
         self.members, self.deps, self.fast, self.pre = tuple(members), tuple(deps), fast, pre
         self.levels: dict = {}
+        self.prior: dict = {}  # as _GaussFunctions.prior
 
 
 def _gauss_mp_fused(group: _FusedGauss, gauss, values, out) -> bool:
@@ -470,7 +472,7 @@ def _gauss_mp_fused(group: _FusedGauss, gauss, values, out) -> bool:
     member_values = [list(values) + out[:k] for k in group.members]
     fast_values = list(values) + [out[j] for j in group.deps]
     got = _gauss_mp_rule(members, member_values, group.fast, fast_values, group.levels,
-                         group.pre)
+                         group.pre, prior=group.prior)
     for i, (k, g) in enumerate(zip(group.members, members)):
         out[k] = _gauss_mp(g, member_values[i]) if got is None else got[i]
     return True
@@ -493,7 +495,7 @@ def _ball_pre(pre, balls):
 
 
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
-                   partial: bool = False):
+                   partial: bool = False, prior=None):
     """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
@@ -502,7 +504,10 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     here, at the working precision): the list of their values, or ``None`` where the rule does
     not reach the tolerance for every member. ``partial``: ``(values, errors)`` instead,
     whether or not the tolerance is reached (the errors as the rule left them; for the inner
-    integral of a two-dimensional one, whose error the outer rule judges)."""
+    integral of a two-dimensional one, whose error the outer rule judges). The first
+    evaluation on a cell (not in ``memory``) starts at :class:`_StartLevels`' level: another
+    integral's at this precision, ``prior`` (the levels a process before remembered,
+    :class:`_RememberedLevels`), another integral's at a lower precision."""
     from .quadrature import NotResolved, gauss_legendre_fused
 
     dps = mpmath.mp.dps
@@ -533,7 +538,9 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make)
         try:
-            totals, errors, sizes = gauss_legendre_fused(pieces, rtol / 2, memory)
+            totals, errors, sizes = gauss_legendre_fused(
+                pieces, rtol / 2, memory,
+                hints=None if partial else _StartLevels(_level_hints(), prior or {}))
         except NotResolved as exc:
             if not partial or exc.partial is None:
                 return None
@@ -545,6 +552,117 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
         if any(e > rtol * s for e, s in zip(errors, sizes)):
             return None
     return [+t for t in totals]
+
+
+class _StartLevels:
+    """The ``hints`` of one call of :func:`_gauss_mp_rule`: a cell's starting level is the one
+    the process noted at the cell's precision (:func:`_level_hints`), else the integral's
+    ``prior`` (an earlier process's, :class:`_RememberedLevels`), else the one noted at the
+    nearest lower precision; the accepted levels are noted for the process."""
+
+    __slots__ = ("hints", "prior")
+
+    def __init__(self, hints, prior):
+        self.hints, self.prior = hints, prior
+
+    def get(self, cell):
+        level = self.hints.get(cell, lower=False)
+        if level is None:
+            level = self.prior.get(cell)
+        return self.hints.get(cell) if level is None else level
+
+    def note(self, levels):
+        self.hints.note(levels)
+
+
+class _RememberedLevels:
+    r"""The levels at which the one-dimensional Gaussian integrals of an :class:`Evaluator` were
+    accepted, kept on disk next to its generated code -- under the code's own key, which holds
+    the contents of the expressions' sources (:func:`cache_key`), never a name -- and read back
+    as each integral's ``prior`` when a later process loads that code: the first evaluation of
+    an integral at a precision no other integral of the process has used starts there, not at
+    level 1 (a Newton iteration pays for the climb once per integral and precision: for the
+    logistic 30-digit point its first equations, its Jacobian and its re-solve's first
+    equations). A starting level only: every evaluation is accepted by the same error control
+    (:func:`~replica.symbolic.quadrature.gauss_legendre_fused`). What is stored per cell is the
+    smallest level accepted by any process so far (the levels of this one where they are
+    lower): a start below the needed level costs only the coarser rules on the way up, one
+    above it a rule twice as long, so the stored levels never rise. Written when the process
+    ends, for the evaluators whose levels fell."""
+
+    SUFFIX = "-levels.json"
+
+    def __init__(self):
+        self._attached: list = []  # the evaluators whose integrals have a prior
+        self._registered = False
+
+    @staticmethod
+    def _integrals(ev) -> dict:
+        out = {f"g{k}": g for k, g in enumerate(ev._gauss.get("mp", ()))
+               if not g.inner and not g.nested}
+        out.update({f"f{j}": grp for j, grp in enumerate(ev._fused.get("mp", ()))})
+        return out
+
+    def attach(self, ev) -> None:
+        if ev.cache is None or not ev.name or not ev._gauss.get("mp"):
+            return
+        path = ev.cache.path(f"{ev.name}-mp", self.SUFFIX)
+        if path is None:
+            return
+        try:
+            import json
+
+            with open(path) as fh:
+                stored = json.load(fh)
+            integrals = self._integrals(ev)
+            for which, cells in stored.items():
+                if which in integrals:
+                    for cell, level in cells:
+                        if isinstance(level, int) and 1 <= level <= 64:
+                            integrals[which].prior[tuple(cell)] = level
+        except (OSError, ValueError, TypeError):
+            pass  # none yet, or unreadable: level 1, as without it
+        self._attached.append(ev)
+        if not self._registered:
+            import atexit
+
+            atexit.register(self.store)
+            self._registered = True
+
+    def store(self) -> None:
+        import json
+
+        for ev in self._attached:
+            doc, changed = {}, False
+            for which, g in self._integrals(ev).items():
+                levels = dict(g.prior)
+                for cell, level in g.levels.items():
+                    if level < levels.get(cell, level + 1):
+                        levels[cell] = level
+                        changed = True
+                if levels:
+                    doc[which] = [[list(cell), level] for cell, level in levels.items()]
+            if changed:
+                ev.cache.store(f"{ev.name}-mp", json.dumps(doc), suffix=self.SUFFIX)
+        self._attached.clear()
+
+
+_REMEMBERED_LEVELS = _RememberedLevels()
+
+_LEVEL_HINTS: list = []
+
+
+def _level_hints():
+    """The process's :class:`~replica.symbolic.quadrature.LevelHints` for the one-dimensional
+    integrals of :func:`_gauss_mp_rule`: the first evaluation of an integral (a group's first at
+    a precision: the Jacobian's, the reported values', the verifying re-solve's) starts at the
+    levels at which the integrals before it were accepted on the same cells (the layout of
+    :func:`_mp_layout`, keyed by precision and position), not at level 1."""
+    if not _LEVEL_HINTS:
+        from .quadrature import LevelHints
+
+        _LEVEL_HINTS.append(LevelHints())
+    return _LEVEL_HINTS[0]
 
 
 def _quad_finite(f, lo, hi):
@@ -800,6 +918,16 @@ def _legendre(n: int, dtype):
     return x.astype(dtype), w.astype(dtype)
 
 
+def _np_where_only(f, mask, h, z, fargs) -> None:
+    """``f[mask] = h(z, *fargs)[mask]``, ``h`` evaluated at the masked nodes only (the scaled
+    and combined forms of :func:`_gauss_np` are needed at a few nodes of a grid's thousands;
+    elementwise, the same values as evaluating it everywhere)."""
+    if not np.any(mask):
+        return
+    args = [np.broadcast_to(a, z.shape)[mask] for a in fargs]
+    f[mask] = np.broadcast_to(np.asarray(h(z[mask], *args), dtype=f.dtype), (int(mask.sum()),))
+
+
 def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
     """The integral in ``dtype`` (float64 or longdouble), vectorised over the arguments'
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
@@ -846,11 +974,11 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
             # e.g. the square root of a negative number -- stays so: only overflow is mended)
             rest = ~np.isfinite(f) & ~far & defined
             scaled = far | (rest & positive)  # (erfcx: no cancellation at positive arguments)
-            if np.any(scaled):
-                f = np.where(scaled, g.scaled(z, *fargs), f)
             rest &= ~positive  # (overflow at negative arguments: erfc kept)
-            if np.any(rest):
-                f = np.where(rest, g.combined(z, *fargs), f)
+            if np.any(scaled) or np.any(rest):
+                f = np.array(f)
+                _np_where_only(f, scaled, g.scaled, z, fargs)
+                _np_where_only(f, rest, g.combined, z, fargs)
         f = np.where(np.broadcast_to(half[..., None] * w, np.shape(f)) == 0, 0, f)
         return np.sum(np.broadcast_to(half[..., None] * w * f, z.shape), axis=(-2, -1))
 
@@ -1854,6 +1982,8 @@ class Evaluator:
     def functions(self, backend: str):
         if backend not in self._fns:
             self._fns[backend] = self._generate(backend)
+            if backend == "mp":
+                _REMEMBERED_LEVELS.attach(self)
         return self._fns[backend]
 
     def two_dimensional(self) -> bool:

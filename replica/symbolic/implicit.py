@@ -126,6 +126,27 @@ class ImplicitRoot(sympy.Function):
     _latex_name = None
 
 
+_FLOAT_ERRORS = (OverflowError, ZeroDivisionError, ValueError, TypeError)
+
+_MATH_FOR_NUMPY = {name: getattr(math, name) for name in (
+    "exp", "log", "sqrt", "expm1", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+    "erf", "erfc")}
+_MATH_FOR_NUMPY.update(arctan=math.atan, arcsin=math.asin, arccos=math.acos,
+                       arctanh=math.atanh, arcsinh=math.asinh, arccosh=math.acosh)
+"""The ``math`` functions that replace NumPy's of the same name in
+``_Numeric._scalar_functions`` (``math.log`` of one argument is the natural logarithm, as
+NumPy's)."""
+
+
+def _is_numpy(v) -> bool:
+    """Whether ``v`` is a NumPy (or SciPy) function or ufunc, as the generated NumPy code names
+    them."""
+    if isinstance(v, np.ufunc):
+        return True
+    module = getattr(v, "__module__", None) or ""
+    return callable(v) and module.split(".")[0] in ("numpy", "scipy")
+
+
 class _Numeric:
     """The numeric root finder of one implicit function (built on first use)."""
 
@@ -135,6 +156,7 @@ class _Numeric:
         self.cls = cls
         self._mp = None
         self._np = None
+        self._scalar = None  # _scalar_functions(), () where there are none
         self._mid = None
         self._memo: dict = {}
         self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
@@ -201,14 +223,79 @@ class _Numeric:
         balls (the midpoints), ``F`` and :math:`\partial_p F` the midpoints of the generated
         ball code at the working precision, every iterate the midpoint of its ball rounded to
         it (no conversion to mpmath inside the loop); an exact ball, or ``None`` where
-        :meth:`_polish` would give none (or a ball is not finite)."""
+        :meth:`_polish` would give none (or a ball is not finite).
+
+        One more stopping rule than :meth:`_polish`'s: in the quadratic regime a Newton step
+        of relative size :math:`r_k` leaves an error :math:`C r_k^2`, and two successive steps
+        measure :math:`C \approx r_k / r_{k-1}^2`; the iteration ends once
+        :math:`2^8\, r_k^3 / r_{k-1}^2` (the predicted error, with a factor :math:`2^8` for the
+        variation of :math:`C`) is below the tolerance :math:`2^{-p+4}`. From a float64 root
+        (:math:`r_1 \approx 10^{-16}`, :math:`r_2 \approx 10^{-32}`) that is after two
+        evaluations of :math:`F` up to about 200 bits, where :meth:`_polish`'s rule takes a
+        third whose step is below the precision.
+
+        The sizes of the steps are compared in Python floats up to :data:`FLOAT_TESTS_PREC`
+        bits (where every tolerance and the predicted error are normal floats; a step whose
+        float underflows is below the tolerance), as midpoints of balls above."""
         import flint
 
         start = self._float_root([float(a) for a in args])
         if start is None:
             return None
-        outer, arb = self._arb_outer, flint.arb
         prec = mpmath.mp.prec
+        if prec > self.FLOAT_TESTS_PREC:
+            return self._ball_polish_balls(args, start, prec)
+        outer, arb = self._arb_outer, flint.arb
+        tol = math.ldexp(1.0, -prec + 4)
+        small = math.ldexp(1.0, -(prec // 3))
+        done = tol / 256  # a predicted error that ends the iteration (see above)
+        last = 2.0 ** -30
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = prec
+            p = arb(start[0])
+            final = False  # the one more step once the quadratic regime is entered
+            prev = None  # the relative size of the step before
+            for _ in range(8):
+                f, d = outer(p, *args)
+                if not (f.is_finite() and d.is_finite()):
+                    return None
+                f, d = f.mid(), d.mid()
+                if f == 0:
+                    break
+                if not d > 0:
+                    return None
+                step = (f / d).mid()
+                scale = max(abs(float(p)), 1.0)
+                a = abs(float(step))
+                if not a <= last * scale:
+                    return None
+                p = (p - step).mid()
+                if final or a <= tol * scale:
+                    break
+                r = a / scale
+                if prev is not None and (r / prev) ** 2 * r <= done:
+                    break  # the error this step leaves, C r^2 with C = r / prev^2, is below tol
+                final = a <= small * scale
+                last = prev = r
+            else:
+                return None
+        finally:
+            flint.ctx.prec = old
+        lo, hi = start[1]
+        slack = 2.0 ** -40 * max(abs(lo), abs(hi), 1.0)
+        v = float(p)
+        return p if lo - slack <= v <= hi + slack else None
+
+    FLOAT_TESTS_PREC = 960
+    """The precision (bits) up to which :meth:`_ball_polish` compares step sizes in floats."""
+
+    def _ball_polish_balls(self, args, start, prec):
+        """:meth:`_ball_polish` above :data:`FLOAT_TESTS_PREC` bits: the same iteration, its
+        step sizes compared as midpoints of balls (a float would underflow)."""
+        import flint
+
+        outer, arb = self._arb_outer, flint.arb
         old = flint.ctx.prec
         try:
             flint.ctx.prec = prec
@@ -217,6 +304,8 @@ class _Numeric:
             tol, small = arb(2) ** (-prec + 4), arb(2) ** (-(prec // 3))
             last = arb(2) ** -30
             final = False  # the one more step once the quadratic regime is entered
+            done = (tol / 256).mid()  # a predicted error that ends the iteration (docstring)
+            prev = None  # the relative size of the step before
             for _ in range(8):
                 f, d = outer(p, *args)
                 if not (f.is_finite() and d.is_finite()):
@@ -235,8 +324,11 @@ class _Numeric:
                 p = (p - step).mid()
                 if final or a <= (tol * scale).mid():
                     break
+                r = (a / scale).mid()
+                if prev is not None and ((r / prev) ** 2 * r).mid() <= done:
+                    break  # the error this step leaves, C r^2 with C = r / prev^2, is below tol
                 final = bool(a <= (small * scale).mid())
-                last = (a / scale).mid()
+                last = prev = r
             else:
                 return None
         finally:
@@ -356,7 +448,9 @@ class _Numeric:
 
     def _float_root(self, args):
         """``(root, (lo, hi))``: the root at the arguments rounded to float64, by the bracketed
-        Newton iteration of :meth:`mp` in Python floats (the generated NumPy code on scalars;
+        Newton iteration of :meth:`mp` in Python floats (the generated NumPy code on scalars,
+        its functions those of the ``math`` module where it uses no others
+        (:meth:`_scalar_functions`), NumPy's where ``math`` refuses a value;
         a Newton step that lands exactly on a bracket end is taken, once, instead of
         bisecting: where the root is within an ulp of that end -- the logistic proximal map at
         large omega -- bisection took about fifty evaluations of :math:`F` down to
@@ -366,52 +460,93 @@ class _Numeric:
         iteration of :meth:`mp` then decides), no convergence."""
         if self._np is None:
             self._np = self._functions("numpy")
-        _, _, lo_f, hi_f, both = self._np
+        if self._scalar is None:
+            self._scalar = self._scalar_functions() or ()
         try:
             fa = [float(a) for a in args]
-            with np.errstate(all="ignore"):
-                lo, hi = float(lo_f(*fa)), float(hi_f(*fa))
-                if lo > hi:
-                    lo, hi = hi, lo
-                if not (math.isfinite(lo) and math.isfinite(hi)):
-                    return None
-                flo = float(both(lo, *fa)[0])
-                fhi = float(both(hi, *fa)[0])
-                if not (flo <= 0 <= fhi):
-                    return None
-                bracket = lo, hi
-                p = (lo + hi) / 2
-                onto_end = True
-                for _ in range(self.FLOAT_START_ITER):
-                    f, d = both(p, *fa)
-                    f, d = float(f), float(d)
-                    if f == 0:
-                        return p, bracket
-                    if f > 0:
-                        hi = p
-                    elif f < 0:
-                        lo = p
-                    else:
-                        return None  # NaN
-                    new = p - f / d if d > 0 else (lo + hi) / 2
-                    newton = lo < new < hi
-                    if not newton and onto_end and new in (lo, hi):
-                        # Newton onto a bracket end: the root within rounding of it (omega
-                        # large, the root omega plus less than an ulp), checked by the next
-                        # step (once: two ends alternating fall to bisection)
-                        newton, onto_end = True, False
-                    if not newton:
-                        new = (lo + hi) / 2
-                    step = abs(new - p)
-                    p = new
-                    scale = max(abs(p), 1.0)
-                    # a Newton step of 1e-9 leaves an error of about its square: the float64
-                    # root to rounding (the working-precision steps of _polish take it on)
-                    if (step <= 1e-9 * scale and newton) or hi - lo <= 4e-16 * scale:
-                        return p, bracket
-        except (OverflowError, ZeroDivisionError, ValueError, TypeError):
+        except _FLOAT_ERRORS:
             return None
+        if self._scalar:
+            try:
+                return self._float_iteration(fa, *self._scalar)
+            except _FLOAT_ERRORS:  # math refuses where NumPy returns inf or nan: NumPy decides
+                pass
+        try:
+            with np.errstate(all="ignore"):
+                return self._float_iteration(fa, *self._np[2:])
+        except _FLOAT_ERRORS:
+            return None
+
+    def _float_iteration(self, fa, lo_f, hi_f, both):
+        """:meth:`_float_root`'s iteration at the float arguments ``fa`` with the bracket's
+        ends ``lo_f``, ``hi_f`` and ``both`` (``(F, dF/dp)``); raises what the functions raise
+        (an overflow, a domain error)."""
+        lo, hi = float(lo_f(*fa)), float(hi_f(*fa))
+        if lo > hi:
+            lo, hi = hi, lo
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return None
+        flo = float(both(lo, *fa)[0])
+        fhi = float(both(hi, *fa)[0])
+        if not (flo <= 0 <= fhi):
+            return None
+        bracket = lo, hi
+        p = (lo + hi) / 2
+        onto_end = True
+        for _ in range(self.FLOAT_START_ITER):
+            f, d = both(p, *fa)
+            f, d = float(f), float(d)
+            if f == 0:
+                return p, bracket
+            if f > 0:
+                hi = p
+            elif f < 0:
+                lo = p
+            else:
+                return None  # NaN
+            new = p - f / d if d > 0 else (lo + hi) / 2
+            newton = lo < new < hi
+            if not newton and onto_end and new in (lo, hi):
+                # Newton onto a bracket end: the root within rounding of it (omega
+                # large, the root omega plus less than an ulp), checked by the next
+                # step (once: two ends alternating fall to bisection)
+                newton, onto_end = True, False
+            if not newton:
+                new = (lo + hi) / 2
+            step = abs(new - p)
+            p = new
+            scale = max(abs(p), 1.0)
+            # a Newton step of 1e-9 leaves an error of about its square: the float64
+            # root to rounding (the working-precision steps of _polish take it on)
+            if (step <= 1e-9 * scale and newton) or hi - lo <= 4e-16 * scale:
+                return p, bracket
         return None
+
+    def _scalar_functions(self):
+        """``(lo, hi, both)`` of the NumPy functions (:meth:`_functions`) for Python floats: the
+        same generated code, its NumPy functions replaced by their ``math`` equivalents
+        (:data:`_MATH_FOR_NUMPY`; a NumPy function on a scalar costs about ten times the
+        ``math`` one, and :meth:`_float_root` runs at every quadrature node); ``None`` where
+        the code uses a NumPy name that has none. ``math`` raises where NumPy returns an
+        infinity or NaN (an overflow, a logarithm of zero): :meth:`_float_root` then runs the
+        NumPy functions."""
+        import types
+
+        ev, ends = self._evaluators()
+        out = []
+        for f in (ends.functions("np")[0], ev.functions("np")[0]):
+            names = dict(f.__globals__)
+            for name in f.__code__.co_names:
+                v = names.get(name)
+                if v is None or not _is_numpy(v):
+                    continue
+                if name not in _MATH_FOR_NUMPY:
+                    return None
+                names[name] = _MATH_FOR_NUMPY[name]
+            out.append(types.FunctionType(f.__code__, names, f.__name__, f.__defaults__,
+                                          f.__closure__))
+        bounds, outer = out
+        return (lambda *v: bounds(*v)[0]), (lambda *v: bounds(*v)[1]), outer
 
     def _polish(self, args, F, dF, lo_f, hi_f, both):
         r"""The root at the working precision by Newton's method from the float64 root

@@ -60,7 +60,7 @@ import math
 import mpmath
 
 __all__ = ["legendre_rule", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
-           "NotResolved",
+           "NotResolved", "LevelHints",
            "MAX_LEVEL", "MAX_REFINEMENTS", "level_nodes"]
 
 MAX_LEVEL = 5
@@ -172,7 +172,7 @@ class _Piece:
 
 
 def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
-                         max_refinements: int = MAX_REFINEMENTS):
+                         max_refinements: int = MAX_REFINEMENTS, hints=None):
     r"""``(values, errors, sizes)``, one entry per member, of the integrals
     :math:`\sum_i \int_{a_i}^{b_i} f_i^{(r)}` of a vector of integrands that share their pieces
     and nodes: ``pieces`` a list of ``(a, b, f, cell)`` as for :func:`gauss_legendre_pieces`,
@@ -185,9 +185,22 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
     refined is the one with the largest :math:`\hat e^{(r)}/s^{(r)}` over the members not yet
     accepted (its largest :math:`\hat e` where one member is left, exactly the rule of
     :func:`gauss_legendre_pieces`). Raises :class:`NotResolved` where that is not reached within
-    ``max_refinements``."""
+    ``max_refinements``.
+
+    ``hints`` (optional; an object with ``get(cell)`` and ``note(levels)``, e.g.
+    :class:`LevelHints`): the starting level of a cell that ``memory`` does not hold (the
+    integrals' first evaluation) is ``hints.get(cell)`` where that is not ``None``, and the
+    accepted levels are noted there. A starting level changes only where the refinement
+    starts: every piece is accepted by the same error control."""
     memory = {} if memory is None else memory
-    live = [_Piece(a, b, cell, max(1, min(MAX_LEVEL, memory.get(cell, start_level))), f)
+
+    def first(cell):
+        level = memory.get(cell)
+        if level is None and hints is not None:
+            level = hints.get(cell)
+        return start_level if level is None else level
+
+    live = [_Piece(a, b, cell, max(1, min(MAX_LEVEL, first(cell))), f)
             for a, b, f, cell in pieces]
     members = range(len(live[0].value))
     for _ in range(max_refinements + 1):
@@ -199,6 +212,8 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
             for p in live:
                 levels[p.cell] = max(levels.get(p.cell, 1), p.level)
             memory.update(levels)
+            if hints is not None:
+                hints.note(levels)
             return [mpmath.fsum(p.value[r] for p in live) for r in members], errors, sizes
         if len(failing) == 1:
             r = failing[0]
@@ -219,6 +234,54 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
                       + (f" (member {r} of {len(sizes)})" if len(sizes) > 1 else ""))
     exc.partial = ([mpmath.fsum(p.value[k] for p in live) for k in members], errors, sizes)
     raise exc
+
+
+class LevelHints:
+    r"""Starting levels for the first evaluation of an integral, from the levels other
+    integrals were accepted at (:func:`gauss_legendre_fused`'s ``hints``). The cells are keyed
+    ``(prec, *where)`` (the working precision in bits first, as the layouts of
+    :mod:`replica.symbolic.codegen` key them); :meth:`get` gives the smallest level noted for
+    the cell at that precision, else the smallest noted at the nearest lower precision (a rule
+    that resolved an integrand to fewer bits is the cheapest place to start at more: the error
+    of the :math:`n`-point rule falls geometrically in :math:`n`, so more bits need the same
+    level or higher), else ``None``. The smallest, not the latest: a start below a cell's
+    accepted level costs the coarser rules on the way up (at most the cost of the level
+    below the accepted one, a third of the accepted pair's), a start above it costs a rule
+    twice as long as needed. Bounded: cleared past ``LIMIT`` cells."""
+
+    LIMIT = 100_000
+
+    def __init__(self):
+        self._levels: dict = {}  # where -> {prec: smallest accepted level}
+
+    def get(self, cell, lower: bool = True):
+        """The level for ``cell`` (see the class); ``lower=False``: only one noted at the
+        cell's own precision."""
+        if not (isinstance(cell, tuple) and cell and isinstance(cell[0], int)):
+            return None
+        by_prec = self._levels.get(cell[1:])
+        if not by_prec:
+            return None
+        prec = cell[0]
+        if prec in by_prec:
+            return by_prec[prec]
+        if not lower:
+            return None
+        lower = [p for p in by_prec if p < prec]
+        return by_prec[max(lower)] if lower else None
+
+    def note(self, levels: dict):
+        if len(self._levels) > self.LIMIT:
+            self._levels.clear()
+        for cell, level in levels.items():
+            if not (isinstance(cell, tuple) and cell and isinstance(cell[0], int)):
+                continue
+            by_prec = self._levels.setdefault(cell[1:], {})
+            old = by_prec.get(cell[0])
+            by_prec[cell[0]] = level if old is None else min(old, level)
+
+    def clear(self):
+        self._levels.clear()
 
 
 class _One:
