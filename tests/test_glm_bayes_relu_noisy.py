@@ -111,3 +111,55 @@ def test_two_dimensional_integral_in_the_free_entropy():
     assert any(is_two_dimensional(g) for g in MODEL.free_energy.atoms(GaussianIntegral))
     assert not any(isinstance(a, sympy.Add) and a.has(sympy.erfc) and 2 in a.args
                    for a in MODEL.free_energy.atoms(sympy.Add))
+
+
+def test_derivation_checks_pass_the_log_space_form_included():
+    """Every derivation step's check, among them log Z_out in log space (a + softplus(b - a) =
+    b + softplus(a - b) = log Z_out at 60 digits, also where Z_out < 1e-300)."""
+    from replica.derivations.base import run_check
+
+    steps = MODEL.derivation.steps()
+    assert "glm_channel_log_partition" in [s.name for s in steps]
+    assert all(run_check(s).passed for s in steps)
+
+
+def test_log_space_functions_in_float64_against_mpmath():
+    """The float64 log_erfc, rerfcx, softplus, sigmoid (the generated code's namespace) against
+    their definitions in mpmath at 30 digits, across the range where erfc underflows and erfcx
+    overflows: relative 1e-13 where the value is representable, 0 where it underflows."""
+    import numpy as np
+
+    from replica.symbolic.codegen import _namespace
+
+    ns = _namespace("np")
+    xs = np.array([-40.0, -27.0, -5.0, -0.5, 0.0, 0.3, 4.0, 26.0, 27.5, 40.0, 1e3])
+    defs = {"log_erfc": lambda x: mpmath.log(mpmath.erfc(x)),
+            "rerfcx": lambda x: mpmath.exp(-x * x) / mpmath.erfc(x),
+            "softplus": lambda x: mpmath.log(1 + mpmath.exp(x)),
+            "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x))}
+    with mpmath.workdps(30):
+        for name, ref in defs.items():
+            got = ns[name](xs)
+            assert np.all(np.isfinite(got)), name
+            for x, g in zip(xs, got):
+                r = ref(mpmath.mpf(float(x)))
+                if abs(r) < 1e-300:
+                    assert g == 0 or abs(g) < 1e-300, (name, x, g)
+                else:
+                    assert abs(g - r) <= 1e-13 * abs(r), (name, x, g, r)
+
+
+def test_float64_curve_over_alpha_is_finite_and_monotone():
+    """The float64 fixed point (tensor product of the fixed rules, no 0 log 0: log Z_out in log
+    space) over alpha at sigma = 1/2: finite, reported not-verified (a two-dimensional integral),
+    0 < m < 1 increasing with alpha (more data, more overlap), m -> 0 as alpha -> 0 (m ~ alpha
+    to first order) and m -> 1 for large alpha."""
+    import numpy as np
+
+    from replica.numerics.driver import solve_float64
+
+    alphas = np.array([0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0])
+    r = solve_float64(MODEL.problem, strict=False, alpha=alphas, sigma=0.5)
+    m = r["m"]
+    assert np.all(np.isfinite(m)) and np.all(r["status"] == "not-verified"), r
+    assert np.all(np.diff(m) > 0) and 0 < m[0] < 0.02 and m[-1] > 0.99, m
