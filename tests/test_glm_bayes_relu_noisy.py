@@ -163,3 +163,21 @@ def test_float64_curve_over_alpha_is_finite_and_monotone():
     m = r["m"]
     assert np.all(np.isfinite(m)) and np.all(r["status"] == "not-verified"), r
     assert np.all(np.diff(m) > 0) and 0 < m[0] < 0.02 and m[-1] > 0.99, m
+
+
+@pytest.mark.slow
+def test_float64_approaches_the_noiseless_model_as_sigma_vanishes():
+    """At alpha = 1 the float64 overlap grows as the noise decreases, sigma = 1, 1/2, 1/5,
+    1/10, 1/20, and approaches the noiseless ReLU model's (examples/glm_bayes_relu.py, a
+    separate derivation: the atom and the Gaussian density in closed form, one integral) from
+    below: within 0.04 of it at sigma = 1/20, and never above it (noise loses information)."""
+    import numpy as np
+
+    from replica.numerics.driver import solve_float64
+
+    clean = BayesOptimal("bayes_relu", prior=Gaussian(), channel=ReLU(0))
+    m0 = float(solve_float64(clean.problem, strict=False, alpha=1.0)["m"])
+    sigmas = [1.0, 0.5, 0.2, 0.1, 0.05]
+    ms = [float(solve_float64(MODEL.problem, strict=False, alpha=1.0, sigma=s)["m"])
+          for s in sigmas]
+    assert np.all(np.diff(ms) > 0) and ms[-1] < m0 and m0 - ms[-1] < 0.04, (ms, m0)
