@@ -3,8 +3,11 @@ Gaussian integral in the free entropy. Checked against what is written out here 
 in closed form and two-dimensional mpmath.quad: the free entropy (E_xi int dy Z_out log Z_out),
 and the state-evolution map m -> mhat/(1 + mhat) with mhat = alpha E_xi int dy
 (d_omega Z_out)^2/Z_out (the Nishimori form of 2 alpha dPsi_out/dm, not the engine's derivative
-of the free entropy under both integrals). Not checked here (too slow at present): the solved
-fixed point at 30 digits and the approach to the noiseless model as sigma -> 0."""
+of the free entropy under both integrals). The log-space form of log Z_out (derivation check,
+the float64 functions against mpmath), the float64 curves (finite, monotone in alpha, towards
+the noiseless model as sigma -> 0), and the solved 20-digit fixed points against the
+hand-written state evolution (slow). Not checked: the approach to the noiseless model in
+mpmath (features of width sigma), solves at 30 digits (minutes of CPU time per map)."""
 
 from __future__ import annotations
 
@@ -181,3 +184,32 @@ def test_float64_approaches_the_noiseless_model_as_sigma_vanishes():
     ms = [float(solve_float64(MODEL.problem, strict=False, alpha=1.0, sigma=s)["m"])
           for s in sigmas]
     assert np.all(np.diff(ms) > 0) and ms[-1] < m0 and m0 - ms[-1] < 0.04, (ms, m0)
+
+
+SOLVED = {  # (alpha, sigma): m by `replica solve --dps 20` (20 digits verified by a re-solve at
+    # 37 digits; 730 s of CPU time), the table of examples/glm_bayes_relu_noisy.py
+    ("1", "1/2"): "0.36468165430489193084",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha,sigma", sorted(SOLVED))
+def test_solved_fixed_point_is_the_handwritten_state_evolution_fixed_point(alpha, sigma):
+    """The solved overlap (20 digits, the table of examples/glm_bayes_relu_noisy.py) is a fixed
+    point of the state evolution written out by hand, m = mhat/(1 + mhat) with the Nishimori
+    form of mhat by two-dimensional mpmath.quad at 24 digits, to 1e-19 relative (the 20-digit value rounded: |F(m) - m| <= (1 + F') 5e-21 m); and of the
+    engine's map at 24 digits too."""
+    from replica.numerics.machine import machine
+    from replica.numerics.precision import precision
+
+    a, s = Fraction(alpha), Fraction(sigma)
+    with mpmath.workdps(24):
+        m = mpmath.mpf(SOLVED[(alpha, sigma)])
+        mh = handwritten_mhat(m, mpmath.mpf(a.numerator) / a.denominator,
+                              (mpmath.mpf(s.numerator) / s.denominator) ** 2)
+        assert abs(mh / (1 + mh) - m) < mpmath.mpf(10) ** -19 * m, (m, mh / (1 + mh))
+    params = MODEL.problem.schema.parse({"alpha": a, "sigma": s})
+    mach = machine(MODEL.problem, MODEL.problem.variant_of(params))
+    with precision(24):
+        got = mach.evaluate("equations", "mp", [m], mach.parameter_values_mp(params), None)[0]
+        assert abs(got - m) < mpmath.mpf(10) ** -19 * m, (got, m)
