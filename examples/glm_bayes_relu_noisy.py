@@ -9,16 +9,45 @@ against :math:`\mathbb E_\xi\int dy\,Z_{\rm out}\log Z_{\rm out}` and the state-
 against its Nishimori form :math:`\hat m = \alpha\,\mathbb E_\xi\int dy\,(\partial_\omega
 Z_{\rm out})^2/Z_{\rm out}`, both written out by hand (two-dimensional ``mpmath.quad``). The
 approach to the noiseless model (``examples/glm_bayes_relu.py``) as :math:`\sigma \to 0` is
-not checked: the label density's features of width :math:`\sigma` need many bisections of the
-rule. With noise there is no perfect recovery at :math:`\alpha = 2`: every :math:`\alpha > 0` is
-allowed. ``--certify`` is refused (a two-dimensional integral has no ball-arithmetic
-enclosure). Slow: at 30 digits one evaluation of the map takes 69 s of CPU time and of its
-Jacobian 213 s (measured at m = 1/2, alpha = 1, sigma = 1/2, warm code cache; each outer node
-of the two-dimensional rule computes an inner integral), and the float64 start is NaN (0 log 0
-where both parts of Z_out underflow), so a solve iterates in mpmath from the declared start:
-a 15-digit solve did not finish in 23 minutes on a loaded machine. Solving it is therefore
-not practical yet (a finite float64 form of the channel term and a cheaper inner rule are the
-missing steps); its derived equations are shown by
+checked in float64 only (the table below; in mpmath the label density's features of width
+:math:`\sigma` need many bisections of the rule). With noise there is no perfect recovery at :math:`\alpha = 2`: every :math:`\alpha > 0` is
+allowed. ``--certify`` is refused (a two-dimensional integral has no ball-arithmetic enclosure).
+
+The channel term is written in log space (:math:`\log Z_{\rm out}` as a log-sum of its two
+parts, each with a ``log_erfc``; the weights as :math:`e^{\log\operatorname{erfc}}/2`), so
+the float64 evaluation (a tensor product of fixed Gauss--Legendre rules) is finite
+everywhere and gives a start and curves, reported ``not-verified`` (no error estimate for a
+two-dimensional integral in float64). Float64 overlaps (``solve_float64``), sigma = 1/2:
+
+=========  =======  =======  =======  =======  =======  =======
+alpha      0.1      0.5      1        2        5        20
+m          0.04459  0.20363  0.36468  0.58942  0.84843  0.97090
+=========  =======  =======  =======  =======  =======  =======
+
+(m ~ alpha for small alpha, m -> 1 for large alpha), and at alpha = 1 as the noise vanishes,
+towards the noiseless model's m = 0.692794 (``examples/glm_bayes_relu.py``):
+
+=========  =======  =======  =======  =======  =======
+sigma      1        1/2      1/5      1/10     1/20
+m          0.18155  0.36468  0.55058  0.62213  0.65692
+=========  =======  =======  =======  =======  =======
+
+Solved in mpmath to 20 digits (``replica solve --model examples/glm_bayes_relu_noisy.py
+--alpha 1 --sigma 1/2 --dps 20``: from the float64 start, 2 Newton steps, verified by a
+re-solve at 37 digits; 730 s of CPU time on a loaded machine), alpha = 1, sigma = 1/2:
+
+===============  ===========================
+m                0.36468165430489193084
+mmse             0.63531834569510806916
+free entropy     -1.0648587709802551986
+===============  ===========================
+
+(``tests/test_glm_bayes_relu_noisy.py`` checks that this m is a fixed point of the state
+evolution written out by hand.) The mpmath evaluation is still slow: at 15 digits one evaluation of the map takes about 15 s
+of CPU time and of its Jacobian 40 s (each node of the outer rule computes an inner
+integral: about 700 inner integrals, 277,000 evaluations of the integrand in ball
+arithmetic; ``benchmarks/relu2d_map.py``); at 30 digits the map took 69 s before the
+log-space form (not re-measured since). Its derived equations are shown by
 
     replica equations --model examples/glm_bayes_relu_noisy.py
 """

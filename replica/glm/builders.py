@@ -98,7 +98,7 @@ import sympy
 
 from ..modeling import LAMBDA_I, MU_I, ModelError, Parameter, SaddlePointModel, Stability, avg
 from ..problem import Rule
-from ..symbolic.gaussian import GaussianIntegral
+from ..symbolic.gaussian import GaussianIntegral, log_erfc, softplus
 from ..symbolic import Step
 from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
@@ -1006,14 +1006,19 @@ def _psi_out_relu_noisy(channel: Channel, Vv, D: GLMDerivation):
 
     .. math::
         \Psi_{\rm out} = \int\mathcal D\xi\int\mathcal Dt\,\big[P_0\log Z_{\rm out}(\sigma t)
-        + \Phi(\kappa)\big(\log N_1 + \log(\Phi(\kappa) + P_0N_0/N_1)\big)
-        \big|_{y = \omega + \sqrt{V + \Delta}t}\big],
+        + \Phi(\kappa)\log Z_{\rm out}\big|_{y = \omega + \sqrt{V + \Delta}t}\big],
 
-    a two-dimensional integral (the inner integrand depends on :math:`\xi`); the second part's
-    logarithm is split (:math:`Z_{\rm out} = N_1\,(\Phi + P_0N_0/N_1)`), the ratio
-    :math:`N_0/N_1` written with one exponential, so that no evaluation divides by
-    :math:`\Phi(\kappa)` (SymPy writes it :math:`1 - \tfrac12\operatorname{erfc}(\kappa/\sqrt2)`,
-    which rounds to 0 far in its tail)."""
+    a two-dimensional integral (the inner integrand depends on :math:`\xi`). Written so that
+    float64 evaluates it everywhere (no :math:`0\log 0`, no logarithm of an underflowed sum):
+    :math:`\log Z_{\rm out}` in log space, :math:`a = \log(P_0N_0)`, :math:`b =
+    \log(N_1\Phi)` with :math:`\log P_0` and :math:`\log\Phi` as
+    :class:`~replica.symbolic.gaussian.log_erfc` (finite where ``erfc`` underflows) and
+    :math:`\log Z_{\rm out} = a + \operatorname{softplus}(b - a)` in the atom's part,
+    :math:`b + \operatorname{softplus}(a - b)` in the continuous part (each exact where its
+    own term dominates; :math:`\operatorname{softplus}(x) = \log(1 + e^x)`); the weights
+    :math:`P_0`, :math:`\Phi` as :math:`e^{\log\operatorname{erfc}}/2`, so that a weight that
+    underflows multiplies a finite logarithm. Every derivative stays finite
+    (:class:`~replica.symbolic.gaussian.rerfcx`, :class:`~replica.symbolic.gaussian.sigmoid`)."""
     t = sympy.Symbol("t", real=True)
     y = sympy.Symbol("y", real=True)
     Delta = channel.noise**2
@@ -1032,18 +1037,32 @@ def _psi_out_relu_noisy(channel: Channel, Vv, D: GLMDerivation):
           "density N(y; 0, sigma^2), plus the convolution of N(u; omega, V) on u > 0 with the "
           "noise, N(y; omega, V + sigma^2) times the Gaussian tail of the law of u given y "
           "(completing the square in u).", _check_relu_noisy_partition(Zout, y, Vv, Delta))
-    # N_0/N_1 with one exponent (no 0/0 where both underflow in float64)
-    ratio = sympy.sqrt((Vv + Delta) / Delta) * sympy.exp(sympy.cancel(sympy.expand(
-        -y**2 / (2 * Delta) + (y - omega)**2 / (2 * (Vv + Delta)))))
-    second = Phi * (sympy.expand(sympy.expand_log(sympy.log(N1), force=True))
-                    + sympy.log(Phi + P0 * ratio))
-    def at(e, yv):  # e at y = yv (an unevaluated erfc stays unevaluated)
-        e = e.replace(lambda a: isinstance(a, sympy.erfc) and a.args[0].has(y),
-                      lambda a: sympy.erfc(a.args[0].xreplace({y: yv}), evaluate=False))
-        return e.xreplace({y: yv})
+    # log Z_out in log space: the two parts' logarithms a (the atom's) and b (the continuous
+    # part's), each with a log erfc that stays finite where its erfc underflows, and
+    # log Z_out = a + softplus(b - a) = b + softplus(a - b) (no log 0, no 0 log 0, no overflow)
+    S = Vv + Delta
+    la = (log_erfc(omega / sympy.sqrt(2 * Vv)) - sympy.log(2) - y**2 / (2 * Delta)
+          - sympy.log(2 * sympy.pi * Delta) / 2)
+    lb = (log_erfc(-kappa / sympy.sqrt(2)) - sympy.log(2) - (y - omega)**2 / (2 * S)
+          - sympy.log(2 * sympy.pi * S) / 2)
+    log_atom = la + softplus(lb - la)  # (exact where the atom's part dominates)
+    log_cont = lb + softplus(la - lb)  # (exact where the continuous part dominates)
+    D.add("channel_log_partition", {"logZ": sympy.Eq(sympy.Function("log_Z_out")(y), log_atom),
+                                    "logZ2": sympy.Eq(sympy.Function("log_Z_out")(y), log_cont)},
+          "The logarithm of Z_out in log space: a = log(P0 N0) with P0 = erfc(omega/sqrt(2V))/2 "
+          "as log erfc, b = log(N1 Phi) with Phi = erfc(-kappa/sqrt(2))/2 as log erfc, and "
+          "log Z_out = a + softplus(b - a) = b + softplus(a - b), softplus(x) = log(1 + e^x): "
+          "each part's term finite where its erfc underflows, no logarithm of a sum that "
+          "underflows.", _check_relu_noisy_log_partition(Zout, log_atom, log_cont, y, Vv))
 
-    inner = calculus.expect(P0 * sympy.log(at(Zout, channel.noise * t))
-                            + at(second, omega + sympy.sqrt(Vv + Delta) * t), t)
+    # the weights P0 and Phi as exp(log erfc)/2 too: no erfc in the integrand (a product of a
+    # weight that underflows to 0 and a finite logarithm is 0, not 0 * inf)
+    P0w = sympy.exp(log_erfc(omega / sympy.sqrt(2 * Vv))) / 2
+    Phiw = sympy.exp(log_erfc(-kappa / sympy.sqrt(2))) / 2
+    # the atom's part after y = sigma t, weighted by P0, with the form exact where it dominates;
+    # the continuous part after y = omega + sqrt(V + Delta) t, weighted by Phi, likewise
+    inner = calculus.expect(P0w * log_atom.xreplace({y: channel.noise * t})
+                            + (Phiw * log_cont).xreplace({y: omega + sympy.sqrt(S) * t}), t)
     out = calculus.expect(inner, xi)
     D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
           "The channel term: the integral of Z_out log Z_out over y, the atom's part after y = "
@@ -1072,6 +1091,33 @@ def _check_relu_noisy_partition(Zout, y, Vv, Delta):
             num += mpmath.quad(lambda u: mpmath.npdf(u, om, mpmath.sqrt(Vn))
                                * mpmath.npdf(yv, u, mpmath.sqrt(Dn)), [0, 1, mpmath.inf])
             return abs(closed - num) < 1e-20
+
+    return check
+
+
+def _check_relu_noisy_log_partition(Zout, log_atom, log_cont, y, Vv):
+    """At numeric points (a moderate one and two far in the label's tails, where Z_out is below
+    1e-300) both log-space forms equal the logarithm of Z_out, each evaluated by mpmath at 60
+    digits (the log-space functions by their definitions, written here)."""
+    def check():
+        import mpmath
+
+        defs = {"log_erfc": lambda x: mpmath.log(mpmath.erfc(x)),
+                "softplus": lambda x: mpmath.log(1 + mpmath.exp(x))}
+        syms = sorted((Zout.free_symbols | Vv.free_symbols) - {m_bo, xi, y}, key=str)
+        args = [m_bo, xi, y] + syms
+        fz = sympy.lambdify(args, Zout, modules="mpmath")
+        fs = [sympy.lambdify(args, e, modules=[defs, "mpmath"]) for e in (log_atom, log_cont)]
+        ok = True
+        with mpmath.workdps(60):
+            for yv, xv in (("0.3", "-0.4"), ("-40", "3"), ("50", "-2")):
+                point = [mpmath.mpf(1) / 3, mpmath.mpf(xv), mpmath.mpf(yv)] + \
+                        [mpmath.mpf(1) / 2] * len(syms)
+                ref = mpmath.log(fz(*point))
+                ok = ok and ref < -690 if yv != "0.3" else ok
+                ok = ok and all(abs(f(*point) - ref) < mpmath.mpf(10)**-40 * abs(ref)
+                                for f in fs)
+        return ok
 
     return check
 

@@ -169,7 +169,19 @@ def _arb_namespace() -> dict:
     for name in ("sqrt", "exp", "log", "expm1", "log1p", "atan", "acos", "asin", "tanh", "cosh",
                  "sinh", "erf", "erfc", "cos", "sin"):
         ns[name] = unary(name)
+    ns.update(_log_space_balls(ns, lambda v: v if type(v) is arb else arb_of(v)))
     return ns
+
+
+def _log_space_balls(ns, ball) -> dict:
+    """The log-space forms of :mod:`replica.symbolic.gaussian` (``log_erfc``, ``rerfcx``,
+    ``softplus``, ``sigmoid``) from the namespace's ``erfc``, ``exp``, ``log``, ``log1p``: balls
+    do not underflow, so they are the definitions."""
+    erfc, exp, log, log1p = ns["erfc"], ns["exp"], ns["log"], ns["log1p"]
+    return {"log_erfc": lambda v: log(erfc(v)),
+            "rerfcx": lambda v: exp(-ball(v) * ball(v)) / erfc(v),
+            "softplus": lambda v: log1p(exp(v)),
+            "sigmoid": lambda v: 1 / (1 + exp(-ball(v)))}
 
 
 class _ArbPrinter:
@@ -1021,6 +1033,7 @@ def _acb_namespace() -> dict:
     for name in ("exp", "expm1", "log1p", "atan", "tanh", "cosh", "sinh", "erf", "erfc", "cos",
                  "sin", "acos", "asin"):
         ns[name] = unary(name)
+    ns.update(_log_space_balls(ns, A))
     return ns
 
 
@@ -1196,7 +1209,18 @@ def _mpmath_namespace() -> dict:
     is not cached (:func:`_cacheable`), so a cached file always runs in this namespace."""
     ns = {n: getattr(mpmath, n) for n in dir(mpmath) if not n.startswith("_")}
     ns.update({"mpmath": mpmath, "builtins": builtins, "range": range})
+    ns.update(_LOG_SPACE_MP)
     return ns
+
+
+_LOG_SPACE_MP = {
+    # (the log-space forms of replica.symbolic.gaussian at the working precision: mpmath does
+    # not underflow, so they are the definitions)
+    "log_erfc": lambda x: mpmath.log(mpmath.erfc(x)),
+    "rerfcx": lambda x: mpmath.exp(-x * x) / mpmath.erfc(x),
+    "softplus": lambda x: mpmath.log1p(mpmath.exp(x)),
+    "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x)),
+}
 
 
 def _numpy_namespace() -> dict:
@@ -1217,7 +1241,50 @@ def _numpy_namespace() -> dict:
     if importlib.util.find_spec("scipy") is not None:  # (SciPy: where it is installed)
         for name in ("erf", "erfc", "erfcx"):
             ns[name] = _extended(name)
+        ns.update(_log_space_np(ns["erfc"], ns["erfcx"]))
     return ns
+
+
+def _log_space_np(erfc, erfcx) -> dict:
+    r"""The float64 (and ``longdouble``) functions of the log-space forms of
+    :mod:`replica.symbolic.gaussian`: ``log_erfc`` (:math:`\log\operatorname{erfcx}(y) - y^2`
+    for :math:`y > 0`, :math:`\log\operatorname{erfc}(y)` otherwise, where
+    :math:`\operatorname{erfc} \ge 1`), ``rerfcx`` (:math:`1/\operatorname{erfcx}`, 0 where
+    that overflows), ``softplus`` (``logaddexp(0, x)``), ``sigmoid`` (:math:`1/(1 + e^{-x})`,
+    0 where the exponential overflows). Finite at every finite argument; in ``longdouble``
+    each is its float64 value plus the first-order correction in the argument's rounding, as
+    :func:`_extended` does."""
+    def log_erfc(x):
+        with np.errstate(all="ignore"):
+            return np.where(x > 0, np.log(erfcx(x)) - x * x, np.log(erfc(x)))
+
+    def rerfcx(x):
+        with np.errstate(all="ignore"):
+            return 1 / erfcx(x)
+
+    def softplus(x):
+        return np.logaddexp(0, x)
+
+    def sigmoid(x):
+        with np.errstate(all="ignore"):
+            return 1 / (1 + np.exp(-x))
+
+    derivs = {"log_erfc": lambda x: -2 / math.sqrt(math.pi) * rerfcx(x),
+              "rerfcx": lambda x: 2 / math.sqrt(math.pi) * rerfcx(x)**2 - 2 * x * rerfcx(x),
+              "softplus": sigmoid,
+              "sigmoid": lambda x: sigmoid(x) * sigmoid(-x)}
+
+    def extended(f64, deriv):
+        def f(x):
+            if getattr(x, "dtype", None) == np.longdouble and np.longdouble != np.float64:
+                hi = x.astype(np.float64)
+                lo = x - hi.astype(np.longdouble)
+                return f64(hi).astype(np.longdouble) + (deriv(hi) * lo).astype(np.longdouble)
+            return f64(x)
+        return f
+
+    fs = {"log_erfc": log_erfc, "rerfcx": rerfcx, "softplus": softplus, "sigmoid": sigmoid}
+    return {k: extended(f, derivs[k]) for k, f in fs.items()}
 
 
 def _extended(name: str):
@@ -1791,9 +1858,10 @@ class Evaluator:
                 return outer, inners
         else:
             module = BACKENDS[backend]
-            if backend == "np":  # functions NumPy lacks (the error functions), as in the cache
-                ns = _namespace("np")
-                module = [{k: ns[k] for k in ("erf", "erfc", "erfcx") if k in ns}, module]
+            if backend in ("np", "mp"):  # functions NumPy lacks (the error functions) and the
+                ns = _namespace(backend)   # log-space forms (gaussian.log_erfc, ...), as in the cache
+                module = [{k: ns[k] for k in ("erf", "erfc", "erfcx", *_LOG_SPACE_MP)
+                           if k in ns and (backend == "np" or k in _LOG_SPACE_MP)}, module]
             outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                      cse=True) for e, before in inner_exprs]

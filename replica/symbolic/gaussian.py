@@ -61,6 +61,7 @@ import sympy
 
 __all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
+           "log_erfc", "rerfcx", "softplus", "sigmoid",
            "SCALED_ERFC_FROM"]
 
 
@@ -467,6 +468,59 @@ class erfcx(sympy.Function):  # noqa: N801 - the name SciPy and the literature u
     def fdiff(self, argindex=1):
         y = self.args[0]
         return 2 * y * self - 2 / sympy.sqrt(sympy.pi)
+
+    def _eval_is_extended_positive(self):
+        return True if self.args[0].is_extended_real else None
+
+
+class log_erfc(sympy.Function):  # noqa: N801
+    r""":math:`\log\operatorname{erfc}(y)`, finite for every real :math:`y` in every backend
+    (float64: :math:`\log\operatorname{erfcx}(y) - y^2` for :math:`y > 0`, where
+    :math:`\operatorname{erfc}` underflows, :math:`\log\operatorname{erfc}(y)` otherwise; mpmath
+    and balls: the logarithm of :math:`\operatorname{erfc}`). For a logarithm of a sum of
+    Gaussian tails written in log space (the noisy ReLU channel's
+    :math:`\log Z_{\rm out}`). Its derivative is :math:`-\tfrac{2}{\sqrt\pi}\,
+    \operatorname{rerfcx}(y)` (:class:`rerfcx`), finite too."""
+
+    def fdiff(self, argindex=1):
+        return -2 / sympy.sqrt(sympy.pi) * rerfcx(self.args[0])
+
+
+class rerfcx(sympy.Function):  # noqa: N801
+    r""":math:`\operatorname{rerfcx}(y) = 1/\operatorname{erfcx}(y) = e^{-y^2}/
+    \operatorname{erfc}(y)`, the inverse Mills ratio up to :math:`\sqrt\pi/2`: positive,
+    :math:`\sim\sqrt\pi\,y` as :math:`y \to \infty` and :math:`\sim e^{-y^2}/2 \to 0` as
+    :math:`y \to -\infty` (float64: :math:`1/\operatorname{erfcx}(y)`, 0 where
+    :math:`\operatorname{erfcx}` overflows, which is the value rounded). Closed under
+    differentiation, :math:`\operatorname{rerfcx}' = \tfrac{2}{\sqrt\pi}\operatorname{rerfcx}^2
+    - 2y\operatorname{rerfcx}`, so every derivative of :class:`log_erfc` is finite."""
+
+    def fdiff(self, argindex=1):
+        y = self.args[0]
+        return 2 / sympy.sqrt(sympy.pi) * self**2 - 2 * y * self
+
+    def _eval_is_extended_positive(self):
+        return True if self.args[0].is_extended_real else None
+
+
+class softplus(sympy.Function):  # noqa: N801
+    r""":math:`\operatorname{softplus}(x) = \log(1 + e^x)`, so that
+    :math:`\log(e^a + e^b) = a + \operatorname{softplus}(b - a)` (float64: NumPy's
+    ``logaddexp(0, x)``, finite for every finite :math:`x`). Its derivative is
+    :class:`sigmoid`."""
+
+    def fdiff(self, argindex=1):
+        return sigmoid(self.args[0])
+
+
+class sigmoid(sympy.Function):  # noqa: N801
+    r""":math:`\sigma(x) = 1/(1 + e^{-x})`, in :math:`(0, 1)`; closed under differentiation,
+    :math:`\sigma'(x) = \sigma(x)\,\sigma(-x)` (finite where :math:`e^{\pm x}`
+    overflows)."""
+
+    def fdiff(self, argindex=1):
+        x = self.args[0]
+        return self * sigmoid(-x)
 
     def _eval_is_extended_positive(self):
         return True if self.args[0].is_extended_real else None
