@@ -474,7 +474,9 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     :math:`x \mathrel{+}= d(\Phi - x)`, each point halving its own ``d`` (down to 1/64) when its
     change grows. With ``positive``, a point whose unknowns are not all positive is not admissible.
     A point has converged when its relative change is below ``rtol`` (or stays within
-    ``100 rtol``, the rounding floor). Returns ``(x, converged, iterations, relative change)``.
+    ``100 rtol``, the rounding floor); a point where :math:`\Phi` is not finite and no Newton
+    step was accepted takes no step, so it stops there, not converged. Returns ``(x, converged,
+    iterations, relative change)``.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
     d = np.full(N, float(damping))
@@ -548,6 +550,10 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         iters[idx] = it
         rel[idx] = r
         fin = (r < rtol) | ((cand & ~newton) | (plain & worse)) & (r < 100 * rtol)
+        # a point whose Phi is not finite at its iterate, where no Newton step was accepted, took
+        # no step: its next sweep would evaluate the same x again, so it can never move -- it
+        # stops, not converged (before, it swept on until maxiter)
+        fin |= plain & ~ok
         if not fixed_point:
             # a root system takes no damped steps: a point Newton cannot improve has failed
             stuck = plain & ~fin
