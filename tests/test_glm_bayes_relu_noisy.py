@@ -117,8 +117,8 @@ def test_two_dimensional_integral_in_the_free_entropy():
 
 
 def test_derivation_checks_pass_the_log_space_form_included():
-    """Every derivation step's check, among them log Z_out in log space (a + softplus(b - a) =
-    b + softplus(a - b) = log Z_out at 60 digits, also where Z_out < 1e-300)."""
+    """Every derivation step's check, among them log Z_out in log space (exp(a + softplus(b - a))
+    and exp(b + softplus(a - b)) simplify to Z_out exactly; a wrong constant in a fails it)."""
     from replica.derivations.base import run_check
 
     steps = MODEL.derivation.steps()
