@@ -1274,17 +1274,8 @@ def _log_space_np(erfc, erfcx) -> dict:
               "softplus": sigmoid,
               "sigmoid": lambda x: sigmoid(x) * sigmoid(-x)}
 
-    def extended(f64, deriv):
-        def f(x):
-            if getattr(x, "dtype", None) == np.longdouble and np.longdouble != np.float64:
-                hi = x.astype(np.float64)
-                lo = x - hi.astype(np.longdouble)
-                return f64(hi).astype(np.longdouble) + (deriv(hi) * lo).astype(np.longdouble)
-            return f64(x)
-        return f
-
     fs = {"log_erfc": log_erfc, "rerfcx": rerfcx, "softplus": softplus, "sigmoid": sigmoid}
-    return {k: extended(f, derivs[k]) for k, f in fs.items()}
+    return {k: _first_order_longdouble(f, derivs[k]) for k, f in fs.items()}
 
 
 def _extended(name: str):
@@ -1314,15 +1305,26 @@ def _extended(name: str):
             loaded.append(getattr(special, name))
         return loaded[0](x)
 
+    if name == "erfcx":
+        def deriv(hi):
+            return 2 * hi * f64(hi) - 2 / math.sqrt(math.pi)
+    else:
+        def deriv(hi):
+            return sign * 2 / math.sqrt(math.pi) * np.exp(-hi * hi)
+
+    return _first_order_longdouble(f64, deriv)
+
+
+def _first_order_longdouble(f64, deriv):
+    r"""``f64`` (a float64 function) also for NumPy ``longdouble`` arguments: the argument
+    rounded to float64 and the first-order correction in the rounding added,
+    :math:`f(x) \approx f(x_{53}) + f'(x_{53})(x - x_{53})` with :math:`f'` = ``deriv`` (see
+    :func:`_extended`); other arguments go to ``f64`` unchanged."""
     def f(x):
         if getattr(x, "dtype", None) == np.longdouble and np.longdouble != np.float64:
             hi = x.astype(np.float64)
             lo = x - hi.astype(np.longdouble)
-            if name == "erfcx":
-                deriv = 2 * hi * f64(hi) - 2 / math.sqrt(math.pi)
-            else:
-                deriv = sign * 2 / math.sqrt(math.pi) * np.exp(-hi * hi)
-            return f64(hi).astype(np.longdouble) + (deriv * lo).astype(np.longdouble)
+            return f64(hi).astype(np.longdouble) + (deriv(hi) * lo).astype(np.longdouble)
         return f64(x)
 
     return f
