@@ -8,7 +8,9 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
 2. finds a **float64 start** (:func:`solve_float64` at that one point): the declared start (monotone
    scalar roots solved by bracketed Newton, then the unknowns' initial values) followed, unless the
    start solves the system exactly, by the vectorised damped / Newton iteration;
-3. **polishes** it by Newton's method at the working precision with the exact Jacobian, in scaled
+3. **polishes** it by Newton's method at the working precision with the exact (differentiated)
+   Jacobian, evaluated at :func:`~replica.numerics.newton.jacobian_digits` digits (it chooses
+   the steps only; the equations and the stopping tests are at the working precision), in scaled
    unknowns :math:`y_j = x_j/s_j` (:math:`s_j` the start's magnitudes) so that the residual is
    relative even where unknowns are :math:`O(\alpha)`; if there is no float64 start (a parameter
    beyond float64's range, a failed iteration), the declared start is solved in mpmath instead,
