@@ -498,3 +498,36 @@ def test_a_slow_symbolic_check_is_replaced_by_a_numerical_one():
     assert wrong() is False
     fast = bounded(lambda: True, lambda: False, budget_s=10, text="Fast.")
     assert fast() is True and fast.__doc__ == "Fast."
+
+
+def test_numeric_identity_compares_integrals_as_unknowns_first():
+    """The numerical replacement of a check first takes Gaussian integrals as independent
+    unknowns: an identity in them needs no quadrature, which here could not run at all (the
+    integrand holds an undefined function); a wrong identity still fails."""
+    from replica.derivations.model import numeric_identity
+    from replica.modeling import gauss
+
+    m = sympy.Symbol("m", positive=True)
+    zz = sympy.Symbol("zz", real=True)
+    g = gauss(sympy.Function("f")(zz) * sympy.sqrt(1 - m), zz)
+    assert numeric_identity((g + m) ** 2, g**2 + 2 * m * g + m**2)
+    assert not numeric_identity((g + m) ** 2, g**2 + m * g + m**2)
+
+
+@pytest.mark.slow
+def test_closed_map_identity_of_a_bayes_model_outside_its_domain():
+    """perceptron_teacher's closed map, checked numerically (as on a machine where the symbolic
+    check runs over its budget): its two sides hold different forms of the same integrals, so
+    they are evaluated; random overlaps above 1 make the generated quadrature overflow
+    (before: the appendix exited 1 with "OverflowError: too many digits in integer"), and such a
+    point is redrawn from (1/20, 1)."""
+    from replica.derivations.model import _readable, numeric_identity
+    from replica.modeling import load_model_file
+
+    model = load_model_file(os.path.join(REPO, "examples", "perceptron_teacher.py")).model
+    phi, _ = model.closed_map
+    H, psi = model.saddle.conjugate_map(), model.saddle.order_map()
+    for t in phi:
+        assert numeric_identity(_readable(phi[t]), psi[t].xreplace(H))
+        assert not numeric_identity(_readable(phi[t]) * (1 + sympy.Rational(1, 10**35)),
+                                    psi[t].xreplace(H))
