@@ -319,7 +319,8 @@ def _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates)
     at_c = {Vhat: Vhat * c}
     psi, sq = _prior_average(prior, [value.xreplace(at_c), (c * slope.xreplace(at_c))**2],
                              lambda a: mhat * c * sympy.sqrt(t) * a + sympy.sqrt(qhat * c) * z,
-                             lambda s2: sympy.sqrt(mhat**2 * c**2 * t * s2 + qhat * c) * z)
+                             lambda s2: sympy.sqrt(mhat**2 * c**2 * t * s2 + qhat * c) * z,
+                             closed=True)
     if any(e.has(GaussianIntegral) for e in (psi, sq)):
         raise ModelError(f"covariates= needs the {penalty.name} penalty's average over a "
                          "coordinate in closed form, and it is a Gaussian integral here (a "
@@ -335,8 +336,18 @@ def _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates)
     return psi, sq, mini
 
 
-def _prior_average(prior: Prior, exprs, point_b, gauss_b):
-    """``[E f(b)]`` for each ``f`` of ``exprs`` (in ``b_``) over the prior's components."""
+def _prior_average(prior: Prior, exprs, point_b, gauss_b, closed=False):
+    """``[E f(b)]`` for each ``f`` of ``exprs`` (in ``b_``) over the prior's components;
+    ``closed``: a piecewise-polynomial ``f`` in closed form (:func:`calculus.expect_piecewise`,
+    ``b`` affine in ``z`` with a positive slope) rather than a Gaussian integral."""
+    def expect(g, bz):
+        if closed:
+            scale = sympy.diff(bz, z)
+            done = calculus.expect_piecewise(g, b_, bz.xreplace({z: 0}), scale, z)
+            if done is not None:
+                return done
+        return calculus.expect(g.xreplace({b_: bz}), z)
+
     out = []
     for f in exprs:
         total = sympy.Integer(0)
@@ -349,9 +360,9 @@ def _prior_average(prior: Prior, exprs, point_b, gauss_b):
             if even and mirror:  # f(b) at -a equals f at a under z -> -z
                 points.pop(mirror[0])
                 w = 2 * w
-            total += w * calculus.expect(f.xreplace({b_: point_b(a)}), z)
+            total += w * expect(f, point_b(a))
         for w, s2 in prior.gaussians:
-            total += w * calculus.expect(f.xreplace({b_: gauss_b(s2)}), z)
+            total += w * expect(f, gauss_b(s2))
         out.append(total)
     return out
 
@@ -643,6 +654,8 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
             names[symbols[n]] = tex
     if covariates is not None:
         records, kw = _spectrum_records(name, records, covariates, kw)
+        if len(penalty.pieces) > 1:
+            rules = rules + _coordinatewise_rules(penalty, covariates)
     model = SaddlePointModel(
         name, title=title or f"{loss.description} with {penalty.description} penalty on a "
                              f"{prior.description} ({channel.description})",
@@ -687,6 +700,25 @@ def _spectrum_records(name, records, covariates: Covariates, kw):
     kw = dict(kw)
     kw.setdefault("spectrum", tuple(names))
     return list(records) + extra, kw
+
+
+def _coordinatewise_rules(penalty: Penalty, covariates: Covariates) -> list:
+    r"""Rules for a penalty that is not rotation invariant (:math:`\ell_1`, elastic net) with
+    :class:`Covariates`: its spectral average runs over the coordinates, so the covariance and
+    the teacher power must be diagonal SPECs, and the closed-form average over a coordinate's
+    field :math:`b = \mu + \sqrt{\hat qc + \dots}\,Z` divides by the field's standard
+    deviation, so every eigenvalue :math:`c_i` must be positive (a coordinate with
+    :math:`c_i = 0` carries no data; it is refused rather than taken as a limit)."""
+    out = []
+    for n in (covariates.covariance, covariates.teacher):
+        if n:
+            out.append(Rule(n, lambda p, n=n: not getattr(p, n).is_diagonal,
+                            f"{n} must be a diagonal SPEC with the {penalty.name} penalty (it "
+                            "acts coordinate-wise)"))
+    n = covariates.covariance
+    out.append(Rule(n, lambda p: getattr(p, n).rank() < getattr(p, n).d,
+                    f"{n} must have every eigenvalue positive with the {penalty.name} penalty"))
+    return out
 
 
 def _loss_at_prox(loss: Loss, env):
