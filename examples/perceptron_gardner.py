@@ -84,7 +84,7 @@ t = sympy.Symbol("t", real=True)
 U = (kappa + sympy.sqrt(q) * t) / sympy.sqrt(1 - q)
 LOG_H = log_erfc(U / sympy.sqrt(2)) - sympy.log(2)
 """log H(u) = log erfc(u/sqrt 2) - log 2, in log space (module docstring, *Float64*)."""
-BREAKS = (-8, -4, -2, -1, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256)
+BREAKS = (-2, 0, 2, 8, 32, 128)
 """The values of u at which the Gaussian integrals are split (module docstring, *Float64*)."""
 
 
