@@ -23,9 +23,10 @@ Derrida 1988 for the perceptron) is
 
 and the replica-symmetric solution is stable where :math:`\lambda_R > 0`.
 
-**Derived** (here): the equation solved is the stationarity condition :math:`G'(q) = 0`
-(differentiated by the engine, under the integral sign), written as :math:`2(1-q)^2G'(q) = 0`
-so that it stays :math:`O(1)` as :math:`q \to 1`. Since
+**Derived** (here): the equation solved is the stationarity condition :math:`G'(q) = 0`,
+written as :math:`2(1-q)^2G'(q) = q + \alpha\int\mathcal Dt\,2(1 - q)^2\,\partial_q\log
+H(u(t)) = 0` (the closed part's derivative times :math:`2(1 - q)^2` is :math:`q`; SymPy
+differentiates under the integral sign) so that it stays :math:`O(1)` as :math:`q \to 1`. Since
 :math:`\partial_h^2 \log H((\kappa + h)/\sqrt{1-q}) = (\log H)''(u)/(1 - q)`, the replicon is
 :math:`\lambda_R = 1 - \alpha\int\mathcal{D}t\,[(\log H)''(u)]^2` with
 :math:`(\log H)''(u) = R(u)(u - R(u))`, :math:`R = \varphi/H` (the inverse Mills ratio). Limits
@@ -45,6 +46,26 @@ as :math:`q \to 1` (:math:`\alpha \to \alpha_c`), :math:`(\log H)''(u) \to -1` w
 :math:`\kappa = -1/2`: :math:`\alpha_{AT} = 3.950701313445220\ldots` (:math:`q = 0.8959\ldots`),
 below :math:`\alpha_c = 4.77\ldots`.
 
+*Float64* (up to :math:`\alpha = 1.99` at :math:`\kappa = 0`, :math:`q = 0.9974`; the
+float64 solve failed from :math:`\alpha \approx 1.7`, :math:`q \approx 0.9`, before). Three
+things make the float64 path right as :math:`q \to 1`, where :math:`u = (\kappa + \sqrt q\,t)/
+\sqrt{1 - q}` is large: (1) :math:`\log H(u) = \log\operatorname{erfc}(u/\sqrt2) - \log 2`
+is written as :class:`~replica.symbolic.gaussian.log_erfc` and the Mills ratio as
+:math:`R = \sqrt{2/\pi}\,\operatorname{rerfcx}(u/\sqrt2)`, whose derivatives stay finite (the
+derivative of :math:`\log\operatorname{erfc}` held :math:`e^{u^2/2}\operatorname{erfc}(\cdot)`
+products that overflowed times underflowed: NaN Jacobians from :math:`q \approx 0.85`);
+(2) the factor :math:`(1 - q)^2` stays inside the integral (expanded, it made three
+integrals of size :math:`(1 - q)^{-2}` that cancel: about five digits lost at
+:math:`\alpha = 1.99`); (3) the integrands vary on the scale :math:`\sqrt{1 - q}` of :math:`t`
+around :math:`t = -\kappa/\sqrt q` (:math:`(\log H)'` goes from 0 to :math:`-u`), which the
+float64 rule's fixed 24-node Gauss--Legendre pieces do not resolve (relative error
+:math:`9\cdot 10^{-7}` in :math:`q` at :math:`\alpha = 1.99` -- reported ``converged``, since
+the float64 error estimate re-evaluates the same rule): :func:`split` writes each integrand
+as itself times indicators of the intervals of :math:`u` between :data:`BREAKS` (a sum equal
+to it), which gives every rule breakpoints graded on that scale. Measured (``tests/
+test_gardner_float64.py``): the float64 :math:`q` equals a plain-mpmath solution of
+:math:`G'(q) = 0` to about :math:`10^{-16}` for :math:`\alpha = 1.5` to :math:`1.99`.
+
 Reported: ``q``; ``free_energy.log_volume`` :math:`= G(q)`; ``stability.replicon``
 :math:`= \lambda_R` (``replica solve`` says whether RS is stable there).
 """
@@ -53,6 +74,7 @@ import sympy
 
 from replica.capabilities import Branch, Transition
 from replica.modeling import FixedPointModel, Parameter, Stability, gauss
+from replica.symbolic.gaussian import log_erfc, rerfcx
 
 kappa = sympy.Symbol("kappa", real=True)
 alpha = sympy.Symbol("alpha", positive=True)
@@ -60,20 +82,40 @@ q = sympy.Symbol("q", positive=True)
 t = sympy.Symbol("t", real=True)
 
 U = (kappa + sympy.sqrt(q) * t) / sympy.sqrt(1 - q)
-LOG_H = sympy.log(sympy.erfc(U / sympy.sqrt(2)) / 2)
-LOG_VOLUME = (sympy.log(1 - q) / 2 + q / (2 * (1 - q)) + alpha * gauss(LOG_H, t))
+LOG_H = log_erfc(U / sympy.sqrt(2)) - sympy.log(2)
+"""log H(u) = log erfc(u/sqrt 2) - log 2, in log space (module docstring, *Float64*)."""
+BREAKS = (-2, 0, 2, 8, 32, 128)
+"""The values of u at which the Gaussian integrals are split (module docstring, *Float64*)."""
+
+
+def split(f):
+    r"""``f`` as the sum of ``f`` times the indicators of the intervals of :math:`u` between
+    :data:`BREAKS` (the same function: the indicators sum to one), so that every quadrature rule
+    has a breakpoint at each, graded on the scale :math:`\sqrt{1 - q}` of :math:`t` at
+    :math:`t = -\kappa/\sqrt q`."""
+    H = sympy.Heaviside
+    pieces = [f * H(BREAKS[0] - U)] + [f * H(U - a) * H(b - U) for a, b in
+                                        zip(BREAKS[:-1], BREAKS[1:])] + [f * H(U - BREAKS[-1])]
+    return sympy.Add(*pieces)
+
+
+LOG_VOLUME = (sympy.log(1 - q) / 2 + q / (2 * (1 - q)) + alpha * gauss(split(LOG_H), t))
 """G(q), the replica-symmetric log-volume per weight (stated, Gardner 1988)."""
 
-MILLS = sympy.sqrt(2 / sympy.pi) * sympy.exp(-U**2 / 2) / sympy.erfc(U / sympy.sqrt(2))
-"""R(u) = phi(u)/H(u)."""
+STATIONARITY = q + alpha * gauss(split(2 * (1 - q) ** 2 * sympy.diff(LOG_H, q)), t)
+"""2(1 - q)^2 G'(q): 2(1 - q)^2 times the derivative of the closed part is q, and the factor
+(1 - q)^2 is taken inside the integral (module docstring, *Float64*)."""
 
-REPLICON = 1 - alpha * gauss((MILLS * (U - MILLS)) ** 2, t)
+MILLS = sympy.sqrt(2 / sympy.pi) * rerfcx(U / sympy.sqrt(2))
+"""R(u) = phi(u)/H(u) = sqrt(2/pi) e^{-u^2/2}/erfc(u/sqrt 2), as rerfcx (finite everywhere)."""
+
+REPLICON = 1 - alpha * gauss(split((MILLS * (U - MILLS)) ** 2), t)
 """1 - alpha int Dt [(log H)''(u)]^2 (Gardner and Derrida 1988, normalisation derived above)."""
 
 MODEL = FixedPointModel(
     "perceptron_gardner",
     title="Gardner volume of the spherical perceptron below capacity (margin kappa)",
-    residuals=[sympy.expand(2 * (1 - q) ** 2 * sympy.diff(LOG_VOLUME, q))],
+    residuals=[STATIONARITY],
     unknowns=[q],
     parameters=[Parameter("alpha", "load P/N (below the capacity alpha_c(kappa))"),
                 Parameter("kappa", "margin kappa of the constraints y w.x/sqrt(N) >= kappa",

@@ -12,6 +12,8 @@ noisy one a one-line model error."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import mpmath
 import pytest
 import sympy
@@ -72,13 +74,16 @@ def test_bayes_relu_state_evolution_and_limits():
 
 
 def test_bayes_relu_unsupported_channels_are_one_line_errors():
-    """The noisy absolute-value channel is not derived (one line); the noiseless one is
-    (tests/test_phase_retrieval.py), and so is the noisy ReLU
-    (tests/test_glm_bayes_relu_noisy.py)."""
-    with pytest.raises(ModelError, match="absolute_value channel") as e:
-        BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue("sigma"))
+    """A regression link other than the identity, the ReLU and the absolute value is not
+    derived (one line); the noiseless absolute value is (tests/test_phase_retrieval.py), and so
+    are the noisy ReLU (tests/test_glm_bayes_relu_noisy.py) and the noisy absolute value
+    (tests/test_glm_bayes_abs_noisy.py)."""
+    leaky = dataclasses.replace(ReLU("sigma"), name="leaky", link=(sympy.Rational(1, 2), 1))
+    with pytest.raises(ModelError, match="leaky channel") as e:
+        BayesOptimal("b", prior=Gaussian(), channel=leaky)
     assert "\n" not in str(e.value) and "two-dimensional" in str(e.value)
     BayesOptimal("b", prior=Gaussian(), channel=ReLU("sigma"))
+    BayesOptimal("b", prior=Gaussian(), channel=AbsoluteValue("sigma"))
 
 
 def test_the_example_refuses_alpha_at_perfect_recovery(cli):

@@ -3,7 +3,7 @@ the identity covariance reproduces the isotropic model, the square loss with rid
 hand-written Gaussian covariate model (``examples/structured_teacher.py``) and an independent
 deterministic-equivalent closed form of the ridge risk, the replicon is the GCM stability
 condition, the simulation generated from the parts agrees with the theory, and what is not
-supported is a one-line error."""
+supported is a one-line error (the l1 penalty with a spectrum: tests/test_glm_lasso_spectrum.py)."""
 
 import os
 import runpy
@@ -149,10 +149,14 @@ def test_logistic_identity_covariance_is_the_isotropic_model():
         assert digits(a.all_values[k], b.all_values[k]) >= 19, k
 
 
-def test_l1_with_a_spectrum_is_a_clear_error():
-    with pytest.raises(ModelError, match="ridge penalty"):
-        ERM("gcm_l1", loss=Square(), penalty=L1("lam"),
+def test_l1_with_a_spectrum_has_no_gaussian_integral():
+    """The l1 penalty's coordinate average is closed form (tests/test_glm_lasso_spectrum.py
+    checks its values): the spectral average holds no Gaussian integral."""
+    from replica.modeling import GaussianIntegral
+
+    m = ERM("gcm_l1", loss=Square(), penalty=L1("lam"),
             teacher=Teacher(Linear("sigma"), GaussBernoulli("eps")), covariates=Covariates())
+    assert not m.free_energy.has(GaussianIntegral)
 
 
 def test_covariates_must_be_a_record():

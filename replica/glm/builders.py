@@ -85,7 +85,9 @@ for the noiseless absolute-value channel :math:`y = |u|`, real phase retrieval, 
 :math:`N(y; \omega, V) + N(-y; \omega, V)` on :math:`y > 0`, folded to a Gaussian factor times
 :math:`2\cosh(y\omega/V)`, whose average is a closed part plus
 :math:`\mathbb E\log 2\cosh(u\omega/V)`, a two-dimensional Gaussian integral over the field
-and :math:`u`; the noisy one is not derived). Replica symmetry is exact there (the Nishimori identities;
+and :math:`u`; the noisy one, :math:`y = |u| + \sigma\varepsilon`, as the noisy ReLU's: two
+Gaussian-times-erfc terms exchanged by :math:`\omega \to -\omega`, a two-dimensional integral
+in log space, see ``_psi_out_abs_noisy``). Replica symmetry is exact there (the Nishimori identities;
 Barbier et al. prove the formula), so its stability record says so.
 """
 
@@ -319,7 +321,8 @@ def _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates)
     at_c = {Vhat: Vhat * c}
     psi, sq = _prior_average(prior, [value.xreplace(at_c), (c * slope.xreplace(at_c))**2],
                              lambda a: mhat * c * sympy.sqrt(t) * a + sympy.sqrt(qhat * c) * z,
-                             lambda s2: sympy.sqrt(mhat**2 * c**2 * t * s2 + qhat * c) * z)
+                             lambda s2: sympy.sqrt(mhat**2 * c**2 * t * s2 + qhat * c) * z,
+                             closed=True)
     if any(e.has(GaussianIntegral) for e in (psi, sq)):
         raise ModelError(f"covariates= needs the {penalty.name} penalty's average over a "
                          "coordinate in closed form, and it is a Gaussian integral here (a "
@@ -335,8 +338,18 @@ def _penalty_term_spectral(value, slope, mini, penalty, prior, D, Q, covariates)
     return psi, sq, mini
 
 
-def _prior_average(prior: Prior, exprs, point_b, gauss_b):
-    """``[E f(b)]`` for each ``f`` of ``exprs`` (in ``b_``) over the prior's components."""
+def _prior_average(prior: Prior, exprs, point_b, gauss_b, closed=False):
+    """``[E f(b)]`` for each ``f`` of ``exprs`` (in ``b_``) over the prior's components;
+    ``closed``: a piecewise-polynomial ``f`` in closed form (:func:`calculus.expect_piecewise`,
+    ``b`` affine in ``z`` with a positive slope) rather than a Gaussian integral."""
+    def expect(g, bz):
+        if closed:
+            scale = sympy.diff(bz, z)
+            done = calculus.expect_piecewise(g, b_, bz.xreplace({z: 0}), scale, z)
+            if done is not None:
+                return done
+        return calculus.expect(g.xreplace({b_: bz}), z)
+
     out = []
     for f in exprs:
         total = sympy.Integer(0)
@@ -349,9 +362,9 @@ def _prior_average(prior: Prior, exprs, point_b, gauss_b):
             if even and mirror:  # f(b) at -a equals f at a under z -> -z
                 points.pop(mirror[0])
                 w = 2 * w
-            total += w * calculus.expect(f.xreplace({b_: point_b(a)}), z)
+            total += w * expect(f, point_b(a))
         for w, s2 in prior.gaussians:
-            total += w * calculus.expect(f.xreplace({b_: gauss_b(s2)}), z)
+            total += w * expect(f, gauss_b(s2))
         out.append(total)
     return out
 
@@ -643,6 +656,8 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
             names[symbols[n]] = tex
     if covariates is not None:
         records, kw = _spectrum_records(name, records, covariates, kw)
+        if len(penalty.pieces) > 1:
+            rules = rules + _coordinatewise_rules(penalty, covariates)
     model = SaddlePointModel(
         name, title=title or f"{loss.description} with {penalty.description} penalty on a "
                              f"{prior.description} ({channel.description})",
@@ -687,6 +702,25 @@ def _spectrum_records(name, records, covariates: Covariates, kw):
     kw = dict(kw)
     kw.setdefault("spectrum", tuple(names))
     return list(records) + extra, kw
+
+
+def _coordinatewise_rules(penalty: Penalty, covariates: Covariates) -> list:
+    r"""Rules for a penalty that is not rotation invariant (:math:`\ell_1`, elastic net) with
+    :class:`Covariates`: its spectral average runs over the coordinates, so the covariance and
+    the teacher power must be diagonal SPECs, and the closed-form average over a coordinate's
+    field :math:`b = \mu + \sqrt{\hat qc + \dots}\,Z` divides by the field's standard
+    deviation, so every eigenvalue :math:`c_i` must be positive (a coordinate with
+    :math:`c_i = 0` carries no data; it is refused rather than taken as a limit)."""
+    out = []
+    for n in (covariates.covariance, covariates.teacher):
+        if n:
+            out.append(Rule(n, lambda p, n=n: not getattr(p, n).is_diagonal,
+                            f"{n} must be a diagonal SPEC with the {penalty.name} penalty (it "
+                            "acts coordinate-wise)"))
+    n = covariates.covariance
+    out.append(Rule(n, lambda p: getattr(p, n).rank() < getattr(p, n).d,
+                    f"{n} must have every eigenvalue positive with the {penalty.name} penalty"))
+    return out
 
 
 def _loss_at_prox(loss: Loss, env):
@@ -787,6 +821,8 @@ def _check_prior_partition(Z0, prior, A):
 def _psi_out(channel: Channel, rho, D: GLMDerivation):
     r""":math:`\Psi_{\rm out}(m)`, derived."""
     Vv = rho - m_bo
+    if channel.kind == "regression" and tuple(channel.link) == (-1, 1) and channel.noise != 0:
+        return _psi_out_abs_noisy(channel, Vv, D)
     if channel.kind == "regression" and tuple(channel.link) == (-1, 1):
         return _psi_out_abs(channel, Vv, D)
     if channel.kind == "regression" and not channel.linear:
@@ -1113,6 +1149,108 @@ def _check_relu_noisy_log_partition(Zout, log_atom, log_cont, y, Vv):
     return check
 
 
+def _psi_out_abs_noisy(channel: Channel, Vv, D: GLMDerivation):
+    r""":math:`\Psi_{\rm out}(m)` of the absolute-value channel with Gaussian noise,
+    :math:`y = |u| + \sigma\varepsilon` (:math:`\Delta = \sigma^2 > 0`; noisy real phase
+    retrieval), derived: given :math:`\omega = \sqrt m\,\xi`, :math:`u = \omega + \sqrt Vw`,
+    the label's density on :math:`y \in \mathbb R` is the noise convolution of the law of
+    :math:`|u|`, split at :math:`u = 0` (on :math:`u < 0` after :math:`u \to -u`):
+
+    .. math::
+        Z_{\rm out}(y) = \int_0^\infty du\,\big[N(u; \omega, V) + N(u; -\omega, V)\big]\,
+        N(y; u, \Delta) = N_+(y)\,\Phi(\kappa_+(y)) + N_-(y)\,\Phi(\kappa_-(y)),
+
+    :math:`N_\pm(y) = N(y; \pm\omega, S)`, :math:`S = V + \Delta`, and, completing the square
+    in :math:`u` (the law of :math:`u` given :math:`y` under :math:`N(u; \pm\omega, V)` is
+    Gaussian with mean :math:`(\pm\omega\Delta + yV)/S` and variance :math:`V\Delta/S`),
+    :math:`\kappa_\pm(y) = (\pm\omega\Delta + yV)/\sqrt{V\Delta S}`,
+    :math:`\Phi(\kappa) = \tfrac12\operatorname{erfc}(-\kappa/\sqrt2)`: two Gaussian-times-erfc
+    terms, exchanged by :math:`\omega \to -\omega` (:math:`Z_{\rm out}` is even in
+    :math:`\omega`, checked by SymPy). So is :math:`\log Z_{\rm out}`, and :math:`\xi \to -\xi`
+    maps the second term's part of :math:`\mathbb E_\xi\int dy\,Z_{\rm out}\log Z_{\rm out}` onto
+    the first's; after :math:`y = \omega + \sqrt S\,t`,
+
+    .. math::
+        \Psi_{\rm out} = 2\int\mathcal D\xi\int\mathcal Dt\,\Phi(\kappa_+)\,
+        \log Z_{\rm out}\big|_{y = \omega + \sqrt S\,t},
+
+    a two-dimensional Gaussian integral. In log space as the noisy ReLU's
+    (:func:`_psi_out_relu_noisy`): :math:`a = \log(N_+\Phi(\kappa_+))`,
+    :math:`b = \log(N_-\Phi(\kappa_-))` with :math:`\log\Phi` as
+    :class:`~replica.symbolic.gaussian.log_erfc`, :math:`\log Z_{\rm out} = a +
+    \operatorname{softplus}(b - a)` (exact where the first term, the weight's, dominates), the
+    weight :math:`\Phi(\kappa_+) = e^{\log\operatorname{erfc}(-\kappa_+/\sqrt2)}/2`: finite in
+    float64 for every :math:`(\xi, t)`, and so are its derivatives."""
+    t = sympy.Symbol("t", real=True)
+    y = sympy.Symbol("y", real=True)
+    Delta = channel.noise**2
+    S = Vv + Delta
+    omega = sympy.sqrt(m_bo) * xi
+
+    def gauss_tail_term(sign):  # N(y; sign omega, S) Phi(kappa_sign(y)), and kappa
+        kappa = (sign * omega * Delta + y * Vv) / sympy.sqrt(Vv * Delta * S)
+        dens = sympy.exp(-(y - sign * omega)**2 / (2 * S)) / sympy.sqrt(2 * sympy.pi * S)
+        # (unevaluated: SymPy would write erfc(-x) as 2 - erfc(x), which rounds to 0 in the tail)
+        return dens * sympy.erfc(-kappa / sympy.sqrt(2), evaluate=False) / 2, kappa
+
+    (plus, kp), (minus, km) = gauss_tail_term(1), gauss_tail_term(-1)
+    Zout = plus + minus
+    D.add("channel_partition", {"Zout": sympy.Eq(sympy.Function("Z_out")(y), Zout)},
+          "The absolute-value channel with Gaussian noise y = |u| + sigma eps, u = omega + "
+          "sqrt(V) w given the field: the label's density is the noise convolution of the law "
+          "of |u|, the Gaussian densities of u at u and -u on u > 0; each part is N(y; +-omega, "
+          "V + sigma^2) times the Gaussian tail of the law of u given y (completing the square "
+          "in u). It is even in omega (the two parts exchanged).",
+          _check_abs_noisy_partition(Zout, y, Vv, Delta))
+
+    def log_term(kappa, sign):
+        return (log_erfc(-kappa / sympy.sqrt(2)) - sympy.log(2)
+                - (y - sign * omega)**2 / (2 * S) - sympy.log(2 * sympy.pi * S) / 2)
+
+    la, lb = log_term(kp, 1), log_term(km, -1)
+    log_plus = la + softplus(lb - la)  # (exact where the first part dominates)
+    log_minus = lb + softplus(la - lb)
+    D.add("channel_log_partition", {"logZ": sympy.Eq(sympy.Function("log_Z_out")(y), log_plus)},
+          "The logarithm of Z_out in log space: a = log(N(y; omega, S) Phi(kappa_+)) and b = "
+          "log(N(y; -omega, S) Phi(kappa_-)), S = V + sigma^2, each Phi = erfc(-kappa/sqrt(2))/2 "
+          "as log erfc, and log Z_out = a + softplus(b - a), softplus(x) = log(1 + e^x): finite "
+          "where either erfc underflows.",
+          _check_relu_noisy_log_partition(Zout, log_plus, log_minus, y, Vv))
+    weight = sympy.exp(log_erfc(-kp / sympy.sqrt(2))) / 2
+    inner = calculus.expect((weight * log_plus).xreplace({y: omega + sympy.sqrt(S) * t}), t)
+    out = 2 * calculus.expect(inner, xi)
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term: Z_out log Z_out integrated over y and averaged over the field; the "
+          "second part's share equals the first's under xi -> -xi (Z_out is even in omega), so "
+          "it is twice the first part's, after y = omega + sqrt(V + sigma^2) t: a "
+          "two-dimensional Gaussian integral over xi and t.")
+    return out
+
+
+def _check_abs_noisy_partition(Zout, y, Vv, Delta):
+    """SymPy: ``Zout`` is even in the field (xi -> -xi); mpmath: at one numeric point the closed
+    form equals the convolution int du N(u; omega, V) N(y; |u|, Delta) by quadrature."""
+    def check():
+        import mpmath
+
+        if sympy.simplify(Zout.xreplace({xi: -xi}) - Zout) != 0:
+            return False
+        vals = {m_bo: sympy.Rational(1, 3), xi: sympy.Rational(-2, 5), y: sympy.Rational(3, 10)}
+        vals.update({s: sympy.Rational(1, 2) for s in (Zout.free_symbols | Vv.free_symbols)
+                     - set(vals)})
+        with mpmath.workdps(30):
+            closed = sympy.N(Zout.xreplace(vals), 30)
+            om = mpmath.sqrt(mpmath.mpf(1) / 3) * mpmath.mpf(-2) / 5
+            sV = mpmath.sqrt(mpmath.mpf(sympy.N(Vv.xreplace(vals), 40)))
+            sD = mpmath.sqrt(mpmath.mpf(sympy.N(Delta.xreplace(vals), 40)))
+            yv = mpmath.mpf(3) / 10
+            num = mpmath.quad(lambda u: mpmath.npdf(u, om, sV) * mpmath.npdf(yv, abs(u), sD),
+                              [-mpmath.inf, -1, 0, 1, mpmath.inf])
+            return abs(closed - num) < 1e-20
+
+    return check
+
+
 def _check_relu_continuous(cont, Vv, w):
     """At one numeric point the closed form equals the y-integral of N log N over y > 0 by
     mpmath quadrature."""
@@ -1147,12 +1285,6 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     _check_part(name, prior, Prior, "prior")
     _check_part(name, channel, Channel, "channel")
     link = tuple(channel.link)
-    if channel.kind == "regression" and link == (-1, 1) and channel.noise != 0:
-        raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
-                         "channel with noise (its Z_out log Z_out, a two-dimensional integral "
-                         "over the label and the field, is not derived for sigma > 0); the "
-                         "noiseless channel AbsoluteValue(0) is derived, or use the channel "
-                         "with ERM")
     if channel.kind == "regression" and not channel.linear and link not in ((0, 1), (-1, 1)):
         raise ModelError(f"model {name!r}: BayesOptimal does not derive the {channel.name} "
                          f"channel (its Z_out log Z_out is a two-dimensional integral over the "
@@ -1161,10 +1293,11 @@ def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Seque
     records, rules, symbols, notation = _schema(name, [prior, channel], parameters, alpha)
     if channel.kind == "regression" and not channel.linear and isinstance(channel.noise,
                                                                          sympy.Symbol):
-        n = channel.noise.name  # (the noisy ReLU's Z_out divides by sigma)
+        n = channel.noise.name  # (the noisy channel's Z_out divides by sigma)
+        own = "ReLU(0)" if link == (0, 1) else "AbsoluteValue(0)"
         rules.append(Rule(n, lambda p, n=n: getattr(p, n) <= 0,
-                          f"{n} must be positive for the noisy ReLU channel (the noiseless "
-                          "channel is ReLU(0), a model of its own)"))
+                          f"{n} must be positive for the noisy {channel.name} channel (the "
+                          f"noiseless channel is {own}, a model of its own)"))
     al = symbols[alpha]
     D = GLMDerivation()
     psi_s, out_s = sympy.Symbol("psi_P0"), sympy.Symbol("Psi_out")

@@ -34,7 +34,8 @@ import sympy
 
 from ..modeling import gauss, implicit_root
 
-__all__ = ["Minimiser", "minimise", "expect", "expect_tail", "gaussian_exp_integral",
+__all__ = ["Minimiser", "minimise", "expect", "expect_tail", "expect_piecewise",
+           "gaussian_exp_integral",
            "conditional_law", "indicator", "is_even", "GLMCalculusError"]
 
 
@@ -159,6 +160,67 @@ def expect_tail(expr, z, a):
     for k in range(2, poly.degree() + 1):
         M.append(a**(k - 1) * phi + (k - 1) * M[k - 2])
     return sum(sympy.cancel(c) * M[k] for (k,), c in poly.terms())
+
+
+def expect_piecewise(f, x, mean, scale, z):
+    r""":math:`\int\mathcal Dz\,f(\mathrm{mean} + \mathrm{scale}\,z)` in closed form for ``f``
+    a sum of terms :math:`p(x)\prod_j\theta(k_jx + c_j)`, each :math:`p` a polynomial in
+    ``x``, at most two Heaviside factors per term with arguments linear in ``x`` and slopes
+    :math:`k_j` of known sign; ``scale`` :math:`> 0` (the standard deviation of the field, a
+    square root: its sign is taken as given, not proved). Returns ``None`` for any other ``f``.
+
+    With :math:`x = \mu + sz`, :math:`\theta(kx + c)` is :math:`\theta(z - a)` for
+    :math:`k > 0`, :math:`a = (-c/k - \mu)/s`, and :math:`\theta(h - z)` for :math:`k < 0`,
+    :math:`h = (-c/k - \mu)/s`; the latter becomes a tail by :math:`z \to -z` (the Gaussian
+    measure is even): :math:`\mathbb E[p(z)\theta(h - z)] = \mathbb E[p(-z)\theta(z + h)]`.
+    Two factors :math:`\theta(z - a)\theta(h - z)` are :math:`\theta(z - a) - \theta(z - h)`
+    when SymPy proves :math:`a \le h` (compared as the roots in ``x``, where the sign of
+    ``scale`` plays no part), and zero when it proves :math:`h \le a` (two disjoint regions'
+    indicators multiplied, from squaring a sum over regions); otherwise ``None``. A power
+    :math:`\theta^n` is :math:`\theta`. Each tail is
+    :func:`expect_tail` (the truncated Gaussian moments, :math:`\operatorname{erfc}` and
+    :math:`e^{-a^2/2}`)."""
+    total = sympy.Integer(0)
+    for term in sympy.Add.make_args(sympy.expand(sympy.sympify(f))):
+        steps, poly = [], sympy.Integer(1)
+        for fac in sympy.Mul.make_args(term):
+            if (isinstance(fac, sympy.Pow) and isinstance(fac.base, sympy.Heaviside)
+                    and fac.exp.is_integer and fac.exp.is_positive):
+                fac = fac.base  # theta^n = theta almost everywhere
+            if isinstance(fac, sympy.Heaviside):
+                arg = sympy.expand(fac.args[0])
+                k = sympy.diff(arg, x)
+                if k == 0 or sympy.diff(arg, x, 2) != 0 or k.is_positive is None:
+                    return None
+                root = -(arg - k * x) / k  # the x where the argument vanishes
+                steps.append((root, bool(k.is_positive)))
+            elif fac.has(x) and not fac.is_polynomial(x):
+                return None
+            else:
+                poly *= fac
+        p = sympy.expand(poly.xreplace({x: mean + scale * z}))
+
+        def edge(root):  # the z of x = root
+            return (root - mean) / scale
+
+        if not steps:
+            total += expect(p, z)
+        elif len(steps) == 1:
+            root, up = steps[0]
+            total += (expect_tail(p, z, edge(root)) if up
+                      else expect_tail(p.xreplace({z: -z}), z, -edge(root)))
+        elif len(steps) == 2 and steps[0][1] != steps[1][1]:
+            lo = steps[0][0] if steps[0][1] else steps[1][0]
+            hi = steps[1][0] if steps[0][1] else steps[0][0]
+            width = sympy.simplify(hi - lo)
+            if width.is_nonpositive:  # x > lo and x < hi <= lo: empty
+                continue
+            if not width.is_nonnegative:
+                return None
+            total += expect_tail(p, z, edge(lo)) - expect_tail(p, z, edge(hi))
+        else:
+            return None
+    return total
 
 
 def gaussian_exp_integral(exponent, x):
