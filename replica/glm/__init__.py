@@ -20,8 +20,9 @@ from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, Absolute, Channel, Elas
                     Penalty, Prior, Probit, Rademacher, ReLU, AbsoluteValue, Ridge, Sign,
                     Square)
 from .simulation import simulation_of
+from .committee import Committee
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
+__all__ = ["ERM", "BayesOptimal", "Committee", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
            "simulation_of", "REFERENCES", "replicon_at", "Loss", "Penalty", "Channel", "Prior", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
            "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",
