@@ -29,8 +29,9 @@ replica-symmetric formula, proved there by adaptive interpolation):
 **Derived** (:func:`Committee`, each step recorded with its check, ``replica equations``):
 
 * *the prior term with matrices*: the :math:`K`-dimensional Gaussian integral by completing the
-  square one coordinate after the other (:func:`~replica.glm.calculus.gaussian_exp_integral` on
-  a symmetric matrix of symbols), checked to be
+  square one coordinate after the other (the rule of
+  :func:`~replica.glm.calculus.gaussian_exp_integral`, on a symmetric matrix of symbols),
+  checked to be
   :math:`\det(I + \hat Q)^{-1/2}e^{b^\top(I + \hat Q)^{-1}b/2}`; its logarithm averaged with
   :math:`\mathbb Ebb^\top = \hat Q + \hat Q^2`:
   :math:`\psi_P = \tfrac12[\operatorname{tr}\hat Q - \log\det(I + \hat Q)]`, whose stationarity
