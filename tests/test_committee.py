@@ -11,6 +11,9 @@ against what is written out here by hand, not taken from the engine:
   the state evolution in its Nishimori form qhat = alpha E_xi sum_y (d_omega Z_y)^2/Z_y (not
   the engine's derivative of the free entropy), q = qhat/(1 + qhat), and the threshold
   alpha E_xi sum_y A_y^2/Z_y = 1 along it, in NumPy (fast) and in mpmath (slow);
+* the channel term away from the non-specialised point, Psi_out(q, q_0), in the unrotated
+  coordinates (Q^(1/2) numerically, the orthant probability by conditioning on u_1): its
+  expansion in q_0 (no linear term; the coefficient c_2) fitted from finite differences;
 * the Gibbs error's limits 5/8 (q = 0) and 1/3 (q -> 1), and a Monte-Carlo estimate in the
   original coordinates (u_1, u_2), which does not use the rotation.
 """
@@ -142,6 +145,42 @@ def hand_alpha_spec():
     return qs / ((1 - qs) * hand_h(qs)), qs
 
 
+def full_psi(qv, q0v, n_xi=64, n_t=160):
+    """Psi_out(Q) for K = 2 and Q = q P_1 + q_0 (I - P_1) away from the non-specialised point,
+    in the unrotated coordinates: omega = Q^(1/2) xi (NumPy's eigh) over a tensor rule in
+    (xi_1, xi_2), Z_+ = P(u_1 > 0, u_2 > 0) by conditioning on u_1 (u_2 | u_1 Gaussian), Z_- =
+    P(u_1 < 0, u_2 < 0), Z_0 = 1 - Z_+ - Z_-: no rotation, no expansion."""
+    P1 = np.ones((2, 2)) / 2
+    Q = qv * P1 + q0v * (np.eye(2) - P1)
+    lam, U = np.linalg.eigh(Q)
+    root = U @ np.diag(np.sqrt(np.clip(lam, 0, None))) @ U.T
+    x, w = np.polynomial.legendre.leggauss(n_xi)
+    nodes = np.concatenate([(x + 1) * 5 - 10, (x + 1) * 5])
+    weights = np.concatenate([5 * w, 5 * w]) * _phi(nodes)
+    X1, X2 = np.meshgrid(nodes, nodes, indexing="ij")
+    W = np.outer(weights, weights).ravel()
+    om = np.stack([X1.ravel(), X2.ravel()], axis=1) @ root.T
+    V = np.eye(2) - Q
+    v, c = V[0, 0], V[0, 1]
+    sd = np.sqrt(v - c**2 / v)
+    m1, m2 = om[:, 0], om[:, 1]
+    t0 = np.clip(-m1 / np.sqrt(v), -12, 12)
+    xt, wt = np.polynomial.legendre.leggauss(n_t)
+
+    def rule(a, b):
+        return (b - a)[:, None] / 2 * xt + (a + b)[:, None] / 2, (b - a)[:, None] / 2 * wt
+
+    tp, wp = rule(t0, np.full_like(t0, 12.0))
+    Zp = np.sum(wp * _phi(tp) * _H(-(m2[:, None] + c / np.sqrt(v) * tp) / sd), axis=1)
+    tm, wm = rule(np.full_like(t0, -12.0), t0)
+    Zm = np.sum(wm * _phi(tm) * _H((m2[:, None] + c / np.sqrt(v) * tm) / sd), axis=1)
+    total = 0.0
+    with np.errstate(all="ignore"):
+        for Z in (Zp, Zm, 1 - Zp - Zm):
+            total += float(np.sum(np.where(Z > 1e-300, W * Z * np.log(Z), 0)))
+    return total
+
+
 # -- the pieces --------------------------------------------------------------------------------
 def test_hand_pieces_against_quadrature():
     """The closed forms used by hand (Owen's T, the derivative, A_+) against mpmath quadrature of
@@ -201,6 +240,24 @@ def test_specialisation_coefficient_against_hand():
     ev = Evaluator([4 * specialisation_coefficient(MODEL)], [q])
     for qv in (0.3, 0.71):
         assert abs(float(ev.f64([qv])[0]) - hand_S(qv)) < 1e-11 * hand_S(qv)
+
+
+def test_expansion_in_the_specialised_overlap():
+    """Psi_out(q, q_0) computed in the unrotated coordinates (full_psi): at q_0 = 0 the engine's
+    channel term, and (Psi_out(q, h) - Psi_out(q, 0))/h = c_1 + c_2 h + c_3 h^2 + c_4 h^3
+    fitted at h = 0.004 ... 0.016: no linear term, and c_2 (fitted with c_1 = 0) the engine's
+    coefficient."""
+    qv = 0.7
+    p0 = full_psi(qv, 0.0)
+    assert abs(p0 - float(Evaluator([channel_term(MODEL)], [q]).f64([qv])[0])) < 1e-12
+    hs = np.array([0.004, 0.008, 0.012, 0.016])
+    D = np.array([(full_psi(qv, h) - p0) / h for h in hs])
+    c1 = np.linalg.solve(np.vander(hs, 4, increasing=True), D)[0]
+    # with c_1 = 0: D/h = c_2 + c_3 h + c_4 h^2 through the three smallest h
+    c2 = np.linalg.solve(np.vander(hs[:3], 3, increasing=True), D[:3] / hs[:3])[0]
+    engine = float(Evaluator([specialisation_coefficient(MODEL)], [q]).f64([qv])[0])
+    assert abs(c1) < 1e-6 * engine  # (measured 4.5e-8)
+    assert abs(c2 - engine) < 2e-5 * engine  # (measured 3.2e-6: the fit's O(h^3))
 
 
 def test_float64_fixed_point_against_hand_state_evolution():
