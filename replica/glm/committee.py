@@ -325,7 +325,10 @@ def _channel_k2(D: CommitteeDerivation):
     g_general = H((sympy.Abs(om_m + sympy.sqrt(1 - q0) * z) - om_p) / s1)
     general = gauss(g_general, z)
     D.add("channel_partition",
-          {"rotation": sympy.Eq(sympy.Symbol("R"), R),
+          {"u_plus": sympy.Eq(up, (sympy.Symbol("u_1") + sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "u_minus": sympy.Eq(um, (sympy.Symbol("u_1") - sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "g1": sympy.Eq(sympy.Function("g_1")(um), g_general.xreplace(
+               {om_m + sympy.sqrt(1 - q0) * z: um})),
            "Z1": sympy.Eq(sympy.Symbol("Z_out_1"), general)},
           "Two hidden units, the committee y = sign(sign u_1 + sign u_2) in {-1, 0, 1}: the "
           "rotation R to (u_+, u_-) = ((u_1 + u_2), (u_1 - u_2))/sqrt(2) diagonalises Q^(1/2) "
