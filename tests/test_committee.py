@@ -279,16 +279,25 @@ def test_alpha_spec_against_hand_state_evolution():
 
 @pytest.mark.slow
 def test_alpha_spec_mpmath_state_evolution():
-    """The same state evolution in mpmath at 20 digits (Z_+ by quadrature, not Owen's T):
-    alpha_spec to 1e-10. About a minute."""
+    """The same state evolution in mpmath at 20 digits, Z_+ and Z_0 by quadrature (not Owen's
+    T): G(q) = q S(q)/((1 - q) h(q)) - 1 changes sign within 1e-11 of q_spec, and alpha there
+    is ALPHA_SPEC to 1e-10. The xi average by 24-point Gauss-Legendre rules on the pieces of
+    [-12, 12] (the weight beyond is below 1e-32). Minutes."""
+    from mpmath.calculus.quadrature import GaussLegendre
+
     with mpmath.workdps(20):
+        base = GaussLegendre(mpmath.mp).calc_nodes(4, mpmath.mp.prec)
+        cuts = [-12, -6, -3, 0, 3, 6, 12]
+        rule = [(mpmath.mpf(a + b) / 2 + mpmath.mpf(b - a) / 2 * x, mpmath.mpf(b - a) / 2 * w)
+                for a, b in zip(cuts, cuts[1:]) for x, w in base]
+
         def terms(qv, x):
             V = 1 - qv
             s = mpmath.sqrt(V)
 
             def plus(om):
-                Z = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * mpmath.erfc((z - om)
-                                    / (s * mpmath.sqrt(2))) / 2, [0, max(om, 0) + 0, mpmath.inf])
+                Z = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * mpmath.ncdf((om - z) / s),
+                                    [0, max(om, 0), mpmath.inf])
                 n = mpmath.npdf(om / mpmath.sqrt(1 + V)) / mpmath.sqrt(1 + V)
                 mu, tau = om / (1 + V), mpmath.sqrt(V / (1 + V))
                 dZ = 2 * n * mpmath.ncdf(mu / tau)
@@ -300,19 +309,29 @@ def test_alpha_spec_mpmath_state_evolution():
             Zp, dZp, Ap = plus(om)
             Zm, dZm, Am = plus(-om)
             dZm = -dZm
-            Z0, dZ0, A0 = 1 - Zp - Zm, -dZp - dZm, -Ap - Am
+            # Z_0 = P(|u_+| < |z|) as its own integral (1 - Z_+ - Z_- cancels at large |xi|)
+            Z0 = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * (mpmath.ncdf((z - om) / s)
+                                                             - mpmath.ncdf((-z - om) / s)),
+                                 [0, abs(om), mpmath.inf])
+            dZ0, A0 = -dZp - dZm, -Ap - Am
             return (dZp**2 / Zp + dZm**2 / Zm + dZ0**2 / Z0,
                     Ap**2 / Zp + Am**2 / Zm + A0**2 / Z0)
 
-        def avg(qv, k):
-            return mpmath.quad(lambda x: terms(qv, x)[k] * mpmath.npdf(x),
-                               [-mpmath.inf, -3, 0, 3, mpmath.inf])
+        def h_and_S(qv):
+            h = S = mpmath.mpf(0)
+            for x, w in rule:
+                t = terms(qv, x)
+                h += w * mpmath.npdf(x) * t[0]
+                S += w * mpmath.npdf(x) * t[1]
+            return h, S
 
         def G(qv):
-            return qv * avg(qv, 1) / ((1 - qv) * avg(qv, 0)) - 1
+            h, S = h_and_S(qv)
+            return qv * S / ((1 - qv) * h) - 1
 
-        qs = mpmath.findroot(G, mpmath.mpf(EX["threshold"]()[1]), tol=mpmath.mpf(10) ** -18)
-        a = qs / ((1 - qs) * avg(qs, 0))
+        qs = mpmath.mpf(hand_alpha_spec()[1])
+        assert G(qs - mpmath.mpf("1e-11")) < 0 < G(qs + mpmath.mpf("1e-11"))
+        a = qs / ((1 - qs) * h_and_S(qs)[0])
     assert abs(a - mpmath.mpf(EX["ALPHA_SPEC"])) < 1e-10
 
 
@@ -350,9 +369,17 @@ def _gibbs():
 
 
 def test_gibbs_error_limits():
+    """epsilon(q) = 1 - 2 E[a(z)a(z*)] - E[b(z)b(z*)] with a = theta(z)(1 - 2H(z)) and b =
+    2H(|z|) continuous: at q = 0 independent labels, 1 - 2 (1/4)^2 - (1/2)^2 = 5/8, with the
+    slope -2 (E a')^2 = -2 (2 int_0^inf phi^2)^2 = -1/(2 pi) (E b' = 0: b' is odd); at q -> 1,
+    z* = z: 2H(z) on z > 0 and H(|z|) are uniform, so 1 - 2 E[theta(z)(1 - 2H(z))^2] -
+    E[4H(|z|)^2] = 1 - 1/3 - 1/3 = 1/3 (the approach is linear in 1 - q: within 1e-11 at
+    1 - q = 1e-12)."""
     ev = Evaluator([_gibbs()], [q])
-    assert abs(float(ev.f64([1e-12])[0]) - 5 / 8) < 1e-10  # independent labels
-    assert abs(float(ev.f64([1 - 1e-12])[0]) - 1 / 3) < 1e-5  # z_+ = z_+^*, z_- independent
+    assert abs(float(ev.f64([1e-12])[0]) - 5 / 8) < 1e-11
+    slope = (float(ev.f64([1e-6])[0]) - 5 / 8) / 1e-6
+    assert abs(slope + 1 / (2 * np.pi)) < 1e-5
+    assert abs(float(ev.f64([1 - 1e-12])[0]) - 1 / 3) < 1e-10
 
 
 def test_gibbs_error_against_monte_carlo():
