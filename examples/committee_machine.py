@@ -64,9 +64,12 @@ Cost: the float64 path (:func:`overlap_float64`, status ``not-verified``: a two-
 rule carries no error estimate) takes about half a second and equals the hand-written state
 evolution's fixed point to :math:`2\cdot10^{-15}` at :math:`\alpha = 1, 1.8`. The mpmath path
 evaluates a two-dimensional Gaussian integral at every call (at 20 digits, 10 s of CPU time
-for the channel term, 30 s with its derivative): ``replica solve --dps 15`` took 274 s of CPU
-time (its digits certified by the re-solve at 30 digits), ``converged``,
-:math:`q = 0.479898681185120` at :math:`\alpha = 1`::
+for the channel term, 30 s with its derivative): at :math:`\alpha = 1`, ``replica solve
+--dps 15`` took 274 s of CPU time and ``--dps 20`` 377 s (each ``converged``, its digits
+certified by the re-solve at 30 and 37 digits; the default 30 digits was not run),
+:math:`q = 0.47989868118512037855`, :math:`\hat q = 0.92270229631148344952`,
+:math:`\Phi = -0.94401262309081260655`, :math:`\varepsilon_{\rm Gibbs} =
+0.52888271691723046706`::
 
     replica solve --model examples/committee_machine.py --alpha 1 --dps 15 --json
     replica equations --model examples/committee_machine.py

@@ -336,8 +336,27 @@ def test_alpha_spec_mpmath_state_evolution():
 
 
 # -- K = 1 is the perceptron -------------------------------------------------------------------
+def test_one_hidden_unit_has_the_perceptron_free_entropy():
+    """The two declarations' free entropies and their gradients at three points (q, qhat,
+    alpha): the same function, so the same fixed points and values (float64 evaluation)."""
+    teacher = runpy.run_path(os.path.join(REPO, "examples", "perceptron_teacher.py"))["MODEL"]
+    by = {str(x): x for x in teacher.free_energy.free_symbols}
+    m, mhat, alpha_t = by["m"], by["mhat"], by["alpha"]
+    theirs = teacher.free_energy.xreplace({by["prior"]: 0})
+    qh, al = sympy.Symbol("qhat", positive=True), sympy.Symbol("alpha", positive=True)
+    mine = MODEL_K1.free_energy
+    ev_mine = Evaluator([mine, sympy.diff(mine, q), sympy.diff(mine, qh)], [q, qh, al])
+    ev_theirs = Evaluator([theirs, sympy.diff(theirs, m), sympy.diff(theirs, mhat)],
+                          [m, mhat, alpha_t])
+    for point in ([0.2, 0.3, 0.5], [0.6, 1.5, 2.0], [0.9, 9.0, 7.0]):
+        a = [float(v) for v in ev_mine.f64(point)]
+        b = [float(v) for v in ev_theirs.f64(point)]
+        assert np.allclose(a, b, rtol=1e-14, atol=0), (point, a, b)
+
+
+@pytest.mark.slow
 def test_one_hidden_unit_is_the_sign_perceptron_float64():
-    """The engine's float64 solutions of the two declarations at alpha = 1/2 and 2."""
+    """The engine's float64 solutions of the two declarations at alpha = 1/2 and 2 (7 s)."""
     from replica.numerics.driver import solve_float64
 
     teacher = runpy.run_path(os.path.join(REPO, "examples", "perceptron_teacher.py"))["MODEL"]

@@ -5,7 +5,8 @@ a penalty, or the Bayes-optimal posterior). :func:`ERM` and :func:`BayesOptimal`
 the parts by the Gaussian replica calculus (:mod:`replica.glm.calculus`; the general formulas are
 stated once, in :mod:`replica.glm.builders`), with the record of the steps (``derivation=``, shown
 by ``replica equations`` and ``replica appendix``) and the replica-symmetry stability
-(``stability=``)::
+(``stability=``). :func:`~replica.glm.committee.Committee` declares the Bayes-optimal committee
+machine (a two-layer network, matrix order parameters: :mod:`replica.glm.committee`)::
 
     from replica.glm import ERM, Teacher, Logistic, Ridge, Probit
     MODEL = ERM("logistic_probit", loss=Logistic(), penalty=Ridge("lam"),
