@@ -5,7 +5,8 @@ a penalty, or the Bayes-optimal posterior). :func:`ERM` and :func:`BayesOptimal`
 the parts by the Gaussian replica calculus (:mod:`replica.glm.calculus`; the general formulas are
 stated once, in :mod:`replica.glm.builders`), with the record of the steps (``derivation=``, shown
 by ``replica equations`` and ``replica appendix``) and the replica-symmetry stability
-(``stability=``)::
+(``stability=``). :func:`~replica.glm.committee.Committee` declares the Bayes-optimal committee
+machine (a two-layer network, matrix order parameters: :mod:`replica.glm.committee`)::
 
     from replica.glm import ERM, Teacher, Logistic, Ridge, Probit
     MODEL = ERM("logistic_probit", loss=Logistic(), penalty=Ridge("lam"),
@@ -20,8 +21,9 @@ from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, Absolute, Channel, Elas
                     Penalty, Prior, Probit, Rademacher, ReLU, AbsoluteValue, Ridge, Sign,
                     Square)
 from .simulation import simulation_of
+from .committee import Committee
 
-__all__ = ["ERM", "BayesOptimal", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
+__all__ = ["ERM", "BayesOptimal", "Committee", "Teacher", "Covariates", "GLMDerivation", "GLMParts",
            "simulation_of", "REFERENCES", "replicon_at", "Loss", "Penalty", "Channel", "Prior", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
            "Linear", "Sign", "Probit", "ReLU", "AbsoluteValue", "Gaussian", "Rademacher",

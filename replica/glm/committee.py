@@ -1,0 +1,533 @@
+r"""The Bayes-optimal committee machine (issue 26): a two-layer network with :math:`K` hidden
+units whose first-layer weights are learned, its order parameter a :math:`K\times K` matrix.
+
+Setting: a teacher :math:`W^* \in \mathbb R^{K\times d}` with i.i.d. :math:`N(0, 1)` entries
+(Gaussian prior: the columns :math:`w_i \in \mathbb R^K` are :math:`N(0, I_K)`),
+:math:`n = \alpha d` samples :math:`x_\mu \sim N(0, I_d)`, the pre-activations
+:math:`z_\mu = W^*x_\mu/\sqrt d \in \mathbb R^K` and labels :math:`y_\mu = f(z_\mu)` with the
+committee :math:`f(z) = \operatorname{sign}\sum_k\operatorname{sign}z_k` (:math:`\operatorname{sign}
+0 = 0`; for :math:`K = 2`: :math:`y = +1` when both hidden units are positive, :math:`-1` when
+both are negative, :math:`0` when they disagree -- the convention of Aubin et al.). The student is
+the Bayes posterior. :math:`Q = \mathbb E\,\hat W W^{*\top}/d` is the overlap of the posterior
+mean with the teacher (Nishimori: also its self-overlap), :math:`0 \preceq Q \preceq I_K`.
+
+**Stated** (Aubin, Maillard, Barbier, Krzakala, Macris and Zdeborova, NeurIPS 2018; the
+replica-symmetric formula, proved there by adaptive interpolation):
+
+.. math::
+    \Phi = \operatorname{extr}_{Q, \hat Q}\Big[-\tfrac12\operatorname{tr}(Q\hat Q)
+        + \psi_P(\hat Q) + \alpha\Psi_{\rm out}(Q)\Big],
+
+    \psi_P(\hat Q) = \mathbb E_{\xi, w_0}\log\int dP(w)\,e^{b^\top w - w^\top\hat Qw/2},
+        \quad b = \hat Q^{1/2}\xi + \hat Qw_0,\qquad
+    \Psi_{\rm out}(Q) = \mathbb E_\xi\sum_y Z_{\rm out}(y; Q^{1/2}\xi, I - Q)
+        \log Z_{\rm out}(y; Q^{1/2}\xi, I - Q),
+
+:math:`Z_{\rm out}(y; \omega, V) = P(f(\omega + V^{1/2}z) = y)`, :math:`z \sim N(0, I_K)`,
+:math:`\xi, w_0 \sim N(0, I_K)`.
+
+**Derived** (:func:`Committee`, each step recorded with its check, ``replica equations``):
+
+* *the prior term with matrices*: the :math:`K`-dimensional Gaussian integral by completing the
+  square one coordinate after the other (the rule of
+  :func:`~replica.glm.calculus.gaussian_exp_integral`, on a symmetric matrix of symbols),
+  checked to be
+  :math:`\det(I + \hat Q)^{-1/2}e^{b^\top(I + \hat Q)^{-1}b/2}`; its logarithm averaged with
+  :math:`\mathbb Ebb^\top = \hat Q + \hat Q^2`:
+  :math:`\psi_P = \tfrac12[\operatorname{tr}\hat Q - \log\det(I + \hat Q)]`, whose stationarity
+  :math:`Q = 2\partial\psi_P/\partial\hat Q` is :math:`Q = \hat Q(I + \hat Q)^{-1}` (checked
+  entry by entry);
+* *the committee-symmetric ansatz*: with :math:`P_1 = \mathbf 1\mathbf 1^\top/K`,
+  :math:`Q = q P_1 + q_0(I - P_1)` and :math:`\hat Q = \hat q P_1 + \hat q_0(I - P_1)` (the
+  paper's :math:`Q = q_dI + q_a\mathbf 1\mathbf 1^\top/K` with :math:`q_d = q_0`,
+  :math:`q_a = q - q_0`): SymPy computes :math:`\operatorname{tr}(Q\hat Q) = q\hat q + (K - 1)
+  q_0\hat q_0` and :math:`\psi_P = \tfrac12[\hat q - \log(1 + \hat q)] + \tfrac{K-1}2[\hat q_0 -
+  \log(1 + \hat q_0)]`. The ansatz is invariant under the permutations of the hidden units, which
+  leave :math:`\Phi` invariant, so a stationary point of the restricted potential is one of the
+  full one (symmetric criticality);
+* *the channel for* :math:`K = 2` *by rotation*: :math:`R = (\mathbf 1, (1, -1))/\sqrt2`
+  diagonalises :math:`Q^{1/2}` and :math:`V = I - Q` (SymPy), so :math:`u = \omega + V^{1/2}z` has
+  independent rotated components :math:`u_+ = \sqrt q\,\xi_+ + \sqrt{1 - q}\,z_+` and
+  :math:`u_- = \sqrt{q_0}\,\xi_- + \sqrt{1 - q_0}\,z_-`; :math:`u_1, u_2 > 0` iff
+  :math:`u_+ > |u_-|` (:math:`\min(u_1, u_2) = (u_+ - |u_-|)/\sqrt2`, checked), so
+  :math:`Z_{\rm out}(\pm1) = \mathbb E_{z_-}H((|u_-| \mp \omega_+)/\sqrt{1 - q})` and
+  :math:`Z_{\rm out}(0) = 1 - Z_{\rm out}(1) - Z_{\rm out}(-1)` -- exact, a bivariate orthant
+  probability written with one one-dimensional integral (it has no elementary form: Owen's
+  :math:`T` function);
+* *the non-specialised fixed point* :math:`q_0 = \hat q_0 = 0` (:math:`Q = qP_1`: every hidden
+  unit has the same overlap :math:`q/K` with every teacher unit). It is a fixed point for every
+  :math:`\alpha`: :math:`\Psi_{\rm out}` is even in :math:`\omega_-` (the label is blind to the
+  sign of :math:`u_-`, the exchange of the two units), so its expansion in :math:`q_0` has no
+  linear term (below). There :math:`u_- = z_-`, the integrand is even in :math:`z_-` (twice the
+  half line), and
+
+  .. math::
+      \Psi_{\rm out}(q) = \mathbb E_\xi\big[2Z_+\log Z_+ + Z_0\log Z_0\big],\quad
+      Z_+ = \mathbb E_z\theta(z)\operatorname{erfc}\frac{z - \sqrt q\,\xi}{\sqrt{2(1 - q)}},
+
+  the label :math:`-1` equal to :math:`+1` under :math:`\xi \to -\xi`: a two-dimensional Gaussian
+  integral (nested; the engine's deepest). For :math:`K = 1` the channel is the sign perceptron,
+  :math:`\Psi_{\rm out} = 2\mathbb E_\xi H(c\xi)\log H(c\xi)`, :math:`c = \sqrt{q/(1 - q)}`;
+* *the specialisation threshold* (:math:`K = 2`): with :math:`g_y(u_-)` the label's probability
+  given :math:`u_-`, :math:`Z_y = \mathbb E_zg_y(\sqrt{q_0}\xi_- + \sqrt{1 - q_0}z)`, whose
+  :math:`\xi_-`-average is :math:`\mathbb Eg_y` for every :math:`q_0` (the argument is
+  :math:`N(0, 1)`); Taylor and Stein's lemma give :math:`Z_y = Z_y^{(0)} + \tfrac{q_0}2(\xi_-^2
+  - 1)A_y + O(q_0^{3/2})`, :math:`A_y = \mathbb E[(z^2 - 1)g_y(z)]`, so the first-order term of
+  :math:`\sum_yZ_y\log Z_y` averages to zero and
+
+  .. math::
+      \Psi_{\rm out}(q, q_0) = \Psi_{\rm out}(q) + c_2(q)\,q_0^2 + O(q_0^3),\qquad
+      c_2 = \tfrac14\mathbb E_{\xi_+}\sum_y\frac{A_y^2}{Z_y},\quad A_0 = -A_+ - A_-.
+
+  The stationarity conditions :math:`\hat q_0 = 2\alpha\partial_{q_0}\Psi_{\rm out} =
+  4\alpha c_2q_0` and :math:`q_0 = \hat q_0/(1 + \hat q_0)` linearise to
+  :math:`q_0 \to 4\alpha c_2(q)q_0`: the non-specialised fixed point is stable while
+  :math:`4\alpha c_2(q^*(\alpha)) < 1` and loses stability at :math:`\alpha_{\rm spec}`, where,
+  with :math:`\alpha = q/(2(1 - q)\Psi_{\rm out}'(q))` along the branch,
+  :math:`2c_2(q)q = (1 - q)\Psi_{\rm out}'(q)` (:func:`specialisation_threshold`).
+
+Not derived here (a :class:`~replica.modeling.ModelError` says so): :math:`K \ge 3` (the
+channel's orthant probability in :math:`K` dimensions), the specialised branch
+:math:`q_0 > 0` of :math:`K = 2` (its channel term is three nested Gaussian integrals --
+:math:`\xi_+, \xi_-` and the orthant's :math:`z_-` -- and the engine evaluates two), and
+priors other than the Gaussian.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import sympy
+
+from ..modeling import ModelError, Parameter, SaddlePointModel, Stability, gauss
+from . import calculus
+from .builders import GLMDerivation
+
+__all__ = ["Committee", "CommitteeDerivation", "REFERENCE", "channel_term",
+           "specialisation_coefficient", "specialisation_threshold"]
+
+REFERENCE = ("Aubin, Maillard, Barbier, Krzakala, Macris and Zdeborova, NeurIPS 2018 "
+             "(arXiv:1806.05451)")
+
+q, qhat = sympy.symbols("q qhat", positive=True)
+q0, qhat0 = sympy.symbols("q_0 qhat_0", nonnegative=True)
+xi, z = sympy.symbols("xi z", real=True)
+
+
+class CommitteeDerivation(GLMDerivation):
+    """The record of the committee machine's derivation (the steps of :func:`Committee`)."""
+
+    TITLES = {
+        "general_free_entropy": "The free entropy with matrix order parameters",
+        "prior_partition": "The prior's K-dimensional partition function",
+        "prior_average": "The prior term with matrices",
+        "prior_stationarity": "The prior's stationarity condition",
+        "ansatz": "The committee-symmetric ansatz",
+        "channel_partition": "The channel's partition function",
+        "non_specialised": "The non-specialised fixed point",
+        "channel_average": "The channel term",
+        "free_entropy": "The free entropy assembled",
+        "specialisation": "The expansion in the specialised overlap",
+    }
+
+
+def _sym_matrix(name, K):
+    """A symmetric K x K matrix of real symbols ``name_kl`` (k <= l)."""
+    entries = {}
+    for k in range(K):
+        for l in range(k, K):
+            entries[k, l] = entries[l, k] = sympy.Symbol(f"{name}_{k}{l}", real=True)
+    return sympy.Matrix(K, K, lambda i, j: entries[i, j]), entries
+
+
+def _prior_steps(K: int, D: CommitteeDerivation):
+    r"""The Gaussian prior's term, derived with a symmetric :math:`K\times K` matrix of symbols;
+    returns :math:`\psi_P` restricted to the ansatz, in :math:`(\hat q, \hat q_0)`."""
+    Qh, _ = _sym_matrix("Qhat", K)
+    b = sympy.Matrix(sympy.symbols(f"b0:{K}", real=True))
+    w = sympy.symbols(f"w0:{K}", real=True)
+    W = sympy.Matrix(w)
+    I = sympy.eye(K)
+    # the prior's density N(0, I) times exp(b.w - w.Qh.w/2), integrated coordinate by coordinate
+    exponent = sympy.expand((b.T * W)[0, 0] - (W.T * (I + Qh) * W)[0, 0] / 2)
+    # integrate w_1, ..., w_K in turn: int dw e^{-a w^2/2 + beta w + c} = sqrt(2 pi/a)
+    # e^{beta^2/(2a) + c} (completing the square), each against the N(0, 1) normalisation
+    curvatures = []
+    for wk in w:
+        curvatures.append(-2 * sympy.Poly(exponent, wk).coeff_monomial(wk**2))
+        exponent = _exponent_after(exponent, wk)
+    M = I + Qh
+
+    def check_partition():
+        """SymPy, for a generic symmetric Qhat: the product of the curvatures met while
+        completing the squares is det(I + Qhat), and the exponent left is b.(I + Qhat)^(-1) b/2
+        (rational identities); so the iterated integral is the closed form."""
+        if sympy.cancel(sympy.Mul(*curvatures) - M.det()) != 0:
+            return False
+        return sympy.cancel(exponent - (b.T * M.inv() * b)[0, 0] / 2) == 0
+
+    QhS = sympy.MatrixSymbol("Qhat", K, K)
+    IS = sympy.Identity(K)
+    D.add("prior_partition",
+          {"Z0": sympy.Eq(sympy.Function("Z_P")(sympy.Symbol("b")),
+                          sympy.Determinant(IS + QhS) ** sympy.Rational(-1, 2)
+                          * sympy.exp(sympy.Symbol("b^T (I + Qhat)^{-1} b") / 2))},
+          f"The Gaussian prior's K-dimensional integral (K = {K}) of exp(b.w - w.Qhat.w/2) "
+          "against N(0, I_K), by completing the square in one coordinate after the other "
+          "(a symmetric matrix of symbols): det(I + Qhat)^(-1/2) exp(b.(I + Qhat)^(-1) b/2), "
+          "checked against the iterated integral.", check_partition)
+    # E log Z0 with b = Qhat^{1/2} xi + Qhat w0: E b b^T = Qhat + Qhat^2
+    Ebb = Qh + Qh * Qh
+    psi_general = -sympy.log(M.det()) / 2 + (M.inv() * Ebb).trace() / 2
+    psi_closed = (Qh.trace() - sympy.log(M.det())) / 2
+
+    def check_average():
+        """tr((I + Qhat)^(-1)(Qhat + Qhat^2)) = tr Qhat (SymPy), so the average is the closed
+        form."""
+        return sympy.simplify(psi_general - psi_closed) == 0
+
+    D.add("prior_average",
+          {"psi": sympy.Eq(sympy.Function("psi_P")(QhS),
+                           (sympy.Trace(QhS) - sympy.log(sympy.Determinant(IS + QhS))) / 2)},
+          "Its logarithm averaged over b = Qhat^(1/2) xi + Qhat w_0 (xi, w_0 ~ N(0, I_K)), "
+          "whose second moment is E b b^T = Qhat + Qhat^2: psi_P = -log det(I + Qhat)/2 + "
+          "tr((I + Qhat)^(-1)(Qhat + Qhat^2))/2 = (tr Qhat - log det(I + Qhat))/2.",
+          check_average)
+    Q, Qent = _sym_matrix("Q", K)
+
+    def check_stationarity():
+        """Each entry's derivative of -tr(Q Qhat)/2 + psi_P vanishes at Q = Qhat (I +
+        Qhat)^(-1) (SymPy; the symmetric entries counted once on both sides)."""
+        Qstar = Qh * M.inv()
+        pot = -(Q * Qh).trace() / 2 + psi_closed
+        for (i, j), s in _entries(Qh, K):
+            d = sympy.diff(pot, s).xreplace({Q[k, l]: Qstar[k, l]
+                                             for k in range(K) for l in range(K)})
+            if sympy.simplify(d) != 0:
+                return False
+        return True
+
+    QS = sympy.MatrixSymbol("Q", K, K)
+    D.add("prior_stationarity",
+          {"Q": sympy.Eq(QS, QhS * (IS + QhS).inverse())},
+          "Stationarity in Qhat: Q = 2 d psi_P/d Qhat = I - (I + Qhat)^(-1) = Qhat (I + "
+          "Qhat)^(-1), checked entry by entry.", check_stationarity)
+    # the committee-symmetric ansatz
+    P1 = sympy.ones(K, K) / K
+    Qa = q * P1 + q0 * (I - P1)
+    Qha = qhat * P1 + qhat0 * (I - P1)
+    trace = sympy.expand((Qa * Qha).trace())
+    psi_reduced = (qhat - sympy.log(1 + qhat)) / 2 + (K - 1) * (qhat0 - sympy.log(1 + qhat0)) / 2
+    trace_reduced = q * qhat + (K - 1) * q0 * qhat0
+
+    def check_ansatz():
+        """SymPy: tr(Q Qhat) on the ansatz is q qhat + (K - 1) q_0 qhat_0, and the prior term's
+        trace and determinant are qhat + (K - 1) qhat_0 and (1 + qhat)(1 + qhat_0)^(K - 1)
+        (the eigenvalues on 1 and on its complement), which give the reduced psi_P."""
+        if sympy.expand(trace - trace_reduced) != 0:
+            return False
+        if sympy.expand(Qha.trace() - qhat - (K - 1) * qhat0) != 0:
+            return False
+        det = (I + Qha).det()
+        if sympy.cancel(det - (1 + qhat) * (1 + qhat0) ** (K - 1)) != 0:
+            return False
+        rebuilt = (qhat + (K - 1) * qhat0 - sympy.log(1 + qhat)
+                   - (K - 1) * sympy.log(1 + qhat0)) / 2
+        return sympy.expand(rebuilt - psi_reduced) == 0
+
+    D.add("ansatz",
+          {"Q": sympy.Eq(QS, q * sympy.Symbol("P_1") + q0 * (1 - sympy.Symbol("P_1"))),
+           "trace": sympy.Eq(sympy.Trace(QS * QhS), trace_reduced),
+           "psi": sympy.Eq(sympy.Function("psi_P")(qhat, qhat0), psi_reduced)},
+          "The committee-symmetric ansatz Q = q P_1 + q_0 (I - P_1), Qhat = qhat P_1 + "
+          "qhat_0 (I - P_1), P_1 = 1 1^T/K (the paper's q_d I + q_a 1 1^T/K with q_d = q_0, "
+          "q_a = q - q_0), substituted by SymPy into the trace and the prior term; the "
+          "ansatz is invariant under the permutations of the hidden units, so the restricted "
+          "potential's stationary points are stationary points of the full one.", check_ansatz)
+    return psi_reduced, trace_reduced
+
+
+def _entries(M, K):
+    return [((i, j), M[i, j]) for i in range(K) for j in range(i, K)]
+
+
+def _exponent_after(exponent, wk):
+    r"""The exponent left after integrating :math:`e^{-aw^2/2 + bw + c}` over :math:`w`:
+    :math:`b^2/(2a) + c` (:func:`~replica.glm.calculus.gaussian_exp_integral`'s form)."""
+    poly = sympy.Poly(exponent, wk)
+    a = -2 * poly.coeff_monomial(wk**2)
+    bb = poly.coeff_monomial(wk)
+    c = poly.coeff_monomial(1)
+    return sympy.expand(sympy.cancel(bb**2 / (2 * a)) + c)
+
+
+def H(x):
+    r"""The Gaussian tail :math:`H(x) = P(Z > x) = \tfrac12\operatorname{erfc}(x/\sqrt2)`."""
+    return sympy.erfc(x / sympy.sqrt(2)) / 2
+
+
+def _channel_k1(D: CommitteeDerivation):
+    r""":math:`\Psi_{\rm out}(q)` of one hidden unit: the sign perceptron."""
+    c = sympy.sqrt(q / (1 - q))
+    Z1 = H(-c * xi)  # P(sqrt(q) xi + sqrt(1 - q) z > 0)
+
+    def check():
+        """SymPy: Z_out(-1 | xi) = 1 - Z_out(1 | xi) = Z_out(1 | -xi)."""
+        return sympy.simplify(Z1.xreplace({xi: -xi}) - (1 - Z1)) == 0
+
+    D.add("channel_partition", {"Z1": sympy.Eq(sympy.Symbol("Z_out_1"), Z1)},
+          "One hidden unit (K = 1): Z_out(1; omega, V) = P(omega + sqrt(V) z > 0) = H(-omega/"
+          "sqrt(V)) with omega = sqrt(q) xi, V = 1 - q; the label -1 is the label 1 at -xi "
+          "(checked by SymPy).", check)
+    out = 2 * gauss(H(c * xi) * sympy.log(H(c * xi)), xi)
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term: both labels alike, written at -xi (a Gaussian tail, full "
+          "precision).")
+    return out
+
+
+def _channel_k2(D: CommitteeDerivation):
+    r""":math:`\Psi_{\rm out}(q)` of two hidden units at the non-specialised point, and the
+    general :math:`Z_{\rm out}(1)` (module docstring)."""
+    I = sympy.eye(2)
+    P1 = sympy.ones(2, 2) / 2
+    R = sympy.Matrix([[1, 1], [1, -1]]) / sympy.sqrt(2)
+    Qa = q * P1 + q0 * (I - P1)
+    root = sympy.sqrt(q) * P1 + sympy.sqrt(q0) * (I - P1)
+    up, um = sympy.symbols("u_+ u_-", real=True)
+
+    def check_rotation():
+        """SymPy: R is orthogonal, R Q R^T = diag(q, q_0), R Q^(1/2) R^T = diag(sqrt q,
+        sqrt q_0) with (Q^(1/2))^2 = Q, R (I - Q) R^T = diag(1 - q, 1 - q_0); and on a grid of
+        (u_+, u_-) the committee's label (sign(sign u_1 + sign u_2), u = R^T (u_+, u_-)) is +1
+        iff u_+ > |u_-|, -1 iff u_+ < -|u_-|, with min(u_1, u_2) = (u_+ - |u_-|)/sqrt(2)."""
+        if sympy.simplify(R * R.T - I) != sympy.zeros(2, 2):
+            return False
+        for A, diag in ((Qa, (q, q0)), (root, (sympy.sqrt(q), sympy.sqrt(q0))),
+                        (I - Qa, (1 - q, 1 - q0))):
+            if sympy.simplify(R * A * R.T - sympy.diag(*diag)) != sympy.zeros(2, 2):
+                return False
+        if sympy.simplify(root * root - Qa) != sympy.zeros(2, 2):
+            return False
+        # (no grid point on u_1 = 0 or u_2 = 0, |a| = |b|: a = k/3, b = (2j + 1)/10)
+        for a in [sympy.Rational(k, 3) for k in range(-5, 6)]:
+            for b in [sympy.Rational(2 * j + 1, 10) for j in range(-6, 6)]:
+                u1, u2 = (a + b) / sympy.sqrt(2), (a - b) / sympy.sqrt(2)
+                label = sympy.sign(sympy.sign(u1) + sympy.sign(u2))
+                if (label == 1) != bool(a > abs(b)) or (label == -1) != bool(a < -abs(b)):
+                    return False
+                if sympy.simplify(sympy.Min(u1, u2) - (a - abs(b)) / sympy.sqrt(2)) != 0:
+                    return False
+        return True
+
+    s1 = sympy.sqrt(1 - q)
+    om_p, om_m = sympy.sqrt(q) * xi, sympy.sqrt(q0) * sympy.Symbol("xi_-", real=True)
+    g_general = H((sympy.Abs(om_m + sympy.sqrt(1 - q0) * z) - om_p) / s1)
+    general = gauss(g_general, z)
+    D.add("channel_partition",
+          {"u_plus": sympy.Eq(up, (sympy.Symbol("u_1") + sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "u_minus": sympy.Eq(um, (sympy.Symbol("u_1") - sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "g1": sympy.Eq(sympy.Function("g_1")(um), g_general.xreplace(
+               {om_m + sympy.sqrt(1 - q0) * z: um})),
+           "Z1": sympy.Eq(sympy.Symbol("Z_out_1"), general)},
+          "Two hidden units, the committee y = sign(sign u_1 + sign u_2) in {-1, 0, 1}: the "
+          "rotation R to (u_+, u_-) = ((u_1 + u_2), (u_1 - u_2))/sqrt(2) diagonalises Q^(1/2) "
+          "and V = I - Q on the ansatz, so u_+ = sqrt(q) xi_+ + sqrt(1 - q) z_+ and u_- = "
+          "sqrt(q_0) xi_- + sqrt(1 - q_0) z_- are independent; y = 1 iff u_+ > |u_-| and y = "
+          "-1 iff u_+ < -|u_-| (checked), so Z_out(1) is the Gaussian tail of u_+ averaged "
+          "over u_- (one integral: the bivariate orthant probability, exact), Z_out(-1) the "
+          "same at -omega_+, Z_out(0) = 1 - Z_out(1) - Z_out(-1).", check_rotation)
+    r2 = sympy.sqrt(2)
+    g_plus = sympy.Heaviside(z) * sympy.erfc((z - om_p) / (s1 * r2))
+    g_zero = sympy.Heaviside(z) * (sympy.erfc((om_p - z) / (s1 * r2))
+                                   - sympy.erfc((z + om_p) / (s1 * r2)))
+    Zp, Z0 = gauss(g_plus, z), gauss(g_zero, z)
+
+    def check_half_line():
+        """SymPy: at q_0 = 0 the integrand of Z_out(1) is even in z, and on z > 0 twice it is
+        the half-line integrand; Z_out(0)'s integrand on z > 0 is twice 1 - H((z - omega)/
+        sqrt(1 - q)) - H((z + omega)/sqrt(1 - q)) (erfc(-x) = 2 - erfc(x))."""
+        f = g_general.xreplace({q0: 0})
+        if not calculus.is_even(f, z):
+            return False
+        zp = sympy.Symbol("zp", positive=True)  # (Heaviside(zp) = 1)
+        if sympy.simplify((2 * f - g_plus).xreplace({z: zp})) != 0:
+            return False
+        zero = 2 * (1 - H((zp - om_p) / s1) - H((zp + om_p) / s1))
+        return sympy.simplify(sympy.expand(zero - g_zero.xreplace({z: zp}))) == 0
+
+    D.add("non_specialised",
+          {"Z1": sympy.Eq(sympy.Symbol("Z_+"), Zp), "Z0": sympy.Eq(sympy.Symbol("Z_0"), Z0)},
+          "The non-specialised point q_0 = qhat_0 = 0 (Q = q P_1): u_- = z_- is independent of "
+          "the field and the integrands are even in it, so each is twice its half line: "
+          "Z_+ = Z_out(1), Z_out(-1) = Z_+ at -xi, Z_0 = Z_out(0). It is a fixed point for "
+          "every alpha: Psi_out is even in omega_- (the exchange of the units), its expansion "
+          "in q_0 has no linear term (the specialisation step).", check_half_line)
+    out = gauss(2 * Zp * sympy.log(Zp) + Z0 * sympy.log(Z0), xi)
+    # the expansion in q_0: Z_y = Z_y^(0) + q_0 (xi_-^2 - 1) A_y/2 + O(q_0^(3/2))
+    xm = sympy.Symbol("xi_-", real=True)
+    Ap = gauss((z**2 - 1) * sympy.Heaviside(z) * sympy.erfc((z - om_p) / (s1 * r2)), z)
+    Am = Ap.xreplace({xi: -xi})
+    A0 = -Ap - Am
+    Zm = Zp.xreplace({xi: -xi})
+    first = calculus.expect((xm**2 - 1) / 2, xm)  # the xi_- average of the linear term
+    second = calculus.expect(((xm**2 - 1) / 2) ** 2, xm) / 2  # of delta^2/(2 Z) per A^2/Z
+    c2 = second * gauss(Ap**2 / Zp + Am**2 / Zm + A0**2 / Z0, xi)
+
+    def check_expansion():
+        """SymPy: the xi_- average of the linear term vanishes, the quadratic coefficient is
+        E((xi^2 - 1)/2)^2/2 = 1/4, and sum_y A_y = E[(z^2 - 1) sum_y g_y] = E[z^2 - 1] = 0
+        (which gives A_0 = -A_+ - A_-); the argument sqrt(q_0) xi + sqrt(1 - q_0) z of g_y has
+        variance 1 for every q_0."""
+        if first != 0 or second != sympy.Rational(1, 4):
+            return False
+        if calculus.expect(z**2 - 1, z) != 0:
+            return False
+        return sympy.expand((sympy.sqrt(q0))**2 + (sympy.sqrt(1 - q0))**2) == 1
+
+    D.add("specialisation",
+          {"A": sympy.Eq(sympy.Symbol("A_+"), Ap),
+           "c2": sympy.Eq(sympy.Symbol("c_2"), c2)},
+          "The expansion in the specialised overlap q_0: the label's probability given u_- is "
+          "g_y(u_-), Z_y = E_z g_y(sqrt(q_0) xi_- + sqrt(1 - q_0) z), whose xi_- average is "
+          "E g_y for every q_0; Taylor's formula and Stein's lemma give Z_y = Z_y(0) + q_0 "
+          "(xi_-^2 - 1) A_y/2 + O(q_0^(3/2)) with A_y = E[(z^2 - 1) g_y(z)], so the linear "
+          "term of sum_y Z_y log Z_y averages to zero and Psi_out(q, q_0) = Psi_out(q) + c_2 "
+          "q_0^2 + O(q_0^3), c_2 = E_xi sum_y A_y^2/(4 Z_y). The non-specialised point loses "
+          "stability where 4 alpha c_2 = 1.", check_expansion)
+    D.specialisation_coefficient = c2
+    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+          "The channel term at the non-specialised point: the label -1 equals the label 1 "
+          "under xi -> -xi, so Psi_out = E_xi[2 Z_+ log Z_+ + Z_0 log Z_0], a two-dimensional "
+          "(nested) Gaussian integral.")
+    return out, Zp, Z0
+
+
+def _gibbs_k2():
+    r"""The Gibbs error of two hidden units at the non-specialised point: a posterior sample
+    :math:`W` has :math:`\operatorname{Cov}(Wx, W^*x)/d = Q`, so the rotated pairs
+    :math:`(z_+, z_+^*)` have correlation :math:`q` and :math:`(z_-, z_-^*)` are independent
+    (:math:`q_0 = 0`); the labels agree with probability :math:`2P(y = y^* = 1) + P(y = y^* =
+    0)` with :math:`P(y = 1\,|\,z_+) = \theta(z_+)(1 - 2H(z_+))` (:math:`|z_-| < z_+`) and
+    :math:`P(y = 0\,|\,z_+) = 2H(|z_+|)`: :math:`\varepsilon = 1 - 2\mathbb E[a(z_+)a(z_+^*)]
+    - \mathbb E[b(z_+)b(z_+^*)]`, with :math:`z_+^* = qz_+ + \sqrt{1 - q^2}\,t`; the second
+    average, even in :math:`z_+`, is twice its half line."""
+    t = sympy.Symbol("t", real=True)
+    zs = q * xi + sympy.sqrt(1 - q**2) * t
+    a_star = sympy.Heaviside(zs) * (1 - 2 * H(zs))
+    b_star = 2 * sympy.Heaviside(zs) * H(zs) + 2 * sympy.Heaviside(-zs) * (1 - H(zs))
+    both_one = gauss(sympy.Heaviside(xi) * (1 - 2 * H(xi)) * gauss(a_star, t), xi)
+    both_zero = 2 * gauss(sympy.Heaviside(xi) * 2 * H(xi) * gauss(b_star, t), xi)
+    return 1 - 2 * both_one - both_zero
+
+
+def Committee(name: str, *, K: int = 2, prior: str = "gaussian", activation: str = "sign",
+              parameters: Sequence = (), title: str = "", **kw) -> SaddlePointModel:
+    r"""The Bayes-optimal committee machine with ``K`` hidden units (1 or 2), Gaussian prior,
+    sign activations and the sign of their sum as the output, as a
+    :class:`~replica.modeling.SaddlePointModel` in :math:`(q, \hat q)` -- the committee-symmetric
+    ansatz at its non-specialised point :math:`q_0 = 0` for ``K = 2`` (module docstring); the
+    free entropy is derived, the steps recorded (``model.derivation``). ``parameters``: a
+    :class:`~replica.modeling.Parameter` record named ``alpha`` replacing the default (e.g. with
+    an upper bound)."""
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ModelError(f"model {name!r}: K is the number of hidden units, a positive "
+                         f"integer; got {K!r}")
+    if K > 2:
+        raise ModelError(f"model {name!r}: K = {K} is not derived (the committee's label "
+                         "probability is an orthant probability in K dimensions; for K = 2 "
+                         "it is one integral, nested in the two-dimensional channel term, and "
+                         "the engine evaluates at most two nested integrals): K = 1 or 2")
+    if prior != "gaussian":
+        raise ModelError(f"model {name!r}: prior {prior!r} is not derived for the committee "
+                         "machine (the Gaussian prior is)")
+    if activation != "sign":
+        raise ModelError(f"model {name!r}: activation {activation!r} is not derived (the "
+                         "sign committee is)")
+    alpha = sympy.Symbol("alpha", positive=True)
+    records = {"alpha": Parameter("alpha", "samples per dimension n/d")}
+    for p in parameters:
+        if not isinstance(p, Parameter) or p.name != "alpha":
+            raise ModelError(f"model {name!r}: parameters= takes a Parameter named 'alpha', "
+                             f"got {p!r}")
+        records["alpha"] = p
+    D = CommitteeDerivation()
+    QS, QhS = sympy.MatrixSymbol("Q", K, K), sympy.MatrixSymbol("Qhat", K, K)
+    D.add("general_free_entropy",
+          {"Phi": sympy.Eq(sympy.Symbol("Phi"), -sympy.Trace(QS * QhS) / 2
+                           + sympy.Function("psi_P")(QhS)
+                           + alpha * sympy.Function("Psi_out")(QS))},
+          f"The replica-symmetric free entropy of the Bayes-optimal committee machine with "
+          f"K = {K} hidden units: matrix order parameters Q, Qhat (K x K).",
+          stated=f"proved by {REFERENCE}")
+    psi, trace = _prior_steps(K, D)
+    at_zero = {q0: 0, qhat0: 0}
+    if K == 1:
+        out = _channel_k1(D)
+        obs = {"errors": {"gibbs": sympy.acos(q) / sympy.pi,
+                          "bayes": sympy.acos(sympy.sqrt(q)) / sympy.pi}}
+    else:
+        out, _, _ = _channel_k2(D)
+        obs = {"errors": {"gibbs": _gibbs_k2()}}
+    phi = -trace.xreplace(at_zero) / 2 + psi.xreplace(at_zero) + alpha * out
+    D._free_energy = phi
+    D.add("free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), phi)},
+          "The free entropy assembled" + (" at the non-specialised point q_0 = qhat_0 = 0"
+                                          if K > 1 else "") + ": the model's free energy.")
+    rules = list(kw.pop("rules", []))
+    return SaddlePointModel(
+        name, title=title or f"Bayes-optimal committee machine, K = {K} sign hidden units, "
+        "Gaussian prior" + (" (non-specialised fixed point)" if K > 1 else ""),
+        free_energy=phi, pairs=[(q, qhat)], parameters=[records["alpha"]], rules=rules,
+        observables=obs, start={q: sympy.Rational(1, 2)}, positive_unknowns=True,
+        admissible=[(1 - q, "q < 1")], derivation=D, free_energy_name="free_entropy",
+        extremum="max", symbol_names={alpha: r"\alpha", qhat: r"\hat q"},
+        stability=Stability(exact="Bayes-optimal inference: the Nishimori identities hold and "
+                            "the replica-symmetric formula is exact (" + REFERENCE + ")"),
+        **kw)
+
+
+def channel_term(model):
+    r""":math:`\Psi_{\rm out}(q) = \partial\Phi/\partial\alpha`, from the model's free entropy."""
+    alpha = sympy.Symbol("alpha", positive=True)
+    return sympy.diff(model.free_energy, alpha)
+
+
+def specialisation_coefficient(model):
+    r""":math:`c_2(q)` of a ``K = 2`` model: :math:`\Psi_{\rm out}(q, q_0) = \Psi_{\rm out}(q) +
+    c_2q_0^2 + O(q_0^3)` (module docstring), a two-dimensional Gaussian integral in :math:`q`."""
+    c2 = getattr(model.derivation, "specialisation_coefficient", None)
+    if c2 is None:
+        raise ModelError(f"model {model.name!r}: the specialisation coefficient is derived for "
+                         "K = 2 hidden units")
+    return c2
+
+
+def specialisation_threshold(model, lo=0.5, hi=0.8, tol=1e-14):
+    r"""``(alpha_spec, q_spec)``: where the non-specialised fixed point of a ``K = 2`` model
+    loses stability, :math:`4\alpha c_2(q^*) = 1`. Along the branch
+    :math:`\alpha = q/(2(1 - q)\Psi_{\rm out}'(q))`, so :math:`q_{\rm spec}` is the root of
+    :math:`F(q) = 2c_2(q)q - (1 - q)\Psi_{\rm out}'(q)` on ``[lo, hi]``, located by bisection
+    on the engine's float64 code (:class:`~replica.symbolic.codegen.Evaluator`) of the derived
+    expressions (float64: about 13 digits at best)."""
+    from ..symbolic.codegen import Evaluator
+
+    c2 = specialisation_coefficient(model)
+    dpsi = sympy.diff(channel_term(model), q)
+    F = 2 * c2 * q - (1 - q) * dpsi
+    a = q / (2 * (1 - q) * dpsi)
+    ev = Evaluator([F, a], [q])
+
+    def at(x):
+        return [float(v) for v in ev.f64([float(x)])]
+
+    if not (at(lo)[0] < 0 < at(hi)[0]):
+        raise ModelError(f"F(q) does not change sign on [{lo}, {hi}]")
+    while hi - lo > tol:
+        mid = (lo + hi) / 2
+        if at(mid)[0] < 0:
+            lo = mid
+        else:
+            hi = mid
+    qs = (lo + hi) / 2
+    return at(qs)[1], qs
