@@ -76,3 +76,27 @@ def test_gardner_float64_converges_beyond_q_073():
     ref = replica.solve(model, dps=20, alpha="3/2", kappa="0")
     q = float(ref["order_parameters"]["q"]) if "order_parameters" in ref else float(ref["q"])
     assert abs(r["q"][1] - q) <= 1e-8 * q
+
+
+def test_erfc_of_an_absolute_value_in_float64():
+    """An erfc whose argument holds |w| (a switch on each piece between the kinks) in float64,
+    one- and two-dimensional, near and far in the tail: the same values as mpmath (one
+    dimension) and SciPy's nested quadrature (two; before, the float64 rule's test for the
+    erfc's tail called the arguments without the switches: NameError switch_0)."""
+    from scipy import integrate, special
+
+    w, xi = sympy.symbols("w xi", real=True)
+    q = sympy.Symbol("q", positive=True)
+    one = Evaluator([gauss(sympy.erfc(sympy.Abs(w) + q), w)], [q])
+    for value in ("3/10", "20"):  # (at 20 the erfc underflows: the scaled form)
+        got = float(one.f64([float(sympy.Rational(value))])[0])
+        with mpmath.workdps(30):
+            want = one.mp([sympy.Rational(value)])[0]
+        assert got > 0 and abs(got - want) <= 1e-13 * abs(want), (value, got, want)
+    two = Evaluator([gauss(gauss(sympy.erfc(sympy.Abs(w) - sympy.sqrt(q) * xi), w), xi)], [q])
+    got = float(two.f64([0.3])[0])
+    density = lambda x: np.exp(-x * x / 2) / np.sqrt(2 * np.pi)  # noqa: E731
+    want = 2 * integrate.dblquad(lambda v, x: density(v) * density(x)
+                                 * special.erfc(v - np.sqrt(0.3) * x),
+                                 -np.inf, np.inf, 0, np.inf, epsabs=1e-14, epsrel=1e-13)[0]
+    assert abs(got - want) <= 1e-12, (got, want)

@@ -978,7 +978,7 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
             f = np.broadcast_to(np.asarray(f, dtype=dtype), z.shape)
             far, positive = np.zeros(z.shape, dtype=bool), np.zeros(z.shape, dtype=bool)
             defined = np.ones(z.shape, dtype=bool)
-            for y in g.erfc_arguments(z, *fvals):
+            for y in g.erfc_arguments(z, *fargs):  # (an argument may hold a switch: |w|)
                 far |= np.asarray(y) >= 0  # (the arguments less SCALED_ERFC_FROM)
                 positive |= np.asarray(y) >= -SCALED_ERFC_FROM
                 defined &= np.isfinite(y)
@@ -1893,7 +1893,7 @@ class Evaluator:
                         sympy.lambdify([g.z] + g.switches + gargs[k],
                                        scaled_erfc(g.integrand, scale), modules=module, cse=True)
                         for scale in (True, False))
-                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + gargs[k],
+                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + g.switches + gargs[k],
                                                              [y.args[0] - SCALED_ERFC_FROM
                                                               for y in ys],
                                                              modules=module)
