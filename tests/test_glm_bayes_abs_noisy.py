@@ -158,7 +158,22 @@ def test_sigma_to_zero_approaches_the_noiseless_overlap():
 
 def _z_and_slope(y, omega, V, D):
     """Z_out and d Z_out/d omega, written out: sum over the two preimages +-u of
-    N(y; +-omega, S) Phi(k_+-), k_+- = (+-omega D + y V)/sqrt(V D S), S = V + D (NumPy)."""
+    N(y; +-omega, S) Phi(k_+-), k_+- = (+-omega D + y V)/sqrt(V D S), S = V + D (mpmath)."""
+    S = V + D
+    r = mpmath.sqrt(V * D * S)
+    Z = dZ = 0
+    for sg in (1, -1):
+        k = (sg * omega * D + y * V) / r
+        n = mpmath.npdf(y, sg * omega, mpmath.sqrt(S))
+        P = mpmath.ncdf(k)
+        Z += n * P
+        dZ += sg * n * ((y - sg * omega) / S * P + mpmath.npdf(k) * D / r)
+    return Z, dZ
+
+
+def _z_and_slope_np(y, omega, V, D):
+    """Z_out and d Z_out/d omega, written out: sum over the two preimages +-u of
+    N(y; +-omega, S) Phi(k_+-), k_+- = (+-omega D + y V)/sqrt(V D S), S = V + D (the same in NumPy)."""
     from scipy.special import ndtr
 
     S = V + D
@@ -192,7 +207,7 @@ def _se_map(m, alpha, D):
 
     def fisher(omega):
         def f(y):
-            Z, dZ = _z_and_slope(y, omega, V, D)
+            Z, dZ = _z_and_slope_np(y, omega, V, D)
             return dZ * dZ / Z if Z > 0 else 0.0
         edge = abs(omega) + sS
         top = edge + 12 * sS
