@@ -172,8 +172,7 @@ def _z_and_slope(y, omega, V, D):
 
 
 def _z_and_slope_np(y, omega, V, D):
-    """Z_out and d Z_out/d omega, written out: sum over the two preimages +-u of
-    N(y; +-omega, S) Phi(k_+-), k_+- = (+-omega D + y V)/sqrt(V D S), S = V + D (the same in NumPy)."""
+    """:func:`_z_and_slope` in NumPy."""
     from scipy.special import ndtr
 
     S = V + D
