@@ -863,19 +863,19 @@ def _psi_out_abs(channel: Channel, Vv, D: GLMDerivation):
     :math:`\sum_k(-1)^{k+1}/(k(1 + 4ak))`, partial fractions and
     :math:`\sum_{j\ge0}(-1)^j/(j + x) = \tfrac12[\psi(\tfrac{x+1}2) - \psi(\tfrac x2)]`), and
     :math:`G(|c|)` is even and smooth in :math:`c` but not analytic at :math:`c = 0`, where
-    :math:`\varphi = \varphi_0 = \pi - \psi_0`, :math:`\psi_0 = \arctan\sqrt{V/m}`. The angle
+    :math:`\varphi = \varphi_0 = \pi - \chi_0`, :math:`\chi_0 = \arctan\sqrt{V/m}`. The angle
     is split there and each piece mapped to a Gaussian variable :math:`t` by
-    :math:`\varphi_0 - \varphi = (\pi - \psi_0)\Phi(-t)` and :math:`\varphi - \varphi_0 =
-    \psi_0\Phi(-t)` (:math:`d\varphi = \text{length}\times\phi(t)\,dt`), which sends the zero
+    :math:`\varphi_0 - \varphi = (\pi - \chi_0)\Phi(-t)` and :math:`\varphi - \varphi_0 =
+    \chi_0\Phi(-t)` (:math:`d\varphi = \text{length}\times\phi(t)\,dt`), which sends the zero
     of :math:`c` to :math:`t \to \infty`:
 
     .. math::
-        \mathbb E\log 2\cosh X = \frac{\pi - \psi_0}\pi\,\mathbb E_t\,G\big(K\sin(\psi_0 +
-        \tfrac{d_1}2)\sin\tfrac{d_1}2\big) + \frac{\psi_0}\pi\,\mathbb E_t\,G\big(K\sin(\psi_0 -
+        \mathbb E\log 2\cosh X = \frac{\pi - \chi_0}\pi\,\mathbb E_t\,G\big(K\sin(\chi_0 +
+        \tfrac{d_1}2)\sin\tfrac{d_1}2\big) + \frac{\chi_0}\pi\,\mathbb E_t\,G\big(K\sin(\chi_0 -
         \tfrac{d_2}2)\sin\tfrac{d_2}2\big),
 
-    :math:`K = \sqrt{m\rho}/V`, :math:`d_1 = (\pi - \psi_0)\Phi(-t)`,
-    :math:`d_2 = \psi_0\Phi(-t)` (the product form of :math:`|c|`, exact in relative terms near
+    :math:`K = \sqrt{m\rho}/V`, :math:`d_1 = (\pi - \chi_0)\Phi(-t)`,
+    :math:`d_2 = \chi_0\Phi(-t)` (the product form of :math:`|c|`, exact in relative terms near
     its zero): one one-dimensional Gaussian integral with a smooth integrand."""
     if channel.noise != 0:  # pragma: no cover - refused by BayesOptimal
         raise ModelError("the noisy absolute-value channel is not derived")
@@ -1032,7 +1032,7 @@ def _abs_polar(X, w, Vv, poly_avg, D: GLMDerivation):
           "a = 1e-6 to 1e3).", check_radial)
 
     t = sympy.Symbol("t", real=True)
-    psi0 = sympy.atan(sympy.sqrt(Vv / m))
+    psi0 = sympy.atan(sympy.sqrt(Vv / m))  # chi_0 of the docstring
     K = sympy.sqrt(m * rho) / Vv
     tail = sympy.erfc(t / sympy.sqrt(2)) / 2  # Phi(-t)
     d1, d2 = (sympy.pi - psi0) * tail, psi0 * tail
@@ -1042,9 +1042,9 @@ def _abs_polar(X, w, Vv, poly_avg, D: GLMDerivation):
     one_d = calculus.expect(integrand, t)
 
     def check_angular():
-        """SymPy: cos psi_0 = sqrt(m/rho) (so c(pi - psi_0) = 0) and the product forms, c at
-        phi = pi - psi_0 - 2e equals K sin(psi_0 + e) sin(e) and at pi - psi_0 + 2e equals
-        -K sin(psi_0 - e) sin(e); mpmath: the integrand's two arguments equal |c| at the
+        """SymPy: cos chi_0 = sqrt(m/rho) (so c(pi - chi_0) = 0) and the product forms, c at
+        phi = pi - chi_0 - 2e equals K sin(chi_0 + e) sin(e) and at pi - chi_0 + 2e equals
+        -K sin(chi_0 - e) sin(e); mpmath: the integrand's two arguments equal |c| at the
         mapped angles (m = 1/3, four values of t, 30 digits), and at m = 1/3 (rho = 1 where it
         is a symbol) the one-dimensional integral equals E_{xi,w} log 2 cosh X by the nested
         Gauss-Legendre rule of ``_abs_two_dimensional``, to 1e-11."""
@@ -1087,10 +1087,10 @@ def _abs_polar(X, w, Vv, poly_avg, D: GLMDerivation):
     D.add("channel_average",
           {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), poly_avg + one_d)},
           "The average over phi, uniform on [0, pi], of G(|c(phi)|): c vanishes at phi_0 = pi - "
-          "psi_0 with psi_0 = atan(sqrt(V/m)); each side of phi_0 is mapped to a Gaussian "
-          "variable t by its distance to phi_0, (pi - psi_0) Phi(-t) and psi_0 Phi(-t), so "
+          "chi_0 with chi_0 = atan(sqrt(V/m)); each side of phi_0 is mapped to a Gaussian "
+          "variable t by its distance to phi_0, (pi - chi_0) Phi(-t) and chi_0 Phi(-t), so "
           "the zero of c, where G(|c|) is smooth but not analytic, is at t -> oo; |c| in its "
-          "product form K sin(psi_0 +- d/2) sin(d/2), K = sqrt(m rho)/V (SymPy), and the "
+          "product form K sin(chi_0 +- d/2) sin(d/2), K = sqrt(m rho)/V (SymPy), and the "
           "result against the two-dimensional integral by nested quadrature at one overlap "
           "(mpmath).", check_angular)
     return poly_avg + one_d
