@@ -17,8 +17,19 @@ Setting: a teacher :math:`w^*` with i.i.d. :math:`N(0, 1)` entries (:math:`\rho 
         + \mathbb E_{\xi, w}\log 2\cosh\frac{u\omega}V,\qquad
     \omega = \sqrt m\,\xi,\ u = \omega + \sqrt Vw,
 
-a two-dimensional Gaussian integral (the product of two correlated Gaussians is not Gaussian:
-no one-dimensional form by conditioning). The stationarity conditions are :math:`m = \hat m/(1
+a two-dimensional Gaussian integral, which the derivation reduces to one dimension (the
+engine evaluates that form; the steps are ``glm_channel_quadratic_form``, ``glm_channel_radial``,
+``glm_channel_average``): :math:`X = u\omega/V` is a quadratic form of :math:`(\xi, w)` with
+eigenvalues :math:`(m \pm \sqrt m)/(2V)`, so in polar coordinates :math:`X = 2s\,c(\varphi)`,
+:math:`c(\varphi) = (m + \sqrt m\cos\varphi)/(2V)`, :math:`s \sim {\rm Exp}(1)`,
+:math:`\varphi` uniform on :math:`[0, \pi]`; the average over :math:`s` is the digamma
+expression :math:`G(a) = 2a + \log 2 - \tfrac12[\psi(1 + \tfrac1{8a}) - \psi(\tfrac12 +
+\tfrac1{8a})]` at :math:`a = |c|`, and the angle, split at the zero of :math:`c` (where
+:math:`G(|c|)` is smooth but not analytic), is mapped side by side to a Gaussian variable, one
+one-dimensional Gaussian integral with a smooth integrand (``_psi_out_abs`` in
+``replica/glm/builders.py``). The two forms agree to :math:`10^{-25}` at :math:`m = 0.85` (the engine's
+30-digit value against nested ``mpmath.quad`` of :math:`\int dy\,Z_{\rm out}\log Z_{\rm
+out}`, a slow test). The stationarity conditions are :math:`m = \hat m/(1
 + \hat m)` and :math:`\hat m = 2\alpha\Psi_{\rm out}'(m)`; along the branch of fixed points,
 parametrised by :math:`m`, :math:`\hat m = m/(1 - m)` and
 
@@ -52,33 +63,40 @@ solves, and ``alpha`` is declared in :math:`(1/2, 1)`, where the equilibrium is 
 :math:`0 < m < 1` (exit 2 outside: at :math:`\alpha \le 1/2` the overlap is :math:`m = 0`, MMSE
 1, a boundary point the positive unknowns exclude; at :math:`\alpha \ge 1` the MMSE is 0).
 
-**The algorithmic threshold** :math:`\alpha_{\rm alg} \approx 1.13` (published, Barbier et al.
-2019): approximate message passing from an uninformative start follows the branch
-:math:`m < 1` (metastable for :math:`1 < \alpha`), which ends at a fold, the maximum of
-:math:`\alpha(m)`; above it the state evolution runs to :math:`m = 1`.
-:func:`algorithmic_threshold` locates it from the model's derived equations evaluated by the
-engine's float64 code (:math:`h` and :math:`h'` differentiated by SymPy under both integrals),
-by bisection on :math:`\alpha'(m) = 0`: :math:`\alpha_{\rm alg} = 1.12847140667\ldots` at
-:math:`m = 0.846646\ldots` (:data:`ALPHA_ALG`; the engine's float64 :math:`h` agrees with an
-mpmath evaluation to about :math:`10^{-15}`). Not in 20 digits: the engine's mpmath path for a
-two-dimensional integral costs 10 s (15 digits) to 53 s (30 digits) of CPU time per evaluation
-of the free entropy alone, and the
-fold (``replica transition``, Newton on the fold's augmented system with third derivatives at
-two precisions) would take hours; a one-dimensional form of the channel term (e.g. the polar
-decomposition of :math:`(\xi, w)`, whose radial integral is a digamma function) or a cheaper
-nested rule is what the engine would need. ``tests/test_phase_retrieval.py`` checks
-:data:`ALPHA_ALG` against the state evolution written out by hand in mpmath, its maximum located
-by golden-section search, and against the published 1.13.
+**The algorithmic threshold** :math:`\alpha_{\rm alg} = 1.128471406672172261283062`
+(25 digits; published 1.13, Barbier et al. 2019): approximate message passing from an
+uninformative start follows the branch :math:`m < 1` (metastable for :math:`1 < \alpha`),
+which ends at a fold, the maximum of :math:`\alpha(m)`, at :math:`m = 0.846646\ldots`; above
+it the state evolution runs to :math:`m = 1`. It is the declared transition ``alpha-alg``
+(a spinodal of the branch :math:`m < 1`):
 
-Solving from the command line runs the mpmath path and is not practical yet: ``replica solve
---model examples/phase_retrieval.py --alpha 4/5 --dps 10`` had not finished after 400 s of CPU
-time (23 minutes on a loaded machine), for the cost above. :func:`overlap_float64` is the
-float64 solution by the engine's float64 solver (status ``not-verified``: a two-dimensional
-integral's float64 rule carries no error estimate; its first call in a process takes about
-24 s); it equals the hand-written state evolution's fixed point to :math:`4\cdot 10^{-14}`
-at :math:`\alpha = 0.8, 0.95`. The float64 rule of the *value* of the channel term is less
-accurate than that of its derivatives: :math:`6\cdot 10^{-9}` at :math:`m = 0.85` (the
-mpmath path: :math:`10^{-15}`), so a float64 free entropy is good to about 8 digits there.
+    replica transition --model examples/phase_retrieval.py --name alpha-alg --dps 25
+
+Newton's method on the fold's augmented system (the saddle-point equations and the determinant
+of their Jacobian, exact third derivatives of the one-dimensional form) at 35 and 52 digits,
+which agree to 25 digits (:data:`ALPHA_ALG`); 3.6 minutes of CPU time, code generation
+included, on a loaded 2-core machine. ``tests/test_phase_retrieval.py`` checks it against the
+fold located from an mpmath evaluation of the polar form written in the test (its angle by
+tanh-sinh quadrature, its derivatives by numerical differentiation, the secant method on
+:math:`m(1 - m)\Psi_{\rm out}'' = \Psi_{\rm out}'`) to :math:`10^{-22}`, and
+:func:`algorithmic_threshold` (float64 bisection on :math:`\alpha'(m) = 0`, 1.1284714066721666)
+to :math:`10^{-13}`; the golden-section maximum of the Nishimori state evolution written by
+hand in two dimensions agrees to :math:`10^{-7}` (its 12-digit search) and the published 1.13.
+So that the fold can be located, ``alpha`` is declared in :math:`(1/2, 6/5)`: for
+:math:`\alpha \ge 1` the saddle point solved is the metastable branch :math:`m < 1` (the
+equilibrium there, perfect recovery, has no saddle point to solve), and it exists only up to
+:math:`\alpha_{\rm alg}`.
+
+Solving: :func:`overlap_float64` is the float64 solution by the engine's float64 solver
+(status ``converged``: with a one-dimensional channel term the float64 point gets the engine's
+extended-precision error estimate; it was ``not-verified`` while two-dimensional); it equals the hand-written state evolution's fixed point to
+:math:`10^{-12}` at :math:`\alpha = 0.8, 0.95`. The float64 *value* of the channel term, which
+the former two-dimensional tensor-product rule had only to :math:`6\cdot 10^{-9}` at
+:math:`m = 0.85`, now agrees with the 30-digit mpmath value to :math:`2\cdot 10^{-16}` at
+:math:`m = 0.2, 0.6, 0.85` (the float64 free entropy is no longer limited to 8 digits).
+A command-line solve of the mpmath path (``replica solve --model examples/phase_retrieval.py
+--alpha 4/5 --dps 20``) had still not finished after 6.5 minutes of CPU time although one
+evaluation of the map costs 0.04 s at 15 digits: not investigated (left open).
 The derived equations are shown by
 
     replica equations --model examples/phase_retrieval.py
@@ -90,17 +108,19 @@ from fractions import Fraction
 
 import sympy
 
+from replica.capabilities import Branch, Transition
 from replica.glm import AbsoluteValue, BayesOptimal, Gaussian
 from replica.modeling import Domain, ModelError, Parameter
 
 ALPHA = Parameter("alpha", "samples per dimension",
-                  domain=Domain(lower=Fraction(1, 2), upper=Fraction(1), upper_open=True,
-                                describe="must lie in (1/2, 1): at alpha <= 1/2 the overlap of "
+                  domain=Domain(lower=Fraction(1, 2), upper=Fraction(6, 5), upper_open=True,
+                                describe="must lie in (1/2, 6/5): at alpha <= 1/2 the overlap of "
                                          "noiseless phase retrieval is m = 0 (no weak "
-                                         "recovery, MMSE 1) and at alpha >= 1 the posterior "
-                                         "concentrates on the teacher (m = 1, V = 0: perfect "
-                                         "recovery), boundary points with no saddle point to "
-                                         "solve"))
+                                         "recovery, MMSE 1); the saddle point solved is the "
+                                         "branch m < 1, the equilibrium for alpha < 1 and "
+                                         "metastable above 1 (the equilibrium there is perfect "
+                                         "recovery, m = 1, V = 0, no saddle point to solve), "
+                                         "which ends at alpha_alg = 1.1284714..."))
 
 MODEL = BayesOptimal("phase_retrieval", prior=Gaussian(), channel=AbsoluteValue(0),
                      parameters=[ALPHA],
@@ -108,14 +128,25 @@ MODEL = BayesOptimal("phase_retrieval", prior=Gaussian(), channel=AbsoluteValue(
                            "channel y = |u|), Gaussian teacher prior")
 """Bayes-optimal real phase retrieval, y = |u|, Gaussian prior."""
 
+# --- transitions --- (replica transition --model examples/phase_retrieval.py --name NAME)
+TRANSITIONS = [
+    Transition(
+        "alpha-alg", quantity="m", vary="alpha", kind="spinodal", guess="1.12",
+        between=("1.05", "1.19"), branches=(Branch("m < 1", start={"m": "0.8"}),),
+        definition="algorithmic threshold alpha_alg: the fold (spinodal) where the branch "
+                   "m < 1 of the state evolution ends, the maximum of alpha(m) = "
+                   "m/((1 - m) h(m))"),
+]
+
 ALPHA_WR_PUBLISHED = Fraction(1, 2)
 ALPHA_IT_PUBLISHED = Fraction(1)
 ALPHA_ALG_PUBLISHED = "1.13"
 """The published thresholds (Barbier, Krzakala, Macris, Miolane and Zdeborova, PNAS 2019)."""
 
-ALPHA_ALG = "1.12847140667"
-"""alpha_alg as located by :func:`algorithmic_threshold` (float64), to the digits the tests check
-against the hand-written state evolution."""
+ALPHA_ALG = "1.128471406672172261283062"
+"""alpha_alg as located by ``replica transition --name alpha-alg --dps 25`` (25 digits: the fold
+located at 35 and at 52 digits agrees to them), checked against the hand-written fold of the
+polar form to 1e-22 (tests/test_phase_retrieval.py)."""
 
 
 def _symbols():
@@ -127,6 +158,16 @@ def channel_term():
     r""":math:`\Psi_{\rm out}(m) = \partial\Phi/\partial\alpha`, from the model's free entropy."""
     alpha, _, _ = _symbols()
     return sympy.diff(MODEL.free_energy, alpha)
+
+
+def channel_term_two_dimensional():
+    r""":math:`\Psi_{\rm out}(m)` in its two-dimensional form, :math:`\mathbb E_{\xi, w}` of
+    :math:`\log Z_{\rm out}(u)` (the derivation's step ``glm_channel_two_dimensional``, before
+    the polar reduction to the one-dimensional form the engine evaluates): a polynomial in the
+    integration variables and :math:`|X|`, which :func:`weak_recovery_threshold` expands at
+    :math:`m = 0`."""
+    step = next(s for s in MODEL.derivation.steps() if s.name == "glm_channel_two_dimensional")
+    return step.objects["Psi_out_2d"].rhs
 
 
 def prior_overlap():
@@ -179,14 +220,15 @@ def _series_in_m(expr, m, order=2):
 
 
 def weak_recovery_threshold():
-    r""":math:`\alpha_{\rm WR}`, derived from the model's expansion at :math:`m = 0` (module
-    docstring): :math:`\Psi_{\rm out} = c_0 + c_1m + c_2m^2 + O(m^3)` with :math:`c_1 = 0`
-    (checked), :math:`\hat m = 2\alpha\Psi_{\rm out}' = 4\alpha c_2m + O(m^2)`, and the prior's
+    r""":math:`\alpha_{\rm WR}`, derived from the expansion at :math:`m = 0` of the channel
+    term's two-dimensional form (:func:`channel_term_two_dimensional`; module docstring):
+    :math:`\Psi_{\rm out} = c_0 + c_1m + c_2m^2 + O(m^3)` with :math:`c_1 = 0` (checked),
+    :math:`\hat m = 2\alpha\Psi_{\rm out}' = 4\alpha c_2m + O(m^2)`, and the prior's
     :math:`m(\hat m) = m'(0)\hat m + O(\hat m^2)`: the linearised map :math:`m \to 4\alpha c_2
     m'(0)m` loses stability at :math:`\alpha_{\rm WR} = 1/(4c_2m'(0))`. Returns
     ``(alpha_WR, c_2)`` as SymPy numbers."""
     _, m, mhat = _symbols()
-    psi = _series_in_m(channel_term(), m, order=2)
+    psi = _series_in_m(channel_term_two_dimensional(), m, order=2)
     c1, c2 = psi.coeff(m, 1), psi.coeff(m, 2)
     if sympy.simplify(c1) != 0:
         raise ModelError(f"Psi_out'(0) = {c1}: m = 0 is not a fixed point")
@@ -233,7 +275,7 @@ def algorithmic_threshold(lo=0.75, hi=0.95, tol=1e-13):
 
 
 def overlap_float64(alpha):
-    """The overlap m at ``alpha`` by the engine's float64 solver (status ``not-verified``)."""
+    """The overlap m at ``alpha`` by the engine's float64 solver, and its status."""
     import numpy as np
 
     from replica.numerics.driver import solve_float64

@@ -170,7 +170,20 @@ def _arb_namespace() -> dict:
                  "sinh", "erf", "erfc", "cos", "sin"):
         ns[name] = unary(name)
     ns.update(_log_space_balls(ns, lambda v: v if type(v) is arb else arb_of(v)))
+    ns["polygamma"] = _ball_polygamma
     return ns
+
+
+def _ball_polygamma(n, x):
+    r""":math:`\psi^{(n)}(x)` of a ball ``x`` for an integer order ``n \ge 0`` (SymPy's
+    ``polygamma(n, x)``): the digamma function for :math:`n = 0`, and
+    :math:`\psi^{(n)}(x) = (-1)^{n+1}\,n!\,\zeta(n + 1, x)` (Hurwitz) for :math:`n \ge 1`."""
+    arb = _arb()
+    n = int(n)
+    x = x if type(x) is arb else arb_of(x)
+    if n == 0:
+        return x.digamma()
+    return (-1) ** (n + 1) * math.factorial(n) * arb(n + 1).zeta(x)
 
 
 def _log_space_balls(ns, ball) -> dict:
@@ -1242,7 +1255,28 @@ def _numpy_namespace() -> dict:
         for name in ("erf", "erfc", "erfcx"):
             ns[name] = _extended(name)
         ns.update(_log_space_np(ns["erfc"], ns["erfcx"]))
+        ns["polygamma"] = _polygamma_np
     return ns
+
+
+_SPECIAL_NP = ("polygamma",)
+"""Special functions of SymPy the float64 namespace adds (SciPy's, imported on the first call)
+beyond the error functions and the log-space forms."""
+
+
+def _polygamma_np(n, x):
+    r""":math:`\psi^{(n)}(x)` (SymPy's ``polygamma(n, x)``, integer :math:`n \ge 0`) by SciPy's
+    ``polygamma`` (``psi`` for :math:`n = 0`); for ``longdouble`` arguments the float64 value plus
+    the first-order correction :math:`\psi^{(n+1)}(x_{53})(x - x_{53})` (as
+    :func:`_first_order_longdouble`)."""
+    from scipy import special
+
+    n = int(n)
+
+    def f64(v):
+        return special.psi(v) if n == 0 else special.polygamma(n, v)
+
+    return _first_order_longdouble(f64, lambda v: special.polygamma(n + 1, v))(x)
 
 
 def _log_space_np(erfc, erfcx) -> dict:
@@ -1862,7 +1896,8 @@ class Evaluator:
             module = BACKENDS[backend]
             if backend in ("np", "mp"):  # functions NumPy lacks (the error functions) and the
                 ns = _namespace(backend)   # log-space forms (gaussian.log_erfc, ...), as in the cache
-                module = [{k: ns[k] for k in ("erf", "erfc", "erfcx", *_LOG_SPACE_MP)
+                module = [{k: ns[k] for k in ("erf", "erfc", "erfcx", *_LOG_SPACE_MP,
+                                              *_SPECIAL_NP)
                            if k in ns and (backend == "np" or k in _LOG_SPACE_MP)}, module]
             outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
