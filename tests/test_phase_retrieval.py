@@ -346,28 +346,19 @@ def test_handwritten_radial_average_equals_its_quadrature():
 
 @pytest.mark.slow
 def test_algorithmic_threshold_to_twenty_digits():
-    """The example's declared transition ``alpha-alg`` located by the engine at 25 digits (what
-    ``replica transition --model examples/phase_retrieval.py --name alpha-alg --dps 25`` runs:
-    Newton's method on the fold of the saddle-point equations, exact derivatives of the
-    one-dimensional polar form, at 35 and at 52 digits) against the fold located here from
-    hand_psi_polar: alpha(m) = m/((1 - m) 2 Psi_out'(m)) is stationary where m (1 - m)
-    Psi_out''(m) = Psi_out'(m), solved by the secant method at 25 digits with the derivatives
-    by mpmath.diff (numerical differentiation), and alpha evaluated there at 30 digits (alpha is
-    stationary: an error e in m changes it by O(e^2)). Agreement to 1e-22; the example's
-    ALPHA_ALG is the engine's value to its 25 digits; the float64 bisection
-    (PR.algorithmic_threshold) agrees to 1e-13. Measured: about 3.6 min of CPU time for the
-    engine's fold, under a minute for the hand-written one."""
-    from replica.analysis.first_order import fold
-
-    (declared,) = PR.TRANSITIONS
-    assert declared.kind == "spinodal" and declared.vary == "alpha"
-    start = {k: Fraction(v) for k, v in declared.branches[0].start.items()}
-    res = fold(PR.MODEL.problem, "alpha", Fraction(declared.guess), start, dps=25)
-    assert res.digits >= 22, (res.value, res.digits)
-    engine_alpha = res.value
-    with mpmath.workdps(30):
-        assert mpmath.nstr(engine_alpha, 25, strip_zeros=False).startswith(PR.ALPHA_ALG[:23])
-    assert len(PR.ALPHA_ALG) >= 22
+    """The example's ALPHA_ALG (25 digits, by ``replica transition --model
+    examples/phase_retrieval.py --name alpha-alg --dps 25``: Newton's method on the fold of the
+    saddle-point equations, at 35 and at 52 digits; 3.6 min of CPU time, so not re-run here)
+    against the fold located here from hand_psi_polar: alpha(m) = m/((1 - m) 2 Psi_out'(m)) is
+    stationary where m (1 - m) Psi_out''(m) = Psi_out'(m), solved by the secant method at 25
+    digits with the derivatives by mpmath.diff (numerical differentiation), and alpha evaluated
+    there at 30 digits (alpha is stationary: an error e in m changes it by O(e^2)); agreement to
+    1e-22. And ALPHA_ALG is the engine's fold: at alpha = ALPHA_ALG the engine's fixed-point
+    map G(m) = F(m) - m (30 digits) vanishes at that m* to 1e-22 -- at a fold G and G' vanish
+    together, so an error e in m* leaves O(e^2), while an error in alpha moves G linearly.
+    The float64 bisection (PR.algorithmic_threshold) agrees to 1e-13."""
+    from replica.numerics.machine import machine
+    from replica.numerics.precision import precision
 
     def F(mv):
         return mv * (1 - mv) * mpmath.diff(hand_psi_polar, mv, 2) - mpmath.diff(hand_psi_polar,
@@ -383,7 +374,14 @@ def test_algorithmic_threshold_to_twenty_digits():
         m_star = b
     with mpmath.workdps(30):
         hand = m_star / ((1 - m_star) * 2 * mpmath.diff(hand_psi_polar, m_star, 1))
-    assert abs(hand - engine_alpha) < mpmath.mpf("1e-22"), (hand, engine_alpha)
-    assert abs(res.point["m"] - m_star) < mpmath.mpf("1e-12"), (res.point, m_star)
+        assert abs(hand - mpmath.mpf(PR.ALPHA_ALG)) < mpmath.mpf("1e-22"), (hand, PR.ALPHA_ALG)
+    problem = PR.MODEL.problem
+    params = problem.schema.parse({"alpha": Fraction(PR.ALPHA_ALG)})
+    mach = machine(problem, problem.variant_of(params))
+    assert list(mach.outline.unknowns) == ["m"] and mach.fixed_point
+    with precision(30):
+        got = mach.evaluate("equations", "mp", [mpmath.mpf(m_star)],
+                            mach.parameter_values_mp(params), None)[0]
+        assert abs(got - m_star) < mpmath.mpf("1e-22"), (got, m_star)
     a_f64, _ = PR.algorithmic_threshold()
-    assert abs(a_f64 - engine_alpha) < 1e-13, (a_f64, engine_alpha)
+    assert abs(a_f64 - float(PR.ALPHA_ALG)) < 1e-13, (a_f64, PR.ALPHA_ALG)
