@@ -143,12 +143,13 @@ def test_sigma_must_be_positive(cli):
 @pytest.mark.slow
 def test_sigma_to_zero_approaches_the_noiseless_overlap():
     """Float64 overlaps at alpha = 0.8, sigma = 1/4, 1/8, 1/16 approach the noiseless model's
-    (examples/phase_retrieval.py, float64): the gap shrinks by more than 2 at each halving of
+    (its state evolution written out in tests/test_phase_retrieval.py, NumPy): the gap shrinks by more than 2 at each halving of
     sigma (3.4 and 3.8 measured when this test was written) and is below 0.01 at 1/16."""
     from replica.numerics.driver import solve_float64
 
-    m0, _ = runpy.run_path(os.path.join(REPO, "examples", "phase_retrieval.py"))[
-        "overlap_float64"](0.8)
+    from test_phase_retrieval import hand_overlap  # the noiseless state evolution by hand
+
+    m0 = hand_overlap(0.8)
     r = solve_float64(MODEL.problem, alpha=np.full(3, 0.8), sigma=np.array([1 / 4, 1 / 8,
                                                                           1 / 16]))
     gaps = m0 - np.asarray(r["m"], float)
