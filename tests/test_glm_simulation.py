@@ -104,8 +104,6 @@ def test_simulation_of_a_non_erm_model_is_a_one_line_error():
     with pytest.raises(ModelError, match="the absolute loss with the l1 penalty has no solver"):
         simulation_of(ERM("x", loss=Absolute(), penalty=L1("lam"),
                           teacher=Teacher(Linear("sigma"))))
-    with pytest.raises(ModelError, match="BayesOptimal does not derive the absolute_value"):
-        BayesOptimal("b", prior=Rademacher(), channel=AbsoluteValue("sigma"))
     with pytest.raises(ModelError, match="only the square loss"):
         ERM("x", loss=Huber("delta"), penalty=Ridge("lam"),
             teacher=Teacher(AbsoluteValue("sigma")))
