@@ -344,6 +344,19 @@ def test_moreau_envelope_inside_a_gaussian_integral():
     assert abs(float(f64[0]) - float(ref)) < 1e-13 and abs(float(f64[1]) - float(ref_dq)) < 1e-13
 
 
+def test_a_root_with_an_integer_argument_inside_a_gaussian_integral():
+    """An exact integer argument of a root inside a Gaussian integral (``PROX(sqrt(q) z, 7)``:
+    the generated code passes the literal ``7``, as at a random point of an appendix check). Before
+    the fix, the integrand's ball-arithmetic midpoint path failed with "'int' object has no
+    attribute 'mid'" (the tutorial's appendix, when its symbolic check ran past its budget)."""
+    I = gauss(PROX(sympy.sqrt(q) * z, 7), z)
+    with mpmath.workdps(25):
+        val, = Evaluator([I.xreplace({q: sympy.Rational(7, 10)})], []).mp([])
+        ref = mpmath.quad(lambda x: prox_reference(mpmath.sqrt(mpmath.mpf(7) / 10) * x, 7)
+                          * mpmath.npdf(x), [-40, 0, 40])
+        assert abs(val - ref) < mpmath.mpf(10) ** -22
+
+
 def test_no_ball_arithmetic_for_a_root():
     with pytest.raises(NotEnclosable, match="prox_test"):
         Evaluator([PROX(w, V)], [w, V]).functions("arb")

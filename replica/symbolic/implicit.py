@@ -168,11 +168,15 @@ class _Numeric:
         evaluation of a Gaussian integral's integrand at mpmath's working precision
         (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
         :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
+        from .codegen import arb_of
+
+        # An exact argument (an integer constant of the generated code, say ``7`` at a random
+        # point of a check) is the exact ball of that value.
+        args = tuple(arb_of(a) for a in args)
         key = (mpmath.mp.prec,) + tuple(a.mid().man_exp() for a in args)
         hit = self._mid_memo.get(key)  # (the integrals of one evaluation share their nodes)
         if hit is not None:
             return hit
-        from .codegen import arb_of
 
         if self._mid is None:
             self._mid = self._ball_functions()
