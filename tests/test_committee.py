@@ -15,7 +15,15 @@ against what is written out here by hand, not taken from the engine:
   coordinates (Q^(1/2) numerically, the orthant probability by conditioning on u_1): its
   expansion in q_0 (no linear term; the coefficient c_2) fitted from finite differences;
 * the Gibbs error's limits 5/8 (q = 0) and 1/3 (q -> 1), and a Monte-Carlo estimate in the
-  original coordinates (u_1, u_2), which does not use the rotation.
+  original coordinates (u_1, u_2), which does not use the rotation;
+* the specialised branch q_0 > 0: the closed-form label probabilities (Owen's T) against SciPy
+  quadrature of their definition, the channel term against full_psi (unrotated coordinates),
+  its q_0 -> 0 limit against the engine's non-specialised channel term and c_2, the cubic
+  coefficient c_3 against the hand-written pieces and a fit of full_psi, the branch's fixed
+  points against finite differences of full_psi (a state evolution not using the Nishimori
+  form), the transition's order (continuous: no root with q_0 > 0 below alpha_spec, q_0 linear
+  above with the Landau slope, the free-entropy gain cubic) and the authors' own state
+  evolution (benjaminaubin/TheCommitteeMachine, stored data) at alpha = 2.5, 3, 4.
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ import sympy
 from scipy.optimize import brentq
 from scipy.special import erfc, owens_t
 
-from replica.glm.committee import (Committee, channel_term, specialisation_coefficient,
-                                   specialisation_threshold)
+from replica.glm.committee import (Committee, SpecialisedChannel, channel_term,
+                                   specialisation_coefficient, specialisation_cubic_coefficient,
+                                   specialisation_threshold, specialised_branch, transition_order)
 from replica.modeling import ModelError
 from replica.symbolic.codegen import Evaluator
 
@@ -469,3 +478,178 @@ def test_solved_overlap_is_a_fixed_point_of_the_engine_map():
         got = mach.evaluate("equations", "mp", [q], mach.parameter_values_mp(params), None)[0]
         assert abs(got - q) < mpmath.mpf(10) ** -19 * q, (got, q)
     assert abs(float(SOLVED_Q) - hand_fixed_point(1.0)) < 1e-14
+
+
+# -- the specialised branch q_0 > 0 ------------------------------------------------------------
+CH = SpecialisedChannel()
+
+
+def _definition_Z(qv, q0v, a, b):
+    """Z_out(1) = E_z H((|b + sqrt(1 - q_0) z| - a)/sqrt(1 - q)) by SciPy quad (split at the
+    kink z = -b/sqrt(1 - q_0))."""
+    from scipy.integrate import quad
+
+    sm, sq = np.sqrt(1 - q0v), np.sqrt(1 - qv)
+
+    def f(t):
+        return _phi(t) * _H((abs(b + sm * t) - a) / sq)
+
+    k = -b / sm
+    return (quad(f, -np.inf, k, epsabs=1e-14, epsrel=1e-13)[0]
+            + quad(f, k, np.inf, epsabs=1e-14, epsrel=1e-13)[0])
+
+
+@pytest.mark.parametrize("qv,q0v,a,b", [(0.7, 0.3, 0.4, -0.9), (0.5, 0.8, -1.1, 0.2),
+                                        (0.9, 0.05, 0.3, 0.6), (0.2, 0.6, 1.5, 2.0),
+                                        (0.6, 0.6, -0.3, 0.3)])
+def test_specialised_label_probabilities_against_quadrature(qv, q0v, a, b):
+    """The generated float64 code of Z_out(1) (Owen's T) and its two derivatives against SciPy
+    quadrature of the definition and its centred differences (step 1e-5), the labels -1 and 0
+    through Z_out(-1)(omega_+) = Z_out(1)(-omega_+) and the sum rule."""
+    from replica.glm.committee import _orthant_numeric
+
+    with np.errstate(divide="ignore"):  # (h = 0 at the last point: Owen's T at a = inf)
+        Z, dp, dm = (float(v) for v in _orthant_numeric()(a, b, qv, q0v))
+        Zm = float(_orthant_numeric()(-a, b, qv, q0v)[0])
+    assert abs(Z - _definition_Z(qv, q0v, a, b)) < 1e-12
+    e = 1e-5
+    fd_p = (_definition_Z(qv, q0v, a + e, b) - _definition_Z(qv, q0v, a - e, b)) / (2 * e)
+    fd_m = (_definition_Z(qv, q0v, a, b + e) - _definition_Z(qv, q0v, a, b - e)) / (2 * e)
+    assert abs(dp - fd_p) < 1e-7 and abs(dm - fd_m) < 1e-7
+    # the label -1: P(u_+ < -|u_-|) is the label 1 at -omega_+
+    from scipy.integrate import quad
+
+    sm, sq = np.sqrt(1 - q0v), np.sqrt(1 - qv)
+    direct = sum(quad(lambda t: _phi(t) * _Phi((-abs(b + sm * t) - a) / sq), lo, hi,
+                      epsabs=1e-14, epsrel=1e-13)[0]
+                 for lo, hi in ((-np.inf, -b / sm), (-b / sm, np.inf)))
+    assert abs(Zm - direct) < 1e-12
+
+
+@pytest.mark.parametrize("qv,q0v", [(0.7, 0.3), (0.5, 0.8), (0.85, 0.6), (0.3, 0.02)])
+def test_specialised_channel_term_against_unrotated_coordinates(qv, q0v):
+    """Psi_out(q, q_0) (rotated, Owen's T, composite Gauss-Legendre) against full_psi (Q^(1/2)
+    by eigh in the unrotated coordinates, the orthant by conditioning on u_1)."""
+    assert abs(CH.psi(qv, q0v) - full_psi(qv, q0v, n_xi=96)) < 1e-10
+
+
+def test_specialised_channel_limit_is_the_non_specialised_point():
+    """At q_0 = 0: Psi_out and dPsi_out/dq are the engine's non-specialised channel term and its
+    derivative (2-D nested integrals, another rule); dPsi/dq_0 / q_0 -> 2 c_2 (the engine's
+    coefficient) as q_0 -> 0, its deviation linear in q_0 (3 c_3 q_0)."""
+    ev = Evaluator([channel_term(MODEL), sympy.diff(channel_term(MODEL), q),
+                    specialisation_coefficient(MODEL), specialisation_cubic_coefficient(MODEL)],
+                   [q])
+    for qv in (0.4, 0.71):
+        psi0, dpsi0, c2, c3 = (float(v) for v in ev.f64([qv]))
+        assert abs(CH.psi(qv, 0.0) - psi0) < 1e-12
+        assert abs(CH.gradient(qv, 0.0)[0] - dpsi0) < 1e-11
+        for h in (1e-4, 1e-3):
+            ratio = CH.gradient(qv, h)[1] / h
+            assert abs(ratio - 2 * c2 - 3 * c3 * h) < 40 * h**2
+
+
+def test_specialised_gradient_against_finite_differences():
+    """The Nishimori form (1/2) E sum (d_omega Z)^2/Z against centred differences of full_psi
+    (no integration by parts), step 1e-4: within 1e-7."""
+    e = 1e-4
+    for qv, q0v in ((0.7, 0.3), (0.82, 0.55)):
+        gq, g0 = CH.gradient(qv, q0v)
+        fq = (full_psi(qv + e, q0v) - full_psi(qv - e, q0v)) / (2 * e)
+        f0 = (full_psi(qv, q0v + e) - full_psi(qv, q0v - e)) / (2 * e)
+        assert abs(gq - fq) < 1e-7 and abs(g0 - f0) < 1e-7
+
+
+def test_cubic_coefficient_against_hand_and_fit():
+    """c_3 = -E sum_y A_y^3/(6 Z_y^2) (the expansion): the engine's expression against the
+    hand-written closed forms (Owen's T) to 1e-12, and against the exact channel term's
+    gradient (closed-form labels, no expansion) at small q_0: dPsi/dq_0 / h = 2 c_2 + 3 c_3 h
+    + 4 c_4 h^2 + 5 c_5 h^3 fitted at h = 5e-4 ... 2e-3 (measured: c_2 within 5e-11, c_3 within
+    1.5e-7; c_4 = 0.25 is large, which is why a fit at larger h is poor)."""
+    qv = 0.71
+    Zp, Z0, _, _, Ap, A0, Zm, _, Am = hand_terms(qv)
+    with np.errstate(all="ignore"):
+        S3 = _sum_kept((Zp, Zm, Z0), (Ap**3 / Zp**2, Am**3 / Zm**2, A0**3 / Z0**2))
+    ev = Evaluator([specialisation_coefficient(MODEL), specialisation_cubic_coefficient(MODEL)],
+                   [q])
+    c2, c3 = (float(v) for v in ev.f64([qv]))
+    assert abs(c3 + S3 / 6) < 1e-12
+    hs = np.array([5e-4, 1e-3, 1.5e-3, 2e-3])
+    D = np.array([CH.gradient(qv, h)[1] / h for h in hs])
+    fit = np.linalg.solve(np.vander(hs, 4, increasing=True), D)
+    assert abs(fit[0] / 2 - c2) < 1e-9
+    assert abs(fit[1] / 3 - c3) < 2e-6
+
+
+#: The specialised fixed point of the authors' state evolution (Aubin et al.'s code,
+#: github.com/benjaminaubin/TheCommitteeMachine at 3a5967f,
+#: Python/Data/BackupObj_SE_gaussian_K=2/SE_backupObject_gaussian_K=2_alpha=*.pkl: the 2 x 2
+#: overlap q, read with pickletools (not unpickled); here q = Q_11 + Q_12, q_0 = Q_11 - Q_12
+#: on our ansatz Q = q 11^T/2 + q_0 (I - 11^T/2)). Their iteration stops at a tolerance: q_0 is
+#: about 1e-3 (unconverged) below alpha_spec, e.g. 0.0057 at alpha = 2.05.
+AUTHORS_SE = {2.5: (0.7657122778, 0.2350697015), 3.0: (0.8143687759, 0.4912980864),
+              4.0: (0.8820549212, 0.7667295873)}
+
+
+@pytest.mark.parametrize("alpha", sorted(AUTHORS_SE))
+def test_specialised_branch_against_the_authors_state_evolution(alpha):
+    """Our specialised fixed point against the authors' (1.6e-5 in q and 2.5e-4 in q_0 at most,
+    measured: their stopping tolerance), and against finite differences of full_psi: q/(1 - q)
+    = 2 alpha dPsi/dq, q_0/(1 - q_0) = 2 alpha dPsi/dq_0 (not the Nishimori form; within 1e-6).
+    The specialised free entropy exceeds the non-specialised one."""
+    r = specialised_branch(alpha, channel=CH)
+    sp, ns = r["specialised"], r["non_specialised"]
+    assert sp is not None and sp["status"] == "converged"
+    qa, q0a = AUTHORS_SE[alpha]
+    assert abs(sp["q"] - qa) < 3e-5 and abs(sp["q0"] - q0a) < 5e-4
+    e = 1e-4
+    qv, q0v = sp["q"], sp["q0"]
+    fq = (full_psi(qv + e, q0v) - full_psi(qv - e, q0v)) / (2 * e)
+    f0 = (full_psi(qv, q0v + e) - full_psi(qv, q0v - e)) / (2 * e)
+    assert abs(qv / (1 - qv) - 2 * alpha * fq) < 1e-6
+    assert abs(q0v / (1 - q0v) - 2 * alpha * f0) < 1e-6
+    assert sp["free_entropy"] > ns["free_entropy"]
+    assert sp["errors"]["gibbs"] < ns["errors"]["gibbs"]
+
+
+def test_transition_is_continuous():
+    """The Landau expansion at alpha_spec: a_3 = alpha c_3 - 1/6 against the hand-written pieces
+    (negative: continuous, since q_0 >= 0); below alpha_spec no root with q_0 > 0 from two
+    starts; above, q_0 grows from 0 with the predicted slope -2 a_2'/(3 a_3) (within 3 % at
+    alpha_spec + 0.01) and the free-entropy gain is 4 a_2^3/(27 a_3^2) to leading order (within
+    10 %)."""
+    a_hand, q_hand = hand_alpha_spec()
+    t = transition_order(MODEL)
+    Zp, Z0, _, _, Ap, A0, Zm, _, Am = hand_terms(q_hand)
+    with np.errstate(all="ignore"):
+        S3 = _sum_kept((Zp, Zm, Z0), (Ap**3 / Zp**2, Am**3 / Zm**2, A0**3 / Z0**2))
+    a3_hand = -a_hand * S3 / 6 - 1 / 6
+    assert abs(t["a3"] - a3_hand) < 1e-10 and t["a3"] < 0 and t["order"] == 2
+    for start in ((0.8, 0.5), (0.75, 0.05)):
+        assert specialised_branch(a_hand - 0.02, start=start, channel=CH)["specialised"] is None
+    d = 0.01
+    r = specialised_branch(a_hand + d, start=(0.72, 0.01), channel=CH)
+    sp = r["specialised"]
+    assert abs(sp["q0"] / (t["q0_slope"] * d) - 1) < 0.03
+    gain = sp["free_entropy"] - r["non_specialised"]["free_entropy"]
+    a2 = t["a2_slope"] * d
+    assert abs(gain / (4 * a2**3 / (27 * t["a3"]**2)) - 1) < 0.1
+
+
+def test_specialised_gibbs_error():
+    """1 - E sum_y Z_y^2 at q_0 = 0 equals the model's Gibbs error (another formula: 1 -
+    2E[a a*] - E[b b*]) to 1e-12; at q_0 > 0 a Monte-Carlo estimate with Cov(u, u*) = Q
+    (unrotated), 4e5 samples, within 5 standard errors."""
+    ev = Evaluator([_gibbs()], [q])
+    assert abs(CH.errors(0.6, 0.0)["gibbs"] - float(ev.f64([0.6])[0])) < 1e-12
+    qv, q0v, n = 0.8, 0.5, 400_000
+    rng = np.random.default_rng(2026)
+    P1 = np.ones((2, 2)) / 2
+    Q = qv * P1 + q0v * (np.eye(2) - P1)
+    C = np.block([[np.eye(2), Q], [Q, np.eye(2)]])
+    x = rng.standard_normal((n, 4)) @ np.linalg.cholesky(C).T
+    y = np.sign(np.sign(x[:, 0]) + np.sign(x[:, 1]))
+    ys = np.sign(np.sign(x[:, 2]) + np.sign(x[:, 3]))
+    mc = np.mean(y != ys)
+    got = CH.errors(qv, q0v)["gibbs"]
+    assert abs(got - mc) < 5 * np.sqrt(mc * (1 - mc) / n)

@@ -103,8 +103,9 @@ from ..modeling import ModelError, Parameter, SaddlePointModel, Stability, gauss
 from . import calculus
 from .builders import GLMDerivation
 
-__all__ = ["Committee", "CommitteeDerivation", "REFERENCE", "channel_term",
-           "specialisation_coefficient", "specialisation_threshold"]
+__all__ = ["Committee", "CommitteeDerivation", "REFERENCE", "SpecialisedChannel", "channel_term",
+           "gauss_rule", "specialisation_coefficient", "specialisation_cubic_coefficient",
+           "specialisation_threshold", "specialised_branch", "transition_order"]
 
 REFERENCE = ("Aubin, Maillard, Barbier, Krzakala, Macris and Zdeborova, NeurIPS 2018 "
              "(arXiv:1806.05451)")
@@ -396,6 +397,7 @@ def _channel_k2(D: CommitteeDerivation):
           "q_0^2 + O(q_0^3), c_2 = E_xi sum_y A_y^2/(4 Z_y). The non-specialised point loses "
           "stability where 4 alpha c_2 = 1.", check_expansion)
     D.specialisation_coefficient = c2
+    D._pieces = (Ap, Zp, Z0)
     D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
           "The channel term at the non-specialised point: the label -1 equals the label 1 "
           "under xi -> -xi, so Psi_out = E_xi[2 Z_+ log Z_+ + Z_0 log Z_0], a two-dimensional "
@@ -469,6 +471,8 @@ def Committee(name: str, *, K: int = 2, prior: str = "gaussian", activation: str
     else:
         out, _, _ = _channel_k2(D)
         obs = {"errors": {"gibbs": _gibbs_k2()}}
+        _specialised_steps(D)
+        D.specialisation_cubic_coefficient = _cubic_step(D, *D._pieces)
     phi = -trace.xreplace(at_zero) / 2 + psi.xreplace(at_zero) + alpha * out
     D._free_energy = phi
     D.add("free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), phi)},
@@ -531,3 +535,412 @@ def specialisation_threshold(model, lo=0.5, hi=0.8, tol=1e-14):
             hi = mid
     qs = (lo + hi) / 2
     return at(qs)[1], qs
+
+
+# -- the specialised branch q_0 > 0 (K = 2) ------------------------------------------------------
+class OwensT(sympy.Function):
+    r"""Owen's :math:`T(h, a) = \frac1{2\pi}\int_0^a\frac{e^{-h^2(1 + x^2)/2}}{1 + x^2}\,dx`
+    (numerically by mpmath quadrature; SciPy's ``owens_t`` in the generated float64 code)."""
+
+    nargs = 2
+
+    def _eval_evalf(self, prec):
+        import mpmath
+
+        h, a = (mpmath.mpf(str(sympy.N(x, 30))) for x in self.args)
+        with mpmath.workprec(prec + 20):
+            val = mpmath.quad(lambda x: mpmath.exp(-h**2 * (1 + x**2) / 2) / (1 + x**2),
+                              [0, a]) / (2 * mpmath.pi)
+        return sympy.Float(val, precision=prec)
+
+
+wp, wm = sympy.symbols("omega_+ omega_-", real=True)
+
+
+def _Phi(x):
+    return sympy.erfc(-x / sympy.sqrt(2)) / 2
+
+
+def _phi(x):
+    return sympy.exp(-x**2 / 2) / sympy.sqrt(2 * sympy.pi)
+
+
+def _bivariate_orthant():
+    r"""``(Z_+, dZ_+/domega_+, dZ_+/domega_-, s, rho)`` at :math:`(\omega_+, \omega_-)`:
+    :math:`Z_+ = P(u_1 > 0, u_2 > 0) = \Phi_2(h, k; \rho)`, by Owen's formula
+    :math:`\Phi_2 = \tfrac12[\Phi(h) + \Phi(k)] - T(h, \tfrac{k - \rho h}{h\sqrt{1 - \rho^2}})
+    - T(k, \tfrac{h - \rho k}{k\sqrt{1 - \rho^2}}) - \beta`, :math:`\beta = 0` if :math:`hk > 0`
+    or :math:`hk = 0 \le h + k`, else :math:`\tfrac12`; its gradient from
+    :math:`\partial_h\Phi_2 = \varphi(h)\Phi((k - \rho h)/\sqrt{1 - \rho^2})`."""
+    s = sympy.sqrt((2 - q - q0) / 2)
+    rho = (q0 - q) / (2 - q - q0)
+    r = sympy.sqrt(1 - rho**2)
+    h = (wp + wm) / (sympy.sqrt(2) * s)
+    k = (wp - wm) / (sympy.sqrt(2) * s)
+    beta = sympy.Piecewise((0, sympy.Or(h * k > 0, sympy.And(sympy.Eq(h * k, 0), h + k >= 0))),
+                           (sympy.Rational(1, 2), True))
+    Z = ((_Phi(h) + _Phi(k)) / 2 - OwensT(h, (k - rho * h) / (h * r))
+         - OwensT(k, (h - rho * k) / (k * r)) - beta)
+    a_h = _phi(h) * _Phi((k - rho * h) / r)
+    a_k = _phi(k) * _Phi((h - rho * k) / r)
+    dp = (a_h + a_k) / (sympy.sqrt(2) * s)
+    dm = (a_h - a_k) / (sympy.sqrt(2) * s)
+    return Z, dp, dm, s, rho
+
+
+def _specialised_steps(D: CommitteeDerivation):
+    r"""The channel term for general :math:`q_0` (its label probabilities in closed form
+    through Owen's :math:`T`), the reduced free entropy, the Nishimori form of its gradient and
+    the expansion to third order in :math:`q_0` (module docstring of the specialised branch)."""
+    import mpmath
+
+    Z, dp, dm, s, rho = _bivariate_orthant()
+    up, um = sympy.symbols("u_+ u_-", real=True)
+
+    def check_orthant():
+        """SymPy: u_1 = (u_+ + u_-)/sqrt 2, u_2 = (u_+ - u_-)/sqrt 2 with Var u_+ = 1 - q,
+        Var u_- = 1 - q_0 have variance s^2 and correlation rho. mpmath at two points
+        (q, q_0, omega_+, omega_-): the closed form Z_+ equals the definition's quadrature
+        E_z H((|omega_- + sqrt(1 - q_0) z| - omega_+)/sqrt(1 - q)) to 1e-20, and (at the
+        first) its two derivatives the numerical derivatives of that quadrature to 1e-10."""
+        vp, vm = 1 - q, 1 - q0
+        var1 = (vp + vm) / 2
+        cov = (vp - vm) / 2
+        if sympy.simplify(var1 - s**2) != 0 or sympy.simplify(cov / var1 - rho) != 0:
+            return False
+        with mpmath.workdps(24):
+            for point in (("0.7", "0.3", "0.4", "-0.9"), ("0.5", "0.8", "-1.1", "0.2")):
+                qv, q0v, a, b = (mpmath.mpf(v) for v in point)
+
+                def definition(x, y):
+                    sq, sm = mpmath.sqrt(1 - qv), mpmath.sqrt(1 - q0v)
+                    f = lambda t: mpmath.npdf(t) * mpmath.erfc(  # noqa: E731
+                        (abs(y + sm * t) - x) / (sq * mpmath.sqrt(2))) / 2
+                    return mpmath.quad(f, [-mpmath.inf, -y / sm, mpmath.inf])
+
+                at = dict(zip((q, q0, wp, wm), (sympy.Float(v, 30) for v in point)))
+                if abs(sympy.N(Z.subs(at), 25) - definition(a, b)) > 1e-20:
+                    return False
+                if point[0] != "0.7":
+                    continue  # (the derivatives at the first point: mpmath.diff is slow)
+                ddp = mpmath.diff(lambda x: definition(x, b), a)
+                ddm = mpmath.diff(lambda y: definition(a, y), b)
+                if abs(sympy.N(dp.subs(at), 25) - ddp) > 1e-10:
+                    return False
+                if abs(sympy.N(dm.subs(at), 25) - ddm) > 1e-10:
+                    return False
+        return True
+
+    Phi2 = sympy.Function("Phi_2")
+    D.add("specialised_partition",
+          {"Z1": sympy.Eq(sympy.Symbol("Z_out_1"), Z),
+           "dZ1_plus": sympy.Eq(sympy.Symbol("dZ_out_1/domega_+"), dp),
+           "dZ1_minus": sympy.Eq(sympy.Symbol("dZ_out_1/domega_-"), dm),
+           "orthant": sympy.Eq(sympy.Symbol("Z_out_1"),
+                               Phi2(sympy.Symbol("h"), sympy.Symbol("k"), sympy.Symbol("rho")))},
+          "The label probabilities for general q_0 in closed form: Z_out(1) = P(u_1 > 0, u_2 > 0) "
+          "with (u_1, u_2) = ((u_+ + u_-), (u_+ - u_-))/sqrt(2) bivariate normal, means "
+          "(omega_+ +- omega_-)/sqrt(2), variances s^2 = (2 - q - q_0)/2 and correlation rho = "
+          "(q_0 - q)/(2 - q - q_0): Phi_2(h, k; rho) with h, k = (omega_+ +- omega_-)/(sqrt(2) "
+          "s), written by Owen's T function; its gradient from d Phi_2/dh = phi(h) Phi((k - rho "
+          "h)/sqrt(1 - rho^2)). Z_out(-1) is Z_out(1) at -omega_+ (u -> -u), Z_out(0) = 1 - "
+          "Z_out(1) - Z_out(-1). Checked against the quadrature of the definition.",
+          check_orthant)
+    # the free entropy with the conjugates eliminated
+    alpha = sympy.Symbol("alpha", positive=True)
+    x = sympy.Symbol("x", positive=True)
+    prior_of = -x * (x / (1 - x)) / 2 + (x / (1 - x) - sympy.log(1 + x / (1 - x))) / 2
+    reduced = (q + sympy.log(1 - q)) / 2 + (q0 + sympy.log(1 - q0)) / 2 \
+        + alpha * sympy.Function("Psi_out")(q, q0)
+
+    def check_reduced():
+        """SymPy: -x xhat/2 + (xhat - log(1 + xhat))/2 at xhat = x/(1 - x) (the prior's
+        stationarity) is (x + log(1 - x))/2, and its series in x starts -x^2/4 - x^3/6."""
+        # 1 + xhat = 1/(1 - x), so log(1 + xhat) = -log(1 - x) on 0 < x < 1
+        if sympy.cancel(1 + x / (1 - x) - 1 / (1 - x)) != 0:
+            return False
+        rest = prior_of.subs(sympy.log(1 + x / (1 - x)), -sympy.log(1 - x))
+        if sympy.simplify(rest - (x + sympy.log(1 - x)) / 2) != 0:
+            return False
+        ser = sympy.series((x + sympy.log(1 - x)) / 2, x, 0, 4).removeO()
+        return sympy.expand(ser + x**2 / 4 + x**3 / 6) == 0
+
+    D.add("specialised_free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), reduced)},
+          "The free entropy with qhat = q/(1 - q), qhat_0 = q_0/(1 - q_0) eliminated (the "
+          "prior's stationarity): Phi(q, q_0) = (q + log(1 - q))/2 + (q_0 + log(1 - q_0))/2 + "
+          "alpha Psi_out(q, q_0); the prior part of q_0 is -q_0^2/4 - q_0^3/6 + O(q_0^4).",
+          check_reduced)
+    # the Nishimori (integration by parts) form of the gradient
+    V, xx = sympy.symbols("V x", positive=True)
+    tail = H((xx - wp) / sympy.sqrt(V))
+
+    def check_heat():
+        """SymPy: the Gaussian smoothing H((x - omega)/sqrt(V)) solves the heat equation
+        d_V = (1/2) d_omega^2, so each label probability, an average of such terms, does."""
+        return sympy.simplify(sympy.diff(tail, V) - sympy.diff(tail, wp, 2) / 2) == 0
+
+    D.add("specialised_gradient",
+          {"dq": sympy.Eq(sympy.Symbol("dPsi_out/dq"),
+                          sympy.Symbol("E_xi sum_y (dZ_y/domega_+)^2/(2 Z_y)")),
+           "dq0": sympy.Eq(sympy.Symbol("dPsi_out/dq_0"),
+                           sympy.Symbol("E_xi sum_y (dZ_y/domega_-)^2/(2 Z_y)"))},
+          "The gradient of Psi_out(q, q_0) = E_xi sum_y Z_y log Z_y, Z_y at omega_+ = sqrt(q) "
+          "xi_+, omega_- = sqrt(q_0) xi_- and V_+ = 1 - q, V_- = 1 - q_0: d/dq acts through "
+          "omega_+ (xi_+/(2 sqrt q) d_omega, integrated by parts in xi_+) and through V_+ (the "
+          "heat equation d_V Z = d_omega^2 Z/2, checked), which leave (1/2) E sum_y (d_omega_+ "
+          "Z_y)^2/Z_y (sum_y d Z_y = 0); the same in (q_0, omega_-). The stationarity "
+          "conditions are q/(1 - q) = 2 alpha dPsi_out/dq and q_0/(1 - q_0) = 2 alpha "
+          "dPsi_out/dq_0.", check_heat)
+    return Z, dp, dm
+
+
+def _cubic_step(D: CommitteeDerivation, Ap, Zp, Z0):
+    r"""The third-order coefficient :math:`c_3 = -\tfrac16\mathbb E_{\xi}\sum_yA_y^3/Z_y^2` of
+    :math:`\Psi_{\rm out}(q, q_0)` (module docstring of the specialised branch)."""
+    xm, t = sympy.Symbol("xi_-", real=True), sympy.Symbol("t", real=True)
+    He2, He4 = xm**2 - 1, xm**4 - 6 * xm**2 + 3
+    Am = Ap.xreplace({xi: -xi})
+    Zm = Zp.xreplace({xi: -xi})
+    A0 = -Ap - Am
+    c3 = -sympy.Rational(1, 6) * gauss(Ap**3 / Zp**2 + Am**3 / Zm**2 + A0**3 / Z0**2, xi)
+
+    def check_cubic():
+        """SymPy (Gaussian moments): Mehler's rule E_t He_n(sqrt(q_0) xi + sqrt(1 - q_0) t) =
+        q_0^(n/2) He_n(xi) for n = 2, 4 (so Z_y = Z_y(0) + q_0 He_2(xi_-) A_y/2 + q_0^2 He_4
+        B_y + O(q_0^3), even g_y having no odd Hermite components); E He_2 = E He_4 = 0,
+        E He_2 He_4 = 0 and E He_2^3 = 8, so the q_0^3 term of sum_y Z_y log Z_y averages to
+        -sum_y (A_y/2)^3 E He_2^3/(6 Z_y^2) = -sum_y A_y^3/(6 Z_y^2)."""
+        arg = sympy.sqrt(q0) * xm + sympy.sqrt(1 - q0) * t
+        for n, He in ((2, He2), (4, He4)):
+            heat = calculus.expect(sympy.expand(He.xreplace({xm: arg})), t)
+            if sympy.expand(heat - q0 ** sympy.Rational(n, 2) * He) != 0:
+                return False
+        E = lambda f: calculus.expect(sympy.expand(f), xm)  # noqa: E731
+        if E(He2) != 0 or E(He4) != 0 or E(He2 * He4) != 0 or E(He2**3) != 8:
+            return False
+        return sympy.Rational(8, 6) * sympy.Rational(1, 8) == sympy.Rational(1, 6)
+
+    D.add("specialisation_cubic", {"c3": sympy.Eq(sympy.Symbol("c_3"), c3)},
+          "The third order in q_0: Z_y(xi_+, xi_-) = Z_y(0) + q_0 He_2(xi_-) A_y/2 + q_0^2 "
+          "He_4(xi_-) B_y + O(q_0^3) (Mehler's rule for the Hermite components of the even g_y), "
+          "and with f(Z) = Z log Z, f'' = 1/Z, f''' = -1/Z^2, the xi_- averages E He_2 He_4 = 0, "
+          "E He_2^3 = 8 leave Psi_out = Psi_out(q) + c_2 q_0^2 + c_3 q_0^3 + O(q_0^4), c_3 = "
+          "-E_xi sum_y A_y^3/(6 Z_y^2).", check_cubic)
+    return c3
+
+
+_NUMERIC = {}
+
+
+def _orthant_numeric():
+    """The float64 code of ``(Z_+, dZ_+/domega_+, dZ_+/domega_-)`` in ``(omega_+, omega_-, q,
+    q_0)``, generated from the derived expressions by SymPy's ``lambdify`` (Owen's T by SciPy's
+    ``owens_t``; the engine's code generator has no Owen's T)."""
+    if "orthant" not in _NUMERIC:
+        from scipy.special import erfc, owens_t
+
+        Z, dp, dm, _, _ = _bivariate_orthant()
+        _NUMERIC["orthant"] = sympy.lambdify(
+            (wp, wm, q, q0), [Z, dp, dm],
+            modules=[{"OwensT": owens_t, "erfc": erfc}, "numpy"])
+    return _NUMERIC["orthant"]
+
+
+PANELS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5)
+"""The panel edges (on the half line; mirrored) of :func:`gauss_rule`."""
+
+
+def gauss_rule(n: int, half: bool = False):
+    r"""``(x, w)``: a rule for :math:`\mathbb E_{\xi\sim N(0,1)}f(\xi)`, ``n``-point
+    Gauss--Legendre on each panel of :data:`PANELS` (mirrored onto the negative half line unless
+    ``half``, where the weights are doubled: for even ``f``), times the Gaussian density. The
+    Gaussian weight beyond :math:`12.5` is below :math:`10^{-35}`. Composite panels resolve the
+    label probabilities' steep fronts at :math:`q \to 1` (width :math:`\sqrt{(1 - q)/q}` in
+    :math:`\xi`), which a global Gauss--Hermite rule does not."""
+    import numpy as np
+
+    x, w = np.polynomial.legendre.leggauss(n)
+    nodes, weights = [], []
+    for a, b in zip(PANELS, PANELS[1:]):
+        nodes.append((b - a) / 2 * x + (a + b) / 2)
+        weights.append((b - a) / 2 * w)
+    x, w = np.concatenate(nodes), np.concatenate(weights)
+    w = w * np.exp(-x**2 / 2) / np.sqrt(2 * np.pi)
+    if half:
+        return x, 2 * w
+    return np.concatenate([-x[::-1], x]), np.concatenate([w[::-1], w])
+
+
+class SpecialisedChannel:
+    r"""The ``K = 2`` channel term :math:`\Psi_{\rm out}(q, q_0)` and its gradient in float64:
+    :math:`\mathbb E_{\xi_+, \xi_-}` by the tensor product of :func:`gauss_rule` (``n`` nodes a
+    panel; :math:`\xi_-` on its half line, the integrand being even in :math:`\omega_-`) of
+    the label probabilities in closed form (the step ``specialised_partition``), the gradient in its
+    Nishimori form (``specialised_gradient``). Terms whose :math:`Z_y < 10^{-13}` are left out
+    of the gradient's sums (Owen's formula cancels there; such a term is below
+    :math:`10^{-13}` times the largest squared score, weighted by a Gaussian tail)."""
+
+    CUT = 1e-13
+
+    def __init__(self, n: int = 16):
+        import numpy as np
+
+        xp, wpl = gauss_rule(n)
+        xm, wmi = gauss_rule(n, half=True)
+        self.XP, self.XM = np.meshgrid(xp, xm, indexing="ij")
+        self.W = np.outer(wpl, wmi)
+        self.orthant = _orthant_numeric()
+
+    def labels(self, qv, q0v):
+        r"""``[(Z_y, dZ_y/domega_+, dZ_y/domega_-)]`` for :math:`y = 1, -1, 0` on the grid."""
+        import numpy as np
+
+        op, om = np.sqrt(qv) * self.XP, np.sqrt(q0v) * self.XM
+        with np.errstate(all="ignore"):
+            Zp, dpp, dpm = (np.broadcast_to(a, op.shape) for a in self.orthant(op, om, qv, q0v))
+            Zm, dmp, dmm = (np.broadcast_to(a, op.shape) for a in self.orthant(-op, om, qv, q0v))
+        dmp = -dmp
+        return [(Zp, dpp, dpm), (Zm, dmp, dmm), (1 - Zp - Zm, -dpp - dmp, -dpm - dmm)]
+
+    def psi(self, qv, q0v):
+        r""":math:`\Psi_{\rm out}(q, q_0) = \mathbb E\sum_yZ_y\log Z_y`."""
+        import numpy as np
+
+        total = 0.0
+        for Z, _, _ in self.labels(qv, q0v):
+            Zc = np.clip(Z, 1e-300, None)
+            total += float(np.sum(self.W * np.where(Z > 0, Zc * np.log(Zc), 0.0)))
+        return total
+
+    def gradient(self, qv, q0v):
+        r"""``(dPsi/dq, dPsi/dq_0)`` :math:`= \tfrac12\mathbb E\sum_y(\partial_{\omega_\pm}
+        Z_y)^2/Z_y`."""
+        import numpy as np
+
+        gp = gm = 0.0
+        for Z, dP, dM in self.labels(qv, q0v):
+            keep = Z > self.CUT
+            Zs = np.where(keep, Z, 1.0)
+            gp += float(np.sum(self.W * np.where(keep, dP**2 / Zs, 0.0)))
+            gm += float(np.sum(self.W * np.where(keep, dM**2 / Zs, 0.0)))
+        return gp / 2, gm / 2
+
+    def errors(self, qv, q0v):
+        r"""``{"gibbs", "bayes", "paper"}``: with :math:`Z_y` the posterior predictive label
+        probabilities (the teacher's label has the same law given the field: Nishimori),
+        :math:`\varepsilon_{\rm Gibbs} = 1 - \mathbb E\sum_yZ_y^2` (a posterior sample's label
+        and the teacher's, independent given the field), :math:`\varepsilon_{\rm Bayes} = 1 -
+        \mathbb E\max_yZ_y` (the most probable label) and the paper's
+        :math:`\tfrac12\mathbb E(\hat y - y)^2` with :math:`\hat y = Z_+ - Z_-` the posterior
+        mean label: :math:`\tfrac12\mathbb E[Z_+ + Z_- - (Z_+ - Z_-)^2]`. (The maximum has kinks:
+        the Bayes error's rule error is about :math:`10^{-5}` at ``n = 120``.)"""
+        import numpy as np
+
+        (Zp, _, _), (Zm, _, _), (Z0, _, _) = self.labels(qv, q0v)
+        E = lambda f: float(np.sum(self.W * f))  # noqa: E731
+        return {"gibbs": 1 - E(Zp**2 + Zm**2 + Z0**2),
+                "bayes": 1 - E(np.maximum(np.maximum(Zp, Zm), Z0)),
+                "paper": E(Zp + Zm - (Zp - Zm)**2) / 2}
+
+    def free_entropy(self, alpha, qv, q0v):
+        r""":math:`\Phi(q, q_0) = \tfrac12(q + \log(1 - q)) + \tfrac12(q_0 + \log(1 - q_0)) +
+        \alpha\Psi_{\rm out}(q, q_0)` (the step ``specialised_free_entropy``)."""
+        import math
+
+        return ((qv + math.log1p(-qv)) / 2 + (q0v + math.log1p(-q0v)) / 2
+                + alpha * self.psi(qv, q0v))
+
+
+def specialised_branch(alpha, start=(0.8, 0.5), n: int = 16, tol: float = 1e-12,
+                       channel: SpecialisedChannel | None = None):
+    r"""The fixed points of the ``K = 2`` state evolution at ``alpha``: the specialised one
+    (:math:`q_0 > 0`) and the non-specialised one (:math:`q_0 = 0`), with their free entropies
+    and generalisation errors (:class:`SpecialisedChannel`, float64).
+
+    Equations: :math:`q/(1 - q) = 2\alpha\partial_q\Psi_{\rm out}` and, divided by
+    :math:`q_0 > 0` (which removes the non-specialised root),
+    :math:`1/(1 - q_0) = 2\alpha\,\partial_{q_0}\Psi_{\rm out}/q_0`; solved by SciPy's
+    ``root`` (hybrid Powell) from ``start``. The specialised solution is accepted
+    (``status`` ``converged``) when :math:`q_0 > 10^{-8}` and both undivided residuals are below
+    ``100 tol``; otherwise ``specialised`` is ``None`` (below :math:`\alpha_{\rm spec}` there is
+    no root with :math:`q_0 > 0`: the transition is continuous, see the module docstring).
+    Returns ``{"non_specialised": {...}, "specialised": {...} | None}``, each with ``q``,
+    ``q0``, ``free_entropy``, ``errors``, ``residual``."""
+    import numpy as np
+    from scipy.optimize import brentq, root
+
+    ch = channel or SpecialisedChannel(n)
+    a = float(alpha)
+
+    def point(qv, q0v):
+        gq, g0 = ch.gradient(qv, q0v)
+        res = max(abs(qv - 2 * a * gq * (1 - qv)), abs(q0v - 2 * a * g0 * (1 - q0v)))
+        return {"q": qv, "q0": q0v, "qhat": qv / (1 - qv), "qhat0": q0v / (1 - q0v),
+                "free_entropy": ch.free_entropy(a, qv, q0v), "errors": ch.errors(qv, q0v),
+                "residual": res}
+
+    q_ns = brentq(lambda x: x - 2 * a * ch.gradient(x, 0.0)[0] * (1 - x), 1e-9, 1 - 1e-9,
+                  xtol=tol, rtol=4 * np.finfo(float).eps)
+    out = {"non_specialised": point(q_ns, 0.0), "specialised": None}
+
+    def F(v):
+        qv, q0v = v
+        if not (0 < qv < 1 and 0 < q0v < 1):
+            return [1e3, 1e3]
+        gq, g0 = ch.gradient(qv, q0v)
+        return [qv - 2 * a * gq * (1 - qv), 1 - 2 * a * g0 * (1 - q0v) / q0v]
+
+    sol = root(F, list(start), method="hybr", tol=tol)
+    qv, q0v = (float(v) for v in sol.x)
+    if 0 < qv < 1 and 1e-8 < q0v < 1:
+        p = point(qv, q0v)
+        if p["residual"] < 100 * tol:
+            p["status"] = "converged"
+            out["specialised"] = p
+    return out
+
+
+def specialisation_cubic_coefficient(model):
+    r""":math:`c_3(q)` of a ``K = 2`` model: :math:`\Psi_{\rm out}(q, q_0) = \Psi_{\rm out}(q) +
+    c_2q_0^2 + c_3q_0^3 + O(q_0^4)`, :math:`c_3 = -\tfrac16\mathbb E_\xi\sum_yA_y^3/Z_y^2` (a
+    two-dimensional Gaussian integral in :math:`q`, like :math:`c_2`)."""
+    c3 = getattr(model.derivation, "specialisation_cubic_coefficient", None)
+    if c3 is None:
+        raise ModelError(f"model {model.name!r}: the specialisation coefficients are derived "
+                         "for K = 2 hidden units")
+    return c3
+
+
+def transition_order(model, threshold=None):
+    r"""``{"alpha_spec", "q_spec", "a2_slope", "a3", "order", "q0_slope"}``: the Landau
+    expansion of the free entropy at the specialisation threshold (module docstring):
+    :math:`\Phi = \Phi_0 + a_2q_0^2 + a_3q_0^3 + O(q_0^4)` with :math:`a_2 = \alpha c_2(q^*) -
+    \tfrac14` (zero at :math:`\alpha_{\rm spec}`, ``a2_slope`` its derivative in
+    :math:`\alpha` there, by a centred difference of step :math:`10^{-4}` along the
+    non-specialised branch) and :math:`a_3 = \alpha c_3(q^*) - \tfrac16`; with
+    :math:`q_0 \ge 0`, ``a3 < 0`` makes the transition continuous (``order`` 2, the branch
+    :math:`q_0 \approx -2a_2/(3a_3)`, slope ``q0_slope`` :math:`= -2a_2'/(3a_3)`), ``a3 > 0``
+    first order (the branch :math:`q_0 = -2a_2/(3a_3) > 0` exists below
+    :math:`\alpha_{\rm spec}` as a free-entropy minimum along :math:`q_0`: a spinodal)."""
+    from scipy.optimize import brentq
+
+    from ..symbolic.codegen import Evaluator
+
+    a_s, q_s = threshold or specialisation_threshold(model)
+    c2 = specialisation_coefficient(model)
+    c3 = specialisation_cubic_coefficient(model)
+    dpsi = sympy.diff(channel_term(model), q)
+    ev = Evaluator([c2, c3, 2 * dpsi], [q])
+
+    def at(x):
+        return [float(v) for v in ev.f64([float(x)])]
+
+    def q_star(alpha):
+        return brentq(lambda x: x - alpha * at(x)[2] * (1 - x), 0.5, 0.78, xtol=1e-15)
+
+    step = 1e-4
+    a2 = [al * at(q_star(al))[0] - 0.25 for al in (a_s - step, a_s + step)]
+    slope = (a2[1] - a2[0]) / (2 * step)
+    a3 = a_s * at(q_s)[1] - 1 / 6
+    return {"alpha_spec": a_s, "q_spec": q_s, "a2_slope": slope, "a3": a3,
+            "order": 2 if a3 < 0 else 1, "q0_slope": -2 * slope / (3 * a3)}
