@@ -41,15 +41,52 @@ on the derived expressions, :func:`replica.glm.committee.specialisation_threshol
 out by hand, in its Nishimori form with :math:`Z_+` by Owen's :math:`T` function and its
 derivatives in closed form: :math:`5\cdot10^{-15}` apart; and in mpmath at 20 digits, slow tier).
 
-**Published values**: Aubin et al. 2018 locate the specialisation of :math:`K = 2` (Gaussian
-weights) in a figure; its printed digits could not be read for this work (the paper's text was
-not reachable from the machine this was written on), so :data:`ALPHA_SPEC` is compared with no
-published digits here -- only with the independent computations of the tests. Not checked here
-either: that the transition is continuous -- the specialised branch :math:`q_0 > 0` is three
-nested Gaussian integrals, which the engine does not evaluate. Below :math:`\alpha_{\rm spec}`
-the non-specialised point is the stable fixed point of the state evolution, and ``alpha`` is
-declared in :math:`(0, \alpha_{\rm spec})` (exit 2 above, where the equilibrium is the
-specialised branch).
+**The specialised branch** (:func:`specialised`, :func:`replica.glm.committee.specialised_branch`;
+``python examples/committee_machine.py 2.2 3 4`` prints the table): for :math:`q_0 > 0` the
+label probability is the bivariate normal orthant probability in closed form (Owen's :math:`T`),
+the channel term a two-dimensional integral evaluated in float64 (about 15 digits), the two
+stationarity conditions solved together. Above :math:`\alpha_{\rm spec}` a root with
+:math:`q_0 > 0` exists and has the larger free entropy; below none does. **The transition is
+continuous**: the free entropy's expansion :math:`\Phi_0 + a_2q_0^2 + a_3q_0^3` (with
+:math:`q_0 \ge 0` the cubic term decides) has :math:`a_3 = -0.2246 < 0` at
+:math:`\alpha_{\rm spec}`, :math:`q_0 \approx 0.4387(\alpha - \alpha_{\rm spec})`. Float64,
+composite Gauss--Legendre (16 nodes a panel):
+
+=====  ===============  ===============  ==================  =====================
+alpha  q                q_0              Phi                 Gibbs error
+=====  ===============  ===============  ==================  =====================
+2.1    0.717464446793   0.021598548175   -1.810983071952     0.460445834
+2.2    0.730540005930   0.070783654812   -1.883779054117     0.455590427
+2.5    0.765717314438   0.235315286091   -2.096719270963     0.438218687
+3      0.814377371850   0.491453909193   -2.429585763954     0.398836418
+4      0.882070976710   0.766826620375   -2.997914606414     0.316113730
+5      0.921135214975   0.870974801331   -3.453914874480     0.255811050
+=====  ===============  ===============  ==================  =====================
+
+(the non-specialised point at :math:`\alpha = 3`: :math:`q = 0.805951324496`,
+:math:`\Phi = -2.442182244816`, Gibbs error :math:`0.428722257`). The errors, from the
+posterior predictive label probabilities :math:`Z_y` (Nishimori: the teacher's label has the
+same law): Gibbs :math:`1 - \mathbb E\sum_yZ_y^2` (equal to the model's formula at
+:math:`q_0 = 0`; a Monte-Carlo check at :math:`q_0 > 0` in the tests), Bayes :math:`1 -
+\mathbb E\max_yZ_y` (its kinks limit the rule to about :math:`5\cdot10^{-6}`) and the
+paper's :math:`\tfrac12\mathbb E(\hat y - y)^2`. Each :func:`specialised` call takes about
+3 s of CPU time.
+
+**Published values**: the paper locates the specialisation of :math:`K = 2` (Gaussian weights)
+in a figure whose digits could not be read for this work. The authors' own state evolution
+(github.com/benjaminaubin/TheCommitteeMachine, commit 3a5967f, its stored fixed points
+``Python/Data/BackupObj_SE_gaussian_K=2/*.pkl``, read as data with ``pickletools``) uses our
+convention (:math:`Q_{11} = (q + q_0)/2`, :math:`Q_{12} = (q - q_0)/2`): at
+:math:`\alpha = 2.5, 3, 4` their :math:`(q, q_0)` are :math:`(0.76571, 0.23507)`,
+:math:`(0.81437, 0.49130)`, :math:`(0.88205, 0.76673)`, within :math:`1.6\cdot10^{-5}` in
+:math:`q` and :math:`2.5\cdot10^{-4}` in :math:`q_0` of ours (their iteration's stopping
+tolerance: below :math:`\alpha_{\rm spec}` their :math:`q_0` is a small unconverged
+:math:`10^{-3}`, e.g. :math:`0.0057` at :math:`\alpha = 2.05`, :math:`0.023` at 2.1 where ours
+is :math:`0.0216`); their non-specialised :math:`q = 0.47989779` at :math:`\alpha = 1` (ours
+:math:`0.47989868`). Their generalisation error is :math:`\tfrac12\mathbb E(\hat y - y)^2`
+with :math:`\hat y` the posterior-mean label (``errors["paper"]`` here), not the Gibbs error.
+``alpha`` of the declared model stays in :math:`(0, \alpha_{\rm spec})` (exit 2 above): the
+engine solves the non-specialised point only.
 
 Reported: ``q``, ``qhat``, ``free_energy.free_entropy`` :math:`= \Phi` and ``errors.gibbs``,
 the Gibbs generalisation error (a posterior sample's label disagrees with the teacher's):
@@ -79,7 +116,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from replica.glm.committee import Committee, specialisation_threshold
+from replica.glm.committee import Committee, specialisation_threshold, specialised_branch
 from replica.modeling import Domain, Parameter
 
 ALPHA_SPEC = "2.052382429741"
@@ -91,7 +128,8 @@ ALPHA = Parameter("alpha", "samples per dimension",
                                 describe=f"must lie in (0, {ALPHA_SPEC}): above the "
                                          "specialisation threshold alpha_spec the "
                                          "non-specialised fixed point is unstable and the "
-                                         "specialised one (not derived) is the equilibrium"))
+                                         "specialised one is the equilibrium (solved by "
+                                         "python examples/committee_machine.py ALPHA)"))
 
 MODEL = Committee("committee_machine", K=2, parameters=[ALPHA])
 """The committee machine with two hidden units, at its non-specialised fixed point."""
@@ -105,6 +143,15 @@ def threshold():
     return specialisation_threshold(MODEL)
 
 
+def specialised(alpha, start=(0.8, 0.5)):
+    """Both fixed points of the two-parameter state evolution at ``alpha`` (float64):
+    ``{"non_specialised": {...}, "specialised": {...} | None}``, each with ``q``, ``q0``,
+    ``free_entropy``, ``errors`` (``gibbs``, ``bayes``, ``paper``) and ``residual``
+    (:func:`replica.glm.committee.specialised_branch`). The equilibrium is the one of larger
+    free entropy: the specialised one above :data:`ALPHA_SPEC`, where it exists."""
+    return specialised_branch(alpha, start=start)
+
+
 def overlap_float64(alpha, model=MODEL):
     """``(q, status)`` at ``alpha`` by the engine's float64 solver."""
     import numpy as np
@@ -113,3 +160,40 @@ def overlap_float64(alpha, model=MODEL):
 
     r = solve_float64(model.problem, alpha=np.array([float(alpha)]))
     return float(r["q"][0]), str(r["status"][0])
+
+
+def main(argv=None) -> int:
+    """``python examples/committee_machine.py ALPHA ...``: the table of both fixed points
+    (exit 2 on a bad alpha, 3 when the specialised root is not found above alpha_spec)."""
+    import sys
+
+    rows = []
+    for text in (argv if argv is not None else sys.argv[1:]) or ["2.2", "2.5", "3", "4"]:
+        try:
+            alpha = float(text)
+        except ValueError:
+            alpha = float("nan")
+        if not (0 < alpha < 50):
+            print(f"alpha: must be a number in (0, 50), got {text!r}", file=sys.stderr)
+            return 2
+        rows.append((alpha, specialised(alpha)))
+    print("alpha    branch            q              q0             Phi"
+          "               gibbs        bayes        paper")
+    code = 0
+    for alpha, r in rows:
+        for name in ("non_specialised", "specialised"):
+            p = r[name]
+            if p is None:
+                if alpha > float(ALPHA_SPEC):
+                    code = 3
+                print(f"{alpha:<8g} {name:<17} (no root with q0 > 0)")
+                continue
+            e = p["errors"]
+            print(f"{alpha:<8g} {name:<17} {p['q']:.12f} {p['q0']:.12f} "
+                  f"{p['free_entropy']:.12f} {e['gibbs']:.9f} {e['bayes']:.6f} "
+                  f"{e['paper']:.9f}")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -638,10 +638,14 @@ def test_transition_is_continuous():
 
 def test_specialised_gibbs_error():
     """1 - E sum_y Z_y^2 at q_0 = 0 equals the model's Gibbs error (another formula: 1 -
-    2E[a a*] - E[b b*]) to 1e-12; at q_0 > 0 a Monte-Carlo estimate with Cov(u, u*) = Q
+    2E[a a*] - E[b b*]) to 1e-12; the three errors' values without information; at q_0 > 0 a Monte-Carlo estimate with Cov(u, u*) = Q
     (unrotated), 4e5 samples, within 5 standard errors."""
     ev = Evaluator([_gibbs()], [q])
     assert abs(CH.errors(0.6, 0.0)["gibbs"] - float(ev.f64([0.6])[0])) < 1e-12
+    # no information (q = q_0 -> 0): Z = (1/4, 1/4, 1/2), Gibbs 5/8, Bayes 1/2, paper 1/4
+    e0 = CH.errors(1e-14, 1e-14)
+    assert abs(e0["gibbs"] - 5 / 8) < 1e-6 and abs(e0["bayes"] - 1 / 2) < 1e-6
+    assert abs(e0["paper"] - 1 / 4) < 1e-6
     qv, q0v, n = 0.8, 0.5, 400_000
     rng = np.random.default_rng(2026)
     P1 = np.ones((2, 2)) / 2
@@ -653,3 +657,15 @@ def test_specialised_gibbs_error():
     mc = np.mean(y != ys)
     got = CH.errors(qv, q0v)["gibbs"]
     assert abs(got - mc) < 5 * np.sqrt(mc * (1 - mc) / n)
+
+
+def test_example_table_and_its_refusals(capsys):
+    """``python examples/committee_machine.py ALPHA ...``: exit 2 on a bad alpha (one line naming
+    it), and the table with both branches above alpha_spec (its q_0 the solver's)."""
+    assert EX["main"](["abc"]) == 2
+    assert EX["main"](["-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("alpha:") for line in err)
+    assert EX["main"](["2.2"]) == 0
+    out = capsys.readouterr().out
+    assert "0.0707836548" in out and "non_specialised" in out

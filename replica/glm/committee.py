@@ -86,11 +86,51 @@ replica-symmetric formula, proved there by adaptive interpolation):
   with :math:`\alpha = q/(2(1 - q)\Psi_{\rm out}'(q))` along the branch,
   :math:`2c_2(q)q = (1 - q)\Psi_{\rm out}'(q)` (:func:`specialisation_threshold`).
 
+* *the specialised branch* :math:`q_0 > 0` (:func:`specialised_branch`): the label
+  probability is the bivariate normal orthant probability :math:`Z_{\rm out}(1) = P(u_1 > 0,
+  u_2 > 0) = \Phi_2(h, k; \rho)`, :math:`h, k = (\omega_+ \pm \omega_-)/(\sqrt2 s)`,
+  :math:`s^2 = (2 - q - q_0)/2`, :math:`\rho = (q_0 - q)/(2 - q - q_0)` (the covariance of
+  :math:`u_{1,2} = (u_+ \pm u_-)/\sqrt2`, SymPy), in closed form through Owen's :math:`T`
+  function, with its gradient :math:`\partial_h\Phi_2 = \varphi(h)\Phi((k - \rho h)/\sqrt{1 -
+  \rho^2})` (both checked against mpmath quadrature of the definition). So
+  :math:`\Psi_{\rm out}(q, q_0)` is a two-dimensional Gaussian integral over
+  :math:`(\xi_+, \xi_-)` of elementary functions and :math:`T` -- evaluated in float64 by
+  SymPy's generated code (SciPy's ``owens_t``; the engine's code generator has no :math:`T`)
+  on a composite Gauss--Legendre grid (:class:`SpecialisedChannel`). With the conjugates
+  eliminated (:math:`\hat q = q/(1 - q)`),
+  :math:`\Phi(q, q_0) = \tfrac12(q + \log(1 - q)) + \tfrac12(q_0 + \log(1 - q_0)) +
+  \alpha\Psi_{\rm out}(q, q_0)`, and its stationarity is :math:`q/(1 - q) = 2\alpha
+  \partial_q\Psi_{\rm out}`, :math:`q_0/(1 - q_0) = 2\alpha\partial_{q_0}\Psi_{\rm out}`, the
+  gradient in its Nishimori form :math:`\partial_{q}\Psi_{\rm out} = \tfrac12\mathbb E\sum_y
+  (\partial_{\omega_+}Z_y)^2/Z_y` (Gaussian integration by parts and the heat equation
+  :math:`\partial_VZ = \tfrac12\partial_\omega^2Z`, checked), the same in
+  :math:`(q_0, \omega_-)`;
+* *the order of the transition*: Mehler's rule writes :math:`Z_y = Z_y^{(0)} + q_0\,
+  \mathrm{He}_2(\xi_-)A_y/2 + q_0^2\,\mathrm{He}_4(\xi_-)B_y + O(q_0^3)`, and the Gaussian
+  moments :math:`\mathbb E\,\mathrm{He}_2\mathrm{He}_4 = 0`, :math:`\mathbb E\,\mathrm{He}_2^3 =
+  8` give :math:`\Psi_{\rm out} = \Psi_{\rm out}(q) + c_2q_0^2 + c_3q_0^3 + O(q_0^4)` with
+  :math:`c_3 = -\tfrac16\mathbb E_{\xi_+}\sum_yA_y^3/Z_y^2`. With the prior's
+  :math:`-q_0^2/4 - q_0^3/6`: :math:`\Phi = \Phi_0 + a_2q_0^2 + a_3q_0^3 + O(q_0^4)`,
+  :math:`a_2 = \alpha c_2 - \tfrac14`, :math:`a_3 = \alpha c_3 - \tfrac16` (the relaxation of
+  :math:`q`, :math:`\delta q = O(q_0^2)`, enters at :math:`q_0^4`). Since :math:`q_0 \ge 0`
+  (an eigenvalue of :math:`Q \succeq 0`) and there is no :math:`q_0 \to -q_0` symmetry, the
+  *cubic* coefficient decides (not the quartic, as for an order parameter with a sign
+  symmetry): the non-trivial stationary point is :math:`q_0 = -2a_2/(3a_3)`; with
+  :math:`a_3 < 0` it is positive exactly when :math:`a_2 > 0`, i.e. above
+  :math:`\alpha_{\rm spec}` -- a continuous transition, :math:`q_0` linear in
+  :math:`\alpha - \alpha_{\rm spec}` and the free-entropy gain :math:`4a_2^3/(27a_3^2)`;
+  with :math:`a_3 > 0` it would exist below :math:`\alpha_{\rm spec}` (a spinodal and a first
+  order transition). Found (:func:`transition_order`): :math:`a_3 = -0.2246246429` at
+  :math:`\alpha_{\rm spec}`, so **the transition is continuous**, :math:`dq_0/d\alpha =
+  0.43868` there; the state evolution agrees (no root with :math:`q_0 > 0` below
+  :math:`\alpha_{\rm spec}`, the slope and the cubic gain above -- the tests).
+
 Not derived here (a :class:`~replica.modeling.ModelError` says so): :math:`K \ge 3` (the
-channel's orthant probability in :math:`K` dimensions), the specialised branch
-:math:`q_0 > 0` of :math:`K = 2` (its channel term is three nested Gaussian integrals --
-:math:`\xi_+, \xi_-` and the orthant's :math:`z_-` -- and the engine evaluates two), and
-priors other than the Gaussian.
+channel's orthant probability in :math:`K` dimensions) and priors other than the Gaussian. The
+specialised branch is outside the engine's solver (its channel term's :math:`T` function has no
+engine code): :func:`specialised_branch` solves it in float64 (about 15 digits, the rule's
+convergence measured by doubling; no higher precision), and the :class:`SaddlePointModel`
+remains the non-specialised point.
 """
 
 from __future__ import annotations
@@ -752,7 +792,7 @@ PANELS = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.5, 8.0, 10.0, 12.5)
 
 def gauss_rule(n: int, half: bool = False):
     r"""``(x, w)``: a rule for :math:`\mathbb E_{\xi\sim N(0,1)}f(\xi)`, ``n``-point
-    Gauss--Legendre on each panel of :data:`PANELS` (mirrored onto the negative half line unless
+    Gauss--Legendre on each panel of ``PANELS`` (mirrored onto the negative half line unless
     ``half``, where the weights are doubled: for even ``f``), times the Gaussian density. The
     Gaussian weight beyond :math:`12.5` is below :math:`10^{-35}`. Composite panels resolve the
     label probabilities' steep fronts at :math:`q \to 1` (width :math:`\sqrt{(1 - q)/q}` in
