@@ -95,8 +95,9 @@ replica-symmetric formula, proved there by adaptive interpolation):
   \rho^2})` (both checked against mpmath quadrature of the definition). So
   :math:`\Psi_{\rm out}(q, q_0)` is a two-dimensional Gaussian integral over
   :math:`(\xi_+, \xi_-)` of elementary functions and :math:`T` -- evaluated in float64 by
-  SymPy's generated code (SciPy's ``owens_t``; the engine's code generator has no :math:`T`)
-  on a composite Gauss--Legendre grid (:class:`SpecialisedChannel`). With the conjugates
+  the engine's generated code of the derived expressions (:math:`T` printed as SciPy's
+  ``owens_t``, which the generator's namespace lacks) on a composite Gauss--Legendre grid
+  (:class:`SpecialisedChannel`; the two-dimensional average outside the engine's solver). With the conjugates
   eliminated (:math:`\hat q = q/(1 - q)`),
   :math:`\Phi(q, q_0) = \tfrac12(q + \log(1 - q)) + \tfrac12(q_0 + \log(1 - q_0)) +
   \alpha\Psi_{\rm out}(q, q_0)`, and its stationarity is :math:`q/(1 - q) = 2\alpha
@@ -584,6 +585,13 @@ class OwensT(sympy.Function):
 
     nargs = 2
 
+    def _numpycode(self, printer):
+        """The float64 code: SciPy's ``owens_t``, imported by name through ``builtins`` (the
+        code generator's namespace has no Owen's T)."""
+        h, a = (printer._print(x) for x in self.args)
+        return (f"builtins.__import__('scipy.special', fromlist=['owens_t'])"
+                f".owens_t({h}, {a})")
+
     def _eval_evalf(self, prec):
         import mpmath
 
@@ -774,15 +782,14 @@ _NUMERIC = {}
 
 def _orthant_numeric():
     """The float64 code of ``(Z_+, dZ_+/domega_+, dZ_+/domega_-)`` in ``(omega_+, omega_-, q,
-    q_0)``, generated from the derived expressions by SymPy's ``lambdify`` (Owen's T by SciPy's
-    ``owens_t``; the engine's code generator has no Owen's T)."""
+    q_0)`` (arrays), generated from the derived expressions by the engine's
+    :class:`~replica.symbolic.codegen.Evaluator` (Owen's T printed as SciPy's ``owens_t``)."""
     if "orthant" not in _NUMERIC:
-        from scipy.special import erfc, owens_t
+        from ..symbolic.codegen import Evaluator
 
         Z, dp, dm, _, _ = _bivariate_orthant()
-        _NUMERIC["orthant"] = sympy.lambdify(
-            (wp, wm, q, q0), [Z, dp, dm],
-            modules=[{"OwensT": owens_t, "erfc": erfc}, "numpy"])
+        ev = Evaluator([Z, dp, dm], [wp, wm, q, q0])
+        _NUMERIC["orthant"] = lambda a, b, c, d: ev.f64([a, b, c, d])
     return _NUMERIC["orthant"]
 
 
