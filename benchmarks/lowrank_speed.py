@@ -19,8 +19,8 @@ and where float64 loses digits (large alpha).
    per second for the grids, and how much of a grid's time is the extended-precision check
    (``Machine.assess``) that makes each point's status honest.
 
-Run ``python -m benchmarks.lowrank_speed [--baseline PATH]`` (rewrites its section of
-``benchmarks/README.md``).
+Run ``python -m benchmarks.lowrank_speed [--baseline PATH [--rounds N]]`` (rewrites its
+section of ``benchmarks/README.md``).
 """
 
 from __future__ import annotations
@@ -230,10 +230,11 @@ def side_by_side(baseline: str, rounds: int = 3):
     """``(grid rows, point row)``: this tree against ``baseline``, alternating ``rounds``
     times, medians over the rounds of each process's median CPU time."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    runs: dict = {"base": [], "new": [], "new2": []}
+    runs: dict = {"base": [], "new": [], "base2": [], "new2": []}
     for _ in range(rounds):
         runs["base"].append(_side_run(baseline))
         runs["new"].append(_side_run(here))
+        runs["base2"].append(_side_run(baseline, threads=2))
         runs["new2"].append(_side_run(here, threads=2))
 
     def med(which, key, i):
@@ -251,7 +252,8 @@ def side_by_side(baseline: str, rounds: int = 3):
                      f"{n / max(tn - cn, 1e-9):.2e}", conv])
         caps.append(n / cn)
         wb, w1, w2 = med("base", label, 4), med("new", label, 4), med("new2", label, 4)
-        same = {r[label][5] for r in runs["base"] + runs["new"] + runs["new2"]}
+        wb2 = med("base2", label, 4)
+        same = {r[label][5] for r in runs["base"] + runs["new"] + runs["base2"] + runs["new2"]}
         eb, en = (np.array(runs[k][0][label][6]) for k in ("base", "new"))
         ok = np.isfinite(eb) & np.isfinite(en) & (eb > 0)
         ratio = en[ok] / eb[ok]
@@ -259,8 +261,8 @@ def side_by_side(baseline: str, rounds: int = 3):
                        f"{ratio.min():.6g} - {ratio.max():.6g}" if ratio.size else "-",
                        "same" if np.array_equal(np.isfinite(eb), np.isfinite(en)) else
                        "DIFFERENT"])
-        threads.append([label, f"{n / wb:.2e}", f"{n / w1:.2e}", f"{n / w2:.2e}",
-                        f"{w1 / w2:.2f}x", f"{wb / w2:.2f}x"])
+        threads.append([label, f"{n / wb:.2e}", f"{n / w1:.2e}", f"{n / wb2:.2e}",
+                        f"{n / w2:.2e}", f"{w1 / w2:.2f}x", f"{wb2 / w2:.2f}x"])
     pb, pn = med("base", "point", 0), med("new", "point", 0)
     same = runs["base"][0]["point"][2] == runs["new"][0]["point"][2]
     point = [f"{pb * 1000:.1f} ms", f"{pn * 1000:.1f} ms", f"{pb / pn:.2f}x",
@@ -315,17 +317,18 @@ def main():
                "mpmath working precision", "mpmath time"], pr),
     ]
     if baseline is not None:
-        side, point, caps, threads, values = side_by_side(baseline)
+        rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+        side, point, caps, threads, values = side_by_side(baseline, rounds)
         md += [
             "",
             "### Issue 29: side by side with the tree before it",
             "",
             f"`python -m benchmarks.lowrank_speed --baseline PATH`: the baseline is "
             f"`{os.path.basename(os.path.normpath(baseline))}` (a worktree of the commit before "
-            f"the change), this tree beside it; each tree in fresh processes, alternating three "
+            f"the change), this tree beside it; each tree in fresh processes, alternating {rounds} "
             f"times, CPU seconds with one BLAS thread and one Numba thread, median of 5 grids / "
             f"30 points per process "
-            f"and of the three processes. Load average {os.getloadavg()[0]:.1f} at the end: the "
+            f"and of the {rounds} processes. Load average {os.getloadavg()[0]:.1f} at the end: the "
             "2 cores were shared with other jobs, so absolute times are upper bounds and the "
             "ratios are the measurement. Float64 grids of 10^4 points as above (default method; "
             "Numba kernel where installed); `check` is the extended-precision check that gives "
@@ -353,15 +356,18 @@ def main():
                    "finite estimates"], values),
             "",
             "The same grids by wall clock (a call as a user makes it; the 2 cores were shared, "
-            "so the 2-thread figure is what two loaded cores gave): the compiled checks of a "
-            f"batch of at least {PARALLEL_MIN} points run in parts on as many Python threads as "
-            "Numba's thread count (`NUMBA_NUM_THREADS`; the compiled check releases the GIL; "
-            "the solve stays one loop, its continuation sequential). The table above is one "
-            "thread (`NUMBA_NUM_THREADS=1`), CPU time.",
+            "so the 2-thread figure is what two loaded cores gave): with Numba's thread count "
+            f"(`NUMBA_NUM_THREADS`) above one, a batch of at least {PARALLEL_MIN} points uses "
+            "as many Python threads (the compiled code releases the GIL) -- before, its checks "
+            "ran in parts after the whole solve; in a tree with "
+            "`Kernel._solve_and_check_on_threads`, the calling thread solves in chunks (its "
+            "continuation carried from chunk to chunk) while the other threads check the "
+            "chunks already solved. The table above is one thread (`NUMBA_NUM_THREADS=1`), "
+            "CPU time.",
             "",
-            table(["grid", "points/s before", "points/s after, 1 thread",
-                   "points/s after, 2 threads", "2 threads / 1 thread", "2 threads / before"],
-                  threads),
+            table(["grid", "points/s before, 1 thread", "points/s after, 1 thread",
+                   "points/s before, 2 threads", "points/s after, 2 threads",
+                   "after: 2 threads / 1 thread", "2 threads: after / before"], threads),
             "",
             "Golden point 2 at 50 digits, verified (re-solve at 82 digits), CPU time:",
             "",

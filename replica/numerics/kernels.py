@@ -54,11 +54,14 @@ value at the corrected point, condition -- in double-double instead of NumPy ``l
 with the same thresholds), run on each point once the batch is solved, and the point's status
 code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only names the codes and
 masks the values. The checks of a batch run after its loop (each point's check depends on
-that point alone): on the calling thread, or, from
-:data:`~replica.numerics.kernels.PARALLEL_MIN` points on, in parts on as many Python threads
-as Numba's thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``), the compiled code
-releasing the GIL -- bit for bit the same values either way, and no more compiled code (a
-``prange`` loop cost 12 s more of compilation on first use). Elsewhere (an operation without
+that point alone) on the calling thread; from :data:`~replica.numerics.kernels.PARALLEL_MIN`
+points on, with Numba's thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) above
+one, the calling thread solves the batch in chunks of :data:`~replica.numerics.kernels.CHUNK`
+points (the continuation carried from chunk to chunk: the same iterates as one loop) while the
+other threads check the chunks already solved, and joins them in checking once the solve is
+done (:meth:`Kernel._solve_and_check_on_threads`), the compiled code releasing the GIL -- bit
+for bit the same values either way, and no more compiled code (a ``prange`` loop cost 12 s
+more of compilation on first use). Elsewhere (an operation without
 double-double code, e.g. an infinite constant) the kernel solves and
 :meth:`~replica.numerics.machine.Machine.assess` checks in ``longdouble`` afterwards, as
 without the kernel. The kernel's source -- solve and check --
@@ -99,6 +102,9 @@ PARALLEL_MIN = 512
 """The smallest batch whose compiled checks run on several threads (``numba.get_num_threads()``
 of them, i.e. ``NUMBA_NUM_THREADS``); a smaller one is checked on the calling thread (starting
 threads costs more than a few points' checks)."""
+CHUNK = 256
+"""Points per chunk of a batch solved on the calling thread while other threads check the
+chunks already solved (:meth:`Kernel._solve_and_check_on_threads`)."""
 
 _NONE = np.zeros(0)
 """The spectral arrays of a kernel call without a spectrum (empty; never written)."""
@@ -712,7 +718,9 @@ class Kernel:
         # the batch
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
-                  " CODE, CHECK, DO, DEFER):",
+                  " CODE, CHECK, DO, DEFER, WARM, LO, HI):",
+                  "    # the points LO <= i < HI; WARM: the outer roots carried from point to point"
+                  " (continuation), read and left for the next call",
                   "    t = _np.empty(lam.shape[0])"]
         lines += [
                   f"    known = _np.empty({max(nr, 1)})",
@@ -720,8 +728,8 @@ class Kernel:
                   f"    v = _np.empty({n + n_p + ns})",
                   # continuation: each outer root starts from the previous point's root
                   # where that lies inside this point's bracket
-                  f"    warm = _np.full({max(nr, 1)}, _np.nan)",
-                  "    for i in range(P.shape[1]):",
+                  "    warm = WARM",
+                  "    for i in range(LO, HI):",
                   "        p = P[:, i]",
                   "        its = 0",
                   "        if not CONTINUATION:",
@@ -801,8 +809,7 @@ class Kernel:
                       "                ERR[i] = _np.nan",
                       "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
             lines += ["    if CHECK and not DEFER:  # (DEFER: the caller runs them, on threads)",
-                      "        check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, 0,"
-                      " P.shape[1])"]
+                      "        check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, LO, HI)"]
             check = ["", "", "@JIT",
                      "def check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, lo, hi):",
                      "    # the compiled check of the points lo <= i < hi marked DO, and their"
@@ -1000,7 +1007,7 @@ class Kernel:
                    np.empty((self.n_report, 0)), np.empty(0, dtype=np.bool_),
                    np.zeros(0, dtype=np.int64), 1e-13, np.empty(0), np.empty(0),
                    np.empty(0, dtype=np.int8), bool(self.checked), np.zeros(0, dtype=np.bool_),
-                   False)
+                   False, np.full(max(self.n_roots, 1), np.nan), 0, 0)
         if self.checked:
             self.module.check_marked(e1, z, z, z, e2, np.empty((self.n_report, 0)),
                                      np.zeros(0, dtype=np.bool_), np.empty(0), np.empty(0),
@@ -1048,10 +1055,14 @@ class Kernel:
         checking = bool(check and self.checked)
         threads = _threads() if checking and N >= PARALLEL_MIN else 1
         do = np.zeros(N, dtype=np.bool_)
-        failed = self.solve(Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol),
-                            cond, err, code, checking, do, threads > 1)
-        if failed < 0 and threads > 1:
-            self._check_on_threads(threads, (Pm, lam, mu, w, X, rep, do, cond, err, code))
+        warm = np.full(max(self.n_roots, 1), np.nan)
+        solve_args = (Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol), cond, err,
+                      code, checking, do)
+        if threads > 1:
+            failed = self._solve_and_check_on_threads(
+                threads, solve_args, (Pm, lam, mu, w, X, rep, do, cond, err, code), warm, N)
+        else:
+            failed = self.solve(*solve_args, False, warm, 0, N)
         if failed >= 0:
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
@@ -1076,19 +1087,57 @@ class Kernel:
             out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
         return out
 
-    def _check_on_threads(self, threads, args):
-        """The compiled checks of the points marked in ``args`` (``check_marked``'s arrays),
-        in ``4 * threads`` contiguous parts on ``threads`` Python threads: the compiled code
-        releases the GIL (``nogil``), every part writes its own points, and each point's check
-        depends on that point alone, so the values are those of one thread, bit for bit."""
-        from concurrent.futures import ThreadPoolExecutor
+    def _solve_and_check_on_threads(self, threads, solve_args, check_args, warm, N):
+        """Solve the points in order on the calling thread, in chunks of :data:`CHUNK` points
+        (``solve_points`` on ``lo <= i < hi``, the continuation's roots carried from chunk to
+        chunk in ``warm``: the same iterates as one call), and check every solved chunk
+        (``check_marked``) as soon as it is solved, on ``threads - 1`` Python threads and, once
+        the solve is done, on the calling thread too: the checks overlap the solve. The
+        compiled code releases the GIL (``nogil``); every call writes its own points, and each
+        point's check depends on that point alone, so every output is that of one thread, bit
+        for bit. Returns ``solve_points``' value (the first point that failed, or -1)."""
+        import queue
+        import threading
 
-        N = args[0].shape[1]
-        cuts = [N * k // (4 * threads) for k in range(4 * threads + 1)]
+        todo: queue.Queue = queue.Queue()
+        errors: list = []
         run = self.module.check_marked
-        with ThreadPoolExecutor(max_workers=threads) as pool:
-            for f in [pool.submit(run, *args, lo, hi) for lo, hi in zip(cuts, cuts[1:])]:
-                f.result()
+
+        def check_chunks(block):
+            while True:
+                try:
+                    item = todo.get() if block else todo.get_nowait()
+                except queue.Empty:
+                    return
+                if item is None:
+                    return
+                try:
+                    run(*check_args, *item)
+                except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+                    errors.append(exc)
+
+        workers = [threading.Thread(target=check_chunks, args=(True,), daemon=True)
+                   for _ in range(threads - 1)]
+        for t in workers:
+            t.start()
+        failed = -1
+        try:
+            for lo in range(0, N, CHUNK):
+                hi = min(N, lo + CHUNK)
+                failed = self.solve(*solve_args, True, warm, lo, hi)
+                if failed >= 0:
+                    break
+                todo.put((lo, hi))
+            if failed < 0:
+                check_chunks(False)
+        finally:
+            for _ in workers:
+                todo.put(None)
+            for t in workers:
+                t.join()
+        if errors:
+            raise errors[0]
+        return failed
 
     def check(self, P, spec, X, rep, do):
         """``(condition, error)`` of the compiled check (:mod:`replica.numerics.fused_check`)
