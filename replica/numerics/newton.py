@@ -194,7 +194,14 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     def as_list(v):
         return [v[i] for i in range(n)]
 
-    fy = F(as_list(y))
+    try:
+        fy = F(as_list(y))
+    except (OverflowError, ZeroDivisionError) as exc:  # (e.g. a start at the edge of the domain
+        # where a conjugate diverges: cosh of a number whose exponent mpmath cannot represent)
+        raise ConvergenceError(f"{what}: the equations cannot be evaluated at the start "
+                               f"({type(exc).__name__}: {exc})",
+                               tried="Newton with the exact Jacobian",
+                               status=Status.NON_FINITE) from None
     if not all(mpmath.isfinite(v) for v in fy):
         raise ConvergenceError(f"{what}: the equations are not finite at the start",
                                tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -261,7 +268,14 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         t = mpmath.mpf(1)
         for _ in range(30):
             yn = y + t * dy
-            fn = F(as_list(yn))
+            try:
+                fn = F(as_list(yn))
+            except (OverflowError, ZeroDivisionError):
+                # a trial point far outside the equations' domain, where they cannot be
+                # evaluated (e.g. the hyperbolic functions of a huge complex argument, whose
+                # exponent mpmath cannot represent): no lower residual there, a shorter step
+                t /= 2
+                continue
             rn = norm(fn)
             if rn < res and all(mpmath.isfinite(v) for v in fn):
                 break

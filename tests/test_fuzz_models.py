@@ -1,0 +1,65 @@
+"""Hostile-user campaign on the newest models and paths (job ``fuzz``): committee machine, phase
+retrieval (noiseless and noisy), LASSO with a covariance SPEC, Gardner's perceptron, the ReLU
+GLMs, the teacher-student perceptron and the :mod:`replica.glm` builder API.
+
+Each case is an input a user may type; the rule it checks is the project's: bad input ends with
+exit 2 and one line naming the parameter, a solve that does not converge with exit 3, never an
+internal error (exit 1) or a traceback, never a non-finite value printed as a result. The cases
+that found bugs are marked with the bug; the others are the campaign's log, re-run here so that
+a regression shows (the costly ones under ``slow``).
+"""
+
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from replica.cli import main
+from replica.errors import ConvergenceError, ReplicaError
+from replica.numerics.newton import newton_mp
+
+from conftest import REPO
+
+EX = Path(REPO) / "examples"
+
+
+# --- bug 1: an evaluation that overflows inside Newton's method was an internal error ----------
+# ``replica solve --model examples/perceptron_teacher.py --prior rademacher --alpha 2`` (above
+# alpha_alg = 1.4926 the branch m < 1 is gone; the declared start's damped sweeps run towards
+# m = 1, mhat -> infinity, where cosh(mhat + ...) has an exponent mpmath cannot hold):
+# "internal error: OverflowError: too many digits in integer", exit 1. Now exit 3.
+
+def _square_root_of_4_with_a_wall(limit):
+    """F(y) = y^2 - 4, which 'cannot be evaluated' (OverflowError, as mpmath raises) above
+    ``limit``: the first Newton step from 0.1 lands at 20.05."""
+    def F(y):
+        if y[0] > limit:
+            raise OverflowError("too many digits in integer")
+        return [y[0] ** 2 - 4]
+
+    def J(y):
+        return mpmath.matrix([[2 * y[0]]])
+    return F, J
+
+
+def test_newton_line_search_backs_off_from_an_unevaluable_trial_point():
+    F, J = _square_root_of_4_with_a_wall(10)
+    with mpmath.workdps(30):
+        rep = newton_mp(F, J, [mpmath.mpf("0.1")])
+        assert abs(rep.x[0] - 2) < mpmath.mpf(10) ** -25
+
+
+def test_newton_start_that_cannot_be_evaluated_is_a_convergence_error():
+    F, J = _square_root_of_4_with_a_wall(10)
+    with mpmath.workdps(30), pytest.raises(ConvergenceError, match="cannot be evaluated"):
+        newton_mp(F, J, [mpmath.mpf(11)])
+
+
+@pytest.mark.slow
+def test_teacher_perceptron_rademacher_above_alpha_alg_exits_3(capsys):
+    """(about 30 s CPU) the command that found bug 1: exit 3 naming the failure."""
+    rc = main(["solve", "--model", str(EX / "perceptron_teacher.py"), "--prior", "rademacher",
+               "--alpha", "2"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and "Traceback" not in err
