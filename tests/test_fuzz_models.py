@@ -15,6 +15,7 @@ import mpmath
 import pytest
 
 from replica.cli import main
+import replica.glm as G
 from replica.errors import ConvergenceError, ReplicaError
 from replica.numerics.newton import newton_mp
 
@@ -63,3 +64,24 @@ def test_teacher_perceptron_rademacher_above_alpha_alg_exits_3(capsys):
     err = capsys.readouterr().err
     assert rc == 3, err[-400:]
     assert "internal error" not in err and "Traceback" not in err
+
+
+# --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
+# ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
+# nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while
+# running the model file". Now a PartError naming the part and its parameter.
+
+PARTS = [G.Ridge, G.L1, G.Huber, G.Linear, G.Probit, G.ReLU, G.AbsoluteValue, G.GaussBernoulli]
+
+
+@pytest.mark.parametrize("given", [None, [1], (1, 2), {1: 2}, b"1", True])
+@pytest.mark.parametrize("part", PARTS, ids=lambda p: p.__name__)
+def test_part_parameter_of_a_wrong_type_is_a_part_error(part, given):
+    with pytest.raises(G.PartError, match="neither a name nor a"):
+        part(given)
+
+
+@pytest.mark.parametrize("given, expected", [(2, "t**2"), (0.5, "t**2/4"),
+                                             ("lam2", "lam2*t**2/2")])
+def test_part_parameter_numbers_and_names_still_accepted(given, expected):
+    assert str(G.Ridge(given).pieces[0].expr) == expected
