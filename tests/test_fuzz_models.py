@@ -9,6 +9,7 @@ that found bugs are marked with the bug; the others are the campaign's log, re-r
 a regression shows (the costly ones under ``slow``).
 """
 
+import time
 from pathlib import Path
 
 import mpmath
@@ -18,6 +19,7 @@ from replica.cli import main
 import replica.glm as G
 from replica.errors import ConvergenceError, ReplicaError
 from replica.numerics.newton import newton_mp
+from replica.watched_run import WatchedRunError, run_watched
 
 from conftest import REPO
 
@@ -85,3 +87,39 @@ def test_part_parameter_of_a_wrong_type_is_a_part_error(part, given):
                                              ("lam2", "lam2*t**2/2")])
 def test_part_parameter_numbers_and_names_still_accepted(given, expected):
     assert str(G.Ridge(given).pieces[0].expr) == expected
+
+
+# --- bug 3: a valid model file refused as bad input on a loaded machine -------------------------
+# ``replica solve --model examples/phase_retrieval.py --alpha abc`` on the 2-core machine shared
+# with other jobs (load 8): "the model file ran for more than 120 s while loading", exit 2, after
+# 16.5 s of CPU time (the time limit was wall-clock time). The limit is now CPU time, or waiting.
+
+def _half_busy(wall):
+    """Compute and sleep in turns (half a core: a run on a loaded machine) for ``wall`` s."""
+    def run():
+        end = time.monotonic() + wall
+        while time.monotonic() < end:
+            t = time.process_time()
+            while time.process_time() - t < 0.02:
+                pass
+            time.sleep(0.02)
+        return "done"
+    return run
+
+
+def test_model_load_limit_is_not_the_wall_clock_of_a_loaded_machine():
+    result, _ = run_watched("f.py", _half_busy(3.0), timeout=2.0)
+    assert result == "done"
+
+
+@pytest.mark.parametrize("body", ["sleep", "busy"])
+def test_model_load_limit_still_stops_waiting_and_endless_runs(body):
+    def run():
+        if body == "sleep":
+            time.sleep(30)
+        while True:
+            pass
+    t0 = time.monotonic()
+    with pytest.raises(WatchedRunError, match="ran for more than 1 s"):
+        run_watched("f.py", run, timeout=1.0)
+    assert time.monotonic() - t0 < 15
