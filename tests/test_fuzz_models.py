@@ -123,3 +123,38 @@ def test_model_load_limit_still_stops_waiting_and_endless_runs(body):
     with pytest.raises(WatchedRunError, match="ran for more than 1 s"):
         run_watched("f.py", run, timeout=1.0)
     assert time.monotonic() - t0 < 15
+
+
+# --- bug 4: a diagonal covariance written as a matrix in a file was refused as not diagonal ----
+# ``replica solve --model examples/glm_lasso_spectrum.py ... --d 2 --covariance file:M.txt`` with
+# M.txt = "1/2 0 / 0 3/2" (or the identity "1 0 / 0 1"): "--covariance: covariance must be a
+# diagonal SPEC with the l1 penalty", exit 2 -- a file's matrix was never diagonal, although the
+# same matrix as a NumPy array is (covariance_from_array). Now the file's diagonal matrix is the
+# diagonal covariance of its diagonal, and the solve equals that of the eigenvalue file.
+
+def test_diagonal_matrix_file_is_a_diagonal_covariance(tmp_path):
+    from fractions import Fraction
+
+    from replica.spectra import parse_spec
+    (tmp_path / "m.txt").write_text("1/2 0\n0 3/2\n")
+    (tmp_path / "full.txt").write_text("1 1/2\n1/2 1\n")
+    c = parse_spec(f"file:{tmp_path}/m.txt", 2, "--covariance")
+    assert c.is_diagonal and c.diagonal == (Fraction(1, 2), Fraction(3, 2))
+    assert c.diagonal == parse_spec(f"file:{EX}/two_level_covariance.txt", 2, "x").diagonal
+    assert not parse_spec(f"file:{tmp_path}/full.txt", 2, "--covariance").is_diagonal
+
+
+@pytest.mark.slow
+def test_lasso_spectrum_accepts_a_diagonal_matrix_file(tmp_path, capsys):
+    """(8 s CPU) the two files give the same solve (the eigenvalue file's solve is checked
+    against a hand-written state evolution in tests/test_glm_lasso_spectrum.py)."""
+    import json
+    (tmp_path / "m.txt").write_text("1/2 0\n0 3/2\n")
+    base = ["solve", "--model", str(EX / "glm_lasso_spectrum.py"), "--alpha", "3/4", "--eps",
+            "1/5", "--lam", "1/2", "--sigma", "1/5", "--d", "2", "--json", "--covariance"]
+    out = []
+    for spec in (f"file:{tmp_path}/m.txt", f"file:{EX}/two_level_covariance.txt"):
+        assert main(base + [spec]) == 0
+        out.append(json.loads(capsys.readouterr().out))
+    for group in ("order_parameters", "errors"):
+        assert out[0][group] == out[1][group]
