@@ -17,7 +17,7 @@ import pytest
 
 from replica.cli import main
 import replica.glm as G
-from replica.errors import ConvergenceError, ReplicaError
+from replica.errors import ConvergenceError
 from replica.numerics.newton import newton_mp
 from replica.watched_run import WatchedRunError, run_watched
 
@@ -158,3 +158,94 @@ def test_lasso_spectrum_accepts_a_diagonal_matrix_file(tmp_path, capsys):
         out.append(json.loads(capsys.readouterr().out))
     for group in ("order_parameters", "errors"):
         assert out[0][group] == out[1][group]
+
+
+
+# --- the campaign's log: inputs that were handled right, re-run so that a regression shows -------
+# (counts and outcomes of the whole campaign: the job's report; here the cheap representatives)
+
+PT = ["solve", "--model", str(EX / "perceptron_teacher.py")]
+RELU = ["solve", "--model", str(EX / "glm_relu.py"), "--lam", "0.1", "--sigma", "0.1"]
+TR = ["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--quantity", "m"]
+PD = ["phase-diagram", "--model", str(EX / "perceptron_teacher.py"), "--quantity", "m"]
+
+FAST_CASES = [
+    (PT + ["--alpha", "0"], "--alpha"),
+    (PT + ["--alpha", "-1"], "--alpha"),
+    (PT + ["--alpha", "nan"], "--alpha"),
+    (PT + ["--alpha", "inf"], "--alpha"),
+    (PT + ["--alpha", "-inf"], "--alpha"),
+    (PT + ["--alpha", "1/0"], "--alpha"),
+    (PT + ["--alpha", "0x10"], "--alpha"),
+    (PT + ["--alpha", "1_000"], "--alpha"),
+    (PT + ["--alpha", "1,2"], "--alpha"),
+    (PT + ["--alpha", ""], "--alpha"),
+    (PT + ["--alpha", "1", "--prior", "rad"], "--prior"),
+    (PT + ["--alpha", "1", "--prior", "1"], "--prior"),
+    (PT + ["--alpha", "1", "--dps", "1"], "--dps"),
+    (PT + ["--alpha", "1", "--start", "zz=0.5"], "--start"),
+    (RELU + ["--alpha", "-0"], "--alpha"),
+    (RELU[:-4] + ["--alpha", "2", "--lam", "0", "--sigma", "0.1"], "--lam"),
+    (RELU[:-2] + ["--alpha", "2", "--sigma", "-1"], "--sigma"),
+    (TR + ["--between", "2,1"], "--between"),
+    (TR + ["--between", "1"], "--between"),
+    (TR + ["--between", "1,2", "--points", "1"], "--points"),
+    (TR + ["--between", "1,2", "--points", "1e9"], "--points"),
+    (TR + ["--between", "1,2", "--kind", "level"], "--level"),
+    (TR + ["--between", "1,2", "--kind", "level", "--level", "nan"], "--level"),
+    (TR + ["--between", "1,2", "--dps", "100000"], "--dps"),
+    (TR + ["--between", "1,2", "--alpha", "1"], "--alpha"),
+    (TR + ["--between", "1,2", "--kind", "first-order", "--prior", "rademacher"], "--branch"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "prior",
+      "--between", "0,1", "--quantity", "m"], "--vary"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--between", "1,2", "--quantity", "nope"], "--quantity"),
+    (PD + ["-o", "OUT/a", "--x", "alpha:2:1", "--y", "prior:0:1"], "--x"),
+    (PD + ["-o", "OUT/b", "--x", "alpha:0.5:2:1", "--y", "prior:0:1:2"], "--x"),
+    (PD + ["-o", "OUT/c", "--x", "alpha:0.5:2:nan", "--y", "prior:0:1:2"], "--x"),
+    (PD + ["-o", "OUT/d", "--x", "alpha:0.5:2:5", "--y", "nope:0:1:2"], "--y"),
+    (["appendix", "--model", str(EX / "perceptron_teacher.py"), "-o", "OUT/e", "--at",
+      "zz=1"], "--at"),
+    (["appendix", "--model", str(EX / "perceptron_teacher.py"), "-o", "OUT/f", "--at",
+      "alpha=1,prior=foo"], "--prior"),
+]
+
+
+def _check_exit_2(argv, option, capsys):
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2, (rc, err[-400:])
+    assert len(lines) == 1 and lines[0].startswith("replica: error: "), err[-400:]
+    assert option in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("index", range(len(FAST_CASES)))
+def test_campaign_bad_input_is_exit_2(index, tmp_path, capsys):
+    argv, option = FAST_CASES[index]
+    _check_exit_2([a.replace("OUT", str(tmp_path)) for a in argv], option, capsys)
+
+
+PR = ["solve", "--model", str(EX / "phase_retrieval.py")]
+PRN = ["solve", "--model", str(EX / "phase_retrieval_noisy.py")]
+SLOW_CASES = [  # the phase-retrieval files take 15-20 s of CPU time to load (once per process)
+    (PR + ["--alpha", "1/2"], "--alpha"),
+    (PR + ["--alpha", "0.49999999999999999999999999999"], "--alpha"),
+    (PR + ["--alpha", "6/5"], "--alpha"),
+    (PR + ["--alpha", "1.2000000000000000000000001"], "--alpha"),
+    (PR + ["--alpha", "1e999", "--certify"], "--alpha"),
+    (PR + ["--alpha", "nan"], "--alpha"),
+    (PRN + ["--alpha", "0.8", "--sigma", "0"], "--sigma"),
+    (PRN + ["--alpha", "0.8", "--sigma", "-0"], "--sigma"),
+    (PRN + ["--alpha", "0.8", "--sigma", "-1"], "--sigma"),
+    (["solve", "--model", str(EX / "committee_machine.py"), "--alpha", "1e300"], "--alpha"),
+    (["solve", "--model", str(EX / "committee_machine.py"), "--alpha", "2.06"], "--alpha"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(SLOW_CASES)))
+def test_campaign_bad_input_is_exit_2_slow(index, capsys):
+    argv, option = SLOW_CASES[index]
+    _check_exit_2(argv, option, capsys)
