@@ -68,6 +68,36 @@ def test_teacher_perceptron_rademacher_above_alpha_alg_exits_3(capsys):
     assert "internal error" not in err and "Traceback" not in err
 
 
+
+# --- bug 5: Gardner's perceptron at or beyond capacity was an internal error -------------------
+# ``replica solve --model examples/perceptron_gardner.py --alpha 2.5 --kappa 0`` (alpha_c(0) = 2;
+# also at --alpha 2): "internal error: TypeError: cannot create mpf from mpc(...)" -- a Newton
+# trial point with q > 1 makes the integrand's kink -kappa/sqrt(q)... complex, which the
+# quadrature's layout (symbolic/codegen.py _mp_layout) cannot place. Such a trial point is now a
+# rejected step (exit 3 once Newton cannot go on), as an overflow is (bug 1).
+
+def test_newton_line_search_backs_off_from_a_point_outside_the_domain():
+    def F(y):
+        if y[0] > 10:
+            raise TypeError("cannot create mpf from mpc(real='0.0', imag='31.2')")
+        return [y[0] ** 2 - 4]
+
+    with mpmath.workdps(30):
+        rep = newton_mp(F, lambda y: mpmath.matrix([[2 * y[0]]]), [mpmath.mpf("0.1")])
+        assert abs(rep.x[0] - 2) < mpmath.mpf(10) ** -25
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", ["2", "2.5"])
+def test_gardner_at_and_beyond_capacity_exits_3(alpha, capsys):
+    """(15-50 s CPU each)"""
+    rc = main(["solve", "--model", str(EX / "perceptron_gardner.py"), "--alpha", alpha,
+               "--kappa", "0"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while

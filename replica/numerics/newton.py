@@ -270,10 +270,12 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             yn = y + t * dy
             try:
                 fn = F(as_list(yn))
-            except (OverflowError, ZeroDivisionError):
-                # a trial point far outside the equations' domain, where they cannot be
-                # evaluated (e.g. the hyperbolic functions of a huge complex argument, whose
-                # exponent mpmath cannot represent): no lower residual there, a shorter step
+            except (OverflowError, ZeroDivisionError, TypeError, ValueError):
+                # a trial point outside the equations' domain, where they cannot be evaluated
+                # (the hyperbolic functions of a huge complex argument, whose exponent mpmath
+                # cannot represent; a complex kink of an integrand at an overlap q > 1, which
+                # the quadrature cannot place): no lower residual there, a shorter step. (An
+                # error of the code itself shows at the start, evaluated outside this guard.)
                 t /= 2
                 continue
             rn = norm(fn)
