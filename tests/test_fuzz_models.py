@@ -98,6 +98,29 @@ def test_gardner_at_and_beyond_capacity_exits_3(alpha, capsys):
     assert "internal error" not in err and len(err.strip().splitlines()) == 1
 
 
+
+# --- bug 6: a --start outside the domain was an internal error -------------------------------
+# ``replica solve --model examples/perceptron_gardner.py --alpha 1 --kappa 0 --start q=1.5``:
+# "internal error: TypeError: cannot create mpf from mpc(...)" (the same complex kink as bug 5,
+# at the start). Now exit 3, the reason naming the given start.
+
+def test_newton_start_outside_the_domain_is_a_convergence_error():
+    def F(y):
+        raise TypeError("cannot create mpf from mpc(real='0.0', imag='73.9')")
+
+    with mpmath.workdps(30), pytest.raises(ConvergenceError, match="TypeError: cannot create"):
+        newton_mp(F, lambda y: mpmath.matrix([[1]]), [mpmath.mpf("1.5")])
+
+
+@pytest.mark.slow
+def test_gardner_start_outside_the_domain_exits_3(capsys):
+    rc = main(["solve", "--model", str(EX / "perceptron_gardner.py"), "--alpha", "1",
+               "--kappa", "0", "--start", "q=1.5"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and "q=1.5" in err
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while

@@ -196,8 +196,10 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
 
     try:
         fy = F(as_list(y))
-    except (OverflowError, ZeroDivisionError) as exc:  # (e.g. a start at the edge of the domain
-        # where a conjugate diverges: cosh of a number whose exponent mpmath cannot represent)
+    except (OverflowError, ZeroDivisionError, TypeError, ValueError) as exc:  # (a start at the
+        # edge of the domain where a conjugate diverges: cosh of a number whose exponent mpmath
+        # cannot represent; a start outside it, e.g. a user's --start q=1.5 where an integrand's
+        # kink is complex; the message names the error, so an error of the code still shows)
         raise ConvergenceError(f"{what}: the equations cannot be evaluated at the start "
                                f"({type(exc).__name__}: {exc})",
                                tried="Newton with the exact Jacobian",
@@ -274,8 +276,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
                 # a trial point outside the equations' domain, where they cannot be evaluated
                 # (the hyperbolic functions of a huge complex argument, whose exponent mpmath
                 # cannot represent; a complex kink of an integrand at an overlap q > 1, which
-                # the quadrature cannot place): no lower residual there, a shorter step. (An
-                # error of the code itself shows at the start, evaluated outside this guard.)
+                # the quadrature cannot place): no lower residual there, a shorter step
                 t /= 2
                 continue
             rn = norm(fn)
