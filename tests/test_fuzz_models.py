@@ -121,6 +121,23 @@ def test_gardner_start_outside_the_domain_exits_3(capsys):
     assert "internal error" not in err and "q=1.5" in err
 
 
+
+# --- bug 7: a simulated GLM instance larger than the machine was an internal error -----------
+# ``replica simulate --model examples/glm_relu.py --alpha 2 --lam 0.1 --sigma 0.1 --d 1e9
+# --seeds 1 --no-theory``: "internal error: ValueError: array is too big" (NumPy). Now the
+# instance's size is checked up front against the machine's memory (exit 2 naming --d, unless
+# --force-large), as the other commands' estimates are.
+
+@pytest.mark.parametrize("size", [["--alpha", "2", "--d", "1e9"], ["--alpha", "1e9", "--d", "100"]])
+def test_glm_simulation_too_large_is_exit_2(size, capsys):
+    rc = main(["simulate", "--model", str(EX / "glm_relu.py"), "--lam", "0.1", "--sigma", "0.1",
+               "--seeds", "1", "--no-theory"] + size)
+    err = capsys.readouterr().err
+    assert rc == 2, err[-400:]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--d" in lines[0] and "of memory" in lines[0], lines
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while
