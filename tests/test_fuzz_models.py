@@ -138,6 +138,18 @@ def test_glm_simulation_too_large_is_exit_2(size, capsys):
     assert len(lines) == 1 and "--d" in lines[0] and "of memory" in lines[0], lines
 
 
+
+# --- bug 8: ``replica expand --at nan`` (or a word) was taken as an expansion point ----------
+# ``replica expand --model examples/perceptron_teacher.py --parameter alpha --at nan``: exit 3,
+# "the equations are singular at alpha = nan"; ``--at abc`` expanded about a new symbol abc
+# (SymPy's nsimplify of the text). Now exit 2 naming --at.
+
+@pytest.mark.parametrize("at", ["nan", "abc", "1/0"])
+def test_expand_at_not_a_number_is_exit_2(at, capsys):
+    _check_exit_2(["expand", "--model", str(EX / "perceptron_teacher.py"), "--parameter", "alpha",
+                   "--at", at, "--order", "1"], "--at", capsys)
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while
