@@ -830,11 +830,17 @@ def _load_file(spec, path, d, name, raw) -> Covariance:
 def _covariance_of_entries(spec, entries, ndim, d, name, raw, path) -> Covariance:
     """The covariance of ``entries`` (one row of eigenvalues when ``ndim == 1``, else the rows
     of a matrix; ``Fraction`` or float), checked: size ``d``, finite, symmetric, PSD, nonzero;
-    ``path`` names the source in the messages."""
+    ``path`` names the source in the messages. A matrix whose off-diagonal entries are all zero
+    is the diagonal covariance of its diagonal (as in :func:`covariance_from_array`)."""
     if raw and any(abs(v) > _RAW_MAX for r in entries for v in r):
         raise ParameterError(name, f"{path} has entries beyond {_RAW_MAX:g} in magnitude, outside "
                                    "the float64 range the :raw form computes in (drop :raw to "
                                    "normalise the trace to d)")
+    if ndim == 2 and len(entries) == d and all(len(r) == d for r in entries) and all(
+            entries[i][j] == 0 for i in range(d) for j in range(d) if i != j):
+        # a diagonal matrix is the diagonal covariance of its diagonal, as for an array
+        # (covariance_from_array): a penalty acting coordinate-wise accepts it
+        ndim, entries = 1, [[entries[i][i] for i in range(d)]]
     if ndim == 1:
         vals = entries[0]
         if len(vals) != d:

@@ -12,7 +12,9 @@ about that run matter to the workbench:
 * **How it ends.** A file that calls ``sys.exit``, raises ``KeyboardInterrupt`` or never finishes
   must not end or hang the command that loads it: each becomes a :class:`WatchedRunError` with one
   line saying what happened. The time limit is ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default
-  :data:`DEFAULT_TIMEOUT`; ``0`` for none), enforced with an interval timer in the main thread.
+  :data:`DEFAULT_TIMEOUT`; ``0`` for none) of CPU time -- a file that computes on a loaded
+  machine is not refused for the others' load -- or of waiting, enforced with an interval timer
+  in the main thread (:func:`_time_limit`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a model file may take to run (``REPLICA_MODEL_LOAD_TIMEOUT`` overrides)."""
@@ -117,15 +120,33 @@ class _TimeLimit(BaseException):
     ``except Exception`` does not swallow it)."""
 
 
+IDLE_SHARE = 0.05
+"""A run that got less than this share of one core since the last check of its time limit is
+waiting (on a ``sleep``, a socket, a lock), not computing: stopped at that check."""
+
+
 @contextlib.contextmanager
 def _time_limit(seconds: float):
+    """Stop the run (raise :class:`_TimeLimit` in it) once it has used ``seconds`` of CPU time, or
+    when, at a check, it used less than :data:`IDLE_SHARE` of the wall-clock time since the last
+    check (waiting, not computing; the first check is after ``seconds``, the next ones when the
+    CPU time left to it could have been used up). A run that computes on a loaded machine,
+    getting a fraction of a core, is not stopped for the others' load: the wall-clock timer is
+    re-armed for as long as the run keeps computing and its CPU time stays under the limit."""
     if not seconds or threading.current_thread() is not threading.main_thread() \
             or not hasattr(signal, "setitimer"):
         yield
         return
+    start = last = time.process_time()
+    last_wall = time.monotonic()
 
     def expire(signum, frame):
-        raise _TimeLimit()
+        nonlocal last, last_wall
+        now, now_wall = time.process_time(), time.monotonic()
+        if now - start >= seconds or now - last < IDLE_SHARE * (now_wall - last_wall):
+            raise _TimeLimit()
+        last, last_wall = now, now_wall  # computing, slowed by the machine's load: wait on
+        signal.setitimer(signal.ITIMER_REAL, max(seconds - (now - start), 0.5))
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -161,7 +182,7 @@ def run_watched(path: str, run, *, timeout: float | None = None):
         raise WatchedRunError(f"{path}: interrupted while loading (KeyboardInterrupt)") from None
     except _TimeLimit:
         raise WatchedRunError(f"{path}: the model file ran for more than {seconds:g} s while "
-                              "loading (set REPLICA_MODEL_LOAD_TIMEOUT=SECONDS to allow more, 0 "
+                              "loading (of CPU time, or idle; set REPLICA_MODEL_LOAD_TIMEOUT=SECONDS to allow more, 0 "
                               "for no limit)") from None
     finally:
         os.environ = real_environ

@@ -111,8 +111,9 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         x_of = 1 / eps
     elif at == "0":
         x_of = eps
-    else:
-        x_of = sympy.nsimplify(at) + eps
+    else:  # a number (nan, inf spelled otherwise, or a name were an expansion point of their own)
+        from ..params import parse_exact
+        x_of = sympy.nsimplify(parse_exact(at, "--at")) + eps
     eqs = [sympy.together(_cancel_inside(e.xreplace(subs).subs(sym, x_of))) for e in eqs]
     # clear each equation's denominator where it is a power of eps (keeps eps = 0 finite)
     cleared = []

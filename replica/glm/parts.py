@@ -100,7 +100,10 @@ def _value(part: str, key: str, given, domain: str, default_help: str, notation:
         return sympy.Symbol(given, **assumptions), [
             PartParameter(given, default_help, domain, notation, at_most)]
     try:
-        value = sympy.nsimplify(sympy.sympify(given), rational=True)
+        value = sympy.sympify(given, strict=True)
+        if not isinstance(value, sympy.Expr):  # (None, a list, a tuple, bytes, a boolean)
+            raise TypeError
+        value = sympy.nsimplify(value, rational=True)
     except (sympy.SympifyError, TypeError, ValueError):
         raise PartError(f"{part}: parameter {key}={given!r} is neither a name nor a number") \
             from None

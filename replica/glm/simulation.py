@@ -188,6 +188,18 @@ def _samples(params, alpha: str, d: int) -> int:
     return max(1, int(round(float(getattr(params, alpha)) * d)))
 
 
+def _check_instance_size(n: int, d: int) -> None:
+    """Refuse (exit 2, naming ``--d``) an instance whose arrays do not fit in this machine's
+    memory, unless ``--force-large``: the ``n x d`` data matrix and its scaled copy and a
+    ``d x d`` Gram matrix, 8 bytes an entry (``--d 1e9`` was an internal error, NumPy's
+    'array is too big')."""
+    from ..estimates import Estimate, check
+
+    need = 8.0 * (2.0 * n * d + float(d) * d)
+    check(Estimate(f"a simulated instance with n = {n} samples in d = {d} dimensions", "--d",
+                   0.0, need))
+
+
 def simulation_of(model) -> Simulation:
     """The :class:`~replica.capabilities.Simulation` of a model returned by
     :func:`~replica.glm.ERM` (module docstring); a :class:`ModelError` for any other model."""
@@ -213,6 +225,7 @@ def simulation_of(model) -> Simulation:
         N = numeric()
         vals = N.values(params)
         n = _samples(params, parts.alpha, d)
+        _check_instance_size(n, d)
         X = rng.standard_normal((n, d))
         c_diag, t_diag = _coordinate_powers(parts.covariates, params, d)
         X = X * np.sqrt(c_diag)

@@ -194,7 +194,16 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     def as_list(v):
         return [v[i] for i in range(n)]
 
-    fy = F(as_list(y))
+    try:
+        fy = F(as_list(y))
+    except (OverflowError, ZeroDivisionError, TypeError, ValueError) as exc:  # (a start at the
+        # edge of the domain where a conjugate diverges: cosh of a number whose exponent mpmath
+        # cannot represent; a start outside it, e.g. a user's --start q=1.5 where an integrand's
+        # kink is complex; the message names the error, so an error of the code still shows)
+        raise ConvergenceError(f"{what}: the equations cannot be evaluated at the start "
+                               f"({type(exc).__name__}: {exc})",
+                               tried="Newton with the exact Jacobian",
+                               status=Status.NON_FINITE) from None
     if not all(mpmath.isfinite(v) for v in fy):
         raise ConvergenceError(f"{what}: the equations are not finite at the start",
                                tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -261,7 +270,15 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         t = mpmath.mpf(1)
         for _ in range(30):
             yn = y + t * dy
-            fn = F(as_list(yn))
+            try:
+                fn = F(as_list(yn))
+            except (OverflowError, ZeroDivisionError, TypeError, ValueError):
+                # a trial point outside the equations' domain, where they cannot be evaluated
+                # (the hyperbolic functions of a huge complex argument, whose exponent mpmath
+                # cannot represent; a complex kink of an integrand at an overlap q > 1, which
+                # the quadrature cannot place): no lower residual there, a shorter step
+                t /= 2
+                continue
             rn = norm(fn)
             if rn < res and all(mpmath.isfinite(v) for v in fn):
                 break

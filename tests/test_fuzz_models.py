@@ -1,0 +1,333 @@
+"""Hostile-user campaign on the newest models and paths (job ``fuzz``): committee machine, phase
+retrieval (noiseless and noisy), LASSO with a covariance SPEC, Gardner's perceptron, the ReLU
+GLMs, the teacher-student perceptron and the :mod:`replica.glm` builder API.
+
+Each case is an input a user may type; the rule it checks is the project's: bad input ends with
+exit 2 and one line naming the parameter, a solve that does not converge with exit 3, never an
+internal error (exit 1) or a traceback, never a non-finite value printed as a result. The cases
+that found bugs are marked with the bug; the others are the campaign's log, re-run here so that
+a regression shows (the costly ones under ``slow``).
+"""
+
+import time
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from replica.cli import main
+import replica.glm as G
+from replica.errors import ConvergenceError
+from replica.numerics.newton import newton_mp
+from replica.watched_run import WatchedRunError, run_watched
+
+from conftest import REPO
+
+EX = Path(REPO) / "examples"
+
+
+# --- bug 1: an evaluation that overflows inside Newton's method was an internal error ----------
+# ``replica solve --model examples/perceptron_teacher.py --prior rademacher --alpha 2`` (above
+# alpha_alg = 1.4926 the branch m < 1 is gone; the declared start's damped sweeps run towards
+# m = 1, mhat -> infinity, where cosh(mhat + ...) has an exponent mpmath cannot hold):
+# "internal error: OverflowError: too many digits in integer", exit 1. Now exit 3.
+
+def _square_root_of_4_with_a_wall(limit):
+    """F(y) = y^2 - 4, which 'cannot be evaluated' (OverflowError, as mpmath raises) above
+    ``limit``: the first Newton step from 0.1 lands at 20.05."""
+    def F(y):
+        if y[0] > limit:
+            raise OverflowError("too many digits in integer")
+        return [y[0] ** 2 - 4]
+
+    def J(y):
+        return mpmath.matrix([[2 * y[0]]])
+    return F, J
+
+
+def test_newton_line_search_backs_off_from_an_unevaluable_trial_point():
+    F, J = _square_root_of_4_with_a_wall(10)
+    with mpmath.workdps(30):
+        rep = newton_mp(F, J, [mpmath.mpf("0.1")])
+        assert abs(rep.x[0] - 2) < mpmath.mpf(10) ** -25
+
+
+def test_newton_start_that_cannot_be_evaluated_is_a_convergence_error():
+    F, J = _square_root_of_4_with_a_wall(10)
+    with mpmath.workdps(30), pytest.raises(ConvergenceError, match="cannot be evaluated"):
+        newton_mp(F, J, [mpmath.mpf(11)])
+
+
+@pytest.mark.slow
+def test_teacher_perceptron_rademacher_above_alpha_alg_exits_3(capsys):
+    """(about 30 s CPU) the command that found bug 1: exit 3 naming the failure."""
+    rc = main(["solve", "--model", str(EX / "perceptron_teacher.py"), "--prior", "rademacher",
+               "--alpha", "2"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and "Traceback" not in err
+
+
+
+# --- bug 5: Gardner's perceptron at or beyond capacity was an internal error -------------------
+# ``replica solve --model examples/perceptron_gardner.py --alpha 2.5 --kappa 0`` (alpha_c(0) = 2;
+# also at --alpha 2): "internal error: TypeError: cannot create mpf from mpc(...)" -- a Newton
+# trial point with q > 1 makes the integrand's kink -kappa/sqrt(q)... complex, which the
+# quadrature's layout (symbolic/codegen.py _mp_layout) cannot place. Such a trial point is now a
+# rejected step (exit 3 once Newton cannot go on), as an overflow is (bug 1).
+
+def test_newton_line_search_backs_off_from_a_point_outside_the_domain():
+    def F(y):
+        if y[0] > 10:
+            raise TypeError("cannot create mpf from mpc(real='0.0', imag='31.2')")
+        return [y[0] ** 2 - 4]
+
+    with mpmath.workdps(30):
+        rep = newton_mp(F, lambda y: mpmath.matrix([[2 * y[0]]]), [mpmath.mpf("0.1")])
+        assert abs(rep.x[0] - 2) < mpmath.mpf(10) ** -25
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", ["2", "2.5"])
+def test_gardner_at_and_beyond_capacity_exits_3(alpha, capsys):
+    """(15-50 s CPU each)"""
+    rc = main(["solve", "--model", str(EX / "perceptron_gardner.py"), "--alpha", alpha,
+               "--kappa", "0"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
+
+# --- bug 6: a --start outside the domain was an internal error -------------------------------
+# ``replica solve --model examples/perceptron_gardner.py --alpha 1 --kappa 0 --start q=1.5``:
+# "internal error: TypeError: cannot create mpf from mpc(...)" (the same complex kink as bug 5,
+# at the start). Now exit 3, the reason naming the given start.
+
+def test_newton_start_outside_the_domain_is_a_convergence_error():
+    def F(y):
+        raise TypeError("cannot create mpf from mpc(real='0.0', imag='73.9')")
+
+    with mpmath.workdps(30), pytest.raises(ConvergenceError, match="TypeError: cannot create"):
+        newton_mp(F, lambda y: mpmath.matrix([[1]]), [mpmath.mpf("1.5")])
+
+
+@pytest.mark.slow
+def test_gardner_start_outside_the_domain_exits_3(capsys):
+    rc = main(["solve", "--model", str(EX / "perceptron_gardner.py"), "--alpha", "1",
+               "--kappa", "0", "--start", "q=1.5"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert "internal error" not in err and "q=1.5" in err
+
+
+
+# --- bug 7: a simulated GLM instance larger than the machine was an internal error -----------
+# ``replica simulate --model examples/glm_relu.py --alpha 2 --lam 0.1 --sigma 0.1 --d 1e9
+# --seeds 1 --no-theory``: "internal error: ValueError: array is too big" (NumPy). Now the
+# instance's size is checked up front against the machine's memory (exit 2 naming --d, unless
+# --force-large), as the other commands' estimates are.
+
+@pytest.mark.parametrize("size", [["--alpha", "2", "--d", "1e9"], ["--alpha", "1e9", "--d", "100"]])
+def test_glm_simulation_too_large_is_exit_2(size, capsys):
+    rc = main(["simulate", "--model", str(EX / "glm_relu.py"), "--lam", "0.1", "--sigma", "0.1",
+               "--seeds", "1", "--no-theory"] + size)
+    err = capsys.readouterr().err
+    assert rc == 2, err[-400:]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "--d" in lines[0] and "of memory" in lines[0], lines
+
+
+
+# --- bug 8: ``replica expand --at nan`` (or a word) was taken as an expansion point ----------
+# ``replica expand --model examples/perceptron_teacher.py --parameter alpha --at nan``: exit 3,
+# "the equations are singular at alpha = nan"; ``--at abc`` expanded about a new symbol abc
+# (SymPy's nsimplify of the text). Now exit 2 naming --at.
+
+@pytest.mark.parametrize("at", ["nan", "abc", "1/0"])
+def test_expand_at_not_a_number_is_exit_2(at, capsys):
+    _check_exit_2(["expand", "--model", str(EX / "perceptron_teacher.py"), "--parameter", "alpha",
+                   "--at", at, "--order", "1"], "--at", capsys)
+
+
+# --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
+# ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
+# nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while
+# running the model file". Now a PartError naming the part and its parameter.
+
+PARTS = [G.Ridge, G.L1, G.Huber, G.Linear, G.Probit, G.ReLU, G.AbsoluteValue, G.GaussBernoulli]
+
+
+@pytest.mark.parametrize("given", [None, [1], (1, 2), {1: 2}, b"1", True])
+@pytest.mark.parametrize("part", PARTS, ids=lambda p: p.__name__)
+def test_part_parameter_of_a_wrong_type_is_a_part_error(part, given):
+    with pytest.raises(G.PartError, match="neither a name nor a"):
+        part(given)
+
+
+@pytest.mark.parametrize("given, expected", [(2, "t**2"), (0.5, "t**2/4"),
+                                             ("lam2", "lam2*t**2/2")])
+def test_part_parameter_numbers_and_names_still_accepted(given, expected):
+    assert str(G.Ridge(given).pieces[0].expr) == expected
+
+
+# --- bug 3: a valid model file refused as bad input on a loaded machine -------------------------
+# ``replica solve --model examples/phase_retrieval.py --alpha abc`` on the 2-core machine shared
+# with other jobs (load 8): "the model file ran for more than 120 s while loading", exit 2, after
+# 16.5 s of CPU time (the time limit was wall-clock time). The limit is now CPU time, or waiting.
+
+def _half_busy(wall):
+    """Compute and sleep in turns (half a core: a run on a loaded machine) for ``wall`` s."""
+    def run():
+        end = time.monotonic() + wall
+        while time.monotonic() < end:
+            t = time.process_time()
+            while time.process_time() - t < 0.02:
+                pass
+            time.sleep(0.02)
+        return "done"
+    return run
+
+
+def test_model_load_limit_is_not_the_wall_clock_of_a_loaded_machine():
+    result, _ = run_watched("f.py", _half_busy(3.0), timeout=2.0)
+    assert result == "done"
+
+
+@pytest.mark.parametrize("body", ["sleep", "busy"])
+def test_model_load_limit_still_stops_waiting_and_endless_runs(body):
+    def run():
+        if body == "sleep":
+            time.sleep(30)
+        while True:
+            pass
+    t0 = time.monotonic()
+    with pytest.raises(WatchedRunError, match="ran for more than 1 s"):
+        run_watched("f.py", run, timeout=1.0)
+    assert time.monotonic() - t0 < 15
+
+
+# --- bug 4: a diagonal covariance written as a matrix in a file was refused as not diagonal ----
+# ``replica solve --model examples/glm_lasso_spectrum.py ... --d 2 --covariance file:M.txt`` with
+# M.txt = "1/2 0 / 0 3/2" (or the identity "1 0 / 0 1"): "--covariance: covariance must be a
+# diagonal SPEC with the l1 penalty", exit 2 -- a file's matrix was never diagonal, although the
+# same matrix as a NumPy array is (covariance_from_array). Now the file's diagonal matrix is the
+# diagonal covariance of its diagonal, and the solve equals that of the eigenvalue file.
+
+def test_diagonal_matrix_file_is_a_diagonal_covariance(tmp_path):
+    from fractions import Fraction
+
+    from replica.spectra import parse_spec
+    (tmp_path / "m.txt").write_text("1/2 0\n0 3/2\n")
+    (tmp_path / "full.txt").write_text("1 1/2\n1/2 1\n")
+    c = parse_spec(f"file:{tmp_path}/m.txt", 2, "--covariance")
+    assert c.is_diagonal and c.diagonal == (Fraction(1, 2), Fraction(3, 2))
+    assert c.diagonal == parse_spec(f"file:{EX}/two_level_covariance.txt", 2, "x").diagonal
+    assert not parse_spec(f"file:{tmp_path}/full.txt", 2, "--covariance").is_diagonal
+
+
+@pytest.mark.slow
+def test_lasso_spectrum_accepts_a_diagonal_matrix_file(tmp_path, capsys):
+    """(8 s CPU) the two files give the same solve (the eigenvalue file's solve is checked
+    against a hand-written state evolution in tests/test_glm_lasso_spectrum.py)."""
+    import json
+    (tmp_path / "m.txt").write_text("1/2 0\n0 3/2\n")
+    base = ["solve", "--model", str(EX / "glm_lasso_spectrum.py"), "--alpha", "3/4", "--eps",
+            "1/5", "--lam", "1/2", "--sigma", "1/5", "--d", "2", "--json", "--covariance"]
+    out = []
+    for spec in (f"file:{tmp_path}/m.txt", f"file:{EX}/two_level_covariance.txt"):
+        assert main(base + [spec]) == 0
+        out.append(json.loads(capsys.readouterr().out))
+    for group in ("order_parameters", "errors"):
+        assert out[0][group] == out[1][group]
+
+
+
+# --- the campaign's log: inputs that were handled right, re-run so that a regression shows -------
+# (counts and outcomes of the whole campaign: the job's report; here the cheap representatives)
+
+PT = ["solve", "--model", str(EX / "perceptron_teacher.py")]
+RELU = ["solve", "--model", str(EX / "glm_relu.py"), "--lam", "0.1", "--sigma", "0.1"]
+TR = ["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--quantity", "m"]
+PD = ["phase-diagram", "--model", str(EX / "perceptron_teacher.py"), "--quantity", "m"]
+
+FAST_CASES = [
+    (PT + ["--alpha", "0"], "--alpha"),
+    (PT + ["--alpha", "-1"], "--alpha"),
+    (PT + ["--alpha", "nan"], "--alpha"),
+    (PT + ["--alpha", "inf"], "--alpha"),
+    (PT + ["--alpha", "-inf"], "--alpha"),
+    (PT + ["--alpha", "1/0"], "--alpha"),
+    (PT + ["--alpha", "0x10"], "--alpha"),
+    (PT + ["--alpha", "1_000"], "--alpha"),
+    (PT + ["--alpha", "1,2"], "--alpha"),
+    (PT + ["--alpha", ""], "--alpha"),
+    (PT + ["--alpha", "1", "--prior", "rad"], "--prior"),
+    (PT + ["--alpha", "1", "--prior", "1"], "--prior"),
+    (PT + ["--alpha", "1", "--dps", "1"], "--dps"),
+    (PT + ["--alpha", "1", "--start", "zz=0.5"], "--start"),
+    (RELU + ["--alpha", "-0"], "--alpha"),
+    (RELU[:-4] + ["--alpha", "2", "--lam", "0", "--sigma", "0.1"], "--lam"),
+    (RELU[:-2] + ["--alpha", "2", "--sigma", "-1"], "--sigma"),
+    (TR + ["--between", "2,1"], "--between"),
+    (TR + ["--between", "1"], "--between"),
+    (TR + ["--between", "1,2", "--points", "1"], "--points"),
+    (TR + ["--between", "1,2", "--points", "1e9"], "--points"),
+    (TR + ["--between", "1,2", "--kind", "level"], "--level"),
+    (TR + ["--between", "1,2", "--kind", "level", "--level", "nan"], "--level"),
+    (TR + ["--between", "1,2", "--dps", "100000"], "--dps"),
+    (TR + ["--between", "1,2", "--alpha", "1"], "--alpha"),
+    (TR + ["--between", "1,2", "--kind", "first-order", "--prior", "rademacher"], "--branch"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "prior",
+      "--between", "0,1", "--quantity", "m"], "--vary"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--between", "1,2", "--quantity", "nope"], "--quantity"),
+    (PD + ["-o", "OUT/a", "--x", "alpha:2:1", "--y", "prior:0:1"], "--x"),
+    (PD + ["-o", "OUT/b", "--x", "alpha:0.5:2:1", "--y", "prior:0:1:2"], "--x"),
+    (PD + ["-o", "OUT/c", "--x", "alpha:0.5:2:nan", "--y", "prior:0:1:2"], "--x"),
+    (PD + ["-o", "OUT/d", "--x", "alpha:0.5:2:5", "--y", "nope:0:1:2"], "--y"),
+    (["appendix", "--model", str(EX / "perceptron_teacher.py"), "-o", "OUT/e", "--at",
+      "zz=1"], "--at"),
+    (["appendix", "--model", str(EX / "perceptron_teacher.py"), "-o", "OUT/f", "--at",
+      "alpha=1,prior=foo"], "--prior"),
+]
+
+
+def _check_exit_2(argv, option, capsys):
+    rc = main(argv)
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert rc == 2, (rc, err[-400:])
+    assert len(lines) == 1 and lines[0].startswith("replica: error: "), err[-400:]
+    assert option in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("index", range(len(FAST_CASES)))
+def test_campaign_bad_input_is_exit_2(index, tmp_path, capsys):
+    argv, option = FAST_CASES[index]
+    _check_exit_2([a.replace("OUT", str(tmp_path)) for a in argv], option, capsys)
+
+
+PR = ["solve", "--model", str(EX / "phase_retrieval.py")]
+PRN = ["solve", "--model", str(EX / "phase_retrieval_noisy.py")]
+SLOW_CASES = [  # the phase-retrieval files take 15-20 s of CPU time to load (once per process)
+    (PR + ["--alpha", "1/2"], "--alpha"),
+    (PR + ["--alpha", "0.49999999999999999999999999999"], "--alpha"),
+    (PR + ["--alpha", "6/5"], "--alpha"),
+    (PR + ["--alpha", "1.2000000000000000000000001"], "--alpha"),
+    (PR + ["--alpha", "1e999", "--certify"], "--alpha"),
+    (PR + ["--alpha", "nan"], "--alpha"),
+    (PRN + ["--alpha", "0.8", "--sigma", "0"], "--sigma"),
+    (PRN + ["--alpha", "0.8", "--sigma", "-0"], "--sigma"),
+    (PRN + ["--alpha", "0.8", "--sigma", "-1"], "--sigma"),
+    (["solve", "--model", str(EX / "committee_machine.py"), "--alpha", "1e300"], "--alpha"),
+    (["solve", "--model", str(EX / "committee_machine.py"), "--alpha", "2.06"], "--alpha"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(SLOW_CASES)))
+def test_campaign_bad_input_is_exit_2_slow(index, capsys):
+    argv, option = SLOW_CASES[index]
+    _check_exit_2(argv, option, capsys)
