@@ -139,7 +139,11 @@ MODEL = SaddlePointModel(
 
 # --- transitions --- (replica transition --model examples/perceptron_teacher.py --name NAME)
 PARTIAL = Branch("m < 1", start={"m": "0.7"}, accept=("m < 1",))
-PERFECT = Branch("m = 1", free_energy="-log(2)")  # PERFECT_RECOVERY_FREE_ENTROPY, derived above
+PERFECT = Branch("m = 1", free_energy="-log(2)",  # PERFECT_RECOVERY_FREE_ENTROPY, derived above
+                 when={"prior": "rademacher"})
+# `replica solve` compares each solution with it: between alpha_IT and alpha_alg the m < 1
+# solution Newton's method finds is metastable, and the solve says so.
+BRANCHES = [PERFECT]
 
 TRANSITIONS = [
     Transition(

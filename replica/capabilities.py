@@ -5,7 +5,9 @@ r"""What a model can do besides being solved, declared in its model file next to
   trained on it, so that ``replica simulate``, ``check`` and ``sweep`` compare the theory with
   simulations;
 * ``TRANSITIONS = [Transition(...), ...]`` -- the phase transitions and crossovers the model
-  declares, located by ``replica transition``.
+  declares, located by ``replica transition``;
+* ``BRANCHES = [Branch(..., free_energy=...), ...]`` -- solutions known in closed form (a branch
+  at infinity, such as perfect recovery), which ``replica solve`` compares each solution with.
 
 These are plain declarations (no SymPy, no NumPy at import): the commands that use them live in
 :mod:`replica.simulate` and ``replica.analysis``.
@@ -173,13 +175,24 @@ class Branch:
       in the model's parameters (SymPy syntax, e.g. ``"-log(2)"``) -- a branch at infinity such
       as perfect recovery, whose free energy is a limit.
 
+    * ``when``: ``{parameter: raw value}``, the parameters at which a closed-form branch exists
+      (e.g. ``{"prior": "rademacher"}``; empty: at every point).
+
     On the command line: ``--branch LABEL:ITEM,ITEM,...`` with items ``NAME=VALUE`` (a start
-    value; ``FREE_ENERGY_NAME=FORMULA`` for a closed form) and ``NAME<VALUE`` (a condition)."""
+    value; ``FREE_ENERGY_NAME=FORMULA`` for a closed form) and ``NAME<VALUE`` (a condition).
+
+    A model file's ``BRANCHES = [Branch(..., free_energy=...), ...]`` declares the closed-form
+    branches that ``replica solve`` compares every solution with: where one of them has the
+    better free energy (the smaller, or the larger free entropy), the solution is reported as
+    metastable and that branch as the equilibrium (a branch at infinity, such as perfect
+    recovery, is never reached by Newton's method, so without it a metastable solution would
+    read as the answer)."""
 
     label: str
     start: Mapping[str, str] = dataclasses.field(default_factory=dict)
     accept: tuple = ()
     free_energy: str | None = None
+    when: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if (self.free_energy is None) == (not self.start):

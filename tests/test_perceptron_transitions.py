@@ -16,6 +16,7 @@ the engine's code (no quadrature rule, no derivative of it) is used."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -150,3 +151,29 @@ def test_replicon_limits(kappa, fraction):
             q, a = mpmath.mpf(res["q"]), mpmath.mpf(a_text)
             ref = 1 - a * replicon_integral(q, k)
             assert abs(res["replicon"] - ref) < mpmath.mpf(10) ** -13
+
+
+@pytest.mark.slow
+def test_a_metastable_solution_is_reported_as_metastable():
+    """Between alpha_IT = 1.245 (published: Gyorgyi 1990; Barbier et al. 2019) and alpha_alg,
+    Newton's method finds the m < 1 solution of the Rademacher perceptron, but the equilibrium is
+    perfect recovery m = 1 (free entropy -log 2, declared in ``BRANCHES``). The fuzz campaign
+    found ``solve --alpha 1.3`` reporting the m < 1 values as the answer, with ``--start``
+    naming it "(equilibrium)". Below alpha_IT (1.2) the m < 1 solution is the equilibrium; with
+    the Gaussian prior there is no m = 1 branch."""
+    for alpha, prior, metastable in (("1.3", "rademacher", True), ("1.2", "rademacher", False),
+                                     ("1.3", "gaussian", False)):
+        rc, out, err = cli("solve", "--model", TEACHER, "--alpha", alpha, "--prior", prior,
+                           "--json")
+        assert rc == 0, err
+        data = json.loads(out)
+        assert data["equilibrium"]["solution"] is (not metastable)
+        assert any("metastable" in n for n in data["notes"]) is metastable
+        if metastable:
+            assert data["equilibrium"]["branch"] == "m = 1"
+            assert float(data["free_energy"]["free_entropy"]) < -math.log(2)
+    rc, out, err = cli("solve", "--model", TEACHER, "--alpha", "1.3", "--prior", "rademacher",
+                       "--start", "m=0.7", "--start", "m=0.999")
+    assert rc == 0, err
+    assert "(equilibrium)" not in out
+    assert "all metastable; equilibrium: the closed-form branch m = 1" in out

@@ -37,10 +37,61 @@ def parse_dps(text) -> int:
     return check_dps(v, "--dps")
 
 
-def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False) -> int:
+def better_closed_branches(problem, branches, raw: dict, params, value, digits) -> list:
+    """``[(label, free energy)]`` of the declared closed-form branches (``branches``,
+    :class:`~replica.capabilities.Branch` records with a ``free_energy``; the model file's
+    ``BRANCHES``) that exist at ``params`` (their ``when`` parameters equal the given ones) and
+    whose free energy is better than ``value``, the solution's (larger for a free entropy,
+    ``extremum="max"``, else smaller) by more than the solution's ``digits``. Such a solution is
+    metastable: the equilibrium is the closed-form branch."""
+    import mpmath
+
+    from ..analysis.first_order import declared_branch
+
+    fname = problem.free_energy
+    if fname is None or value is None or not branches:
+        return []
+    out = []
+    for b in branches:
+        if b.free_energy is None:
+            continue
+        if b.when:
+            try:
+                here = problem.schema.parse({**raw, **dict(b.when)})
+            except ParameterError:
+                continue
+            if here.echo() != params.echo():
+                continue
+        with mpmath.workdps(max(20, int(digits or 15) + 10)):
+            f = declared_branch(problem, b, option="BRANCHES").closed_form(params)
+            v = mpmath.mpf(value)
+            gap = f - v if problem.extremum == "max" else v - f
+            if gap > mpmath.mpf(10) ** -int(digits or 15) * max(1, abs(v)):
+                out.append((b.label, f))
+    return out
+
+
+def _metastable_note(problem, better) -> str:
+    word = "larger" if problem.extremum == "max" else "smaller"
+    return "; ".join(f"metastable: the closed-form branch {label} has the {word} "
+                     f"{problem.free_energy} {mpmath_str(f)}, so the equilibrium here is that "
+                     f"branch, not this solution" for label, f in better)
+
+
+def mpmath_str(x, digits: int = 15) -> str:
+    import mpmath
+
+    return mpmath.nstr(x, digits)
+
+
+def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False,
+              branches=()) -> int:
     """Solve ``problem`` at ``raw`` and print the result; a solve that fails prints its status
     (as JSON with ``--json``) and returns exit status 3. With ``certify`` the result is proved
-    by ball arithmetic; a failed proof prints the result with its certificate and exits 3."""
+    by ball arithmetic; a failed proof prints the result with its certificate and exits 3.
+    The solution is compared with the closed-form ``branches`` the model declares
+    (:func:`better_closed_branches`): a metastable solution says so in a note and in the JSON
+    ``equilibrium`` entry."""
     from ..errors import ConvergenceError
     from ..numerics.driver import solve_params
     from ..numerics.result import Status
@@ -56,7 +107,14 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
                                          "converged": False, "message": str(exc)}, indent=2)
                              + "\n")
         raise
-    print_result(res, as_json)
+    fname = problem.free_energy
+    better = better_closed_branches(problem, branches, raw, params,
+                                    res.all_values.get(fname) if fname else None, res.digits)
+    if better:
+        res.notes.append(_metastable_note(problem, better))
+    print_result(res, as_json, extra={"equilibrium": {
+        "solution": not better, "branch": better[0][0] if better else None,
+        "free_energy": mpmath_str(better[0][1]) if better else None}} if branches else None)
     if res.status == Status.NOT_CERTIFIED:
         raise ConvergenceError(f"{problem.name}: not certified: {res.certificate.reason}",
                                tried=f"ball arithmetic at {res.certificate.precision} digits",
@@ -82,7 +140,8 @@ def parse_start(text: str, option: str = "--start") -> dict:
     return out
 
 
-def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -> int:
+def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list,
+                    branches=()) -> int:
     """Solve ``problem`` at ``raw`` from each start (``NAME=VALUE,...``), report the distinct
     solutions (two are the same when every unknown agrees to half the verified digits) with
     their free energies and name the equilibrium one: the smallest free energy, or the largest
@@ -121,11 +180,21 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -
     if fname is not None and distinct:
         chosen = equilibrium({i: e[0].all_values[fname] for i, e in enumerate(distinct)},
                              problem.extremum)
+    closed = None  # a declared closed-form branch better than every solution found
+    if chosen is not None:
+        best = distinct[chosen][0]
+        better = better_closed_branches(problem, branches, raw, params,
+                                        best.all_values[fname], best.digits)
+        if better:
+            closed = {"branch": better[0][0], "free_energy": mpmath_str(better[0][1])}
+            for res, _ in distinct:
+                res.notes.append(_metastable_note(problem, better))
+            chosen = None
     failed = [{"start": text, "status": exc.status, "message": str(exc)}
               for text, res, exc in runs if res is None]
     data = {"model": problem.name, "params": params.echo(), "dps": dps,
             "free_energy": fname, "extremum": problem.extremum if fname else None,
-            "equilibrium": chosen,
+            "equilibrium": chosen, "equilibrium_branch": closed,
             "solutions": [dict(e[0].to_json_dict(), starts=e[1]) for e in distinct],
             "failed": failed}
     if as_json:
@@ -140,6 +209,11 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list) -
         if fname is None:
             sys.stdout.write("no free energy is reported: the equilibrium solution is not "
                              "named\n")
+        elif closed is not None:
+            word = "larger" if problem.extremum == "max" else "smaller"
+            sys.stdout.write(f"{len(distinct)} distinct solution(s), all metastable; "
+                             f"equilibrium: the closed-form branch {closed['branch']} (the "
+                             f"{word} {fname}, {closed['free_energy']})\n")
         elif distinct:
             word = "largest" if problem.extremum == "max" else "smallest"
             sys.stdout.write(f"{len(distinct)} distinct solution(s); equilibrium: solution "
@@ -231,10 +305,11 @@ def _estimate_dense(problem, params, dps: int) -> None:
             check(dense_solve_estimate(cov.d, dps, "--" + p.name.replace("_", "-")))
 
 
-def print_result(result, as_json: bool, stream=None):
-    """Print a :class:`~replica.numerics.Result` as JSON or as a readable table."""
+def print_result(result, as_json: bool, stream=None, extra: dict | None = None):
+    """Print a :class:`~replica.numerics.Result` as JSON (with the entries ``extra``) or as a
+    readable table."""
     stream = stream or sys.stdout
-    data = result.to_json_dict()
+    data = dict(result.to_json_dict(), **(extra or {}))
     if as_json:
         stream.write(json.dumps(data, indent=2) + "\n")
         return

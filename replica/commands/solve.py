@@ -68,5 +68,7 @@ def _run(args):
 
         if args.certify:
             raise ParameterError("--certify", "is for one solve: drop --start, or --certify")
-        return run_from_starts(entry.problem, raw, parse_dps(args.dps), args.json, args.start)
-    return run_solve(entry.problem, raw, parse_dps(args.dps), args.json, certify=args.certify)
+        return run_from_starts(entry.problem, raw, parse_dps(args.dps), args.json, args.start,
+                               branches=entry.branches)
+    return run_solve(entry.problem, raw, parse_dps(args.dps), args.json, certify=args.certify,
+                     branches=entry.branches)

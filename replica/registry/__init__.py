@@ -114,6 +114,12 @@ class ModelEntry:
         return tuple(self.declared("TRANSITIONS") or ())
 
     @property
+    def branches(self) -> tuple:
+        """The declared closed-form branches (:class:`~replica.capabilities.Branch` with a
+        ``free_energy``), which ``replica solve`` compares each solution with."""
+        return tuple(self.declared("BRANCHES") or ())
+
+    @property
     def expansions(self) -> tuple:
         """The declared expansions."""
         return tuple(self.declared("EXPANSIONS") or ())
