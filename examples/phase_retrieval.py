@@ -128,6 +128,10 @@ MODEL = BayesOptimal("phase_retrieval", prior=Gaussian(), channel=AbsoluteValue(
                            "channel y = |u|), Gaussian teacher prior")
 """Bayes-optimal real phase retrieval, y = |u|, Gaussian prior."""
 
+# Perfect recovery m = 1 (V = 0) for alpha >= 1: its free entropy is +oo (a continuous prior
+# concentrated on the teacher), so `replica solve` reports the m < 1 solution there as metastable.
+BRANCHES = [Branch("m = 1", free_energy="oo", when=("alpha >= 1",))]
+
 # --- transitions --- (replica transition --model examples/phase_retrieval.py --name NAME)
 TRANSITIONS = [
     Transition(

@@ -175,8 +175,10 @@ class Branch:
       in the model's parameters (SymPy syntax, e.g. ``"-log(2)"``) -- a branch at infinity such
       as perfect recovery, whose free energy is a limit.
 
-    * ``when``: ``{parameter: raw value}``, the parameters at which a closed-form branch exists
-      (e.g. ``{"prior": "rademacher"}``; empty: at every point).
+    * ``when``: where a closed-form branch exists: ``{parameter: raw value}`` (e.g.
+      ``{"prior": "rademacher"}``) or conditions ``("alpha >= 1",)`` on the parameters (empty:
+      at every point). Its ``free_energy`` may be ``"oo"`` (a free entropy that diverges, such
+      as perfect recovery with a continuous prior).
 
     On the command line: ``--branch LABEL:ITEM,ITEM,...`` with items ``NAME=VALUE`` (a start
     value; ``FREE_ENERGY_NAME=FORMULA`` for a closed form) and ``NAME<VALUE`` (a condition).
@@ -192,7 +194,7 @@ class Branch:
     start: Mapping[str, str] = dataclasses.field(default_factory=dict)
     accept: tuple = ()
     free_energy: str | None = None
-    when: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    when: Any = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         if (self.free_energy is None) == (not self.start):

@@ -17,6 +17,7 @@ hand, not taken from the engine:
 
 from __future__ import annotations
 
+import json
 import importlib.util
 import os
 from fractions import Fraction
@@ -385,3 +386,19 @@ def test_algorithmic_threshold_to_twenty_digits():
         assert abs(got - m_star) < mpmath.mpf("1e-22"), (got, m_star)
     a_f64, _ = PR.algorithmic_threshold()
     assert abs(a_f64 - float(PR.ALPHA_ALG)) < 1e-13, (a_f64, PR.ALPHA_ALG)
+
+
+@pytest.mark.slow
+def test_the_branch_above_alpha_it_is_reported_as_metastable(cli):
+    """alpha_IT = 1 (published; checked above from the potential near V = 0): from there on
+    perfect recovery (m = 1, free entropy +oo, declared in ``BRANCHES``) is the equilibrium, and
+    the m < 1 solution the solve finds is metastable -- the solve must say so (before: its values
+    were printed as the answer, exit 0). Below 1 it is the equilibrium."""
+    for alpha, metastable in (("11/10", True), ("4/5", False)):
+        rc, out, err = cli("solve", "--model", "examples/phase_retrieval.py", "--alpha", alpha,
+                           "--json")
+        assert rc == 0, err
+        data = json.loads(out)
+        assert data["equilibrium"]["solution"] is (not metastable)
+        assert any("metastable" in n for n in data["notes"]) is metastable
+        assert float(data["order_parameters"]["m"]) < 1

@@ -113,6 +113,8 @@ def declared_branch(problem, declared, option: str = "--branch") -> Branch:
             subs = {names[str(x)]: sympy.Rational(getattr(params, str(x)))
                     for x in expr.free_symbols}
             value = expr.evalf(mpmath.mp.dps + 5, subs=subs)
+            if value in (sympy.oo, -sympy.oo):  # a branch whose free energy diverges
+                return mpmath.inf if value == sympy.oo else -mpmath.inf
             if not value.is_real:
                 raise ParameterError(option, f"branch {label!r}: the free energy is not a real "
                                              "number here")

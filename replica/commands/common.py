@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 
 from ..errors import ParameterError
 
@@ -55,13 +56,8 @@ def better_closed_branches(problem, branches, raw: dict, params, value, digits) 
     for b in branches:
         if b.free_energy is None:
             continue
-        if b.when:
-            try:
-                here = problem.schema.parse({**raw, **dict(b.when)})
-            except ParameterError:
-                continue
-            if here.echo() != params.echo():
-                continue
+        if not _branch_exists(problem, b.when, raw, params):
+            continue
         with mpmath.workdps(max(20, int(digits or 15) + 10)):
             f = declared_branch(problem, b, option="BRANCHES").closed_form(params)
             v = mpmath.mpf(value)
@@ -69,6 +65,31 @@ def better_closed_branches(problem, branches, raw: dict, params, value, digits) 
             if gap > mpmath.mpf(10) ** -int(digits or 15) * max(1, abs(v)):
                 out.append((b.label, f))
     return out
+
+
+def _branch_exists(problem, when, raw: dict, params) -> bool:
+    """Whether a closed-form branch with the ``when`` of its declaration exists at
+    ``params``: ``{parameter: raw value}`` (those parameters equal to the given values) or a
+    tuple of conditions ``"NAME >= VALUE"`` (``<``, ``>``, ``<=``) on the parameters."""
+    import operator
+    from fractions import Fraction
+
+    from ..analysis.first_order import _condition
+
+    if not when:
+        return True
+    if isinstance(when, Mapping):
+        try:
+            here = problem.schema.parse({**raw, **dict(when)})
+        except ParameterError:
+            return False
+        return here.echo() == params.echo()
+    ops = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge}
+    for text in when:
+        name, op, value = _condition(text, "BRANCHES")
+        if not ops[op](Fraction(getattr(params, name)), Fraction(value)):
+            return False
+    return True
 
 
 def _metastable_note(problem, better) -> str:
