@@ -41,7 +41,7 @@ def parse_dps(text) -> int:
 def better_closed_branches(problem, branches, raw: dict, params, value, digits) -> list:
     """``[(label, free energy)]`` of the declared closed-form branches (``branches``,
     :class:`~replica.capabilities.Branch` records with a ``free_energy``; the model file's
-    ``BRANCHES``) that exist at ``params`` (their ``when`` parameters equal the given ones) and
+    ``BRANCHES``) that exist at ``params`` (their ``when``, :func:`_branch_exists`) and
     whose free energy is better than ``value``, the solution's (larger for a free entropy,
     ``extremum="max"``, else smaller) by more than the solution's ``digits``. Such a solution is
     metastable: the equilibrium is the closed-form branch."""
@@ -95,11 +95,12 @@ def _branch_exists(problem, when, raw: dict, params) -> bool:
 def _metastable_note(problem, better) -> str:
     word = "larger" if problem.extremum == "max" else "smaller"
     return "; ".join(f"metastable: the closed-form branch {label} has the {word} "
-                     f"{problem.free_energy} {mpmath_str(f)}, so the equilibrium here is that "
+                     f"{problem.free_energy} {_nstr(f)}, so the equilibrium here is that "
                      f"branch, not this solution" for label, f in better)
 
 
-def mpmath_str(x, digits: int = 15) -> str:
+def _nstr(x, digits: int = 15) -> str:
+    """``x`` (an ``mpf``) to ``digits`` significant digits, for messages and JSON."""
     import mpmath
 
     return mpmath.nstr(x, digits)
@@ -135,7 +136,7 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
         res.notes.append(_metastable_note(problem, better))
     print_result(res, as_json, extra={"equilibrium": {
         "solution": not better, "branch": better[0][0] if better else None,
-        "free_energy": mpmath_str(better[0][1]) if better else None}} if branches else None)
+        "free_energy": _nstr(better[0][1]) if better else None}} if branches else None)
     if res.status == Status.NOT_CERTIFIED:
         raise ConvergenceError(f"{problem.name}: not certified: {res.certificate.reason}",
                                tried=f"ball arithmetic at {res.certificate.precision} digits",
@@ -207,7 +208,7 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list,
         better = better_closed_branches(problem, branches, raw, params,
                                         best.all_values[fname], best.digits)
         if better:
-            closed = {"branch": better[0][0], "free_energy": mpmath_str(better[0][1])}
+            closed = {"branch": better[0][0], "free_energy": _nstr(better[0][1])}
             for res, _ in distinct:
                 res.notes.append(_metastable_note(problem, better))
             chosen = None
