@@ -150,6 +150,72 @@ def test_expand_at_not_a_number_is_exit_2(at, capsys):
                    "--at", at, "--order", "1"], "--at", capsys)
 
 
+# --- bug 9: a negative value that argparse did not recognise was read as an option ------------
+# ``replica solve --model examples/perceptron_capacity.py --kappa -1/2``: "argument --kappa:
+# expected one argument", exit 2 (argparse takes only ``-1`` and ``-.5`` for negative numbers;
+# ``--kappa=-1/2`` worked). Now a token ``-`` + digit (or ``.digit``, or a signed inf/nan) is the
+# value of the option before it, in every parser of the command line (OneLineParser).
+
+CAP = ["solve", "--model", str(EX / "perceptron_capacity.py")]
+
+
+def _parsed(argv):
+    """The parsed arguments of a command line, as :func:`replica.cli.main` parses it."""
+    from replica.cli import build_parser
+    from replica.commands.phase_diagram import route_builtin_plane
+    from replica.registry import forget_model_file, route_model_file
+
+    try:
+        argv = route_model_file(route_builtin_plane(argv))
+        return build_parser(next(t for t in argv if not t.startswith("-"))).parse_args(argv)
+    finally:
+        forget_model_file()
+
+
+NEGATIVE_VALUES = ["-1/2", "-1e-3", "-3.5e2", "-1E+2", "-.5", "-0.5", "-1", "-0"]
+
+
+@pytest.mark.parametrize("value", NEGATIVE_VALUES)
+def test_negative_value_of_a_model_file_parameter_is_its_value(value):
+    args = _parsed(CAP + ["--kappa", value, "--dps", "20", "--json"])
+    assert (args.kappa, args.dps, args.json) == (value, "20", True)
+
+
+@pytest.mark.parametrize("argv, dest, value", [
+    (["solve", "isotropic", "--alpha", "2", "--lam", "-1/2", "--kappa", "1", "--tau", "1",
+      "--rho", "0"], "lam", "-1/2"),
+    (["transition", "--model", str(EX / "perceptron_capacity.py"), "--vary", "kappa",
+      "--between", "-1/2,1", "--quantity", "alpha_c"], "between", "-1/2,1"),
+    (["transition", "--model", str(EX / "perceptron_capacity.py"), "--vary", "kappa",
+      "--between", "0,1", "--kind", "level", "--level", "-2e-1"], "level", "-2e-1"),
+    (["expand", "--model", str(EX / "perceptron_teacher.py"), "--parameter", "alpha",
+      "--at", "-1e-3", "--order", "1"], "at", "-1e-3"),
+    (["solve", "--model", str(EX / "glm_lasso_spectrum.py"), "--alpha", "-3/4", "--lam",
+      "1/2", "--sigma", "1/5", "--eps", "1/5", "--covariance", "file:two_level_covariance.txt", "--d", "2"], "covariance",
+     "file:two_level_covariance.txt"),
+])
+def test_negative_values_in_every_command(argv, dest, value):
+    args = _parsed(argv)
+    assert getattr(args, dest) == value
+    assert "--d" not in argv or args.d == "2"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (CAP + ["--kappa", "-x"], "argument --kappa: expected one argument"),
+    (CAP + ["--kappa", "--dps", "20"], "argument --kappa: expected one argument"),
+    (CAP + ["--kappa", "0", "--kap", "-1/2"], "unrecognized arguments: --kap -1/2"),
+    (CAP + ["--kappa", "-1/2", "--dp", "20"], "unrecognized arguments: --dp 20"),
+    (CAP + ["--kappa", "-1/2x"], "--kappa: expected a number such as 0.3 or 3/10, got '-1/2x'"),
+    (CAP + ["--kappa", "-inf"], "--kappa: expected a number such as 0.3 or 3/10, got '-inf'"),
+    (["solve", "--model", str(EX / "perceptron_teacher.py"), "--alpha", "-1/2"],
+     "--alpha: must be positive, got -1/2"),
+])
+def test_negative_value_fixes_no_other_error(argv, message, capsys):
+    """Not a number after an option, an abbreviation, an unknown option: the errors they were;
+    a negative value the option refuses: refused by the option's own check, naming it."""
+    _check_exit_2(argv, message, capsys)
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while

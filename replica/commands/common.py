@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Mapping
 
 from ..errors import ParameterError
 
 
+#: A token that is a value, not an option, although it starts with ``-``: a minus sign followed
+#: by a digit or ``.digit`` (``-1/2``, ``-1e-3``, ``-3.5e2``, ``-.5``, ``-1,2`` -- argparse itself
+#: takes only ``-1`` and ``-.5`` for values), or a signed infinity or NaN, which the option's
+#: parser then refuses by name (``--alpha: must be finite``).
+NEGATIVE_VALUE = re.compile(r"^-(?:\.?\d|(?:inf|infinity|nan)$)", re.IGNORECASE)
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line (``replica: error: ...``) and exit 2, and
     which accepts no abbreviated option: ``--d`` is not ``--dps`` (argparse's ``allow_abbrev``
-    is off; subparsers are made of this class, so every parser of the command line has it)."""
+    is off; subparsers are made of this class, so every parser of the command line has it).
+    A token matching :data:`NEGATIVE_VALUE` is the value of the option before it
+    (``--kappa -1/2`` as ``--kappa=-1/2``), unless it is itself an option of the parser."""
 
     def __init__(self, *args, **kwargs):
         kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
+        self._negative_number_matcher = NEGATIVE_VALUE  # argparse's hook for this question
 
     def error(self, message):  # noqa: D401 - argparse API
         raise ParameterError(self.prog, message)
