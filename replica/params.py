@@ -124,6 +124,57 @@ def exact_str(x) -> str:
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
 
 
+#: An exact string (:func:`exact_str`) of at most this many characters is shown as it is.
+COMPACT_CHARS = 24
+
+#: A value that is a decimal of at most this many significant digits is shown as that decimal
+#: (``1e+300``, ``0.49999999999999999999999999999``): exactly what a user can type.
+COMPACT_DIGITS = 40
+
+#: Significant digits of a value shown rounded (``~3.33333333333333e+299``).
+ROUNDED_DIGITS = 15
+
+
+def compact_str(x) -> str:
+    """A value for a message, a note or a text header, in a few characters, while the value
+    itself stays exact (the JSON echo keeps :func:`exact_str`): the exact string when it has
+    at most :data:`COMPACT_CHARS` characters (``"3/10"``, ``"1/3"``, ``"-1/2"``, ``"inf"``);
+    else the exact decimal when ``x`` is one of at most :data:`COMPACT_DIGITS` significant
+    digits, in scientific notation when its exponent is large (``1e+300``, ``-1e-300``); else
+    ``~`` and ``x`` rounded to :data:`ROUNDED_DIGITS` significant digits
+    (``~3.33333333333333e+299`` for ``10**300/3``). ``x`` may be a Fraction, an int, ``"inf"``
+    or a string of such a value; any other string (a SPEC such as ``spike:1``) is returned
+    unchanged.
+
+    >>> compact_str(Fraction(10) ** 300), compact_str(Fraction(1, 3))
+    ('1e+300', '1/3')
+    """
+    from decimal import Decimal, Inexact, localcontext
+
+    if isinstance(x, str):
+        try:
+            x = parse_exact(x, "value", allow_inf=True)
+        except ParameterError:
+            return x
+    if x == INF:
+        return INF
+    x = Fraction(x)
+    exact = exact_str(x)
+    if len(exact) <= COMPACT_CHARS:
+        return exact
+    with localcontext() as ctx:  # Decimal(int) is exact; the quotient is rounded to ctx.prec
+        ctx.Emax, ctx.Emin = 10 ** 6, -10 ** 6  # beyond any exact value (MAX_DIGITS)
+        ctx.traps[Inexact] = False
+        ctx.prec = COMPACT_DIGITS
+        ctx.clear_flags()
+        d = Decimal(x.numerator) / Decimal(x.denominator)
+        if not ctx.flags[Inexact]:
+            return format(d.normalize(), "g")
+        ctx.prec = ROUNDED_DIGITS
+        d = Decimal(x.numerator) / Decimal(x.denominator)
+        return "~" + format(d.normalize(), "g")
+
+
 def float_str(x) -> str:
     """The CSV cell of an exact value read as a number: the shortest decimal of the nearest
     binary64 float (``"2.25"`` for ``9/4``, ``"inf"``), which ``pandas.read_csv`` reads as a

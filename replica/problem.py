@@ -49,7 +49,7 @@ from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import ParameterError
-from .params import INF, exact_str, parse_exact
+from .params import INF, compact_str, exact_str, parse_exact
 
 REQUIRED = object()
 """Default of a parameter that must be given."""
@@ -85,13 +85,13 @@ class Domain:
                 return value
             raise ParameterError(option, "must be finite")
         if self.integer and Fraction(value).denominator != 1:
-            raise ParameterError(option, f"must be an integer, got {exact_str(value)}")
+            raise ParameterError(option, f"must be an integer, got {compact_str(value)}")
         low_bad = self.lower is not None and (value <= self.lower if self.lower_open
                                               else value < self.lower)
         high_bad = self.upper is not None and (value >= self.upper if self.upper_open
                                                else value > self.upper)
         if low_bad or high_bad:
-            raise ParameterError(option, f"{self.describe}, got {exact_str(value)}")
+            raise ParameterError(option, f"{self.describe}, got {compact_str(value)}")
         return value
 
 

@@ -362,13 +362,14 @@ def check_theory_d(d: int, option: str = "--d") -> int:
     """``d`` if a covariance of that size can be solved with, else a :class:`ParameterError`
     saying what it would need."""
     if d > MAX_THEORY_D:
+        from .params import compact_str
+
         if d < 10 ** 15:
-            shown = str(d)
             need = (f"it would need about {amount_text(d * 1.5e3, 'B')} and "
                     f"{amount_text(d * 5e-4, 's')} for d distinct eigenvalues at 30 digits")
         else:
-            shown, need = f"about 10^{len(str(d)) - 1}", "far beyond any memory"
-        raise ParameterError(option, f"d = {shown} exceeds {MAX_THEORY_D}, the largest dimension "
+            need = "far beyond any memory"
+        raise ParameterError(option, f"d = {compact_str(d)} exceeds {MAX_THEORY_D}, the largest dimension "
                                      f"the theory solves with ({need})")
     return d
 

@@ -10,6 +10,7 @@ a regression shows (the costly ones under ``slow``).
 """
 
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import mpmath
@@ -214,6 +215,76 @@ def test_negative_value_fixes_no_other_error(argv, message, capsys):
     """Not a number after an option, an abbreviation, an unknown option: the errors they were;
     a negative value the option refuses: refused by the option's own check, naming it."""
     _check_exit_2(argv, message, capsys)
+
+
+# --- bug 10: a huge or tiny parameter was printed with all its digits -------------------------
+# ``replica solve --model examples/perceptron_teacher.py --alpha -1e300``: "--alpha: must be
+# positive, got -1000...0" (301 digits; -1e-300 the same as a fraction), as were the text header
+# of a solve at --kappa 1e300, the simulation headers and the memory estimates. Messages, notes
+# and text headers now show params.compact_str (1e+300, 1/3, ~3.33333333333333e+299); the
+# values stay exact (the JSON echo keeps every digit).
+
+@pytest.mark.parametrize("x, shown", [
+    (Fraction(10) ** 300, "1e+300"), (Fraction(1, 10 ** 300), "1e-300"),
+    (-Fraction(10) ** 300, "-1e+300"), (Fraction(1, 3), "1/3"), (Fraction(-3, 10), "-3/10"),
+    (Fraction(10 ** 20), "100000000000000000000"), (Fraction(10) ** 30, "1e+30"),
+    (Fraction("0.49999999999999999999999999999"), "0.49999999999999999999999999999"),
+    (Fraction(123, 10 ** 25), "1.23e-23"), ("inf", "inf"), ("spike:1", "spike:1"),
+    ("1/" + "1" + "0" * 300, "1e-300"), (10 ** 300, "1e+300")], ids=lambda v: str(v)[:24])
+def test_compact_str_of_exact_values(x, shown):
+    from replica.params import compact_str
+    assert compact_str(x) == shown
+
+
+@pytest.mark.parametrize("x", [Fraction(10) ** 300 / 3, Fraction(1, 3 * 10 ** 300),
+                               Fraction(10) ** 300 + 1, -Fraction(2, 7) * 10 ** 50,
+                               Fraction(1, 2 ** 200)])
+def test_compact_str_of_a_long_value_is_marked_rounded_to_15_digits(x):
+    from replica.params import compact_str
+    shown = compact_str(x)
+    assert shown.startswith("~") and len(shown) <= 24, shown
+    assert abs(Fraction(shown[1:]) - x) <= abs(x) * Fraction(1, 2 * 10 ** 14), shown
+
+
+@pytest.mark.parametrize("alpha, message", [
+    ("-1e300", "--alpha: must be positive, got -1e+300"),
+    ("-1e-300", "--alpha: must be positive, got -1e-300"),
+    ("-1e300/3", "--alpha: must be positive, got ~-3.33333333333333e+299"),
+    ("-1/3", "--alpha: must be positive, got -1/3")])
+def test_domain_error_shows_a_huge_value_compactly(alpha, message, capsys):
+    _check_exit_2(["solve", "--model", str(EX / "perceptron_teacher.py"), "--alpha", alpha],
+                  message, capsys)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["simulate", "--model", str(EX / "glm_relu.py"), "--alpha", "2", "--lam", "0.1",
+      "--sigma", "0.1", "--d", "1e300", "--seeds", "1", "--no-theory"],
+     "--d: a simulated instance with n = ~2e+300 samples in d = 1e+300 dimensions"),
+    (["simulate", "isotropic", "--alpha", "1", "--tau", "2", "--kappa", "1", "--rho", "0",
+      "--d", "1e300", "--seeds", "1"], "--d: the simulation at d = 1e+300 with n = 2e+600 "),
+    (["solve", "alignment", "--alpha", "1", "--tau", "2", "--kappa", "1", "--rho", "0",
+      "--d", "1e300"], "--d: d = 1e+300 exceeds 100000"),
+])
+def test_size_messages_show_huge_sizes_compactly(argv, message, capsys):
+    _check_exit_2(argv, message, capsys)
+
+
+def test_solve_header_is_compact_and_json_echo_exact(capsys):
+    import json
+    argv = ["solve", "--model", str(EX / "perceptron_capacity.py"), "--kappa", "1e300",
+            "--dps", "15"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "perceptron_capacity  (kappa=1e+300)"
+    assert main(argv + ["--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["params"] == {"kappa": "1" + "0" * 300}
+
+
+def test_simulation_header_is_compact(capsys):
+    assert main(["simulate", "isotropic", "--alpha", "1e300", "--tau", "2", "--kappa", "1",
+                 "--rho", "0", "--d", "10", "--seeds", "1"]) == 0
+    head = capsys.readouterr().out.splitlines()[:2]
+    assert head[0] == "simulate isotropic (alpha=1e+300, tau=2, kappa=1, rho=0, lam=0)"
+    assert "ell=1e+301 " in head[1], head
 
 
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------

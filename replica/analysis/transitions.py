@@ -39,7 +39,7 @@ from ..numerics.continuation import (CROSSOVER_METHOD, Location, limit_to_zero,
 from ..numerics.machine import evaluator
 from ..numerics.result import Status
 from . import parameters as SCHEMAS
-from ..params import INF, exact_str, to_mpf
+from ..params import INF, compact_str, to_mpf
 from ..spectra import SpectralPairs
 
 
@@ -228,7 +228,7 @@ def spectral_transition(pairs, c_train, rho, alpha, dps, kappa_range):
             loc = locate_crossover(ind, lo, hi, what="crossover")
             definition = (f"kappa*(alpha): extremal curvature in kappa of A_alpha(kappa) = sigma "
                           f"M_kappa(sigma) at sigma = (rho + c_train)/alpha, i.e. the root of its "
-                          f"third kappa-derivative (alpha = {exact_str(alpha)})")
+                          f"third kappa-derivative (alpha = {compact_str(alpha)})")
             method = CROSSOVER_METHOD
         return loc, definition, method
 
@@ -418,7 +418,7 @@ def lowrank_transition(kappa, tau, sigma, alpha=None, dps: int = 30,
 
             loc = locate_crossover(ind, lo, hi - (hi - lo) / 1000, what="crossover")
             definition = (f"rho*(alpha): extremal curvature in rho of "
-                          f"{LOWRANK_INDICATORS[indicator]} at alpha = {exact_str(a)}, "
+                          f"{LOWRANK_INDICATORS[indicator]} at alpha = {compact_str(a)}, "
                           f"lambda = 0 (root of its third rho-derivative)")
             method = CROSSOVER_METHOD
     params = dict(p.echo(), indicator=indicator)

@@ -299,8 +299,10 @@ def _fmt(x, spec=".6g"):
 def print_result(res, stream=None):
     """A readable table of a :class:`replica.simulate.SimulationResult`."""
     stream = stream or sys.stdout
-    params = ", ".join(f"{k}={v}" for k, v in res.params.items())
-    sizes = " ".join(f"{k}={v}" for k, v in res.sizes.items())
+    from ..params import compact_str
+
+    params = ", ".join(f"{k}={compact_str(v)}" for k, v in res.params.items())
+    sizes = " ".join(f"{k}={compact_str(v)}" for k, v in res.sizes.items())
     stream.write(f"simulate {res.model} ({params})\n")
     stream.write(f"  d={res.d}, {len(res.per_seed)} seeds from seed {res.seed}; {sizes}\n")
     groups = [("errors", res.errors)]

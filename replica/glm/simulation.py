@@ -194,9 +194,11 @@ def _check_instance_size(n: int, d: int) -> None:
     ``d x d`` Gram matrix, 8 bytes an entry (``--d 1e9`` was an internal error, NumPy's
     'array is too big')."""
     from ..estimates import Estimate, check
+    from ..params import compact_str
 
     need = 8.0 * (2.0 * n * d + float(d) * d)
-    check(Estimate(f"a simulated instance with n = {n} samples in d = {d} dimensions", "--d",
+    check(Estimate(f"a simulated instance with n = {compact_str(n)} samples in "
+                   f"d = {compact_str(d)} dimensions", "--d",
                    0.0, need))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ..errors import ParameterError
-from ..params import exact_str, parse_exact
+from ..params import compact_str, exact_str, parse_exact
 from ..problem import Parameter, Rule, SameAs, SpecDomain, Schema
 
 TAU_ONE = ("the ridgeless theory diverges at tau = 1 (interpolation threshold); pass --lam > 0")
@@ -78,14 +78,14 @@ def parse_subspace_test(raw, option: str) -> SubspaceTest:
     value = parse_exact(arg, option)
     if kind == "outside":
         if not 0 <= value <= 1:
-            raise ParameterError(option, f"outside:PHI needs PHI in [0, 1], got {exact_str(value)}")
+            raise ParameterError(option, f"outside:PHI needs PHI in [0, 1], got {compact_str(value)}")
         return SubspaceTest(value, f"outside:{exact_str(value)}", kind)
     if kind == "shared":
         if not 0 <= value <= 1:
-            raise ParameterError(option, f"shared:F needs F in [0, 1], got {exact_str(value)}")
+            raise ParameterError(option, f"shared:F needs F in [0, 1], got {compact_str(value)}")
         return SubspaceTest(1 - value, f"shared:{exact_str(value)}", kind, 1 - value)
     if value not in _SIN2_DEGREES:
-        raise ParameterError(option, f"rotation:{exact_str(value)}: sin^2 of the angle must be "
+        raise ParameterError(option, f"rotation:{compact_str(value)}: sin^2 of the angle must be "
                                      "rational for an exact parameter (0, 30, 45, 60 or 90 "
                                      "degrees); for another angle theta pass outside:PHI with "
                                      "PHI = sin^2(theta), the same d = infinity theory")

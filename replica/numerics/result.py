@@ -259,8 +259,10 @@ class Result:
 
     def to_text(self) -> str:
         """The readable table ``replica solve`` prints without ``--json``."""
-        data = self.to_json_dict()
-        params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
+        from ..params import compact_str
+
+        data = self.to_json_dict()  # its params stay exact; the header shows them compactly
+        params = ", ".join(f"{k}={compact_str(v)}" for k, v in data["params"].items())
         lines = [f"{data['model']}  ({params})",
                  f"  status {data['status']}; dps {data['dps']}, digits guaranteed: "
                  f"{data['digits']} ({data['digits_how']}); residual {data['residual']}, "

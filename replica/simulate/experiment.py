@@ -42,7 +42,7 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import ParameterError
-from ..params import (INF, exact_str, parse_exact)
+from ..params import (INF, compact_str, exact_str, parse_exact)
 from ..spectra import Covariance
 from . import sampling
 from .evaluate import TaskMoments, expected_error, lowrank_order_parameters, monte_carlo_error
@@ -141,8 +141,8 @@ class Experiment:
                  else "the theory uses the nominal value (--theory-at realised to change)")
         for key, val in self.effective().items():
             if nominal[key] != val:
-                out.append(f"finite size: {key} = {exact_str(nominal[key])} realised as "
-                           f"{exact_str(val)} at d = {self.d}; {which}")
+                out.append(f"finite size: {key} = {compact_str(nominal[key])} realised as "
+                           f"{compact_str(val)} at d = {self.d}; {which}")
         if self.sim.tasks == "subspace" and self.sim.test_law:
             test, r = dict(self.params)[self.sim.test_law], self.sizes["r"]
             if test.kind == "shared" and test * r != _test_outside_rank(test, r):
@@ -156,11 +156,6 @@ class Experiment:
 MAX_TEST_WORK = 10 ** 12
 """Most floating-point operations (``prompts * d^2``) the Monte Carlo test errors may take per
 error and seed (about a quarter of an hour at 10^9 per second)."""
-
-
-def _short(n: int) -> str:
-    """An integer for a message: its digits, or ``about 10^k`` when it is huge."""
-    return str(n) if n < 10 ** 15 else f"about 10^{len(str(n)) - 1}"
 
 
 from ..estimates import available_memory  # noqa: E402  (one definition, shared with the CLI)
@@ -197,7 +192,7 @@ def _check_memory(exp: "Experiment") -> None:
     if need <= have or force_large():
         return
     option = "--d" if memory_estimate(s["P"], d, d * d, exp.solver) > have else "--tau"
-    raise ParameterError(option, f"the simulation at d = {_short(d)} with n = {_short(s['n'])} "
+    raise ParameterError(option, f"the simulation at d = {compact_str(d)} with n = {compact_str(s['n'])} "
                                  "contexts would need "
                                  + (f"about {amount_text(float(need), 'B')} of memory"
                                     if need < 10 ** 30 else "more memory than any machine has")
@@ -226,7 +221,7 @@ def make_experiment(model, d, *, task_law: str = "gaussian", balanced: bool = Fa
     model = source.name
     dd = parse_exact(d, "--d")
     if dd != int(dd) or dd < 2:
-        raise ParameterError("--d", f"must be an integer >= 2, got {exact_str(dd)}")
+        raise ParameterError("--d", f"must be an integer >= 2, got {compact_str(dd)}")
     d = int(dd)
     names = sim.parameters
     unknown = set(params) - set(names)
@@ -258,8 +253,8 @@ def make_experiment(model, d, *, task_law: str = "gaussian", balanced: bool = Fa
     if test_prompts * (d + 1) * d > MAX_TEST_WORK:
         from ..spectra import amount_text
 
-        raise ParameterError("--test-prompts", f"{test_prompts} Monte Carlo prompts at d = "
-                                               f"{_short(d)} cost about {test_prompts * d * d:.2g} "
+        raise ParameterError("--test-prompts", f"{compact_str(test_prompts)} Monte Carlo prompts at d = "
+                                               f"{compact_str(d)} cost about {test_prompts * d * d:.2g} "
                                                f"operations per error and seed (about "
                                                f"{amount_text(test_prompts * d * d / 1e9, 's')}); "
                                                f"at most {MAX_TEST_WORK:.0e} are allowed")
