@@ -11,7 +11,11 @@ about that run matter to the workbench:
   that their contents can enter the key.
 * **How it ends.** A file that calls ``sys.exit``, raises ``KeyboardInterrupt`` or never finishes
   must not end or hang the command that loads it: each becomes a :class:`WatchedRunError` with one
-  line saying what happened. The time limit is ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default
+  line saying what happened. So does a file that tries to end the process itself, past
+  ``SystemExit`` -- ``os._exit``, ``os.abort``, a signal sent to its own process or process group
+  (``os.kill(os.getpid(), ...)``, ``os.killpg``, ``signal.raise_signal``,
+  ``signal.pthread_kill``): for the run these functions are replaced by stand-ins that raise
+  instead (:func:`_process_kept`), and restored after it. The time limit is ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default
   :data:`DEFAULT_TIMEOUT`; ``0`` for none) of CPU time -- a file that computes on a loaded
   machine is not refused for the others' load -- or of waiting, enforced with an interval timer
   in the main thread (:func:`_time_limit`).
@@ -157,12 +161,80 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+class _ProcessEnd(BaseException):
+    """Raised in the watched run in place of ending the process (a BaseException, so that the
+    user's ``except Exception`` does not swallow it); ``args[0]`` says which call."""
+
+
+def _signal_text(sig) -> str:
+    try:
+        return signal.Signals(sig).name
+    except (ValueError, TypeError):
+        return repr(sig)
+
+
+@contextlib.contextmanager
+def _process_kept(attempts: list):
+    """For the duration of the block, the calls that end this process without ``SystemExit``
+    raise :class:`_ProcessEnd` instead, after noting the call in ``attempts``: ``os._exit``,
+    ``os.abort`` (and the same functions of ``posix``), ``os.kill`` and ``os.killpg`` aimed at
+    this process or its group, ``signal.raise_signal`` and ``signal.pthread_kill`` (signal 0,
+    which only asks whether the target exists, passes). A process forked during the run (a
+    ``multiprocessing`` worker) calls the real functions: it may end as it asks. The real
+    functions are restored on leaving the block, also when it raises."""
+    owner = os.getpid()
+
+    def ends_us(name, args):
+        if name in ("_exit", "abort", "raise_signal"):
+            return True
+        if name == "pthread_kill":
+            return len(args) > 1 and args[1] != 0
+        if len(args) < 2 or args[1] == 0:
+            return False
+        if name == "kill":
+            return args[0] in (owner, 0) or args[0] == -os.getpgrp()
+        return args[0] in (0, os.getpgrp())  # killpg
+
+    def stand_in(module_name, name, real):
+        def call(*args, **kwargs):
+            if os.getpid() != owner or not ends_us(name, args):
+                return real(*args, **kwargs)
+            shown = [repr(a) for a in args]
+            if name in ("kill", "killpg", "pthread_kill") and len(args) > 1:
+                shown[1] = _signal_text(args[1])
+            elif name == "raise_signal" and args:
+                shown[0] = _signal_text(args[0])
+            how = f"{module_name}.{name}({', '.join(shown)})"
+            attempts.append(how)
+            raise _ProcessEnd(how)
+        return call
+
+    targets = [(os, "os", ("_exit", "abort", "kill", "killpg")),
+               (signal, "signal", ("raise_signal", "pthread_kill"))]
+    if os.name == "posix":
+        import posix
+        targets.append((posix, "posix", ("_exit", "abort", "kill", "killpg")))
+    replaced = []
+    try:
+        for module, module_name, names in targets:
+            for name in names:
+                real = getattr(module, name, None)
+                if real is not None:
+                    replaced.append((module, name, real))
+                    setattr(module, name, stand_in(module_name, name, real))
+        yield
+    finally:
+        for module, name, real in reversed(replaced):
+            setattr(module, name, real)
+
+
 def run_watched(path: str, run, *, timeout: float | None = None):
     """``run()`` (which runs the file ``path``), watched: returns ``(result, reads)``.
 
-    ``SystemExit``, ``KeyboardInterrupt`` raised by the file and a run longer than ``timeout``
-    seconds (default :func:`load_timeout`) raise :class:`WatchedRunError`; other exceptions
-    propagate unchanged."""
+    ``SystemExit``, ``KeyboardInterrupt`` raised by the file, an attempt to end the process
+    (:func:`_process_kept`; even one the file caught) and a run longer than ``timeout`` seconds
+    (default :func:`load_timeout`) raise :class:`WatchedRunError`; other exceptions propagate
+    unchanged."""
     global _HOOKED
     seconds = load_timeout() if timeout is None else timeout
     if not _HOOKED:
@@ -172,9 +244,20 @@ def run_watched(path: str, run, *, timeout: float | None = None):
     real_environ = os.environ
     _ACTIVE.append(reads)
     os.environ = _RecordingEnviron(real_environ, reads)
+    ended = []  # the calls by which the run tried to end the process
     try:
-        with _time_limit(seconds):
-            result = run()
+        with _time_limit(seconds), _process_kept(ended):
+            try:
+                result = run()
+            except BaseException:
+                if not ended:
+                    raise
+            if ended:
+                raise _ProcessEnd(ended[0])
+    except _ProcessEnd as exc:
+        raise WatchedRunError(f"{path}: the model file tried to end the process with "
+                              f"{exc.args[0]} while loading (a model file declares a model; it "
+                              "must not exit)") from None
     except SystemExit as exc:
         raise WatchedRunError(f"{path}: the model file called sys.exit({exc.code!r}) while "
                               "loading (a model file declares a model; it must not exit)") from None

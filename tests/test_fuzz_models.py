@@ -287,6 +287,68 @@ def test_simulation_header_is_compact(capsys):
     assert "ell=1e+301 " in head[1], head
 
 
+# --- bug 11: a model file that called os._exit ended the command with exit 0 and no output ----
+# A model file ``import os; os._exit(0)``: ``replica solve --model FILE`` printed nothing and
+# exited 0 (sys.exit was caught, os._exit is no exception). During the watched run os._exit,
+# os.abort and signals to the process itself are stand-ins that raise: exit 2, one line. Run in
+# a child process, so that a regression ends the child, not the test session.
+
+def _replica_child(argv, cwd, code=None):
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=REPO, REPLICA_MODEL_LOAD_TIMEOUT="60")
+    command = [sys.executable, "-c", code] if code else [sys.executable, "-m", "replica", *argv]
+    # its own session: a regression of os.killpg(0, ...) ends the child, not this test run
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=120, start_new_session=True)
+
+
+@pytest.mark.parametrize("body, how", [
+    ("import os\nos._exit(0)\n", "os._exit(0)"),
+    ("import os\nos.abort()\n", "os.abort()"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", ", SIGKILL)"),
+    ("import os\nos.kill(os.getpid(), 0)\nos.killpg(0, 15)\n", "os.killpg(0, SIGTERM)"),
+    ("import signal\nsignal.raise_signal(signal.SIGTERM)\n", "raise_signal(SIGTERM)"),
+    ("import os\ntry:\n    os._exit(3)\nexcept BaseException:\n    pass\nMODEL = None\n",
+     "os._exit(3)"),
+])
+def test_a_model_file_that_ends_the_process_is_exit_2(tmp_path, body, how):
+    (tmp_path / "m.py").write_text(body)
+    out = _replica_child(["solve", "--model", "m.py", "--a", "1"], tmp_path)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and out.stdout == "", (out.returncode, out.stdout, out.stderr)
+    assert len(lines) == 1 and "m.py: the model file tried to end the process with " in \
+        lines[0] and how in lines[0], lines
+
+
+def test_ending_the_process_is_a_stand_in_during_the_run_only():
+    import os
+    import signal
+    real = (os._exit, os.abort, os.kill, os.killpg, signal.raise_signal)
+    during, _ = run_watched("f.py", lambda: (os._exit, os.abort, os.kill, os.killpg,
+                                             signal.raise_signal), timeout=5)
+    assert all(a is not b for a, b in zip(during, real))
+    assert (os._exit, os.abort, os.kill, os.killpg, signal.raise_signal) == real
+
+    def fails():
+        raise ZeroDivisionError("in the file")
+    with pytest.raises(ZeroDivisionError):
+        run_watched("f.py", fails, timeout=5)
+    assert (os._exit, os.abort, os.kill, os.killpg, signal.raise_signal) == real
+
+
+def test_a_process_forked_during_the_run_still_ends_as_it_asks(tmp_path):
+    """A worker forked by the file (multiprocessing's fork start) ends with os._exit."""
+    code = ("import os\nfrom replica.watched_run import run_watched\n"
+            "def run():\n    pid = os.fork()\n    if pid == 0:\n        os._exit(7)\n"
+            "    return os.waitpid(pid, 0)[1]\n"
+            "status, _ = run_watched('f.py', run, timeout=30)\n"
+            "print('parent', os.waitstatus_to_exitcode(status))\n")
+    out = _replica_child(None, tmp_path, code)
+    assert out.returncode == 0 and out.stdout == "parent 7\n", (out.stdout, out.stderr)
+
+
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------
 # ``Ridge(None)``: AttributeError 'NoneType' object has no attribute 'xreplace' (from SymPy's
 # nsimplify), ``Ridge((1, 2))`` the same on a Tuple; in a model file "AttributeError while
