@@ -369,7 +369,8 @@ def check_theory_d(d: int, option: str = "--d") -> int:
                     f"{amount_text(d * 5e-4, 's')} for d distinct eigenvalues at 30 digits")
         else:
             need = "far beyond any memory"
-        raise ParameterError(option, f"d = {compact_str(d)} exceeds {MAX_THEORY_D}, the largest dimension "
+        raise ParameterError(option, f"d = {compact_str(d)} exceeds {MAX_THEORY_D}, the largest "
+                                     "dimension "
                                      f"the theory solves with ({need})")
     return d
 

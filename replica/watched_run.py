@@ -15,10 +15,10 @@ about that run matter to the workbench:
   ``SystemExit`` -- ``os._exit``, ``os.abort``, a signal sent to its own process or process group
   (``os.kill(os.getpid(), ...)``, ``os.killpg``, ``signal.raise_signal``,
   ``signal.pthread_kill``): for the run these functions are replaced by stand-ins that raise
-  instead (:func:`_process_kept`), and restored after it. The time limit is ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default
-  :data:`DEFAULT_TIMEOUT`; ``0`` for none) of CPU time -- a file that computes on a loaded
-  machine is not refused for the others' load -- or of waiting, enforced with an interval timer
-  in the main thread (:func:`_time_limit`).
+  instead (:func:`_process_kept`), and restored after it. The time limit is
+  ``REPLICA_MODEL_LOAD_TIMEOUT`` seconds (default :data:`DEFAULT_TIMEOUT`; ``0`` for none) of
+  CPU time -- a file that computes on a loaded machine is not refused for the others' load -- or
+  of waiting, enforced with an interval timer in the main thread (:func:`_time_limit`).
 """
 
 from __future__ import annotations

@@ -78,7 +78,8 @@ def parse_subspace_test(raw, option: str) -> SubspaceTest:
     value = parse_exact(arg, option)
     if kind == "outside":
         if not 0 <= value <= 1:
-            raise ParameterError(option, f"outside:PHI needs PHI in [0, 1], got {compact_str(value)}")
+            raise ParameterError(option, "outside:PHI needs PHI in [0, 1], got "
+                                         f"{compact_str(value)}")
         return SubspaceTest(value, f"outside:{exact_str(value)}", kind)
     if kind == "shared":
         if not 0 <= value <= 1:

@@ -192,7 +192,8 @@ def _check_memory(exp: "Experiment") -> None:
     if need <= have or force_large():
         return
     option = "--d" if memory_estimate(s["P"], d, d * d, exp.solver) > have else "--tau"
-    raise ParameterError(option, f"the simulation at d = {compact_str(d)} with n = {compact_str(s['n'])} "
+    raise ParameterError(option, f"the simulation at d = {compact_str(d)} with n = "
+                                 f"{compact_str(s['n'])} "
                                  "contexts would need "
                                  + (f"about {amount_text(float(need), 'B')} of memory"
                                     if need < 10 ** 30 else "more memory than any machine has")
@@ -253,8 +254,9 @@ def make_experiment(model, d, *, task_law: str = "gaussian", balanced: bool = Fa
     if test_prompts * (d + 1) * d > MAX_TEST_WORK:
         from ..spectra import amount_text
 
-        raise ParameterError("--test-prompts", f"{compact_str(test_prompts)} Monte Carlo prompts at d = "
-                                               f"{compact_str(d)} cost about {test_prompts * d * d:.2g} "
+        raise ParameterError("--test-prompts", f"{compact_str(test_prompts)} Monte Carlo "
+                                               f"prompts at d = {compact_str(d)} cost about "
+                                               f"{test_prompts * d * d:.2g} "
                                                f"operations per error and seed (about "
                                                f"{amount_text(test_prompts * d * d / 1e9, 's')}); "
                                                f"at most {MAX_TEST_WORK:.0e} are allowed")
