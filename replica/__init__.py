@@ -101,9 +101,17 @@ def solve(model, dps: int = 30, verify: bool = True, certify: bool = False, **pa
     >>> sorted(r.groups)
     ['errors', 'free_energy', 'intermediates']
     """
+    from .errors import ParameterError, did_you_mean
     from .numerics.driver import solve_params
 
     problem = _problem(model)
+    names = problem.schema.names
+    for key in params:  # a misspelled keyword of solve itself (dsp=20) is named as such
+        if key not in names:
+            raise ParameterError(key, f"unknown parameter"
+                                      f"{did_you_mean(key, names + ('dps', 'verify', 'certify'))}"
+                                      f" (this model has {', '.join(names)}; replica.solve "
+                                      "also takes dps, verify, certify)")
     return solve_params(problem, problem.schema.parse(params), dps=dps, verify=verify,
                         certify=certify)
 

@@ -71,7 +71,7 @@ from typing import Iterable, Mapping, Sequence
 
 import sympy
 
-from .errors import ParameterError, ReplicaError
+from .errors import ParameterError, ReplicaError, keywords_checked
 from .problem import (DOMAINS, REQUIRED, Domain, Note, Parameter, Problem, Rule, SameAs,
                       Schema, Stability, Start, System, REPLICON)
 from .symbolic.saddle import (Alias, SaddlePoint, SaddlePointError, SpectralFamily,
@@ -399,6 +399,7 @@ class _DerivationRecord:
         self.cache.store("fixed-point", json.dumps({"reduced": bool(reduced)}), ".json")
 
 
+@keywords_checked(ModelError, also=(_Declared,))
 class SaddlePointModel(_Declared):
     r"""A model declared by its replica-symmetric free energy :math:`\Phi(\theta, \hat\theta)`.
 
@@ -551,6 +552,7 @@ class SaddlePointModel(_Declared):
                       positive_unknowns=self.positive_unknowns)
 
 
+@keywords_checked(ModelError, also=(_Declared,))
 class FixedPointModel(_Declared):
     r"""A model declared by its equations: ``equations={x_i: Phi_i(x)}`` (the system
     :math:`x = \Phi(x)`) or ``residuals=[F_1, ...]`` with ``unknowns=[x_1, ...]``

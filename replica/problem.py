@@ -48,7 +48,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Mapping, Sequence
 
-from .errors import ParameterError
+from .errors import ParameterError, did_you_mean
 from .params import INF, compact_str, exact_str, parse_exact
 
 REQUIRED = object()
@@ -329,8 +329,9 @@ class Schema:
         parameter, a malformed value, a value outside its domain, or a violated rule."""
         unknown = [k for k in raw if k not in self._by_name]
         if unknown:
-            raise ParameterError(unknown[0], f"unknown parameter (this model has "
-                                             f"{', '.join(self.names)})")
+            raise ParameterError(unknown[0], f"unknown parameter"
+                                             f"{did_you_mean(unknown[0], self.names)} (this "
+                                             f"model has {', '.join(self.names)})")
         values: dict = {}
         raw = dict(raw)
         for p in self.parameters:  # a covariance given as an object or array carries its size

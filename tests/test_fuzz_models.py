@@ -192,7 +192,8 @@ def test_negative_value_of_a_model_file_parameter_is_its_value(value):
     (["expand", "--model", str(EX / "perceptron_teacher.py"), "--parameter", "alpha",
       "--at", "-1e-3", "--order", "1"], "at", "-1e-3"),
     (["solve", "--model", str(EX / "glm_lasso_spectrum.py"), "--alpha", "-3/4", "--lam",
-      "1/2", "--sigma", "1/5", "--eps", "1/5", "--covariance", "file:two_level_covariance.txt", "--d", "2"], "covariance",
+      "1/2", "--sigma", "1/5", "--eps", "1/5", "--covariance", "file:two_level_covariance.txt",
+      "--d", "2"], "covariance",
      "file:two_level_covariance.txt"),
 ])
 def test_negative_values_in_every_command(argv, dest, value):
@@ -347,6 +348,81 @@ def test_a_process_forked_during_the_run_still_ends_as_it_asks(tmp_path):
             "print('parent', os.waitstatus_to_exitcode(status))\n")
     out = _replica_child(None, tmp_path, code)
     assert out.returncode == 0 and out.stdout == "parent 7\n", (out.stdout, out.stderr)
+
+
+# --- bug 12: a misspelled keyword of the Python API was Python's plain TypeError -------------
+# ``replica.glm.Ridge(lamda=0.1)``: "TypeError: Ridge() got an unexpected keyword argument
+# 'lamda'"; ``ERM(..., lamda=0.1)`` the same from deep inside (_Declared.__init__, after the
+# whole derivation). Now the API's own error (PartError for the parts, ModelError for the
+# builders and declarations, ParameterError for replica.solve) naming the keyword, the closest
+# accepted one and all of them (replica.errors.keywords_checked).
+
+@pytest.mark.parametrize("part, wrong, meant", [
+    (G.Ridge, "lamda", "lam"), (G.L1, "lamb", "lam"), (G.Huber, "delt", "delta"),
+    (G.ElasticNet, "lam_1", "lam1"), (G.Linear, "sigam", "sigma"), (G.Probit, "eta_", "eta"),
+    (G.ReLU, "sigma2", "sigma"), (G.AbsoluteValue, "sgima", "sigma"),
+    (G.GaussBernoulli, "epsilon", "eps"), (G.Teacher, "chanel", "channel"),
+    (G.Covariates, "covarance", "covariance")], ids=lambda v: getattr(v, "__name__", v))
+def test_misspelled_keyword_of_a_part_is_a_part_error(part, wrong, meant):
+    with pytest.raises(G.PartError) as info:
+        part(**{wrong: 1})
+    message = str(info.value)
+    assert message.startswith(f"{part.__name__}(): unknown keyword {wrong!r} "
+                              f"(did you mean {meant!r}?); it takes ") and "\n" not in message
+    assert meant in message.split("it takes ")[1].split(", ")
+
+
+@pytest.mark.parametrize("part", [G.Square, G.Absolute, G.Logistic, G.Hinge, G.Sign, G.Gaussian,
+                                  G.Rademacher], ids=lambda p: p.__name__)
+def test_keyword_to_a_part_without_parameters_is_a_part_error(part):
+    with pytest.raises(G.PartError, match=r"unknown keyword 'lam'; it takes no keywords"):
+        part(lam=1)
+
+
+def test_part_keywords_and_positions_keep_their_meaning():
+    import inspect
+    assert G.Ridge(lam=0.5).pieces == G.Ridge(0.5).pieces != G.Ridge().pieces
+    assert G.ElasticNet(lam2=3, lam1="a").pieces == G.ElasticNet("a", 3).pieces
+    assert G.Teacher(prior=G.Rademacher(), channel=G.Sign()) == G.Teacher(G.Sign(), G.Rademacher())
+    assert str(inspect.signature(G.Probit)) == "(eta='eta') -> 'Channel'"
+    with pytest.raises(TypeError, match="positional"):  # not a keyword mistake: Python's own
+        G.Ridge(1, 2)
+
+
+def _erm(**kw):
+    return G.ERM("m", loss=G.Square(), penalty=G.Ridge(), teacher=G.Teacher(G.Linear()), **kw)
+
+
+@pytest.mark.parametrize("build, wrong, meant", [
+    (_erm, "lamda", None), (_erm, "titel", "title"), (_erm, "free_energy", "free_energy_name"),
+    (lambda **kw: G.BayesOptimal("b", prior=G.Gaussian(), channel=G.Sign(), **kw), "priors",
+     "prior"),
+    (lambda **kw: G.Committee("c", **kw), "titel", "title")])
+def test_misspelled_keyword_of_a_builder_is_a_model_error(build, wrong, meant):
+    from replica.modeling import ModelError
+    with pytest.raises(ModelError) as info:
+        build(**{wrong: 1})
+    message = str(info.value)
+    assert f"unknown keyword {wrong!r}" in message and "\n" not in message
+    assert (f"(did you mean {meant!r}?)" in message) == (meant is not None)
+
+
+def test_a_keyword_passed_on_to_the_declaration_is_still_accepted():
+    model = G.BayesOptimal("b", prior=G.Gaussian(), channel=G.Linear(), guard_digits=7,
+                           description="the keyword reaches SaddlePointModel")
+    assert model.description == "the keyword reaches SaddlePointModel"
+
+
+@pytest.mark.parametrize("wrong, meant", [("dsp", "dps"), ("verfy", "verify"), ("lamda", "lam"),
+                                          ("zzz", None)])
+def test_misspelled_keyword_of_solve_is_a_parameter_error(wrong, meant):
+    import replica
+    from replica.errors import ParameterError
+    with pytest.raises(ParameterError) as info:
+        replica.solve("isotropic", alpha=2, tau=4, kappa="1/2", rho="1/100", **{wrong: 20})
+    message = str(info.value)
+    assert message.startswith(f"{wrong}: unknown parameter")
+    assert (f"(did you mean {meant!r}?)" in message) == (meant is not None), message
 
 
 # --- bug 2: a part's parameter given as None, a list, a tuple or bytes --------------------------

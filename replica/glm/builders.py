@@ -99,6 +99,7 @@ from typing import Sequence
 
 import sympy
 
+from ..errors import keywords_checked
 from ..modeling import LAMBDA_I, MU_I, ModelError, Parameter, SaddlePointModel, Stability, avg
 from ..problem import Rule
 from ..symbolic.gaussian import GaussianIntegral, log_erfc, softplus
@@ -130,6 +131,7 @@ w^*)^2/d = \langle ct\rangle\,\mathbb Ea^2`, an alias (a spectral average fixed 
 parameters)."""
 
 
+@keywords_checked(PartError)
 @dataclasses.dataclass(frozen=True)
 class Teacher:
     """The teacher: a ``channel`` and a ``prior`` (default Gaussian)."""
@@ -138,6 +140,7 @@ class Teacher:
     prior: Prior = dataclasses.field(default_factory=Gaussian)
 
 
+@keywords_checked(PartError)
 @dataclasses.dataclass(frozen=True)
 class Covariates:
     r"""Gaussian covariates with a diagonal covariance :math:`C = \operatorname{diag}(c_i)`
@@ -572,6 +575,9 @@ def _link_average_even(channel: Channel, rho, D: GLMDerivation, fs, cm, cp, s2):
     return outs, {"Delta": s2}
 
 
+@keywords_checked(ModelError, also=(SaddlePointModel,),
+                  sets_itself=("free_energy", "pairs", "positive_unknowns", "derivation",
+                               "stability"))
 def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
         covariates: Covariates | None = None, parameters: Sequence = (), alpha: str = "alpha",
         title: str = "", start=None, observables=None, **kw) -> SaddlePointModel:
@@ -1483,6 +1489,9 @@ def _check_relu_continuous(cont, Vv, w):
     return check
 
 
+@keywords_checked(ModelError, also=(SaddlePointModel,),
+                  sets_itself=("free_energy", "pairs", "positive_unknowns", "derivation",
+                               "stability"))
 def BayesOptimal(name: str, *, prior: Prior, channel: Channel, parameters: Sequence = (),
                  alpha: str = "alpha", title: str = "", start=None, observables=None,
                  **kw) -> SaddlePointModel:

@@ -5,7 +5,9 @@ Each part is a small record of SymPy expressions with its LaTeX notation and the
 uses. A parameter of a part is given by the *name* of a user-facing parameter (``Ridge("lam")``:
 the penalty's :math:`\lambda` is the command-line option ``--lam``) or by a number
 (``Linear(sigma=0)``); a number outside the part's domain, or a name that is not an identifier,
-is a :class:`~replica.modeling.ModelError` naming the part and the parameter (exit status 2).
+is a :class:`~replica.modeling.ModelError` naming the part and the parameter (exit status 2); so
+is a misspelled keyword (``Ridge(lamda=0.1)``, :func:`~replica.errors.keywords_checked`: a
+:class:`PartError` naming it, the closest accepted one and all of them).
 
 **Losses** :math:`\ell`, in one variable :math:`t`:
 
@@ -45,7 +47,7 @@ from typing import Mapping
 
 import sympy
 
-from ..errors import ReplicaError
+from ..errors import ReplicaError, keywords_checked
 
 __all__ = ["Loss", "Penalty", "Channel", "Prior", "Piece", "PartParameter", "PartError",
            "Square", "Absolute", "Huber", "Logistic", "Hinge", "Ridge", "L1", "ElasticNet",
@@ -215,6 +217,7 @@ class Prior:
 
 
 # -- losses -----------------------------------------------------------------------------------
+@keywords_checked(PartError)
 def Square() -> Loss:
     r"""The square loss :math:`\ell(t) = t^2/2` of the residual."""
     return Loss("square", r"\tfrac12 t^2", "residual",
@@ -222,6 +225,7 @@ def Square() -> Loss:
                 description="square loss (y - yhat)^2/2")
 
 
+@keywords_checked(PartError)
 def Absolute() -> Loss:
     r"""The absolute loss :math:`\ell(t) = |t|` of the residual (kink at 0)."""
     return Loss("absolute", r"|t|", "residual",
@@ -229,6 +233,7 @@ def Absolute() -> Loss:
                 description="absolute loss |y - yhat|")
 
 
+@keywords_checked(PartError)
 def Huber(delta="delta") -> Loss:
     r"""Huber's loss of the residual: :math:`t^2/2` for :math:`|t| \le \delta`,
     :math:`\delta|t| - \delta^2/2` beyond (convex, continuously differentiable)."""
@@ -240,6 +245,7 @@ def Huber(delta="delta") -> Loss:
                 params=tuple(params), description="Huber loss")
 
 
+@keywords_checked(PartError)
 def Logistic() -> Loss:
     r"""The logistic loss of the margin, :math:`\ell(t) = \log(1 + e^{-t})`. Its proximal map
     :math:`t - x + V\ell'(t) = 0` has no closed form; since :math:`-1 < \ell' < 0`, the left side
@@ -250,6 +256,7 @@ def Logistic() -> Loss:
                 description="logistic loss log(1 + exp(-y yhat))")
 
 
+@keywords_checked(PartError)
 def Hinge() -> Loss:
     r"""The hinge loss of the margin, :math:`\ell(t) = \max(0, 1 - t)` (kink at 1)."""
     return Loss("hinge", r"\max(0, 1 - t)", "margin",
@@ -258,6 +265,7 @@ def Hinge() -> Loss:
 
 
 # -- penalties --------------------------------------------------------------------------------
+@keywords_checked(PartError)
 def Ridge(lam="lam") -> Penalty:
     r"""The ridge penalty :math:`r(w) = \lambda w^2/2` (objective
     :math:`\sum_\mu\ell + \tfrac\lambda2|w|^2`)."""
@@ -268,6 +276,7 @@ def Ridge(lam="lam") -> Penalty:
                    tuple(params), strictly_convex=True, description="ridge")
 
 
+@keywords_checked(PartError)
 def L1(lam="lam") -> Penalty:
     r"""The :math:`\ell_1` penalty :math:`r(w) = \lambda|w|` (objective
     :math:`\sum_\mu\ell + \lambda|w|_1`)."""
@@ -278,6 +287,7 @@ def L1(lam="lam") -> Penalty:
                    description="l1 (LASSO)")
 
 
+@keywords_checked(PartError)
 def ElasticNet(lam1="lam1", lam2="lam2") -> Penalty:
     r"""The elastic net :math:`r(w) = \lambda_1|w| + \lambda_2w^2/2`."""
     l1, p1 = _value("penalty elastic_net", "lam1", lam1, "positive",
@@ -291,6 +301,7 @@ def ElasticNet(lam1="lam1", lam2="lam2") -> Penalty:
 
 
 # -- channels ---------------------------------------------------------------------------------
+@keywords_checked(PartError)
 def Linear(sigma="sigma") -> Channel:
     r"""The linear channel with Gaussian noise, :math:`y = u + \sigma\varepsilon`."""
     s, params = _value("channel linear", "sigma", sigma, "nonnegative",
@@ -299,12 +310,14 @@ def Linear(sigma="sigma") -> Channel:
                    params=tuple(params), description="linear teacher with Gaussian noise")
 
 
+@keywords_checked(PartError)
 def Sign() -> Channel:
     r"""The noiseless sign channel :math:`y = \operatorname{sign}u`."""
     return Channel("sign", r"y = \operatorname{sign} u", "classification", latent=(1, 0),
                    description="sign teacher")
 
 
+@keywords_checked(PartError)
 def Probit(eta="eta") -> Channel:
     r"""The probit (noisy sign) channel
     :math:`y = \operatorname{sign}(\eta u + \sqrt{1-\eta^2}\,\varepsilon)`, :math:`0\le\eta\le1`
@@ -317,6 +330,7 @@ def Probit(eta="eta") -> Channel:
                    description="probit (noisy sign) teacher")
 
 
+@keywords_checked(PartError)
 def ReLU(sigma="sigma") -> Channel:
     r"""The ReLU channel with Gaussian noise, :math:`y = \max(0, u) + \sigma\varepsilon`
     (link :math:`c_- = 0`, :math:`c_+ = 1`)."""
@@ -327,6 +341,7 @@ def ReLU(sigma="sigma") -> Channel:
                    description="ReLU teacher with Gaussian noise")
 
 
+@keywords_checked(PartError)
 def AbsoluteValue(sigma="sigma") -> Channel:
     r"""The absolute-value (phase-retrieval-like) channel :math:`y = |u| + \sigma\varepsilon`
     (link :math:`c_- = -1`, :math:`c_+ = 1`)."""
@@ -338,12 +353,14 @@ def AbsoluteValue(sigma="sigma") -> Channel:
 
 
 # -- priors -----------------------------------------------------------------------------------
+@keywords_checked(PartError)
 def Gaussian() -> Prior:
     r"""The standard Gaussian prior :math:`N(0, 1)`."""
     return Prior("gaussian", r"N(0, 1)", gaussians=((sympy.Integer(1), sympy.Integer(1)),),
                  description="Gaussian teacher")
 
 
+@keywords_checked(PartError)
 def Rademacher() -> Prior:
     r"""The Rademacher prior: :math:`\pm1` with probability :math:`\tfrac12` each."""
     half = sympy.Rational(1, 2)
@@ -352,6 +369,7 @@ def Rademacher() -> Prior:
                  description="Rademacher teacher")
 
 
+@keywords_checked(PartError)
 def GaussBernoulli(eps="eps") -> Prior:
     r"""The sparse Gauss--Bernoulli prior :math:`(1-\varepsilon)\delta_0 + \varepsilon N(0, 1)`."""
     e, params = _value("prior gauss_bernoulli", "eps", eps, "positive",
