@@ -272,17 +272,17 @@ def test_size_messages_show_huge_sizes_compactly(argv, message, capsys):
 
 def test_solve_header_is_compact_and_json_echo_exact(capsys):
     import json
-    argv = ["solve", "--model", str(EX / "perceptron_capacity.py"), "--kappa", "1e300",
-            "--dps", "15"]
+    argv = ["solve", "--model", str(EX / "perceptron_capacity.py"), "--kappa", "1e40",
+            "--dps", "15"]  # (1e300 solves as well, in 10 s: re-solves at 840 digits)
     assert main(argv) == 0
-    assert capsys.readouterr().out.splitlines()[0] == "perceptron_capacity  (kappa=1e+300)"
+    assert capsys.readouterr().out.splitlines()[0] == "perceptron_capacity  (kappa=1e+40)"
     assert main(argv + ["--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["params"] == {"kappa": "1" + "0" * 300}
+    assert json.loads(capsys.readouterr().out)["params"] == {"kappa": "1" + "0" * 40}
 
 
 def test_simulation_header_is_compact(capsys):
     assert main(["simulate", "isotropic", "--alpha", "1e300", "--tau", "2", "--kappa", "1",
-                 "--rho", "0", "--d", "10", "--seeds", "1"]) == 0
+                 "--rho", "0", "--d", "10", "--seeds", "1", "--no-theory"]) == 0
     head = capsys.readouterr().out.splitlines()[:2]
     assert head[0] == "simulate isotropic (alpha=1e+300, tau=2, kappa=1, rho=0, lam=0)"
     assert "ell=1e+301 " in head[1], head
