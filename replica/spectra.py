@@ -346,7 +346,11 @@ minute), so a larger ``d`` is refused up front with an estimate instead of runni
 
 
 def amount_text(x: float, unit: str) -> str:
-    """``1.5e10, "B"`` -> ``"15 GB"``; ``5000, "s"`` -> ``"1.4 hours"`` (x may be huge)."""
+    """``1.5e10, "B"`` -> ``"15 GB"``; ``5000, "s"`` -> ``"1.4 hours"`` (x may be huge; an
+    estimate that overflowed float64, ``inf``, is said as beyond the largest float:
+    1.8e308 B = 1.8e296 TB, 1.8e308 s = 5.7e300 years)."""
+    if x == float("inf"):
+        return "over 5e+300 years" if unit == "s" else "over 1e+296 TB"
     if unit == "s":
         for size, name in ((3.15e7, "years"), (86400, "days"), (3600, "hours"), (60, "minutes")):
             if x >= size:

@@ -263,6 +263,15 @@ def test_domain_error_shows_a_huge_value_compactly(alpha, message, capsys):
      "--d: a simulated instance with n = ~2e+300 samples in d = 1e+300 dimensions"),
     (["simulate", "isotropic", "--alpha", "1", "--tau", "2", "--kappa", "1", "--rho", "0",
       "--d", "1e300", "--seeds", "1"], "--d: the simulation at d = 1e+300 with n = 2e+600 "),
+    # the k x d array of distinct tasks was not in the memory estimate: NumPy's "Maximum
+    # allowed dimension exceeded" was an internal error (found by the fuzzcli helper)
+    (["simulate", "isotropic", "--alpha", "1", "--tau", "2", "--kappa", "1e300", "--rho", "0",
+      "--d", "10", "--seeds", "1"],
+     "--kappa: the simulation at d = 10 with n = 200 contexts and k = 1e+301 tasks would need "
+     "more memory than any machine has"),
+    (["simulate", "--model", str(EX / "glm_relu.py"), "--alpha", "2", "--lam", "0.1",
+      "--sigma", "0.1", "--d", "1e300", "--seeds", "1", "--no-theory"],
+     "would need over 1e+296 TB of memory"),  # an estimate that overflowed printed "inf TB"
     (["solve", "alignment", "--alpha", "1", "--tau", "2", "--kappa", "1", "--rho", "0",
       "--d", "1e300"], "--d: d = 1e+300 exceeds 100000"),
 ])

@@ -161,9 +161,10 @@ error and seed (about a quarter of an hour at 10^9 per second)."""
 from ..estimates import available_memory  # noqa: E402  (one definition, shared with the CLI)
 
 
-def memory_estimate(P: int, d: int, n: int, solver: str = "auto") -> int:
+def memory_estimate(P: int, d: int, n: int, solver: str = "auto", k: int | None = None) -> int:
     """Peak bytes of one seed at dimension ``d`` with ``n`` pretraining contexts: about six
-    ``n x d`` float64 arrays (tasks per context, context statistics, queries, features) and the
+    ``n x d`` float64 arrays (tasks per context, context statistics, queries, features), the
+    ``k x d`` array of the ``k`` distinct tasks (``None``: a fresh task per context) and the
     ridge solve's matrix for ``P`` weights (dual: ``n x n``; primal: ``P x P`` plus one chunk;
     naive: the ``n x P``
     design; conjugate gradients: four ``n x p`` arrays and a few ``d x p``)."""
@@ -176,7 +177,7 @@ def memory_estimate(P: int, d: int, n: int, solver: str = "auto") -> int:
         solver = "dual" if n < P else "primal"
     ridge = {"dual": n * n, "primal": P * P + CHUNK_BYTES // 8,
              "naive": (n + P) * P, "cg": 4 * n * p + 8 * P + 2 * p * p}[solver]
-    return 8 * (6 * n * d + ridge)
+    return 8 * (6 * n * d + (k or 0) * d + ridge)
 
 
 def _check_memory(exp: "Experiment") -> None:
@@ -185,16 +186,22 @@ def _check_memory(exp: "Experiment") -> None:
     from ..spectra import amount_text
 
     s, d = exp.sizes, exp.d
-    need = memory_estimate(s["P"], d, s["n"], exp.solver)
+    need = memory_estimate(s["P"], d, s["n"], exp.solver, s["k"])
     have = available_memory()
     from ..estimates import OVERRIDE, force_large
 
     if need <= have or force_large():
         return
-    option = "--d" if memory_estimate(s["P"], d, d * d, exp.solver) > have else "--tau"
+    if memory_estimate(s["P"], d, d * d, exp.solver, d) > have:
+        option = "--d"
+    elif memory_estimate(s["P"], d, s["n"], exp.solver) <= have:
+        option = "--kappa"  # the k x d array of distinct tasks alone does not fit
+    else:
+        option = "--tau"
+    tasks = f" and k = {compact_str(s['k'])} tasks" if s["k"] is not None else ""
     raise ParameterError(option, f"the simulation at d = {compact_str(d)} with n = "
                                  f"{compact_str(s['n'])} "
-                                 "contexts would need "
+                                 f"contexts{tasks} would need "
                                  + (f"about {amount_text(float(need), 'B')} of memory"
                                     if need < 10 ** 30 else "more memory than any machine has")
                                  + f"; this machine has {amount_text(have, 'B')} available "
