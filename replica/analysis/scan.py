@@ -90,10 +90,12 @@ def _quantity(problem, quantity: str):
 
 
 def _exact(x) -> Fraction:
-    """An mpf (or float) as the exact rational it represents."""
+    """An mpf (or float) as the exact rational it represents, sign included (``mpf.man_exp``
+    gives the mantissa without its sign: the sign is read from ``_mpf_``)."""
     x = mpmath.mpf(x)
-    man, exp = x.man_exp
-    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * (Fraction(2) ** int(exp))
+    return -value if sign else value
 
 
 @dataclasses.dataclass
