@@ -53,3 +53,38 @@ def test_level_crossing_at_a_negative_parameter_value(capsys):
         # the location printed to its 30 significant digits: within half a unit of the last
         half_unit = mpmath.mpf(10) ** (mpmath.floor(mpmath.log10(abs(ref))) - 29) / 2
         assert abs(mpmath.mpf(data["location"]) - ref) <= half_unit
+
+
+def test_expand_with_a_free_leading_order_says_so(capsys):
+    """``expand`` at a point where the leading-order equations leave an unknown free (logistic
+    regression at alpha = 0: sympy's solution has no value for q) exits 3 with that reason;
+    before the fix it was an internal error (``KeyError: q``, exit 1)."""
+    code, out, err = run(capsys, "expand", "--model", example("logistic_regression"),
+                         "--parameter", "alpha", "--at", "0", "--quantity", "generalisation",
+                         "--order", "1", "--lam", "1/10", "--eta", "1", "--quiet")
+    assert code == 3, err
+    assert "do not determine q" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["perceptron_capacity", "hinge_svm"])
+def test_phase_diagram_of_a_one_parameter_model_says_so(name, tmp_path, capsys):
+    """A model with one continuous parameter has no plane: one line naming it, exit 2 (before:
+    ``--y: must differ from --x``, which did not say why no other --y exists)."""
+    x, quantity = {"perceptron_capacity": ("kappa:0:1:3", "alpha_c"),
+                   "hinge_svm": ("alpha:1:2:3", "kappa_max")}[name]
+    code, out, err = run(capsys, "phase-diagram", "--model", example(name), "--x", x,
+                         "--y", x, "--quantity", quantity, "-o", str(tmp_path / "pd"), "--quiet")
+    assert code == 2
+    assert "only one continuous parameter" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "pd").exists() or not any((tmp_path / "pd").iterdir())
+
+
+@pytest.mark.parametrize("name", ["perceptron_capacity", "logistic_regression", "lasso",
+                                  "hinge_svm"])
+def test_transition_name_on_a_model_without_transitions_says_so(name, capsys):
+    """``transition --name`` on a model file that declares no TRANSITIONS: one line saying so,
+    exit 2 (before: argparse's 'the following arguments are required: --vary, --between')."""
+    code, out, err = run(capsys, "transition", "--model", example(name), "--name", "x",
+                         "--quiet")
+    assert code == 2
+    assert "declares no transitions" in err and len(err.strip().splitlines()) == 1

@@ -516,6 +516,12 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     from .. import figures
 
     _quantity(problem, quantity)
+    continuous = [p.name for p in problem.schema.parameters if _continuous(p)]
+    if len(continuous) < 2:
+        has = f"only one continuous parameter ({continuous[0]})" if continuous else \
+            "no continuous parameter"
+        raise ParameterError("--y", f"{problem.name} has {has}: a phase diagram needs two "
+                                    "(along one parameter: replica sweep or replica transition)")
     if level is not None and trace_max:
         raise ParameterError("--level", "draws one boundary: give --level or --trace-max")
     if level is not None:
