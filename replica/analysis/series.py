@@ -126,7 +126,13 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         raise ConvergenceError(f"{problem.name}: the equations are singular at {parameter} = "
                                f"{at}", tried="leading order of the expansion",
                                status="singular-jacobian")
-    sols = sympy.solve(lead, unknowns, dict=True)
+    try:
+        sols = sympy.solve(lead, unknowns, dict=True)
+    except NotImplementedError:  # e.g. a leading order with Gaussian integrals or radicals
+        raise ConvergenceError(f"{problem.name}: SymPy cannot solve the leading-order equations "
+                               f"at {parameter} = {at} in closed form",
+                               tried="sympy.solve of the leading-order equations",
+                               status="stalled") from None
     # a solution that leaves an unknown free (sympy.solve gives it without that key: the leading
     # order does not fix it, e.g. logistic regression's q at alpha = 0) is not a leading order
     # the expansion can start from
