@@ -516,12 +516,6 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     from .. import figures
 
     _quantity(problem, quantity)
-    continuous = [p.name for p in problem.schema.parameters if _continuous(p)]
-    if len(continuous) < 2:
-        has = f"only one continuous parameter ({continuous[0]})" if continuous else \
-            "no continuous parameter"
-        raise ParameterError("--y", f"{problem.name} has {has}: a phase diagram needs two "
-                                    "(along one parameter: replica sweep or replica transition)")
     if level is not None and trace_max:
         raise ParameterError("--level", "draws one boundary: give --level or --trace-max")
     if level is not None:
@@ -553,6 +547,11 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 else np.linspace(float(lo_v), float(hi_v), n))
         axes[k] = (name, vals, log)
     if axes[0][0] == axes[1][0]:
+        continuous = [p.name for p in problem.schema.parameters if _continuous(p)]
+        if len(continuous) < 2:  # no other --y to give: say so
+            raise ParameterError("--y", f"{problem.name} has only one continuous parameter "
+                                        f"({continuous[0]}): a phase diagram needs two (along "
+                                        "one parameter: replica sweep or replica transition)")
         raise ParameterError("--y", "must differ from --x")
     (xn, xv, xlog), (yn, yv, ylog) = axes
     problem.schema.parse({**fixed, xn: str(Fraction(xv[0]).limit_denominator(10**12)),
