@@ -90,10 +90,12 @@ def _quantity(problem, quantity: str):
 
 
 def _exact(x) -> Fraction:
-    """An mpf (or float) as the exact rational it represents."""
+    """An mpf (or float) as the exact rational it represents, sign included (``mpf.man_exp``
+    gives the mantissa without its sign: the sign is read from ``_mpf_``)."""
     x = mpmath.mpf(x)
-    man, exp = x.man_exp
-    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+    sign, man, exp, _ = x._mpf_
+    value = Fraction(int(man)) * (Fraction(2) ** int(exp))
+    return -value if sign else value
 
 
 @dataclasses.dataclass
@@ -545,6 +547,11 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 else np.linspace(float(lo_v), float(hi_v), n))
         axes[k] = (name, vals, log)
     if axes[0][0] == axes[1][0]:
+        continuous = [p.name for p in problem.schema.parameters if _continuous(p)]
+        if len(continuous) < 2:  # no other --y to give: say so
+            raise ParameterError("--y", f"{problem.name} has only one continuous parameter "
+                                        f"({continuous[0]}): a phase diagram needs two (along "
+                                        "one parameter: replica sweep or replica transition)")
         raise ParameterError("--y", "must differ from --x")
     (xn, xv, xlog), (yn, yv, ylog) = axes
     problem.schema.parse({**fixed, xn: str(Fraction(xv[0]).limit_denominator(10**12)),

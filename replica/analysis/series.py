@@ -126,7 +126,24 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         raise ConvergenceError(f"{problem.name}: the equations are singular at {parameter} = "
                                f"{at}", tried="leading order of the expansion",
                                status="singular-jacobian")
-    sols = sympy.solve(lead, unknowns, dict=True)
+    try:
+        sols = sympy.solve(lead, unknowns, dict=True)
+    except NotImplementedError:  # e.g. a leading order with Gaussian integrals or radicals
+        raise ConvergenceError(f"{problem.name}: SymPy cannot solve the leading-order equations "
+                               f"at {parameter} = {at} in closed form",
+                               tried="sympy.solve of the leading-order equations",
+                               status="stalled") from None
+    # a solution that leaves an unknown free (sympy.solve gives it without that key: the leading
+    # order does not fix it, e.g. logistic regression's q at alpha = 0) is not a leading order
+    # the expansion can start from
+    full = [s for s in sols if all(u in s for u in unknowns)]
+    if sols and not full:
+        free = sorted({str(u) for s in sols for u in unknowns if u not in s})
+        raise ConvergenceError(f"{problem.name}: the leading-order equations at {parameter} = "
+                               f"{at} do not determine {', '.join(free)}",
+                               tried="sympy.solve of the leading-order equations",
+                               status="singular-jacobian")
+    sols = full
     if not sols:
         raise ConvergenceError(f"{problem.name}: no leading-order solution at {parameter} = {at}",
                                tried="sympy.solve of the leading-order equations",

@@ -106,11 +106,14 @@ def _generic_arguments(sp):
         sp.add_argument("--name", default=None, choices=[t.name for t in declared],
                         help="a transition the model declares, its settings as defaults: "
                              + "; ".join(f"{t.name}: {_declared_text(t)}" for t in declared))
-    # required, unless a declared transition (--name) gives them
-    need, required = (" (required unless --name)", False) if declared else ("", True)
-    sp.add_argument("--vary", default=None, metavar="NAME", required=required,
-                    help="the parameter to vary" + need)
-    sp.add_argument("--between", default=None, metavar="LO,HI", required=required,
+    else:  # accepted, so that asking for one says in one line that there is none (_settings)
+        sp.add_argument("--name", default=None,
+                        help="a transition the model declares (this model declares none)")
+    # required, unless a declared transition (--name) gives them (checked in _settings, so that
+    # --name on a model that declares none is answered first)
+    need = " (required unless --name)" if declared else " (required)"
+    sp.add_argument("--vary", default=None, metavar="NAME", help="the parameter to vary" + need)
+    sp.add_argument("--between", default=None, metavar="LO,HI",
                     help="the interval of the varied parameter" + need)
     sp.add_argument("--quantity", default=None, required=False,
                     help=(f"a reported value: {', '.join(entry.problem.report_names())}"
@@ -139,6 +142,9 @@ def _settings(args, entry) -> dict:
     from .common import given_values
 
     name = getattr(args, "name", None)
+    if name and not entry.transitions:
+        raise ParameterError("--name", f"{entry.problem.name} declares no transitions "
+                                       "(TRANSITIONS): give --vary, --between and --quantity")
     t = next(t for t in entry.transitions if t.name == name) if name else None
     between = args.between
     if between is None and t is not None and len(t.between) == 2:
