@@ -177,3 +177,21 @@ def test_a_metastable_solution_is_reported_as_metastable():
     assert rc == 0, err
     assert "(equilibrium)" not in out
     assert "all metastable; equilibrium: the closed-form branch m = 1" in out
+
+
+@pytest.mark.slow
+def test_a_failed_solve_names_the_declared_branch_that_exists_there():
+    """Above alpha_alg = 1.4926 the Rademacher perceptron's m < 1 branch has ended and the solve
+    fails (exit 3; at alpha = 2 its start sits where a conjugate overflows). The audit of issue
+    26 found the message silent about the answer the model itself declares: perfect recovery
+    m = 1, free entropy -log 2. The failure now names every closed-form branch that exists at
+    the parameters, in the message and in the JSON; with the Gaussian prior (no such branch)
+    nothing is named."""
+    rc, out, err = cli("solve", "--model", TEACHER, "--alpha", "2", "--prior", "rademacher",
+                       "--json")
+    assert rc == 3
+    data = json.loads(out)
+    assert data["converged"] is False
+    assert data["declared_branches"] == [
+        {"branch": "m = 1", "free_energy": mpmath.nstr(-mpmath.log(2), 15)}]
+    assert "closed-form branch at these parameters: m = 1" in err.strip().splitlines()[-1]

@@ -78,6 +78,26 @@ def better_closed_branches(problem, branches, raw: dict, params, value, digits) 
     return out
 
 
+def declared_branches_here(problem, branches, raw: dict, params) -> list:
+    """``[(label, free energy)]`` of the declared closed-form branches that exist at
+    ``params`` (their ``when``), whatever their free energy: what a failed solve names, since
+    where the solver finds no other solution (the Rademacher teacher above the end of its
+    m < 1 branch) the declared branch is what is left."""
+    import mpmath
+
+    from ..analysis.first_order import declared_branch
+
+    if problem.free_energy is None:
+        return []
+    out = []
+    for b in branches:
+        if b.free_energy is not None and _branch_exists(problem, b.when, raw, params):
+            with mpmath.workdps(20):
+                out.append((b.label, declared_branch(problem, b, option="BRANCHES")
+                            .closed_form(params)))
+    return out
+
+
 def _branch_exists(problem, when, raw: dict, params) -> bool:
     """Whether a closed-form branch with the ``when`` of its declaration exists at
     ``params``: ``{parameter: raw value}`` (those parameters equal to the given values) or a
@@ -134,12 +154,20 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     try:
         res = solve_params(problem, params, dps=dps, certify=certify)
     except ConvergenceError as exc:
+        here = declared_branches_here(problem, branches, raw, params)
+        if here:
+            exc = ConvergenceError(
+                f"{exc}; the model declares a closed-form branch at these parameters: "
+                + ", ".join(f"{label} ({problem.free_energy} {_nstr(f)})" for label, f in here),
+                status=exc.status)
         if as_json:
-            sys.stdout.write(json.dumps({"model": problem.name, "params": params.echo(),
-                                         "dps": dps, "status": exc.status,
-                                         "converged": False, "message": str(exc)}, indent=2)
-                             + "\n")
-        raise
+            out = {"model": problem.name, "params": params.echo(), "dps": dps,
+                   "status": exc.status, "converged": False, "message": str(exc)}
+            if here:
+                out["declared_branches"] = [{"branch": label, "free_energy": _nstr(f)}
+                                            for label, f in here]
+            sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        raise exc from None
     fname = problem.free_energy
     better = better_closed_branches(problem, branches, raw, params,
                                     res.all_values.get(fname) if fname else None, res.digits)
