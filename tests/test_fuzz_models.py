@@ -331,3 +331,58 @@ SLOW_CASES = [  # the phase-retrieval files take 15-20 s of CPU time to load (on
 def test_campaign_bad_input_is_exit_2_slow(index, capsys):
     argv, option = SLOW_CASES[index]
     _check_exit_2(argv, option, capsys)
+
+
+# --- bug 9: a --follow path (or a first-order --between bracket) that leaves the domain ------
+# ``replica solve --model examples/phase_retrieval.py --alpha 1 --start m=0.8 --follow
+# alpha:1.3`` (alpha is declared in (1/2, 6/5)) was not refused: the continuation solved its
+# first points, then exit 3 where the branch was lost. Now every point of the path is parsed
+# by the model's schema (its domains and rules) before any solve: exit 2 naming --follow, the
+# value and the domain (commands/common.py check_path_in_domain; the same for --between of a
+# first-order transition).
+
+FOLLOW_OUT = [
+    (PT + ["--alpha", "1", "--start", "m=0.5", "--follow", "alpha:-1:4"], "alpha = -1",
+     "must be positive"),
+    (["solve", "--model", str(EX / "logistic_regression.py"), "--alpha", "2", "--lam", "1",
+      "--eta", "1/2", "--start", "m=0.5,q=0.5,sigma=0.5", "--follow", "eta:2:4"], "eta = 2",
+     "eta must be in [0, 1]"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--between=1.2,-1", "--kind", "first-order", "--prior", "rademacher", "--branch",
+      "a:m=0.7", "--branch", "b:free_entropy=-log(2)"], "alpha = -1", "must be positive"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(FOLLOW_OUT)))
+def test_path_outside_the_domain_is_refused_before_any_solve(index, capsys, monkeypatch):
+    import replica.numerics.driver as driver
+
+    def no_solve(*a, **k):
+        raise AssertionError("a solve was started")
+    monkeypatch.setattr(driver, "solve_params", no_solve)
+    argv, value, domain = FOLLOW_OUT[index]
+    option = "--between" if argv[0] == "transition" else "--follow"
+    rc = main(argv)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, (rc, lines)
+    assert lines[0].startswith(f"replica: error: {option}: "), lines[0]
+    assert value in lines[0] and domain in lines[0], lines[0]
+
+
+def test_path_inside_the_domain_passes_the_check():
+    from replica.commands.common import check_path_in_domain
+    from replica.registry import load
+
+    problem = load(str(EX / "logistic_regression.py")).problem
+    check_path_in_domain(problem, {"alpha": "2", "lam": "1"}, "eta", ["1/2", "3/4", "1"],
+                         "--follow")
+    with pytest.raises(Exception, match=r"--follow: the path reaches eta = 5/4"):
+        check_path_in_domain(problem, {"alpha": "2", "lam": "1"}, "eta", ["1/2", "5/4", "1"],
+                             "--follow")
+
+
+@pytest.mark.slow
+def test_phase_retrieval_follow_beyond_its_domain_is_exit_2(capsys):
+    """(15-20 s CPU: the model file's load) the command that found bug 9."""
+    _check_exit_2(PR + ["--alpha", "1", "--start", "m=0.8", "--follow", "alpha:1.3"],
+                  "--follow", capsys)

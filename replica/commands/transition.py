@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import add_dps, parse_dps
+from .common import add_dps, check_path_in_domain, parse_dps
 
 #: The command's one-line help (the top-level parser lists it without building the command).
 HELP = "locate a phase transition numerically"
@@ -242,6 +242,7 @@ def _run_on_branches(args, problem, s) -> int:
                                          f"LABEL:NAME=VALUE,...), got {len(s['branches'])}")
     branches = [declared_branch(problem, b) for b in s["branches"]]
     base = problem.schema.parse({**fixed, vary: lo})  # validates the fixed parameters
+    check_path_in_domain(problem, fixed, vary, (lo, hi), "--between", what="the bracket")
     shown = {k: v for k, v in base.echo().items() if k != vary}
     extra = {}
     if kind == "first-order":
