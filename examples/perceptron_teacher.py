@@ -149,11 +149,12 @@ TRANSITIONS = [
     Transition(
         "alpha-it", quantity="free_entropy", vary="alpha", kind="first-order",
         between=("1.24", "1.25"), params={"prior": "rademacher"}, branches=(PARTIAL, PERFECT),
+        when={"prior": "rademacher"},  # with the Gaussian prior m < 1 is the only solution
         definition="information-theoretic threshold alpha_IT: the free entropy of the m < 1 "
                    "solution crosses -log 2, that of perfect recovery m = 1 (Rademacher prior)"),
     Transition(
         "alpha-alg", quantity="m", vary="alpha", kind="spinodal", guess="1.49",
-        between=("1.4", "1.6"), params={"prior": "rademacher"},
+        between=("1.4", "1.6"), params={"prior": "rademacher"}, when={"prior": "rademacher"},
         branches=(Branch("m < 1", start={"m": "0.8"}),),
         definition="algorithmic threshold alpha_alg: the spinodal where the m < 1 branch ends "
                    "(Rademacher prior)"),

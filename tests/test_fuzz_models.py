@@ -386,3 +386,51 @@ def test_phase_retrieval_follow_beyond_its_domain_is_exit_2(capsys):
     """(15-20 s CPU: the model file's load) the command that found bug 9."""
     _check_exit_2(PR + ["--alpha", "1", "--start", "m=0.8", "--follow", "alpha:1.3"],
                   "--follow", capsys)
+
+
+# --- bug 10: a declared transition asked for where it does not exist --------------------------
+# ``replica transition --model examples/perceptron_teacher.py --name alpha-it --prior gaussian``
+# solved for minutes and exited 3: with the Gaussian prior there is no first-order transition
+# (the m < 1 branch is the only solution; alpha-it and alpha-alg are declared for the Rademacher
+# prior). A Transition now declares where it exists (``when``, as Branch.when: parameter values
+# or conditions), and ``replica transition --name`` refuses other values up front: exit 2
+# naming the parameter, the transition and the values declared.
+
+@pytest.mark.parametrize("name", ["alpha-it", "alpha-alg"])
+def test_transition_outside_its_declared_parameters_is_exit_2(name, capsys, monkeypatch):
+    import replica.analysis.first_order as first_order
+    import replica.numerics.driver as driver
+
+    def no_solve(*a, **k):
+        raise AssertionError("a solve was started")
+    for module in (driver, first_order):  # every solve compiles the model's machine first
+        monkeypatch.setattr(module, "machine", no_solve)
+    rc = main(["transition", "--model", str(EX / "perceptron_teacher.py"), "--name", name,
+               "--prior", "gaussian"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, (rc, lines)
+    assert lines[0].startswith("replica: error: --prior: "), lines[0]
+    assert name in lines[0] and "prior=rademacher" in lines[0] and "gaussian" in lines[0]
+
+
+def test_transition_when_conditions_are_checked_generically():
+    """A ``when`` of conditions on a parameter other than the varied one (logistic regression:
+    eta < 1), and the varied parameter's own conditions left to the bracket."""
+    from replica.commands.transition import _refuse_where_not_declared
+    from replica.errors import ParameterError
+    from replica.registry import load
+
+    problem = load(str(EX / "logistic_regression.py")).problem
+    s = {"name": "t", "vary": "alpha", "between": ["1", "2"], "when": ("eta < 1",
+                                                                        "alpha > 3")}
+    _refuse_where_not_declared(problem, dict(s, fixed={"lam": "1", "eta": "1/2"}))
+    with pytest.raises(ParameterError, match=r"^--eta: the transition t is declared only for "
+                                             r"eta < 1, not at eta=1"):
+        _refuse_where_not_declared(problem, dict(s, fixed={"lam": "1", "eta": "1"}))
+
+
+def test_transition_when_must_be_values_or_conditions():
+    from replica.capabilities import Transition
+
+    with pytest.raises(ValueError, match="when is"):
+        Transition("t", quantity="m", vary="alpha", kind="max", when="prior=rademacher")
