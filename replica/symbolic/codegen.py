@@ -691,9 +691,16 @@ def _level_hints():
 
 
 def _quad_finite(f, lo, hi):
-    """``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
-    raises :class:`QuadratureError` where the value is not finite."""
-    value, err = mpmath.quad(f, [lo, hi], error=True)
+    r"""``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
+    raises :class:`QuadratureError` where the value is not finite, or where mpmath cannot
+    evaluate the integrand at a node (an ``OverflowError``: on an infinite interval the nodes
+    reach :math:`|z| \sim 10^{10^3}`, where e.g. mpmath's ``erfc`` of a tiny multiple of
+    :math:`z` converts a huge integer to a float)."""
+    try:
+        value, err = mpmath.quad(f, [lo, hi], error=True)
+    except OverflowError as exc:
+        raise QuadratureError(f"mpmath cannot evaluate a Gaussian integrand far in its tail "
+                              f"(OverflowError: {exc})") from None
     if not mpmath.isfinite(value):
         raise QuadratureError("a Gaussian integral is not finite")
     return value, err
