@@ -551,13 +551,14 @@ class owens_t(sympy.Function):  # noqa: N801 - the name SciPy uses
     def _eval_evalf(self, prec):
         import mpmath
 
-        from .codegen import owens_t_mp
-
         if not all(x.is_number for x in self.args):
             return None
-        with mpmath.workprec(prec + 20):
+        with mpmath.workprec(prec + 20):  # the definition (as codegen.owens_t_mp, which
+            # this module cannot import: codegen imports it)
             h, a = (mpmath.mpf(sympy.Float(x.evalf(prec + 20), prec + 20)) for x in self.args)
-            return sympy.Float(owens_t_mp(h, a), precision=prec)
+            value = mpmath.quad(lambda x: mpmath.exp(-h * h * (1 + x * x) / 2) / (1 + x * x),
+                                [0, a]) / (2 * mpmath.pi)
+            return sympy.Float(value, precision=prec)
 
 
 SCALED_ERFC_FROM = sympy.Rational(53, 2)
