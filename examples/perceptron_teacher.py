@@ -69,6 +69,7 @@ Barbier et al. 2019; found here :math:`\alpha_{IT} = 1.244683989850\ldots` and
 from fractions import Fraction
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 
 from replica.capabilities import Branch, Transition
 from replica.errors import ParameterError
@@ -105,7 +106,10 @@ def H(x):
 
 
 PSI_GAUSS = (mhat - sympy.log(1 + mhat)) / 2
-PSI_RADEMACHER = gauss(sympy.log(sympy.cosh(mhat + sympy.sqrt(mhat) * z)), z) - mhat / 2
+# log cosh u written as log1p(2 sinh(u/2)^2) (cosh u - 1 = 2 sinh(u/2)^2): the same function,
+# without the cancellation of log(1 + u^2/2 + ...) at small u = mhat + sqrt(mhat) z, which lost
+# log10(1/mhat) digits of the integral at a tiny sample ratio (alpha = 1e-30: 30 digits)
+PSI_RADEMACHER = gauss(log1p(2 * sympy.sinh((mhat + sympy.sqrt(mhat) * z) / 2)**2), z) - mhat / 2
 C = sympy.sqrt(m / (1 - m))
 PSI_OUT = 2 * gauss(H(C * z) * sympy.log(H(C * z)), z)
 
@@ -149,11 +153,12 @@ TRANSITIONS = [
     Transition(
         "alpha-it", quantity="free_entropy", vary="alpha", kind="first-order",
         between=("1.24", "1.25"), params={"prior": "rademacher"}, branches=(PARTIAL, PERFECT),
+        when={"prior": "rademacher"},  # with the Gaussian prior m < 1 is the only solution
         definition="information-theoretic threshold alpha_IT: the free entropy of the m < 1 "
                    "solution crosses -log 2, that of perfect recovery m = 1 (Rademacher prior)"),
     Transition(
         "alpha-alg", quantity="m", vary="alpha", kind="spinodal", guess="1.49",
-        between=("1.4", "1.6"), params={"prior": "rademacher"},
+        between=("1.4", "1.6"), params={"prior": "rademacher"}, when={"prior": "rademacher"},
         branches=(Branch("m < 1", start={"m": "0.8"}),),
         definition="algorithmic threshold alpha_alg: the spinodal where the m < 1 branch ends "
                    "(Rademacher prior)"),

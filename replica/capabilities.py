@@ -234,6 +234,12 @@ class Transition:
     """:class:`Branch` records: two for ``first-order``, one for ``spinodal``."""
     guess: str | None = None
     """``spinodal``: the value of ``vary`` near the fold where Newton's method starts."""
+    when: Any = dataclasses.field(default_factory=dict)
+    """Where the transition exists, as :attr:`Branch.when`: ``{parameter: raw value}`` (e.g.
+    ``{"prior": "rademacher"}``: a first-order transition of one prior only) or conditions
+    ``("kappa < 0",)`` on the other parameters (empty: wherever it is located). ``replica
+    transition --name`` refuses, before any solve, other values of those parameters (exit 2
+    naming them and the values declared): the transition is not there to locate."""
 
     def __post_init__(self):
         if self.kind not in TRANSITION_KINDS:
@@ -246,3 +252,6 @@ class Transition:
         for b in self.branches:
             if not isinstance(b, Branch):
                 raise ValueError(f"transition {self.name!r}: branches are Branch records")
+        if not isinstance(self.when, (Mapping, tuple, list)):
+            raise ValueError(f"transition {self.name!r}: when is {{parameter: value}} or a "
+                             "tuple of conditions")

@@ -615,3 +615,216 @@ SLOW_CASES = [  # the phase-retrieval files take 15-20 s of CPU time to load (on
 def test_campaign_bad_input_is_exit_2_slow(index, capsys):
     argv, option = SLOW_CASES[index]
     _check_exit_2(argv, option, capsys)
+
+
+# --- bug 9: a --follow path (or a first-order --between bracket) that leaves the domain ------
+# ``replica solve --model examples/phase_retrieval.py --alpha 1 --start m=0.8 --follow
+# alpha:1.3`` (alpha is declared in (1/2, 6/5)) was not refused: the continuation solved its
+# first points, then exit 3 where the branch was lost. Now every point of the path is parsed
+# by the model's schema (its domains and rules) before any solve: exit 2 naming --follow, the
+# value and the domain (commands/common.py check_path_in_domain; the same for --between of a
+# first-order transition).
+
+FOLLOW_OUT = [
+    (PT + ["--alpha", "1", "--start", "m=0.5", "--follow", "alpha:-1:4"], "alpha = -1",
+     "must be positive"),
+    (["solve", "--model", str(EX / "logistic_regression.py"), "--alpha", "2", "--lam", "1",
+      "--eta", "1/2", "--start", "m=0.5,q=0.5,sigma=0.5", "--follow", "eta:2:4"], "eta = 2",
+     "eta must be in [0, 1]"),
+    (["transition", "--model", str(EX / "perceptron_teacher.py"), "--vary", "alpha",
+      "--between=1.2,-1", "--kind", "first-order", "--prior", "rademacher", "--branch",
+      "a:m=0.7", "--branch", "b:free_entropy=-log(2)"], "alpha = -1", "must be positive"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(FOLLOW_OUT)))
+def test_path_outside_the_domain_is_refused_before_any_solve(index, capsys, monkeypatch):
+    import replica.numerics.driver as driver
+
+    def no_solve(*a, **k):
+        raise AssertionError("a solve was started")
+    monkeypatch.setattr(driver, "solve_params", no_solve)
+    argv, value, domain = FOLLOW_OUT[index]
+    option = "--between" if argv[0] == "transition" else "--follow"
+    rc = main(argv)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, (rc, lines)
+    assert lines[0].startswith(f"replica: error: {option}: "), lines[0]
+    assert value in lines[0] and domain in lines[0], lines[0]
+
+
+def test_path_inside_the_domain_passes_the_check():
+    from replica.commands.common import check_path_in_domain
+    from replica.registry import load
+
+    problem = load(str(EX / "logistic_regression.py")).problem
+    check_path_in_domain(problem, {"alpha": "2", "lam": "1"}, "eta", ["1/2", "3/4", "1"],
+                         "--follow")
+    with pytest.raises(Exception, match=r"--follow: the path reaches eta = 5/4"):
+        check_path_in_domain(problem, {"alpha": "2", "lam": "1"}, "eta", ["1/2", "5/4", "1"],
+                             "--follow")
+
+
+@pytest.mark.slow
+def test_phase_retrieval_follow_beyond_its_domain_is_exit_2(capsys):
+    """(15-20 s CPU: the model file's load) the command that found bug 9."""
+    _check_exit_2(PR + ["--alpha", "1", "--start", "m=0.8", "--follow", "alpha:1.3"],
+                  "--follow", capsys)
+
+
+# --- bug 10: a declared transition asked for where it does not exist --------------------------
+# ``replica transition --model examples/perceptron_teacher.py --name alpha-it --prior gaussian``
+# solved for minutes and exited 3: with the Gaussian prior there is no first-order transition
+# (the m < 1 branch is the only solution; alpha-it and alpha-alg are declared for the Rademacher
+# prior). A Transition now declares where it exists (``when``, as Branch.when: parameter values
+# or conditions), and ``replica transition --name`` refuses other values up front: exit 2
+# naming the parameter, the transition and the values declared.
+
+@pytest.mark.parametrize("name", ["alpha-it", "alpha-alg"])
+def test_transition_outside_its_declared_parameters_is_exit_2(name, capsys, monkeypatch):
+    import replica.analysis.first_order as first_order
+    import replica.numerics.driver as driver
+
+    def no_solve(*a, **k):
+        raise AssertionError("a solve was started")
+    for module in (driver, first_order):  # every solve compiles the model's machine first
+        monkeypatch.setattr(module, "machine", no_solve)
+    rc = main(["transition", "--model", str(EX / "perceptron_teacher.py"), "--name", name,
+               "--prior", "gaussian"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, (rc, lines)
+    assert lines[0].startswith("replica: error: --prior: "), lines[0]
+    assert name in lines[0] and "prior=rademacher" in lines[0] and "gaussian" in lines[0]
+
+
+def test_transition_when_conditions_are_checked_generically():
+    """A ``when`` of conditions on a parameter other than the varied one (logistic regression:
+    eta < 1), and the varied parameter's own conditions left to the bracket."""
+    from replica.commands.transition import _refuse_where_not_declared
+    from replica.errors import ParameterError
+    from replica.registry import load
+
+    problem = load(str(EX / "logistic_regression.py")).problem
+    s = {"name": "t", "vary": "alpha", "between": ["1", "2"], "when": ("eta < 1",
+                                                                        "alpha > 3")}
+    _refuse_where_not_declared(problem, dict(s, fixed={"lam": "1", "eta": "1/2"}))
+    with pytest.raises(ParameterError, match=r"^--eta: the transition t is declared only for "
+                                             r"eta < 1, not at eta=1"):
+        _refuse_where_not_declared(problem, dict(s, fixed={"lam": "1", "eta": "1"}))
+
+
+def test_transition_when_must_be_values_or_conditions():
+    from replica.capabilities import Transition
+
+    with pytest.raises(ValueError, match="when is"):
+        Transition("t", quantity="m", vary="alpha", kind="max", when="prior=rademacher")
+
+
+# --- bug 11: the teacher-student perceptron at a tiny sample ratio ----------------------------
+# ``replica solve --model examples/perceptron_teacher.py --alpha 1e-300`` ran for more than 5
+# minutes with no output; ``--alpha 1e-30`` was exit 3 (quadrature error estimate 1e-44 above
+# 1e-35 of the size 3e-31). Three causes, each fixed at its root:
+# (a) the float64 start fails at 1e-300, and the mpmath start's damped sweeps from m = 1/2
+#     shrank the distance to m ~ 6e-301 by 1 - d per sweep, d halving to 1/64 (thousands of
+#     sweeps with quadratures): newton.damped_mp now takes the undamped step where the map
+#     contracts strongly between two iterates;
+# (b) mpmath's erfc at a tanh-sinh node far in the tail (|z| ~ 10^1000) raised OverflowError,
+#     an internal error: codegen._quad_finite makes it a QuadratureError (exit 3);
+# (c) the Rademacher term log cosh(u), u = mhat + sqrt(mhat) z ~ 1e-15, lost 30 digits to
+#     log(1 + u^2/2): the model writes it log1p(2 sinh(u/2)^2), the same function.
+# At 1e-300 the channel equation's integrand still cancels 150 digits between its terms
+# (z log(erfc(c z)/2)/sqrt(m) - z log(2)/sqrt(m), c ~ 1e-150), so that solve is exit 3, now
+# in ~25 s, not a silent run.
+
+def test_damped_iteration_of_a_nearly_constant_map_takes_undamped_steps():
+    """x = phi(x) = 1e-300 (1 + x/10): from x = 1/2 the damped steps alone need ~1000 sweeps
+    (the distance halves per sweep, then shrinks by 1 - 1/64); the undamped step, taken once
+    the map is seen to contract, reaches the fixed point in a few."""
+    from replica.numerics.newton import damped_mp
+
+    with mpmath.workdps(30):
+        c = mpmath.mpf(10) ** -300
+        x, sweeps = damped_mp(lambda v: [c * (1 + v[0] / 10)], [mpmath.mpf(1) / 2], maxiter=50,
+                              rtol=mpmath.mpf(10) ** -20)
+        assert sweeps <= 6, sweeps
+        assert abs(x[0] - c / (1 - c / 10)) <= mpmath.mpf(10) ** -20 * c
+
+
+def test_damped_iteration_still_damps_an_expanding_oscillation():
+    """phi(x) = 3 - 2x (slope -2: the undamped iteration diverges); fixed point 1."""
+    from replica.numerics.newton import damped_mp
+
+    with mpmath.workdps(30):
+        x, _ = damped_mp(lambda v: [3 - 2 * v[0]], [mpmath.mpf(0)], maxiter=2000)
+        assert abs(x[0] - 1) < mpmath.mpf(10) ** -12
+
+
+def test_quadrature_node_that_mpmath_cannot_evaluate_is_a_quadrature_error():
+    from replica.symbolic.codegen import QuadratureError, _quad_finite
+
+    def f(z):
+        if abs(z) > 10 ** 6:
+            raise OverflowError("int too large to convert to float")
+        return mpmath.npdf(z)
+
+    with pytest.raises(QuadratureError, match="OverflowError"):
+        _quad_finite(f, mpmath.mpf(0), mpmath.inf)
+
+
+def _teacher_state_evolution(alpha, prior, dps=90):
+    """(m, free entropy) of the teacher-student perceptron, by hand: the published state
+    evolution m = mhat/(1 + mhat) (Gaussian) or E tanh(mhat + sqrt(mhat) Z) (Rademacher),
+    mhat = 2 alpha/(1 - m) int Dxi N(c xi)^2/H(c xi), c = sqrt(m/(1 - m)), iterated from
+    m = 2 alpha/pi (the map's slope is O(alpha)); the free entropy -m mhat/2 + psi(mhat) +
+    alpha Psi_out(m), Psi_out = 2 int Dz H(cz) log H(cz), all by mpmath.quad at dps digits."""
+    with mpmath.workdps(dps):
+        alpha = mpmath.mpf(alpha)
+        D = lambda f: mpmath.quad(lambda t: mpmath.npdf(t) * f(t), [-mpmath.inf, 0, mpmath.inf])  # noqa: E731
+        Hf = lambda x: mpmath.erfc(x / mpmath.sqrt(2)) / 2  # noqa: E731
+        m = 2 * alpha / mpmath.pi
+        for _ in range(6):
+            c = mpmath.sqrt(m / (1 - m))
+            mhat = 2 * alpha / (1 - m) * D(lambda t: mpmath.npdf(c * t) ** 2 / Hf(c * t))
+            if prior == "gaussian":
+                m = mhat / (1 + mhat)
+            else:
+                m = D(lambda t: mpmath.tanh(mhat + mpmath.sqrt(mhat) * t))
+        c = mpmath.sqrt(m / (1 - m))
+        psi_out = 2 * D(lambda t: Hf(c * t) * mpmath.log(Hf(c * t)))
+        if prior == "gaussian":
+            psi = (mhat - mpmath.log(1 + mhat)) / 2
+        else:
+            psi = D(lambda t: mpmath.log(mpmath.cosh(mhat + mpmath.sqrt(mhat) * t))) - mhat / 2
+        return m, -m * mhat / 2 + psi + alpha * psi_out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prior", ["gaussian", "rademacher"])
+def test_teacher_perceptron_at_alpha_1e_30(prior, capsys):
+    """(15-30 s CPU each) exit 0 and m, the free entropy against the hand-written state
+    evolution (25 digits) and against the small-alpha closed form m = 2 alpha/pi + O(alpha^2)
+    (the map's first order: mhat = 2 alpha Psi_out'(0) = 2 alpha/pi, m = mhat + O(mhat^2))."""
+    import json
+
+    rc = main(PT + ["--alpha", "1e-30", "--prior", prior, "--json"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err[-400:]
+    data = json.loads(out.out)
+    with mpmath.workdps(40):
+        m = mpmath.mpf(data["order_parameters"]["m"])
+        phi = mpmath.mpf(data["free_energy"]["free_entropy"])
+        m_ref, phi_ref = _teacher_state_evolution("1e-30", prior)
+        assert abs(m / m_ref - 1) < mpmath.mpf(10) ** -25, (m, m_ref)
+        assert abs(phi / phi_ref - 1) < mpmath.mpf(10) ** -25, (phi, phi_ref)
+        assert abs(m / (2 * mpmath.mpf("1e-30") / mpmath.pi) - 1) < mpmath.mpf(10) ** -25
+
+
+@pytest.mark.slow
+def test_teacher_perceptron_at_alpha_1e_300_is_a_prompt_exit_3(capsys):
+    """(~25 s CPU) exit 3 in one line, well before a minute of CPU time."""
+    t0 = time.process_time()
+    rc = main(PT + ["--alpha", "1e-300"])
+    err = capsys.readouterr().err
+    assert rc == 3, err[-400:]
+    assert len(err.strip().splitlines()) == 1 and "internal error" not in err, err[-400:]
+    assert time.process_time() - t0 < 90

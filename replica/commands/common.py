@@ -317,6 +317,7 @@ def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str)
     values = [exact_str(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / n)
               for i in range(n + 1)]
     raw = {k: v for k, v in raw.items() if k != name}
+    check_path_in_domain(problem, raw, name, values, "--follow")
     start = parse_start(starts[0])
     points = follow_branch(problem, name, values, start, fixed=raw, dps=dps)
     fname = problem.free_energy
@@ -351,6 +352,22 @@ def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str)
                                f"{name} = {last[0]}", tried="continuation from the previous "
                                "solutions", status=getattr(last[1], "status", "stalled"))
     return 0
+
+
+def check_path_in_domain(problem, fixed: dict, name: str, values, option: str,
+                         what: str = "the path") -> None:
+    """Refuse, before any solve, a path of the parameter ``name`` (``values``, raw, in order)
+    that leaves the model's declared domain: every point, with the other parameters ``fixed``,
+    is parsed by the model's schema (the parameter's domain and the schema's rules), and the
+    first one refused is a :class:`ParameterError` naming ``option``, the value and the
+    domain's own message (``what``: the path's name in it, e.g. ``"the bracket"``)."""
+    values = list(values)
+    for value in values[-1:] + values[:-1]:  # the end the user gave first
+        try:
+            problem.schema.parse({**fixed, name: value})
+        except ParameterError as exc:
+            raise ParameterError(option, f"{what} reaches {name} = {value}, outside the "
+                                         f"model's domain ({exc})") from None
 
 
 def _estimate_dense(problem, params, dps: int) -> None:

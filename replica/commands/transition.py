@@ -20,9 +20,10 @@ branch ends, Newton's method on the fold system from ``--guess``) and ``--kind l
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 import sys
 
-from .common import add_dps, parse_dps
+from .common import add_dps, check_path_in_domain, parse_dps
 
 #: The command's one-line help (the top-level parser lists it without building the command).
 HELP = "locate a phase transition numerically"
@@ -91,9 +92,12 @@ def _declared_text(t) -> str:
     """One line describing a declared transition: its definition and settings."""
     where = f" on [{t.between[0]}, {t.between[1]}]" if len(t.between) == 2 else ""
     fixed = ", ".join(f"{k}={v}" for k, v in dict(t.params).items())
+    when = (", ".join(f"{k}={v}" for k, v in t.when.items()) if isinstance(t.when, Mapping)
+            else " and ".join(t.when))
     return ((t.definition + " -- " if t.definition else "")
             + f"the {t.kind}" + (f" {t.level}" if t.level is not None else "")
-            + f" of {t.quantity} in {t.vary}{where}" + (f" at {fixed}" if fixed else ""))
+            + f" of {t.quantity} in {t.vary}{where}" + (f" at {fixed}" if fixed else "")
+            + (f" (declared only for {when})" if when else ""))
 
 
 def _generic_arguments(sp):
@@ -189,7 +193,43 @@ def _settings(args, entry) -> dict:
     fixed = {k: str(v) for k, v in dict(t.params if t is not None else {}).items() if k != vary}
     fixed.update(given_values(args, entry.schema))
     out["fixed"] = fixed
+    out["when"] = t.when if t is not None else {}
     return out
+
+
+def _refuse_where_not_declared(problem, s) -> None:
+    """Exit 2 (a :class:`~replica.errors.ParameterError` naming the parameters) where the
+    ``--name``d transition's declared ``when`` (:attr:`~replica.capabilities.Transition.when`)
+    does not hold at the fixed parameters: e.g. a first-order transition declared for one
+    prior, asked for with another, where it does not exist. Conditions on the varied parameter
+    itself are its bracket's business, not checked here."""
+    from ..errors import ParameterError
+    from .common import _branch_exists
+
+    when = s["when"]
+    if not when:
+        return
+    vary = s["vary"]
+    if isinstance(when, Mapping):
+        checked = {k: v for k, v in dict(when).items() if k != vary}
+        names = list(checked)
+        declared = ", ".join(f"{k}={v}" for k, v in checked.items())
+    else:
+        from ..analysis.first_order import _condition
+
+        checked = tuple(c for c in when if _condition(c, "TRANSITIONS")[0] != vary)
+        names = [_condition(c, "TRANSITIONS")[0] for c in checked]
+        declared = " and ".join(checked)
+    if not checked:
+        return
+    raw = {**s["fixed"], vary: s["between"][0]}
+    params = problem.schema.parse(raw)
+    if _branch_exists(problem, checked, raw, params):
+        return
+    options = "/".join(problem.schema[n].option for n in dict.fromkeys(names))
+    given = ", ".join(f"{n}={params.echo()[n]}" for n in dict.fromkeys(names))
+    raise ParameterError(options, f"the transition {s['name']} is declared only for "
+                                  f"{declared}, not at {given}: it is not there to locate")
 
 
 def _run_generic(args):
@@ -200,6 +240,7 @@ def _run_generic(args):
     entry = args.entry
     problem = entry.problem
     s = _settings(args, entry)
+    _refuse_where_not_declared(problem, s)
     if s["on_branch"]:
         return _run_on_branches(args, problem, s)
     res = locate(problem, s["fixed"], s["vary"], s["between"][0], s["between"][1],
@@ -248,6 +289,7 @@ def _run_on_branches(args, problem, s) -> int:
                                          f"LABEL:NAME=VALUE,...), got {len(s['branches'])}")
     branches = [declared_branch(problem, b) for b in s["branches"]]
     base = problem.schema.parse({**fixed, vary: lo})  # validates the fixed parameters
+    check_path_in_domain(problem, fixed, vary, (lo, hi), "--between", what="the bracket")
     shown = {k: v for k, v in base.echo().items() if k != vary}
     extra = {}
     if kind == "first-order":

@@ -95,8 +95,8 @@ replica-symmetric formula, proved there by adaptive interpolation):
   \rho^2})` (both checked against mpmath quadrature of the definition). So
   :math:`\Psi_{\rm out}(q, q_0)` is a two-dimensional Gaussian integral over
   :math:`(\xi_+, \xi_-)` of elementary functions and :math:`T` -- evaluated in float64 by
-  the engine's generated code of the derived expressions (:math:`T` printed as SciPy's
-  ``owens_t``, which the generator's namespace lacks) on a composite Gauss--Legendre grid
+  the engine's generated code of the derived expressions (:math:`T` is the code generator's
+  ``owens_t``: SciPy's in float64 code) on a composite Gauss--Legendre grid
   (:class:`SpecialisedChannel`; the two-dimensional average outside the engine's solver). With the conjugates
   eliminated (:math:`\hat q = q/(1 - q)`),
   :math:`\Phi(q, q_0) = \tfrac12(q + \log(1 - q)) + \tfrac12(q_0 + \log(1 - q_0)) +
@@ -141,6 +141,7 @@ from typing import Sequence
 import sympy
 
 from ..modeling import ModelError, Parameter, SaddlePointModel, Stability, gauss
+from ..symbolic.gaussian import owens_t
 from . import calculus
 from .builders import GLMDerivation
 
@@ -579,27 +580,9 @@ def specialisation_threshold(model, lo=0.5, hi=0.8, tol=1e-14):
 
 
 # -- the specialised branch q_0 > 0 (K = 2) ------------------------------------------------------
-class OwensT(sympy.Function):
-    r"""Owen's :math:`T(h, a) = \frac1{2\pi}\int_0^a\frac{e^{-h^2(1 + x^2)/2}}{1 + x^2}\,dx`
-    (numerically by mpmath quadrature; SciPy's ``owens_t`` in the generated float64 code)."""
-
-    nargs = 2
-
-    def _numpycode(self, printer):
-        """The float64 code: SciPy's ``owens_t``, imported by name through ``builtins`` (the
-        code generator's namespace has no Owen's T)."""
-        h, a = (printer._print(x) for x in self.args)
-        return (f"builtins.__import__('scipy.special', fromlist=['owens_t'])"
-                f".owens_t({h}, {a})")
-
-    def _eval_evalf(self, prec):
-        import mpmath
-
-        h, a = (mpmath.mpf(str(sympy.N(x, 30))) for x in self.args)
-        with mpmath.workprec(prec + 20):
-            val = mpmath.quad(lambda x: mpmath.exp(-h**2 * (1 + x**2) / 2) / (1 + x**2),
-                              [0, a]) / (2 * mpmath.pi)
-        return sympy.Float(val, precision=prec)
+OwensT = owens_t
+"""Owen's :math:`T(h, a)`: the code generator's :class:`replica.symbolic.gaussian.owens_t`
+(float64 code: SciPy's ``owens_t``; mpmath code: the quadrature of its definition)."""
 
 
 wp, wm = sympy.symbols("omega_+ omega_-", real=True)
@@ -783,7 +766,8 @@ _NUMERIC = {}
 def _orthant_numeric():
     """The float64 code of ``(Z_+, dZ_+/domega_+, dZ_+/domega_-)`` in ``(omega_+, omega_-, q,
     q_0)`` (arrays), generated from the derived expressions by the engine's
-    :class:`~replica.symbolic.codegen.Evaluator` (Owen's T printed as SciPy's ``owens_t``)."""
+    :class:`~replica.symbolic.codegen.Evaluator` (Owen's T: SciPy's ``owens_t`` in the
+    generator's float64 namespace)."""
     if "orthant" not in _NUMERIC:
         from ..symbolic.codegen import Evaluator
 

@@ -428,12 +428,19 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
 
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
               rtol=None, maxiter: int = 50000, what: str = "system") -> tuple[list, int]:
-    """Damped fixed-point iteration of ``x = phi(x)`` in mpmath with a relative stopping rule;
-    the damping halves (down to 1/64) whenever the relative change grows. Returns
-    ``(x, sweeps)``."""
+    r"""Damped fixed-point iteration of ``x = phi(x)`` in mpmath with a relative stopping rule;
+    the damping halves (down to 1/64) whenever the relative change grows. Where the map
+    contracts strongly between the last two iterates, :math:`\max_i|\phi_i(x_k) -
+    \phi_i(x_{k-1})| \le \tfrac14\max_i|x_{k,i} - x_{k-1,i}|` (a map nearly constant, such as
+    the state evolution at a tiny sample ratio, whose fixed point lies orders of magnitude below
+    the start), the step is undamped, :math:`x \leftarrow \phi(x)`: a damped step would only
+    shrink the distance to the fixed point by the factor :math:`1 - d` per sweep (thousands of
+    sweeps from :math:`m = 1/2` to :math:`m = 10^{-300}`), the undamped one contracts it by the
+    map's own factor. Returns ``(x, sweeps)``."""
     d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
     rtol = rtol if rtol is not None else mpmath.mpf(10) ** (-min(mpmath.mp.dps - 5, 14))
     prev = mpmath.inf
+    last = None  # (x, phi(x)) of the sweep before
     for it in range(1, maxiter + 1):
         if admissible is not None and not admissible(x):
             raise ConvergenceError(f"{what}: the iteration left the admissible domain",
@@ -450,7 +457,13 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
         if r >= prev:
             d = max(d / 2, mpmath.mpf(1) / 64)
         prev = r
-        x = [xi + d * (fi - xi) for xi, fi in zip(x, fx)]
+        step = d
+        if last is not None:
+            moved = max(abs(a - b) for a, b in zip(x, last[0]))
+            if moved > 0 and max(abs(a - b) for a, b in zip(fx, last[1])) <= moved / 4:
+                step = 1  # a strong contraction: the undamped step
+        last = (x, fx)
+        x = [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)

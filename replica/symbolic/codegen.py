@@ -691,9 +691,16 @@ def _level_hints():
 
 
 def _quad_finite(f, lo, hi):
-    """``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
-    raises :class:`QuadratureError` where the value is not finite."""
-    value, err = mpmath.quad(f, [lo, hi], error=True)
+    r"""``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
+    raises :class:`QuadratureError` where the value is not finite, or where mpmath cannot
+    evaluate the integrand at a node (an ``OverflowError``: on an infinite interval the nodes
+    reach :math:`|z| \sim 10^{10^3}`, where e.g. mpmath's ``erfc`` of a tiny multiple of
+    :math:`z` converts a huge integer to a float)."""
+    try:
+        value, err = mpmath.quad(f, [lo, hi], error=True)
+    except OverflowError as exc:
+        raise QuadratureError(f"mpmath cannot evaluate a Gaussian integrand far in its tail "
+                              f"(OverflowError: {exc})") from None
     if not mpmath.isfinite(value):
         raise QuadratureError("a Gaussian integral is not finite")
     return value, err
@@ -1223,7 +1230,31 @@ def _mpmath_namespace() -> dict:
     ns = {n: getattr(mpmath, n) for n in dir(mpmath) if not n.startswith("_")}
     ns.update({"mpmath": mpmath, "builtins": builtins, "range": range})
     ns.update(_LOG_SPACE_MP)
+    ns["owens_t"] = owens_t_mp
     return ns
+
+
+def owens_t_mp(h, a):
+    r"""Owen's :math:`T(h, a)` (:class:`~replica.symbolic.gaussian.owens_t`) in mpmath at the
+    working precision: the definition's integral by ``mpmath.quad`` (tanh--sinh) at 20 guard
+    bits, whose error estimate must be below ``10**-dps`` of the value (else
+    :class:`QuadratureError`); :math:`T(h, 0) = 0` and :math:`T(0, a) = \arctan(a)/(2\pi)`
+    exactly."""
+    dps = mpmath.mp.dps
+    with mpmath.workprec(mpmath.mp.prec + 20):
+        h, a = mpmath.mpf(h), mpmath.mpf(a)
+        if a == 0:
+            return mpmath.mpf(0)
+        if h == 0:
+            return +(mpmath.atan(a) / (2 * mpmath.pi))
+        h2 = h * h
+        value, err = mpmath.quad(lambda x: mpmath.exp(-h2 * (1 + x * x) / 2) / (1 + x * x),
+                                 [0, a], error=True)
+        if not (mpmath.isfinite(value) and err <= mpmath.mpf(10) ** -dps * abs(value)):
+            raise QuadratureError(f"Owen's T({mpmath.nstr(h, 5)}, {mpmath.nstr(a, 5)}): "
+                                  f"quadrature error estimate {mpmath.nstr(err, 3)}")
+        value /= 2 * mpmath.pi
+    return +value
 
 
 _LOG_SPACE_MP = {
@@ -1256,12 +1287,41 @@ def _numpy_namespace() -> dict:
             ns[name] = _extended(name)
         ns.update(_log_space_np(ns["erfc"], ns["erfcx"]))
         ns["polygamma"] = _polygamma_np
+        ns["owens_t"] = _owens_t_np
     return ns
 
 
-_SPECIAL_NP = ("polygamma",)
-"""Special functions of SymPy the float64 namespace adds (SciPy's, imported on the first call)
-beyond the error functions and the log-space forms."""
+_SPECIAL_NP = ("polygamma", "owens_t")
+"""Special functions the float64 namespace adds (SciPy's, imported on the first call) beyond
+the error functions and the log-space forms: SymPy's ``polygamma`` and Owen's T
+(:class:`replica.symbolic.gaussian.owens_t`)."""
+
+_SPECIAL_MP = ("owens_t",)
+"""Functions of :mod:`replica.symbolic.gaussian` the mpmath namespace adds beyond the
+log-space forms (mpmath has no Owen's T): :func:`owens_t_mp`."""
+
+
+def _owens_t_np(h, a):
+    r"""Owen's :math:`T(h, a)` by SciPy's ``owens_t`` (imported on the first call); for
+    ``longdouble`` arguments the float64 value plus the first-order correction in both
+    arguments' rounding, :math:`\partial_hT\,\delta h + \partial_aT\,\delta a` (the partial
+    derivatives of :class:`~replica.symbolic.gaussian.owens_t`), as
+    :func:`_first_order_longdouble` does for one argument."""
+    from scipy import special
+
+    h_ld = getattr(h, "dtype", None) == np.longdouble
+    a_ld = getattr(a, "dtype", None) == np.longdouble
+    if not (h_ld or a_ld) or np.longdouble == np.float64:
+        return special.owens_t(h, a)
+    h64, a64 = np.asarray(h, np.float64), np.asarray(a, np.float64)
+    dh = (np.asarray(h, np.longdouble) - h64.astype(np.longdouble)).astype(np.float64)
+    da = (np.asarray(a, np.longdouble) - a64.astype(np.longdouble)).astype(np.float64)
+    with np.errstate(all="ignore"):
+        d_h = -np.exp(-h64 * h64 / 2) * special.erf(a64 * h64 / math.sqrt(2)) / (
+            2 * math.sqrt(2 * math.pi))
+        d_a = np.exp(-h64 * h64 * (1 + a64 * a64) / 2) / (2 * math.pi * (1 + a64 * a64))
+    return (special.owens_t(h64, a64).astype(np.longdouble)
+            + (d_h * dh + d_a * da).astype(np.longdouble))
 
 
 def _polygamma_np(n, x):
@@ -1898,7 +1958,8 @@ class Evaluator:
                 ns = _namespace(backend)   # log-space forms (gaussian.log_erfc, ...), as in the cache
                 module = [{k: ns[k] for k in ("erf", "erfc", "erfcx", *_LOG_SPACE_MP,
                                               *_SPECIAL_NP)
-                           if k in ns and (backend == "np" or k in _LOG_SPACE_MP)}, module]
+                           if k in ns and (backend == "np" or k in _LOG_SPACE_MP
+                                           or k in _SPECIAL_MP)}, module]
             outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                      cse=True) for e, before in inner_exprs]

@@ -526,6 +526,41 @@ class sigmoid(sympy.Function):  # noqa: N801
         return True if self.args[0].is_extended_real else None
 
 
+class owens_t(sympy.Function):  # noqa: N801 - the name SciPy uses
+    r"""Owen's :math:`T(h, a) = \frac1{2\pi}\int_0^a\frac{e^{-h^2(1 + x^2)/2}}{1 + x^2}\,dx`
+    (the bivariate normal orthant probabilities, Owen 1956), a function of the code generator
+    (:mod:`replica.symbolic.codegen`): float64 code calls SciPy's ``scipy.special.owens_t``,
+    mpmath code the definition by ``mpmath.quad`` at the working precision plus guard bits
+    (:func:`~replica.symbolic.codegen.owens_t_mp`);
+    there is no ball-arithmetic version (an expression with it is not enclosable). Its
+    partial derivatives, differentiated under the integral sign:
+    :math:`\partial_h T = -\frac{e^{-h^2/2}}{2\sqrt{2\pi}}\operatorname{erf}(ah/\sqrt2)` and
+    :math:`\partial_a T = \frac{e^{-h^2(1 + a^2)/2}}{2\pi(1 + a^2)}`."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        h, a = self.args
+        if argindex == 1:
+            return (-sympy.exp(-h**2 / 2) * sympy.erf(a * h / sympy.sqrt(2))
+                    / (2 * sympy.sqrt(2 * sympy.pi)))
+        if argindex == 2:
+            return sympy.exp(-h**2 * (1 + a**2) / 2) / (2 * sympy.pi * (1 + a**2))
+        raise sympy.ArgumentIndexError(self, argindex)
+
+    def _eval_evalf(self, prec):
+        import mpmath
+
+        if not all(x.is_number for x in self.args):
+            return None
+        with mpmath.workprec(prec + 20):  # the definition (as codegen.owens_t_mp, which
+            # this module cannot import: codegen imports it)
+            h, a = (mpmath.mpf(sympy.Float(x.evalf(prec + 20), prec + 20)) for x in self.args)
+            value = mpmath.quad(lambda x: mpmath.exp(-h * h * (1 + x * x) / 2) / (1 + x * x),
+                                [0, a]) / (2 * mpmath.pi)
+            return sympy.Float(value, precision=prec)
+
+
 SCALED_ERFC_FROM = sympy.Rational(53, 2)
 r"""Where an integrand's ``erfc`` arguments reach this, its float64 value is taken from the
 scaled form of :func:`scaled_erfc`; where they are below it and the plain form is finite, from
