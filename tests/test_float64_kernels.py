@@ -315,8 +315,8 @@ def test_select_is_unrolled_into_the_first_true_value():
     for x in (0.5, 1.5):
         for y in (-1.0, 1.0, 2.5):
             env = dict(x=x, y=y, nan=nan)
-            want = [np.select([x > 1, y < 0],
-                              [x * np.select([y > 2, True], [y, 3], default=nan), 2], default=x + y),
+            inner = np.select([y > 2, True], [y, 3], default=nan)
+            want = [np.select([x > 1, y < 0], [x * inner, 2], default=x + y),
                     np.select([True], [1], default=nan)]
             got = eval(out.strip()[len("return "):], env)
             np.testing.assert_array_equal(np.array(got, dtype=float),

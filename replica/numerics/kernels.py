@@ -110,6 +110,7 @@ PARALLEL_MIN = 512
 :meth:`Kernel._solve_parts_on_threads`); a smaller one is one loop on the calling thread
 (starting threads costs more than a few points)."""
 
+
 def split_points(N: int, parts: int) -> list:
     """The bounds ``b`` of ``parts`` parts of ``N`` consecutive points (part ``k``: the points
     ``b[k] <= i < b[k + 1]``), their sizes differing by at most one."""
