@@ -253,11 +253,13 @@ def side_by_side(baseline: str, rounds: int = 3):
         caps.append(n / cn)
         wb, w1, w2 = med("base", label, 4), med("new", label, 4), med("new2", label, 4)
         wb2 = med("base2", label, 4)
-        same = {r[label][5] for r in runs["base"] + runs["new"] + runs["base2"] + runs["new2"]}
+        one = {r[label][5] for r in runs["base"] + runs["new"]}
+        two = {r[label][5] for r in runs["base2"] + runs["new2"]}
         eb, en = (np.array(runs[k][0][label][6]) for k in ("base", "new"))
         ok = np.isfinite(eb) & np.isfinite(en) & (eb > 0)
         ratio = en[ok] / eb[ok]
-        values.append([label, "identical" if len(same) == 1 else "DIFFERENT",
+        values.append([label, "identical" if len(one) == 1 else "DIFFERENT",
+                       "identical" if one == two else "different (see below)",
                        f"{ratio.min():.6g} - {ratio.max():.6g}" if ratio.size else "-",
                        "same" if np.array_equal(np.isfinite(eb), np.isfinite(en)) else
                        "DIFFERENT"])
@@ -347,23 +349,29 @@ def main():
             "condition by Jacobi rotations and a Newton correction); the solve itself (start, "
             "Newton, reported values) is the `solve only` column.",
             "",
-            "Every value and status of the three grids, before and after, one thread and two "
-            "(sha256 of the arrays, all but the check's own estimate), and the check's error "
-            "estimate after / before (1 - 1: the same estimate at every point; a check "
-            "evaluated with other operations moves it in its last bits):",
+            "Every value and status of the three grids, before and after with one thread, and "
+            "with two threads against one (before and after; sha256 of the arrays, all but the "
+            "check's own estimate), and the check's error estimate after / before (1 - 1: the "
+            "same estimate at every point; a check evaluated with other operations moves it in "
+            "its last bits). With two threads a tree with `Kernel._solve_parts_on_threads` "
+            "restarts the continuation at the second part's first point: its values may differ "
+            "there in the last bits (within the two error estimates, "
+            "`tests/test_float64_kernels.py`); on these grids they do not.",
             "",
-            table(["grid", "values and statuses", "error estimate after / before",
-                   "finite estimates"], values),
+            table(["grid", "values and statuses, 1 thread", "2 threads against 1",
+                   "error estimate after / before", "finite estimates"], values),
             "",
             "The same grids by wall clock (a call as a user makes it; the 2 cores were shared, "
             "so the 2-thread figure is what two loaded cores gave): with Numba's thread count "
             f"(`NUMBA_NUM_THREADS`) above one, a batch of at least {PARALLEL_MIN} points uses "
-            "as many Python threads (the compiled code releases the GIL) -- before, its checks "
-            "ran in parts after the whole solve; in a tree with "
+            "as many Python threads (the compiled code releases the GIL): in a tree with "
+            "`Kernel._solve_parts_on_threads` the batch is split into one part of consecutive "
+            "points per thread, each part solved and checked on its own thread (its "
+            "continuation restarted at its first point); in a tree with "
             "`Kernel._solve_and_check_on_threads`, the calling thread solves in chunks (its "
             "continuation carried from chunk to chunk) while the other threads check the "
-            "chunks already solved. The table above is one thread (`NUMBA_NUM_THREADS=1`), "
-            "CPU time.",
+            "chunks already solved; in an older tree the checks ran in parts after the whole "
+            "solve. The table above is one thread (`NUMBA_NUM_THREADS=1`), CPU time.",
             "",
             table(["grid", "points/s before, 1 thread", "points/s after, 1 thread",
                    "points/s before, 2 threads", "points/s after, 2 threads",

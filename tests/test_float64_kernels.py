@@ -188,74 +188,174 @@ def test_a_compiled_check_numba_cannot_type_falls_back(monkeypatch):
 
 @numba_missing
 @pytest.mark.slow
-def test_parallel_check_is_the_serial_check(monkeypatch):
-    """A batch of at least ``PARALLEL_MIN`` points is solved in chunks while other threads check
-    the chunks already solved (``Kernel._solve_and_check_on_threads``): every output -- the
-    unknowns, iterations, reported values, admissibility, and every point's condition, estimate
-    and status code -- is that of one thread's single loop bit for bit, and the checks those of
-    the serial check (``Kernel.check``, one point after the other); on 600 random low-rank points
-    (converged, not-verified and unconverged ones) and on a 600-point curve in alpha whose
-    scalar root starts from the previous point's (continuation carried from chunk to chunk),
-    in chunks of 64 points (many chunks) and of the default size."""
-    calls = []
+def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeypatch):
+    """From ``PARALLEL_MIN`` points on, with several threads, a checked batch is solved and
+    checked in one part of consecutive points per thread (``Kernel._solve_parts_on_threads``),
+    each part's continuation started afresh at its first point. Against the sequential solve
+    (one thread: the kernel's single loop), on the three benchmark grids (10^4 points), 600
+    random low-rank points (converged, not-verified and unconverged ones) and a 600-point curve
+    in alpha, in 2, 3 and 7 parts:
+
+    * every status identical;
+    * every reported value within the sum of the two points' error estimates (relative): each
+      float64 value is within its own estimate of the double-double value at its corrected
+      point (``fused_check``), and the two corrected points agree far below float64's
+      resolution, so two solutions of the same point can be apart by the two estimates
+      together (the larger one alone is exceeded: 9.0e-15 apart against estimates of 4.2e-15
+      and 6.9e-15 at one point of the tau = 1/2 grid in 3 parts);
+    * each part carries its continuation: the scalar root's safeguarded Newton steps are the
+      sequential solve's at every point but the first four of each part (a part solved point by
+      point from the declared start changes them at most points);
+    * each point's estimate is the serial check's (``Kernel.check``) at its own solution (where
+      the kernel leaves no point to the NumPy path), and with one thread the parts are not used
+      (the single loop, bit for bit)."""
+    calls, steps = [], []
     orig = kernels.Kernel.__call__
 
     def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        if not hasattr(self, "_steps_spied"):
+            solve = self.solve
+
+            def counting(*args):  # (every part writes its points' steps into one array)
+                steps.append(args[5])
+                return solve(*args)
+            self.solve = counting
+            self._steps_spied = solve
         got = orig(self, P, spec, shape, rtol=rtol, check=check)
-        # (copies: the caller writes the NumPy path's checks of the points left into them)
-        calls.append((self, P, spec, shape, rtol, tuple(np.copy(a) for a in got[:7] + got[7])))
+        if np.prod(shape) >= kernels.PARALLEL_MIN:
+            calls.append((self, P, spec, shape, rtol))
         return got
 
     monkeypatch.setenv("REPLICA_NUMBA", "1")
     monkeypatch.setattr(kernels.Kernel, "__call__", spy)
     monkeypatch.setattr(kernels, "_threads", lambda: 1)
-    pts = _lowrank_random_points(600, seed=12)
-    res = replica.solve_float64("lowrank", **pts)
-    assert len(set(res["status"])) >= 3
-    curve = dict(alpha=np.logspace(-0.5, 3, 600), tau=2.25, kappa=0.5, rho=0.3, sigma=0.3,
-                 lam=0.1)
-    replica.solve_float64("lowrank", **curve)
-    calls = [c for c in calls if np.prod(c[3]) >= kernels.PARALLEL_MIN]
-    assert len(calls) >= 2  # (at least) the random points and the curve
+    A, R = np.meshgrid(np.logspace(-0.5, 3, 100), np.linspace(0.05, 1.0, 100))
+    cases = [dict(alpha=A, rho=R, tau=2.25, kappa=0.5, sigma=0.3, lam=0.0),
+             dict(alpha=A, rho=R, tau=2.25, kappa=0.5, sigma=0.3, lam=0.1),
+             dict(alpha=A, rho=R, tau=0.5, kappa=0.5, sigma=0.5, lam=0.1),
+             _lowrank_random_points(600, seed=12),
+             dict(alpha=np.logspace(-0.5, 3, 600), tau=2.25, kappa=0.5, rho=0.3, sigma=0.3,
+                  lam=0.1)]
     used = []
-    pipelined = kernels.Kernel._solve_and_check_on_threads
+    parts = kernels.Kernel._solve_parts_on_threads
 
-    def counted(self, n, *args):
-        used.append(n)
-        return pipelined(self, n, *args)
+    def counted(self, threads, *args):
+        used.append(threads)
+        return parts(self, threads, *args)
 
-    monkeypatch.setattr(kernels.Kernel, "_solve_and_check_on_threads", counted)
-    for k, P, spec, shape, rtol, got in calls:
-        assert k.checked
-        x, _it, rel, iterated, rep, adm, left, cond, err, code = got
-        # the points that are results (the kernel's criterion, found here from its outputs):
-        # the iteration finished, admissible, every unknown and reported value finite
-        done = (np.isfinite(rel) & np.isfinite(x).all(axis=0) & adm.astype(bool)
-                & np.isfinite(rep).all(axis=0))
-        assert 100 < done.sum()
-        assert np.all(code[done] <= 2) and np.all(code[~done] >= 3)
-        c_serial, e_serial = k.check(P, spec, x.reshape(k.n, -1), rep.reshape(k.n_report, -1),
-                                     done.reshape(-1))
-        np.testing.assert_array_equal(cond, c_serial)
-        np.testing.assert_array_equal(err, e_serial)
-        for chunk in (64, kernels.CHUNK):
-            monkeypatch.setattr(kernels, "CHUNK", chunk)
-            monkeypatch.setattr(kernels, "_threads", lambda: 2)
-            del used[:]
-            again = orig(k, P, spec, shape, rtol=rtol, check=True)
-            assert used == [2]
-            flat = again[:7] + again[7]
-            # (the reported values and admissibility of a point left to the NumPy path are not
-            # written: compared where they are outputs)
-            kept = np.ones(shape, bool) if left is None else ~left
-            for name, a, b in zip(("x", "iterations", "rel", "iterated", "report", "admissible",
-                                   "left", "cond", "err", "code"), flat, got):
-                if name in ("report", "admissible"):
-                    a, b = a[..., kept], b[..., kept]
-                np.testing.assert_array_equal(a, b, err_msg=f"{name}, chunks of {chunk}")
+    monkeypatch.setattr(kernels.Kernel, "_solve_parts_on_threads", counted)
+    statuses = set()
+    for kw in cases:
         monkeypatch.setattr(kernels, "_threads", lambda: 1)
-        del used[:]
-        again = orig(k, P, spec, shape, rtol=rtol, check=True)
-        assert used == []  # one thread: the kernel's own loop
-        for a, b in zip(again[7], (cond, err, code)):
-            np.testing.assert_array_equal(a, b)
+        del calls[:], steps[:], used[:]
+        seq = replica.solve_float64("lowrank", **kw)
+        assert used == [] and calls  # one thread: the single loop
+        # (a batch with points left to the NumPy path calls the kernel twice: the last call's)
+        seq_steps, left = steps[-1].copy(), len(calls) > 1
+        statuses |= set(np.asarray(seq["status"]).ravel())
+        k, P, spec, shape, rtol = calls[-1]
+        for threads in (2, 3, 7):
+            monkeypatch.setattr(kernels, "_threads", lambda: threads)
+            del used[:], steps[:]
+            par = replica.solve_float64("lowrank", **kw)
+            assert used and set(used) == {threads}
+            np.testing.assert_array_equal(par["status"], seq["status"])
+            ea = np.asarray(seq["error_estimate"], dtype=float)
+            eb = np.asarray(par["error_estimate"], dtype=float)
+            assert np.array_equal(np.isfinite(ea), np.isfinite(eb))
+            est = np.isfinite(ea)
+            assert est.sum() > 100
+            for key in k.machine.report_names:
+                a, b = np.asarray(seq[key], dtype=float), np.asarray(par[key], dtype=float)
+                same = (a == b) | (np.isnan(a) & np.isnan(b))
+                apart = np.abs(a - b) / np.maximum(np.abs(a), np.abs(b))
+                bad = est & ~same & ~(apart <= ea + eb)
+                assert not bad.any(), (key, threads, np.flatnonzero(bad)[:5])
+            # the continuation within each part: the root's steps differ only near part starts
+            bounds = kernels.split_points(int(np.prod(shape)), threads)
+            near = np.zeros(int(np.prod(shape)), bool)
+            for lo in bounds[:-1]:
+                near[lo:lo + 4] = True
+            differ = np.flatnonzero(steps[-1] != seq_steps)
+            assert np.all(near[differ]), (threads, differ[~near[differ]][:5])
+            if left:
+                continue
+            # each point's check is the serial check at its own solution
+            x = np.stack([np.asarray(par[n], dtype=float).reshape(-1)
+                          for n in k.machine.outline.unknowns])
+            rep = np.stack([np.asarray(par[n], dtype=float).reshape(-1)
+                            for n in k.machine.report_names])
+            c_serial, e_serial = k.check(P, spec, x, rep, est.reshape(-1))
+            np.testing.assert_array_equal(eb.reshape(-1)[est.reshape(-1)],
+                                          e_serial[est.reshape(-1)])
+    assert {"converged", "not-verified", "max-iterations"} <= statuses
+
+
+def test_split_points_covers_the_batch_in_near_equal_parts():
+    """``split_points``: consecutive parts, every point in exactly one, sizes within one."""
+    for N, parts in ((10000, 3), (600, 7), (5, 8), (1, 2), (0, 3), (513, 2)):
+        b = kernels.split_points(N, parts)
+        assert b[0] == 0 and b[-1] == N and len(b) == min(parts, max(N, 1)) + 1
+        sizes = np.diff(b)
+        assert np.all(sizes >= 0) and sizes.sum() == N
+        if N:
+            assert sizes.min() >= 1 and sizes.max() - sizes.min() <= 1
+
+
+def test_select_is_unrolled_into_the_first_true_value():
+    """``select([c1, ...], [v1, ...], default=d)`` (the NumPy printer's ``Piecewise``) becomes
+    nested conditional expressions (no lists in the compiled code) with numpy.select's value:
+    checked against ``numpy.select`` itself at every combination of the conditions, nested
+    selects included."""
+    src = ("    return [select([x > 1, y < 0], [x*select([y > 2, True], [y, 3], default=nan), 2], "
+           "default=x + y), select([True], [1], default=nan)]")
+    out = kernels.unroll_select(src)
+    assert "select(" not in out and "[" in out  # (the returned list itself stays)
+    nan = np.nan
+    for x in (0.5, 1.5):
+        for y in (-1.0, 1.0, 2.5):
+            env = dict(x=x, y=y, nan=nan)
+            inner = np.select([y > 2, True], [y, 3], default=nan)
+            want = [np.select([x > 1, y < 0], [x * inner, 2], default=x + y),
+                    np.select([True], [1], default=nan)]
+            got = eval(out.strip()[len("return "):], env)
+            np.testing.assert_array_equal(np.array(got, dtype=float),
+                                          np.array(want, dtype=float))
+
+
+@numba_missing
+@pytest.mark.parametrize("model, variant", [("lowrank", "finite"),
+                                            ("alignment", "interpolating"),
+                                            ("isotropic", "ridgeless_above")])
+def test_the_point_loop_allocates_nothing(monkeypatch, model, variant):
+    """The functions a point runs through (the scalar roots, the staging, Newton, the loop body)
+    allocate no array: their local arrays are rows of the workspace ``W`` of one
+    ``solve_points`` call, each row one array of one function (``Kernel._row``: two arrays in
+    one row would overwrite each other), and the generated groups are called with their
+    arguments one by one (``_Group.call``; a group with spectral averages through its
+    ``at_<name>``). Read from the kernel's source (built, not compiled)."""
+    import re
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    monkeypatch.setattr(kernels, "_load", lambda m, source: type("M", (), {"solve_points": 0}))
+    m = machine(replica.models.get(model), variant)
+    k = kernels.Kernel(m)
+    src = k.source
+    funcs = dict(re.findall(r"\ndef (\w+)\(.*?\):\n(.*?)(?=\n\n|\n@|\Z)", src, re.S))
+    per_point = [f for f in funcs if re.match(r"root_\d+_\d+(_h)?$", f)]
+    per_point += [f for f in ("start_staged", "stage", "phi_at", "newton_point") if f in funcs]
+    assert len(per_point) >= 2
+    for f in per_point:
+        assert "_np.empty" not in funcs[f] and "_np.full" not in funcs[f], f
+        assert not re.search(r"\bev_\w+\(", funcs[f]), f  # (no argument array)
+    body = funcs["solve_points"].split("for i in range(LO, HI):", 1)[1]
+    assert "_np.empty" not in body and not re.search(r"\bev_\w+\(", body)
+    rows = re.findall(r"\bW\[(\d+), :(\d+)\]", src)
+    index = [int(r) for r, _ in rows]
+    assert sorted(index) == list(range(len(index)))  # each row once, every row used
+    assert f"WS_ROWS = {max(len(index), 1)}" in src  # (one unused row where none is used)
+    width = int(re.search(r"WS_WIDTH = (\d+)", src).group(1))
+    assert width == max((int(n) for _, n in rows), default=1)
+    assert "select([" not in src  # (Piecewise without lists)
+    if any(g.n_inner for g in k.groups.values()):
+        assert "at_" in src

@@ -26,7 +26,12 @@ NumPy path, so they end exactly as they do without the kernel.
 point starts from the previous point's root where that lies inside the point's bracket (the root
 in the bracket is unique, so only the path to it changes; along paper A's 30-point kappa curves
 this saves 15-22 % of the safeguarded Newton steps), the first point from its declared start.
-Every point keeps its own status (below).
+Every point keeps its own status (below). The loop allocates nothing per point: the local
+arrays of the point's functions are rows of one workspace allocated per call
+(:meth:`Kernel._row`), and the generated functions are called with their arguments one by one
+(:meth:`_Group.call`), not gathered into arrays, and ``Piecewise`` without lists
+(:func:`unroll_select`) -- the allocations and the arrays' reference counting were more than
+half of a low-rank point's solve (``benchmarks/README.md``).
 
 **No formula is written here.** The kernel's source is assembled from the source of the same
 generated functions the NumPy path calls (the ``outer`` and ``inner_k`` functions of each
@@ -56,12 +61,13 @@ code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only nam
 masks the values. The checks of a batch run after its loop (each point's check depends on
 that point alone) on the calling thread; from :data:`~replica.numerics.kernels.PARALLEL_MIN`
 points on, with Numba's thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) above
-one, the calling thread solves the batch in chunks of :data:`~replica.numerics.kernels.CHUNK`
-points (the continuation carried from chunk to chunk: the same iterates as one loop) while the
-other threads check the chunks already solved, and joins them in checking once the solve is
-done (:meth:`Kernel._solve_and_check_on_threads`), the compiled code releasing the GIL -- bit
-for bit the same values either way, and no more compiled code (a ``prange`` loop cost 12 s
-more of compilation on first use). Elsewhere (an operation without
+one, the batch is split into one part of consecutive points per thread, each part solved and
+checked by one call on its own thread (:meth:`Kernel._solve_parts_on_threads`, the compiled
+code releasing the GIL; no more compiled code -- a ``prange`` loop cost 12 s more of
+compilation on first use). Each part's continuation starts afresh at its first point, so the
+values there (and at the few points its root is carried to) may differ from one thread's in
+their last bits, within the error estimates the two report; with one thread, the single loop.
+Elsewhere (an operation without
 double-double code, e.g. an infinite constant) the kernel solves and
 :meth:`~replica.numerics.machine.Machine.assess` checks in ``longdouble`` afterwards, as
 without the kernel. The kernel's source -- solve and check --
@@ -99,12 +105,18 @@ ROOT_MAXITER = 200
 NEWTON_SWEEPS = 100
 """Newton sweeps an iterated point may take in the kernel before it is left to the NumPy path."""
 PARALLEL_MIN = 512
-"""The smallest batch whose compiled checks run on several threads (``numba.get_num_threads()``
-of them, i.e. ``NUMBA_NUM_THREADS``); a smaller one is checked on the calling thread (starting
-threads costs more than a few points' checks)."""
-CHUNK = 256
-"""Points per chunk of a batch solved on the calling thread while other threads check the
-chunks already solved (:meth:`Kernel._solve_and_check_on_threads`)."""
+"""The smallest checked batch solved and checked in parts on several threads
+(``numba.get_num_threads()`` of them, i.e. ``NUMBA_NUM_THREADS``;
+:meth:`Kernel._solve_parts_on_threads`); a smaller one is one loop on the calling thread
+(starting threads costs more than a few points)."""
+
+
+def split_points(N: int, parts: int) -> list:
+    """The bounds ``b`` of ``parts`` parts of ``N`` consecutive points (part ``k``: the points
+    ``b[k] <= i < b[k + 1]``), their sizes differing by at most one."""
+    parts = max(1, min(int(parts), N)) if N else 1
+    return [N * k // parts for k in range(parts + 1)]
+
 
 _NONE = np.zeros(0)
 """The spectral arrays of a kernel call without a spectrum (empty; never written)."""
@@ -519,7 +531,7 @@ def _renamed(f, name: str) -> str:
     tuple (the generated functions return lists of values of mixed numeric types)."""
     src = inspect.getsource(f)
     src = re.sub(r"^def \w+\(", f"def {name}(", src, count=1)
-    src = unroll_reduce(src)
+    src = unroll_select(unroll_reduce(src))
     lines = src.rstrip().split("\n")
     last = lines[-1]
     m = re.match(r"^(\s*)return \[(.*)\]$", last)
@@ -568,6 +580,33 @@ def unroll_reduce(src: str) -> str:
     return src
 
 
+def unroll_select(src: str) -> str:
+    """``select([c1, c2], [v1, v2], default=d)`` (how the NumPy printer writes ``Piecewise``)
+    as ``(v1) + 0.0 if (c1) else ((v2) + 0.0 if (c2) else (d) + 0.0)``: the value of the first
+    true condition, as :func:`numpy.select` at one point (and the prelude's ``select``), without
+    the two lists, which Numba would allocate at every call."""
+    head = "select(["
+    while head in src:
+        i = src.rindex(head)  # (the last call has no other call in its arguments)
+        j, depth = i + len("select("), 1
+        while depth:
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(src[j], 0)
+            j += 1
+        args = _split_top(src[i + len("select("):j - 1])
+        if len(args) != 3 or not (args[0].startswith("[") and args[0].endswith("]")
+                                  and args[1].startswith("[") and args[1].endswith("]")):
+            raise ValueError("unexpected select() form")
+        conds, values = _split_top(args[0][1:-1]), _split_top(args[1][1:-1])
+        default = args[2].split("=", 1)[1] if args[2].startswith("default=") else args[2]
+        if len(conds) != len(values):
+            raise ValueError("unexpected select() form")
+        acc = f"({default}) + 0.0"
+        for c, v in zip(reversed(conds), reversed(values)):
+            acc = f"(({v}) + 0.0 if ({c}) else {acc})"
+        src = src[:i] + acc + src[j:]
+    return src
+
+
 class _Group:
     """One evaluator's functions in the kernel: ``name`` and the counts of its arguments,
     averages and outputs."""
@@ -585,12 +624,32 @@ class _Group:
         self.source = [_renamed(outer, f"{name}_outer")]
         self.source += [_renamed(f, f"{name}_inner_{k}") for k, f in enumerate(inners)]
         self.source.append(self._evaluator())
+        if self.n_inner:
+            self.source.append(self._evaluator(scalar=True))
 
-    def _evaluator(self) -> str:
+    def call(self, args: list) -> str:
+        """The source of the group's values at the arguments ``args`` (source texts of numbers,
+        as many as the outer function's arguments before the averages): the outer function
+        itself where there is no spectral average, else ``at_<name>``. The kernel's solve
+        calls the groups so, with numbers: an array of the arguments (``ev_<name>``) costs
+        the array's reference counting at every call, which was most of a root step's time."""
+        if len(args) != self.n_args:
+            raise ValueError(f"{self.name}: {len(args)} arguments, not {self.n_args}")
+        if not self.n_inner:
+            return f"{self.name}_outer({', '.join(args)})"
+        return f"at_{self.name}(lam, mu, w, t, {', '.join(args)})"
+
+    def _evaluator(self, scalar: bool = False) -> str:
         """``ev_<name>(v, lam, mu, w, t)``: the outer function at the arguments ``v`` and the
-        averages of the inner functions (``t`` a scratch row of the pairs' length)."""
-        args = [f"v[{i}]" for i in range(self.n_args)]
-        out = [f"@JIT\ndef ev_{self.name}(v, lam, mu, w, t):"]
+        averages of the inner functions (``t`` a scratch row of the pairs' length); with
+        ``scalar``, ``at_<name>(lam, mu, w, t, arg0, arg1, ...)``: the same at the arguments
+        given one by one."""
+        if scalar:
+            args = [f"arg{i}" for i in range(self.n_args)]
+            out = [f"@JIT\ndef at_{self.name}(lam, mu, w, t, {', '.join(args)}):"]
+        else:
+            args = [f"v[{i}]" for i in range(self.n_args)]
+            out = [f"@JIT\ndef ev_{self.name}(v, lam, mu, w, t):"]
         for k in range(self.n_inner):
             prev = ", ".join(args + [f"a{j}" for j in range(k)])
             out += ["    for j in range(lam.shape[0]):",
@@ -666,14 +725,30 @@ class Kernel:
         self.solve = self.module.solve_points
 
     # -- the driver's source ---------------------------------------------------------------------
-    def _copy(self, dst, src, n, at="0"):
-        return [f"    {dst}[{at} + {i}] = {src}[{i}]" for i in range(n)]
+    def _row(self, size) -> str:
+        """A row of the batch's workspace ``W`` for one local array of ``size`` numbers (each
+        function's each array its own row: no function holds a row while another that uses
+        it runs); the source text of that row."""
+        size = max(int(size), 1)
+        self._rows.append(size)
+        return f"W[{len(self._rows) - 1}, :{size}]"  # (its own length, as _np.empty(size))
+
+    @staticmethod
+    def _args(**counts) -> list:
+        """The source texts ``name[0], name[1], ...`` of ``counts[name]`` numbers of each array
+        named, in order: a group's arguments one by one (:meth:`_Group.call`)."""
+        return [f"{name}[{j}]" for name, k in counts.items() for j in range(k)]
 
     def _driver(self, start, o) -> str:
         n, n_p, nr = self.n, self.n_p, self.n_roots
         ns = self.n_al + self.n_in
         chains = [len(c) for c in start.roots]
         lines = []
+        # the local arrays of the point's functions are rows of one workspace ``W``, allocated
+        # once per call of solve_points (allocating them anew at each point and each root step
+        # was about half of the solve's time), and the groups are called with their arguments
+        # one by one (Kernel._args, _Group.call), not in arrays
+        self._rows = []
         # one solver per root of each chain (inner roots nested in the outer one's h)
         pos = 0
         for k, length in enumerate(chains):
@@ -684,33 +759,25 @@ class Kernel:
             pos -= length
             pos += length
         # staging of the start's aliases and inputs at the known roots
+        g = self.groups
         lines += ["@JIT",
                   "def start_staged(p, known, lam, mu, w, t, st):"]
         if start.no_aliases:
             lines += [f"    for i in range({ns}):", "        st[i] = 0.0", "    return"]
         else:
-            lines += [f"    v = _np.empty({n_p + nr})"] + self._copy("v", "p", n_p) + [
-                f"    for i in range({nr}):", f"        v[{n_p} + i] = known[i]",
-                "    al = ev_s_aliases(v, lam, mu, w, t)"]
+            lines += [f"    al = {g['s_aliases'].call(self._args(p=n_p, known=nr))}"]
             lines += [f"    st[{i}] = al[{i}]" for i in range(self.n_al)]
             if self.n_in:
-                lines += [f"    u = _np.empty({self.n_al + n_p})"]
-                lines += [f"    u[{i}] = st[{i}]" for i in range(self.n_al)]
-                lines += self._copy("u", "p", n_p, str(self.n_al))
-                lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
+                lines += [f"    r = {g['inputs'].call(self._args(st=self.n_al, p=n_p))}"]
                 lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
             lines.append("    return")
         # staging of the system's aliases and inputs at x
         lines += ["", "@JIT", "def stage(x, p, lam, mu, w, t, st):"]
         if self.n_al:
-            lines += [f"    v = _np.empty({n + n_p})"] + self._copy("v", "x", n) + \
-                self._copy("v", "p", n_p, str(n)) + ["    al = ev_aliases(v, lam, mu, w, t)"]
+            lines += [f"    al = {g['aliases'].call(self._args(x=n, p=n_p))}"]
             lines += [f"    st[{i}] = al[{i}]" for i in range(self.n_al)]
         if self.n_in:
-            lines += [f"    u = _np.empty({self.n_al + n_p})"]
-            lines += [f"    u[{i}] = st[{i}]" for i in range(self.n_al)]
-            lines += self._copy("u", "p", n_p, str(self.n_al))
-            lines += ["    r = ev_inputs(u, lam, mu, w, t)"]
+            lines += [f"    r = {g['inputs'].call(self._args(st=self.n_al, p=n_p))}"]
             lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
         lines.append("    return")
         if self.iterated or (self.checked and n):
@@ -721,11 +788,13 @@ class Kernel:
                   " CODE, CHECK, DO, DEFER, WARM, LO, HI):",
                   "    # the points LO <= i < HI; WARM: the outer roots carried from point to point"
                   " (continuation), read and left for the next call",
-                  "    t = _np.empty(lam.shape[0])"]
+                  "    t = _np.empty(lam.shape[0])",
+                  "    W = _np.empty((WS_ROWS, WS_WIDTH))  # the workspace (Kernel._row)",
+                  f"    NA = _np.empty(({max(n, 1)}, {max(n, 1)}))"]
+        at_x = self._args(x=n, p=n_p, st=ns)  # (the groups' arguments at x, staged)
         lines += [
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
-                  f"    v = _np.empty({n + n_p + ns})",
                   # continuation: each outer root starts from the previous point's root
                   # where that lies inside this point's bracket
                   "    warm = WARM",
@@ -736,7 +805,7 @@ class Kernel:
                   f"            warm = _np.full({max(nr, 1)}, _np.nan)"]
         pos = 0
         for k, length in enumerate(chains):
-            lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t)",
+            lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t, W)",
                       "        if it < 0:",
                       "            return i",
                       "        if it > its:",
@@ -744,28 +813,23 @@ class Kernel:
             pos += length
         lines += ["        ITERS[i] = its",
                   "        start_staged(p, known, lam, mu, w, t, st)",
-                  f"        u = _np.empty({n_p + nr + ns})"]
-        lines += ["    " + s for s in self._copy("u", "p", n_p)]
-        lines += [f"        for j in range({nr}):", f"            u[{n_p} + j] = known[j]",
-                  f"        for j in range({ns}):", f"            u[{n_p + nr} + j] = st[j]",
-                  "        x0 = ev_s_values(u, lam, mu, w, t)"]
+                  "        x0 = " + self.groups["s_values"].call(self._args(p=n_p, known=nr,
+                                                                            st=ns))]
         lines += [f"        X[{j}, i] = x0[{j}]" for j in range(n)]
         lines += ["        x = X[:, i]"]
         if self.iterated:
             # Newton from the declared start; a point it leaves (SWEEPS < 0) is for the NumPy
             # path, whose damped steps it would have needed
-            lines += ["        sw, rel, state = newton_point(x, p, lam, mu, w, t, st, v, RTOL)",
+            lines += ["        sw, rel, state = newton_point(x, p, lam, mu, w, t, st, RTOL, W, NA)",
                       "        SWEEPS[i] = sw if state > 0 else -1",
                       "        REL[i] = rel",
                       "        if state < 0:",
                       "            ADM[i] = False",
                       "            continue"]
         lines += ["        stage(x, p, lam, mu, w, t, st)"]
-        lines += ["    " + s for s in self._copy("v", "x", n)]
-        lines += ["    " + s for s in self._copy("v", "p", n_p, str(n))]
-        lines += [f"        for j in range({ns}):", f"            v[{n + n_p} + j] = st[j]",
-                  "        fx = ev_equations(v, lam, mu, w, t)",
-                  "        rel = -_np.inf"]
+        if not self.iterated:  # (an iterated point's relative change is newton_point's)
+            lines += [f"        fx = {self.groups['equations'].call(at_x)}",
+                      "        rel = -_np.inf"]
         for j in range(n if not self.iterated else 0):
             if self.fixed_point:
                 lines += [f"        s = abs(x[{j}])", "        if not s > 1e-300:",
@@ -778,11 +842,11 @@ class Kernel:
         if not self.iterated:
             lines += ["        REL[i] = rel if " + ("True" if n else "False") + " else 0.0"]
         if self.n_report:
-            lines += ["        rv = ev_report(v, lam, mu, w, t)"]
+            lines += [f"        rv = {self.groups['report'].call(at_x)}"]
             lines += [f"        REP[{j}, i] = rv[{j}]" for j in range(self.n_report)]
         lines += ["        ok = True"]
         if self.n_adm:
-            lines += ["        av = ev_admissible(v, lam, mu, w, t)"]
+            lines += [f"        av = {self.groups['admissible'].call(at_x)}"]
             lines += [f"        ok = ok and av[{j}] > 0" for j in range(self.n_adm)]
         lines += ["        ADM[i] = ok"]
         if self.checked:
@@ -831,6 +895,9 @@ class Kernel:
             check += [f"        neg = neg or REP[{k}, i] < 0" for k in nonneg]
             check += ["        CODE[i] = (2 if neg else 0) if good else 1"]
         lines += ["    return -1"]
+        # (a variant without scalar roots or Newton sweeps uses no row: one unused row)
+        lines += ["", f"WS_ROWS = {max(len(self._rows), 1)}",
+                  f"WS_WIDTH = {max(self._rows, default=1)}", ""]
         if self.checked:
             lines += check
         return "\n".join(lines) + "\n"
@@ -850,11 +917,10 @@ class Kernel:
         so it ends exactly as it does there."""
         n, n_p = self.n, self.n_p
         ns = self.n_al + self.n_in
-        L = ["@JIT", "def phi_at(x, p, lam, mu, w, t, st, v):",
-             "    stage(x, p, lam, mu, w, t, st)"]
-        L += self._copy("v", "x", n) + self._copy("v", "p", n_p, str(n))
-        L += [f"    for j in range({ns}):", f"        v[{n + n_p} + j] = st[j]",
-              "    return ev_equations(v, lam, mu, w, t)", "", "",
+        at_x = self._args(x=n, p=n_p, st=ns)  # (the groups' arguments at x, staged)
+        L = ["@JIT", "def phi_at(x, p, lam, mu, w, t, st):",
+             "    stage(x, p, lam, mu, w, t, st)",
+             f"    return {self.groups['equations'].call(at_x)}", "", "",
               "@JIT", "def change(fx, x):",
               "    r = 0.0", "    ok = True"]
         for j in range(n):
@@ -895,15 +961,16 @@ class Kernel:
               "        if not _finite(b[k]):",
               "            return False",
               "    return True", "", "",
-              "@JIT", "def newton_point(x, p, lam, mu, w, t, st, v, rtol):",
-              f"    A = _np.empty(({n}, {n}))", f"    b = _np.empty({n})",
-              f"    xn = _np.empty({n})",
-              "    fx = phi_at(x, p, lam, mu, w, t, st, v)",
+              "@JIT", "def newton_point(x, p, lam, mu, w, t, st, rtol, W, A):",
+              "    # (st: the staged aliases and inputs of the last phi_at, at x when a step is"
+              " made)",
+              f"    b = {self._row(n)}", f"    xn = {self._row(n)}",
+              "    fx = phi_at(x, p, lam, mu, w, t, st)",
               "    r = change(fx, x)",
               f"    for it in range(1, {NEWTON_SWEEPS + 1}):",
               "        if r < rtol:", "            return it, r, 1",
               "        if not r < _np.inf:", "            return it, r, -1",
-              "        jx = ev_jacobian(v, lam, mu, w, t)"]
+              f"        jx = {self.groups['jacobian'].call(at_x)}"]
         for i in range(n):
             for j in range(n):
                 one = "1.0 - " if i == j else "-"
@@ -913,7 +980,7 @@ class Kernel:
               "        tt = 1.0", "        accepted = False",
               "        for k in range(5):",
               f"            for j in range({n}):", "                xn[j] = x[j] + tt * b[j]",
-              "            fn = phi_at(xn, p, lam, mu, w, t, st, v)",
+              "            fn = phi_at(xn, p, lam, mu, w, t, st)",
               "            rn = change(fn, xn)",
               "            good = rn < r"]
         if self.positive:
@@ -938,24 +1005,19 @@ class Kernel:
         inner = depth + 1 < length
         name = f"root_{k}_{depth}"
         inc = "True" if increasing else "False"
-        lines = ["@JIT", f"def {name}_h(u, p, known, iw, lam, mu, w, t):",
+        lines = ["@JIT", f"def {name}_h(u, p, known, iw, lam, mu, w, t, W):",
                  f"    known[{pos}] = u"]
         if inner:
-            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t) < 0:",
+            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t, W) < 0:",
                       "        return _np.nan, _np.nan"]
-        lines += [f"    st = _np.empty({max(ns, 1)})",
+        fdf = self.groups[f"s{k}_{depth}_fdf"].call(self._args(p=n_p, known=end, st=ns))
+        bracket = self.groups[f"s{k}_{depth}_bracket"].call(self._args(p=n_p, known=pos))
+        lines += [f"    st = {self._row(ns)}",
                   "    start_staged(p, known, lam, mu, w, t, st)",
-                  f"    v = _np.empty({n_p + end + ns})"]
-        lines += self._copy("v", "p", n_p)
-        lines += [f"    for j in range({end}):", f"        v[{n_p} + j] = known[j]",
-                  f"    for j in range({ns}):", f"        v[{n_p + end} + j] = st[j]",
-                  f"    r = ev_s{k}_{depth}_fdf(v, lam, mu, w, t)",
+                  f"    r = {fdf}",
                   "    return r[0] + 0.0, r[1] + 0.0", "", "",
-                  "@JIT", f"def {name}(p, known, warm, lam, mu, w, t):",
-                  f"    v = _np.empty({n_p + pos})"]
-        lines += self._copy("v", "p", n_p)
-        lines += [f"    for j in range({pos}):", f"        v[{n_p} + j] = known[j]",
-                  f"    b = ev_s{k}_{depth}_bracket(v, lam, mu, w, t)",
+                  "@JIT", f"def {name}(p, known, warm, lam, mu, w, t, W):",
+                  f"    b = {bracket}",
                   "    lo = b[0] + 0.0", "    hi = b[1] + 0.0", "    x0 = b[2] + 0.0",
                   "    need = b[3] > 0", "    otherwise = b[4] + 0.0", "    slack = b[5] + 0.0",
                   "    hi = hi * (1 + slack * 2.2e-16) if _finite(hi) else _np.inf",
@@ -965,13 +1027,14 @@ class Kernel:
                   "    if not need:", "        x0 = 0.5",
                   f"    prev = warm[{pos}]",
                   "    if need and lo_n < prev and prev < hi_n:", "        x0 = prev",
-                  f"    iw = _np.full({max(nr, 1)}, _np.nan)",
+                  f"    iw = {self._row(nr)}",
+                  f"    for j in range({max(nr, 1)}):", "        iw[j] = _np.nan",
                   "    its = 0", "    x = x0",
                   "    if need:",
                   "        lo, hi = lo_n, hi_n",
                   "        found = False",
                   f"        for it in range(1, {ROOT_MAXITER + 1}):",
-                  f"            fx, dfx = {name}_h(x, p, known, iw, lam, mu, w, t)",
+                  f"            fx, dfx = {name}_h(x, p, known, iw, lam, mu, w, t, W)",
                   f"            if (fx > 0) == {inc}:", "                hi = x",
                   "            else:", "                lo = x",
                   "            if dfx == 0 or not (_finite(fx) and _finite(dfx)):",
@@ -990,7 +1053,7 @@ class Kernel:
                   "    u = x if need else otherwise",
                   f"    warm[{pos}] = u", f"    known[{pos}] = u"]
         if inner:
-            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t) < 0:",
+            lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t, W) < 0:",
                       "        return -1"]
         lines += ["    return its", "", ""]
         return lines
@@ -1059,8 +1122,7 @@ class Kernel:
         solve_args = (Pm, lam, mu, w, X, iters, rel, rep, adm, sweeps, float(rtol), cond, err,
                       code, checking, do)
         if threads > 1:
-            failed = self._solve_and_check_on_threads(
-                threads, solve_args, (Pm, lam, mu, w, X, rep, do, cond, err, code), warm, N)
+            failed = self._solve_parts_on_threads(threads, solve_args, N)
         else:
             failed = self.solve(*solve_args, False, warm, 0, N)
         if failed >= 0:
@@ -1087,57 +1149,44 @@ class Kernel:
             out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
         return out
 
-    def _solve_and_check_on_threads(self, threads, solve_args, check_args, warm, N):
-        """Solve the points in order on the calling thread, in chunks of :data:`CHUNK` points
-        (``solve_points`` on ``lo <= i < hi``, the continuation's roots carried from chunk to
-        chunk in ``warm``: the same iterates as one call), and check every solved chunk
-        (``check_marked``) as soon as it is solved, on ``threads - 1`` Python threads and, once
-        the solve is done, on the calling thread too: the checks overlap the solve. The
-        compiled code releases the GIL (``nogil``); every call writes its own points, and each
-        point's check depends on that point alone, so every output is that of one thread, bit
-        for bit. Returns ``solve_points``' value (the first point that failed, or -1)."""
-        import queue
+    def _solve_parts_on_threads(self, threads, solve_args, N):
+        """Solve and check the points in ``threads`` parts of consecutive points
+        (:func:`split_points`), each part by one ``solve_points`` call on its own thread (the
+        calling thread takes the first part; the compiled code releases the GIL): each part's
+        continuation starts afresh at its first point, from the declared start, and is carried
+        through the part as in one call. Every output of a point after a part's first point is
+        that of the sequential solve whenever the roots carried to it are; at a part's first
+        point (and where a root carried from it differs) the scalar roots are the same roots
+        reached from other starts, so the values may differ in their last bits -- each within
+        the error estimate its check reports (``tests/test_float64_kernels.py`` compares them).
+        Each point's check depends on that point alone. Returns the first point that failed
+        (``solve_points``' value), or -1."""
         import threading
 
-        todo: queue.Queue = queue.Queue()
+        bounds = split_points(N, threads)
+        failed = [-1] * threads
         errors: list = []
-        run = self.module.check_marked
 
-        def check_chunks(block):
-            while True:
-                try:
-                    item = todo.get() if block else todo.get_nowait()
-                except queue.Empty:
-                    return
-                if item is None:
-                    return
-                try:
-                    run(*check_args, *item)
-                except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
-                    errors.append(exc)
+        def part(k):
+            warm = np.full(max(self.n_roots, 1), np.nan)
+            try:
+                failed[k] = self.solve(*solve_args, False, warm, bounds[k], bounds[k + 1])
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+                errors.append(exc)
 
-        workers = [threading.Thread(target=check_chunks, args=(True,), daemon=True)
-                   for _ in range(threads - 1)]
+        workers = [threading.Thread(target=part, args=(k,), daemon=True)
+                   for k in range(1, threads)]
         for t in workers:
             t.start()
-        failed = -1
         try:
-            for lo in range(0, N, CHUNK):
-                hi = min(N, lo + CHUNK)
-                failed = self.solve(*solve_args, True, warm, lo, hi)
-                if failed >= 0:
-                    break
-                todo.put((lo, hi))
-            if failed < 0:
-                check_chunks(False)
+            part(0)
         finally:
-            for _ in workers:
-                todo.put(None)
             for t in workers:
                 t.join()
         if errors:
             raise errors[0]
-        return failed
+        bad = [f for f in failed if f >= 0]
+        return min(bad) if bad else -1
 
     def check(self, P, spec, X, rep, do):
         """``(condition, error)`` of the compiled check (:mod:`replica.numerics.fused_check`)
