@@ -235,7 +235,7 @@ class Transition:
     guess: str | None = None
     """``spinodal``: the value of ``vary`` near the fold where Newton's method starts."""
     when: Any = dataclasses.field(default_factory=dict)
-    """Where the transition exists, as :attr:`Branch.when`: ``{parameter: raw value}`` (e.g.
+    """Where the transition exists, as ``Branch.when``: ``{parameter: raw value}`` (e.g.
     ``{"prior": "rademacher"}``: a first-order transition of one prior only) or conditions
     ``("kappa < 0",)`` on the other parameters (empty: wherever it is located). ``replica
     transition --name`` refuses, before any solve, other values of those parameters (exit 2

@@ -45,7 +45,7 @@ class ConvergenceError(ReplicaError, ArithmeticError):
 
 
 def did_you_mean(name: str, choices) -> str:
-    """``" (did you mean 'x'?)"`` with the choice closest to ``name`` (:mod:`difflib`, ratio at
+    """``" (did you mean 'x'?)"`` with the choice closest to ``name`` (``difflib``, ratio at
     least 0.6), or ``""`` when none is close."""
     import difflib
 

@@ -581,7 +581,7 @@ def specialisation_threshold(model, lo=0.5, hi=0.8, tol=1e-14):
 
 # -- the specialised branch q_0 > 0 (K = 2) ------------------------------------------------------
 OwensT = owens_t
-"""Owen's :math:`T(h, a)`: the code generator's :class:`replica.symbolic.gaussian.owens_t`
+"""Owen's :math:`T(h, a)`: the code generator's ``replica.symbolic.gaussian.owens_t``
 (float64 code: SciPy's ``owens_t``; mpmath code: the quadrature of its definition)."""
 
 

@@ -1235,7 +1235,7 @@ def _mpmath_namespace() -> dict:
 
 
 def owens_t_mp(h, a):
-    r"""Owen's :math:`T(h, a)` (:class:`~replica.symbolic.gaussian.owens_t`) in mpmath at the
+    r"""Owen's :math:`T(h, a)` (``replica.symbolic.gaussian.owens_t``) in mpmath at the
     working precision: the definition's integral by ``mpmath.quad`` (tanh--sinh) at 20 guard
     bits, whose error estimate must be below ``10**-dps`` of the value (else
     :class:`QuadratureError`); :math:`T(h, 0) = 0` and :math:`T(0, a) = \arctan(a)/(2\pi)`
@@ -1294,7 +1294,7 @@ def _numpy_namespace() -> dict:
 _SPECIAL_NP = ("polygamma", "owens_t")
 """Special functions the float64 namespace adds (SciPy's, imported on the first call) beyond
 the error functions and the log-space forms: SymPy's ``polygamma`` and Owen's T
-(:class:`replica.symbolic.gaussian.owens_t`)."""
+(``replica.symbolic.gaussian.owens_t``)."""
 
 _SPECIAL_MP = ("owens_t",)
 """Functions of :mod:`replica.symbolic.gaussian` the mpmath namespace adds beyond the
@@ -1305,7 +1305,7 @@ def _owens_t_np(h, a):
     r"""Owen's :math:`T(h, a)` by SciPy's ``owens_t`` (imported on the first call); for
     ``longdouble`` arguments the float64 value plus the first-order correction in both
     arguments' rounding, :math:`\partial_hT\,\delta h + \partial_aT\,\delta a` (the partial
-    derivatives of :class:`~replica.symbolic.gaussian.owens_t`), as
+    derivatives of ``replica.symbolic.gaussian.owens_t``), as
     :func:`_first_order_longdouble` does for one argument."""
     from scipy import special
 
