@@ -52,35 +52,29 @@ def parse_dps(text) -> int:
 def better_closed_branches(problem, branches, raw: dict, params, value, digits) -> list:
     """``[(label, free energy)]`` of the declared closed-form branches (``branches``,
     :class:`~replica.capabilities.Branch` records with a ``free_energy``; the model file's
-    ``BRANCHES``) that exist at ``params`` (their ``when``, :func:`_branch_exists`) and
+    ``BRANCHES``) that exist at ``params`` (:func:`declared_branches_here`) and
     whose free energy is better than ``value``, the solution's (larger for a free entropy,
     ``extremum="max"``, else smaller) by more than the solution's ``digits``. Such a solution is
     metastable: the equilibrium is the closed-form branch."""
     import mpmath
 
-    from ..analysis.first_order import declared_branch
-
-    fname = problem.free_energy
-    if fname is None or value is None or not branches:
+    if value is None:
         return []
     out = []
-    for b in branches:
-        if b.free_energy is None:
-            continue
-        if not _branch_exists(problem, b.when, raw, params):
-            continue
-        with mpmath.workdps(max(20, int(digits or 15) + 10)):
-            f = declared_branch(problem, b, option="BRANCHES").closed_form(params)
+    dps = max(20, int(digits or 15) + 10)
+    for label, f in declared_branches_here(problem, branches, raw, params, dps=dps):
+        with mpmath.workdps(dps):
             v = mpmath.mpf(value)
             gap = f - v if problem.extremum == "max" else v - f
             if gap > mpmath.mpf(10) ** -int(digits or 15) * max(1, abs(v)):
-                out.append((b.label, f))
+                out.append((label, f))
     return out
 
 
-def declared_branches_here(problem, branches, raw: dict, params) -> list:
+def declared_branches_here(problem, branches, raw: dict, params, dps: int = 20) -> list:
     """``[(label, free energy)]`` of the declared closed-form branches that exist at
-    ``params`` (their ``when``), whatever their free energy: what a failed solve names, since
+    ``params`` (their ``when``, :func:`_branch_exists`), whatever their free energy, each
+    evaluated at ``dps`` digits: what a failed solve names, since
     where the solver finds no other solution (the Rademacher teacher above the end of its
     m < 1 branch) the declared branch is what is left."""
     import mpmath
@@ -92,7 +86,7 @@ def declared_branches_here(problem, branches, raw: dict, params) -> list:
     out = []
     for b in branches:
         if b.free_energy is not None and _branch_exists(problem, b.when, raw, params):
-            with mpmath.workdps(20):
+            with mpmath.workdps(dps):
                 out.append((b.label, declared_branch(problem, b, option="BRANCHES")
                             .closed_form(params)))
     return out
