@@ -121,6 +121,10 @@ class Located:
     fails them raises :class:`~replica.errors.ConvergenceError` instead)."""
     name: str | None = None
     """The declared transition (:class:`replica.capabilities.Transition`) located, if any."""
+    location_bound: object = None
+    """Set where the location is zero to the working precision (:func:`location_digits`):
+    ``location`` is then exactly 0 and ``|true location| <= location_bound`` is the claim; a
+    zero has no significant digits, so ``digits`` counts decimal places of the interval's scale."""
 
     @property
     def converged(self) -> bool:
@@ -136,6 +140,9 @@ class Located:
                "definition": self.definition, "method": self.method,
                "status": Status(self.status).value, "converged": self.converged,
                "notes": self.notes}
+        if self.location_bound is not None:
+            out["location"] = "0"
+            out["location_bound"] = decimal_string(self.location_bound, 3)
         if self.name is not None:
             out = {"name": self.name, **out}
         return out
@@ -339,8 +346,10 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
             progress(len(found), len(works))
     (x1, q1, its), (x2, q2, _) = found
     with precision(works[1]):
-        digits = min(dps, agreement_digits(x1, x2, works[0]), agreement_digits(q1, q2, works[0]))
-        diff = abs(x1 - x2)
+        xd, x1, bound = location_digits(x1, x2, max(abs(lo_v), abs(hi_v), hi_v - lo_v),
+                                        works[0])
+        digits = min(dps, xd, agreement_digits(q1, q2, works[0]))
+        diff = abs(found[0][0] - x2)
     if digits <= 0:
         raise ConvergenceError(f"{problem.name}: the located point does not agree between "
                                f"{works[0]} and {works[1]} digits", tried="two refinements",
@@ -362,7 +371,42 @@ def locate(problem, fixed: dict, vary: str, lo, hi, quantity: str, kind: str = "
                    f"{works[0] // 3}|x|)" if kind != "level" else "")
                 + f", {its} steps; digits = agreement with the same location at {works[1]} "
                   "digits"),
-        notes=[], status=Status.CONVERGED, name=name)
+        notes=_zero_notes(vary, bound, lo_v, hi_v), status=Status.CONVERGED, name=name,
+        location_bound=bound)
+
+
+def location_digits(x1, x2, scale, cap: int):
+    r"""The digits of a location found twice (``x1``, ``x2``, at two working precisions):
+    ``(digits, location, bound)``.
+
+    Usually the significant digits on which the two agree (``bound`` is ``None``). A location
+    that is zero to the working precision has none (two values of size :math:`10^{-60}` of either
+    sign agree on no digit): when both are below :math:`10^{-\mathrm{cap}}` times ``scale`` (the
+    size of the searched interval), the location is reported as 0 with the bound
+    :math:`|x| \le \max(|x_1|, |x_2|) + |x_1 - x_2|` and ``digits`` is the number of decimal places
+    of ``scale`` that bound fixes (at most ``cap``); otherwise the relative agreement stands,
+    so a small but clearly nonzero location keeps its significant digits."""
+    rel = agreement_digits(x1, x2, cap)
+    size = max(abs(x1), abs(x2))
+    if isinstance(scale, Fraction):
+        scale = mpmath.mpf(scale.numerator) / scale.denominator
+    scale = abs(mpmath.mpf(scale))
+    if rel >= cap or scale == 0 or size > scale * mpmath.mpf(10) ** (-cap):
+        return rel, x1, None
+    bound = size + abs(x1 - x2)
+    if bound == 0:
+        return cap, mpmath.mpf(0), mpmath.mpf(0)
+    places = int(mpmath.floor(-mpmath.log10(bound / scale)))
+    return max(0, min(cap, places)), mpmath.mpf(0), bound
+
+
+def _zero_notes(vary: str, bound, lo, hi) -> list:
+    """The note of a location that is zero to the working precision (none otherwise)."""
+    if bound is None:
+        return []
+    return [f"{vary} = 0 to the working precision: |{vary}| <= {mpmath.nstr(bound, 3)} (both "
+            f"refinements; a zero has no significant digits, so the digits count decimal places "
+            f"of the interval [{lo}, {hi}])"]
 
 
 def _second_derivatives(xs, q):
@@ -458,16 +502,19 @@ def _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps
         if progress:
             progress(len(found), len(works))
     (loc1, q1, d1, slopes), (loc2, q2, _, _) = found
+    lo, hi = between
     with precision(works[1]):
-        digits = min(dps, d1, agreement_digits(loc1.value, loc2.value, works[0]),
+        xd, location, bound = location_digits(loc1.value, loc2.value,
+                                              max(abs(br[0]), abs(br[1]), br[1] - br[0]),
+                                              works[0])
+        digits = min(dps, d1 if bound is None else xd, xd,
                      agreement_digits(q1, q2, works[0]))
         diff = abs(loc1.value - loc2.value)
     if digits <= 0:
         raise ConvergenceError(f"{what}: the located point does not agree between {works[0]} and "
                                f"{works[1]} digits", tried=f"{kind} located twice",
                                status="no-digits")
-    lo, hi = between
-    notes = []
+    notes = _zero_notes(vary, bound, lo, hi)
     if kind == "kink":
         with precision(works[0]):
             notes.append(f"slope d {quantity}/d {vary}: {mpmath.nstr(slopes[0], 8)} on the left, "
@@ -489,9 +536,9 @@ def _locate_shape(problem, shown, fixed_params, vary, quantity, kind, xs, q, dps
                   f"agreement with the same location at {works[1]} digits")
     return Located(
         model=problem.name, params=shown,
-        vary=vary, quantity=quantity, kind=kind, level=None, location=loc1.value, value=q1,
+        vary=vary, quantity=quantity, kind=kind, level=None, location=location, value=q1,
         digits=digits, agreement=diff, dps=dps, definition=definition, method=method,
-        notes=notes, status=Status.CONVERGED)
+        notes=notes, status=Status.CONVERGED, location_bound=bound)
 
 
 def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str, *,

@@ -255,8 +255,10 @@ def _run_generic(args):
     else:
         params = ", ".join(f"{k}={v}" for k, v in data["params"].items())
         title = data["model"] + (f": {data['name']}" if data.get("name") else "")
+        how_sure = (f"|{data['vary']}| <= {data['location_bound']}" if "location_bound" in data
+                    else f"{data['digits']} digits")
         sys.stdout.write(f"{title} ({params})\n  {data['vary']} = {data['location']}  "
-                         f"({data['digits']} digits; {data['quantity']} = {data['value']})\n"
+                         f"({how_sure}; {data['quantity']} = {data['value']})\n"
                          f"  definition: {data['definition']}\n  method: {data['method']}\n")
         for n in data["notes"]:
             sys.stdout.write(f"  note: {n}\n")
