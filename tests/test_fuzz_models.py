@@ -759,6 +759,63 @@ def test_damped_iteration_still_damps_an_expanding_oscillation():
         assert abs(x[0] - 1) < mpmath.mpf(10) ** -12
 
 
+def test_the_undamped_step_is_phi_itself_not_x_plus_a_difference_that_rounds_to_zero():
+    """x + (phi - x) with phi = 1e-300 and x = 1/2 is 0 at 30 digits (found on the committee
+    at alpha = 1e-30/3): the undamped step must land on phi(x) itself. A map that cannot be
+    evaluated at 0 shows it."""
+    from replica.numerics.newton import damped_mp
+
+    def phi(v):
+        if v[0] == 0:
+            raise ZeroDivisionError("phi evaluated at x = 0")
+        return [c * (1 + v[0] / 10)]
+
+    with mpmath.workdps(30):
+        c = mpmath.mpf(10) ** -300
+        x, sweeps = damped_mp(phi, [mpmath.mpf(1) / 2], maxiter=50, rtol=mpmath.mpf(10) ** -20)
+        assert abs(x[0] - c / (1 - c / 10)) <= mpmath.mpf(10) ** -20 * c
+
+
+def test_float64_grid_iteration_of_a_nearly_constant_map_takes_undamped_steps():
+    """The float64 start (``iterate_grid``) had neither rule: the committee machine at alpha =
+    1e-30/3 swept with d halved to 1/64 (the relative change stays 1 while x >> phi), and the
+    undamped step written x + (phi - x) landed on 0, where the map is NaN. Damped steps only
+    here (``newton_from = 0``): each point's map x = c (1 + x/10) + b, from x = 1/2."""
+    import numpy as np
+
+    from replica.numerics.newton import iterate_grid
+
+    c = np.array([1e-300, 1e-30, 0.0])
+    b = np.array([0.0, 0.0, 0.25])
+
+    def phi(xa, idx):
+        with np.errstate(all="ignore"):
+            return [np.where(xa[0] == 0, np.nan, c[idx] * (1 + xa[0] / 10) + b[idx])]
+
+    def jac(xa, idx):
+        return [np.full(idx.size, np.nan)]
+
+    x, done, iters, rel = iterate_grid(phi, jac, np.full((1, 3), 0.5), fixed_point=True,
+                                       positive=True, rtol=1e-13, maxiter=200, newton_from=0.0)
+    assert done.all(), (x, done, iters, rel)
+    assert np.all(iters <= 8), iters
+    want = (c + b) / (1 - c / 10)
+    assert np.all(np.abs(x[0] - want) <= 1e-12 * want), (x, want)
+
+
+def test_float64_grid_iteration_still_damps_an_expanding_oscillation():
+    """phi(x) = 3 - 2x: the undamped iteration diverges; the damped one reaches 1."""
+    import numpy as np
+
+    from replica.numerics.newton import iterate_grid
+
+    x, done, iters, _ = iterate_grid(lambda xa, idx: [3 - 2 * xa[0]],
+                                     lambda xa, idx: [np.full(idx.size, np.nan)],
+                                     np.zeros((1, 2)), fixed_point=True, positive=False,
+                                     rtol=1e-13, maxiter=2000, newton_from=0.0)
+    assert done.all() and np.all(np.abs(x[0] - 1) < 1e-12), (x, iters)
+
+
 def test_quadrature_node_that_mpmath_cannot_evaluate_is_a_quadrature_error():
     from replica.symbolic.codegen import QuadratureError, _quad_finite
 

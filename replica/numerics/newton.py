@@ -463,7 +463,8 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             if moved > 0 and max(abs(a - b) for a, b in zip(fx, last[1])) <= moved / 4:
                 step = 1  # a strong contraction: the undamped step
         last = (x, fx)
-        x = [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
+        # (the undamped step is phi(x) itself: x + (phi - x) rounds to 0 when phi << x)
+        x = list(fx) if step == 1 else [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)
@@ -505,14 +506,22 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     change grows. With ``positive``, a point whose unknowns are not all positive is not admissible.
     A point has converged when its relative change is below ``rtol`` (or stays within
     ``100 rtol``, the rounding floor); a point where :math:`\Phi` is not finite and no Newton
-    step was accepted takes no step, so it stops there, not converged. Returns ``(x, converged,
-    iterations, relative change)``.
+    step was accepted takes no step, so it stops there, not converged. As in :func:`damped_mp`,
+    a point where the map contracts strongly between its last two damped iterates,
+    :math:`\max_i|\Phi_i(x_k) - \Phi_i(x_{k-1})| \le \tfrac14\max_i|x_{k,i} - x_{k-1,i}|`, takes
+    the undamped step :math:`x \leftarrow \Phi(x)` (with ``positive``, only where
+    :math:`\Phi(x) > 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
+    whose fixed point is near :math:`10^{-301}` while the start is 1/2) would otherwise shrink the
+    distance by :math:`1 - d` per sweep, with :math:`d` halved to 1/64 because the relative change
+    stays 1 -- thousands of sweeps. Returns ``(x, converged, iterations, relative change)``.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
     d = np.full(N, float(damping))
     prev = np.full(N, np.inf)
     idx = np.arange(N)
     eye = np.eye(n)
+    last_x = np.full((n, N), np.nan)  # a point's last damped iterate and Phi there (NaN: none)
+    last_f = np.full((n, N), np.nan)
 
     def F(xv, ix):
         m = ix.size
@@ -574,7 +583,15 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         ok = np.all(np.isfinite(fx), axis=0)
         if fixed_point:
             step_ok = plain & ok & (r >= rtol)
-            xa = np.where(step_ok, xa + d[idx] * (fx - xa), xa)
+            with np.errstate(all="ignore"):  # (NaN where a point has no last damped iterate)
+                contracts = (np.max(np.abs(fx - last_f[:, idx]), axis=0)
+                             <= 0.25 * np.max(np.abs(xa - last_x[:, idx]), axis=0))
+            if positive:
+                contracts &= np.all(fx > 0, axis=0)
+            last_x[:, idx] = np.where(step_ok, xa, np.nan)
+            last_f[:, idx] = np.where(step_ok, fx, np.nan)
+            # (the undamped step is Phi(x) itself: x + (Phi - x) rounds to 0 when Phi << x)
+            xa = np.where(step_ok, np.where(contracts, fx, xa + d[idx] * (fx - xa)), xa)
             d[idx] = np.where(plain & ~ok, np.maximum(d[idx] / 4, 1 / 64), d[idx])
         X[:, idx] = xa
         iters[idx] = it
