@@ -99,9 +99,11 @@ and there is no AT line in the :math:`(\alpha, \lambda)` plane (``replica phase-
 so). It tends to zero only as the support fills the samples, :math:`\|\hat w\|_0 \to n`:
 for columns of :math:`X` in general position (with probability one for Gaussian covariates) the
 LASSO solution is unique and has at most :math:`\min(n, d)` non-zero entries (Tibshirani, "The
-lasso problem and uniqueness", Electron. J. Stat. 2013), so the replicon vanishes where the
-uniqueness argument runs out of samples, :math:`\lambda \to 0^+` at :math:`\alpha < 1`. The tests compare the replicon with the
-fraction of non-zero entries of FISTA fits (the simulation reports ``stability.replicon`` as
+lasso problem and uniqueness", Electron. J. Stat. 2013), so the replicon can only vanish where
+the support reaches :math:`n`: with noise (:math:`\sigma > 0`) at :math:`\alpha < 1` that is the
+limit :math:`\lambda \to 0^+`, where the LASSO tends to the minimum-:math:`\ell_1` interpolator
+with :math:`n` non-zero entries. The tests compare the replicon with the fraction of non-zero
+entries of FISTA fits (the simulation reports ``stability.replicon`` as
 :math:`1 - \|\hat w\|_0/n` of each fit).
 
 The noiseless :math:`\lambda \to 0^+` limit (basis pursuit) and its Donoho--Tanner phase

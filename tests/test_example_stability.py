@@ -1,5 +1,5 @@
-"""Replica-symmetry stability of issue 26's hand-written examples (``examples/perceptron_teacher.py``,
-``logistic_regression.py``, ``lasso.py``, ``hinge_svm.py``): each file's ``stability`` record
+"""Replica-symmetry stability of issue 26's hand-written examples
+(``examples/perceptron_teacher.py``, ``logistic_regression.py``, ``lasso.py``, ``hinge_svm.py``): each file's ``stability`` record
 against computations written here, none of which uses the engine's quadrature or code generator:
 
 * the Bayes-optimal perceptron states exactness (Nishimori), and the JSON says so;
