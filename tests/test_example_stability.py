@@ -1,6 +1,7 @@
 """Replica-symmetry stability of issue 26's hand-written examples
-(``examples/perceptron_teacher.py``, ``logistic_regression.py``, ``lasso.py``, ``hinge_svm.py``): each file's ``stability`` record
-against computations written here, none of which uses the engine's quadrature or code generator:
+(``examples/perceptron_teacher.py``, ``logistic_regression.py``, ``lasso.py``,
+``hinge_svm.py``): each file's ``stability`` record against computations written here, none of
+which uses the engine's quadrature or code generator:
 
 * the Bayes-optimal perceptron states exactness (Nishimori), and the JSON says so;
 * ridge logistic regression: the replicon by mpmath quadrature of the stated formula with the

@@ -510,9 +510,9 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     (a dotted red line, labelled) and written as ``_at_line.csv`` (columns ``x``, ``y`` names and
     ``segment``); the path is returned as ``at_line``. Where the grid has no such line (the
     replicon has one sign at every converged point) nothing is drawn and the figure says so in
-    words (:func:`replicon_summary`: stable, or unstable, on the whole grid). With ``level`` the
-    level set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
-    ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
+    words (:func:`replicon_summary`: stable, or unstable, on the whole grid). With ``level``
+    the level set ``quantity = level`` is drawn and its points written as ``_boundary.csv``
+    (columns ``x``, ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
     along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
     (``csv``, ``png``, ``pdf``, ``svg``, ``boundary``)."""
     from .. import figures
