@@ -512,9 +512,10 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     replicon has one sign at every converged point) nothing is drawn and the figure says so in
     words (:func:`replicon_summary`: stable, or unstable, on the whole grid). With ``level``
     the level set ``quantity = level`` is drawn and its points written as ``_boundary.csv``
-    (columns ``x``, ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
-    along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
-    (``csv``, ``png``, ``pdf``, ``svg``, ``boundary``)."""
+    (columns ``x``, ``y`` names and ``segment``, one number per connected piece); with
+    ``trace_max`` the maximum along x for each y (columns ``y``, ``X_at_max``,
+    ``QUANTITY_max``). Returns the paths by kind (``csv``, ``png``, ``pdf``, ``svg``,
+    ``boundary``)."""
     from .. import figures
 
     _quantity(problem, quantity)
