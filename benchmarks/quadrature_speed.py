@@ -112,14 +112,20 @@ def _values(doc: dict) -> dict:
 
 
 def _agreement(a: dict, b: dict) -> float:
-    """The smallest number of agreeing significant digits over the values of both (99 where
-    every value is printed identically)."""
+    """The smallest number of agreeing significant digits over the numeric values both report
+    (99 where every value is printed identically); a value only one tree reports (a replicon
+    added since the baseline) and words (``stability.how``, ``stable``) are not compared."""
     import mpmath
 
     with mpmath.workdps(80):
         worst = mpmath.inf
-        for k in a:
-            x, y = mpmath.mpf(a[k]), mpmath.mpf(b[k])
+        for k in sorted(a.keys() & b.keys()):
+            if not (isinstance(a[k], str) and isinstance(b[k], str)):
+                continue
+            try:
+                x, y = mpmath.mpf(a[k]), mpmath.mpf(b[k])
+            except ValueError:
+                continue
             if x == y:
                 continue
             worst = min(worst, -mpmath.log10(abs(x - y) / max(abs(x), abs(y))))
