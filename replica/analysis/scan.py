@@ -713,7 +713,10 @@ def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, 
                 ax.plot(seg[:, 0], seg[:, 1], color="tab:red", ls=":", lw=2,
                         label=None if k else "AT line (replicon = 0; RS unstable where < 0)")
         if stability_note:
-            ax.text(0.99, 0.01, stability_note, transform=ax.transAxes, ha="right",
+            import textwrap
+
+            ax.text(0.99, 0.01, textwrap.fill(stability_note, 48), transform=ax.transAxes,
+                    ha="right",
                     va="bottom", fontsize=6.5, color="tab:red",
                     bbox={"facecolor": "w", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
         if trace is not None:
