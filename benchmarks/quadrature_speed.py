@@ -161,7 +161,7 @@ def _curve_agreement(a: dict, b: dict) -> float:
 
     both = np.array(a["converged"]) & np.array(b["converged"])
     worst = 0.0
-    for k in a["values"]:
+    for k in sorted(a["values"].keys() & b["values"].keys()):  # values both trees report
         x, y = np.array(a["values"][k])[both], np.array(b["values"][k])[both]
         if x.size:
             worst = max(worst, float(np.max(np.abs(x - y) / np.maximum(np.abs(y), 1e-300))))
