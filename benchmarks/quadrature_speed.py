@@ -112,14 +112,20 @@ def _values(doc: dict) -> dict:
 
 
 def _agreement(a: dict, b: dict) -> float:
-    """The smallest number of agreeing significant digits over the values of both (99 where
-    every value is printed identically)."""
+    """The smallest number of agreeing significant digits over the numeric values both report
+    (99 where every value is printed identically); a value only one tree reports (a replicon
+    added since the baseline) and words (``stability.how``, ``stable``) are not compared."""
     import mpmath
 
     with mpmath.workdps(80):
         worst = mpmath.inf
-        for k in a:
-            x, y = mpmath.mpf(a[k]), mpmath.mpf(b[k])
+        for k in sorted(a.keys() & b.keys()):
+            if not (isinstance(a[k], str) and isinstance(b[k], str)):
+                continue
+            try:
+                x, y = mpmath.mpf(a[k]), mpmath.mpf(b[k])
+            except ValueError:
+                continue
             if x == y:
                 continue
             worst = min(worst, -mpmath.log10(abs(x - y) / max(abs(x), abs(y))))
@@ -155,7 +161,7 @@ def _curve_agreement(a: dict, b: dict) -> float:
 
     both = np.array(a["converged"]) & np.array(b["converged"])
     worst = 0.0
-    for k in a["values"]:
+    for k in sorted(a["values"].keys() & b["values"].keys()):  # values both trees report
         x, y = np.array(a["values"][k])[both], np.array(b["values"][k])[both]
         if x.size:
             worst = max(worst, float(np.max(np.abs(x - y) / np.maximum(np.abs(y), 1e-300))))

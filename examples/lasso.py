@@ -60,6 +60,52 @@ Reported: ``errors.risk`` :math:`= \|\hat w - w^*\|^2/d = \varepsilon - 2m + q`;
 is the cavity residual divided by :math:`1 + V`, as for any square loss); ``sparsity.nonzero``
 :math:`= \mathbb E\eta' = \alpha V/(1 + V)`, the fraction of non-zero entries of :math:`\hat w`.
 
+**Replica-symmetry stability** (reported as ``stability.replicon``; ``replica solve`` says
+whether the solution is stable). *Stated* (the de Almeida--Thouless condition of convex
+estimation with a separable penalty on Gaussian covariates, Gerace et al., ICML 2020 and Aubin
+et al., NeurIPS 2020, appendices on the stability of the replica-symmetric solution; stated,
+not re-derived from the replicated free energy): the replicon
+
+.. math::  \lambda_{\rm AT} = 1 - \alpha\,\mathbb E\big[(\partial_\omega g_{\rm out})^2\big]\,
+           \mathbb E_{w^*, Z}\big[(\partial_b f_w)^2\big]
+
+must be positive, with :math:`g_{\rm out} = (\operatorname{prox}(\omega) - \omega)/V` the loss's
+and :math:`f_w(b)` the penalty's maximiser. *Derived* (here): for the square loss the proximal
+map of :math:`\tfrac12(y - p)^2` is :math:`p = (\omega + Vy)/(1 + V)`, so
+:math:`g_{\rm out} = (y - \omega)/(1 + V)` and :math:`(\partial_\omega g_{\rm out})^2 = 1/(1 + V)^2`
+at every label; the soft threshold :math:`f_w = \eta(b; \lambda)/\hat V` is piecewise linear with
+slope :math:`1/\hat V` where :math:`|b| > \lambda` and :math:`0` where :math:`|b| < \lambda`, so
+:math:`(\partial_bf_w)^2 = [\theta(b - \lambda) + \theta(-b - \lambda)]/\hat V^2`, averaged over
+the prior as the entropic term is:
+
+.. math::
+    \lambda_{\rm AT} = 1 - \frac{\alpha}{(1 + V)^2\hat V^2}\Big[(1 - \varepsilon)N(\sqrt{\hat q})
+      + \varepsilon N\big(\sqrt{\hat m^2 + \hat q}\big)\Big],\qquad
+    N(s) = \int\mathcal Dz\,\big[\theta(sz - \lambda) + \theta(-sz - \lambda)\big],
+
+Gaussian integrals whose integrands jump at the same thresholds :math:`z = \pm\lambda/s` as the
+free energy's kinks (the engine splits the integrals there). :math:`N` is the probability that
+a coordinate's field passes the threshold, so the bracket is :math:`\mathbb E\eta'`, the
+fraction of non-zero entries of :math:`\hat w`. At the saddle point
+:math:`\hat V = \alpha/(1 + V)`, hence
+
+.. math::  \lambda_{\rm AT} = 1 - \frac{\|\hat w\|_0}{n} = 1 - \frac{\mathbb E\eta'}{\alpha}
+           = \frac{1}{1 + V}
+
+(with :math:`\mathbb E\eta' = \alpha V/(1 + V)`, the stationarity condition for :math:`V`): the
+replicon is one minus the number of non-zero estimates per sample. It is positive at every
+solution with finite :math:`V`, i.e. for every :math:`\lambda > 0`: replica symmetry is stable
+and there is no AT line in the :math:`(\alpha, \lambda)` plane (``replica phase-diagram`` says
+so). It tends to zero only as the support fills the samples, :math:`\|\hat w\|_0 \to n`:
+for columns of :math:`X` in general position (with probability one for Gaussian covariates) the
+LASSO solution is unique and has at most :math:`\min(n, d)` non-zero entries (Tibshirani, "The
+lasso problem and uniqueness", Electron. J. Stat. 2013), so the replicon can only vanish where
+the support reaches :math:`n`: with noise (:math:`\sigma > 0`) at :math:`\alpha < 1` that is the
+limit :math:`\lambda \to 0^+`, where the LASSO tends to the minimum-:math:`\ell_1` interpolator
+with :math:`n` non-zero entries. The tests compare the replicon with the fraction of non-zero
+entries of FISTA fits (the simulation reports ``stability.replicon`` as
+:math:`1 - \|\hat w\|_0/n` of each fit).
+
 The noiseless :math:`\lambda \to 0^+` limit (basis pursuit) and its Donoho--Tanner phase
 transition are ``examples/lasso_phase_transition.py``.
 
@@ -67,7 +113,7 @@ Simulation (``SIMULATION`` below): at dimension :math:`d`, :math:`n = \mathrm{ro
 samples, the teacher and labels as above, the LASSO solved by FISTA (Beck and Teboulle) with step
 :math:`1/L`, :math:`L = \|X/\sqrt d\|_2^2`, and gradient restarts, until a step moves
 :math:`w` by less than :math:`10^{-10}\max(1, \|w\|)`; measured: the risk, training error and
-fraction of non-zero entries of that instance.
+fraction of non-zero entries of that instance, and :math:`1 - \|\hat w\|_0/n` as its replicon.
 
     replica solve --model examples/lasso.py --alpha 1/2 --eps 1/10 --lam 1/2 --sigma 1/10 --json
     replica simulate --model examples/lasso.py --alpha 1 --eps 1/5 --lam 3/10 --sigma 1/5 \
@@ -78,7 +124,7 @@ import numpy as np
 import sympy
 
 from replica.capabilities import Simulation
-from replica.modeling import Parameter, Rule, SaddlePointModel, gauss
+from replica.modeling import Parameter, Rule, SaddlePointModel, Stability, gauss
 
 alpha, lam, eps = sympy.symbols("alpha lam eps", positive=True)
 sigma = sympy.Symbol("sigma", nonnegative=True)
@@ -95,9 +141,21 @@ def soft_threshold_energy(s):
             + gauss((s * z + lam) ** 2 * sympy.Heaviside(-s * z - lam), z)) / (2 * Vhat)
 
 
+def nonzero_probability(s):
+    r""":math:`N(s) = \int\mathcal Dz\,[\theta(sz - \lambda) + \theta(-sz - \lambda)]`: the
+    probability that the field :math:`sz` passes the threshold, i.e. the average of
+    :math:`\hat V^2(\partial_bf_w)^2` (jumps at :math:`z = \pm\lambda/s`)."""
+    return gauss(sympy.Heaviside(s * z - lam), z) + gauss(sympy.Heaviside(-s * z - lam), z)
+
+
 PRIOR = ((1 - eps) * soft_threshold_energy(sympy.sqrt(qhat))
          + eps * soft_threshold_energy(sympy.sqrt(mhat**2 + qhat)))
 RISK = eps - 2 * m + q
+SLOPE_SQUARED = ((1 - eps) * nonzero_probability(sympy.sqrt(qhat))
+                 + eps * nonzero_probability(sympy.sqrt(mhat**2 + qhat))) / Vhat**2
+"""E[(d_b f_w)^2] over the Gauss-Bernoulli prior."""
+REPLICON = 1 - alpha * SLOPE_SQUARED / (1 + V) ** 2
+"""The replicon 1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2], (d_omega g_out)^2 = 1/(1 + V)^2."""
 FREE_ENERGY = (-m * mhat + q * Vhat / 2 - V * qhat / 2 + PRIOR
                - alpha * (RISK + sigma**2) / (2 * (1 + V)))
 
@@ -119,6 +177,11 @@ MODEL = SaddlePointModel(
     start={m: sympy.Rational(1, 20), q: sympy.Rational(1, 20), V: sympy.Rational(1, 2)},
     positive_unknowns=True,
     admissible=[(V, "V > 0")],
+    stability=Stability(replicon=REPLICON, source="derived in this file from the square loss's "
+                        "proximal map and the soft threshold: 1 - alpha E[(d_omega g_out)^2] "
+                        "E[(d_b f_w)^2] (the condition stated by Gerace et al., ICML 2020 and "
+                        "Aubin et al., NeurIPS 2020); equal to 1 - nonzero/alpha at the saddle "
+                        "point"),
     symbol_names={alpha: r"\alpha", lam: r"\lambda", eps: r"\varepsilon", sigma: r"\sigma",
                   mhat: r"\hat m", qhat: r"\hat q", Vhat: r"\hat V"},
 )
@@ -179,7 +242,8 @@ def _measure(instance, w_hat, params):
     e = w_hat - w_star
     return {"errors.risk": float(e @ e / d),
             "errors.train": float(np.mean((y - X @ w_hat / np.sqrt(d)) ** 2)),
-            "sparsity.nonzero": float(np.mean(w_hat != 0))}
+            "sparsity.nonzero": float(np.mean(w_hat != 0)),
+            "stability.replicon": 1.0 - float(np.sum(w_hat != 0)) / X.shape[0]}
 
 
 SIMULATION = Simulation(_sample, _train, _measure,

@@ -56,6 +56,41 @@ field) and ``errors.train_error``, the fraction of misclassified training points
 :math:`y p < 0` iff :math:`y\omega < -V/2` (the root at :math:`p = 0` is :math:`\omega = -V/2`),
 :math:`2\int\mathcal D\xi\,\Phi(\cdot)\,\theta(-V/2 - \sqrt q\,\xi)`.
 
+**Replica-symmetry stability** (reported as ``stability.replicon``; ``replica solve`` says
+whether the solution is stable). *Stated* (the de Almeida--Thouless condition of convex
+estimation in a generalised linear model, Gerace et al., ICML 2020 and Aubin et al., NeurIPS
+2020, in their appendices on the stability of the replica-symmetric solution; stated because this
+file does not expand the replicated free energy to second order in the replica-symmetry-breaking
+fluctuations): the replicon
+
+.. math::  \lambda_{\rm AT} = 1 - \alpha\,\mathbb E_{y,\omega}\big[(\partial_\omega
+           g_{\rm out})^2\big]\,\mathbb E_{w^*, Z}\big[(\partial_b f_w)^2\big],\qquad
+           g_{\rm out} = \frac{\operatorname{prox}(\omega) - \omega}{V},
+
+with :math:`f_w(b)` the maximiser of the penalty's inner problem
+:math:`\max_w[-\tfrac{\hat V}2w^2 + bw - \tfrac\lambda2w^2]`, must be positive.
+*Derived* (here): the ridge gives :math:`f_w = b/(\lambda + \hat V)`, so
+:math:`(\partial_bf_w)^2 = 1/(\lambda + \hat V)^2` whatever the prior; by the implicit function
+theorem above :math:`\partial_\omega p = 1/(1 + V\ell''(p))`, so
+:math:`\partial_\omega g_{\rm out} = (\partial_\omega p - 1)/V = -\ell''(p)/(1 + V\ell''(p))`, and
+with :math:`\ell''(p) = e^{p}/(1 + e^{p})^2 = 1/(4\cosh^2(p/2))` this is
+:math:`-1/(V + 4\cosh^2(p/2))` (the form declared: no overflow for large :math:`|p|`; the tests
+check with SymPy that it is the derivative of the declared proximal map). The label average folds
+as the envelope's does (:math:`\ell''` is even), so
+
+.. math::  \lambda_{\rm AT} = 1 - \frac{2\alpha}{(\lambda + \hat V)^2}\int\mathcal D\xi\,
+           \Phi\Big(\frac{\eta m\xi}{\sqrt{q - \eta^2m^2}}\Big)\,
+           \frac{1}{\big(V + 4\cosh^2(p/2)\big)^2},\qquad p = \operatorname{prox}(\sqrt q\,\xi, V).
+
+Since :math:`V = 1/(\lambda + \hat V)` at the saddle point and :math:`V + 4\cosh^2 \ge V + 4`,
+:math:`\lambda_{\rm AT} \ge 1 - \alpha V^2/(V + 4)^2`; by Cauchy--Schwarz and the stationarity
+condition :math:`\hat V = \alpha\,\mathbb E[\ell''/(1 + V\ell'')]`, also
+:math:`1 - \lambda_{\rm AT} \ge (V\hat V)^2/\alpha`. The ridge-penalised logistic loss is
+strictly convex, so its minimiser is unique and replica symmetry is expected to be stable at
+every :math:`\alpha, \lambda > 0`: the replicon is positive at every point the tests try, and
+``replica phase-diagram`` over :math:`(\alpha, \lambda)` reports that the grid has no AT line
+rather than drawing one.
+
 **Separability.** The unregularised problem (:math:`\lambda = 0`) has a minimiser only if the
 data :math:`\{(x_i, y_i)\}` are not linearly separable; for :math:`\eta = 1` they always are
 (:math:`w = w^*` separates them), so the MLE never exists and :math:`\lambda > 0` is needed at
@@ -85,7 +120,7 @@ import numpy as np
 import sympy
 
 from replica.capabilities import Simulation
-from replica.modeling import Parameter, Rule, SaddlePointModel, gauss, implicit_root
+from replica.modeling import Parameter, Rule, SaddlePointModel, Stability, gauss, implicit_root
 
 alpha, lam = sympy.symbols("alpha lam", positive=True)
 eta = sympy.Symbol("eta", nonnegative=True)
@@ -109,6 +144,12 @@ OMEGA = sympy.sqrt(q) * xi
 P = PROX(OMEGA, V)
 ENVELOPE = (P - OMEGA) ** 2 / (2 * V) + logistic_loss(P)
 LABEL = sympy.erfc(-eta * m * xi / sympy.sqrt(2 * (q - eta**2 * m**2))) / 2  # P(y = 1 | xi)
+
+PROX_SLOPE_TERM = -1 / (V + 4 * sympy.cosh(P / 2) ** 2)
+r""":math:`\partial_\omega g_{\rm out} = -\ell''(p)/(1 + V\ell''(p))` at
+:math:`p = \operatorname{prox}(\sqrt q\,\xi, V)`, with :math:`\ell'' = 1/(4\cosh^2(p/2))`."""
+REPLICON = 1 - alpha / (lam + Vhat) ** 2 * 2 * gauss(LABEL * PROX_SLOPE_TERM**2, xi)
+"""The replicon 1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (docstring)."""
 
 FREE_ENERGY = (-m * mhat + q * Vhat / 2 - V * qhat / 2 + (mhat**2 + qhat) / (2 * (lam + Vhat))
                - alpha * 2 * gauss(LABEL * ENVELOPE, xi))
@@ -138,6 +179,10 @@ MODEL = SaddlePointModel(
     start={m: sympy.Rational(1, 2), q: 1, V: 1},
     positive_unknowns=True,
     admissible=[(q - eta**2 * m**2, "q > eta^2 m^2")],
+    stability=Stability(replicon=REPLICON, source="derived in this file from the proximal map "
+                        "and the ridge: 1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (the "
+                        "condition stated by Gerace et al., ICML 2020 and Aubin et al., "
+                        "NeurIPS 2020)"),
     symbol_names={lam: r"\lambda", eta: r"\eta", mhat: r"\hat m", qhat: r"\hat q",
                   Vhat: r"\hat V"},
 )

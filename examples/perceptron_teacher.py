@@ -42,6 +42,20 @@ are what the engine solves, differentiating the Gaussian integrals under the int
 and :math:`\hat m = \frac{2\alpha}{1-m}\int\mathcal{D}\xi\,\mathcal N(c\xi)^2/H(c\xi)`: the
 tests check the engine's solutions against those forms, solved separately).
 
+**Replica-symmetry stability** (``stability`` in the JSON: ``"replicon": null``,
+``"stable": true`` and the reason below; no replicon is evaluated). *Stated* (Nishimori 1981 and
+his *Statistical Physics of Spin Glasses and Information Processing*, 2001, ch. 4; for inference
+problems Zdeborova and Krzakala, "Statistical physics of inference: thresholds and algorithms",
+Adv. Phys. 2016, sec. on the Nishimori conditions; for generalised linear models with this
+channel proved by Barbier et al. 2019, above): in Bayes-optimal inference the student's posterior
+and the teacher's distribution coincide, so the Nishimori identities hold (here
+:math:`m = q`, the overlap with the teacher equals the overlap of two posterior samples), the
+overlap distribution of the equilibrium state concentrates on one value, and there is no replica
+symmetry breaking: the replica-symmetric free entropy is exact, which Barbier et al. prove for
+this model. The statement concerns the equilibrium branch (the solution with the largest free
+entropy); ``replica solve`` says separately when a solution is metastable (the Rademacher
+prior between :math:`\alpha_{IT}` and :math:`\alpha_{\rm alg}`).
+
 ``--prior`` is a SPEC (``gaussian`` or ``rademacher``) that stands for the weight
 :math:`\rho \in \{0, 1\}` of the Rademacher term in
 :math:`\psi = (1 - \rho)\psi_{\rm Gauss} + \rho\,\psi_{\rm Rad}`: one of the two priors, never a
@@ -73,7 +87,7 @@ from sympy.codegen.cfunctions import log1p
 
 from replica.capabilities import Branch, Transition
 from replica.errors import ParameterError
-from replica.modeling import Parameter, SaddlePointModel, gauss
+from replica.modeling import Parameter, SaddlePointModel, Stability, gauss
 from replica.problem import SpecDomain
 
 alpha = sympy.Symbol("alpha", positive=True)
@@ -139,6 +153,11 @@ MODEL = SaddlePointModel(
     positive_unknowns=True,
     admissible=[(1 - m, "m < 1")],
     symbol_names={alpha: r"\alpha", rho: r"\rho", mhat: r"\hat m"},
+    stability=Stability(exact="Bayes-optimal inference: the Nishimori identities hold (m = q) "
+                              "and the replica-symmetric free entropy is exact for the "
+                              "equilibrium branch (Nishimori 2001; Zdeborova and Krzakala 2016; "
+                              "proved by Barbier, Krzakala, Macris, Miolane and Zdeborova, PNAS "
+                              "2019)"),
 )
 
 # --- transitions --- (replica transition --model examples/perceptron_teacher.py --name NAME)

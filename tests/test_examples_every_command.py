@@ -180,6 +180,21 @@ MATRIX = [
 ]
 
 
+# what ``stability`` in a solve's JSON says (issue 26): the capacity's declared ``at_ratio``,
+# the Bayes-optimal teacher's exactness (Nishimori), the convex estimators' positive replicon
+STABILITY = {CAP: "at_ratio", TEA: "exact", LOG: "replicon", LAS: "replicon", SVM: "replicon"}
+
+
+def _check_stability(name, data):
+    st, kind = data["stability"], STABILITY[name]
+    if kind == "at_ratio":
+        assert float(st["at_ratio"]) <= 1, st  # marginal (= 1) at the row's kappa = 0
+    elif kind == "exact":
+        assert st["replicon"] is None and st["stable"] is True and "Nishimori" in st["how"], st
+    else:
+        assert float(st["replicon"]) > 0 and st["stable"] is True, st
+
+
 def _case_id(case):
     name, command, args, code, _ = case
     extra = "-certify" if "--certify" in args else ""
@@ -201,12 +216,16 @@ def test_every_command_on_every_example(case, tmp_path, capsys):
         if command in ("solve", "transition"):
             assert data["status"] == "converged"
             assert data["digits"] >= (15 if "15" in args else 20)
+        if command == "solve":
+            _check_stability(name, data)
         if "--certify" in args:
             assert data["certified"] is True
         if command == "simulate":  # every measured value has its theory and a finite z-score
             assert data["theory_status"] == "converged" and data["errors"]
             for value in data["errors"].values():
                 assert int(value["seeds"]) == 2 and math.isfinite(float(value["z"])), value
+    if command == "phase-diagram":  # convex ERM with lambda > 0: no AT line, said in words
+        assert "stability: no AT line: replicon > 0" in out, out
     if "-o" in args:  # a folder of files, or (sweep) one CSV file with every row converged
         target = args[args.index("-o") + 1]
         if target.endswith(".csv"):

@@ -555,11 +555,14 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
     replicon (:class:`~replica.problem.Stability`), its values are a column ``replicon`` of the
     CSV, and the de Almeida--Thouless line, replicon = 0 over the converged points, is drawn
     (a dotted red line, labelled) and written as ``_at_line.csv`` (columns ``x``, ``y`` names and
-    ``segment``); the path is returned as ``at_line``. With ``level`` the level
-    set ``quantity = level`` is drawn and its points written as ``_boundary.csv`` (columns ``x``,
-    ``y`` names and ``segment``, one number per connected piece); with ``trace_max`` the maximum
-    along x for each y (columns ``y``, ``X_at_max``, ``QUANTITY_max``). Returns the paths by kind
-    (``csv``, ``png``, ``pdf``, ``svg``, ``boundary``)."""
+    ``segment``); the path is returned as ``at_line``. Where the grid has no such line (the
+    replicon has one sign at every converged point) nothing is drawn and the figure says so in
+    words (:func:`replicon_summary`: stable, or unstable, on the whole grid). With ``level``
+    the level set ``quantity = level`` is drawn and its points written as ``_boundary.csv``
+    (columns ``x``, ``y`` names and ``segment``, one number per connected piece); with
+    ``trace_max`` the maximum along x for each y (columns ``y``, ``X_at_max``,
+    ``QUANTITY_max``). Returns the paths by kind (``csv``, ``png``, ``pdf``, ``svg``,
+    ``boundary``)."""
     from .. import figures
 
     _quantity(problem, quantity)
@@ -666,12 +669,39 @@ def plane(problem, fixed: dict, x: tuple, y: tuple, quantity: str, out_dir: str,
                 for px, py in seg:
                     w.writerow([repr(float(px)), repr(float(py)), k])
         paths["at_line"] = stem + "_at_line.csv"
+    stability_note = (replicon_summary(R[conv], len(at_segments)) if replicon
+                      and not at_segments else None)
     fig = plane_figure(problem, fixed, (xn, xv, xlog), (yn, yv, ylog), Q, quantity,
                        level=level, level_segments=segments, trace=boundary, unsure=unsure,
-                       at_segments=at_segments)
+                       at_segments=at_segments, stability_note=stability_note)
     for path in figures.save_figure(fig, stem):
         paths[path.rsplit(".", 1)[1]] = path
     return paths
+
+
+def replicon_summary(values, segments: int) -> str:
+    """One sentence on replica-symmetry stability over a grid: ``values`` the replicon at its
+    converged points (NaN where undefined), ``segments`` the number of pieces of the AT line
+    (replicon = 0) found on it. Where the replicon has one sign everywhere there is no AT line
+    on the grid, and the sentence says whether replica symmetry is stable or unstable there
+    (with the smallest or largest replicon) instead of a line being drawn."""
+    v = np.asarray(values, dtype=float).ravel()
+    finite = v[np.isfinite(v)]
+    if finite.size == 0:
+        return "replicon: no converged point with a value; stability unknown on this grid"
+    counted = f"{finite.size} converged point{'s' if finite.size != 1 else ''}"
+    if segments:
+        unstable = int(np.sum(finite < 0))
+        return (f"AT line (replicon = 0): {segments} segment{'s' if segments != 1 else ''}; "
+                f"replica symmetry unstable (replicon < 0) at {unstable} of {counted}")
+    if np.all(finite > 0):
+        return (f"no AT line: replicon > 0 at all {counted} (smallest {finite.min():.4g}), "
+                "replica symmetry stable on the whole grid")
+    if np.all(finite < 0):
+        return (f"no AT line: replicon < 0 at all {counted} (largest {finite.max():.4g}), "
+                "replica symmetry unstable on the whole grid")
+    return (f"no AT line resolved: the replicon changes sign between {counted} "
+            f"(range {finite.min():.4g} to {finite.max():.4g}) without a contour")
 
 
 def level_set(xv, yv, Q, level: float) -> list:
@@ -687,12 +717,15 @@ def level_set(xv, yv, Q, level: float) -> list:
 
 
 def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, level=None,
-                 level_segments=None, trace=None, unsure=None, at_segments=None):
+                 level_segments=None, trace=None, unsure=None, at_segments=None,
+                 stability_note=None):
     """The figure of :func:`plane`: ``Q[j, i]`` at ``(x values[i], y values[j])`` as a colour map
     (``x``, ``y`` are ``(name, values, log)``), with the level set ``Q = level`` (its polylines
     ``level_segments``, computed by :func:`level_set` when not given) or the traced maxima
     ``trace`` (``[(x, y), ...]``), each named in the legend; log axes carry :math:`10^k` ticks.
-    ``at_segments`` (polylines of replicon = 0) are drawn as the AT line.
+    ``at_segments`` (polylines of replicon = 0) are drawn as the AT line; ``stability_note``
+    (a sentence of :func:`replicon_summary`, given where there is no line) is written in the
+    lower right corner.
     ``unsure`` (a boolean grid like ``Q``) marks the points that are not ``converged``: drawn in
     grey and counted in a legend, never coloured as values. Returns the Figure."""
     from .. import figures
@@ -726,6 +759,13 @@ def plane_figure(problem, fixed: dict, x: tuple, y: tuple, Q, quantity: str, *, 
                 ax.plot(seg[:, 0], seg[:, 1], color="w", ls="-", lw=3)
                 ax.plot(seg[:, 0], seg[:, 1], color="tab:red", ls=":", lw=2,
                         label=None if k else "AT line (replicon = 0; RS unstable where < 0)")
+        if stability_note:
+            import textwrap
+
+            ax.text(0.99, 0.01, textwrap.fill(stability_note, 48), transform=ax.transAxes,
+                    ha="right",
+                    va="bottom", fontsize=6.5, color="tab:red",
+                    bbox={"facecolor": "w", "edgecolor": "none", "alpha": 0.8, "pad": 1.5})
         if trace is not None:
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="w", ls="-", lw=3)
             ax.plot([p[0] for p in trace], [p[1] for p in trace], color="k", ls="--", lw=1.5,

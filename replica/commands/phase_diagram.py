@@ -120,7 +120,27 @@ def _run_model_file(args):
                   trace_max=args.trace_max, progress=progress_bar("grid rows", unit="row"))
     print("wrote " + ", ".join(paths[k] for k in sorted(paths)))
     print(status_summary(paths["csv"]))
+    if "at_line" in paths:
+        print("stability: " + stability_summary(paths["csv"], paths["at_line"]))
     return 0
+
+
+def stability_summary(csv_path: str, at_line_path: str) -> str:
+    """The sentence of :func:`replica.analysis.scan.replicon_summary` from the files of a grid
+    whose model declares a replicon: the ``replicon`` column at the converged points of
+    ``csv_path`` and the number of segments of the AT line in ``at_line_path``."""
+    import csv
+
+    from ..analysis.scan import replicon_summary
+    from ..problem import REPLICON
+
+    with open(csv_path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    column = REPLICON if rows and REPLICON in rows[0] else None
+    values = [float(r[column]) for r in rows if column and r["converged"] == "True"]
+    with open(at_line_path, newline="") as fh:
+        segments = {r["segment"] for r in csv.DictReader(fh)}
+    return replicon_summary(values, len(segments))
 
 
 def status_summary(csv_path: str) -> str:
