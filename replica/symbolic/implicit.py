@@ -147,6 +147,44 @@ def _is_numpy(v) -> bool:
     return callable(v) and module.split(".")[0] in ("numpy", "scipy")
 
 
+class _NoContraction(Exception):
+    """A complex ball on which :meth:`_Numeric.ball` proves no root (a non-finite ball is
+    returned to ``acb.integral``)."""
+
+
+def _radius(b):
+    """The radius of a ball (``arb``), or the larger of the radii of a complex ball's parts
+    (``acb``), as an exact ``arb``."""
+    import flint
+
+    if type(b) is flint.acb:
+        return max(b.real.rad(), b.imag.rad())
+    return b.rad()
+
+
+def _radius_mid(x):
+    """``|mid(x)|`` (an exact ``arb``), 0 for ``None``."""
+    import flint
+
+    if x is None:
+        return flint.arb(0)
+    return (abs(x.mid()).upper() if type(x) is flint.acb else abs(x.mid()))
+
+
+def _narrower(a, b):
+    """Of two enclosures of the same value, the one with the smaller radius (a finite one)."""
+    if not a.is_finite():
+        return b
+    if not b.is_finite():
+        return a
+    return a if _radius(a) <= _radius(b) else b
+
+
+def _magnitude(b):
+    """An upper bound of ``|b|`` (an exact ``arb``)."""
+    return abs(b).upper()
+
+
 class _Numeric:
     """The numeric root finder of one implicit function (built on first use)."""
 
@@ -375,14 +413,193 @@ class _Numeric:
 
     def __call__(self, *args):
         if any(type(a).__module__.startswith("flint") for a in args):
-            from .codegen import NotEnclosable
-
-            raise NotEnclosable(f"no ball arithmetic for the implicit function "
-                                f"{self.cls.__name__}")
+            return self.ball(*args)
         if all(isinstance(a, (mpmath.mpf, int)) for a in args) and any(
                 isinstance(a, mpmath.mpf) for a in args):
             return self.mp(*args)
         return self.np(*args)
+
+    # -- balls ----------------------------------------------------------------------------------
+    INFLATIONS = 6
+    """Inflations of the Krawczyk box :meth:`ball` tries before refusing."""
+
+    NEWTON_ITER = 12
+    """Newton steps at most from the float64 root to the centre of the Krawczyk box."""
+
+    def ball(self, *args):
+        r"""An enclosure of the root for every point of the argument balls (python-flint ``arb``,
+        or ``acb`` where one argument is complex), at ``flint.ctx.prec``: the Krawczyk test of
+        the module docstring. Real balls: a ball that contracts, or :class:`NotEnclosable`
+        naming the function and the reason; complex balls (the integrands of ``acb.integral``,
+        which must be analytic on the balls it hands them): a ball that contracts, or a
+        non-finite ball (the integrator then subdivides, as at a pole)."""
+        import flint
+
+        from .codegen import NotEnclosable
+
+        if any(type(a) is flint.acb for a in args):
+            args = tuple(a if type(a) is flint.acb else flint.acb(self._arb_ball(a))
+                         for a in args)
+            try:
+                if all(a.imag == 0 for a in args):  # real balls: the real enclosure is tighter
+                    return flint.acb(self._krawczyk(tuple(a.real for a in args), False))
+                return self._krawczyk(args, True)
+            except (_NoContraction, NotEnclosable):
+                return flint.acb(flint.arb.nan(), flint.arb.nan())
+        return self._krawczyk(tuple(self._arb_ball(a) for a in args), False)
+
+    @staticmethod
+    def _arb_ball(a):
+        from .codegen import arb_of
+
+        return arb_of(a)
+
+    def _ball_equation(self, complex_: bool):
+        r"""``(F, \partial_p F, \partial_p^2 F)`` of ``(p, *variables)`` in ball arithmetic:
+        generated ``arb`` code (cached on disk with the function's other code), or
+        (``complex_``) the same expressions in the ``acb`` namespace of the Gaussian
+        integrands (every function analytic where its ball is finite)."""
+        key = "_acb_equation" if complex_ else "_arb_equation"
+        fn = getattr(self, key, None)
+        if fn is None:
+            from .codegen import CodeCache, Evaluator, _arb_lambdify, _namespace, cache_key
+
+            c = self.cls
+
+            def build():
+                return [c.equation, sympy.diff(c.equation, c.unknown),
+                        sympy.diff(c.equation, c.unknown, 2)]
+
+            if complex_:
+                fn = _arb_lambdify([c.unknown, *c.variables], build(),
+                                   namespace=dict(_namespace("acb")))
+            else:
+                cache = CodeCache(cache_key(f"implicit-{c.__name__}", [], salt=c.digest))
+                fn = Evaluator(build=build, args=[c.unknown, *c.variables], cache=cache,
+                               name="equation-balls").functions("arb")[0]
+            setattr(self, key, fn)
+        return fn
+
+    def _ball_start(self, args, complex_: bool):
+        """A start for the Newton iteration of :meth:`_krawczyk`: the float64 root at the
+        midpoints of the (real parts of the) balls, or the root at the working precision where
+        there is none."""
+        import flint
+
+        reals = [a.real if complex_ else a for a in args]
+        start = self._float_root([float(r.mid()) for r in reals])
+        if start is not None:
+            value = flint.arb(start[0])
+        else:
+            with mpmath.workprec(flint.ctx.prec):
+                mids = [+mpmath.mpf(tuple(int(v) for v in r.mid().man_exp())) for r in reals]
+                value = self._arb_ball(self.mp(*mids))
+        return flint.acb(value) if complex_ else value
+
+    def _krawczyk(self, args, complex_: bool):
+        r"""The Krawczyk enclosure of the root at the balls ``args`` (all ``arb``, or all
+        ``acb`` when ``complex_``); raises :class:`NotEnclosable` (real) or
+        :class:`_NoContraction` (complex) where the test does not pass."""
+        import flint
+
+        name = self.cls.__name__
+        equation = self._ball_equation(complex_)
+        prec = flint.ctx.prec
+        # Newton at the balls: the steps F/F' of the balls' midpoints, until a step is below
+        # the root's propagated width (rad F / |F'|) or the working precision
+        p = self._ball_start(args, complex_)
+        tiny = flint.arb(2) ** (-prec + 4)
+        half = flint.arb(2) ** (-(prec // 2) - 2)
+        step = None
+        for _ in range(self.NEWTON_ITER):
+            f, d, _ = equation(p, *args)
+            if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
+                return self._refuse(complex_, f"{name}: its equation is not finite at the "
+                                    "centre of the argument balls")
+            step = (f.mid() / d.mid())
+            step = step.mid()
+            size = abs(step).mid() if complex_ else abs(step)
+            scale = max(abs(p).mid() if complex_ else abs(p), flint.arb(1))
+            width = (_radius(f) / abs(d.mid())).mid()
+            p = (p - step).mid()
+            if size <= 2 * width or size <= half * scale:
+                break  # the error left, about the step squared, is below the precision
+        else:
+            return self._refuse(complex_, f"{name}: Newton's method at the centre of the "
+                                "argument balls does not converge")
+        f, d, _ = equation(p, *args)  # F(p0) over the balls, the preconditioner 1/F'(p0)
+        if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
+            return self._refuse(complex_, f"{name}: its equation is not finite at the root")
+        c = (1 / d.mid()).mid()
+        head = p - c * f
+        r = 2 * (_radius(c * f) + _radius_mid(step)) + tiny * max(_magnitude(p), flint.arb(1))
+        meets_real = complex_ and all(0 in a.imag for a in args)
+        for _ in range(self.INFLATIONS):
+            box = self._box(p, r, complex_, meets_real)
+            _, direct, curvature = equation(box, *args)
+            # F'(P) two ways, either an enclosure: directly, and by the mean-value form
+            # F'(p0) + F''(P)(P - p0) (second order in the box's size: the direct form of an
+            # expression in which p occurs several times is much wider on a complex box)
+            dbox = _narrower(direct, d + curvature * (box - p))
+            if not dbox.is_finite():
+                return self._refuse(complex_, f"{name}: the derivative of its equation is not "
+                                    "finite on the box around the root")
+            k = head + (1 - c * dbox) * (box - p)
+            if k.is_finite() and box.contains_interior(k):
+                self._check_declared_root(args, box, dbox, complex_)
+                return k.intersection(box) if not complex_ else k
+            r = 2 * max(r, _radius(k) + _magnitude(k - p))
+        return self._refuse(complex_, f"{name}: the Krawczyk operator does not map a box "
+                            f"around the root into itself after {self.INFLATIONS} inflations "
+                            f"(argument balls too wide: radius {_radius(args[0])})")
+
+    @staticmethod
+    def _box(p, r, complex_: bool, meets_real: bool):
+        """The box of radius ``r`` around ``p``; symmetric about the real axis (its imaginary
+        part a ball around 0) where the argument balls meet the real axis."""
+        import flint
+
+        if not complex_:
+            return flint.arb(p.mid(), r)
+        if meets_real:
+            return flint.acb(flint.arb(p.real.mid(), r), flint.arb(0, abs(p.imag.mid()) + r))
+        return flint.acb(flint.arb(p.real.mid(), r), flint.arb(p.imag.mid(), r))
+
+    def _check_declared_root(self, args, box, dbox, complex_: bool):
+        r"""That the root in ``box`` is the declared one (the root on the bracket) at every real
+        point of the argument balls: :math:`\partial_p F > 0` on the real points of the box
+        and the box meets the bracket at every such point, so :math:`F` increases on the union
+        of both intervals (the contract: it increases on the bracket) and has one root there.
+        For complex balls that meet the real axis the box is symmetric about it, so the root
+        in it at a real point is real (its conjugate is a root in the same box); complex balls
+        off the real axis are refused (the branch of the root there is not identified)."""
+        from .codegen import _ball_max, _ball_min
+
+        name = self.cls.__name__
+        if complex_:
+            if not all(0 in a.imag for a in args):
+                raise _NoContraction(f"{name}: complex argument balls off the real axis")
+            reals, real_box, slope = tuple(a.real for a in args), box.real, dbox.real
+        else:
+            reals, real_box, slope = args, box, dbox
+        if not slope > 0:
+            return self._refuse(complex_, f"{name}: the derivative of its equation is not "
+                                "positive on the box around the root")
+        if getattr(self, "_arb_ends", None) is None:
+            self._arb_ends = self._evaluators()[1].functions("arb")[0]
+        lo, hi = self._arb_ends(*reals)
+        lo, hi = _ball_min(lo, hi), _ball_max(lo, hi)
+        if not (real_box.upper() >= lo.upper() and real_box.lower() <= hi.lower()):
+            return self._refuse(complex_, f"{name}: the box around the root does not meet the "
+                                "bracket at every point of the argument balls")
+
+    @staticmethod
+    def _refuse(complex_: bool, why: str):
+        from .codegen import NotEnclosable
+
+        if complex_:
+            raise _NoContraction(why)
+        raise NotEnclosable(f"the implicit function {why}")
 
     # -- mpmath ---------------------------------------------------------------------------------
     def mp(self, *args, functions=None):
