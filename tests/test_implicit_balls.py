@@ -63,11 +63,17 @@ def _mid(b):
 
 
 def _inside(value, b) -> bool:
-    """Whether the mpmath number ``value`` lies in the ball ``b`` (arb or acb)."""
-    if isinstance(b, acb):
-        return (b.real.contains(arb(mpmath.nstr(mpmath.re(value), 55)))
-                and b.imag.contains(arb(mpmath.nstr(mpmath.im(value), 55))))
-    return b.contains(arb(mpmath.nstr(value, 55)))
+    """Whether the mpmath number ``value`` lies in the ball ``b`` (arb or acb), the number
+    read at 250 bits (its 55 digits a ball of about 1e-55)."""
+    old = flint.ctx.prec
+    flint.ctx.prec = 250
+    try:
+        if isinstance(b, acb):
+            return (b.real.contains(arb(mpmath.nstr(mpmath.re(value), 55)))
+                    and b.imag.contains(arb(mpmath.nstr(mpmath.im(value), 55))))
+        return b.contains(arb(mpmath.nstr(value, 55)))
+    finally:
+        flint.ctx.prec = old
 
 
 @pytest.fixture
@@ -155,3 +161,45 @@ def test_the_derivatives_of_the_root_in_ball_code(prec):
             with mpmath.workdps(60):  # (the numerical derivative: good to about 1e-35)
                 mid = mpmath.mpf(ball.mid().str(60, radius=False))
                 assert abs(mid - value) < mpmath.mpf(10) ** -30, (wv, Vv, ball, value)
+
+
+@pytest.mark.parametrize("w,V,radius", [("0.3", "1.5", 1e-4), ("-3", "1", 1e-3), ("2", "4", 1e-2),
+                                        ("12", "0.5", 1e-3)])
+def test_a_box_too_small_is_inflated(prec, monkeypatch, w, V, radius):
+    """With a first box far too small (``START`` divided by 2^20) the enclosure comes from an
+    inflated box, and still holds the root at 21 points across the argument ball: a Krawczyk
+    operator K(P) not inside the box P proves nothing (the roots at the ends of the ball lie
+    outside a K(P) of a box too small by about the square of the ball's width)."""
+    monkeypatch.setattr(PROX._imp_, "START", 2.0 ** -20)
+    b = PROX._imp_(arb(w, radius), arb(V))
+    W = _mid(arb(w))
+    for t in range(-10, 11):
+        with mpmath.workdps(60):
+            root = _prox_mp(W + mpmath.mpf(radius) * t / 10, mpmath.mpf(V))
+        assert _inside(root, b), (w, V, radius, t, b, root)
+
+
+def test_an_integral_of_the_root_in_complex_balls():
+    """``acb.integral`` of prox(sqrt(q) z, V)^2 exp(-z^2/2) on [-6, 6] with the root enclosed
+    on the complex balls it asks for (analytic there: the Krawczyk test): the enclosure holds
+    the value of mpmath's quadrature of the root written here, at 40 digits, and is narrow."""
+    old = flint.ctx.prec
+    flint.ctx.prec = 120
+    try:
+        q, V = acb(arb("4.1458")), acb(arb("3.9765"))
+        sq = q.sqrt()
+
+        def f(s, analytic):
+            z = -6 + 12 * s
+            p = PROX._imp_(sq * z, V)
+            return p * p * (-z * z / 2).exp() * 12
+
+        value = acb.integral(f, 0, 1)
+    finally:
+        flint.ctx.prec = old
+    with mpmath.workdps(40):
+        Q, VV = mpmath.mpf("4.1458"), mpmath.mpf("3.9765")
+        exact = mpmath.quad(lambda z: _prox_mp(mpmath.sqrt(Q) * z, VV) ** 2
+                            * mpmath.exp(-z * z / 2), mpmath.linspace(-6, 6, 7))
+    assert value.imag.contains(0) and _inside(exact, value.real), (value, exact)
+    assert value.real.rad() < 1e-30

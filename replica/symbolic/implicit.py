@@ -55,11 +55,45 @@ arguments' own type (``longdouble`` for the extended-precision check of a float6
 element stopped where its Newton step is below 4 units in the last place, its bracket is down to
 2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
 midpoints (the fast integrands of the mpmath quadrature) the root is remembered by the balls'
-exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation. Balls
-(``arb``, ``acb``) have no evaluation: a root is not a composition of enclosable functions, and proving one (an
-interval Newton step on each quadrature ball) is not done here, so the code generator's
-ball-arithmetic path raises ``NotEnclosable`` naming the function (the function's name is in
-no ball namespace), and models that use it cannot be certified.
+exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation.
+
+**Balls** (python-flint ``arb``, and ``acb`` for the integrands of ``acb.integral``): an
+enclosure of the root for every point of the argument balls :math:`A`, by the Krawczyk test
+(:meth:`_Numeric.ball`). From :math:`p_0` (Newton's method at the balls' midpoints, from the
+float64 root) and :math:`c = 1/\partial_p F(p_0)` (an exact number), for a box :math:`P \ni p_0`
+
+.. math::  K(P) = p_0 - c\,F(p_0; A) + \bigl(1 - c\,\partial_p F(P; A)\bigr)(P - p_0),
+
+every term a ball enclosure. If :math:`K(P) \subset \operatorname{int} P`, then for every
+:math:`a \in A` the map :math:`g(p) = p - cF(p; a)` sends :math:`P` into :math:`K(P)` (the
+mean-value form of :math:`g` on the convex :math:`P`), so has a fixed point there -- a root --
+and :math:`|1 - c\,\partial_p F| < 1` on :math:`P` makes it a contraction: the root in
+:math:`P` is unique, and :math:`\partial_p F \ne 0` on :math:`P`, so by the implicit function
+theorem the root is an analytic function of :math:`a` on :math:`A` (what ``acb.integral``
+requires of an integrand). A complex box is a rectangle; complex ball arithmetic computes the
+same set as the real two-dimensional Krawczyk operator of :math:`(\operatorname{Re} F,
+\operatorname{Im} F)`, whose Jacobians are the multiplications by :math:`\partial_p F`. The
+box starts at twice the radius of the Newton image plus the last Newton step and is inflated
+(doubled past :math:`K(P)`) up to :data:`_Numeric.INFLATIONS` times; :math:`\partial_p F(P)`
+is the narrower of its direct enclosure and the mean-value form
+:math:`\partial_p F(p_0) + \partial_p^2 F(P)(P - p_0)`, on the whole box or, where that does
+not contract, on a grid of pieces of it.
+
+*Which root.* At every real point of :math:`A` the root in :math:`P` is the declared one: the
+test also asks :math:`\partial_p F > 0` on the real points of :math:`P` and that :math:`P` meet
+the bracket; :math:`F` then increases on the union of both intervals (on the bracket by the
+contract) and has one root there. A complex box around argument balls that meet the real axis
+is taken symmetric about it, so at a real point the root in it is real (its conjugate is a root
+in the same box): the enclosed function is the analytic continuation of the real root (the
+balls of ``acb.integral`` all meet its real path). Complex balls off the real axis are
+refused.
+
+*Refusal.* Real balls on which the test does not pass (too wide: :math:`\partial_p F` not
+enclosed away from where it defeats the contraction, after the inflations) raise
+``NotEnclosable`` naming the function and the reason; complex balls get a non-finite ball,
+which ``acb.integral`` treats as a point of non-analyticity (it subdivides). The derivatives of
+the root (above) are expressions in the root, so the generated ball code encloses them with the
+same test.
 """
 
 from __future__ import annotations
@@ -180,6 +214,16 @@ def _narrower(a, b):
     return a if _radius(a) <= _radius(b) else b
 
 
+def _split(b, n: int) -> list:
+    r"""``n`` balls whose union covers the ball ``b`` (an ``arb``): piece ``i`` is the union of
+    enclosures of :math:`\ell + i(u - \ell)/n` and :math:`\ell + (i + 1)(u - \ell)/n`
+    (:math:`[\ell, u]` the ball's interval), so it holds the segment between these points and
+    consecutive pieces share an end."""
+    lo, hi = b.lower(), b.upper()
+    points = [lo + (hi - lo) * i / n for i in range(n + 1)]
+    return [points[i].union(points[i + 1]) for i in range(n)]
+
+
 def _magnitude(b):
     """An upper bound of ``|b|`` (an exact ``arb``)."""
     return abs(b).upper()
@@ -202,7 +246,7 @@ class _Numeric:
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
-        ball: *not* an enclosure (the ball-arithmetic evaluation refuses a root), the fast
+        ball: *not* an enclosure (that is :meth:`ball`, the Krawczyk test), the fast
         evaluation of a Gaussian integral's integrand at mpmath's working precision
         (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
         :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
@@ -423,6 +467,11 @@ class _Numeric:
     INFLATIONS = 6
     """Inflations of the Krawczyk box :meth:`ball` tries before refusing."""
 
+    START = 2
+    """The first box's radius in units of the root's propagated width (the radius of the
+    Newton image :math:`c F(p_0)` over the argument balls) plus the last Newton step: twice
+    that contracts at once for the balls of a certificate (an inflation is then rare)."""
+
     NEWTON_ITER = 12
     """Newton steps at most from the float64 root to the centre of the Krawczyk box."""
 
@@ -532,26 +581,56 @@ class _Numeric:
             return self._refuse(complex_, f"{name}: its equation is not finite at the root")
         c = (1 / d.mid()).mid()
         head = p - c * f
-        r = 2 * (_radius(c * f) + _radius_mid(step)) + tiny * max(_magnitude(p), flint.arb(1))
+        r = self.START * (_radius(c * f) + _radius_mid(step)) + tiny * max(_magnitude(p),
+                                                                         flint.arb(1))
         meets_real = complex_ and all(0 in a.imag for a in args)
         for _ in range(self.INFLATIONS):
             box = self._box(p, r, complex_, meets_real)
-            _, direct, curvature = equation(box, *args)
-            # F'(P) two ways, either an enclosure: directly, and by the mean-value form
-            # F'(p0) + F''(P)(P - p0) (second order in the box's size: the direct form of an
-            # expression in which p occurs several times is much wider on a complex box)
-            dbox = _narrower(direct, d + curvature * (box - p))
+            for pieces in (1, self.PIECES):
+                dbox = self._slope(equation, box, p, d, args, complex_, pieces)
+                if not dbox.is_finite():
+                    continue
+                k = head + (1 - c * dbox) * (box - p)
+                if k.is_finite() and box.contains_interior(k):
+                    self._check_declared_root(args, box, dbox, complex_)
+                    return k.intersection(box) if not complex_ else k
             if not dbox.is_finite():
                 return self._refuse(complex_, f"{name}: the derivative of its equation is not "
                                     "finite on the box around the root")
-            k = head + (1 - c * dbox) * (box - p)
-            if k.is_finite() and box.contains_interior(k):
-                self._check_declared_root(args, box, dbox, complex_)
-                return k.intersection(box) if not complex_ else k
             r = 2 * max(r, _radius(k) + _magnitude(k - p))
         return self._refuse(complex_, f"{name}: the Krawczyk operator does not map a box "
                             f"around the root into itself after {self.INFLATIONS} inflations "
                             f"(argument balls too wide: radius {_radius(args[0])})")
+
+    PIECES = 4
+    r"""The pieces (per side; a complex box in ``PIECES**2``) the box is cut into where the
+    enclosure of :math:`\partial_p F` on the whole box does not contract."""
+
+    @staticmethod
+    def _slope(equation, box, p, d, args, complex_: bool, pieces: int):
+        r"""An enclosure of :math:`\partial_p F` on ``box`` for every point of the argument
+        balls, two ways, the narrower kept: directly, and by the mean-value form
+        :math:`F'(p_0) + F''(P)(P - p_0)` (``d`` is :math:`F'(p_0)` over the argument balls;
+        second order in the box's size: the direct form of an expression in which :math:`p`
+        occurs several times widens quickly); with ``pieces`` > 1 the union of the enclosures
+        on the pieces of the box (a grid of ``pieces`` per side)."""
+        import flint
+
+        if pieces == 1:
+            parts = [box]
+        elif complex_:
+            re, im = _split(box.real, pieces), _split(box.imag, pieces)
+            parts = [flint.acb(a, b) for a in re for b in im]
+        else:
+            parts = _split(box, pieces)
+        out = None
+        for part in parts:
+            _, direct, curvature = equation(part, *args)
+            piece = _narrower(direct, d + curvature * (part - p))
+            if not piece.is_finite():
+                return piece
+            out = piece if out is None else out.union(piece)
+        return out
 
     @staticmethod
     def _box(p, r, complex_: bool, meets_real: bool):
