@@ -203,3 +203,51 @@ def test_an_integral_of_the_root_in_complex_balls():
                             * mpmath.exp(-z * z / 2), mpmath.linspace(-6, 6, 7))
     assert value.imag.contains(0) and _inside(exact, value.real), (value, exact)
     assert value.real.rad() < 1e-30
+
+
+CUBE = implicit_root("cube_balls_test", p_**3 + p_ - w_, p_, (w_,),
+                     bracket=(-1 - abs(w_), 1 + abs(w_)))
+
+
+@pytest.mark.parametrize("x,radius", [("-3", 0.5), ("-1", 0.2), ("0", 0.2), ("2", 0.5),
+                                      ("5", 1.0)])
+def test_wide_balls_of_a_polynomial_equation(prec, x, radius):
+    """p^3 + p = x on wide balls: the enclosure holds the root at 41 points across the ball,
+    found here by mpmath, and its radius is at most about twice the roots' half-range (the
+    Krawczyk operator's first-order width)."""
+    b = CUBE._imp_(arb(x, radius))
+    with mpmath.workdps(60):
+        X, R = _mid(arb(x)), mpmath.mpf(radius)
+        roots = [mpmath.findroot(lambda t, y=X + R * k / 20: t**3 + t - y, 0)
+                 for k in range(-20, 21)]
+    for root in roots:
+        assert _inside(root, b), (x, radius, b, root)
+    assert float(b.rad()) <= 2.1 * float(roots[-1] - roots[0]) / 2
+
+
+@pytest.mark.parametrize("pieces", [1, 4])
+def test_the_slope_enclosure_holds_the_slope_on_the_box(prec, pieces):
+    """The enclosure of dF/dp on a box (the narrowest of the direct, mean-value and Taylor
+    forms) holds dF/dp at points of the box, computed here by hand: 3p^2 + 1 for the cubic,
+    1 + V s(p) s(-p) for the proximal map; real boxes (21 points) and complex ones (a 5 x 5
+    grid)."""
+    cases = [(CUBE, [arb("0.4", 0)], lambda p, a: 3 * p**2 + 1),
+             (PROX, [arb("-2", 0), arb("1.5", 0)],
+              lambda p, a: 1 + a[1] * _sigma(p) * _sigma(-p))]
+    for fn, args, slope in cases:
+        imp = fn._imp_
+        for complex_ in (False, True):
+            equation = imp._ball_equation(complex_)
+            balls = [acb(a) for a in args] if complex_ else args
+            for centre, r in (("0.3", 0.05), ("-1.2", 0.2), ("0.8", 0.4)):
+                p0 = acb(arb(centre)) if complex_ else arb(centre)
+                d, dd = equation(p0, *balls)[1:3]
+                box = imp._box(p0, arb(r), complex_, complex_)
+                enclosure = imp._slope(equation, box, p0, (d, dd), balls, complex_, pieces)
+                a = [_mid(x) for x in args]
+                with mpmath.workdps(60):
+                    grid = [k / mpmath.mpf(10) for k in range(-10, 11)] if not complex_ else [
+                        mpmath.mpc(j, k) / 2 for j in range(-2, 3) for k in range(-2, 3)]
+                    for t in grid:
+                        point = _mid(arb(centre)) + mpmath.mpf(r) * t
+                        assert _inside(slope(point, a), enclosure), (fn, centre, r, t, enclosure)

@@ -504,7 +504,8 @@ class _Numeric:
         return arb_of(a)
 
     def _ball_equation(self, complex_: bool):
-        r"""``(F, \partial_p F, \partial_p^2 F)`` of ``(p, *variables)`` in ball arithmetic:
+        r"""``(F, \partial_p F, \partial_p^2 F, \partial_p^3 F)`` of ``(p, *variables)`` in
+        ball arithmetic:
         generated ``arb`` code (cached on disk with the function's other code), or
         (``complex_``) the same expressions in the ``acb`` namespace of the Gaussian
         integrands (every function analytic where its ball is finite)."""
@@ -516,8 +517,7 @@ class _Numeric:
             c = self.cls
 
             def build():
-                return [c.equation, sympy.diff(c.equation, c.unknown),
-                        sympy.diff(c.equation, c.unknown, 2)]
+                return [c.equation] + [sympy.diff(c.equation, c.unknown, k) for k in (1, 2, 3)]
 
             if complex_:
                 fn = _arb_lambdify([c.unknown, *c.variables], build(),
@@ -561,7 +561,7 @@ class _Numeric:
         half = flint.arb(2) ** (-(prec // 2) - 2)
         step = None
         for _ in range(self.NEWTON_ITER):
-            f, d, _ = equation(p, *args)
+            f, d = equation(p, *args)[:2]
             if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
                 return self._refuse(complex_, f"{name}: its equation is not finite at the "
                                     "centre of the argument balls")
@@ -576,7 +576,7 @@ class _Numeric:
         else:
             return self._refuse(complex_, f"{name}: Newton's method at the centre of the "
                                 "argument balls does not converge")
-        f, d, _ = equation(p, *args)  # F(p0) over the balls, the preconditioner 1/F'(p0)
+        f, d, dd, _ = equation(p, *args)  # F(p0) over the balls; the preconditioner 1/F'(p0)
         if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
             return self._refuse(complex_, f"{name}: its equation is not finite at the root")
         c = (1 / d.mid()).mid()
@@ -587,7 +587,7 @@ class _Numeric:
         for _ in range(self.INFLATIONS):
             box = self._box(p, r, complex_, meets_real)
             for pieces in (1, self.PIECES):
-                dbox = self._slope(equation, box, p, d, args, complex_, pieces)
+                dbox = self._slope(equation, box, p, (d, dd), args, complex_, pieces)
                 if not dbox.is_finite():
                     continue
                 k = head + (1 - c * dbox) * (box - p)
@@ -607,13 +607,19 @@ class _Numeric:
     enclosure of :math:`\partial_p F` on the whole box does not contract."""
 
     @staticmethod
-    def _slope(equation, box, p, d, args, complex_: bool, pieces: int):
+    def _slope(equation, box, p, at_centre, args, complex_: bool, pieces: int):
         r"""An enclosure of :math:`\partial_p F` on ``box`` for every point of the argument
-        balls, two ways, the narrower kept: directly, and by the mean-value form
-        :math:`F'(p_0) + F''(P)(P - p_0)` (``d`` is :math:`F'(p_0)` over the argument balls;
-        second order in the box's size: the direct form of an expression in which :math:`p`
-        occurs several times widens quickly); with ``pieces`` > 1 the union of the enclosures
-        on the pieces of the box (a grid of ``pieces`` per side)."""
+        balls, three ways, the narrowest kept: directly, by the mean-value form
+        :math:`F_p(p_0) + F_{pp}(P)(P - p_0)` and by the Taylor form
+        :math:`F_p(p_0) + F_{pp}(p_0)(P - p_0) + \tfrac12 F_{ppp}(P)(P - p_0)^2` (the
+        remainder :math:`(p - p_0)^2\int_0^1 (1 - t)F_{ppp}(p_0 + t(p - p_0))\,dt` lies in the
+        convex :math:`\tfrac12 F_{ppp}(P)(P - p_0)^2`; ``at_centre`` is
+        :math:`(F_p(p_0), F_{pp}(p_0))` over the argument balls). The direct form of an
+        expression in which :math:`p` occurs several times widens like the box (at large
+        :math:`|p|`, :math:`e^{-p}/(1 + e^{-p})` on a box of radius :math:`r` gets a radius of
+        about :math:`2r` although it is nearly constant); the other two like its square and
+        cube. With ``pieces`` > 1 the union of the enclosures on the pieces of the box (a grid
+        of ``pieces`` per side)."""
         import flint
 
         if pieces == 1:
@@ -623,10 +629,13 @@ class _Numeric:
             parts = [flint.acb(a, b) for a in re for b in im]
         else:
             parts = _split(box, pieces)
+        d, dd = at_centre
         out = None
         for part in parts:
-            _, direct, curvature = equation(part, *args)
-            piece = _narrower(direct, d + curvature * (part - p))
+            _, direct, curvature, third = equation(part, *args)
+            h = part - p
+            piece = _narrower(_narrower(direct, d + curvature * h),
+                              d + dd * h + third * (h * h) / 2)
             if not piece.is_finite():
                 return piece
             out = piece if out is None else out.union(piece)
