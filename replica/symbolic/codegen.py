@@ -256,8 +256,12 @@ def _midpoint_namespace(expr) -> dict:
 
 def _implicit_balls(exprs) -> dict:
     """``{name: implementation}`` of the functions defined by an equation in ``exprs`` whose
-    implementation evaluates balls (:meth:`replica.symbolic.implicit._Numeric.ball`: a
-    Krawczyk enclosure of the root)."""
+    implementation evaluates balls (``replica.symbolic.implicit._Numeric.ball``: a
+    Krawczyk enclosure of the root); nothing to look for (no walk of the expressions) where
+    no function defined by an equation is declared in this process."""
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    if not getattr(module, "REGISTRY", None):
+        return {}
     import sympy
 
     out = {}

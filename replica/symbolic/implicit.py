@@ -59,7 +59,7 @@ exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation
 
 **Balls** (python-flint ``arb``, and ``acb`` for the integrands of ``acb.integral``): an
 enclosure of the root for every point of the argument balls :math:`A`, by the Krawczyk test
-(:meth:`_Numeric.ball`). From :math:`p_0` (Newton's method at the balls' midpoints, from the
+(``_Numeric.ball``). From :math:`p_0` (Newton's method at the balls' midpoints, from the
 float64 root) and :math:`c = 1/\partial_p F(p_0)` (an exact number), for a box :math:`P \ni p_0`
 
 .. math::  K(P) = p_0 - c\,F(p_0; A) + \bigl(1 - c\,\partial_p F(P; A)\bigr)(P - p_0),
@@ -74,7 +74,7 @@ requires of an integrand). A complex box is a rectangle; complex ball arithmetic
 same set as the real two-dimensional Krawczyk operator of :math:`(\operatorname{Re} F,
 \operatorname{Im} F)`, whose Jacobians are the multiplications by :math:`\partial_p F`. The
 box starts at twice the radius of the Newton image plus the last Newton step and is inflated
-(doubled past :math:`K(P)`) up to :data:`_Numeric.INFLATIONS` times; :math:`\partial_p F(P)`
+(doubled past :math:`K(P)`) up to ``_Numeric.INFLATIONS`` times; :math:`\partial_p F(P)`
 is the narrower of its direct enclosure and the mean-value form
 :math:`\partial_p F(p_0) + \partial_p^2 F(P)(P - p_0)`, on the whole box or, where that does
 not contract, on a grid of pieces of it.
