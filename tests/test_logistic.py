@@ -357,9 +357,25 @@ def test_a_root_with_an_integer_argument_inside_a_gaussian_integral():
         assert abs(val - ref) < mpmath.mpf(10) ** -22
 
 
-def test_no_ball_arithmetic_for_a_root():
-    with pytest.raises(NotEnclosable, match="prox_test"):
-        Evaluator([PROX(w, V)], [w, V]).functions("arb")
+def test_ball_arithmetic_for_a_root():
+    """The generated ball code evaluates the root by the Krawczyk test
+    (``tests/test_implicit_balls.py``): its ball holds the 45-digit mpmath root, and a ball
+    too wide to contract is refused naming the function."""
+    flint = pytest.importorskip("flint")
+    f = Evaluator([PROX(w, V)], [w, V]).functions("arb")[0]
+    old = flint.ctx.prec
+    flint.ctx.prec = 140
+    try:
+        ball = f(flint.arb("0.3"), flint.arb("1.5"))[0]
+        with mpmath.workdps(50):
+            root = mpmath.findroot(lambda x: x - mpmath.mpf("0.3") - mpmath.mpf("1.5")
+                                   / (1 + mpmath.exp(x)), 0.8)
+        # (the 45-digit root within 1e-44 of the ball, which is about 1e-42 wide)
+        assert ball.rad() < 1e-38 and ball.overlaps(flint.arb(mpmath.nstr(root, 45), 1e-44))
+        with pytest.raises(NotEnclosable, match="prox_test"):
+            f(flint.arb(0, 40), flint.arb("1.5"))
+    finally:
+        flint.ctx.prec = old
 
 
 def test_declaration_errors():

@@ -254,12 +254,32 @@ def _midpoint_namespace(expr) -> dict:
     return ns
 
 
+def _implicit_balls(exprs) -> dict:
+    """``{name: implementation}`` of the functions defined by an equation in ``exprs`` whose
+    implementation evaluates balls (``replica.symbolic.implicit._Numeric.ball``: a
+    Krawczyk enclosure of the root); nothing to look for (no walk of the expressions) where
+    no function defined by an equation is declared in this process."""
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    if not getattr(module, "REGISTRY", None):
+        return {}
+    import sympy
+
+    out = {}
+    for e in (exprs if isinstance(exprs, (list, tuple)) else [exprs]):
+        for f in sympy.sympify(e).atoms(sympy.Function):
+            imp = getattr(type(f), "_imp_", None)
+            if getattr(imp, "ball", None) is not None:
+                out[type(f).__name__] = imp
+    return out
+
+
 def _arb_lambdify(args, exprs, namespace=None):
     """``lambdify`` for ball arithmetic (``namespace``: :func:`_arb_namespace` by default);
     raises :class:`NotEnclosable` naming the functions that have no ball version."""
     import sympy
 
     ns = namespace if namespace is not None else _arb_namespace()
+    ns = {**_implicit_balls(exprs), **ns}
     f = sympy.lambdify(args, exprs, modules=[ns], printer=_ArbPrinter.get(), cse=True)
     missing = sorted(n for n in _global_names(f) if n not in ns and not hasattr(builtins, n))
     if missing:

@@ -55,11 +55,45 @@ arguments' own type (``longdouble`` for the extended-precision check of a float6
 element stopped where its Newton step is below 4 units in the last place, its bracket is down to
 2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
 midpoints (the fast integrands of the mpmath quadrature) the root is remembered by the balls'
-exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation. Balls
-(``arb``, ``acb``) have no evaluation: a root is not a composition of enclosable functions, and proving one (an
-interval Newton step on each quadrature ball) is not done here, so the code generator's
-ball-arithmetic path raises ``NotEnclosable`` naming the function (the function's name is in
-no ball namespace), and models that use it cannot be certified.
+exact midpoints, and :math:`F` and :math:`\partial_p F` come from one evaluation.
+
+**Balls** (python-flint ``arb``, and ``acb`` for the integrands of ``acb.integral``): an
+enclosure of the root for every point of the argument balls :math:`A`, by the Krawczyk test
+(``_Numeric.ball``). From :math:`p_0` (Newton's method at the balls' midpoints, from the
+float64 root) and :math:`c = 1/\partial_p F(p_0)` (an exact number), for a box :math:`P \ni p_0`
+
+.. math::  K(P) = p_0 - c\,F(p_0; A) + \bigl(1 - c\,\partial_p F(P; A)\bigr)(P - p_0),
+
+every term a ball enclosure. If :math:`K(P) \subset \operatorname{int} P`, then for every
+:math:`a \in A` the map :math:`g(p) = p - cF(p; a)` sends :math:`P` into :math:`K(P)` (the
+mean-value form of :math:`g` on the convex :math:`P`), so has a fixed point there -- a root --
+and :math:`|1 - c\,\partial_p F| < 1` on :math:`P` makes it a contraction: the root in
+:math:`P` is unique, and :math:`\partial_p F \ne 0` on :math:`P`, so by the implicit function
+theorem the root is an analytic function of :math:`a` on :math:`A` (what ``acb.integral``
+requires of an integrand). A complex box is a rectangle; complex ball arithmetic computes the
+same set as the real two-dimensional Krawczyk operator of :math:`(\operatorname{Re} F,
+\operatorname{Im} F)`, whose Jacobians are the multiplications by :math:`\partial_p F`. The
+box starts at twice the radius of the Newton image plus the last Newton step and is inflated
+(doubled past :math:`K(P)`) up to ``_Numeric.INFLATIONS`` times; :math:`\partial_p F(P)`
+is the narrower of its direct enclosure and the mean-value form
+:math:`\partial_p F(p_0) + \partial_p^2 F(P)(P - p_0)`, on the whole box or, where that does
+not contract, on a grid of pieces of it.
+
+*Which root.* At every real point of :math:`A` the root in :math:`P` is the declared one: the
+test also asks :math:`\partial_p F > 0` on the real points of :math:`P` and that :math:`P` meet
+the bracket; :math:`F` then increases on the union of both intervals (on the bracket by the
+contract) and has one root there. A complex box around argument balls that meet the real axis
+is taken symmetric about it, so at a real point the root in it is real (its conjugate is a root
+in the same box): the enclosed function is the analytic continuation of the real root (the
+balls of ``acb.integral`` all meet its real path). Complex balls off the real axis are
+refused.
+
+*Refusal.* Real balls on which the test does not pass (too wide: :math:`\partial_p F` not
+enclosed away from where it defeats the contraction, after the inflations) raise
+``NotEnclosable`` naming the function and the reason; complex balls get a non-finite ball,
+which ``acb.integral`` treats as a point of non-analyticity (it subdivides). The derivatives of
+the root (above) are expressions in the root, so the generated ball code encloses them with the
+same test.
 """
 
 from __future__ import annotations
@@ -147,6 +181,54 @@ def _is_numpy(v) -> bool:
     return callable(v) and module.split(".")[0] in ("numpy", "scipy")
 
 
+class _NoContraction(Exception):
+    """A complex ball on which :meth:`_Numeric.ball` proves no root (a non-finite ball is
+    returned to ``acb.integral``)."""
+
+
+def _radius(b):
+    """The radius of a ball (``arb``), or the larger of the radii of a complex ball's parts
+    (``acb``), as an exact ``arb``."""
+    import flint
+
+    if type(b) is flint.acb:
+        return max(b.real.rad(), b.imag.rad())
+    return b.rad()
+
+
+def _radius_mid(x):
+    """``|mid(x)|`` (an exact ``arb``), 0 for ``None``."""
+    import flint
+
+    if x is None:
+        return flint.arb(0)
+    return (abs(x.mid()).upper() if type(x) is flint.acb else abs(x.mid()))
+
+
+def _narrower(a, b):
+    """Of two enclosures of the same value, the one with the smaller radius (a finite one)."""
+    if not a.is_finite():
+        return b
+    if not b.is_finite():
+        return a
+    return a if _radius(a) <= _radius(b) else b
+
+
+def _split(b, n: int) -> list:
+    r"""``n`` balls whose union covers the ball ``b`` (an ``arb``): piece ``i`` is the union of
+    enclosures of :math:`\ell + i(u - \ell)/n` and :math:`\ell + (i + 1)(u - \ell)/n`
+    (:math:`[\ell, u]` the ball's interval), so it holds the segment between these points and
+    consecutive pieces share an end."""
+    lo, hi = b.lower(), b.upper()
+    points = [lo + (hi - lo) * i / n for i in range(n + 1)]
+    return [points[i].union(points[i + 1]) for i in range(n)]
+
+
+def _magnitude(b):
+    """An upper bound of ``|b|`` (an exact ``arb``)."""
+    return abs(b).upper()
+
+
 class _Numeric:
     """The numeric root finder of one implicit function (built on first use)."""
 
@@ -164,7 +246,7 @@ class _Numeric:
 
     def midpoint(self, *args):
         """The root at the midpoints of the balls ``args`` (python-flint ``arb``), as an exact
-        ball: *not* an enclosure (the ball-arithmetic evaluation refuses a root), the fast
+        ball: *not* an enclosure (that is :meth:`ball`, the Krawczyk test), the fast
         evaluation of a Gaussian integral's integrand at mpmath's working precision
         (:mod:`replica.symbolic.codegen`), solved by the iteration of :meth:`mp` with
         :math:`F` and :math:`\\partial_p F` evaluated in ball arithmetic (their midpoints)."""
@@ -375,14 +457,237 @@ class _Numeric:
 
     def __call__(self, *args):
         if any(type(a).__module__.startswith("flint") for a in args):
-            from .codegen import NotEnclosable
-
-            raise NotEnclosable(f"no ball arithmetic for the implicit function "
-                                f"{self.cls.__name__}")
+            return self.ball(*args)
         if all(isinstance(a, (mpmath.mpf, int)) for a in args) and any(
                 isinstance(a, mpmath.mpf) for a in args):
             return self.mp(*args)
         return self.np(*args)
+
+    # -- balls ----------------------------------------------------------------------------------
+    INFLATIONS = 6
+    """Inflations of the Krawczyk box :meth:`ball` tries before refusing."""
+
+    START = 2
+    """The first box's radius in units of the root's propagated width (the radius of the
+    Newton image :math:`c F(p_0)` over the argument balls) plus the last Newton step: twice
+    that contracts at once for the balls of a certificate (an inflation is then rare)."""
+
+    NEWTON_ITER = 12
+    """Newton steps at most from the float64 root to the centre of the Krawczyk box."""
+
+    def ball(self, *args):
+        r"""An enclosure of the root for every point of the argument balls (python-flint ``arb``,
+        or ``acb`` where one argument is complex), at ``flint.ctx.prec``: the Krawczyk test of
+        the module docstring. Real balls: a ball that contracts, or :class:`NotEnclosable`
+        naming the function and the reason; complex balls (the integrands of ``acb.integral``,
+        which must be analytic on the balls it hands them): a ball that contracts, or a
+        non-finite ball (the integrator then subdivides, as at a pole)."""
+        import flint
+
+        from .codegen import NotEnclosable
+
+        if any(type(a) is flint.acb for a in args):
+            args = tuple(a if type(a) is flint.acb else flint.acb(self._arb_ball(a))
+                         for a in args)
+            try:
+                if all(a.imag == 0 for a in args):  # real balls: the real enclosure is tighter
+                    return flint.acb(self._krawczyk(tuple(a.real for a in args), False))
+                return self._krawczyk(args, True)
+            except (_NoContraction, NotEnclosable):
+                return flint.acb(flint.arb.nan(), flint.arb.nan())
+        return self._krawczyk(tuple(self._arb_ball(a) for a in args), False)
+
+    @staticmethod
+    def _arb_ball(a):
+        from .codegen import arb_of
+
+        return arb_of(a)
+
+    def _ball_equation(self, complex_: bool):
+        r"""``(F, \partial_p F, \partial_p^2 F, \partial_p^3 F)`` of ``(p, *variables)`` in
+        ball arithmetic:
+        generated ``arb`` code (cached on disk with the function's other code), or
+        (``complex_``) the same expressions in the ``acb`` namespace of the Gaussian
+        integrands (every function analytic where its ball is finite)."""
+        key = "_acb_equation" if complex_ else "_arb_equation"
+        fn = getattr(self, key, None)
+        if fn is None:
+            from .codegen import CodeCache, Evaluator, _arb_lambdify, _namespace, cache_key
+
+            c = self.cls
+
+            def build():
+                return [c.equation] + [sympy.diff(c.equation, c.unknown, k) for k in (1, 2, 3)]
+
+            if complex_:
+                fn = _arb_lambdify([c.unknown, *c.variables], build(),
+                                   namespace=dict(_namespace("acb")))
+            else:
+                cache = CodeCache(cache_key(f"implicit-{c.__name__}", [], salt=c.digest))
+                fn = Evaluator(build=build, args=[c.unknown, *c.variables], cache=cache,
+                               name="equation-balls").functions("arb")[0]
+            setattr(self, key, fn)
+        return fn
+
+    def _ball_start(self, args, complex_: bool):
+        """A start for the Newton iteration of :meth:`_krawczyk`: the float64 root at the
+        midpoints of the (real parts of the) balls, or the root at the working precision where
+        there is none."""
+        import flint
+
+        reals = [a.real if complex_ else a for a in args]
+        start = self._float_root([float(r.mid()) for r in reals])
+        if start is not None:
+            value = flint.arb(start[0])
+        else:
+            with mpmath.workprec(flint.ctx.prec):
+                mids = [+mpmath.mpf(tuple(int(v) for v in r.mid().man_exp())) for r in reals]
+                value = self._arb_ball(self.mp(*mids))
+        return flint.acb(value) if complex_ else value
+
+    def _krawczyk(self, args, complex_: bool):
+        r"""The Krawczyk enclosure of the root at the balls ``args`` (all ``arb``, or all
+        ``acb`` when ``complex_``); raises :class:`NotEnclosable` (real) or
+        :class:`_NoContraction` (complex) where the test does not pass."""
+        import flint
+
+        name = self.cls.__name__
+        equation = self._ball_equation(complex_)
+        prec = flint.ctx.prec
+        # Newton at the balls: the steps F/F' of the balls' midpoints, until a step is below
+        # the root's propagated width (rad F / |F'|) or the working precision
+        p = self._ball_start(args, complex_)
+        tiny = flint.arb(2) ** (-prec + 4)
+        half = flint.arb(2) ** (-(prec // 2) - 2)
+        step = None
+        for _ in range(self.NEWTON_ITER):
+            f, d = equation(p, *args)[:2]
+            if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
+                return self._refuse(complex_, f"{name}: its equation is not finite at the "
+                                    "centre of the argument balls")
+            step = (f.mid() / d.mid())
+            step = step.mid()
+            size = abs(step).mid() if complex_ else abs(step)
+            scale = max(abs(p).mid() if complex_ else abs(p), flint.arb(1))
+            width = (_radius(f) / abs(d.mid())).mid()
+            p = (p - step).mid()
+            if size <= 2 * width or size <= half * scale:
+                break  # the error left, about the step squared, is below the precision
+        else:
+            return self._refuse(complex_, f"{name}: Newton's method at the centre of the "
+                                "argument balls does not converge")
+        f, d, dd, _ = equation(p, *args)  # F(p0) over the balls; the preconditioner 1/F'(p0)
+        if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
+            return self._refuse(complex_, f"{name}: its equation is not finite at the root")
+        c = (1 / d.mid()).mid()
+        head = p - c * f
+        r = self.START * (_radius(c * f) + _radius_mid(step)) + tiny * max(_magnitude(p),
+                                                                         flint.arb(1))
+        meets_real = complex_ and all(0 in a.imag for a in args)
+        for _ in range(self.INFLATIONS):
+            box = self._box(p, r, complex_, meets_real)
+            for pieces in (1, self.PIECES):
+                dbox = self._slope(equation, box, p, (d, dd), args, complex_, pieces)
+                if not dbox.is_finite():
+                    continue
+                k = head + (1 - c * dbox) * (box - p)
+                if k.is_finite() and box.contains_interior(k):
+                    self._check_declared_root(args, box, dbox, complex_)
+                    return k.intersection(box) if not complex_ else k
+            if not dbox.is_finite():
+                return self._refuse(complex_, f"{name}: the derivative of its equation is not "
+                                    "finite on the box around the root")
+            r = 2 * max(r, _radius(k) + _magnitude(k - p))
+        return self._refuse(complex_, f"{name}: the Krawczyk operator does not map a box "
+                            f"around the root into itself after {self.INFLATIONS} inflations "
+                            f"(argument balls too wide: radius {_radius(args[0])})")
+
+    PIECES = 4
+    r"""The pieces (per side; a complex box in ``PIECES**2``) the box is cut into where the
+    enclosure of :math:`\partial_p F` on the whole box does not contract."""
+
+    @staticmethod
+    def _slope(equation, box, p, at_centre, args, complex_: bool, pieces: int):
+        r"""An enclosure of :math:`\partial_p F` on ``box`` for every point of the argument
+        balls, three ways, the narrowest kept: directly, by the mean-value form
+        :math:`F_p(p_0) + F_{pp}(P)(P - p_0)` and by the Taylor form
+        :math:`F_p(p_0) + F_{pp}(p_0)(P - p_0) + \tfrac12 F_{ppp}(P)(P - p_0)^2` (the
+        remainder :math:`(p - p_0)^2\int_0^1 (1 - t)F_{ppp}(p_0 + t(p - p_0))\,dt` lies in the
+        convex :math:`\tfrac12 F_{ppp}(P)(P - p_0)^2`; ``at_centre`` is
+        :math:`(F_p(p_0), F_{pp}(p_0))` over the argument balls). The direct form of an
+        expression in which :math:`p` occurs several times widens like the box (at large
+        :math:`|p|`, :math:`e^{-p}/(1 + e^{-p})` on a box of radius :math:`r` gets a radius of
+        about :math:`2r` although it is nearly constant); the other two like its square and
+        cube. With ``pieces`` > 1 the union of the enclosures on the pieces of the box (a grid
+        of ``pieces`` per side)."""
+        import flint
+
+        if pieces == 1:
+            parts = [box]
+        elif complex_:
+            re, im = _split(box.real, pieces), _split(box.imag, pieces)
+            parts = [flint.acb(a, b) for a in re for b in im]
+        else:
+            parts = _split(box, pieces)
+        d, dd = at_centre
+        out = None
+        for part in parts:
+            _, direct, curvature, third = equation(part, *args)
+            h = part - p
+            piece = _narrower(_narrower(direct, d + curvature * h),
+                              d + dd * h + third * (h * h) / 2)
+            if not piece.is_finite():
+                return piece
+            out = piece if out is None else out.union(piece)
+        return out
+
+    @staticmethod
+    def _box(p, r, complex_: bool, meets_real: bool):
+        """The box of radius ``r`` around ``p``; symmetric about the real axis (its imaginary
+        part a ball around 0) where the argument balls meet the real axis."""
+        import flint
+
+        if not complex_:
+            return flint.arb(p.mid(), r)
+        if meets_real:
+            return flint.acb(flint.arb(p.real.mid(), r), flint.arb(0, abs(p.imag.mid()) + r))
+        return flint.acb(flint.arb(p.real.mid(), r), flint.arb(p.imag.mid(), r))
+
+    def _check_declared_root(self, args, box, dbox, complex_: bool):
+        r"""That the root in ``box`` is the declared one (the root on the bracket) at every real
+        point of the argument balls: :math:`\partial_p F > 0` on the real points of the box
+        and the box meets the bracket at every such point, so :math:`F` increases on the union
+        of both intervals (the contract: it increases on the bracket) and has one root there.
+        For complex balls that meet the real axis the box is symmetric about it, so the root
+        in it at a real point is real (its conjugate is a root in the same box); complex balls
+        off the real axis are refused (the branch of the root there is not identified)."""
+        from .codegen import _ball_max, _ball_min
+
+        name = self.cls.__name__
+        if complex_:
+            if not all(0 in a.imag for a in args):
+                raise _NoContraction(f"{name}: complex argument balls off the real axis")
+            reals, real_box, slope = tuple(a.real for a in args), box.real, dbox.real
+        else:
+            reals, real_box, slope = args, box, dbox
+        if not slope > 0:
+            return self._refuse(complex_, f"{name}: the derivative of its equation is not "
+                                "positive on the box around the root")
+        if getattr(self, "_arb_ends", None) is None:
+            self._arb_ends = self._evaluators()[1].functions("arb")[0]
+        lo, hi = self._arb_ends(*reals)
+        lo, hi = _ball_min(lo, hi), _ball_max(lo, hi)
+        if not (real_box.upper() >= lo.upper() and real_box.lower() <= hi.lower()):
+            return self._refuse(complex_, f"{name}: the box around the root does not meet the "
+                                "bracket at every point of the argument balls")
+
+    @staticmethod
+    def _refuse(complex_: bool, why: str):
+        from .codegen import NotEnclosable
+
+        if complex_:
+            raise _NoContraction(why)
+        raise NotEnclosable(f"the implicit function {why}")
 
     # -- mpmath ---------------------------------------------------------------------------------
     def mp(self, *args, functions=None):
