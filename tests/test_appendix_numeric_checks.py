@@ -67,15 +67,20 @@ def test_a_logistic_fixed_point_step_with_a_sign_changed_is_rejected(logistic):
     assert not dm.numeric_identity(_fixed_point_identity(logistic, sign=-1), 0)
 
 
-def test_an_identity_of_the_gaussian_measure_only_is_decided_by_quadrature(evaluations):
-    """Stein's lemma, E[z f(z)] = E[f'(z)], holds for the Gaussian measure and no other: the
-    measure stage must not reject it (it is not an identity in the measure), the quadrature
-    confirms it; the same identity with a wrong factor is rejected."""
+def test_an_identity_of_the_gaussian_measure_only_is_decided_by_quadrature(logistic,
+                                                                          evaluations):
+    """Stein's lemma, E[z f(z)] = E[f'(z)], holds for the Gaussian measure and no other; here
+    with f the logistic proximal map p(z, V) (an implicit root, so the measure stage is tried) and
+    f' its derivative by the implicit function theorem. The measure stage must not reject it
+    (it is not an identity in the measure), the quadrature confirms it; the same identity with a
+    wrong factor is rejected."""
     import random
 
-    a = sympy.Symbol("a", positive=True)
+    V = sympy.Symbol("V", positive=True)
     z = sympy.Symbol("z", real=True)
-    lhs, rhs = gauss(z * sympy.sin(a * z), z), a * gauss(sympy.cos(a * z), z)
+    p = logistic.PROX(z, V)
+    lhs, rhs = gauss(z * p, z), gauss(sympy.diff(p, z), z)
+    assert dm._measure_applies(lhs, rhs)
     assert not dm._agree_on_a_random_measure(lhs, rhs, random.Random(1), dm.NUMERIC_DPS)
     assert dm.numeric_identity(lhs, rhs)
     assert any(x.has(GaussianIntegral) for x, _ in evaluations)  # by quadrature
