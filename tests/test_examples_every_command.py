@@ -105,8 +105,8 @@ def test_expand_that_sympy_cannot_solve_says_so(capsys):
 # --- the matrix: every command on every example (slow tier) --------------------------------------
 # (example, command, arguments, expected exit status, phrase the one-line error must contain).
 # "{out}" is a fresh output path. Left out (too slow for the suite, measured by hand in the
-# table of docs/examples.md): logistic_regression's appendix (over 5 min) and its located
-# optimal lambda (about 2 min), and the Rademacher teacher's spinodal (alpha-alg).
+# table of docs/examples.md): logistic_regression's located optimal lambda (about 2 min), and
+# the Rademacher teacher's spinodal (alpha-alg).
 CAP, TEA, LOG, LAS, SVM = ("perceptron_capacity", "perceptron_teacher", "logistic_regression",
                            "lasso", "hinge_svm")
 NO_SIMULATION = "declares no SIMULATION"
@@ -142,6 +142,7 @@ MATRIX = [
     (LOG, "solve", ["--alpha", "2", "--lam", "1/10", "--certify", "--json"], 3,
      "not certified: not enclosable: a Gaussian integral's tails"),
     (LOG, "equations", ["--json"], 0, None),
+    (LOG, "appendix", ["-o", "{out}"], 0, None),
     (LOG, "phase-diagram", ["--x", "alpha:1/2:3:3", "--y", "lam:1/100:1:3:log", "--quantity",
                             "generalisation", "--eta", "1", "-o", "{out}"], 0, None),
     (LOG, "sweep", ["--alpha", "1,2", "--lam", "1/10", "--workers", "1", "-o", "{out}.csv"],

@@ -29,7 +29,11 @@ Every symbolic check runs under a time budget (:data:`CHECK_BUDGET_S`, in a chil
 check that would take longer is replaced by the same identity evaluated at
 :data:`NUMERIC_POINTS` random rational points with :data:`NUMERIC_DPS` digits (spectral averages
 over a random three-point spectrum, abstract functions as independent unknowns), and the
-verification table says so for that step.
+verification table says so for that step. Gaussian integrals in it are taken as independent
+unknowns first, then -- where an integrand holds an implicit root -- against a random discrete
+measure (no quadrature: the saddle-point steps are algebra that holds for every measure), and
+only where both differ evaluated by quadrature,
+screened at :data:`SCREEN_DPS` digits before the full precision.
 """
 
 from __future__ import annotations
@@ -87,12 +91,17 @@ def numeric_identity(lhs, rhs, points: int = NUMERIC_POINTS, dps: int = NUMERIC_
     Gaussian integrals and implicit roots are first replaced by independent unknowns (the same
     object on both sides by the same unknown): an identity that holds for arbitrary values of
     them holds in particular for their true values, and it needs no quadrature, so it holds
-    also where the random point lies outside the integrals' domain (an overlap above 1, say). Only
-    where that opaque comparison differs are the integrals evaluated by the engine's generated
-    code; a point where that evaluation fails or where the two sides disagree with a complex
+    also where the random point lies outside the integrals' domain (an overlap above 1, say).
+    Where that opaque comparison differs, the integrals are next taken against a random discrete
+    measure (:func:`_agree_on_a_random_measure`: finite sums, no quadrature), where
+    :func:`_measure_applies`; only where that
+    differs too are they evaluated by the engine's generated code (quadrature, an implicit root
+    solved at every node): first with :data:`SCREEN_DPS` digits, where sides that differ are
+    unequal, then with ``dps``; a point where that evaluation fails or where the two sides disagree with a complex
     value (outside the domain: a square root of a negative number) is redrawn from (1/20, 1)
     at most :data:`_REDRAWS` times, and the last failure is raised."""
     rng = random.Random(_SEED)
+    measure_rng = random.Random(_SEED + 1)  # (the quadrature's points drawn as before)
     for _ in range(points):
         pairs = _random_pairs(rng)
         a, b = (sympy.sympify(_on_random_spectrum(sympy.sympify(x), pairs)) for x in (lhs, rhs))
@@ -104,10 +113,16 @@ def numeric_identity(lhs, rhs, points: int = NUMERIC_POINTS, dps: int = NUMERIC_
                 return False
         except (ArithmeticError, TypeError, ValueError):
             pass  # outside the domain: evaluated (and redrawn) below
+        if _measure_applies(a, b):
+            try:
+                if _agree_on_a_random_measure(a, b, measure_rng, dps):
+                    continue
+            except (ArithmeticError, TypeError, ValueError):
+                pass  # outside the domain: evaluated by quadrature (and redrawn) below
         for attempt in range(_REDRAWS + 1):
             values = _draw(a, b, rng, 160 if attempt == 0 else 19)
             try:
-                agree = _agree(a, b, values, dps)
+                agree = _agree(a, b, values, dps, screen=min(SCREEN_DPS, dps))
                 break
             except (ArithmeticError, TypeError, ValueError):
                 if attempt == _REDRAWS:
@@ -119,6 +134,53 @@ def numeric_identity(lhs, rhs, points: int = NUMERIC_POINTS, dps: int = NUMERIC_
 
 #: Redraws of a random point whose evaluation failed (:func:`numeric_identity`).
 _REDRAWS = 4
+#: Atoms of the random discrete measure that may replace the Gaussian one
+#: (:func:`_agree_on_a_random_measure`).
+MEASURE_ATOMS = 3
+
+
+def _on_a_measure(expr, atoms):
+    """``expr`` with each Gaussian integral :math:`\\int\\mathcal{D}z\\, f(z)` replaced by
+    :math:`\\sum_k w_k f(z_k)`, ``atoms`` the pairs :math:`(z_k, w_k)` (the innermost integrals
+    first, so a nested one is summed inside its outer one's terms)."""
+    while True:
+        innermost = [g for g in expr.atoms(GaussianIntegral)
+                     if not g.args[0].has(GaussianIntegral)]
+        if not innermost:
+            return expr
+        expr = expr.xreplace({g: sympy.Add(*(w * g.args[0].xreplace({g.args[1]: x})
+                                              for x, w in atoms)) for g in innermost})
+
+
+def _measure_applies(a, b) -> bool:
+    """Whether :func:`_agree_on_a_random_measure` is tried: the sides hold an implicit root inside
+    a Gaussian integral (whose quadrature solves the root at every node, the cost it saves) and
+    no integral nested in another's integrand (whose finite sums would multiply: the teacher's
+    closed map, left to the quadrature as before)."""
+    integrals = a.atoms(GaussianIntegral) | b.atoms(GaussianIntegral)
+    return any(g.args[0].has(ImplicitRoot) for g in integrals) and not any(
+        g.args[0].has(GaussianIntegral) for g in integrals)
+
+
+def _agree_on_a_random_measure(a, b, rng, dps: int) -> bool:
+    r"""``a`` and ``b`` agree (:func:`_agree`, ``dps`` digits) at a random point with every
+    Gaussian integral taken against the same random discrete measure of :data:`MEASURE_ATOMS`
+    atoms (nodes k/10 - 3, k in 1..59, weights k/20, k in 1..20, drawn from ``rng``): an
+    integral is then a finite sum, evaluated without quadrature.
+
+    Why it may stand for the Gaussian: the steps it checks (solving a stationarity condition
+    that is linear in its variable, substituting one half of the fixed point into the other)
+    are algebra on the integrals and their integrands that holds for the integrals against any
+    measure; if ``a - b`` vanishes for every measure it vanishes for the Gaussian one, and an
+    expression that does not vanish identically in the measure's nodes and weights and the
+    parameters is nonzero at a random choice of them (with probability one; at 50 digits, by far
+    more than the 40 to which the sides must agree). A ``False`` decides nothing: an identity
+    that uses a property of the Gaussian measure (a closed-form delta term, Stein's lemma) holds
+    for it only, and the caller evaluates the integrals by quadrature."""
+    atoms = [(sympy.Rational(rng.randint(1, 59), 10) - 3, sympy.Rational(rng.randint(1, 20), 20))
+             for _ in range(MEASURE_ATOMS)]
+    da, db = _on_a_measure(a, atoms), _on_a_measure(b, atoms)
+    return _agree(da, db, _draw(da, db, rng, 160), dps)
 _UNKNOWN_KINDS = (sympy.Symbol, sympy.Derivative, sympy.core.function.AppliedUndef)
 
 
@@ -153,37 +215,53 @@ def _draw(a, b, rng, top: int) -> dict:
             if not isinstance(x, sympy.Symbol) or x not in (LAMBDA_I, MU_I)}
 
 
-def _agree(a, b, values: dict, dps: int) -> bool:
-    """``a`` and ``b`` at ``values`` agree to ``dps - 10`` digits relative to the larger."""
+def _agree(a, b, values: dict, dps: int, screen: int | None = None) -> bool:
+    """``a`` and ``b`` at ``values`` agree to ``dps - 10`` digits relative to the larger. With
+    ``screen``, they are first evaluated with ``screen + 10`` digits only, and sides that differ
+    there by more than ``10**(10 - screen)`` relative are unequal without more ado (see
+    :data:`SCREEN_DPS`)."""
     # Derivatives first: their arguments are symbols that are replaced too.
     order = sorted(values, key=lambda x: not isinstance(x, (sympy.Derivative,
                                                           sympy.core.function.AppliedUndef)))
     av, bv = a, b
     for x in order:
         av, bv = av.xreplace({x: values[x]}), bv.xreplace({x: values[x]})
-    with mpmath.workdps(dps + 10):
-        va, vb = _numeric_values(av, bv, dps + 10)
-        if not all(mpmath.isfinite(v) for v in (va, vb)):
-            raise ArithmeticError("a side is not finite at the random point")
-        scale = max(abs(va), abs(vb), mpmath.mpf(1))
-        if abs(va - vb) <= mpmath.mpf(10) ** (10 - dps) * scale:
-            return True
-        if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in (va, vb)):
-            # A square root of a negative number (an overlap outside the model's domain, say
-            # q < m^2): the quadrature of a complex integrand decides nothing; redraw.
-            raise ArithmeticError("a side is complex at the random point")
-        return False
+    evaluate = _numeric_evaluation(av, bv)
+    for digits in ((screen, dps) if screen is not None else (dps,)):
+        with mpmath.workdps(digits + 10):
+            va, vb = evaluate(digits + 10)
+            if not all(mpmath.isfinite(v) for v in (va, vb)):
+                raise ArithmeticError("a side is not finite at the random point")
+            scale = max(abs(va), abs(vb), mpmath.mpf(1))
+            if abs(va - vb) <= mpmath.mpf(10) ** (10 - digits) * scale:
+                continue  # agree at these digits: on to the next (or done)
+            if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in (va, vb)):
+                # A square root of a negative number (an overlap outside the model's domain, say
+                # q < m^2): the quadrature of a complex integrand decides nothing; redraw.
+                raise ArithmeticError("a side is complex at the random point")
+            return False
+    return True
 
 
-def _numeric_values(a, b, dps: int):
-    """Two closed expressions as ``mpf``: by SymPy's ``N``, or -- when they hold Gaussian
-    integrals or implicit functions, which ``N`` cannot evaluate -- by the engine's generated
-    code (quadrature, roots) at the working precision."""
+#: Digits of the screening evaluation by quadrature (:func:`numeric_identity`): at
+#: ``SCREEN_DPS + 10`` digits, the quadrature's error estimate below ``10**-(SCREEN_DPS + 10)``
+#: of the integrand's magnitude, sides that differ by more than ``10**(10 - SCREEN_DPS)``
+#: relative (twenty orders above that error) differ, and a wrong step -- a sign, a factor, a
+#: term: a difference of order one at a random point -- is rejected there, at a fraction of the
+#: cost of the full ``NUMERIC_DPS``; sides that agree there are compared at ``NUMERIC_DPS``.
+SCREEN_DPS = 15
+
+
+def _numeric_evaluation(a, b):
+    """A function of ``dps`` giving two closed expressions as ``mpf`` at the working precision:
+    by SymPy's ``N``, or -- when they hold Gaussian integrals or implicit functions, which ``N``
+    cannot evaluate -- by the engine's generated code (quadrature, roots), generated once."""
     if any(e.atoms(GaussianIntegral) or e.atoms(ImplicitRoot) for e in (a, b)):
         from ..symbolic.codegen import Evaluator
 
-        return tuple(Evaluator([a, b], []).mp([]))
-    return mpmath.mpmathify(sympy.N(a, dps)), mpmath.mpmathify(sympy.N(b, dps))
+        evaluator = Evaluator([a, b], [])
+        return lambda dps: tuple(evaluator.mp([]))
+    return lambda dps: (mpmath.mpmathify(sympy.N(a, dps)), mpmath.mpmathify(sympy.N(b, dps)))
 
 
 def _run_in_child(check, conn):
@@ -228,7 +306,10 @@ def bounded(check, numeric, budget_s: float | None = None, text: str | None = No
             f"{NUMERIC_POINTS} random rational points (spectral averages over a random "
             f"three-point spectrum), with {NUMERIC_DPS} digits, both sides agree to "
             f"{NUMERIC_DPS - 10} digits (Gaussian integrals and implicit roots first taken as "
-            "independent unknowns, and evaluated only where that comparison differs). "
+            "independent unknowns; where that comparison differs and an integrand holds an "
+            "implicit root, the integrals taken against a random discrete measure, an "
+            "algebraic identity in them holding for every measure; where that differs too, "
+            "evaluated by quadrature). "
             "Numerical, not symbolic.")
         return bool(numeric())
 

@@ -12,6 +12,14 @@ The width of a piece of LaTeX is estimated by :func:`estimate_width` (em at the 
 about half an em, scripts at 70 %, a fraction as wide as its wider part); a display that fits stays
 on one line. The estimate is measured on the display names of the symbols (not on the notation
 macros, whose definitions the printed LaTeX does not show).
+
+A Gaussian integral :math:`\int \mathcal{D}z\, (f)` breaks inside its brackets like a function
+of one argument. A display that does not fit and holds Gaussian integrals first has each of them
+named (:class:`IntegralNames`): :math:`\mathcal{I}_k` in the display, and a "where" clause
+:math:`\mathcal{I}_k = \int \mathcal{D}z\, (\ldots)` after it, the innermost integrals named
+first (an integral inside another's integrand appears there by its name), the same integral by the
+same name throughout a document. The closed map of a saddle point repeats one integral many
+times, nested in other integrands; written out it is thousands of points wide.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import re
 
 import sympy
 
+from ..symbolic.gaussian import GaussianIntegral
 from .printing import to_latex
 
 #: The estimated width (em of the body font) a display line may take: the 246 pt column of
@@ -242,6 +251,8 @@ def _pieces(expr, p: _Printer, budget: float) -> list[str]:
 def _breakable(expr) -> bool:
     if isinstance(expr, sympy.Add):
         return True
+    if isinstance(expr, GaussianIntegral):  # broken inside its integrand's brackets
+        return True
     if isinstance(expr, sympy.Pow):
         return isinstance(expr.base, sympy.Add) and expr.exp.is_Integer and expr.exp != 0
     if isinstance(expr, sympy.Function) and len(expr.args) == 1:
@@ -261,7 +272,7 @@ def _wrap(expr, p: _Printer, budget: float) -> list[str]:
         inner = _wrap(expr.base, p, budget - 0.8)
         inner[-1] += "^{%s}" % p.tex(expr.exp)
         return inner
-    arg = expr.args[0]
+    arg = expr.args[0]  # a function's argument, a Gaussian integral's integrand
     split = _unbraced_split(p.tex(expr), p.tex(arg))
     if split is None:
         return [p.tex(expr)]
@@ -325,3 +336,125 @@ def _display_form(piece: str, p: _Printer) -> str:
                 p.display[key] != macro:
             piece = re.sub(re.escape(macro) + r"(?![A-Za-z])", lambda _m: p.display[key], piece)
     return piece
+
+
+#: The name of the k-th Gaussian integral named in a document's "where" clauses.
+INTEGRAL_NAME = r"\mathcal{I}_{%d}"
+#: The name of the k-th repeated subexpression named in a document's "where" clauses.
+REPEATED_NAME = r"\mathcal{S}_{%d}"
+
+
+class IntegralNames:
+    r"""Names :math:`\mathcal{I}_1, \mathcal{I}_2, \ldots` of the Gaussian integrals of the
+    displays of one document, numbered in the order they are first named.
+
+    ``names`` maps each name's symbol to its LaTeX; ``definitions`` maps it to its integral, in
+    which the integrals nested in the integrand appear by their names."""
+
+    def __init__(self):
+        self.names: dict = {}
+        self.definitions: dict = {}
+        self._symbol: dict = {}  # integral as it occurs -> its name's symbol
+        self._repeats = self._integrals = 0
+        self._depends: dict = {}  # a subexpression's name -> the integration variables it holds
+
+    def shorten(self, expr) -> tuple:
+        """``(short, needed)``: ``expr`` with every Gaussian integral replaced by its name, and
+        the names whose definitions ``short`` needs (with those their definitions need), in the
+        order of their numbers."""
+        integrals = sorted(expr.atoms(GaussianIntegral),
+                           key=lambda g: (len(g.args[0].atoms(GaussianIntegral)),
+                                          sympy.default_sort_key(g)))
+        for g in integrals:  # innermost first: an outer integrand holds its inner names
+            if g in self._symbol:
+                continue
+            inner = {h: self._symbol[h] for h in g.args[0].atoms(GaussianIntegral)}
+            body = GaussianIntegral(g.args[0].xreplace(inner), g.args[1], evaluate=False)
+            known = next((s for s, d in self.definitions.items() if d == body), None)
+            if known is None:
+                self._integrals += 1
+                known = sympy.Dummy(f"I{self._integrals}")
+                self.names[known] = INTEGRAL_NAME % self._integrals
+                self.definitions[known] = body
+            self._symbol[g] = known
+        short = expr.xreplace({g: self._symbol[g] for g in integrals})
+        needed, todo = set(), [short]
+        while todo:
+            for s in todo.pop().atoms(sympy.Dummy):
+                if s in self.definitions and s not in needed:
+                    needed.add(s)
+                    todo.append(self.definitions[s])
+        order = list(self.names)
+        return short, sorted(needed, key=order.index)
+
+    def name_repeats(self, exprs, names, display, least: float) -> tuple:
+        """``(exprs, named)``: ``exprs`` (a display and the integrals' definitions it needs) with
+        each subexpression that occurs at least twice among them and prints at least ``least`` em
+        wide (printed with ``display``, :func:`estimate_width`) replaced by a name
+        :math:`\\mathcal{S}_k`, the narrowest first (naming it narrows those that hold it), and
+        ``named``, the ``(name, subexpression)`` pairs in the order they were named. A subexpression of an integration variable is a function of
+        it, named with it as argument (:math:`\\mathcal{S}_1(\\xi)`)."""
+        exprs = list(exprs)
+        bound = set()
+        for e in exprs:
+            bound |= {g.args[1] for g in e.atoms(GaussianIntegral)}
+        named, widths = [], {}
+        while True:
+            p = _Printer({**names, **self.names}, {**display, **self.names})
+            counts: dict = {}
+            for e in exprs:
+                for sub in sympy.preorder_traversal(e):
+                    if sub.args and not isinstance(sub, GaussianIntegral):
+                        counts[sub] = counts.get(sub, 0) + 1
+            for sub, k in counts.items():
+                if k >= 2 and sub not in widths:
+                    widths[sub] = p.width(sub)
+            # the smallest tree first: it holds no other candidate, and naming it narrows those
+            # that hold it (which may then fit unnamed)
+            wide = [(_size(sub), sympy.default_sort_key(sub), sub)
+                    for sub, k in counts.items() if k >= 2 and widths[sub] >= least]
+            if not wide:
+                return exprs, named
+            sub = min(wide)[2]
+            symbol = next((s for s, d in self.definitions.items() if d == sub), None)
+            if symbol is None:
+                self._repeats += 1
+                symbol = sympy.Dummy(f"S{self._repeats}")
+                variables = set(sub.free_symbols & bound)
+                for other in sub.free_symbols & set(self._depends):
+                    variables |= self._depends[other]
+                self._depends[symbol] = variables
+                variables = sorted(variables, key=sympy.default_sort_key)
+                self.names[symbol] = REPEATED_NAME % self._repeats + (
+                    r"\left(%s\right)" % ", ".join(p.tex(v) for v in variables)
+                    if variables else "")
+                self.definitions[symbol] = sub
+            named.append((symbol, sub))
+            exprs = [_replace_keeping_integrals(e, {sub: symbol}) for e in exprs]
+
+    def shown_definition(self, symbol, named) -> sympy.Basic:
+        """The definition of ``symbol`` (one of ``named``, the ``(symbol, subexpression)`` pairs
+        :meth:`name_repeats` returned, in order) with the names that came after it in it."""
+        definition = self.definitions[symbol]
+        later = [pair for pair in named[[s for s, _ in named].index(symbol) + 1:]]
+        for other, sub in later:
+            definition = _replace_keeping_integrals(definition, {sub: other})
+        return definition
+
+
+def _size(expr) -> int:
+    """The number of nodes of ``expr``'s tree."""
+    return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def _replace_keeping_integrals(expr, mapping):
+    """``expr.xreplace(mapping)``, with each Gaussian integral rebuilt unevaluated (SymPy would
+    otherwise take the factors independent of the variable out of it)."""
+    if expr in mapping:
+        return mapping[expr]
+    if not expr.args:
+        return expr
+    args = [_replace_keeping_integrals(a, mapping) for a in expr.args]
+    if isinstance(expr, GaussianIntegral):
+        return GaussianIntegral(*args, evaluate=False)
+    return expr.func(*args) if args != list(expr.args) else expr

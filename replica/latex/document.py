@@ -34,7 +34,8 @@ import sympy
 
 from ..errors import ReplicaError
 from .bibliography import BIB_NAME, PAPERS, bibtex
-from .breaking import COLUMN_EM, display_lines, estimate_width
+from ..symbolic.gaussian import GaussianIntegral
+from .breaking import COLUMN_EM, IntegralNames, display_lines, estimate_width
 from .printing import escape_text, prose_to_latex, to_latex
 from .tables import Figure, ValueTable
 from .templates import PACKAGES, environment
@@ -228,10 +229,33 @@ def appendix_names(doc, symbol_names=None):
     return display, macros, names
 
 
-def _display_block(obj, names, display, width: float = COLUMN_EM) -> dict:
+def _display_block(obj, names, display, width: float = COLUMN_EM,
+                   integrals: IntegralNames | None = None) -> dict:
     """``tex`` of a display on one line, or ``lines`` of a display set in ``split`` (aligned at
     its relation sign) when it is wider than ``width`` em (:func:`~replica.latex.breaking.
-    display_lines`)."""
+    display_lines`). A display that does not fit and holds Gaussian integrals is printed with
+    the integrals named by ``integrals`` (:class:`~replica.latex.breaking.IntegralNames`), and
+    ``where`` holds the displays (``tex``/``lines``) of their definitions."""
+    if integrals is not None and isinstance(obj, sympy.Basic) and obj.has(GaussianIntegral) \
+            and estimate_width(to_latex(obj, display)) > width:  # (not breaking it first)
+        short, needed = integrals.shorten(obj)
+        names = {**names, **integrals.names}
+        display = {**display, **integrals.names}
+        exprs, repeats = integrals.name_repeats(
+            [short, *(integrals.definitions[s] for s in needed)], names, display, width / 4)
+        names = {**names, **integrals.names}
+        display = {**display, **integrals.names}
+        block = _split_block(exprs[0], names, display, width)
+        defined = [(s, e) for s, e in zip(needed, exprs[1:])]
+        defined += [(s, integrals.shown_definition(s, repeats)) for s, _ in repeats]
+        where = tuple(_split_block(sympy.Eq(s, e, evaluate=False), names, display, width)
+                      for s, e in defined)
+        return dict(block, where=where)
+    return dict(_split_block(obj, names, display, width), where=())
+
+
+def _split_block(obj, names, display, width: float) -> dict:
+    """``tex`` of ``obj`` on one line, or its ``lines`` for ``split``."""
     lhs, lines = display_lines(obj, names, display, width=width)
     if len(lines) == 1:
         return dict(tex=to_latex(obj, names), lines=())
@@ -251,11 +275,11 @@ def _display_block(obj, names, display, width: float = COLUMN_EM) -> dict:
 
 def _with_displays(sections, names, display, width: float) -> list:
     """The sections' template data with every display printed for a line of ``width`` em."""
-    out = []
+    out, integrals = [], IntegralNames()
     for section in sections:
         steps = []
         for step in section["steps"]:
-            blocks = [dict(b, **_display_block(b["obj"], names, display, width))
+            blocks = [dict(b, **_display_block(b["obj"], names, display, width, integrals))
                       if b["kind"] == "equation" else b for b in step["blocks"]]
             steps.append(dict(step, blocks=blocks))
         out.append(dict(section, steps=steps))

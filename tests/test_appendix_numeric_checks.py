@@ -1,0 +1,87 @@
+"""The numerical replacement of an appendix step's check (:func:`replica.derivations.model.
+numeric_identity`) made cheap without being made weaker (issue 26: logistic regression's
+appendix took over 5 CPU minutes, its fixed-point checks evaluating by quadrature at 60 digits an
+integrand with an implicit root at every node).
+
+Two stages come before the quadrature at full precision: the integrals against a random discrete
+measure (finite sums: an algebraic step holds for every measure), and a screening quadrature at
+:data:`~replica.derivations.model.SCREEN_DPS` digits that rejects sides differing at order one.
+What is checked: a step of logistic regression's appendix passes through the measure stage (no
+quadrature at all) and the same step with a sign changed is rejected; an identity that holds for
+the Gaussian measure only (Stein's lemma) is not rejected by the measure stage but decided by
+quadrature, and its wrong variant rejected."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+import sympy
+
+from conftest import REPO
+from replica.derivations import model as dm
+from replica.modeling import gauss
+from replica.symbolic.gaussian import GaussianIntegral
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    spec = importlib.util.spec_from_file_location(
+        "example_logistic_regression", os.path.join(REPO, "examples", "logistic_regression.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def evaluations(monkeypatch):
+    """The expressions evaluated by generated code or SymPy, recorded (``(a, b)`` pairs)."""
+    seen = []
+    original = dm._numeric_evaluation
+
+    def spy(a, b):
+        seen.append((a, b))
+        return original(a, b)
+
+    monkeypatch.setattr(dm, "_numeric_evaluation", spy)
+    return seen
+
+
+def _fixed_point_identity(module, sign=1):
+    """The fixed-point step of logistic regression for mhat: the displayed solution substituted
+    into the stationarity condition in m (0 when the step is right); ``sign=-1`` records the
+    solution with its sign changed."""
+    S = module.MODEL.saddle
+    t = module.mhat
+    return S.stationarity[S.partner(t)].subs(t, sign * S.fixed_point[t])
+
+
+def test_a_logistic_fixed_point_step_is_checked_without_quadrature(logistic, evaluations):
+    assert dm.numeric_identity(_fixed_point_identity(logistic), 0)
+    assert evaluations, "the sides were evaluated"
+    assert not any(a.has(GaussianIntegral) or b.has(GaussianIntegral) for a, b in evaluations)
+
+
+def test_a_logistic_fixed_point_step_with_a_sign_changed_is_rejected(logistic):
+    assert not dm.numeric_identity(_fixed_point_identity(logistic, sign=-1), 0)
+
+
+def test_an_identity_of_the_gaussian_measure_only_is_decided_by_quadrature(logistic,
+                                                                          evaluations):
+    """Stein's lemma, E[z f(z)] = E[f'(z)], holds for the Gaussian measure and no other; here
+    with f the logistic proximal map p(z, V) (an implicit root, so the measure stage is tried) and
+    f' its derivative by the implicit function theorem. The measure stage must not reject it
+    (it is not an identity in the measure), the quadrature confirms it; the same identity with a
+    wrong factor is rejected."""
+    import random
+
+    V = sympy.Symbol("V", positive=True)
+    z = sympy.Symbol("z", real=True)
+    p = logistic.PROX(z, V)
+    lhs, rhs = gauss(z * p, z), gauss(sympy.diff(p, z), z)
+    assert dm._measure_applies(lhs, rhs)
+    assert not dm._agree_on_a_random_measure(lhs, rhs, random.Random(1), dm.NUMERIC_DPS)
+    assert dm.numeric_identity(lhs, rhs)
+    assert any(x.has(GaussianIntegral) for x, _ in evaluations)  # by quadrature
+    assert not dm.numeric_identity(lhs, 2 * rhs)
