@@ -510,7 +510,12 @@ class Machine:
             raise ConvergenceError(f"{self.problem.name}: the solution is not admissible ({what})",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.INADMISSIBLE)
-        vals = self._evaluate_fast("report", rep.x, P, spec, balls, params)
+        # (a verifying re-solve, condition=False, of a system with Gaussian integrals: its
+        # reported values' balls bound nothing that evaluation_digits reads -- it reads those of
+        # the solve at the working precision -- and each costs an acb.integral per integral)
+        vals = self._evaluate_fast("report", rep.x, P, spec,
+                                   None if not condition and self._integrals_in_balls() else balls,
+                                   params)
         values = dict(zip(self.report_names, vals))
         for k, v in values.items():
             if not mpmath.isfinite(v):
