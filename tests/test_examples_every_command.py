@@ -126,8 +126,8 @@ MATRIX = [
      NO_SIMULATION),
     # the Bayes-optimal perceptron: alpha and a SPEC (--prior), declared transitions
     (TEA, "solve", ["--alpha", "1", "--prior", "rademacher", "--json"], 0, None),
-    (TEA, "solve", ["--alpha", "1", "--prior", "rademacher", "--certify", "--json"], 3,
-     NOT_ENCLOSABLE),
+    (TEA, "solve", ["--alpha", "1", "--prior", "rademacher", "--dps", "30", "--certify",
+                    "--json"], 0, None),
     (TEA, "equations", ["--json"], 0, None),
     (TEA, "appendix", ["-o", "{out}"], 0, None),
     (TEA, "transition", ["--name", "alpha-it", "--dps", "20", "--json"], 0, None),
@@ -169,7 +169,7 @@ MATRIX = [
                     "--ds", "50,100", "--seeds", "2", "--workers", "1", "-o", "{out}"], 0, None),
     # the max-margin classifier: one parameter (alpha)
     (SVM, "solve", ["--alpha", "2", "--json"], 0, None),
-    (SVM, "solve", ["--alpha", "2", "--certify", "--json"], 3, NOT_ENCLOSABLE),
+    (SVM, "solve", ["--alpha", "2", "--dps", "30", "--certify", "--json"], 0, None),
     (SVM, "equations", ["--json"], 0, None),
     (SVM, "appendix", ["-o", "{out}", "--at", "alpha=2"], 0, None),
     (SVM, "transition", ["--vary", "alpha", "--between", "1,10", "--quantity",

@@ -93,6 +93,7 @@ class Machine:
         self._start = StartMachine(self)
         self._balls_ok = None  # whether the system has a ball evaluation (known after a try)
         self._no_balls: set = set()  # evaluator groups without one
+        self._integrals_in_balls_cached = None  # (_integrals_in_balls, known after a try)
         self._report_balls: dict = {}  # {dps: (x, params, reported values as balls)}
 
     @property
@@ -344,6 +345,8 @@ class Machine:
         iteration matrix of :func:`newton_mp` (its ``J0``); the report's ``chord`` is its last
         Jacobian, in the unknowns ``x`` (``None`` from the ball-arithmetic iteration)."""
         n = self.n
+        if balls is not None and self._integrals_in_balls():
+            balls = None  # (Newton uses midpoints only: the mpmath rules, see the method)
         # each unknown relative to its own magnitude (1 for an unknown that starts at 0): the
         # step test of newton_mp is then relative for every unknown, also for one of size
         # 1e-40 (a floor such as 1e-10 here would make it absolute, 1e-30 relative, there)
@@ -390,6 +393,26 @@ class Machine:
                                   for i in range(n)])
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
                             chord=last)
+
+    def _integrals_in_balls(self) -> bool:
+        """Whether the equations or the Jacobian hold Gaussian integrals. Their ball evaluation
+        is python-flint's rigorous ``acb.integral`` with a tail bound (what a proof needs), which
+        costs more than the mpmath path's Gauss--Legendre rules in ball arithmetic with their
+        levels remembered; Newton uses midpoints only, so such a system iterates in mpmath
+        (the reported values' rounding is still bounded in balls, :meth:`evaluation_digits`,
+        and ``--certify`` still encloses every integral rigorously). Measured
+        (``benchmarks/certify_tails.py``): the Bayes-optimal teacher's verified solve took
+        3.4x the CPU time in ball Newton; the perceptron capacity and lasso the same either
+        way."""
+        if self._integrals_in_balls_cached is None:
+            from ..symbolic.codegen import NotEnclosable
+
+            try:
+                self._integrals_in_balls_cached = any(
+                    self.ev[g].gaussian_integral_count("arb") for g in ("equations", "jacobian"))
+            except NotEnclosable:
+                self._integrals_in_balls_cached = False
+        return self._integrals_in_balls_cached
 
     def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
         """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
@@ -487,7 +510,12 @@ class Machine:
             raise ConvergenceError(f"{self.problem.name}: the solution is not admissible ({what})",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.INADMISSIBLE)
-        vals = self._evaluate_fast("report", rep.x, P, spec, balls, params)
+        # (a verifying re-solve, condition=False, of a system with Gaussian integrals: its
+        # reported values' balls bound nothing that evaluation_digits reads -- it reads those of
+        # the solve at the working precision -- and each costs an acb.integral per integral)
+        vals = self._evaluate_fast("report", rep.x, P, spec,
+                                   None if not condition and self._integrals_in_balls() else balls,
+                                   params)
         values = dict(zip(self.report_names, vals))
         for k, v in values.items():
             if not mpmath.isfinite(v):

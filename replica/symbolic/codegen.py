@@ -304,13 +304,17 @@ class _GaussFunctions:
     """The generated functions of one Gaussian integral: ``integrand(z, *switches, *args)``
     (the switched integrand times the density), ``arguments(z, *args)`` (the Heaviside
     functions' arguments), ``kinks(*args)``; for ball arithmetic also ``envelope(*args)``
-    (``(C, B)`` of :func:`replica.symbolic.gaussian.envelope`) and its power ``P``, or the
+    (``(C, B, Q)`` of :func:`replica.symbolic.gaussian.growth_envelope`, then the values of its
+    conditions) and its power ``P``, or the
     reason there is none."""
 
     def __init__(self, integrand, arguments, kinks, envelope=None, power=None, why="",
-                 scaled=None, erfc_arguments=None, combined=None):
+                 scaled=None, erfc_arguments=None, combined=None, conditions=""):
         self.integrand, self.arguments, self.kinks = integrand, arguments, kinks
         self.envelope, self.power, self.why = envelope, power, why
+        # (balls) the kinds of the envelope's conditions, one letter each (_CONDITION_KINDS):
+        # ``envelope(*args)`` returns C, B, Q and then the conditions' values
+        self.conditions = conditions
         # (float64) the integrand in the scaled form of gaussian.scaled_erfc, and its erfc
         # arguments less gaussian.SCALED_ERFC_FROM, of ``(z, *args)``: the scaled form is used
         # where one of those is >= 0 or the integrand is not finite
@@ -1083,21 +1087,28 @@ def _arb_gaussians(prepared, args, dummies) -> list:
     version raises :class:`NotEnclosable` here)."""
     import sympy
 
-    from .gaussian import EnvelopeError, envelope
+    from .gaussian import EnvelopeError, growth_envelope, scaled_erfc
 
     out = []
     for k, g in enumerate(prepared):
         gargs = list(args) + list(dummies[:k])  # integral k: the arguments, the integrals before
-        integrand = _arb_lambdify([g.z] + g.switches + gargs, g.integrand,
+        try:
+            C, B, P, Q, conditions = growth_envelope(g.bare, g.z, g.switches)
+        except EnvelopeError as exc:
+            raise NotEnclosable(f"a Gaussian integral's tails: {exc}") from None
+        # (the same function with its exponential factors combined, e^a e^b = e^(a + b), and
+        # common factors out of sums, (m e^A - e^A)^-1 = e^-A/(m - 1): a ball bounds e^(a + b)
+        # where e^a and e^b bounded apart overestimate it by the variation of a and b over the
+        # ball, and acb.integral then subdivided the sign channel's integrands 2-6x as often)
+        integrand = _arb_lambdify([g.z] + g.switches + gargs,
+                                  scaled_erfc(g.integrand, scale=False),
                                   namespace=_acb_namespace())
         arguments = _arb_lambdify([g.z] + gargs, g.arguments)
         kinks = _arb_lambdify(gargs, g.kinks)
-        try:
-            C, B, P = envelope(g.bare, g.z, g.switches)
-        except EnvelopeError as exc:
-            raise NotEnclosable(f"a Gaussian integral's tails: {exc}") from None
-        env = _arb_lambdify(gargs, [C, B])
-        out.append(_GaussFunctions(integrand, arguments, kinks, env, sympy.Rational(P)))
+        env = _arb_lambdify(gargs, [C, B, Q] + [c for c, _ in conditions])
+        out.append(_GaussFunctions(integrand, arguments, kinks, env, sympy.Rational(P),
+                                   conditions="".join(_CONDITION_KINDS[kind]
+                                                      for _, kind in conditions)))
     return out
 
 
@@ -1110,8 +1121,28 @@ def _arb_gaussians_loaded(ns) -> list:
     acb_ns = dict(_namespace("acb"))
     exec(_compiled(ns["ACB_SOURCE"], "<cached acb integrands>"), acb_ns)  # noqa: S102
     return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
-                            ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]))
+                            ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]),
+                            conditions=ns.get(f"gauss_K_{k}", ""))
             for k in range(n)]
+
+
+_CONDITION_KINDS = {"positive": "p", "nonnegative": "n", "real": "r"}
+"""The letters of the kinds of a growth envelope's conditions
+(:func:`replica.symbolic.gaussian.growth_envelope`), as ``_GaussFunctions.conditions`` holds
+them."""
+
+
+def _check_conditions(kinds: str, values) -> None:
+    """Raises :class:`NotEnclosable` unless each ball of ``values`` satisfies its condition on
+    the whole ball: ``p`` positive, ``n`` non-negative, ``r`` real (in real ball arithmetic a
+    value that is not real is NaN: a finite ball)."""
+    for kind, v in zip(kinds, values):
+        v = arb_of(v)
+        ok = v.is_finite() and {"p": v > 0, "n": v >= 0, "r": True}[kind]
+        if not ok:
+            what = {"p": "positive", "n": "non-negative", "r": "real"}[kind]
+            raise NotEnclosable(f"a Gaussian integral's growth envelope needs a value that is "
+                                f"{what} on the box; it is {v.str(5)} there")
 
 
 class _Rational:
@@ -1128,24 +1159,35 @@ def _gauss_arb(g: _GaussFunctions, values):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
     lo) s``, so that kinks that are balls stay in the integrand), plus the tails
-    :math:`|z| > T` as a radius (:func:`replica.symbolic.gaussian.tail_bound`), with
-    :math:`T = \lceil B + P + \sqrt{2(p + 10)\log 2}
-ceil + 2` at ``p`` bits of precision."""
+    :math:`|z| > T` as a radius (:func:`replica.symbolic.gaussian.tail_bound` of the growth
+    envelope :math:`C e^{Qz^2 + B|z|}|z|^P`), with
+    :math:`T = \lceil B/w + P + \sqrt{2(p + 10)\log 2/w}\rceil + 2` at ``p`` bits of precision,
+    :math:`w = 1 - 2\max(Q, 0)` (the upper bounds of the balls; :math:`w = 1` without a
+    growing quadratic term, where the net Gaussian decay :math:`e^{-wz^2/2}` is that of the
+    weight)."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
 
     acb, arb = flint.acb, flint.arb
     values = [arb_of(v) for v in values]
-    C, B = (arb_of(v) for v in g.envelope(*values))
+    envelope = list(g.envelope(*values))
+    C, B, Q = (arb_of(v) for v in envelope[:3])
+    _check_conditions(g.conditions, envelope[3:])
     P = g.power
-    if not (C.is_finite() and B.is_finite()):
+    if not (C.is_finite() and B.is_finite() and Q.is_finite()):
         raise NotEnclosable("a Gaussian integral's growth envelope is not finite on the box")
     prec = flint.ctx.prec
-    T = int(mpmath.ceil(float(B.upper()) + float(P) + math.sqrt(2 * (prec + 10) * math.log(2))))
+    width = 1 - 2 * max(float(Q.upper()), 0.0)
+    if not width > 1 / 64:  # (T would grow like 1/sqrt(w); beyond this, refused)
+        raise NotEnclosable("a Gaussian integral's growth envelope has a quadratic coefficient "
+                            f"not below 1/2 - 1/128 on the box (up to {float(Q.upper()):.5g}): "
+                            "its tails are not dominated by the Gaussian weight")
+    T = int(mpmath.ceil(float(B.upper()) / width + float(P)
+                        + math.sqrt(2 * (prec + 10) * math.log(2) / width)))
     T = arb(T + 2)
     try:
-        tail = tail_bound(C, B, P, T)
+        tail = tail_bound(C, B, P, T, Q)
     except EnvelopeError as exc:
         raise NotEnclosable(str(exc)) from None
     kinks = []
@@ -2090,7 +2132,8 @@ class Evaluator:
                 parts += [_function_source(g.arguments, f"gauss_u_{k}"),
                           _function_source(g.kinks, f"gauss_k_{k}"),
                           _function_source(g.envelope, f"gauss_env_{k}"),
-                          f"gauss_P_{k} = ({int(g.power.p)}, {int(g.power.q)})"]
+                          f"gauss_P_{k} = ({int(g.power.p)}, {int(g.power.q)})",
+                          f"gauss_K_{k} = {g.conditions!r}"]
             parts += _level_sources(self._levels)
             parts.append(f"ACB_SOURCE = {chr(10).join(acb)!r}")
             parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
@@ -2177,6 +2220,12 @@ class Evaluator:
         comes from a fixed tensor rule with no error estimate)."""
         return any(g.inner for g in self._gauss.get("np", ())) or (
             "np" not in self._fns and any(g.inner for g in self._gauss.get("mp", ())))
+
+    def gaussian_integral_count(self, backend: str) -> int:
+        """How many one-dimensional Gaussian integrals the expressions hold (their code for
+        ``backend`` generated first; raises :class:`NotEnclosable` as :meth:`functions`)."""
+        self.functions(backend)
+        return len(self._gauss.get(backend, ()))
 
     @property
     def has_averages(self) -> bool:

@@ -50,7 +50,10 @@ rules with a two-level error estimate (:mod:`replica.symbolic.quadrature`), the 
 piece where the estimate does not reach the precision; float64 uses Gauss--Legendre rules on the pieces of :math:`[-16, 16]` cut at the
 kinks and at fixed points; ball arithmetic integrates the pieces of :math:`[-T, T]` with
 python-flint's rigorous ``acb.integral`` and adds the tails :math:`|z| > T` as a radius
-bounded by :func:`envelope` and :func:`tail_bound`.
+bounded by :func:`growth_envelope` (:math:`|f(z)| \le C e^{Qz^2 + B|z|}|z|^P` for every point of
+the parameter balls: exponents quadratic in :math:`z`, reciprocals of shared exponentials, of
+:math:`\operatorname{erfc}` and of positive sums, logarithms of :math:`\operatorname{erfc}`) and
+:func:`tail_bound`.
 """
 
 from __future__ import annotations
@@ -58,8 +61,10 @@ from __future__ import annotations
 import dataclasses
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 
-__all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "tail_bound",
+__all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope",
+           "exponential_factor", "nonnegative_terms", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
            "log_erfc", "rerfcx", "softplus", "sigmoid",
            "SCALED_ERFC_FROM"]
@@ -305,7 +310,7 @@ class Prepared:
     ``switches`` the :math:`s_j`; ``arguments`` the :math:`u_j` (linear in ``z``; on a piece
     between kinks :math:`s_j = 1` where :math:`u_j > 0` and 0 where :math:`u_j < 0`); ``kinks``
     the distinct roots :math:`-b_j/a_j` (expressions in the parameters); ``bare`` is :math:`F`
-    itself (for :func:`envelope`)."""
+    itself (for :func:`growth_envelope`)."""
 
     z: sympy.Symbol
     integrand: sympy.Expr
@@ -349,66 +354,258 @@ _BOUNDED = {sympy.tanh: 1, sympy.erf: 1, sympy.erfc: 2, sympy.sin: 1, sympy.cos:
 
 
 def envelope(expr, z, switches=()):
-    r"""``(C, B, P)`` with :math:`|F(z)| \le C\,e^{B|z|}\,|z|^P` for every real :math:`|z| \ge 1`
-    and every value of the ``switches`` in :math:`\{0, 1\}` (``C`` and ``B`` expressions in the
-    parameters, ``P`` a non-negative rational), derived by structural induction:
+    r"""``(C, B, P)`` with :math:`|F(z)| \le C\,e^{B|z|}\,|z|^P` for every real :math:`|z| \ge 1`:
+    :func:`growth_envelope` where its quadratic coefficient is zero (raises
+    :class:`EnvelopeError` where the integrand needs one)."""
+    C, B, P, Q, conditions = growth_envelope(expr, z, switches)
+    if Q != 0:
+        raise EnvelopeError(f"a growth envelope with a quadratic exponent ({Q}) {z}**2")
+    if conditions:
+        raise EnvelopeError(f"a growth envelope valid under conditions ({conditions})")
+    return C, B, P
 
-    * a constant :math:`c` (free of :math:`z`) or a switch: :math:`(|c|, 0, 0)`, :math:`(1, 0, 0)`;
-      :math:`z`: :math:`(1, 0, 1)`;
-    * a sum: the sum of the :math:`C`, the largest :math:`B` and :math:`P` (for :math:`|z| \ge 1`
-      :math:`e^{B|z|}|z|^P` increases with both); a product: the product of the :math:`C`, the
-      sums of :math:`B` and :math:`P`; a power :math:`g^e` with :math:`e > 0` rational:
-      :math:`(C^e, eB, eP)`;
-    * :math:`e^{u}`, :math:`\cosh u`, :math:`\sinh u` for :math:`u = a z + b`:
-      :math:`(e^{|b|}, |a|, 0)`; :math:`\tanh`, :math:`\operatorname{erf}`, :math:`\sin`,
-      :math:`\cos`: 1; :math:`\operatorname{erfc}`: 2; :math:`\arctan`: :math:`\pi/2`;
+
+def growth_envelope(expr, z, switches=()):
+    r"""``(C, B, P, Q, conditions)`` with
+
+    .. math::  |F(z)| \le C\,e^{Q z^2 + B|z|}\,|z|^P
+
+    for every real :math:`|z| \ge 1` and every value of the ``switches`` in :math:`\{0, 1\}`
+    (``C``, ``B`` and ``Q`` expressions in the parameters -- ``Q`` may be negative: a factor
+    decaying like a Gaussian --, ``P`` a non-negative rational), wherever the ``conditions``
+    hold: a list of ``(expression, kind)`` in the parameters, ``kind`` one of ``"positive"``
+    (:math:`> 0`), ``"nonnegative"`` (:math:`\ge 0`) and ``"real"`` (a real number), which the
+    evaluator checks on the whole box (:mod:`replica.symbolic.codegen`: in real ball
+    arithmetic, where a value that is not real is NaN, a finite ball). Derived by structural
+    induction:
+
+    * a constant :math:`c` (free of :math:`z`) or a switch: :math:`(|c|, 0, 0, 0)`,
+      :math:`(1, 0, 0, 0)`; :math:`z`: :math:`(1, 0, 1, 0)`;
+    * a sum: the sum of the :math:`C`, the largest :math:`B`, :math:`P` and :math:`Q` (for
+      :math:`|z| \ge 1` the bound increases with each of them, as :math:`z^2, |z| \ge 0` and
+      :math:`|z|^P` increases with :math:`P`); a product: the product of the :math:`C`, the sums
+      of :math:`B`, :math:`P` and :math:`Q`; a power :math:`g^e` with :math:`e > 0` rational:
+      :math:`(C^e, eB, eP, eQ)`;
+    * a power :math:`g^e` with :math:`e` rational of any sign whose base is a sum of terms that
+      share one exponential factor, :math:`g = e^{A}R` with :math:`R` free of :math:`z`
+      (:func:`exponential_factor`): :math:`|g^e| = e^{eA}|R|^e` (for real :math:`A` and real
+      :math:`e`, :math:`|w^e| = |w|^e` on the principal branch), the envelope of
+      :math:`e^{eA}` times the constant :math:`|R|^e` (infinite, so refused on the box, where
+      :math:`R` may vanish and :math:`e < 0`); e.g.
+      :math:`1/(m e^{A} - e^{A}) = e^{-A}/(m - 1)`;
+    * a power :math:`g^e` with :math:`e < 0` rational whose base is a constant :math:`L` plus
+      terms that are non-negative for every real :math:`z` (:func:`nonnegative_terms`: a
+      constant :math:`k \ge 0` times even powers of real functions of real linear arguments):
+      :math:`g \ge L`, so :math:`|g^e| \le L^e` under the condition :math:`L > 0` (and those
+      of the terms); e.g. :math:`1/(1 + 2\sinh^2 u) \le 1`;
+    * :math:`e^{u}` for :math:`u = a z^2 + b z + c` (a polynomial of degree at most two in
+      :math:`z`, real coefficients): :math:`(e^{|c|}, |b|, 0, a)`, as
+      :math:`e^{u} \le e^{a z^2}e^{|b||z|}e^{|c|}`; :math:`\cosh u`, :math:`\sinh u`:
+      :math:`(e^{|c|}, |b|, 0, |a|)`, as :math:`|\cosh u|, |\sinh u| \le e^{|u|}`;
+      :math:`\tanh`, :math:`\operatorname{erf}`, :math:`\sin`, :math:`\cos`: 1;
+      :math:`\operatorname{erfc}`: 2; :math:`\arctan`: :math:`\pi/2`;
     * :math:`\log(k\cosh u)` and :math:`\log(k + e^{u})` with :math:`k > 0` a constant and
       :math:`u = a z + b`: :math:`|\log(k\cosh u)| \le |\log k| + |u|` (as
       :math:`1 \le \cosh u \le e^{|u|}`) and :math:`|\log(k + e^u)| \le |\log k| + \log 2 + |u|`
       (the larger of :math:`k` and :math:`e^u` is at most their sum, which is at most twice it),
-      and :math:`|u| \le (|a| + |b|)|z|` for :math:`|z| \ge 1`.
+      and :math:`|u| \le (|a| + |b|)|z|` for :math:`|z| \ge 1`;
+    * :math:`\operatorname{erfc}(y)^{-k}`, :math:`k > 0` rational, :math:`y = a z + b`: for
+      :math:`y \ge 0`, :math:`1/\operatorname{erfc}y < \tfrac{\sqrt\pi}{2}(y + \sqrt{y^2 + 2})
+      e^{y^2}` (the bound of Abramowitz and Stegun 7.1.13 quoted below), for :math:`y < 0`,
+      :math:`1/\operatorname{erfc}y < 1`; so :math:`1/\operatorname{erfc}y \le
+      \tfrac{\sqrt\pi}{2}(2|y| + \sqrt2)\,e^{y^2}` for every real :math:`y`, and with
+      :math:`|y| \le (|a| + |b|)|z|`, :math:`\sqrt 2 \le \sqrt2|z|`,
+      :math:`y^2 \le a^2z^2 + 2|ab||z| + b^2`: the envelope
+      :math:`(\tfrac{\sqrt\pi}{2}(2|a| + 2|b| + \sqrt2)e^{b^2}, 2|ab|, 1, a^2)`, raised to the
+      power :math:`k`;
+    * :math:`\operatorname{log1p}(x) = \log(1 + x)` with :math:`x = L + {}` non-negative terms
+      (as above) and :math:`L \ge 0`: :math:`0 \le \log(1 + x) \le \log(1 + C_x) + Q_x^+z^2
+      + B_x|z| + P_x\log|z| \le (\log(1 + C_x) + Q_x^+ + B_x + P_x)\,z^2` for
+      :math:`|z| \ge 1` (:math:`(C_x, B_x, P_x, Q_x)` the envelope of :math:`x`,
+      :math:`Q^+ = \max(Q, 0)`; :math:`1 + CX \le (1 + C)X` for :math:`X \ge 1`, and
+      :math:`\log|z| \le |z| \le z^2`);
+    * :math:`\log(k\operatorname{erfc} y)` with :math:`k` a constant and :math:`y = a z + b`:
+      :math:`|\log(k\operatorname{erfc}y)| \le |\log|k|| + \pi' + y^2 + \sqrt\pi|y|
+      + \sqrt{\pi/2} \le (|\log|k|| + \pi' + K)\,z^2`, :math:`K = (|a| + |b|)^2
+      + \sqrt\pi(|a| + |b|) + \sqrt{\pi/2}`, :math:`\pi' = 0` where :math:`k > 0` is known and
+      :math:`\pi` (the imaginary part of the logarithm of a negative number) otherwise. For
+      :math:`y \ge 0`, :math:`\operatorname{erfc} y > \frac{2}{\sqrt\pi}\,
+      e^{-y^2}/(y + \sqrt{y^2 + 2})` (Abramowitz and Stegun 7.1.13) and :math:`\log w < w`, so
+      :math:`0 \le -\log\operatorname{erfc}y < y^2 + \tfrac{\sqrt\pi}{2}(y + \sqrt{y^2 + 2})
+      \le y^2 + \sqrt\pi y + \sqrt{\pi/2}`; for :math:`y < 0`,
+      :math:`1 < \operatorname{erfc}y < 2` and :math:`0 < \log\operatorname{erfc}y < \log 2
+      < \sqrt{\pi/2}`; and :math:`|y| \le (|a| + |b|)|z| \le (|a| + |b|)z^2` for
+      :math:`|z| \ge 1`. The same for :class:`log_erfc`.
 
-    Anything else (a reciprocal of a function of :math:`z`, a logarithm of another form, an
-    exponential of a non-linear argument) raises :class:`EnvelopeError` naming it."""
+    Anything else (a reciprocal of another function of :math:`z`, a logarithm of another form,
+    an exponential of an argument that is not a polynomial of degree at most two) raises
+    :class:`EnvelopeError` naming it. :func:`tail_bound` integrates the envelope against the
+    Gaussian weight: it needs :math:`Q < 1/2` over the box."""
     switches = set(switches)
+    zero, one = sympy.Integer(0), sympy.Integer(1)
+    conditions: list = []
+
+    def require(found):
+        for cond in found:
+            if cond not in conditions:
+                conditions.append(cond)
 
     def rec(e):
         if not e.has(z) and not (e.free_symbols & switches):
-            return sympy.Abs(e), sympy.Integer(0), sympy.Integer(0)
+            return sympy.Abs(e), zero, zero, zero
         if e in switches:
-            return sympy.Integer(1), sympy.Integer(0), sympy.Integer(0)
+            return one, zero, zero, zero
         if e == z:
-            return sympy.Integer(1), sympy.Integer(0), sympy.Integer(1)
+            return one, zero, one, zero
         if isinstance(e, sympy.Add):
             parts = [rec(a) for a in e.args]
             return (sympy.Add(*[p[0] for p in parts]), sympy.Max(*[p[1] for p in parts]),
-                    max(p[2] for p in parts))
+                    max(p[2] for p in parts), sympy.Max(*[p[3] for p in parts]))
         if isinstance(e, sympy.Mul):
             parts = [rec(a) for a in e.args]
             return (sympy.Mul(*[p[0] for p in parts]), sympy.Add(*[p[1] for p in parts]),
-                    sum(p[2] for p in parts))
+                    sum(p[2] for p in parts), sympy.Add(*[p[3] for p in parts]))
         if isinstance(e, sympy.Pow):
             base, ex = e.args
             if ex.has(z) or ex.free_symbols & switches:
                 raise EnvelopeError(f"a power with a variable exponent ({e})")
             if isinstance(base, sympy.exp) or base == sympy.E:
                 return rec(sympy.exp(ex * (base.args[0] if isinstance(base, sympy.exp) else 1)))
+            if ex.is_Rational:
+                shared = exponential_factor(base, z, switches)
+                if shared is not None:
+                    A, R = shared
+                    c, b, p, q = rec(sympy.exp(ex * A))
+                    return c * sympy.Abs(R) ** ex, b, p, q
+            if ex.is_Rational and ex < 0 and isinstance(base, sympy.erfc):
+                c, b, p, q = _reciprocal_erfc_envelope(base.args[0], z, e)
+                return c ** -ex, -ex * b, -ex * p, -ex * q
+            if ex.is_Rational and ex < 0:
+                split = nonnegative_terms(base, z, switches)
+                if split is not None:
+                    L, found = split
+                    require(found + [(L, "positive")])
+                    return L ** ex, zero, zero, zero
             if not (ex.is_Rational and ex > 0):
                 raise EnvelopeError(f"a reciprocal or non-rational power of a function of {z} "
                                     f"({e})")
-            c, b, p = rec(base)
-            return c**ex, ex * b, ex * p
-        if isinstance(e, (sympy.exp, sympy.cosh, sympy.sinh)):
-            a, b = _linear_or_fail(e.args[0], z, e)
-            return sympy.exp(sympy.Abs(b)), sympy.Abs(a), sympy.Integer(0)
+            c, b, p, q = rec(base)
+            return c**ex, ex * b, ex * p, ex * q
+        if isinstance(e, sympy.exp):
+            a2, a1, a0 = _quadratic_or_fail(e.args[0], z, e)
+            return sympy.exp(sympy.Abs(a0)), sympy.Abs(a1), zero, a2
+        if isinstance(e, (sympy.cosh, sympy.sinh)):
+            a2, a1, a0 = _quadratic_or_fail(e.args[0], z, e)
+            return sympy.exp(sympy.Abs(a0)), sympy.Abs(a1), zero, sympy.Abs(a2)
         for fn, bound in _BOUNDED.items():
             if isinstance(e, fn):
-                return sympy.sympify(bound), sympy.Integer(0), sympy.Integer(0)
+                return sympy.sympify(bound), zero, zero, zero
         if isinstance(e, sympy.log):
-            return _log_envelope(e.args[0], z, e)
+            return _log_envelope(e.args[0], z, e) + (zero,)
+        if isinstance(e, log_erfc):
+            return _log_erfc_envelope(one, e.args[0], z, e) + (zero,)
+        if isinstance(e, log1p):
+            split = nonnegative_terms(e.args[0], z, switches)
+            if split is None:
+                raise EnvelopeError(f"no growth bound for {e} (supported: log1p of a constant "
+                                    "plus non-negative terms)")
+            L, found = split
+            require(found + [(L, "nonnegative")])
+            c, b, p, q = rec(e.args[0])
+            return (sympy.log(1 + c) + sympy.Max(q, 0) + b + p, zero, sympy.Integer(2), zero)
         raise EnvelopeError(f"no growth bound for {e}")
 
-    return rec(sympy.sympify(expr))
+    C, B, P, Q = rec(sympy.sympify(expr))
+    return C, B, P, Q, conditions
+
+
+_REAL_FUNCTIONS = (sympy.exp, sympy.sinh, sympy.cosh, sympy.tanh, sympy.erf, sympy.erfc,
+                   sympy.sin, sympy.cos, sympy.atan)
+"""Functions real at real arguments (:func:`nonnegative_terms`)."""
+
+
+def nonnegative_terms(expr, z, switches=()):
+    r"""``(L, conditions)`` where ``expr`` :math:`= L + \sum_i k_i\prod_j f_{ij}^{2n_{ij}}`,
+    :math:`L` its part free of :math:`z`, each other term a constant :math:`k_i` times even
+    powers of :math:`z` or of functions of :data:`_REAL_FUNCTIONS` of arguments
+    :math:`a z + b`: each such term is :math:`\ge 0` for every real :math:`z` under the
+    ``conditions`` :math:`k_i \ge 0` (omitted where :math:`k_i` is a positive number) and
+    :math:`a, b` real; so ``expr`` :math:`\ge L`. ``None`` for another shape."""
+    switches = set(switches)
+    L, rest = expr.as_independent(z, as_Add=True)
+    if L.free_symbols & switches:
+        return None
+    conditions: list = []
+
+    def need(cond):
+        if cond not in conditions:
+            conditions.append(cond)
+
+    for term in sympy.Add.make_args(rest):
+        k, dep = term.as_independent(z, as_Add=False)
+        if k.free_symbols & switches:
+            return None
+        if not (k.is_number and k.is_positive):
+            need((k, "nonnegative"))
+        for f in sympy.Mul.make_args(dep):
+            base, ex = f.as_base_exp()
+            if not (ex.is_Integer and ex.is_even and ex > 0):
+                return None
+            if base == z:
+                continue
+            if not (isinstance(base, _REAL_FUNCTIONS) and len(base.args) == 1):
+                return None
+            try:
+                a, b = _linear(base.args[0], z)
+            except GaussianIntegralError:
+                return None
+            if (a.free_symbols | b.free_symbols) & switches:
+                return None
+            for coefficient in (a, b):
+                if not (coefficient.is_number and coefficient.is_real):
+                    need((coefficient, "real"))
+    return L, conditions
+
+
+def exponential_factor(expr, z, switches=()):
+    r"""``(A, R)`` with ``expr`` :math:`= e^{A}R`, :math:`R` free of :math:`z` (and of the
+    switches), where ``expr`` is a sum of terms each a constant times exponentials whose
+    exponents add up to the same :math:`A` (their difference expands to zero); ``None``
+    otherwise. Then :math:`R` is the sum of the constants: the same function, factored."""
+    switches = set(switches)
+    exponents, constants = [], []
+    for term in sympy.Add.make_args(expr):
+        powers, rest = [], []
+        for f in sympy.Mul.make_args(term):
+            a = _exponent(f)
+            if a is not None and a.has(z):
+                powers.append(a)
+            else:
+                rest.append(f)
+        constant = sympy.Mul(*rest)
+        if not powers or constant.has(z) or constant.free_symbols & switches:
+            return None
+        exponents.append(sympy.Add(*powers))
+        constants.append(constant)
+    A = exponents[0]
+    if any(sympy.expand(a - A) != 0 for a in exponents[1:]):
+        return None
+    return A, sympy.Add(*constants)
+
+
+def _quadratic_or_fail(u, z, where):
+    """``(a, b, c)`` with ``u = a z**2 + b z + c`` (free of ``z``); raises
+    :class:`EnvelopeError` where ``u`` is not such a polynomial."""
+    a = sympy.diff(u, z, 2) / 2
+    b = sympy.cancel(sympy.diff(u, z) - 2 * a * z)
+    if a.has(z) or b.has(z):
+        raise EnvelopeError(f"an argument that is not a polynomial of degree at most two in "
+                            f"{z} in {where}")
+    c = sympy.cancel(u - a * z**2 - b * z)
+    if c.has(z):  # pragma: no cover - u - a z^2 - b z is free of z when u'' is
+        raise EnvelopeError(f"an argument that is not a polynomial of degree at most two in "
+                            f"{z} in {where}")
+    return a, b, c
 
 
 def _linear_or_fail(u, z, where):
@@ -419,39 +616,71 @@ def _linear_or_fail(u, z, where):
     return a, b
 
 
+_SQRT_PI = sympy.sqrt(sympy.pi)
+
+
+def _reciprocal_erfc_envelope(y, z, where):
+    r"""``(C, B, P, Q)`` of :math:`1/\operatorname{erfc}y` for :math:`y` linear in :math:`z`
+    (the bound of :func:`growth_envelope`)."""
+    a, b = _linear_or_fail(y, z, where)
+    C = _SQRT_PI / 2 * (2 * sympy.Abs(a) + 2 * sympy.Abs(b) + sympy.sqrt(2)) * sympy.exp(b**2)
+    return C, 2 * sympy.Abs(a * b), sympy.Integer(1), a**2
+
+
+def _log_erfc_envelope(const, y, z, where):
+    r"""``(C, B, P)`` of :math:`\log(k\operatorname{erfc}y)` for a constant :math:`k` and
+    :math:`y` linear in :math:`z` (the bound of :func:`growth_envelope`)."""
+    a, b = _linear_or_fail(y, z, where)
+    s = sympy.Abs(a) + sympy.Abs(b)
+    K = s**2 + _SQRT_PI * s + sympy.sqrt(sympy.pi / 2)
+    branch = 0 if const.is_positive else sympy.pi
+    return sympy.Abs(sympy.log(sympy.Abs(const))) + branch + K, sympy.Integer(0), \
+        sympy.Integer(2)
+
+
 def _log_envelope(arg, z, where):
     const, dep = arg.as_independent(z, as_Add=False)
     if isinstance(dep, sympy.cosh) and const.is_positive is not False:
         a, b = _linear_or_fail(dep.args[0], z, where)
         return (sympy.Abs(sympy.log(const)) + sympy.Abs(a) + sympy.Abs(b), sympy.Integer(0),
                 sympy.Integer(1))
+    if isinstance(dep, sympy.erfc):
+        return _log_erfc_envelope(const, dep.args[0], z, where)
     const, dep = arg.as_independent(z, as_Add=True)
     if isinstance(dep, sympy.exp) and const.is_positive:
         a, b = _linear_or_fail(dep.args[0], z, where)
         return (sympy.Abs(sympy.log(const)) + sympy.log(2) + sympy.Abs(a) + sympy.Abs(b),
                 sympy.Integer(0), sympy.Integer(1))
     raise EnvelopeError(f"no growth bound for the logarithm {where} (supported: log(k cosh u), "
-                        "log(k + exp u) with u linear in the integration variable)")
+                        "log(k + exp u) with u linear in the integration variable, "
+                        "log(k erfc u))")
 
 
-def tail_bound(C, B, P, T):
+def tail_bound(C, B, P, T, Q=None):
     r"""An upper bound (a python-flint ``arb`` whose value is an upper bound) of
-    :math:`\int_{|z|>T} C e^{B|z|}|z|^P \varphi(z)\,dz` for :math:`T \ge 1` and
-    :math:`s = T - B - P/T > 0`: with :math:`g(z) = P\log z + Bz - z^2/2`, concave,
-    :math:`g'(z) \le -s` for :math:`z \ge T`, so :math:`g(z) \le g(T) - s(z - T)` and each tail is
-    at most :math:`C e^{g(T)}/(s\sqrt{2\pi})`; both tails together twice that. ``C``, ``B`` are
-    balls (their upper bounds are used), ``P`` a rational, ``T`` an exact ball."""
+    :math:`\int_{|z|>T} C e^{Qz^2 + B|z|}|z|^P \varphi(z)\,dz` (:func:`growth_envelope`) for
+    :math:`T \ge 1`, :math:`Q < 1/2` and :math:`s = (1 - 2Q)T - B - P/T > 0`: with
+    :math:`g(z) = P\log z + Bz - (1/2 - Q)z^2`, concave, :math:`g'(z) = P/z + B - (1 - 2Q)z
+    \le -s` for :math:`z \ge T`, so :math:`g(z) \le g(T) - s(z - T)` and each tail is at most
+    :math:`C e^{g(T)}/(s\sqrt{2\pi})`; both tails together twice that. ``C``, ``B``, ``Q`` are
+    balls (their upper bounds are used: the bound increases with each; ``Q`` absent is 0),
+    ``P`` a rational, ``T`` an exact ball."""
     from flint import arb
 
     Cu, Bu = arb(C.abs_upper()), arb(B.upper())
+    Qu = arb(0) if Q is None else arb(Q.upper())
+    if not Qu < arb(1) / 2:
+        raise EnvelopeError("the quadratic coefficient of the integrand's growth envelope is "
+                            f"not below 1/2 on the box (up to {Qu.str(5, radius=False)}): "
+                            "its tails are not dominated by the Gaussian weight")
     Pb = arb(int(P.p)) / int(P.q) if hasattr(P, "q") else arb(P)  # a rational: p/q
-    s = T - Bu - Pb / T
+    width = 1 - 2 * Qu  # twice the net Gaussian decay rate 1/2 - Q, positive
+    s = width * T - Bu - Pb / T
     if not s > 0:
         raise EnvelopeError("the truncation point is not beyond the envelope's maximum")
-    g = Pb * T.log() + Bu * T - T * T / 2
+    g = Pb * T.log() + Bu * T - width * T * T / 2
     total = 2 * Cu * g.exp() / (s * (2 * arb.pi()).sqrt())
     return arb(total.upper())
-
 
 
 # ---------------------------------------------------------------------------------------------
