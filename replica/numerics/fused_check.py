@@ -23,7 +23,12 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
    :math:`x' = \hat x - \delta`, exact in double-double (a ``TwoSum``);
 4. every reported value :math:`v'_k` at :math:`x'` in double-double, and the estimate
    :math:`\max_k |\hat v_k - v'_k| / |v'_k|` (0 where the two are equal, ``inf`` where it is
-   not a number).
+   not a number). For a machine without spectral averages (the low-rank model) the values are
+   evaluated :data:`BLOCK` points at a time (the points that reach this step gathered in
+   order, :func:`block_evaluator`): the same operations on the same operands as at one point,
+   so each point's values, estimate and status are those of the point checked alone, bit for
+   bit (``tests/test_block_check.py``), the several points evaluated by the processor's vector
+   instructions.
 
 The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
 ``longdouble`` check sums them over the same pairs, each as a balanced tree of sums
@@ -62,6 +67,10 @@ import re
 from ..symbolic import ddcode
 from .float64_checks import STEP_MAX
 
+BLOCK = 8
+"""The points whose reported values the compiled check evaluates together
+(:func:`block_evaluator`): a multiple of the processor's vector width in doubles (4 or 8)."""
+
 CACHE_NAME = "ddcheck-groups"
 """The code cache's entry holding the generated double-double functions of a machine."""
 
@@ -83,6 +92,19 @@ def _fma(typingctx, a, b, c):
         fn = builder.module.declare_intrinsic("llvm.fma", [d], _ir.FunctionType(d, [d, d, d]))
         return builder.call(fn, args)
     return sig, codegen
+
+
+@_intrinsic
+def _sqrt_ieee(typingctx, a):
+    # the correctly rounded square root (LLVM's sqrt: the processor's instruction, as the C
+    # library's sqrt, but an instruction the compiler may apply to several points at once)
+    sig = _types.float64(_types.float64)
+
+    def codegen(context, builder, signature, args):
+        d = _ir.DoubleType()
+        fn = builder.module.declare_intrinsic("llvm.sqrt", [d], _ir.FunctionType(d, [d]))
+        return builder.call(fn, args)
+    return sig, codegen
 '''
 
 PRIMITIVES = '''
@@ -93,7 +115,7 @@ def _sel(c, a, b):
 
 @JIT
 def _sqrt(a):
-    return _np.sqrt(a)
+    return _sqrt_ieee(a)
 
 
 @JIT
@@ -561,6 +583,18 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "        return cond, _np.inf",
               f"    for j in range({n}):",
               "        xh[j], xl[j] = _two_sum(x[j], -b[j])"]
+    # a machine without spectral averages evaluates its reported values BLOCK points at a time
+    # (block_evaluator): check_prepare is check_point up to the corrected point
+    blocked = bool(n and k and not any(ks for lv in levels.values() for ks in lv))
+    prepare = []
+    if blocked:
+        prepare = ["@JIT", "def check_prepare(x, p, rep, lam, mu, w, t, st, v, S):",
+                   "    # check_point up to the corrected point (in S's xh, xl): (condition,"
+                   " error, whether the reported values are to be compared there)"]
+        prepare += [ln.replace("return _np.inf, _np.inf", "return _np.inf, _np.inf, False")
+                    .replace("return cond, _np.inf", "return cond, _np.inf, False")
+                    for ln in c[2:]]
+        prepare += ["    return cond, 0.0, True"]
     c += ["    err = 0.0"]
     if k:
         c += ["    dd_eval_report(xh, xl, p, lam, mu, w, TH, TL, UH, UL, KH, KL, OH, OL)",
@@ -589,18 +623,76 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"            _np.empty({max(len(slots), 1)}), _np.empty({max(len(slots), 1)}))", "", "",
           "@JIT",
           "def check_points(P, lam, mu, w, X, REP, DO, COND, ERR):",
+          "    for i in range(P.shape[1]):",
+          "        if not DO[i]:",
+          "            COND[i] = _np.nan",
+          "            ERR[i] = _np.nan",
+          "    check_range(P, lam, mu, w, X, REP, DO, COND, ERR, 0, P.shape[1])", "", "",
+          "@JIT",
+          "def check_range(P, lam, mu, w, X, REP, DO, COND, ERR, lo, hi):",
+          "    # the check of the points lo <= i < hi marked DO: COND[i], ERR[i]",
           "    t = _np.empty(lam.shape[0])",
           f"    st = _np.empty({max(ns, 1)})",
           f"    v = _np.empty({n + n_p + ns})",
           "    S = check_scratch(lam.shape[0])",
-          "    check_constants(lam, mu, w, S)",
-          "    for i in range(P.shape[1]):",
-          "        if DO[i]:",
-          "            COND[i], ERR[i] = check_point(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
+          "    check_constants(lam, mu, w, S)"]
+    if not blocked:
+        c += ["    for i in range(lo, hi):",
+              "        if DO[i]:",
+              "            COND[i], ERR[i] = check_point(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
+              " t, st, v, S)"]
+        lines.append("\n".join(c) + "\n")
+        return "\n\n".join(lines)
+    # the points whose reported values are compared are gathered BLOCK at a time into the
+    # columns of IO (rows: xh, xl, p, then the values' high and low halves), evaluated by one
+    # call of dd_block_report and compared point by point as check_point compares them
+    out0 = 2 * n + n_p
+    c += ["    xh, xl = S[9], S[10]",
+          f"    IO = _np.zeros({out0 + 2 * k} * BLOCK)",
+          "    lane = _np.empty(BLOCK, _np.int64)",
+          "    m = 0",
+          "    for i in range(lo, hi):",
+          "        if not DO[i]:",
+          "            continue",
+          "        COND[i], ERR[i], go = check_prepare(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
           " t, st, v, S)",
-          "        else:",
-          "            COND[i] = _np.nan",
-          "            ERR[i] = _np.nan"]
+          "        if not go:",
+          "            continue",
+          f"        for j in range({n}):",
+          "            IO[j * BLOCK + m] = xh[j]",
+          f"            IO[({n} + j) * BLOCK + m] = xl[j]",
+          f"        for j in range({n_p}):",
+          f"            IO[({2 * n} + j) * BLOCK + m] = P[j, i]",
+          "        lane[m] = i",
+          "        m += 1",
+          "        if m == BLOCK:",
+          "            block_errors(IO, lane, m, REP, ERR)",
+          "            m = 0",
+          "    if m:",
+          "        block_errors(IO, lane, m, REP, ERR)", "", "",
+          "@JIT",
+          "def block_errors(IO, lane, m, REP, ERR):",
+          "    # the reported values at the m corrected points of IO, and each point's estimate",
+          "    dd_block_report(IO)",
+          "    for q in range(m):",
+          "        i = lane[q]",
+          "        err = 0.0",
+          f"        for j in range({k}):",
+          "            vj = REP[j, i]",
+          f"            oh = IO[({out0} + j) * BLOCK + q]",
+          f"            ol = IO[({out0 + k} + j) * BLOCK + q]",
+          "            if vj == oh and ol == 0.0:",
+          "                continue",
+          "            dh, dl = dd_sub(vj, 0.0, oh, ol)",
+          "            e = abs(dh) / abs(oh)",
+          "            if e != e:",
+          "                e = _np.inf",
+          "            if e > err:",
+          "                err = e",
+          "        ERR[i] = err"]
+    lines.append("\n".join(prepare) + "\n")
+    lines.append(f"BLOCK = {BLOCK}\n")
+    lines.append(block_evaluator(text, "report", counts, n, n_p))
     lines.append("\n".join(c) + "\n")
     return "\n\n".join(lines)
 
@@ -620,3 +712,64 @@ def compiled_primitives() -> dict:
            + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2 + _TREE_SUM)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns
+
+
+_DD_NAME = re.compile(r"\b[at]\d+[hl]\b")
+
+
+def _outer_functions(text: str) -> dict:
+    """``{name: (arguments, body lines, returned values)}`` of the ``dd_<group>_outer``
+    functions in ``text`` (:func:`dd_groups`' source): straight-line code, one operation a line,
+    ending in ``return (...)``."""
+    out = {}
+    for b in re.split(r"(?=@JIT\ndef )", text):
+        got = re.match(r"@JIT\ndef (dd_\w+_outer)\(([^)]*)\):\n", b)
+        if not got:
+            continue
+        lines = [ln for ln in b[got.end():].rstrip().split("\n") if ln.strip()]
+        ret = lines[-1].strip()
+        if not (ret.startswith("return (") and ret.endswith(")")):
+            raise ValueError(f"{got.group(1)}: no final return of a tuple")
+        out[got.group(1)] = ([a.strip() for a in got.group(2).split(",") if a.strip()],
+                             lines[:-1],
+                             [v.strip() for v in ret[len("return ("):-1].split(",") if v.strip()])
+    return out
+
+
+def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> str:
+    r"""``dd_block_<group>(IO)``: the double-double values of ``group`` (with the aliases and
+    spectral inputs they read) at ``BLOCK`` points at once. ``IO`` holds one column of ``BLOCK``
+    entries per row, ``IO[r * BLOCK + b]``: the rows ``0 .. n-1`` the unknowns' high halves,
+    ``n .. 2n-1`` their low halves, ``2n .. 2n+n_p-1`` the parameters (float64), then the
+    values' high halves and their low halves (``counts[group]`` rows each), written here. The
+    same operations on the same operands as :func:`check_source`'s ``dd_eval_<group>`` at one
+    point -- the bodies of the ``dd_<g>_outer`` functions of ``text`` written into one loop over
+    the ``BLOCK`` columns (their names prefixed by the group) -- so the same values bit for bit;
+    but one loop without calls or branches over a constant number of columns of one array, in
+    which every read and write of a column is ``BLOCK`` entries from those of the next: the
+    compiler evaluates the columns several at a time (SIMD, 3.4-3.6x faster for the low-rank
+    model's 36 values, ``benchmarks/README.md``). Only for a machine without spectral averages
+    (their pairwise sums are loops of their own)."""
+    fns = _outer_functions(text)
+    body = [f"@JIT\ndef dd_block_{group}(IO):", "    for b in range(BLOCK):"]
+    x = [v for j in range(n) for v in (f"IO[{j} * BLOCK + b]", f"IO[{n + j} * BLOCK + b]")]
+    p = [v for j in range(n_p) for v in (f"IO[{2 * n + j} * BLOCK + b]", "0.0")]
+
+    def emit(g, args):
+        params, lines, vals = fns[f"dd_{g}_outer"]
+        if len(params) != len(args):
+            raise ValueError(f"dd_{g}_outer: {len(params)} arguments, {len(args)} given")
+        body.extend(f"        {g}_{a} = {v}" for a, v in zip(params, args))
+        for ln in lines:
+            body.append("    " + _DD_NAME.sub(lambda mt: f"{g}_{mt.group(0)}", ln))
+        return [_DD_NAME.sub(lambda mt: f"{g}_{mt.group(0)}", v) for v in vals]
+
+    al = emit("aliases", x + p) if "dd_aliases_outer" in fns else []
+    inp = emit("inputs", al + p) if "dd_inputs_outer" in fns else []
+    r = emit(group, x + p + al + inp)
+    out0, k = 2 * n + n_p, counts[group]
+    for j in range(k):
+        body += [f"        IO[{out0 + j} * BLOCK + b] = {r[2 * j]}",
+                 f"        IO[{out0 + k + j} * BLOCK + b] = {r[2 * j + 1]}"]
+    body.append("    return")
+    return "\n".join(body) + "\n"

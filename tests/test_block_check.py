@@ -1,0 +1,132 @@
+"""The compiled check with the reported values evaluated several points at a time
+(:func:`replica.numerics.fused_check.block_evaluator`, the low-rank model: no spectral
+averages): every point keeps its own condition, estimate and status -- the same, bit for bit,
+as the point checked alone (a block of one point) -- a planted wrong value is caught at its
+point and only there, a point whose Newton correction is too large or which is not checked
+stays so inside a block, and the statuses are those of the independent ``longdouble`` check
+(``Machine.assess``)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import replica
+from replica.numerics import fused_check, kernels
+from replica.numerics.float64_checks import point_status
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                reason="Numba is not installed")
+
+N = 37  # four full blocks of 8 and a partial one (fused_check.BLOCK = 8)
+
+
+@pytest.fixture(scope="module")
+def lowrank_call():
+    """The low-rank kernel's call on N points (alpha from 0.3 to 1e5, rho from 0.05 to 1, lam =
+    1e-3): the kernel, its arguments and its outputs with the compiled check."""
+    calls = []
+    orig = kernels.Kernel.__call__
+
+    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+        calls.append((self, P, spec, shape, got))
+        return got
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPLICA_NUMBA", "1")
+    mp.setattr(kernels.Kernel, "__call__", spy)
+    try:
+        replica.solve_float64("lowrank", alpha=np.logspace(-0.5, 5, N),
+                              rho=np.linspace(0.05, 1.0, N), tau=2.25, kappa=0.5, sigma=0.3,
+                              lam=1e-3, strict=False)
+    finally:
+        mp.undo()
+    (k, P, spec, shape, got), = calls
+    assert len(got) == 8  # the compiled check ran
+    return k, [np.broadcast_to(np.asarray(v, float), shape).ravel() for v in P], spec, got
+
+
+def _check(k, P, spec, X, rep, do):
+    return k.check(P, spec, np.ascontiguousarray(X), np.ascontiguousarray(rep), do)
+
+
+def test_the_low_rank_check_is_blocked():
+    assert fused_check.BLOCK == 8
+    import inspect
+
+    assert "blocked" in inspect.getsource(fused_check.check_source)
+
+
+def test_each_point_of_a_block_is_the_point_checked_alone(lowrank_call):
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, iterated, rep, adm, _left, (cond, err, code) = got
+    do = iterated & adm & np.isfinite(rep).all(axis=0)
+    assert do.all()
+    c_all, e_all = _check(k, P, spec, x, rep, do)
+    np.testing.assert_array_equal(c_all, cond)
+    np.testing.assert_array_equal(e_all, err)
+    assert np.all(e_all > 0) and np.all(e_all < 1e-12)
+    for i in range(N):  # one point, in a block of its own (the other lanes unused)
+        c1, e1 = _check(k, [p[i:i + 1] for p in P], spec, x[:, i:i + 1], rep[:, i:i + 1],
+                        np.ones(1, dtype=bool))
+        assert c1[0] == c_all[i] and e1[0] == e_all[i], i
+    # and the points in reverse order: each lands in another lane of another block
+    rev = slice(None, None, -1)
+    c_r, e_r = _check(k, [p[rev] for p in P], spec, x[:, rev], rep[:, rev], do[rev])
+    np.testing.assert_array_equal(c_r[rev], c_all)
+    np.testing.assert_array_equal(e_r[rev], e_all)
+
+
+def test_a_planted_wrong_value_is_caught_at_its_point_only(lowrank_call):
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, _iterated, rep, _adm, _left, (cond, err, _code) = got
+    do = np.ones(N, dtype=bool)
+    for i0, j in ((11, 5), (32, 20), (36, 35)):  # a lane inside a block; the partial block
+        bad = rep.copy()
+        bad[j, i0] *= 1 + 1e-6
+        c, e = _check(k, P, spec, x, bad, do)
+        assert e[i0] == pytest.approx(1e-6, rel=1e-3), (i0, e[i0])
+        others = np.arange(N) != i0
+        np.testing.assert_array_equal(e[others], err[others])
+        np.testing.assert_array_equal(c, cond)
+
+
+def test_an_unverifiable_point_and_an_unchecked_one_inside_a_block(lowrank_call):
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, _iterated, rep, _adm, _left, (cond, err, _code) = got
+    moved = x.copy()
+    moved[:, 9] *= 1.01  # its Newton correction exceeds STEP_MAX: no estimate
+    do = np.ones(N, dtype=bool)
+    do[12] = False  # not a result: not checked
+    c, e = _check(k, P, spec, moved, rep, do)
+    assert e[9] == np.inf and np.isfinite(c[9])
+    assert np.isnan(e[12]) and np.isnan(c[12])
+    rest = ~np.isin(np.arange(N), (9, 12))
+    np.testing.assert_array_equal(e[rest], err[rest])
+    np.testing.assert_array_equal(c[rest], cond[rest])
+
+
+def test_statuses_are_the_longdouble_checks(lowrank_call):
+    """Against the independent ``longdouble`` check, with every fifth point's value planted
+    wrong by 1e-6 (above CLAIM_RTOL's 1e-8: not-verified) or by 1e-10 (below it: converged)."""
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, iterated, rep, adm, _left, _ = got
+    m = k.machine
+    bad = rep.copy()
+    bad[3, ::5] *= 1 + 1e-6
+    bad[7, 2::5] *= 1 + 1e-10
+    do = np.ones(N, dtype=bool)
+    c, e = _check(k, P, spec, x, bad, do)
+    report = dict(zip(m.report_names, bad))
+    cond_ld, err_ld = m.assess(x, P, spec, (N,), report)
+    s_dd = point_status(m.problem, report, c, e, iterated, adm, do)
+    s_ld = point_status(m.problem, report, cond_ld, err_ld, iterated, adm, do)
+    np.testing.assert_array_equal(s_dd, s_ld)
+    assert set(s_dd[::5]) == {"not-verified"} and "converged" in set(s_dd)
+    np.testing.assert_allclose(c, cond_ld, rtol=1e-6)
+    big = err_ld > 1e-13
+    assert big.sum() >= N // 5 * 2
+    np.testing.assert_allclose(e[big], err_ld[big], rtol=1e-2)
