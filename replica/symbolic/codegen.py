@@ -2223,7 +2223,7 @@ class Evaluator:
 
     def gaussian_integral_count(self, backend: str) -> int:
         """How many one-dimensional Gaussian integrals the expressions hold (their code for
-        ``backend`` generated first; raises :class:`NotEnclosable` as :meth:`functions`)."""
+        ``backend`` generated first; raises :class:`NotEnclosable` as ``functions``)."""
         self.functions(backend)
         return len(self._gauss.get(backend, ()))
 
