@@ -61,6 +61,25 @@ def run_cli(*args, timeout=300):
     return proc.returncode, proc.stdout, proc.stderr
 
 
+def record_kernel_calls(monkeypatch) -> list:
+    """Turn the compiled float64 kernels on (``REPLICA_NUMBA=1``) and record every
+    ``Kernel.__call__``: the returned list gets ``(kernel, P, spec, shape, outputs)`` per call
+    (``monkeypatch``: pytest's fixture or a ``pytest.MonkeyPatch()``; undoing it restores both)."""
+    from replica.numerics import kernels
+
+    calls = []
+    orig = kernels.Kernel.__call__
+
+    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+        calls.append((self, P, spec, shape, got))
+        return got
+
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    monkeypatch.setattr(kernels.Kernel, "__call__", spy)
+    return calls
+
+
 class LazyDerivation:
     """``replica.derivations.get(name)``, built on first use: a module-level derivation would be
     built while pytest collects the tests (seconds each)."""

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import replica
-from replica.numerics import fused_check, kernels
+from conftest import record_kernel_calls
+from replica.numerics import fused_check
 from replica.numerics.float64_checks import point_status
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
@@ -27,17 +28,8 @@ N = 37  # four full blocks of 8 and a partial one (fused_check.BLOCK = 8)
 def lowrank_call():
     """The low-rank kernel's call on N points (alpha from 0.3 to 1e5, rho from 0.05 to 1, lam =
     1e-3): the kernel, its arguments and its outputs with the compiled check."""
-    calls = []
-    orig = kernels.Kernel.__call__
-
-    def spy(self, P, spec, shape, rtol=1e-13, check=False):
-        got = orig(self, P, spec, shape, rtol=rtol, check=check)
-        calls.append((self, P, spec, shape, got))
-        return got
-
     mp = pytest.MonkeyPatch()
-    mp.setenv("REPLICA_NUMBA", "1")
-    mp.setattr(kernels.Kernel, "__call__", spy)
+    calls = record_kernel_calls(mp)
     try:
         replica.solve_float64("lowrank", alpha=np.logspace(-0.5, 5, N),
                               rho=np.linspace(0.05, 1.0, N), tau=2.25, kappa=0.5, sigma=0.3,

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import replica
+from conftest import record_kernel_calls
 from replica.numerics import kernels
 from replica.numerics.float64_checks import CLAIM_RTOL, point_status, status_of_codes
 from replica.numerics.grid import GRID_KEYS
@@ -300,16 +301,7 @@ def hard_alignment_points(n=200, seed=3):
 def _both_checks(monkeypatch, model, **kw):
     """Per kernel call with a compiled check: its statuses and estimates, and those of the
     ``longdouble`` check (``Machine.assess``) on the same float64 solutions."""
-    calls = []
-    orig = kernels.Kernel.__call__
-
-    def spy(self, P, spec, shape, rtol=1e-13, check=False):
-        got = orig(self, P, spec, shape, rtol=rtol, check=check)
-        calls.append((self, P, spec, shape, got))
-        return got
-
-    monkeypatch.setenv("REPLICA_NUMBA", "1")
-    monkeypatch.setattr(kernels.Kernel, "__call__", spy)
+    calls = record_kernel_calls(monkeypatch)
     replica.solve_float64(model, strict=False, **kw)
     out = []
     for k, P, spec, shape, got in calls:
