@@ -248,7 +248,9 @@ class Machine:
     def admissible_mp(self, x, P, spec) -> bool:
         if not self.outline.admissible:
             return True
-        return all(v > 0 for v in self.evaluate("admissible", "mp", x, P, spec))
+        # (a condition with a complex value -- a root of a negative number -- does not hold)
+        return all((v.imag == 0 and v.real > 0) if isinstance(v, mpmath.mpc) else v > 0
+                   for v in self.evaluate("admissible", "mp", x, P, spec))
 
     # -- mpmath solve ------------------------------------------------------------------------
     def ball_arguments(self, params):

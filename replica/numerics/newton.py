@@ -451,6 +451,13 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             raise ConvergenceError(f"{what}: non-finite map value",
                                    tried=f"damped fixed-point iteration, sweep {it}",
                                    status=Status.NON_FINITE)
+        if any(isinstance(v, mpmath.mpc) and v.imag != 0 for v in fx):
+            # (a square root or logarithm of a value that crossed 0 -- at alpha = 1e-300 the
+            # teacher's map cancels 150 digits): the next iterate would not be real
+            raise ConvergenceError(f"{what}: the map has a complex value: the iterate left the "
+                                   "real domain", tried=f"damped fixed-point iteration, sweep "
+                                   f"{it}", status=Status.INADMISSIBLE)
+        fx = [v.real if isinstance(v, mpmath.mpc) else v for v in fx]
         r = max(abs(a - b) / max(abs(a), abs(b)) for a, b in zip(fx, x))
         if r < rtol:
             return list(fx), it
@@ -463,8 +470,7 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             if moved > 0 and max(abs(a - b) for a, b in zip(fx, last[1])) <= moved / 4:
                 step = 1  # a strong contraction: the undamped step
         last = (x, fx)
-        # (the undamped step is phi(x) itself: x + (phi - x) rounds to 0 when phi << x)
-        x = list(fx) if step == 1 else [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
+        x = [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)
