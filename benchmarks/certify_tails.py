@@ -125,13 +125,15 @@ def main():
                      f"({'proved' if runs['baseline'][-1]['proved'] else 'not proved'})",
                      f"{med['this']['certified']:.2f} s "
                      f"({'proved' if runs['this'][-1]['proved'] else 'not proved'})",
+                     f"{med['baseline']['certified'] / med['baseline']['verified']:.2f}x",
                      f"{ratio:.2f}x", "identical" if same else "DIFFERENT"])
     load = os.getloadavg()[0]
     md = [f"Machine: {machine_line()}, load average {load:.1f} at the end (shared); baseline "
           f"`{trees['baseline']}`. CPU times, medians.", "",
           table(["point (30 digits unless said)", "verified, baseline", "verified, this",
                  "this/baseline",
-                 "--certify, baseline", "--certify, this", "certify/verified (this)",
+                 "--certify, baseline", "--certify, this", "certify/verified (baseline)",
+                 "certify/verified (this)",
                  "verified values"], rows), "",
           f"Certification overhead (issue 29's target <= 1.5x): "
           f"{', '.join(f'{r:.2f}x' for r in ratios)}.", "", NOTE]

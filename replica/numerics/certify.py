@@ -37,8 +37,16 @@ Jacobian on that segment, which lies in the convex box :math:`X` (so its enclosu
 
 The preconditioner may come from the solve: the Jacobian of the verifying re-solve's last Newton
 step (``NewtonReport.jacobian``, at a point within that step of
-:math:`\tilde x`), inverted at the midpoints by python-flint; only where the inclusion fails with
-it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
+:math:`\tilde x`), or, where that solve iterated in mpmath, its last iteration matrix
+(``NewtonReport.chord``), inverted at the midpoints by python-flint; only where the inclusion
+fails with it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
+
+How much work an enclosure gets never decides whether it is one. :math:`J(X)` is enclosed first
+at :data:`JACOBIAN_DIGITS` with its Gaussian integrals aiming at :data:`JACOBIAN_GOAL` bits (the
+test needs a few digits of it), at the working precision only where the inclusion fails because
+of that width; with the digits asked for given (:func:`certify_point`), the integrals of
+:math:`F(\tilde y)` and of the reported values aim at those digits plus :data:`GOAL_MARGIN`,
+and the certification is repeated at full accuracy where that proves fewer digits.
 
 What is enclosed
 ----------------
