@@ -37,8 +37,16 @@ Jacobian on that segment, which lies in the convex box :math:`X` (so its enclosu
 
 The preconditioner may come from the solve: the Jacobian of the verifying re-solve's last Newton
 step (``NewtonReport.jacobian``, at a point within that step of
-:math:`\tilde x`), inverted at the midpoints by python-flint; only where the inclusion fails with
-it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
+:math:`\tilde x`), or, where that solve iterated in mpmath, its last iteration matrix
+(``NewtonReport.chord``), inverted at the midpoints by python-flint; only where the inclusion
+fails with it is the Jacobian evaluated at :math:`\tilde y` and the test run again.
+
+How much work an enclosure gets never decides whether it is one. :math:`J(X)` is enclosed first
+at :data:`JACOBIAN_DIGITS` with its Gaussian integrals aiming at :data:`JACOBIAN_GOAL` bits (the
+test needs a few digits of it), at the working precision only where the inclusion fails because
+of that width; with the digits asked for given (:func:`certify_point`), the integrals of
+:math:`F(\tilde y)` and of the reported values aim at those digits plus :data:`GOAL_MARGIN`,
+and the certification is repeated at full accuracy where that proves fewer digits.
 
 What is enclosed
 ----------------
@@ -68,7 +76,7 @@ from typing import Any
 import mpmath
 
 from ..params import INF
-from ..symbolic.codegen import NotEnclosable, arb_of
+from ..symbolic.codegen import NotEnclosable, arb_of, integral_goal
 from .precision import ball_precision, precision
 
 MAX_RADIUS = Fraction(1, 1000)
@@ -79,6 +87,20 @@ INFLATIONS = 14
 
 TIGHTENINGS = 3
 """Steps :math:`X \\leftarrow K(X) \\cap X` after the inclusion succeeded."""
+
+JACOBIAN_DIGITS = 19
+"""Ball precision (decimal digits, about 64 bits) of the Jacobian over the box on the first
+try: the Krawczyk test needs :math:`\\|I - YJ(X)\\|` well below 1, a few digits of
+:math:`J(X)`; where the test fails because of that Jacobian's width, it is repeated with the
+Jacobian at the working precision before the box is inflated."""
+
+JACOBIAN_GOAL = 32
+"""Accuracy goal (bits) of the Gaussian integrals in that first Jacobian
+(:class:`~replica.symbolic.codegen.integral_goal`)."""
+
+GOAL_MARGIN = 8
+"""Decimal digits beyond those asked for that the integrals of the equations at the centre and
+of the reported values over the box aim at on the first try (:func:`certify_point`)."""
 
 
 def _arb():
@@ -281,9 +303,26 @@ class _Scaled:
             fx = [xi - fi for xi, fi in zip(x, fx)]
         return fx
 
-    def J(self, y):
-        jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
+    def J(self, y, rough: bool = False):
+        """The Jacobian in the scaled unknowns over the balls ``y``; ``rough``: at
+        :data:`JACOBIAN_DIGITS` with its integrals aiming at :data:`JACOBIAN_GOAL` bits (an
+        enclosure all the same, only wider)."""
+        if not rough:
+            jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
+            return self.scaled_jacobian(jx)
+        with ball_precision(JACOBIAN_DIGITS), integral_goal(JACOBIAN_GOAL):
+            jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
         return self.scaled_jacobian(jx)
+
+    def chord_jacobian(self, chord):
+        """The scaled Jacobian from a solve's ``chord`` (``NewtonReport.chord``: the Jacobian
+        of the residual map :math:`F` in the unknowns ``x``, an ``mpmath.matrix``), as exact
+        balls of its entries: a preconditioner's source only."""
+        from flint import arb_mat
+
+        n = self.m.n
+        return arb_mat([[exact_ball(chord[i, j]) * self.s[j] for j in range(n)]
+                        for i in range(n)])
 
     def scaled_jacobian(self, jx):
         """The Jacobian in the scaled unknowns from the values ``jx`` of the generated
@@ -317,12 +356,13 @@ def _upper(b) -> Fraction:
     return max(abs(ball_fraction(b, "lo")), abs(ball_fraction(b, "hi")))
 
 
-def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None):
+def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None, chord=None):
     """Run the Krawczyk test around ``x_mp``: ``(box of the unknowns as balls, radius, "")`` on
     success, ``(None, radius, reason)`` otherwise. ``jacobian`` (the ``jacobian`` group's values
-    near ``x_mp``, ``NewtonReport.jacobian``) gives the
-    preconditioner; without it, or where the inclusion fails with it, the Jacobian is evaluated
-    at ``x_mp``."""
+    near ``x_mp``, ``NewtonReport.jacobian``) or else ``chord`` (the Jacobian of the residual
+    map of the solve's last Newton step, ``NewtonReport.chord``) gives the preconditioner;
+    without them, or where the inclusion fails with them, the Jacobian is evaluated at
+    ``x_mp``."""
     n = machine.n
     sc = _Scaled(machine, P, spec, x_mp)
     f_mid = sc.F(sc.y_mid)
@@ -331,6 +371,11 @@ def krawczyk(machine, P, spec, x_mp, dps: int, jacobian=None):
     jacobian = [arb_of(v) for v in jacobian] if jacobian is not None else None
     if jacobian is not None and len(jacobian) == n * n and _finite_all(jacobian):
         out = _inclusion(sc, f_mid, sc.scaled_jacobian(jacobian), dps)
+        if out[0] is not None:
+            return out
+    elif chord is not None and (chord.rows, chord.cols) == (n, n) and all(
+            mpmath.isfinite(chord[i, j]) for i in range(n) for j in range(n)):
+        out = _inclusion(sc, f_mid, sc.chord_jacobian(chord), dps)
         if out[0] is not None:
             return out
     return _inclusion(sc, f_mid, sc.J(sc.y_mid), dps)
@@ -384,13 +429,27 @@ def _inclusion(sc, f_mid, j_mid, dps: int):
         r = arb(0, arb((1, _log2(radius))))
         delta = arb_mat([[r] for _ in range(n)])
         box = [yi + r for yi in sc.y_mid]
-        jb = sc.J(box)
-        if not all(is_finite(jb[i, j]) for i in range(n) for j in range(n)):
-            return None, radius, "the Jacobian cannot be enclosed on the box (an expression is " \
-                                 "undefined on part of it)"
-        M = identity - Y * jb
-        k = M * delta
-        K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
+        # the Jacobian over the box, first at a few digits (JACOBIAN_DIGITS), then, where the
+        # inclusion fails with that, at the working precision
+        for rough in (True, False):
+            try:
+                jb = sc.J(box, rough=rough)
+            except NotEnclosable:
+                if rough:
+                    continue
+                raise
+            if not all(is_finite(jb[i, j]) for i in range(n) for j in range(n)):
+                if rough:
+                    continue
+                return None, radius, "the Jacobian cannot be enclosed on the box (an " \
+                                     "expression is undefined on part of it)"
+            M = identity - Y * jb
+            k = M * delta
+            K = [sc.y_mid[i] - c[i, 0] + k[i, 0] for i in range(n)]
+            if all(box[i].contains_interior(K[i]) for i in range(n)):
+                break
+            if rough and max(_upper(k[i, 0]) for i in range(n)) < radius / 2:
+                break  # (I - YJ) contracts: the box is too small for Y F, not J too wide
         if all(box[i].contains_interior(K[i]) for i in range(n)):
             for _ in range(TIGHTENINGS):  # J(box) of this box: see the module's docstring
                 box = [K[i].intersection(box[i]) for i in range(n)]
@@ -425,25 +484,42 @@ def is_finite_fraction(v) -> bool:
 
 
 def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None,
-                  jacobian=None) -> Certificate:
+                  jacobian=None, chord=None, digits: int | None = None) -> Certificate:
     """Certify the solution ``x_mp`` (mpf, at least ``dps`` digits accurate) of ``machine``'s
     system at ``params`` with ball arithmetic at ``dps`` digits; ``direct`` maps the names of
     the (defined) values computed from the parameters to ``enclose(params)`` callables returning
     a ball, or to ``None`` where there is no ball evaluation. The certificate holds only if every
-    reported value, these included, has a finite enclosure. ``jacobian``: the solve's Jacobian
-    near ``x_mp`` for the preconditioner (:func:`krawczyk`), which changes no conclusion's
-    validity."""
+    reported value, these included, has a finite enclosure. ``jacobian`` (or ``chord``): the
+    solve's Jacobian near ``x_mp`` for the preconditioner (:func:`krawczyk`), which changes no
+    conclusion's validity.
+
+    ``digits`` (the significant digits the caller needs proved, fewer than ``dps``): the
+    Gaussian integrals are first enclosed aiming at ``digits +`` :data:`GOAL_MARGIN` digits
+    (:class:`~replica.symbolic.codegen.integral_goal`) instead of ``dps``; every enclosure is
+    rigorous either way, only its width differs. Where that certificate fails, or proves fewer
+    than ``digits`` digits for some value, the certification is repeated with the integrals at
+    ``dps`` digits, so the outcome is never weaker than without ``digits``."""
+    if digits is not None and digits + GOAL_MARGIN < dps:
+        goal = int((digits + GOAL_MARGIN) * 3.33) + 1
+        cert = _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, goal)
+        if cert.certified and cert.min_digits(digits) >= digits:
+            return cert
+    return _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, None)
+
+
+def _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, goal) -> Certificate:
+    """:func:`certify_point` with the integrals aiming at ``goal`` bits (``None``: ``dps``)."""
     method = (f"Krawczyk inclusion in ball arithmetic at {dps} digits (python-flint arb): a "
               "unique solution in the box; every value enclosed over it")
     if machine.n == 0:
         method = (f"closed form evaluated in ball arithmetic at {dps} digits (python-flint "
                   "arb)")
-    with ball_precision(dps), precision(dps):
+    with ball_precision(dps), precision(dps), integral_goal(goal):
         try:
             P = parameter_balls(machine, params)
             spec = machine.spectrum(params, "arb")
             if machine.n:
-                box, radius, why = krawczyk(machine, P, spec, x_mp, dps, jacobian)
+                box, radius, why = krawczyk(machine, P, spec, x_mp, dps, jacobian, chord)
                 if box is None:
                     return Certificate(False, reason=why, method=method, precision=dps,
                                        radius=radius)

@@ -396,6 +396,11 @@ class Machine:
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
                             chord=last)
 
+    def integrals_in_balls(self) -> bool:
+        """Whether the equations or the Jacobian hold Gaussian integrals enclosed by
+        ``acb.integral`` (:meth:`_integrals_in_balls`)."""
+        return self._integrals_in_balls()
+
     def _integrals_in_balls(self) -> bool:
         """Whether the equations or the Jacobian hold Gaussian integrals. Their ball evaluation
         is python-flint's rigorous ``acb.integral`` with a tail bound (what a proof needs), which
@@ -462,7 +467,7 @@ class Machine:
         return rep
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
-                      strict: bool = False, chord=None):
+                      strict: bool = False, chord=None, report_balls: bool = True):
         """One solve at the working precision: ``(values, report, iterations)``.
 
         Newton starts from ``start`` (any precision), then -- if that fails -- from
@@ -471,7 +476,10 @@ class Machine:
         solution reached from elsewhere is never reported as the one through that start.
         ``condition=False`` skips the condition number (a verifying re-solve); ``chord`` (the
         ``chord`` of the report of a solve whose solution is ``start``) is the first iteration
-        matrix from ``start`` (:meth:`newton`), not from the fallbacks."""
+        matrix from ``start`` (:meth:`newton`), not from the fallbacks. ``report_balls=False``:
+        the reported values of a system with Gaussian integrals are evaluated in mpmath, not in
+        balls (a certified solve, whose enclosures replace the rounding bound that
+        :meth:`evaluation_digits` reads from those balls)."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -516,8 +524,8 @@ class Machine:
         # reported values' balls bound nothing that evaluation_digits reads -- it reads those of
         # the solve at the working precision -- and each costs an acb.integral per integral)
         vals = self._evaluate_fast("report", rep.x, P, spec,
-                                   None if not condition and self._integrals_in_balls() else balls,
-                                   params)
+                                   None if (not condition or not report_balls)
+                                   and self._integrals_in_balls() else balls, params)
         values = dict(zip(self.report_names, vals))
         for k, v in values.items():
             if not mpmath.isfinite(v):

@@ -1155,6 +1155,70 @@ class _Rational:
         return self.p / self.q
 
 
+_INTEGRAL_GOAL: list = [None]
+"""The accuracy goal, in bits, of the ball integrals of :func:`_gauss_arb` while
+:func:`integral_goal` holds one (``None``: python-flint's default, the working precision)."""
+
+
+class integral_goal:
+    r"""Within ``with integral_goal(bits):`` each ``acb.integral`` of :func:`_gauss_arb` aims at
+    an error of :math:`2^{-\text{bits}}` relative to a rough estimate of the integral's size
+    (its absolute and relative tolerances) instead of the working precision's
+    :math:`2^{-p}`. The enclosure stays rigorous whatever the goal -- ``acb.integral`` bounds
+    the error it leaves -- only wider: what a Krawczyk test needs of the Jacobian over a box
+    (a few digits, :mod:`replica.numerics.certify`). ``bits=None`` restores the default."""
+
+    def __init__(self, bits):
+        self.bits = None if bits is None else int(bits)
+
+    def __enter__(self):
+        self.saved = _INTEGRAL_GOAL[0]
+        _INTEGRAL_GOAL[0] = self.bits
+        return self
+
+    def __exit__(self, *exc):
+        _INTEGRAL_GOAL[0] = self.saved
+        return False
+
+
+def _integral_options(scale) -> dict:
+    """The ``acb.integral`` tolerances of :data:`_INTEGRAL_GOAL` for an integral of about
+    ``scale`` in size (an ``arb``; its magnitude only sets how hard the integrator works)."""
+    bits = _INTEGRAL_GOAL[0]
+    if bits is None:
+        return {}
+    size = float(abs(scale.mid())) if scale.is_finite() else 0.0
+    tol = 2.0 ** -bits
+    return {"rel_tol": tol, "abs_tol": tol * size if size > 0 else tol}
+
+
+GOAL_GUARD_BITS = 24
+"""Bits beyond an :class:`integral_goal` at which :func:`_gauss_arb` evaluates the integrand."""
+
+_ROUGH_NODES = 24
+"""Sample points per piece of :func:`_rough_size`."""
+
+
+def _rough_size(pieces):
+    r"""A rough size of :math:`\int |f|` over the pieces (each a function of :math:`s \in [0, 1]`
+    as ``acb.integral`` takes it): the midpoint rule with :data:`_ROUGH_NODES` points per piece
+    at 30 bits, midpoints only (not an enclosure: it scales the integrator's tolerance, never
+    the result)."""
+    import flint
+
+    prec, flint.ctx.prec = flint.ctx.prec, 30
+    try:
+        total = 0.0
+        for f in pieces:
+            for k in range(_ROUGH_NODES):
+                v = f(flint.acb(flint.arb(2 * k + 1) / (2 * _ROUGH_NODES)), False)
+                if v.is_finite():
+                    total += abs(float(v.real.mid()))
+        return flint.arb(total / _ROUGH_NODES)
+    finally:
+        flint.ctx.prec = prec
+
+
 def _gauss_arb(g: _GaussFunctions, values):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
@@ -1164,7 +1228,9 @@ def _gauss_arb(g: _GaussFunctions, values):
     :math:`T = \lceil B/w + P + \sqrt{2(p + 10)\log 2/w}\rceil + 2` at ``p`` bits of precision,
     :math:`w = 1 - 2\max(Q, 0)` (the upper bounds of the balls; :math:`w = 1` without a
     growing quadratic term, where the net Gaussian decay :math:`e^{-wz^2/2}` is that of the
-    weight)."""
+    weight). Under :class:`integral_goal` the integrator's tolerances are the goal relative to
+    :func:`_rough_size` (the enclosure is as rigorous, only wider); ``T`` stays that of the
+    working precision."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
@@ -1205,7 +1271,7 @@ def _gauss_arb(g: _GaussFunctions, values):
         if not a < b:
             raise NotEnclosable("two kinks of a Gaussian integral are not separated on the box")
     acb_values = [acb(v) for v in values]
-    total = arb(0)
+    pieces = []
     for lo, hi in zip(points[:-1], points[1:]):
         sw = []
         for u in g.arguments((lo + hi) / 2, *values):
@@ -1218,10 +1284,20 @@ def _gauss_arb(g: _GaussFunctions, values):
                 raise NotEnclosable("a Heaviside switch of a Gaussian integral is undecided "
                                     "on a piece")
         lo_c, width = acb(lo), acb(hi - lo)
-        piece = acb.integral(
-            lambda s, analytic, sw=sw, lo_c=lo_c, width=width:
-            g.integrand(lo_c + width * s, *sw, *acb_values) * width, 0, 1)
-        total += piece.real
+        pieces.append(lambda s, analytic, sw=sw, lo_c=lo_c, width=width:
+                      g.integrand(lo_c + width * s, *sw, *acb_values) * width)
+    goal = _INTEGRAL_GOAL[0]
+    options = _integral_options(_rough_size(pieces)) if goal is not None else {}
+    total = arb(0)
+    # (under a goal the integrand is evaluated with GOAL_GUARD_BITS more bits than the goal,
+    # not at the working precision: the rounding stays far below the error aimed at)
+    inner = prec if goal is None else min(prec, goal + GOAL_GUARD_BITS)
+    flint.ctx.prec = inner
+    try:
+        for piece in pieces:
+            total += acb.integral(piece, 0, 1, **options).real
+    finally:
+        flint.ctx.prec = prec
     total += arb(0, tail.upper())
     if not total.is_finite():
         raise NotEnclosable("a Gaussian integral's enclosure is not finite on the box")
