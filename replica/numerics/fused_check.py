@@ -789,6 +789,19 @@ def compiled_primitives() -> dict:
     return ns
 
 
+def compiled_cond_block(n: int):
+    """``cond2_block`` (:func:`cond_block_source`) for matrices of order ``n``, compiled by
+    Numba beside ``cond2`` (not cached; ``tests/test_block_check.py`` compares the two)."""
+    import numpy as np
+    from numba import njit
+
+    ns = {"njit": njit, "_np": np, "BLOCK": BLOCK}
+    src = ('JIT = njit(cache=False, error_model="numpy")\n'
+           + PRELUDE.replace("cache=CACHE", "cache=False") + cond_block_source(n))
+    exec(compile(src, "<fused_check cond2_block>", "exec"), ns)  # noqa: S102 - our own source
+    return ns["cond2_block"]
+
+
 _DD_NAME = re.compile(r"\b[at]\d+[hl]\b")
 
 
