@@ -23,12 +23,19 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
    :math:`x' = \hat x - \delta`, exact in double-double (a ``TwoSum``);
 4. every reported value :math:`v'_k` at :math:`x'` in double-double, and the estimate
    :math:`\max_k |\hat v_k - v'_k| / |v'_k|` (0 where the two are equal, ``inf`` where it is
-   not a number). For a machine without spectral averages (the low-rank model) the values are
-   evaluated :data:`BLOCK` points at a time (the points that reach this step gathered in
-   order, :func:`block_evaluator`): the same operations on the same operands as at one point,
-   so each point's values, estimate and status are those of the point checked alone, bit for
-   bit (``tests/test_block_check.py``), the several points evaluated by the processor's vector
-   instructions.
+   not a number).
+
+For a machine without spectral averages (the low-rank model) the points are checked
+:data:`BLOCK` at a time (the points to check gathered in order): the residuals of the block
+(step 1, :func:`block_evaluator` of the ``equations`` group), the conditions of its
+equilibrated matrices (step 2, :func:`cond_block_source`: the same Jacobi rotations for each
+matrix, a matrix whose rotations end early left unchanged by the block's later sweeps) and the
+reported values at the corrected points that reach step 4 (:func:`block_evaluator` of the
+``report`` group) are evaluated together, the Jacobian, the Newton correction and each value's
+comparison point by point. The same operations on the same operands as at one point, so each
+point's residual, condition, values, estimate and status are those of the point checked alone
+(``check_point``), bit for bit (``tests/test_block_check.py``), the several points evaluated by
+the processor's vector instructions.
 
 The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
 ``longdouble`` check sums them over the same pairs, each as a balanced tree of sums
@@ -68,8 +75,9 @@ from ..symbolic import ddcode
 from .float64_checks import STEP_MAX
 
 BLOCK = 8
-"""The points whose reported values the compiled check evaluates together
-(:func:`block_evaluator`): a multiple of the processor's vector width in doubles (4 or 8)."""
+"""The points whose residuals, conditions and reported values the compiled check evaluates
+together (:func:`block_evaluator`, :func:`cond_block_source`): a multiple of the processor's
+vector width in doubles (4 or 8; 16 was not faster, ``benchmarks/README.md``)."""
 
 CACHE_NAME = "ddcheck-groups"
 """The code cache's entry holding the generated double-double functions of a machine."""
