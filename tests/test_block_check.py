@@ -122,3 +122,95 @@ def test_statuses_are_the_longdouble_checks(lowrank_call):
     big = err_ld > 1e-13
     assert big.sum() >= N // 5 * 2
     np.testing.assert_allclose(e[big], err_ld[big], rtol=1e-2)
+
+
+def _matrices(rng, n, count):
+    """Square matrices of order n with prescribed singular values (condition 1 to 1e12), a
+    diagonal one (no rotation: its Jacobi ends in the first sweep) and one with two equal
+    columns (singular: condition inf) among them."""
+    out = []
+    for c in range(count):
+        u, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        v, _ = np.linalg.qr(rng.standard_normal((n, n)))
+        s = 10 ** np.sort(rng.uniform(0, rng.uniform(0, 12), n))
+        out.append((u * s) @ v.T)
+    out[1] = np.diag(rng.uniform(0.5, 2.0, n))
+    if n > 1:
+        out[5][:, 1] = out[5][:, 0]
+    return out
+
+
+@pytest.fixture(scope="module")
+def scalar_cond2():
+    return fused_check.compiled_primitives()["cond2"]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 6])
+def test_block_conditions_are_cond2s_bit_for_bit(n, scalar_cond2):
+    """``cond2_block`` against the scalar ``cond2`` on the same matrices, each lane of each
+    block: equal bit for bit (matrices whose rotations end in different sweeps share a block,
+    the lanes in two orders), and against LAPACK's ``numpy.linalg.cond``."""
+    cond2 = scalar_cond2
+    block = fused_check.compiled_cond_block(n)
+    B = fused_check.BLOCK
+    rng = np.random.default_rng(n)
+    mats = _matrices(rng, n, 6 * B)
+    want = np.array([cond2(np.ascontiguousarray(a), np.empty((n, n))) for a in mats])
+    for order in (np.arange(len(mats)), rng.permutation(len(mats))):
+        got = np.empty(len(mats))
+        for b0 in range(0, len(mats), B):
+            CW = np.empty(n * n * B)
+            for q in range(B):
+                CW[q::B] = mats[order[b0 + q]].ravel()  # entry (r, j) at (r * n + j) * B + q
+            C = np.empty(B)
+            block(CW, C)
+            got[order[b0:b0 + B]] = C
+        np.testing.assert_array_equal(got, want)
+    if n > 1:
+        assert want[5] == np.inf or want[5] > 1e15
+    lapack = np.array([np.linalg.cond(a) for a in mats])
+    for a, b in zip(want[want < 1e13], lapack[want < 1e13]):  # (as test_fused_check's)
+        assert a == pytest.approx(b, rel=1e-13 * b + 1e-13), (a, b)
+
+
+def test_the_blocked_check_is_the_one_point_check(lowrank_call):
+    """Every point's condition and estimate from the blocked check (residuals, conditions and
+    reported values BLOCK at a time) against ``check_point``, the same check written for one
+    point (its residual by ``dd_eval_equations``, its condition by ``cond2``, its values by
+    ``dd_eval_report``), bit for bit -- with a wrong value planted at some points."""
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, _iterated, rep, _adm, _left, _ = got
+    bad = rep.copy()
+    bad[3, ::7] *= 1 + 1e-9
+    do = np.ones(N, dtype=bool)
+    c, e = _check(k, P, spec, x, bad, do)
+    mod = k.module
+    lam = mu = w = np.zeros(0)
+    S = mod.check_scratch(0)
+    mod.check_constants(lam, mu, w, S)
+    ns = k.n_al + k.n_in
+    for i in range(N):
+        p = np.array([q[i] for q in P])
+        c1, e1 = mod.check_point(np.ascontiguousarray(x[:, i]), p, np.ascontiguousarray(bad[:, i]),
+                                 lam, mu, w, np.empty(0), np.empty(max(ns, 1)),
+                                 np.empty(k.n + k.n_p + ns), S)
+        assert (c1, e1) == (c[i], e[i]), (i, c1, c[i], e1, e[i])
+
+
+def test_a_point_without_a_finite_residual_inside_a_block(lowrank_call):
+    """A point whose residual or Jacobian is not finite (an unknown planted NaN or inf) has no
+    condition and no estimate (both inf), inside a block and at a block's last lane; every
+    other point of its blocks keeps its own condition and estimate."""
+    k, P, spec, got = lowrank_call
+    x, _it, _rel, _iterated, rep, _adm, _left, (cond, err, _code) = got
+    moved = x.copy()
+    moved[2, 13] = np.nan
+    moved[0, 23] = np.inf  # the last lane of the third block
+    moved[4, 33] = np.nan  # in the partial block
+    do = np.ones(N, dtype=bool)
+    c, e = _check(k, P, spec, moved, rep, do)
+    for i in (13, 23, 33):
+        assert c[i] == np.inf and e[i] == np.inf, (i, c[i], e[i])
+    rest = ~np.isin(np.arange(N), (13, 23, 33))
+    np.testing.assert_array_equal(c[rest], cond[rest])
+    np.testing.assert_array_equal(e[rest], err[rest])

@@ -23,12 +23,19 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
    :math:`x' = \hat x - \delta`, exact in double-double (a ``TwoSum``);
 4. every reported value :math:`v'_k` at :math:`x'` in double-double, and the estimate
    :math:`\max_k |\hat v_k - v'_k| / |v'_k|` (0 where the two are equal, ``inf`` where it is
-   not a number). For a machine without spectral averages (the low-rank model) the values are
-   evaluated :data:`BLOCK` points at a time (the points that reach this step gathered in
-   order, :func:`block_evaluator`): the same operations on the same operands as at one point,
-   so each point's values, estimate and status are those of the point checked alone, bit for
-   bit (``tests/test_block_check.py``), the several points evaluated by the processor's vector
-   instructions.
+   not a number).
+
+For a machine without spectral averages (the low-rank model) the points are checked
+:data:`BLOCK` at a time (the points to check gathered in order): the residuals of the block
+(step 1, :func:`block_evaluator` of the ``equations`` group), the conditions of its
+equilibrated matrices (step 2, :func:`cond_block_source`: the same Jacobi rotations for each
+matrix, a matrix whose rotations end early left unchanged by the block's later sweeps) and the
+reported values at the corrected points that reach step 4 (:func:`block_evaluator` of the
+``report`` group) are evaluated together, the Jacobian, the Newton correction and each value's
+comparison point by point. The same operations on the same operands as at one point, so each
+point's residual, condition, values, estimate and status are those of the point checked alone
+(``check_point``), bit for bit (``tests/test_block_check.py``), the several points evaluated by
+the processor's vector instructions.
 
 The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
 ``longdouble`` check sums them over the same pairs, each as a balanced tree of sums
@@ -68,8 +75,9 @@ from ..symbolic import ddcode
 from .float64_checks import STEP_MAX
 
 BLOCK = 8
-"""The points whose reported values the compiled check evaluates together
-(:func:`block_evaluator`): a multiple of the processor's vector width in doubles (4 or 8)."""
+"""The points whose residuals, conditions and reported values the compiled check evaluates
+together (:func:`block_evaluator`, :func:`cond_block_source`): a multiple of the processor's
+vector width in doubles (4 or 8; 16 was not faster, ``benchmarks/README.md``)."""
 
 CACHE_NAME = "ddcheck-groups"
 """The code cache's entry holding the generated double-double functions of a machine."""
@@ -533,6 +541,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
         if fixed_point:
             c += [f"    for j in range({n}):",
                   "        RH[j], RL[j] = dd_sub(x[j], 0.0, RH[j], RL[j])"]
+        i_matrix = len(c)  # (the pieces of check_point that the blocked check reuses)
         c += ["    stage(x, p, lam, mu, w, t, st)"]
         c += [f"    v[{j}] = x[{j}]" for j in range(n)]
         c += [f"    v[{n + j}] = p[{j}]" for j in range(n_p)]
@@ -560,12 +569,14 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "            ok = ok and _finite(A[i, j])",
               "        ok = ok and _finite(RH[i]) and _finite(RL[i])",
               "    if not ok:",
-              "        return _np.inf, _np.inf",
-              "    cond = cond2(A, W)" if n > 1 else
+              "        return _np.inf, _np.inf"]
+        i_cond = len(c)
+        c += ["    cond = cond2(A, W)" if n > 1 else
               "    cond = 1.0  # one unknown: the equilibrated 1 x 1 matrix is +-1",
               "    if not cond < 1.0 / 2.220446049250313e-16:",
-              "        return cond, _np.inf",
-              f"    for i in range({n}):",
+              "        return cond, _np.inf"]
+        i_solve = len(c)
+        c += [f"    for i in range({n}):",
               "        b[i] = RH[i] + RL[i]",
               f"        for j in range({n}):",
               "            A[i, j] = J[i, j]",
@@ -583,18 +594,29 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "        return cond, _np.inf",
               f"    for j in range({n}):",
               "        xh[j], xl[j] = _two_sum(x[j], -b[j])"]
-    # a machine without spectral averages evaluates its reported values BLOCK points at a time
-    # (block_evaluator): check_prepare is check_point up to the corrected point
+        i_end = len(c)
+    # a machine without spectral averages checks its points BLOCK at a time: the residuals
+    # (block_evaluator), the conditions (cond2_block) and the reported values (block_evaluator)
+    # of BLOCK points together, the rest point by point (check_matrix, check_correct: the
+    # pieces of check_point between them)
     blocked = bool(n and k and not any(ks for lv in levels.values() for ks in lv))
     prepare = []
     if blocked:
-        prepare = ["@JIT", "def check_prepare(x, p, rep, lam, mu, w, t, st, v, S):",
-                   "    # check_point up to the corrected point (in S's xh, xl): (condition,"
-                   " error, whether the reported values are to be compared there)"]
-        prepare += [ln.replace("return _np.inf, _np.inf", "return _np.inf, _np.inf, False")
-                    .replace("return cond, _np.inf", "return cond, _np.inf, False")
-                    for ln in c[2:]]
-        prepare += ["    return cond, 0.0, True"]
+        prepare = ["@JIT", "def check_matrix(x, p, lam, mu, w, t, st, v, RH, RL, J, A):",
+                   "    # check_point's Jacobian J and equilibrated matrix A at x (the residual"
+                   " RH, RL given): whether both are finite"]
+        prepare += [ln.replace("return _np.inf, _np.inf", "return False")
+                    for ln in c[i_matrix:i_cond]]
+        prepare += ["    return True", "", "", "@JIT",
+                    "def check_correct(x, cond, RH, RL, J, A, b, xh, xl):",
+                    "    # check_point after its condition cond: the Newton correction and the"
+                    " corrected point (in xh, xl); (error, whether the reported values are to be"
+                    " compared there)",
+                    "    if not cond < 1.0 / 2.220446049250313e-16:",
+                    "        return _np.inf, False"]
+        prepare += [ln.replace("return cond, _np.inf", "return _np.inf, False")
+                    for ln in c[i_solve:i_end]]
+        prepare += ["    return 0.0, True"]
     c += ["    err = 0.0"]
     if k:
         c += ["    dd_eval_report(xh, xl, p, lam, mu, w, TH, TL, UH, UL, KH, KL, OH, OL)",
@@ -643,19 +665,79 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               " t, st, v, S)"]
         lines.append("\n".join(c) + "\n")
         return "\n\n".join(lines)
-    # the points whose reported values are compared are gathered BLOCK at a time into the
-    # columns of IO (rows: xh, xl, p, then the values' high and low halves), evaluated by one
-    # call of dd_block_report and compared point by point as check_point compares them
+    # the points to check are gathered BLOCK at a time into the columns of IE (rows: x, its
+    # zero low halves, p, then the residual's high and low halves), whose residuals
+    # dd_block_equations evaluates, and whose conditions cond2_block computes; those whose
+    # reported values are compared are gathered BLOCK at a time into the columns of IO (rows:
+    # xh, xl, p, then the values' high and low halves), evaluated by one call of
+    # dd_block_report and compared point by point as check_point compares them
     out0 = 2 * n + n_p
-    c += ["    xh, xl = S[9], S[10]",
+    eq0 = 2 * n + n_p
+    c += ["    xh, xl, A, b = S[9], S[10], S[6], S[8]",
           f"    IO = _np.zeros({out0 + 2 * k} * BLOCK)",
           "    lane = _np.empty(BLOCK, _np.int64)",
+          f"    IE = _np.zeros({eq0 + 2 * n} * BLOCK)",
+          "    lane_e = _np.empty(BLOCK, _np.int64)",
+          f"    CW = _np.zeros({n * n} * BLOCK)",
+          "    CB = _np.empty(BLOCK)",
+          "    OKB = _np.zeros(BLOCK, _np.bool_)",
+          f"    RHB = _np.empty((BLOCK, {n}))",
+          f"    RLB = _np.empty((BLOCK, {n}))",
+          f"    JB = _np.empty((BLOCK, {n}, {n}))",
           "    m = 0",
+          "    me = 0",
           "    for i in range(lo, hi):",
           "        if not DO[i]:",
           "            continue",
-          "        COND[i], ERR[i], go = check_prepare(X[:, i], P[:, i], REP[:, i], lam, mu, w,"
-          " t, st, v, S)",
+          f"        for j in range({n}):",
+          "            IE[j * BLOCK + me] = X[j, i]",
+          f"        for j in range({n_p}):",
+          f"            IE[({2 * n} + j) * BLOCK + me] = P[j, i]",
+          "        lane_e[me] = i",
+          "        me += 1",
+          "        if me == BLOCK:",
+          "            m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
+          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m)",
+          "            me = 0",
+          "    if me:",
+          "        m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
+          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m)",
+          "    if m:",
+          "        block_errors(IO, lane, m, REP, ERR)", "", "",
+          "@JIT",
+          "def check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl, IE,"
+          " lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m):",
+          "    # the me points of IE (their indices lane_e): residuals and conditions together,"
+          " then each point's correction; the corrected points join IO's m (returned: how many"
+          " IO holds now)",
+          "    dd_block_equations(IE)",
+          "    for q in range(BLOCK):",
+          "        ok = False",
+          "        if q < me:",
+          "            i = lane_e[q]",
+          f"            for j in range({n}):",
+          f"                rh = IE[({eq0} + j) * BLOCK + q]",
+          f"                rl = IE[({eq0 + n} + j) * BLOCK + q]",
+          ("                RHB[q, j], RLB[q, j] = dd_sub(X[j, i], 0.0, rh, rl)" if fixed_point
+           else "                RHB[q, j], RLB[q, j] = rh, rl"),
+          "            ok = check_matrix(X[:, i], P[:, i], lam, mu, w, t, st, v, RHB[q], RLB[q],"
+          " JB[q], A)",
+          "            if not ok:",
+          "                COND[i] = _np.inf",
+          "                ERR[i] = _np.inf",
+          "        OKB[q] = ok",
+          f"        for r in range({n}):",
+          f"            for j in range({n}):",
+          f"                CW[(r * {n} + j) * BLOCK + q] = A[r, j] if ok else"
+          " (1.0 if r == j else 0.0)",
+          "    cond2_block(CW, CB)",
+          "    for q in range(me):",
+          "        if not OKB[q]:",
+          "            continue",
+          "        i = lane_e[q]",
+          "        COND[i] = CB[q]",
+          "        ERR[i], go = check_correct(X[:, i], CB[q], RHB[q], RLB[q], JB[q], A, b, xh,"
+          " xl)",
           "        if not go:",
           "            continue",
           f"        for j in range({n}):",
@@ -668,8 +750,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        if m == BLOCK:",
           "            block_errors(IO, lane, m, REP, ERR)",
           "            m = 0",
-          "    if m:",
-          "        block_errors(IO, lane, m, REP, ERR)", "", "",
+          "    return m", "", "",
           "@JIT",
           "def block_errors(IO, lane, m, REP, ERR):",
           "    # the reported values at the m corrected points of IO, and each point's estimate",
@@ -692,7 +773,9 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        ERR[i] = err"]
     lines.append("\n".join(prepare) + "\n")
     lines.append(f"BLOCK = {BLOCK}\n")
+    lines.append(block_evaluator(text, "equations", counts, n, n_p))
     lines.append(block_evaluator(text, "report", counts, n, n_p))
+    lines.append(cond_block_source(n))
     lines.append("\n".join(c) + "\n")
     return "\n\n".join(lines)
 
@@ -712,6 +795,19 @@ def compiled_primitives() -> dict:
            + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2 + _TREE_SUM)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns
+
+
+def compiled_cond_block(n: int):
+    """``cond2_block`` (:func:`cond_block_source`) for matrices of order ``n``, compiled by
+    Numba beside ``cond2`` (not cached; ``tests/test_block_check.py`` compares the two)."""
+    import numpy as np
+    from numba import njit
+
+    ns = {"njit": njit, "_np": np, "BLOCK": BLOCK}
+    src = ('JIT = njit(cache=False, error_model="numpy")\n'
+           + PRELUDE.replace("cache=CACHE", "cache=False") + cond_block_source(n))
+    exec(compile(src, "<fused_check cond2_block>", "exec"), ns)  # noqa: S102 - our own source
+    return ns["cond2_block"]
 
 
 _DD_NAME = re.compile(r"\b[at]\d+[hl]\b")
@@ -773,3 +869,60 @@ def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> st
                  f"        IO[{out0 + k + j} * BLOCK + b] = {r[2 * j + 1]}"]
     body.append("    return")
     return "\n".join(body) + "\n"
+
+
+def cond_block_source(n: int) -> str:
+    r"""``cond2_block(CW, C)``: ``cond2`` of ``BLOCK`` square matrices of order ``n`` at once,
+    ``C[b]`` the condition :math:`\sigma_{\max}/\sigma_{\min}` of the matrix in column ``b``
+    of ``CW`` (its entry :math:`(r, j)` at ``CW[(r * n + j) * BLOCK + b]``; overwritten).
+
+    The same one-sided Jacobi rotations as ``cond2``, column by column of each matrix: for every
+    pair of columns :math:`(p, q)` in the same order, the sums
+    :math:`a = \sum_k w_{kp}^2`, :math:`b = \sum_k w_{kq}^2`, :math:`g = \sum_k w_{kp} w_{kq}`
+    accumulated in the same order from ``0.0``, the rotation applied where
+    :math:`|g| > 10^{-15}\sqrt{ab}` (per matrix: elsewhere its columns are kept, a selection
+    instead of ``cond2``'s ``continue``), and the sweeps repeated until no matrix of the block
+    was rotated in a sweep (at most 60). A matrix that ends its rotations before the others is
+    not changed by the later sweeps -- a sweep without a rotation leaves the columns, so the
+    next makes the same decisions -- so each matrix undergoes exactly ``cond2``'s rotations, and
+    its condition is ``cond2``'s bit for bit (square roots by ``_sqrt_ieee``, correctly rounded
+    as NumPy's). Straight-line code for the fixed ``n`` inside one loop over the ``BLOCK``
+    matrices, which the compiler evaluates several at a time (SIMD)."""
+    out = ["@JIT", "def cond2_block(CW, C):"]
+    if n == 1:
+        out += ["    for b in range(BLOCK):", "        C[b] = 1.0", "    return"]
+        return "\n".join(out) + "\n"
+
+    def at(r, j):
+        return f"CW[{r * n + j} * BLOCK + b]"
+
+    out += ["    for sweep in range(60):", "        rot = 0"]
+    for p in range(n - 1):
+        for q in range(p + 1, n):
+            out.append("        for b in range(BLOCK):")
+            body = []
+            for r in range(n):
+                body += [f"wp{r} = {at(r, p)}", f"wq{r} = {at(r, q)}"]
+            body += ["a = 0.0", "bb = 0.0", "g = 0.0"]
+            for r in range(n):
+                body += [f"a += wp{r} * wp{r}", f"bb += wq{r} * wq{r}", f"g += wp{r} * wq{r}"]
+            body += ["d = abs(g) > 1e-15 * _sqrt_ieee(a * bb)",
+                     "z = (bb - a) / (2.0 * g)",
+                     "tt = 1.0 / (abs(z) + _sqrt_ieee(1.0 + z * z))",
+                     "tt = -tt if z < 0.0 else tt",
+                     "c = 1.0 / _sqrt_ieee(1.0 + tt * tt)",
+                     "s = c * tt"]
+            for r in range(n):
+                body += [f"{at(r, p)} = c * wp{r} - s * wq{r} if d else wp{r}",
+                         f"{at(r, q)} = s * wp{r} + c * wq{r} if d else wq{r}"]
+            body += ["rot += 1 if d else 0"]
+            out += ["            " + ln for ln in body]
+    out += ["        if rot == 0:", "            break",
+            "    for b in range(BLOCK):", "        big = 0.0", "        small = _np.inf"]
+    for j in range(n):
+        out.append("        r = 0.0")
+        out += [f"        r += {at(r, j)} * {at(r, j)}" for r in range(n)]
+        out += ["        r = _sqrt_ieee(r)", "        big = r if r > big else big",
+                "        small = r if r < small else small"]
+    out += ["        C[b] = big / small if small > 0.0 else _np.inf", "    return"]
+    return "\n".join(out) + "\n"
