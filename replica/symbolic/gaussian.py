@@ -798,7 +798,7 @@ the plain form, so its values are unchanged wherever that works
 it is subnormal, with fewer digits)."""
 
 
-def scaled_erfc(expr, scale: bool = True) -> sympy.Expr:
+def scaled_erfc(expr, scale: bool = True, memo: dict | None = None) -> sympy.Expr:
     r"""``expr`` with every :math:`\operatorname{erfc}(y)` written as
     :math:`\operatorname{erfcx}(y)\,e^{-y^2}` and rewritten so that its float64 values stay
     finite far in an ``erfc`` tail. Bottom up, each node after its arguments:
@@ -838,8 +838,12 @@ def scaled_erfc(expr, scale: bool = True) -> sympy.Expr:
 
     ``scale=False``: the same rewriting with ``erfc`` kept -- the form for large *negative*
     arguments, where ``erfcx`` overflows (:math:`2e^{y^2}`) but ``erfc`` is 2 and a product
-    :math:`e^{a}e^{b}` of huge factors may still overflow."""
-    done: dict = {}  # each distinct subexpression -> its rewriting
+    :math:`e^{a}e^{b}` of huge factors may still overflow.
+
+    ``memo``: a dict of rewritings (subexpression -> its rewriting with this ``scale``) to use
+    and fill, shared between calls with the same ``scale`` (the code generator's, whose
+    integrands share subexpressions); a fresh one by default."""
+    done: dict = {} if memo is None else memo  # each distinct subexpression -> its rewriting
 
     def rewrite(node):
         if node in done:
