@@ -103,6 +103,7 @@ def main():
     modes = _arg("--modes", "f64,mp30").split(",")
     repeats = int(_arg("--repeats", "1"))
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.environ.get("FIRST_SOLVE_TREE", here)  # (another checkout to measure)
     load0 = os.getloadavg()[0]
     rows, notes = [], []
     for name in names:
@@ -132,6 +133,11 @@ def main():
                    f"identical ({len(new['code'])} files)" if same_code else "DIFFERENT"]
             print(json.dumps(row), flush=True)
             rows.append(row)
+            _write(base, repeats, load0, rows, notes, done=False)
+    _write(base, repeats, load0, rows, notes, done=True)
+
+
+def _write(base, repeats, load0, rows, notes, done):
     load1 = os.getloadavg()[0]
     text = (f"A first solve in a fresh process with a cold code cache, CPU seconds, baseline / "
             f"this tree ({machine_line()}, load average {load0:.1f} -> {load1:.1f}, the "
@@ -143,8 +149,10 @@ def main():
             f"files the solve wrote to its code cache, Dummy symbols renamed in order of use."
             f"\n\n" + table(["model (point)", "solve", "load", "solve", "load + solve",
                              "speed-up", "values", "code"], rows)
-            + ("\n\n" + "; ".join(notes) if notes else "") + "\n")
-    print(text)
+            + ("\n\n" + "; ".join(notes) if notes else "")
+            + ("" if done else "\n\n(partial: the run goes on)") + "\n")
+    if done:
+        print(text)
     if "--no-write" not in sys.argv:
         write_section("first_solve", text)
 

@@ -63,6 +63,8 @@ import dataclasses
 import sympy
 from sympy.codegen.cfunctions import log1p
 
+from .walk import distinct_atoms
+
 __all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope",
            "exponential_factor", "nonnegative_terms", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
@@ -204,7 +206,8 @@ class GaussianIntegral(sympy.Function):
         # (one traversal finds whether there is anything to rewrite: SymPy rebuilds an integral,
         # and so calls this, whenever it expands or substitutes into an expression holding it,
         # and the rewriting's own traversals cost seconds on a two-dimensional integrand)
-        kinky = [a for a in integrand.atoms(*_KINK_CLASSES, sympy.Heaviside, sympy.DiracDelta)
+        kinky = [a for a in distinct_atoms(integrand, *_KINK_CLASSES, sympy.Heaviside,
+                                           sympy.DiracDelta)
                  if a.has(z)]
         if not kinky:
             new, rest, closed = integrand, integrand, sympy.Integer(0)
@@ -330,7 +333,7 @@ class Prepared:
 def prepare(integral: GaussianIntegral) -> Prepared:
     """The :class:`Prepared` form of one Gaussian integral."""
     f, z = integral.args
-    heavisides = sorted((h for h in f.atoms(sympy.Heaviside) if h.args[0].has(z)),
+    heavisides = sorted((h for h in distinct_atoms(f, sympy.Heaviside) if h.args[0].has(z)),
                         key=sympy.default_sort_key)
     switches = [sympy.Symbol(f"switch_{j}", real=True) for j in range(len(heavisides))]
     bare = f.xreplace(dict(zip(heavisides, switches)))
