@@ -72,7 +72,7 @@ def generated_code(folder: str) -> dict:
         blocks = []
         for block in re.split(r"(?m)^(?=def )", text):
             names: dict = {}
-            blocks.append(re.sub(r"_Dummy_\d+",
+            blocks.append(re.sub(r"(?<![A-Za-z0-9])_?Dummy_\d+",
                                  lambda m: names.setdefault(m.group(0), f"_D{len(names)}"),
                                  block))
         out[re.sub(r"-[0-9a-f]{24}-", "-KEY-", name)] = "".join(blocks)
