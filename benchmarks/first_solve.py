@@ -9,7 +9,7 @@ Dummy symbols of each generated function renamed in order of first use: their in
 the Dummies made earlier in the process).
 
     python -m benchmarks.first_solve --baseline PATH [--models a,b] [--modes f64,mp30]
-                                     [--repeats 3]
+                                     [--repeats 3] [--section NAME]
 
 Writes the README section ``first_solve``. Phase retrieval's first solve takes minutes in the
 baseline, so this benchmark is not in ``python -m benchmarks``'s list."""
@@ -150,11 +150,11 @@ def _write(base, repeats, load0, rows, notes, done):
             f"\n\n" + table(["model (point)", "solve", "load", "solve", "load + solve",
                              "speed-up", "values", "code"], rows)
             + ("\n\n" + "; ".join(notes) if notes else "")
-            + ("" if done else "\n\n(partial: the run goes on)") + "\n")
+            + ("" if done else "\n\n(written after each row: the rows measured so far)") + "\n")
     if done:
         print(text)
     if "--no-write" not in sys.argv:
-        write_section("first_solve", text)
+        write_section(_arg("--section", "first_solve"), text)
 
 
 if __name__ == "__main__":
