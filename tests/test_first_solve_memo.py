@@ -17,7 +17,10 @@ derivative reused for the next); the memo shared between ``scale=True`` and ``sc
 
 The solved values themselves, bit for bit in float64 and at 30 digits, and the generated source
 text (alpha-renamed Dummies) are compared with the baseline tree by
-``python -m benchmarks.first_solve --baseline PATH``.
+``python -m benchmarks.first_solve --baseline PATH`` (values identical for the five examples;
+the source identical except where ``lambdify`` prints a product's factors in the order of its
+Dummies' names as strings, which depends on how many Dummies the process made before:
+``benchmarks/README.md``, section ``first_solve_logistic``).
 """
 
 from __future__ import annotations
