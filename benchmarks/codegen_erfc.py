@@ -40,10 +40,10 @@ def cpu():
     return r.ru_utime + r.ru_stime
 spent = [0, 0.0]
 plain = gaussian.scaled_erfc
-def timed(expr, scale=True):
+def timed(expr, scale=True, **memo):  # (memo: the code generator's shared rewritings)
     t = cpu()
     try:
-        return plain(expr, scale)
+        return plain(expr, scale, **memo)
     finally:
         spent[0] += 1
         spent[1] += cpu() - t

@@ -305,7 +305,9 @@ class _Declared:
                     repl = functools.partial(lambda a, c, w: c.xreplace({w: a}), c=closed, w=w)
                 expr = expr.replace(lambda e, c=cls: isinstance(e, c),
                                     lambda e, r=repl: r(e.args[0]))
-        left = expr.atoms(SpectralFunction)
+        from .symbolic.walk import distinct_atoms
+
+        left = distinct_atoms(expr, SpectralFunction)
         if left:
             raise ModelError(f"model {self.name!r}: spectral function "
                              f"{_names(type(a).__name__ for a in left)} has no evaluator "

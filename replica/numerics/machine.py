@@ -40,17 +40,30 @@ def _lazy(value):
     return value
 
 
-def total_derivative(expr, var, aliases):
+def total_derivative(expr, var, aliases, partials: dict | None = None):
     r""":math:`de/dv = \partial e/\partial v + \sum_a \partial e/\partial a\; da/dv` for aliases
     ``[(a, a(v))]`` (abstract spectral functions of ``a`` differentiate to the next member of their
-    family)."""
+    family).
+
+    ``partials``: a dict ``{(e, a): \partial e/\partial a}`` to use and fill, shared by the
+    calls for the several unknowns ``v`` of one expression (a Jacobian's row): each
+    :math:`\partial e/\partial a` is then computed once, not once per unknown (keyed on the
+    expression and the alias themselves, SymPy ``==``: two different expressions never share
+    an entry)."""
     import sympy
 
     out = sympy.diff(expr, var)
     for sym, definition in aliases:
         da = sympy.diff(definition, var)
         if da != 0:
-            out += sympy.diff(expr, sym) * da
+            if partials is None:
+                de = sympy.diff(expr, sym)
+            else:
+                key = (expr, sym)
+                if key not in partials:
+                    partials[key] = sympy.diff(expr, sym)
+                de = partials[key]
+            out += de * da
     return out
 
 
@@ -155,12 +168,13 @@ class Machine:
 
     def evaluation_form(self, expr, jacobian: bool = False):
         from ..symbolic.saddle import SpectralFunction
+        from ..symbolic.walk import distinct_atoms
 
         form = self.system.evaluation_form
         if jacobian and self.system.jacobian_form is not None:
             form = self.system.jacobian_form
         out = form(expr) if form is not None else expr
-        if out.atoms(SpectralFunction):
+        if distinct_atoms(out, SpectralFunction):
             raise ValueError(f"{self.problem.name}: a spectral function is left after the "
                              "evaluation form (declare it as a spectral input)")
         return out
@@ -169,11 +183,11 @@ class Machine:
         return [self.evaluation_form(e) for e in self.abstract_equations]
 
     def _jacobian_exprs(self):
-        out = []
+        out, partials = [], {}  # (each dPhi/da once per equation, for every unknown)
         for e in self.abstract_equations:
             for v in self.x:
-                out.append(self.evaluation_form(total_derivative(e, v, self.alias_definitions),
-                                                jacobian=True))
+                out.append(self.evaluation_form(
+                    total_derivative(e, v, self.alias_definitions, partials), jacobian=True))
         return out
 
     def _report_exprs(self):
@@ -873,13 +887,14 @@ class StartMachine:
         r = chain[depth]
         al = self._start_aliases()
         h = _lazy(r.equation)
-        dh = total_derivative(h, r.unknown, al)
+        partials: dict = {}  # (each dh/da, dg/da once for both unknowns)
+        dh = total_derivative(h, r.unknown, al, partials)
         if depth + 1 < len(chain):
             inner = chain[depth + 1]
             g = _lazy(inner.equation)
-            dg_du = total_derivative(g, r.unknown, al)
-            dg_da = total_derivative(g, inner.unknown, al)
-            dh = dh - total_derivative(h, inner.unknown, al) * dg_du / dg_da
+            dg_du = total_derivative(g, r.unknown, al, partials)
+            dg_da = total_derivative(g, inner.unknown, al, partials)
+            dh = dh - total_derivative(h, inner.unknown, al, partials) * dg_du / dg_da
         return [self.m.evaluation_form(h), self.m.evaluation_form(dh)]
 
     def _value_exprs(self):

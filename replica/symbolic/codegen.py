@@ -1619,12 +1619,14 @@ def _implicit_names(exprs) -> dict | None:
     records (``IMPLICIT``); ``None`` where two different ones share a name (not cacheable)."""
     import sympy
 
+    from .walk import distinct_atoms
+
     out: dict = {}
     for e in exprs:
         # an implicit function is an applied sympy.Function whose class carries the declaration's
         # digest and equation (replica.symbolic.implicit.ImplicitRoot, which imports this
         # module: recognised by its attributes, not imported)
-        for f in e.atoms(sympy.Function):
+        for f in distinct_atoms(e, sympy.Function):
             c = type(f)
             if not (isinstance(getattr(c, "digest", None), str) and hasattr(c, "equation")):
                 continue
@@ -1897,6 +1899,26 @@ def _level_sources(levels) -> list:
     return parts
 
 
+_SCALED_ERFC_MEMO: dict = {}
+
+
+def _scaled_erfc_memo(scale: bool) -> dict:
+    """The rewritings of :func:`~replica.symbolic.gaussian.scaled_erfc` (with ``scale``) of
+    every distinct subexpression met so far in this process, shared by all its calls: the
+    rewriting of a node depends on the node (its contents: SymPy ``==``) and ``scale`` only,
+    and the integrands of the map, its Jacobian and the reported values share most of their
+    subexpressions (a derivative's integrand holds the integrand it comes from). Emptied when
+    it holds more than :data:`_SCALED_ERFC_MEMO_LIMIT` entries (a long session of many
+    models)."""
+    memo = _SCALED_ERFC_MEMO.setdefault(bool(scale), {})
+    if len(memo) > _SCALED_ERFC_MEMO_LIMIT:
+        memo.clear()
+    return memo
+
+
+_SCALED_ERFC_MEMO_LIMIT = 200_000
+
+
 def split_averages(exprs):
     """``(current, dummies, inner_exprs)``: ``exprs`` with each distinct spectral average
     replaced by a dummy symbol, the dummies, and per dummy ``(integrand, dummies before it)``.
@@ -1907,13 +1929,14 @@ def split_averages(exprs):
     import sympy
 
     from .spectral import SpectralAverage
+    from .walk import distinct_atoms
 
     current, dummies, inner_exprs = list(exprs), [], []
     while True:
         found = set()
         for e in current:
-            found |= e.atoms(SpectralAverage)
-        leaves = sorted((a for a in found if not a.args[0].atoms(SpectralAverage)),
+            found |= distinct_atoms(e, SpectralAverage)
+        leaves = sorted((a for a in found if not distinct_atoms(a.args[0], SpectralAverage)),
                         key=sympy.default_sort_key)
         if not leaves:
             break
@@ -2118,14 +2141,18 @@ class Evaluator:
                                        modules=module, cse=True) for j in g.nested)
             if backend == "np" and "erfcx" in _namespace("np"):  # far tails: gaussian.erfcx
                 from .gaussian import SCALED_ERFC_FROM, scaled_erfc
+                from .walk import distinct_atoms
 
                 for k, g in enumerate(gauss_prepared):
-                    ys = sorted(g.integrand.atoms(sympy.erfc), key=sympy.default_sort_key)
+                    ys = sorted(distinct_atoms(g.integrand, sympy.erfc),
+                                key=sympy.default_sort_key)
                     if not ys:
                         continue
                     gauss[k].scaled, gauss[k].combined = (
                         sympy.lambdify([g.z] + g.switches + gargs[k],
-                                       scaled_erfc(g.integrand, scale), modules=module, cse=True)
+                                       scaled_erfc(g.integrand, scale,
+                                                   memo=_scaled_erfc_memo(scale)),
+                                       modules=module, cse=True)
                         for scale in (True, False))
                     gauss[k].erfc_arguments = sympy.lambdify([g.z] + g.switches + gargs[k],
                                                              [y.args[0] - SCALED_ERFC_FROM
@@ -2233,21 +2260,22 @@ class Evaluator:
 
         from .gaussian import GaussianIntegral, prepare
         from .spectral import SpectralAverage
+        from .walk import distinct_atoms
 
         current, prepared, dummies = list(exprs), [], []
         applied: dict = {}  # (two-dimensional integrals) inner integral(outer variable) -> dummy
         while True:
             found: set = set()
             for e in current:
-                found |= e.atoms(GaussianIntegral)
-            leaves = sorted((g for g in found if not g.args[0].atoms(GaussianIntegral)),
-                            key=sympy.default_sort_key)
+                found |= distinct_atoms(e, GaussianIntegral)
+            holds = {g: bool(distinct_atoms(g.args[0], GaussianIntegral)) for g in found}
+            leaves = sorted((g for g in found if not holds[g]), key=sympy.default_sort_key)
             if not leaves:
                 break
-            bound = {g.args[1] for g in found if g.args[0].atoms(GaussianIntegral)}
+            bound = {g.args[1] for g in found if holds[g]}
             mapping = {}
             for g in leaves:
-                if g.args[0].atoms(SpectralAverage):
+                if distinct_atoms(g.args[0], SpectralAverage):
                     raise ValueError(f"a Gaussian integral whose integrand holds a spectral "
                                      f"average is not supported: {g}")
                 outer = g.free_symbols & bound

@@ -63,6 +63,8 @@ import dataclasses
 import sympy
 from sympy.codegen.cfunctions import log1p
 
+from .walk import distinct_atoms
+
 __all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope",
            "exponential_factor", "nonnegative_terms", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
@@ -204,7 +206,8 @@ class GaussianIntegral(sympy.Function):
         # (one traversal finds whether there is anything to rewrite: SymPy rebuilds an integral,
         # and so calls this, whenever it expands or substitutes into an expression holding it,
         # and the rewriting's own traversals cost seconds on a two-dimensional integrand)
-        kinky = [a for a in integrand.atoms(*_KINK_CLASSES, sympy.Heaviside, sympy.DiracDelta)
+        kinky = [a for a in distinct_atoms(integrand, *_KINK_CLASSES, sympy.Heaviside,
+                                           sympy.DiracDelta)
                  if a.has(z)]
         if not kinky:
             new, rest, closed = integrand, integrand, sympy.Integer(0)
@@ -330,7 +333,7 @@ class Prepared:
 def prepare(integral: GaussianIntegral) -> Prepared:
     """The :class:`Prepared` form of one Gaussian integral."""
     f, z = integral.args
-    heavisides = sorted((h for h in f.atoms(sympy.Heaviside) if h.args[0].has(z)),
+    heavisides = sorted((h for h in distinct_atoms(f, sympy.Heaviside) if h.args[0].has(z)),
                         key=sympy.default_sort_key)
     switches = [sympy.Symbol(f"switch_{j}", real=True) for j in range(len(heavisides))]
     bare = f.xreplace(dict(zip(heavisides, switches)))
@@ -798,7 +801,7 @@ the plain form, so its values are unchanged wherever that works
 it is subnormal, with fewer digits)."""
 
 
-def scaled_erfc(expr, scale: bool = True) -> sympy.Expr:
+def scaled_erfc(expr, scale: bool = True, memo: dict | None = None) -> sympy.Expr:
     r"""``expr`` with every :math:`\operatorname{erfc}(y)` written as
     :math:`\operatorname{erfcx}(y)\,e^{-y^2}` and rewritten so that its float64 values stay
     finite far in an ``erfc`` tail. Bottom up, each node after its arguments:
@@ -838,8 +841,12 @@ def scaled_erfc(expr, scale: bool = True) -> sympy.Expr:
 
     ``scale=False``: the same rewriting with ``erfc`` kept -- the form for large *negative*
     arguments, where ``erfcx`` overflows (:math:`2e^{y^2}`) but ``erfc`` is 2 and a product
-    :math:`e^{a}e^{b}` of huge factors may still overflow."""
-    done: dict = {}  # each distinct subexpression -> its rewriting
+    :math:`e^{a}e^{b}` of huge factors may still overflow.
+
+    ``memo``: a dict of rewritings (subexpression -> its rewriting with this ``scale``) to use
+    and fill, shared between calls with the same ``scale`` (the code generator's, whose
+    integrands share subexpressions); a fresh one by default."""
+    done: dict = {} if memo is None else memo  # each distinct subexpression -> its rewriting
 
     def rewrite(node):
         if node in done:

@@ -133,7 +133,10 @@ class SpectralFamily:
 
     def members_in(self, expr) -> list[type]:
         """The members of this family that occur in ``expr``, lowest order first."""
-        found = {type(a) for a in expr.atoms(SpectralFunction) if type(a) in self._members}
+        from .walk import distinct_atoms
+
+        found = {type(a) for a in distinct_atoms(expr, SpectralFunction)
+                 if type(a) in self._members}
         return sorted(found, key=lambda c: c._order)
 
     def __repr__(self):
