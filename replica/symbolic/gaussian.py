@@ -675,10 +675,11 @@ def _log_envelope(arg, z, where, switches=()):
 # ---------------------------------------------------------------------------------------------
 def _is_root(e) -> bool:
     """Whether ``e`` is a call of a function declared by
-    :func:`replica.symbolic.implicit.implicit_root`."""
-    from .implicit import ImplicitRoot
-
-    return isinstance(e, ImplicitRoot)
+    :func:`replica.symbolic.implicit.implicit_root` (a subclass of its ``ImplicitRoot``, found
+    by name in the class's MRO: importing that module here would close an import cycle through
+    the code generator)."""
+    return any(c.__name__ == "ImplicitRoot" and c.__module__ == "replica.symbolic.implicit"
+               for c in type(e).__mro__)
 
 
 _ROOT_OFFSETS: dict = {}
