@@ -24,8 +24,10 @@ from sympy.codegen.cfunctions import log1p
 
 from replica.modeling import gauss
 from replica.symbolic.codegen import Evaluator, NotEnclosable
-from replica.symbolic.gaussian import (exponential_factor, growth_envelope, log_erfc,
-                                       nonnegative_terms, tail_bound)
+from replica.symbolic.gaussian import (EnvelopeError, exp_rational_bound, exponential_factor,
+                                       growth_envelope, log_erfc, nonnegative_terms,
+                                       root_offset, tail_bound)
+from replica.symbolic.implicit import implicit_root
 
 z = sympy.Symbol("z", real=True)
 m, q, b, k = sympy.symbols("m q b k", real=True)
@@ -304,3 +306,145 @@ def test_hinge_svm_certified_enclosures_contain_the_gardner_margin():
         _contains(cert.enclosures["kappa_max"], kap, "kappa_max")
         _contains(cert.enclosures["R"], R, "R")
         _contains(cert.enclosures["generalisation"], theta / mpmath.pi, "generalisation")
+
+
+# --- growth through an implicit root (issue 26: --certify on ridge logistic regression) --------
+pp, ww, VV = sympy.symbols("p omega V_", real=True)
+qq, Vp = sympy.symbols("qq Vp", positive=True)
+LOSS = sympy.log(1 + sympy.exp(-pp))
+PROX_L = implicit_root("prox_envelope_test", pp - ww + VV * sympy.diff(LOSS, pp), pp, (ww, VV),
+                       bracket=(ww, ww + VV))
+R = PROX_L(sympy.sqrt(qq) * z, Vp)
+ROOT_POINTS = [{qq: sympy.Rational(41, 10), Vp: sympy.Rational(4)},
+               {qq: sympy.Rational(1, 4), Vp: sympy.Rational(1, 10)},
+               {qq: sympy.Integer(9), Vp: sympy.Integer(25)}]
+
+
+def _prox_by_bisection(omega, v):
+    """The logistic proximal map by bisection on [omega, omega + v] written here (120 halvings
+    at the working precision): p - omega - v/(1 + e^p) increases in p."""
+    lo, hi = omega, omega + v
+    for _ in range(mpmath.mp.prec + 20):
+        mid = (lo + hi) / 2
+        if mid - omega - v / (1 + mpmath.exp(mid)) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+
+
+def test_root_offset_is_derived_from_the_declared_equation():
+    """|prox(omega, V) - omega| <= M = |V| (l' = -1/(1 + e^p) in (-1, 0)), against bisection at
+    omega far out on both sides, where the offset tends to V (omega -> -inf) and 0 (+inf): a
+    bound below V (planted: M/2) fails at omega = -50. Equations not of the form p - a + G
+    with G bounded are refused, naming the function."""
+    j, M, conditions = root_offset(PROX_L)
+    assert j == 0 and conditions == []
+    with mpmath.workdps(40):
+        for v in ("0.1", "1", "4", "25"):
+            Mv = _value(M, {VV: sympy.Rational(v)})
+            for om in ("-50", "-8", "-1", "0", "0.5", "3", "40"):
+                om_, v_ = mpmath.mpf(om), mpmath.mpf(v)
+                off = abs(_prox_by_bisection(om_, v_) - om_)
+                assert off <= Mv, (om, v, off, Mv)
+            # tight: at omega = -50 the offset is V up to e^-(50 - V)
+            assert off >= 0 and abs(_prox_by_bisection(mpmath.mpf(-50), v_) + 50) > Mv * 0.99
+    cubic = implicit_root("cubic_envelope_test", pp**3 + pp - ww, pp, (ww,), bracket=(ww - 1, 1 + ww))
+    with pytest.raises(EnvelopeError, match="cubic_envelope_test"):
+        root_offset(cubic)
+    shifted = implicit_root("scaled_envelope_test", 2 * pp - ww + sympy.tanh(pp), pp, (ww,),
+                            bracket=(ww / 2 - 1, ww / 2 + 1))
+    with pytest.raises(EnvelopeError, match="scaled_envelope_test"):
+        root_offset(shifted)
+
+
+def test_envelopes_through_the_root_dominate():
+    """The shapes of the logistic integrands: the root itself, exponentials and cosh of it, the
+    loss log(1 + e^{-p}), reciprocals of the slope 1 + V l''(p) and of V + 4 cosh^2(p/2), and
+    the second derivatives of the label-weighted envelope that the Jacobian integrates (SymPy's
+    implicit-function derivatives: sums of reciprocals of rational functions of e^p)."""
+    lpp = sympy.diff(LOSS, pp, 2).subs(pp, R)
+    label = sympy.erfc(-z / 3) / 2
+    envelope = (R - sympy.sqrt(qq) * z) ** 2 / (2 * Vp) + LOSS.subs(pp, R)
+    shapes = [z * R**2, sympy.exp(R), sympy.exp(-2 * R + z), sympy.cosh(R / 2) * z,
+              sympy.log(1 + sympy.exp(-R)), 1 / (1 + Vp * lpp), z**2 / (1 + Vp * lpp) ** 2,
+              label / (Vp + 4 * sympy.cosh(R / 2) ** 2) ** 2,
+              sympy.exp(-z**2 / 5) * z * R / (1 + sympy.exp(-R)),
+              label * sympy.diff(envelope, Vp), label * sympy.diff(envelope, qq, Vp),
+              label * sympy.diff(envelope, Vp, 2)]
+    for F in shapes:
+        assert_dominates(F, ROOT_POINTS)
+
+
+def test_growth_of_the_root_and_its_exponentials_is_not_dropped():
+    """The coefficients the root contributes (planted: the root's share of B dropped from
+    exp(u), or |R| bounded by |omega| alone, or the offset M left out of C): exp(R) grows like
+    exp(sqrt(q) z) at z -> +inf, so B >= sqrt(q); |R| > |omega| where omega < 0."""
+    C, B, P, Q, _ = growth_envelope(sympy.exp(R), z)
+    assert sympy.simplify(B - sympy.sqrt(qq)) == 0 and Q == 0
+    C, B, P, Q, _ = growth_envelope(R, z)
+    assert P == 1 and B == 0 and sympy.simplify(C - sympy.sqrt(qq) - Vp) == 0
+
+
+def test_exp_rational_bound_dominates_and_checks_its_denominator():
+    """|f(t)| <= C e^{lam |t|} for rational functions of e^t (t from -60 to 60); a denominator
+    with a coefficient of unknown sign is a condition (1 - V l''(p): 2 - V >= 0, false at V = 8,
+    where 1 - V l'' vanishes: planted, the condition dropped, the bound would be claimed
+    there), one with a negative number is refused."""
+    t = sympy.Symbol("t", real=True)
+    s = sympy.exp(t)
+    cases = [(-Vp / (1 + s), 0), (s**2 / (1 + s), 1), (1 / (s + 3 * s**3), 1),
+             ((1 + s) ** 2 / (s**2 + (2 + Vp) * s + 1), 0), (sympy.exp(-2 * t) * (1 + s), 2)]
+    with mpmath.workdps(40):
+        for f, lam_expected in cases:
+            C, lam, conditions = exp_rational_bound(f, t)
+            assert lam == lam_expected, (f, lam)
+            assert conditions == []
+            for v in ("0.1", "4"):
+                c = _value(C, {Vp: sympy.Rational(v)})
+                for tt in range(-60, 61, 3):
+                    val = abs(_value(f, {Vp: sympy.Rational(v), t: tt}))
+                    assert val <= c * mpmath.exp(lam * abs(tt)) * (1 + mpmath.mpf(10) ** -30)
+    slope = 1 - Vp * s / (1 + s) ** 2  # 1 - V l''(t): vanishes for V >= 4 somewhere
+    C, lam, conditions = exp_rational_bound(1 / slope, t)
+    assert conditions == [(2 - Vp, "nonnegative")]
+    with pytest.raises(EnvelopeError, match="wrong sign"):
+        exp_rational_bound(1 / (1 - 5 * s / (1 + s) ** 2), t)
+    with pytest.raises(EnvelopeError, match="integer"):
+        exp_rational_bound(1 / (1 + sympy.exp(t / 2)), t)
+
+
+def test_reciprocal_slope_condition_is_checked_on_the_box():
+    """An integrand with 1/(1 - V l''(p)) is refused on a box where 2 - V is not >= 0 (the
+    sign of the slope is checked in balls, not assumed)."""
+    from flint import arb
+
+    lpp = sympy.diff(LOSS, pp, 2).subs(pp, R)
+    integrand = 1 / (1 - Vp * lpp)
+    ev = Evaluator([gauss(integrand, z)], [qq, Vp])
+    with pytest.raises(NotEnclosable, match="non-negative on the box"):
+        ev.arb([arb(4), arb(8)])
+
+
+@pytest.mark.slow
+def test_logistic_certified_enclosures_contain_the_hand_written_fixed_point():
+    """Ridge logistic regression at alpha = 2, lambda = 1/10, eta = 1, certified at 30 digits
+    (about 4 min CPU), against the replica-symmetric equations written out by hand in
+    ``tests/test_logistic.py`` (``rs_fixed_point``: the envelope theorem's derivatives, the
+    proximal map by mpmath's root finder, ``mpmath.quad`` at 42 digits, ``mpmath.findroot``;
+    about 3 min CPU), trusted to 34 digits: every enclosure of m, q, V and of the
+    generalisation error arccos(m/sqrt q)/pi contains it."""
+    from flint import arb
+    from test_logistic import rs_fixed_point
+
+    cert = _certified("examples/logistic_regression.py",
+                      dict(alpha="2", lam="1/10", eta="1"))
+    with mpmath.workdps(42):
+        ref = rs_fixed_point(2, "0.1", 1, start=("1.72031309", "4.14580362", "3.97654579"),
+                             dps=32)
+        ref = dict(zip(("m", "q", "V"), ref))
+        ref["generalisation"] = mpmath.acos(ref["m"] / mpmath.sqrt(ref["q"])) / mpmath.pi
+        for name, value in ref.items():
+            ball = cert.enclosures[name]
+            assert ball.rad() < 1e-28 * max(1, abs(float(ball.mid()))), (name, ball)
+            assert ball.overlaps(arb(mpmath.nstr(value, 42), "1e-34")), (name, ball, value)

@@ -142,11 +142,15 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     from ..errors import ConvergenceError
     from ..numerics.driver import solve_params
     from ..numerics.result import Status
+    from ..progress import Progress
 
     params = problem.schema.parse(raw)
     _estimate_dense(problem, params, dps)
     try:
-        res = solve_params(problem, params, dps=dps, certify=certify)
+        # (a proof can take minutes -- ridge logistic regression's: about 4 min CPU --: a
+        # heartbeat line on stderr after 2 s, nothing for a shorter run or with --quiet)
+        with Progress(f"{problem.name}: solve --certify", enabled=certify):
+            res = solve_params(problem, params, dps=dps, certify=certify)
     except ConvergenceError as exc:
         here = declared_branches_here(problem, branches, raw, params)
         if here:

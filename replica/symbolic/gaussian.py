@@ -65,7 +65,7 @@ from sympy.codegen.cfunctions import log1p
 
 from .walk import distinct_atoms
 
-__all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope",
+__all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope", "root_offset", "exp_rational_bound",
            "exponential_factor", "nonnegative_terms", "tail_bound",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
            "log_erfc", "rerfcx", "softplus", "sigmoid",
@@ -460,6 +460,10 @@ def growth_envelope(expr, z, switches=()):
             return one, zero, zero, zero
         if e == z:
             return one, zero, one, zero
+        if _is_root(e):
+            bound, conds = _root_growth(e, z, switches)
+            require(conds)
+            return bound, zero, one, zero
         if isinstance(e, sympy.Add):
             parts = [rec(a) for a in e.args]
             return (sympy.Add(*[p[0] for p in parts]), sympy.Max(*[p[1] for p in parts]),
@@ -489,22 +493,30 @@ def growth_envelope(expr, z, switches=()):
                     L, found = split
                     require(found + [(L, "positive")])
                     return L ** ex, zero, zero, zero
+            if ex.is_Rational and ex < 0 and _through_one_root(base, z) is not None:
+                c, b, conds = _reciprocal_through_root(base, z, switches, e)
+                require(conds)
+                return c ** -ex, -ex * b, zero, zero
             if not (ex.is_Rational and ex > 0):
                 raise EnvelopeError(f"a reciprocal or non-rational power of a function of {z} "
                                     f"({e})")
             c, b, p, q = rec(base)
             return c**ex, ex * b, ex * p, ex * q
         if isinstance(e, sympy.exp):
-            a2, a1, a0 = _quadratic_or_fail(e.args[0], z, e)
-            return sympy.exp(sympy.Abs(a0)), sympy.Abs(a1), zero, a2
+            a2, b, c, conds = _quadratic_through_roots(e.args[0], z, switches, e)
+            require(conds)
+            return sympy.exp(c), b, zero, a2
         if isinstance(e, (sympy.cosh, sympy.sinh)):
-            a2, a1, a0 = _quadratic_or_fail(e.args[0], z, e)
-            return sympy.exp(sympy.Abs(a0)), sympy.Abs(a1), zero, sympy.Abs(a2)
+            a2, b, c, conds = _quadratic_through_roots(e.args[0], z, switches, e)
+            require(conds)
+            return sympy.exp(c), b, zero, sympy.Abs(a2)
         for fn, bound in _BOUNDED.items():
             if isinstance(e, fn):
                 return sympy.sympify(bound), zero, zero, zero
         if isinstance(e, sympy.log):
-            return _log_envelope(e.args[0], z, e) + (zero,)
+            C, B, P, conds = _log_envelope(e.args[0], z, e, switches)
+            require(conds)
+            return C, B, P, zero
         if isinstance(e, log_erfc):
             return _log_erfc_envelope(one, e.args[0], z, e) + (zero,)
         if isinstance(e, log1p):
@@ -558,13 +570,12 @@ def nonnegative_terms(expr, z, switches=()):
                 continue
             if not (isinstance(base, _REAL_FUNCTIONS) and len(base.args) == 1):
                 return None
-            try:
-                a, b = _linear(base.args[0], z)
-            except GaussianIntegralError:
+            coefficients = _real_argument_coefficients(base.args[0], z)
+            if coefficients is None:
                 return None
-            if (a.free_symbols | b.free_symbols) & switches:
+            if any(c.free_symbols & switches for c in coefficients):
                 return None
-            for coefficient in (a, b):
+            for coefficient in coefficients:
                 if not (coefficient.is_number and coefficient.is_real):
                     need((coefficient, "real"))
     return L, conditions
@@ -641,22 +652,291 @@ def _log_erfc_envelope(const, y, z, where):
         sympy.Integer(2)
 
 
-def _log_envelope(arg, z, where):
+def _log_envelope(arg, z, where, switches=()):
+    r"""``(C, B, P, conditions)`` of the logarithms :func:`growth_envelope` bounds: for
+    :math:`\log(k\cosh u)` and :math:`\log(k + e^u)`, :math:`u` linear in :math:`z` and in
+    implicit roots (:func:`_quadratic_through_roots` with no :math:`z^2` term:
+    :math:`|u| \le b|z| + c \le (b + c)|z|` for :math:`|z| \ge 1`)."""
+    zero, one = sympy.Integer(0), sympy.Integer(1)
     const, dep = arg.as_independent(z, as_Add=False)
     if isinstance(dep, sympy.cosh) and const.is_positive is not False:
-        a, b = _linear_or_fail(dep.args[0], z, where)
-        return (sympy.Abs(sympy.log(const)) + sympy.Abs(a) + sympy.Abs(b), sympy.Integer(0),
-                sympy.Integer(1))
+        b, c, conds = _linear_through_roots(dep.args[0], z, switches, where)
+        return sympy.Abs(sympy.log(const)) + b + c, zero, one, conds
     if isinstance(dep, sympy.erfc):
-        return _log_erfc_envelope(const, dep.args[0], z, where)
+        return _log_erfc_envelope(const, dep.args[0], z, where) + ([],)
     const, dep = arg.as_independent(z, as_Add=True)
     if isinstance(dep, sympy.exp) and const.is_positive:
-        a, b = _linear_or_fail(dep.args[0], z, where)
-        return (sympy.Abs(sympy.log(const)) + sympy.log(2) + sympy.Abs(a) + sympy.Abs(b),
-                sympy.Integer(0), sympy.Integer(1))
+        b, c, conds = _linear_through_roots(dep.args[0], z, switches, where)
+        return (sympy.Abs(sympy.log(const)) + sympy.log(2) + b + c, zero, one, conds)
     raise EnvelopeError(f"no growth bound for the logarithm {where} (supported: log(k cosh u), "
-                        "log(k + exp u) with u linear in the integration variable, "
-                        "log(k erfc u))")
+                        "log(k + exp u) with u linear in the integration variable and in "
+                        "implicit roots, log(k erfc u))")
+
+
+# ---------------------------------------------------------------------------------------------
+# Growth through implicit roots (the proximal maps of losses without a closed form)
+# ---------------------------------------------------------------------------------------------
+def _is_root(e) -> bool:
+    """Whether ``e`` is a call of a function declared by
+    :func:`replica.symbolic.implicit.implicit_root` (a subclass of its ``ImplicitRoot``, found
+    by name in the class's MRO: importing that module here would close an import cycle through
+    the code generator)."""
+    return any(c.__name__ == "ImplicitRoot" and c.__module__ == "replica.symbolic.implicit"
+               for c in type(e).__mro__)
+
+
+_ROOT_OFFSETS: dict = {}
+"""The offset bounds of :func:`root_offset`, by the declaration's content digest."""
+
+
+def root_offset(root_class):
+    r"""``(j, M, conditions)``, derived from the declared equation of an implicit root
+    :math:`p = R(a_1, \dots, a_k)` (:func:`replica.symbolic.implicit.implicit_root`): every
+    root :math:`p` of :math:`F(p; a) = 0` satisfies :math:`|p - a_j| \le M` wherever the
+    ``conditions`` hold (expressions in the formal variables, kinds as in
+    :func:`growth_envelope`).
+
+    *Derivation.* Where the equation reads :math:`F = p - a_j + G(p; a)` with :math:`G` free of
+    :math:`a_j` (the proximal map of a loss :math:`\ell`, :math:`G = V\ell'(p)`), a root has
+    :math:`p - a_j = -G(p; a)`, so :math:`|p - a_j| \le \sup_{t \in \mathbb R}|G(t; a)|`:
+    :math:`M` is that supremum bounded by :func:`exp_rational_bound` (:math:`G` a rational
+    function of exponentials :math:`e^{kt}` with a denominator whose coefficients are
+    non-negative, the growth rate :math:`\lambda` found zero: for the logistic loss,
+    :math:`G = -V/(1 + e^{t})` and :math:`M = |V|`) or, for another form, by
+    :func:`growth_envelope` in :math:`t` where its exponents :math:`B`, :math:`Q` and power
+    :math:`P` are all zero (each rule that gives zero exponents -- constants, bounded
+    functions, :math:`e^{c}`, reciprocals of a positive constant plus non-negative terms,
+    sums, products and positive powers of such -- bounds its function for every real
+    :math:`t`, not only :math:`|t| \ge 1`). No convexity is used. Any other equation (no
+    variable entering as :math:`p - a_j`, or :math:`G` not bounded by these rules) raises
+    :class:`EnvelopeError` naming the function: no growth is assumed for a root."""
+    hit = _ROOT_OFFSETS.get(root_class.digest)
+    if hit is not None:
+        return hit
+    F, p = root_class.equation, root_class.unknown
+    reasons = []
+    for j, a in enumerate(root_class.variables):
+        G = F - (p - a)
+        if G.has(a):
+            continue
+        try:
+            C, lam, conditions = exp_rational_bound(G, p, G)
+            if lam != 0:
+                raise EnvelopeError(f"{G} grows like exp({lam}|{p}|)")
+        except EnvelopeError as exc:
+            reasons.append(str(exc))
+            try:
+                C, B, P, Q, conditions = growth_envelope(G, p)
+            except EnvelopeError as exc2:
+                reasons.append(str(exc2))
+                continue
+            if not (B == 0 and Q == 0 and P == 0):
+                reasons.append(f"{G} is not bounded by the growth rules")
+                continue
+        _ROOT_OFFSETS[root_class.digest] = out = (j, C, conditions)
+        return out
+    raise EnvelopeError(f"no growth bound for the implicit root {root_class.__name__}: its "
+                        f"equation {F} = 0 is not {p} - a + G with G bounded and free of one "
+                        f"argument a" + (f" ({'; '.join(reasons)})" if reasons else ""))
+
+
+def _root_parts(root, z, switches):
+    r"""``(alpha, beta, M, conditions)`` with :math:`|R| \le |\alpha||z| + |\beta| + M` for
+    every real :math:`z`: the argument :math:`a_j = \alpha z + \beta` of :func:`root_offset`
+    linear in :math:`z`, the others free of it (and of the switches), and
+    :math:`|R - a_j| \le M` at the call's arguments. The conditions include that the arguments'
+    coefficients are real (the root of a real equation at real arguments is real)."""
+    j, M, conditions = root_offset(root.func)
+    mapping = dict(zip(root.func.variables, root.args))
+    others = [a for k, a in enumerate(root.args) if k != j]
+    if any(a.has(z) or a.free_symbols & switches for a in others):
+        raise EnvelopeError(f"an implicit root whose arguments other than the {j + 1}-th depend "
+                            f"on {z} ({root})")
+    alpha, beta = _linear_or_fail(root.args[j], z, root)
+    if (alpha.free_symbols | beta.free_symbols) & switches:
+        raise EnvelopeError(f"an implicit root whose argument depends on a switch ({root})")
+    conds = [(c.xreplace(mapping), kind) for c, kind in conditions]
+    for v in [alpha, beta] + others:
+        if not (v.is_number and v.is_real):
+            conds.append((v, "real"))
+    return alpha, beta, sympy.sympify(M).xreplace(mapping), conds
+
+
+def _root_growth(root, z, switches):
+    r"""``(C, conditions)``: :math:`|R| \le |\alpha||z| + |\beta| + M \le C|z|` for
+    :math:`|z| \ge 1` (:func:`_root_parts`), :math:`C = |\alpha| + |\beta| + M`."""
+    alpha, beta, M, conds = _root_parts(root, z, switches)
+    return sympy.Abs(alpha) + sympy.Abs(beta) + M, conds
+
+
+def _affine_in_roots(u, z, switches, where):
+    r"""``(rest, [(c_i, R_i)])`` with :math:`u = \mathrm{rest} + \sum_i c_i R_i`, the
+    :math:`R_i` the implicit roots in :math:`u` that depend on :math:`z`, the :math:`c_i` free
+    of :math:`z`, of the switches and of every root; raises where :math:`u` is not affine in
+    them."""
+    roots = sorted({r for r in sympy.preorder_traversal(u) if _is_root(r) and r.has(z)},
+                   key=sympy.default_sort_key)
+    if not roots:
+        return u, []
+    ts = [sympy.Dummy(f"root{i}", real=True) for i in range(len(roots))]
+    u_t = u.xreplace(dict(zip(roots, ts)))
+    pairs = []
+    for t, r in zip(ts, roots):
+        c = sympy.diff(u_t, t)
+        if c.has(z) or any(c.has(s) for s in ts) or c.free_symbols & switches:
+            raise EnvelopeError(f"an argument that is not linear in the implicit root {r} in "
+                                f"{where}")
+        pairs.append((c, r))
+    rest = sympy.expand(u_t - sum(c * t for (c, _), t in zip(pairs, ts)))
+    if any(rest.has(t) for t in ts):  # pragma: no cover - linear in each t, so free of them
+        raise EnvelopeError(f"an argument that is not affine in the implicit roots in {where}")
+    return rest, pairs
+
+
+def _quadratic_through_roots(u, z, switches, where):
+    r"""``(a, b, c, conditions)`` with :math:`u \le |u - a z^2| + a z^2` and
+    :math:`|u - a z^2| \le b|z| + c` for every real :math:`z`, where
+    :math:`u = a z^2 + a_1 z + a_0 + \sum_i c_i R_i` (:func:`_affine_in_roots`, the rest a
+    polynomial of degree at most two): with :math:`|R_i| \le |\alpha_i||z| + |\beta_i| + M_i`
+    (:func:`_root_parts`), :math:`b = |a_1| + \sum_i|c_i||\alpha_i|` and
+    :math:`c = |a_0| + \sum_i|c_i|(|\beta_i| + M_i)`; so :math:`e^u \le e^{c}e^{b|z|}e^{az^2}`
+    and :math:`|\cosh u|, |\sinh u| \le e^{|u|} \le e^{c}e^{b|z|}e^{|a|z^2}`."""
+    rest, pairs = _affine_in_roots(u, z, switches, where)
+    a2, a1, a0 = _quadratic_or_fail(rest, z, where)
+    b, c, conds = sympy.Abs(a1), sympy.Abs(a0), []
+    for coefficient, root in pairs:
+        alpha, beta, M, found = _root_parts(root, z, switches)
+        b += sympy.Abs(coefficient) * sympy.Abs(alpha)
+        c += sympy.Abs(coefficient) * (sympy.Abs(beta) + M)
+        conds += [f for f in found if f not in conds]
+        if not (coefficient.is_number and coefficient.is_real):
+            conds.append((coefficient, "real"))
+    return a2, b, c, conds
+
+
+def _linear_through_roots(u, z, switches, where):
+    r"""``(b, c, conditions)`` of :func:`_quadratic_through_roots` for an argument without a
+    :math:`z^2` term: :math:`|u| \le b|z| + c`."""
+    a2, b, c, conds = _quadratic_through_roots(u, z, switches, where)
+    if a2 != 0:
+        raise EnvelopeError(f"a non-linear argument in {where}")
+    return b, c, conds
+
+
+def _real_argument_coefficients(u, z):
+    r"""The coefficients :math:`a, b, c_i` and the roots' argument coefficients of
+    :math:`u = a z + b + \sum_i c_i R_i` (real where they are: then :math:`u` is real at real
+    :math:`z`), or ``None`` for another form (:func:`nonnegative_terms`)."""
+    try:
+        rest, pairs = _affine_in_roots(u, z, set(), u)
+        a, b = _linear(rest, z)
+        out = [a, b]
+        for c, root in pairs:
+            alpha, beta, _, _ = _root_parts(root, z, set())
+            out += [c, alpha, beta] + [x for x in root.args if not x.has(z)]
+    except (GaussianIntegralError, EnvelopeError):
+        return None
+    return out
+
+
+def _through_one_root(base, z):
+    """``(R, t, base_t)`` where ``base`` depends on ``z`` only through one implicit root ``R``
+    (``base_t`` is ``base`` with ``R`` replaced by the real symbol ``t``); ``None`` otherwise."""
+    roots = {r for r in sympy.preorder_traversal(base) if _is_root(r) and r.has(z)}
+    if len(roots) != 1:
+        return None
+    (root,) = roots
+    t = sympy.Dummy("t", real=True)
+    base_t = base.xreplace({root: t})
+    if base_t.has(z):
+        return None
+    return root, t, base_t
+
+
+def _reciprocal_through_root(base, z, switches, where):
+    r"""``(C, B, conditions)``: :math:`|1/g(R)| \le C e^{B|z|}` for every real :math:`z`, where
+    the base :math:`g` depends on :math:`z` only through one implicit root :math:`R`:
+    :func:`exp_rational_bound` of :math:`1/g(t)` gives :math:`C_0 e^{\lambda|t|}`, and
+    :math:`|R| \le |\alpha||z| + |\beta| + M` (:func:`_root_parts`), so
+    :math:`C = C_0 e^{\lambda(|\beta| + M)}`, :math:`B = \lambda|\alpha|`. E.g. the slope of
+    the logistic proximal map, :math:`1 + V\ell''(p) = (e^{2p} + (2 + V)e^{p} + 1)/(1 +
+    e^{p})^2`: its reciprocal is bounded by :math:`\max(1, 1)` times the numerator's
+    coefficients' sum, under the condition :math:`2 + V \ge 0` (:math:`\ell'' \ge 0` is not
+    assumed: it is this checked sign of the denominator's coefficients)."""
+    root, t, base_t = _through_one_root(base, z)
+    C0, lam, conds = exp_rational_bound(1 / base_t, t, where)
+    if any(c.free_symbols & switches for c, _ in conds) or C0.free_symbols & switches:
+        raise EnvelopeError(f"a reciprocal whose bound depends on a switch ({where})")
+    alpha, beta, M, found = _root_parts(root, z, switches)
+    conds += [f for f in found if f not in conds]
+    return C0 * sympy.exp(lam * (sympy.Abs(beta) + M)), lam * sympy.Abs(alpha), conds
+
+
+def exp_rational_bound(expr, t, where=None):
+    r"""``(C, lam, conditions)`` with :math:`|f(t)| \le C e^{\lambda|t|}` for every real
+    :math:`t`, where :math:`f` = ``expr`` is a rational function of exponentials
+    :math:`e^{kt}`, :math:`k` integers (its other symbols parameters), wherever the
+    ``conditions`` hold (kinds as in :func:`growth_envelope`).
+
+    With :math:`s = e^t > 0`, :math:`f = N(s)/D(s)` (SymPy's ``cancel``, the sign chosen so
+    that :math:`D`'s leading coefficient is not written with a minus sign),
+    :math:`D = s^j\tilde D(s)`, :math:`\tilde D = \sum_{i=0}^{e}d_is^i`. *Conditions*:
+    :math:`d_0 > 0`, :math:`d_e > 0`, every other :math:`d_i \ge 0`. Then
+    :math:`\tilde D(s) \ge d_0 + d_es^e \ge \min(d_0, d_e)\max(1, s^e)`, and for each term
+    :math:`n_ks^k` of :math:`N`, with :math:`m = k - j`,
+
+    .. math::  \frac{|n_k|s^{m}}{\tilde D(s)} \le \frac{|n_k|}{\min(d_0, d_e)}\,
+               \frac{s^{m}}{\max(1, s^{e})} \le \frac{|n_k|}{\min(d_0, d_e)}\,
+               e^{\lambda_k|t|},\qquad \lambda_k = \max(m - e, -m, 0)
+
+    (:math:`s^{m - e}` for :math:`t \ge 0`, :math:`s^{m}` for :math:`t \le 0`). So
+    :math:`C = \max(1/d_0, 1/d_e)\sum_k|n_k|` and :math:`\lambda = \max_k\lambda_k`. Raises
+    :class:`EnvelopeError` for another form, or where a coefficient is a number of the wrong
+    sign."""
+    where = expr if where is None else where
+    s = sympy.Dummy("s", positive=True)
+
+    def to_power(e):
+        k = sympy.cancel(e.args[0] / t)
+        if not k.is_Integer:
+            raise EnvelopeError(f"an exponential exp({e.args[0]}) that is not exp(k {t}) with k "
+                                f"an integer in {where}")
+        return s ** k
+
+    f = sympy.sympify(expr).replace(lambda e: isinstance(e, sympy.exp) and e.args[0].has(t),
+                                    to_power)
+    if f.has(t):
+        raise EnvelopeError(f"no growth bound for {where} (not a rational function of "
+                            f"exponentials of the implicit root)")
+    num, den = sympy.fraction(sympy.cancel(sympy.together(f)))
+    try:
+        N, D = sympy.Poly(num, s), sympy.Poly(den, s)
+    except sympy.PolynomialError:
+        raise EnvelopeError(f"no growth bound for {where} (not a rational function of "
+                            f"exponentials of the implicit root)") from None
+    d = D.all_coeffs()[::-1]  # ascending powers
+    if d[-1].could_extract_minus_sign():
+        N, d = -N, [-c for c in d]
+    j = next(i for i, c in enumerate(d) if c != 0)
+    d = d[j:]
+    e = len(d) - 1
+    conditions: list = []
+    for i, c in enumerate(d):
+        kind = "positive" if i in (0, e) else "nonnegative"
+        if c.is_number:
+            if not (c > 0 if kind == "positive" else c >= 0):
+                raise EnvelopeError(f"no growth bound for {where}: its denominator in "
+                                    f"exp({t}) has a coefficient {c} of the wrong sign")
+        elif not (c.is_positive or (kind == "nonnegative" and c.is_nonnegative)):
+            if (c, kind) not in conditions:
+                conditions.append((c, kind))
+    scale = 1 / d[0] if e == 0 else sympy.Max(1 / d[0], 1 / d[e])
+    total, lam = sympy.Integer(0), 0
+    for (k,), n in N.terms():
+        m = k - j
+        lam = max(lam, m - e, -m)
+        total += sympy.Abs(n)
+    return scale * total, lam, conditions
 
 
 def tail_bound(C, B, P, T, Q=None):
