@@ -321,16 +321,12 @@ ROOT_POINTS = [{qq: sympy.Rational(41, 10), Vp: sympy.Rational(4)},
 
 
 def _prox_by_bisection(omega, v):
-    """The logistic proximal map by bisection on [omega, omega + v] written here (120 halvings
-    at the working precision): p - omega - v/(1 + e^p) increases in p."""
-    lo, hi = omega, omega + v
-    for _ in range(mpmath.mp.prec + 20):
-        mid = (lo + hi) / 2
-        if mid - omega - v / (1 + mpmath.exp(mid)) > 0:
-            hi = mid
-        else:
-            lo = mid
-    return (lo + hi) / 2
+    """The logistic proximal map by bisection written in ``tests/test_logistic.py``
+    (``prox_bisection``: p - omega - v/(1 + e^p) increases in p on [omega, omega + v]), to the
+    working precision."""
+    from test_logistic import prox_bisection
+
+    return prox_bisection(omega, v, mpmath.mp.prec)
 
 
 def test_root_offset_is_derived_from_the_declared_equation():
