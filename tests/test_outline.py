@@ -13,7 +13,7 @@ from replica.models.alignment_problem import PROBLEM as ALIGNMENT
 from replica.models.isotropic_problem import PROBLEM as ISOTROPIC
 from replica.models.lowrank_problem import PROBLEM as LOWRANK
 from replica.numerics.machine import Machine
-from replica.numerics.outline import Outline, load_outline, store_outline
+from replica.numerics.outline import Outline, load_fact, load_outline, store_fact, store_outline
 from replica.symbolic.codegen import CodeCache
 
 VARIANTS = ([(ALIGNMENT, name) for name, _ in ALIGNMENT.variants]
@@ -64,5 +64,50 @@ def test_an_outline_whose_spectrum_is_not_the_problems_is_not_stored(tmp_path, m
         assert load_outline(cache) is None
         store_outline(cache, Outline.of(S, ALIGNMENT))
         assert load_outline(cache) == Outline.of(S, ALIGNMENT)
+    finally:
+        CodeCache.folder.cache_clear()
+
+
+@pytest.mark.parametrize("model, holds_root", [("logistic_regression", True), (None, False)],
+                         ids=["logistic_regression", "isotropic"])
+def test_whether_the_equations_hold_a_root_is_stored_beside_the_outline(model, holds_root):
+    """Whether a system's equations hold an implicit root (a verified solve then keeps mpmath:
+    ``Machine._roots_in_equations``) is learned from its SymPy expressions once and stored
+    under the code-cache key, so that a second machine reads it without building the system
+    (found by the fresh clone's ``make test``: learning it imported SymPy in every cached solve
+    of a built-in model, ``test_cli_startup``). Ridge logistic regression's proximal map is a
+    root, the isotropic model has none."""
+    import os
+
+    from replica.modeling import load_model_file
+
+    if model is None:
+        problem, variant = ISOTROPIC, ISOTROPIC.variants[0][0]
+    else:
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        problem = load_model_file(os.path.join(repo, "examples", f"{model}.py"))
+        variant = problem.variants[0][0]
+    first = Machine(problem, variant)
+    assert first._roots_in_equations() is holds_root
+    assert load_fact(first.cache, "implicit-roots") is holds_root
+    second = Machine(problem, variant)
+    assert second._roots_in_equations() is holds_root
+    assert "system" not in second.__dict__  # read from the cache, the system not built
+
+
+def test_a_stored_fact_round_trips_and_a_damaged_one_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPLICA_LAMBDIFY_CACHE", str(tmp_path))
+    CodeCache.folder.cache_clear()
+    try:
+        cache = CodeCache("fact-test-key")
+        assert load_fact(cache, "implicit-roots") is None
+        for value in (True, False):
+            store_fact(cache, "implicit-roots", value)
+            assert load_fact(cache, "implicit-roots") is value
+        for text in ("not json", "1", '"yes"'):
+            with open(cache.path("fact-implicit-roots", ".json"), "w") as fh:
+                fh.write(text)
+            assert load_fact(cache, "implicit-roots") is None
+        assert load_fact(None, "implicit-roots") is None
     finally:
         CodeCache.folder.cache_clear()

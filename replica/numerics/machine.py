@@ -21,7 +21,7 @@ from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
 from .newton import (BallsNotFinite, NewtonReport, damped_mp, iterate_grid, jacobian_digits,
                      newton_arb, newton_grid, newton_mp)
-from .outline import Outline, load_outline, store_outline
+from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
 from .roots import bracketed_newton, bracketed_newton_vec
@@ -280,7 +280,11 @@ class Machine:
         regression at 180 bits, 3.3 s CPU): Newton's iterations and the rounding bound of a
         verified solve in balls took 28 s CPU where mpmath takes 1.8 s, so a verified solve
         keeps mpmath there (as before the roots' integrands had growth envelopes); ``--certify``
-        encloses them all the same (:mod:`replica.numerics.certify` does not use this)."""
+        encloses them all the same (:mod:`replica.numerics.certify` does not use this).
+        Learned once per code-cache key and stored there (:func:`load_fact`), so that a
+        cached solve of a built-in model neither builds its system nor imports SymPy."""
+        if self._has_roots is None:
+            self._has_roots = load_fact(self.cache, "implicit-roots")
         if self._has_roots is None:
             import sympy
 
@@ -292,6 +296,7 @@ class Machine:
             source = getattr(model, "free_energy", None)
             exprs = [source] if source is not None else self.abstract_equations
             self._has_roots = any(sympy.sympify(e).atoms(ImplicitRoot) for e in exprs)
+            store_fact(self.cache, "implicit-roots", self._has_roots)
         return self._has_roots
 
     def _ball_arguments(self, params):

@@ -121,3 +121,26 @@ def store_outline(cache, outline: Outline) -> None:
     """Store ``outline`` in ``cache`` when it can stand for its system."""
     if cache is not None and outline.portable:
         cache.store(OUTLINE_NAME, outline.to_json(), ".json")
+
+
+def load_fact(cache, name: str) -> bool | None:
+    """A yes/no fact about the system stored in ``cache`` under ``name`` by :func:`store_fact`
+    (e.g. whether its equations hold an implicit root), or ``None`` if not stored (or no cache).
+    Facts are learned from the system's expressions after the outline was written; stored under
+    the same key, they spare a later process building the system (and importing SymPy) to learn
+    them again."""
+    path = None if cache is None else cache.path(f"fact-{name}", ".json")
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        with open(path) as fh:
+            value = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, bool) else None
+
+
+def store_fact(cache, name: str, value: bool) -> None:
+    """Store the fact ``name`` = ``value`` in ``cache`` (see :func:`load_fact`)."""
+    if cache is not None:
+        cache.store(f"fact-{name}", json.dumps(bool(value)), ".json")
