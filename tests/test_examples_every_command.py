@@ -138,7 +138,7 @@ MATRIX = [
     (TEA, "simulate", ["--alpha", "1", "--d", "50", "--seeds", "2"], 2, NO_SIMULATION),
     # ridge logistic regression: the proximal root is enclosed in balls (Krawczyk,
     # test_implicit_balls.py), its integrands' tails bounded through the root (growth
-    # envelopes): ``solve --certify --json`` (about 4 min CPU) is run once, in
+    # envelopes): ``solve --certify --json`` (about 45 s CPU) is run once, in
     # test_tail_envelopes.py's test_logistic_certified_enclosures_contain_the_hand_written_fixed_point,
     # which asserts this matrix's checks and that the enclosures contain an independent value
     (LOG, "solve", ["--alpha", "2", "--lam", "1/10", "--eta", "1", "--json"], 0, None),

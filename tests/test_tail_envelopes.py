@@ -425,7 +425,7 @@ def test_reciprocal_slope_condition_is_checked_on_the_box():
 @pytest.mark.slow
 def test_logistic_certified_enclosures_contain_the_hand_written_fixed_point(capsys):
     """Ridge logistic regression at alpha = 2, lambda = 1/10, eta = 1, certified at 30 digits by
-    the command a user types (``solve --certify --json``, about 4 min CPU; this is also issue
+    the command a user types (``solve --certify --json``, about 45 s CPU; this is also issue
     26's every-command row for logistic ``--certify``, run once here instead of twice), against
     the replica-symmetric equations written out by hand in ``tests/test_logistic.py``
     (``rs_fixed_point``: the envelope theorem's derivatives, the proximal map by mpmath's root

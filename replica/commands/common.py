@@ -147,7 +147,7 @@ def run_solve(problem, raw: dict, dps: int, as_json: bool, certify: bool = False
     params = problem.schema.parse(raw)
     _estimate_dense(problem, params, dps)
     try:
-        # (a proof can take minutes -- ridge logistic regression's: about 4 min CPU --: a
+        # (a proof can take minutes -- ridge logistic regression's: about 45 s CPU --: a
         # heartbeat line on stderr after 2 s, nothing for a shorter run or with --quiet)
         with Progress(f"{problem.name}: solve --certify", enabled=certify):
             res = solve_params(problem, params, dps=dps, certify=certify)
