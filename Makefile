@@ -23,9 +23,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m replica.demo --out out
 
-# the full tier (CI): every test, on two processes (pytest-xdist)
+# the full tier (CI): every test, on two processes (pytest-xdist); the 30 slowest are listed at
+# the end, so the suite's time can be watched run by run
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 2 --durations=30
 
 # the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivation
 # checks, simulations against the theory, the fuzzing campaigns and tests over ~1 s run in
