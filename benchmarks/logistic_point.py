@@ -23,6 +23,10 @@ nodes they evaluate, the Gauss--Legendre rules built (cache misses of
 the implicit roots solved at ball midpoints (and those found in the per-evaluation memo), and
 the CPU time inside the quadrature against the whole ``replica.cli.main`` call.
 
+Per command and tree the same counts, summed (evaluations, nodes, roots solved), are the
+table's 'work' column: trees that do the same work and differ in time differ by the machine's
+noise (a machine shared with other jobs), not by the code.
+
 Writes the README section ``logistic_point``."""
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ COMMANDS = {
     "lasso": "--model examples/lasso.py --alpha 1/2 --eps 1/10 --lam 1/2 --sigma 1/10 --dps 30",
     "hinge_svm": "--model examples/hinge_svm.py --alpha 2 --dps 30",
     "capacity": "--model examples/perceptron_capacity.py --kappa 0 --dps 40",
+    "glm_logistic": "--model examples/glm_logistic.py --alpha 2 --lam 1/10 --eta 9/10 --dps 30",
 }
 
 
@@ -122,8 +127,8 @@ print(json.dumps({"calls": calls, "nodes": nodes, "seconds": seconds, "total": t
 """
 
 
-def breakdown(tree: str, cache: str, pyc: str) -> dict:
-    code = BREAKDOWN.replace("@COMMAND@", repr(COMMANDS["logistic"]))
+def breakdown(tree: str, cache: str, pyc: str, name: str = "logistic") -> dict:
+    code = BREAKDOWN.replace("@COMMAND@", repr(COMMANDS[name]))
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=_env(tree, cache, pyc),
                           capture_output=True, text=True, check=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -168,6 +173,12 @@ def main():
             row += [f"{med[side]:.2f}" for side in trees]
             row += [f"{med['baseline'] / med[side]:.2f}x" for side in trees if side != "baseline"]
             row.append("identical" if same else "DIFFERENT")
+            # the work done, counted (the same in every run of a tree: a timing difference
+            # between trees that do the same work is the machine's, not the code's)
+            work = {side: breakdown(tree, *dirs[side], name) for side, tree in trees.items()}
+            row.append(" / ".join(
+                f"{sum(w['calls'].values())}, {sum(w['nodes'].values())}, {w['roots_solved']}"
+                for w in work.values()))
             print(json.dumps(row), flush=True)
             rows.append(row)
         br = breakdown(here, *dirs["this"])
@@ -176,6 +187,7 @@ def main():
     load1 = os.getloadavg()[0]
     header = ["command"] + [f"{side} (s)" for side in trees]
     header += [f"baseline / {side}" for side in trees if side != "baseline"] + ["output"]
+    header.append("work (" + " / ".join(trees) + ")")
     precs = sorted(br["calls"], key=int)
     quad = sum(br["seconds"].values())
     lines = [f"- working precision {p} bits (the rules at {int(p) + 20}): {br['calls'][p]} "
@@ -189,7 +201,9 @@ def main():
         + ", ".join(f"{side} `{tree}`" for side, tree in trees.items())
         + ". Bytecode cached per tree (an installed package does not compile its modules at "
         "each start). 'output': every run's printed output, character for character, the same "
-        "as the baseline's.\n\n" + table(header, rows)
+        "as the baseline's. 'work': per tree, counted in one more run (warm cache), the "
+        "evaluations of Gaussian integrals, their quadrature nodes and the implicit roots "
+        "polished at ball midpoints (not found in the memo).\n\n" + table(header, rows)
         + "\n\nWhere the logistic point's time goes (this tree, one process, warm code cache; "
         f"CPU {br['total']:.2f} s in `replica.cli.main`, of which {quad:.2f} s in the "
         "Gaussian integrals' quadrature, the rest loading SymPy, the model file and the "

@@ -136,8 +136,10 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                 direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
             if verify:
                 with precision(hi):
+                    # (a certified solve certifies rep_hi.x: there the final step is taken)
                     ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
-                                                     condition=False, chord=rep.chord)
+                                                     condition=False, chord=rep.chord,
+                                                     last_step=certify)
                     ref_direct, hi_balls = {}, {}
                     for k, d in problem.direct.items():
                         ref_direct[k], hi_balls[k] = direct_value_and_ball(d, params)

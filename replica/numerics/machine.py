@@ -378,7 +378,7 @@ class Machine:
         return self.evaluate(group, "mp", x, P, spec)
 
     def newton(self, x0, P, spec, balls=None, condition: bool = True,
-               chord=None) -> NewtonReport:
+               chord=None, last_step: bool = True) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
         ``condition=False`` (a verifying re-solve) skips the condition number and the
@@ -386,7 +386,9 @@ class Machine:
         ``chord``: the ``chord`` of an earlier report of this system near ``x0`` (the
         Jacobian of the residual map in the unknowns ``x``, at lower precision), the first
         iteration matrix of :func:`newton_mp` (its ``J0``); the report's ``chord`` is its last
-        Jacobian, in the unknowns ``x`` (``None`` from the ball-arithmetic iteration)."""
+        Jacobian, in the unknowns ``x`` (``None`` from the ball-arithmetic iteration).
+        ``last_step=False`` (with ``condition=False``): :func:`newton_mp`'s final step below
+        ``1000 eps`` is not taken (the ball iteration takes it)."""
         n = self.n
         if balls is not None and self._integrals_in_balls():
             balls = None  # (Newton uses midpoints only: the mpmath rules, see the method)
@@ -429,7 +431,7 @@ class Machine:
             J0 = mpmath.matrix([[mpmath.mpf(chord[i, j]) * scale[j] / rscale[i]
                                  for j in range(n)] for i in range(n)])
         rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
-                        residual=condition, J0=J0)
+                        residual=condition, J0=J0, last_step=last_step)
         last = None
         if rep.chord is not None:  # back to the unknowns x
             last = mpmath.matrix([[rep.chord[i, j] * rscale[i] / scale[j] for j in range(n)]
@@ -508,7 +510,8 @@ class Machine:
         return rep
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
-                      strict: bool = False, chord=None, report_balls: bool = True):
+                      strict: bool = False, chord=None, report_balls: bool = True,
+                      last_step: bool = True):
         """One solve at the working precision: ``(values, report, iterations)``.
 
         Newton starts from ``start`` (any precision), then -- if that fails -- from
@@ -520,7 +523,11 @@ class Machine:
         matrix from ``start`` (:meth:`newton`), not from the fallbacks. ``report_balls=False``:
         the reported values of a system with Gaussian integrals are evaluated in mpmath, not in
         balls (a certified solve, whose enclosures replace the rounding bound that
-        :meth:`evaluation_digits` reads from those balls)."""
+        :meth:`evaluation_digits` reads from those balls). ``last_step=False`` (a verifying
+        re-solve, ``condition=False``, that is not certified): Newton's final step below
+        ``1000 eps`` is not taken from ``start`` or ``fallback`` (:func:`newton_mp`), so the
+        reported values are evaluated where the equations were last, on the same nodes (their
+        implicit roots remembered)."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -535,7 +542,8 @@ class Machine:
                     continue
                 try:
                     rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition,
-                                      chord=chord if x0 is start else None)
+                                      chord=chord if x0 is start else None,
+                                      last_step=last_step)
                 except ConvergenceError as exc:
                     if strict and x0 is start:
                         raise ConvergenceError(
