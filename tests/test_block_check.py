@@ -214,3 +214,58 @@ def test_a_point_without_a_finite_residual_inside_a_block(lowrank_call):
     rest = ~np.isin(np.arange(N), (13, 23, 33))
     np.testing.assert_array_equal(c[rest], cond[rest])
     np.testing.assert_array_equal(e[rest], err[rest])
+
+
+def test_the_blocked_matrices_are_check_matrix_lane_by_lane(lowrank_call):
+    """``check_matrix_block`` (the float64 Jacobian and its equilibrated matrix of BLOCK points
+    at once) against ``check_matrix``, the same step written for one point: every lane's
+    Jacobian, equilibrated matrix and finiteness bit for bit -- with an unknown planted NaN in
+    one lane and inf in another, and a partial last block whose unused lanes hold the previous
+    block's points (their results are not read)."""
+    k, P, spec, got = lowrank_call
+    x = got[0].copy()
+    x[1, 5] = np.nan
+    x[3, 14] = np.inf
+    mod, n, n_p, B = k.module, k.n, k.n_p, fused_check.BLOCK
+    ns = k.n_al + k.n_in
+    Pm = np.array(P)
+    IE = np.zeros((4 * n + n_p) * B)
+    JW, CW = np.empty(n * n * B), np.empty(n * n * B)
+    OK = np.zeros(B, dtype=np.bool_)
+    lam = np.zeros(0)
+    seen_bad = 0
+    for b0 in range(0, N, B):
+        me = min(B, N - b0)
+        for q in range(me):
+            IE[np.arange(n) * B + q] = x[:, b0 + q]
+            IE[(2 * n + np.arange(n_p)) * B + q] = Pm[:, b0 + q]
+        mod.check_matrix_block(IE, JW, CW, OK)
+        for q in range(me):
+            i = b0 + q
+            J, A = np.empty((n, n)), np.empty((n, n))
+            ok = mod.check_matrix(np.ascontiguousarray(x[:, i]), np.ascontiguousarray(Pm[:, i]),
+                                  lam, lam, lam, lam, np.empty(max(ns, 1)),
+                                  np.empty(n + n_p + ns), np.zeros(n), np.zeros(n), J, A)
+            assert bool(OK[q]) == ok, i
+            seen_bad += not ok
+            if ok:
+                np.testing.assert_array_equal(JW[q::B], J.ravel(), err_msg=str(i))
+                np.testing.assert_array_equal(CW[q::B], A.ravel(), err_msg=str(i))
+    assert seen_bad == 2 and N % B  # (the two planted lanes; a partial last block)
+
+
+def test_the_blocked_loops_ask_for_the_widest_vectors():
+    """The eight-point loops carry LLVM's ``prefer-vector-width=512`` (``_wide_vectors``), and
+    on a processor with 512-bit vectors (AVX-512) the compiled loop uses them; the values are
+    those of the scalar code (the tests above)."""
+    import llvmlite.binding as llvm
+
+    block = fused_check.compiled_cond_block(5)
+    sig = block.signatures[0] if block.signatures else None
+    if sig is None:
+        block(np.zeros(25 * fused_check.BLOCK), np.empty(fused_check.BLOCK))
+        sig = block.signatures[0]
+    assert '"prefer-vector-width"="512"' in block.inspect_llvm(sig)
+    llvm.initialize_native_target()
+    if "+avx512f" in llvm.get_host_cpu_features().flatten().split(","):
+        assert "zmm" in block.inspect_asm(sig)

@@ -27,15 +27,18 @@ NumPy ``longdouble`` (64 bits), inside the same compiled loop that solved the po
 
 For a machine without spectral averages (the low-rank model) the points are checked
 :data:`BLOCK` at a time (the points to check gathered in order): the residuals of the block
-(step 1, :func:`block_evaluator` of the ``equations`` group), the conditions of its
-equilibrated matrices (step 2, :func:`cond_block_source`: the same Jacobi rotations for each
-matrix, a matrix whose rotations end early left unchanged by the block's later sweeps) and the
-reported values at the corrected points that reach step 4 (:func:`block_evaluator` of the
-``report`` group) are evaluated together, the Jacobian, the Newton correction and each value's
-comparison point by point. The same operations on the same operands as at one point, so each
-point's residual, condition, values, estimate and status are those of the point checked alone
-(``check_point``), bit for bit (``tests/test_block_check.py``), the several points evaluated by
-the processor's vector instructions.
+(step 1, :func:`block_evaluator` of the ``equations`` group), their float64 Jacobians and
+equilibrated matrices (step 2, :func:`matrix_block_source`), the conditions of those matrices
+(:func:`cond_block_source`: the same Jacobi rotations for each matrix, a matrix whose rotations
+end early left unchanged by the block's later sweeps) and the reported values at the corrected
+points that reach step 4 (:func:`block_evaluator` of the ``report`` group) are evaluated
+together, the Newton correction and each value's comparison point by point. The same operations
+on the same operands as at one point, so each point's residual, condition, values, estimate and
+status are those of the point checked alone (``check_point``), bit for bit
+(``tests/test_block_check.py``), the several points evaluated by the processor's vector
+instructions -- its widest ones: the eight-point loops ask LLVM for 512-bit vectors
+(``_wide_vectors``; without it LLVM stops at 256 bits on a processor with AVX-512), eight
+double lanes in one register, each lane doing the scalar code's IEEE operations.
 
 The spectral averages are summed in double-double over the float64 pairs (read exactly), as the
 ``longdouble`` check sums them over the same pairs, each as a balanced tree of sums
@@ -99,6 +102,20 @@ def _fma(typingctx, a, b, c):
         d = _ir.DoubleType()
         fn = builder.module.declare_intrinsic("llvm.fma", [d], _ir.FunctionType(d, [d, d, d]))
         return builder.call(fn, args)
+    return sig, codegen
+
+
+@_intrinsic
+def _wide_vectors(typingctx):
+    # marks the function that calls it for the processor's widest vectors: LLVM's
+    # "prefer-vector-width"="512" (on a processor with 512-bit vectors LLVM otherwise stops at
+    # 256 bits; elsewhere the attribute changes nothing). Each vector lane does the same IEEE
+    # operations as the scalar code, so only the speed changes
+    sig = _types.none()
+
+    def codegen(context, builder, signature, args):
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        return context.get_dummy_value()
     return sig, codegen
 
 
@@ -596,15 +613,17 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
               "        xh[j], xl[j] = _two_sum(x[j], -b[j])"]
         i_end = len(c)
     # a machine without spectral averages checks its points BLOCK at a time: the residuals
-    # (block_evaluator), the conditions (cond2_block) and the reported values (block_evaluator)
-    # of BLOCK points together, the rest point by point (check_matrix, check_correct: the
-    # pieces of check_point between them)
+    # (block_evaluator), the Jacobians and equilibrated matrices (check_matrix_block), the
+    # conditions (cond2_block) and the reported values (block_evaluator) of BLOCK points
+    # together, the Newton correction point by point (check_correct: the piece of check_point
+    # after the condition; check_matrix, the one-point matrix step, is the tests' reference)
     blocked = bool(n and k and not any(ks for lv in levels.values() for ks in lv))
     prepare = []
     if blocked:
         prepare = ["@JIT", "def check_matrix(x, p, lam, mu, w, t, st, v, RH, RL, J, A):",
                    "    # check_point's Jacobian J and equilibrated matrix A at x (the residual"
-                   " RH, RL given): whether both are finite"]
+                   " RH, RL given): whether both are finite (one point; the blocked check"
+                   " uses check_matrix_block, which tests/test_block_check.py compares with it)"]
         prepare += [ln.replace("return _np.inf, _np.inf", "return False")
                     for ln in c[i_matrix:i_cond]]
         prepare += ["    return True", "", "", "@JIT",
@@ -679,6 +698,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"    IE = _np.zeros({eq0 + 2 * n} * BLOCK)",
           "    lane_e = _np.empty(BLOCK, _np.int64)",
           f"    CW = _np.zeros({n * n} * BLOCK)",
+          f"    JW = _np.zeros({n * n} * BLOCK)",
           "    CB = _np.empty(BLOCK)",
           "    OKB = _np.zeros(BLOCK, _np.bool_)",
           f"    RHB = _np.empty((BLOCK, {n}))",
@@ -697,39 +717,42 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        me += 1",
           "        if me == BLOCK:",
           "            m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
-          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m)",
+          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m)",
           "            me = 0",
           "    if me:",
           "        m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
-          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m)",
+          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m)",
           "    if m:",
           "        block_errors(IO, lane, m, REP, ERR)", "", "",
           "@JIT",
           "def check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl, IE,"
-          " lane_e, me, CW, CB, OKB, RHB, RLB, JB, IO, lane, m):",
+          " lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m):",
           "    # the me points of IE (their indices lane_e): residuals and conditions together,"
           " then each point's correction; the corrected points join IO's m (returned: how many"
           " IO holds now)",
           "    dd_block_equations(IE)",
+          "    check_matrix_block(IE, JW, CW, OKB)",
           "    for q in range(BLOCK):",
           "        ok = False",
           "        if q < me:",
           "            i = lane_e[q]",
+          "            ok = OKB[q]",
           f"            for j in range({n}):",
           f"                rh = IE[({eq0} + j) * BLOCK + q]",
           f"                rl = IE[({eq0 + n} + j) * BLOCK + q]",
           ("                RHB[q, j], RLB[q, j] = dd_sub(X[j, i], 0.0, rh, rl)" if fixed_point
            else "                RHB[q, j], RLB[q, j] = rh, rl"),
-          "            ok = check_matrix(X[:, i], P[:, i], lam, mu, w, t, st, v, RHB[q], RLB[q],"
-          " JB[q], A)",
+          "                ok = ok and _finite(RHB[q, j]) and _finite(RLB[q, j])",
           "            if not ok:",
           "                COND[i] = _np.inf",
           "                ERR[i] = _np.inf",
           "        OKB[q] = ok",
           f"        for r in range({n}):",
           f"            for j in range({n}):",
-          f"                CW[(r * {n} + j) * BLOCK + q] = A[r, j] if ok else"
-          " (1.0 if r == j else 0.0)",
+          "                if ok:",
+          f"                    JB[q, r, j] = JW[(r * {n} + j) * BLOCK + q]",
+          "                else:",
+          f"                    CW[(r * {n} + j) * BLOCK + q] = 1.0 if r == j else 0.0",
           "    cond2_block(CW, CB)",
           "    for q in range(me):",
           "        if not OKB[q]:",
@@ -776,6 +799,8 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     lines.append(block_evaluator(text, "equations", counts, n, n_p))
     lines.append(block_evaluator(text, "report", counts, n, n_p))
     lines.append(cond_block_source(n))
+    lines.append(matrix_block_source(n, n_p, counts.get("aliases", 0), counts.get("inputs", 0),
+                                     fixed_point))
     lines.append("\n".join(c) + "\n")
     return "\n\n".join(lines)
 
@@ -847,7 +872,7 @@ def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> st
     model's 36 values, ``benchmarks/README.md``). Only for a machine without spectral averages
     (their pairwise sums are loops of their own)."""
     fns = _outer_functions(text)
-    body = [f"@JIT\ndef dd_block_{group}(IO):", "    for b in range(BLOCK):"]
+    body = [f"@JIT\ndef dd_block_{group}(IO):", "    _wide_vectors()", "    for b in range(BLOCK):"]
     x = [v for j in range(n) for v in (f"IO[{j} * BLOCK + b]", f"IO[{n + j} * BLOCK + b]")]
     p = [v for j in range(n_p) for v in (f"IO[{2 * n + j} * BLOCK + b]", "0.0")]
 
@@ -896,7 +921,7 @@ def cond_block_source(n: int) -> str:
     def at(r, j):
         return f"CW[{r * n + j} * BLOCK + b]"
 
-    out += ["    for sweep in range(60):", "        rot = 0"]
+    out += ["    _wide_vectors()", "    for sweep in range(60):", "        rot = 0"]
     for p in range(n - 1):
         for q in range(p + 1, n):
             out.append("        for b in range(BLOCK):")
@@ -926,3 +951,53 @@ def cond_block_source(n: int) -> str:
                 "        small = r if r < small else small"]
     out += ["        C[b] = big / small if small > 0.0 else _np.inf", "    return"]
     return "\n".join(out) + "\n"
+
+
+def matrix_block_source(n: int, n_p: int, n_al: int, n_in: int, fixed_point: bool) -> str:
+    r"""``check_matrix_block(IE, JW, CW, OK)``: ``check_matrix`` at the ``BLOCK`` points of
+    ``IE`` (:func:`check_source`'s layout: the unknowns :math:`\hat x` in the rows ``0 .. n-1``,
+    the parameters in the rows ``2n .. 2n+n_p-1``) at once: the float64 Jacobian
+    :math:`J(\hat x)` (:math:`I - \Phi'` for a fixed-point system) into ``JW`` and the
+    row-equilibrated matrix :math:`A_{ij} = J_{ij} s_j / \max_k |J_{ik} s_k|`
+    (:math:`s_j = \max(|\hat x_j|, 10^{-300})`) into ``CW`` (entry :math:`(r, j)` of lane ``b``
+    at ``[(r n + j) \cdot BLOCK + b]``), and ``OK[b]``: whether every entry of ``A`` is finite
+    (the residual's finiteness is the caller's). The kernel's generated float64 functions
+    (``aliases_outer``, ``inputs_outer``, ``jacobian_outer``, as ``stage`` and ``ev_jacobian``
+    call them) and the same operations in the same order as ``check_matrix``, its branches
+    written as selections: the same values bit for bit, one loop over the lanes without
+    branches that the compiler may evaluate several lanes at a time."""
+    xs = [f"x{j}" for j in range(n)]
+    ps = [f"p{j}" for j in range(n_p)]
+    al = [f"a{j}" for j in range(n_al)]
+    inp = [f"s{j}" for j in range(n_in)]
+    L = ["@JIT", "def check_matrix_block(IE, JW, CW, OK):", "    _wide_vectors()",
+         "    for b in range(BLOCK):"]
+    L += [f"        x{j} = IE[{j} * BLOCK + b]" for j in range(n)]
+    L += [f"        p{j} = IE[{2 * n + j} * BLOCK + b]" for j in range(n_p)]
+    if n_al:
+        L.append(f"        ra = aliases_outer({', '.join(xs + ps)})")
+        L += [f"        a{j} = ra[{j}]" for j in range(n_al)]
+    if n_in:
+        L.append(f"        ri = inputs_outer({', '.join(al + ps)})")
+        L += [f"        s{j} = ri[{j}]" for j in range(n_in)]
+    L.append(f"        jx = jacobian_outer({', '.join(xs + ps + al + inp)})")
+    for j in range(n):
+        L += [f"        c{j} = abs(x{j})", f"        c{j} = c{j} if c{j} > 1e-300 else 1e-300"]
+    L.append("        ok = True")
+    for i in range(n):
+        for j in range(n):
+            k = n * i + j
+            if fixed_point:
+                L.append(f"        j{j} = {'1.0 - ' if i == j else '-'}jx[{k}]")
+            else:
+                L.append(f"        j{j} = jx[{k}] + 0.0")
+            L.append(f"        JW[{k} * BLOCK + b] = j{j}")
+        L.append("        big = 0.0")
+        for j in range(n):
+            L += [f"        e{j} = j{j} * c{j}", f"        g = abs(e{j})",
+                  "        big = g if (g > big) | (g != g) else big"]
+        for j in range(n):
+            L += [f"        e{j} = e{j} / big", f"        ok = ok & (e{j} - e{j} == 0.0)",
+                  f"        CW[{n * i + j} * BLOCK + b] = e{j}"]
+    L += ["        OK[b] = ok", "    return"]
+    return "\n".join(L) + "\n"
