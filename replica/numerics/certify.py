@@ -77,6 +77,7 @@ import mpmath
 
 from ..params import INF
 from ..symbolic.codegen import NotEnclosable, arb_of, integral_goal
+from ..symbolic.implicit import forget_ball_enclosures
 from .precision import ball_precision, precision
 
 MAX_RADIUS = Fraction(1, 1000)
@@ -499,12 +500,16 @@ def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None,
     rigorous either way, only its width differs. Where that certificate fails, or proves fewer
     than ``digits`` digits for some value, the certification is repeated with the integrals at
     ``dps`` digits, so the outcome is never weaker than without ``digits``."""
-    if digits is not None and digits + GOAL_MARGIN < dps:
-        goal = int((digits + GOAL_MARGIN) * 3.33) + 1
-        cert = _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, goal)
-        if cert.certified and cert.min_digits(digits) >= digits:
-            return cert
-    return _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, None)
+    forget_ball_enclosures()  # (the root enclosures remembered are this proof's own)
+    try:
+        if digits is not None and digits + GOAL_MARGIN < dps:
+            goal = int((digits + GOAL_MARGIN) * 3.33) + 1
+            cert = _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, goal)
+            if cert.certified and cert.min_digits(digits) >= digits:
+                return cert
+        return _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, None)
+    finally:
+        forget_ball_enclosures()
 
 
 def _certify_point(machine, params, x_mp, dps, direct, jacobian, chord, goal) -> Certificate:

@@ -100,12 +100,14 @@ from __future__ import annotations
 
 import hashlib
 import math
+import weakref
 
 import mpmath
 import numpy as np
 import sympy
 
-__all__ = ["ImplicitRoot", "implicit_root", "ImplicitRootError", "content_digest"]
+__all__ = ["ImplicitRoot", "implicit_root", "ImplicitRootError", "content_digest",
+           "forget_ball_enclosures"]
 
 
 class ImplicitRootError(ValueError):
@@ -224,9 +226,42 @@ def _split(b, n: int) -> list:
     return [points[i].union(points[i + 1]) for i in range(n)]
 
 
+def _ball_key(args) -> tuple:
+    r"""The exact contents of balls (python-flint ``arb`` or ``acb``) and the working precision,
+    as a hashable key: each ball's midpoint and radius as exact (mantissa, exponent) pairs (of
+    the real and imaginary parts), the type, and ``flint.ctx.prec``. Two argument tuples with
+    the same key are the same sets at the same precision, so any function of them -- the root
+    enclosure of :meth:`_Numeric.ball` -- has the same value at both; a key of the midpoints
+    alone would hand the enclosure of a narrow ball to a wider one that it need not contain."""
+    import flint
+
+    out = [flint.ctx.prec]
+    for a in args:
+        if type(a) is flint.acb:
+            re, im = a.real, a.imag
+            out.append((1, re.mid().man_exp(), re.rad().man_exp(), im.mid().man_exp(),
+                        im.rad().man_exp()))
+        else:
+            out.append((0, a.mid().man_exp(), a.rad().man_exp()))
+    return tuple(out)
+
+
 def _magnitude(b):
     """An upper bound of ``|b|`` (an exact ``arb``)."""
     return abs(b).upper()
+
+
+_NUMERICS: "weakref.WeakSet" = weakref.WeakSet()
+"""Every root finder of this process (:func:`forget_ball_enclosures` empties their memos)."""
+
+
+def forget_ball_enclosures() -> None:
+    """Empty every implicit function's memo of root enclosures (:meth:`_Numeric.ball`): a
+    certificate (:func:`replica.numerics.certify.certify_point`) starts and ends with it, so
+    each proof computes its own enclosures (and their cost is that of one proof) and the
+    memory is given back."""
+    for numeric in list(_NUMERICS):
+        numeric._ball_memo.clear()
 
 
 class _Numeric:
@@ -236,12 +271,14 @@ class _Numeric:
 
     def __init__(self, cls):
         self.cls = cls
+        _NUMERICS.add(self)
         self._mp = None
         self._np = None
         self._scalar = None  # _scalar_functions(), () where there are none
         self._mid = None
         self._memo: dict = {}
         self._mid_memo: dict = {}  # midpoint(): the balls' midpoints (exact) -> the root's ball
+        self._ball_memo: dict = {}  # ball(): the balls' exact contents -> the enclosure
         self._np_memo: list = []  # the last few float64 solves: (arguments, their ends, roots)
 
     def midpoint(self, *args):
@@ -489,13 +526,41 @@ class _Numeric:
         if any(type(a) is flint.acb for a in args):
             args = tuple(a if type(a) is flint.acb else flint.acb(self._arb_ball(a))
                          for a in args)
+            key = _ball_key(args)
+            hit = self._ball_memo.get(key)
+            if hit is not None:
+                return hit
             try:
                 if all(a.imag == 0 for a in args):  # real balls: the real enclosure is tighter
-                    return flint.acb(self._krawczyk(tuple(a.real for a in args), False))
-                return self._krawczyk(args, True)
+                    out = flint.acb(self._krawczyk(tuple(a.real for a in args), False))
+                else:
+                    out = self._krawczyk(args, True)
             except (_NoContraction, NotEnclosable):
-                return flint.acb(flint.arb.nan(), flint.arb.nan())
-        return self._krawczyk(tuple(self._arb_ball(a) for a in args), False)
+                out = flint.acb(flint.arb.nan(), flint.arb.nan())
+            self._remember(key, out)
+            return out
+        args = tuple(self._arb_ball(a) for a in args)
+        key = _ball_key(args)
+        hit = self._ball_memo.get(key)
+        if hit is not None:
+            return hit
+        out = self._krawczyk(args, False)  # (a refusal raises: not remembered)
+        self._remember(key, out)
+        return out
+
+    BALL_MEMO_SIZE = 1 << 16
+    """Enclosures :meth:`ball` remembers at most (the memo is emptied when full)."""
+
+    def _remember(self, key, value):
+        r"""Remember the enclosure of :meth:`ball` under the exact contents of its arguments
+        (:func:`_ball_key`): the integrals of a certificate evaluate their integrands at the
+        same balls many times (the same node of the same subdivision, the same parameter
+        box), and the enclosure is a function of exactly that key -- the Krawczyk test is
+        deterministic given the balls and the precision -- so a hit returns what a new test
+        would."""
+        if len(self._ball_memo) >= self.BALL_MEMO_SIZE:
+            self._ball_memo.clear()
+        self._ball_memo[key] = value
 
     @staticmethod
     def _arb_ball(a):
@@ -561,7 +626,7 @@ class _Numeric:
         half = flint.arb(2) ** (-(prec // 2) - 2)
         step = None
         for _ in range(self.NEWTON_ITER):
-            f, d = equation(p, *args)[:2]
+            f, d, dd, _ = equation(p, *args)  # over the balls: F(p0), F'(p0), F''(p0)
             if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
                 return self._refuse(complex_, f"{name}: its equation is not finite at the "
                                     "centre of the argument balls")
@@ -570,16 +635,18 @@ class _Numeric:
             size = abs(step).mid() if complex_ else abs(step)
             scale = max(abs(p).mid() if complex_ else abs(p), flint.arb(1))
             width = (_radius(f) / abs(d.mid())).mid()
-            p = (p - step).mid()
             if size <= 2 * width or size <= half * scale:
-                break  # the error left, about the step squared, is below the precision
+                # the centre p0 stays this iterate, whose F, F', F'' over the balls are in
+                # hand: the Newton image p0 - cF(p0) in the Krawczyk operator below is the
+                # step not taken, and the box (radius twice the step plus the propagated
+                # width) holds the root; the error K leaves beyond the propagated width is of
+                # order F''/F' times the step squared, below the precision (docstring)
+                break
+            p = (p - step).mid()
         else:
             return self._refuse(complex_, f"{name}: Newton's method at the centre of the "
                                 "argument balls does not converge")
-        f, d, dd, _ = equation(p, *args)  # F(p0) over the balls; the preconditioner 1/F'(p0)
-        if not (f.is_finite() and d.is_finite()) or d.mid() == 0:
-            return self._refuse(complex_, f"{name}: its equation is not finite at the root")
-        c = (1 / d.mid()).mid()
+        c = (1 / d.mid()).mid()  # the preconditioner 1/F'(p0), an exact number
         head = p - c * f
         r = self.START * (_radius(c * f) + _radius_mid(step)) + tiny * max(_magnitude(p),
                                                                          flint.arb(1))
