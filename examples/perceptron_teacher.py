@@ -119,7 +119,10 @@ def H(x):
     return sympy.erfc(x / sympy.sqrt(2)) / 2
 
 
-PSI_GAUSS = (mhat - sympy.log(1 + mhat)) / 2
+# log1p: log(1 + mhat) rounds to 0 at mhat < 10^-dps (alpha = 1e-300), which left
+# psi = mhat/2 instead of mhat^2/4 and a free entropy wrong in its first digit (-3.75e-301 for
+# -alpha log 2 = -6.93e-301) that the re-solve at more digits did not see (the same rounding)
+PSI_GAUSS = (mhat - log1p(mhat)) / 2
 # log cosh u written as log1p(2 sinh(u/2)^2) (cosh u - 1 = 2 sinh(u/2)^2): the same function,
 # without the cancellation of log(1 + u^2/2 + ...) at small u = mhat + sqrt(mhat) z, which lost
 # log10(1/mhat) digits of the integral at a tiny sample ratio (alpha = 1e-30: 30 digits)

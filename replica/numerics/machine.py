@@ -260,6 +260,14 @@ class Machine:
         st = self.stage(backend, x, P, spec) if staged is None else staged
         return self.ev[group](backend, list(x) + list(P) + st, spec)
 
+    def _positive_mp(self, x) -> bool:
+        """Whether every unknown is positive where the model declares them so
+        (``positive_unknowns``): the mpmath start iteration stops at an iterate that is not
+        (the Rademacher teacher at alpha = 1e-300, whose map cancels 300 digits, gave
+        m = -7.6e-301, then cycled for minutes)."""
+        return not self.outline.positive_unknowns or all(
+            not isinstance(v, mpmath.mpc) and v > 0 for v in x)
+
     def admissible_mp(self, x, P, spec) -> bool:
         if not self.outline.admissible:
             return True
@@ -556,7 +564,8 @@ class Machine:
                 if self.fixed_point:
                     x0, more = damped_mp(
                         lambda x: self.evaluate("equations", "mp", x, P, spec), x0,
-                        admissible=lambda x: self.admissible_mp(x, P, spec),
+                        admissible=lambda x: self._positive_mp(x)
+                        and self.admissible_mp(x, P, spec),
                         rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
                         what=f"{self.problem.name} saddle point")
                     sweeps += more

@@ -482,7 +482,10 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             if moved > 0 and max(abs(a - b) for a, b in zip(fx, last[1])) <= moved / 4:
                 step = 1  # a strong contraction: the undamped step
         last = (x, fx)
-        x = [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
+        # the undamped step is phi(x) itself, not x + (phi(x) - x): where phi(x) is far below
+        # x (m = 0.25 -> 7.6e-301 at alpha = 1e-300) the difference rounds to -x and the sum
+        # to exactly 0, where the map divides by m
+        x = list(fx) if step == 1 else [xi + step * (fi - xi) for xi, fi in zip(x, fx)]
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)

@@ -543,8 +543,31 @@ def _ball_pre(pre, balls):
     return out if all(v.is_finite() for v in out) else None
 
 
+_CANCELLATION_GUARD_BITS = 30
+"""Cancellation inside a Gaussian integral that :func:`_gauss_mp_rule` tolerates before it
+recomputes the integral at a raised precision (bits: about 9 digits, the margin of the driver's
+guard digits)."""
+
+_CANCELLATION_MAX_BITS = 8000
+"""The most precision (bits, about 2400 digits) that :func:`_gauss_mp_rule` adds for a
+cancellation: beyond it the value is returned as computed, and the verifying re-solve finds
+the digits lost."""
+
+
+def _cancellation_bits(totals, sizes) -> int:
+    r"""The bits lost to cancellation by the worst of the integrals: :math:`\log_2(S/|I|)`
+    with :math:`S` the sum of the pieces' magnitudes (the scale of the rule's error control,
+    :func:`replica.symbolic.quadrature.gauss_legendre_fused`) and :math:`I` the integral; an
+    integral that is exactly 0 (odd by symmetry) counts for nothing."""
+    worst = 0
+    for t, s in zip(totals, sizes):
+        if t != 0 and s > abs(t):
+            worst = max(worst, int(mpmath.ceil(mpmath.log(s / abs(t), 2))))
+    return worst
+
+
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
-                   partial: bool = False, prior=None):
+                   partial: bool = False, prior=None, raised: bool = False):
     """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
@@ -556,7 +579,10 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     integral of a two-dimensional one, whose error the outer rule judges). The first
     evaluation on a cell (not in ``memory``) starts at :class:`_StartLevels`' level: another
     integral's at this precision, ``prior`` (the levels a process before remembered,
-    :class:`_RememberedLevels`), another integral's at a lower precision."""
+    :class:`_RememberedLevels`), another integral's at a lower precision. An integral that
+    cancels (far smaller than the sum of its pieces' magnitudes) is recomputed at a precision
+    raised by the bits lost (:func:`_cancellation_bits`); ``raised``: this is that
+    recomputation, which returns ``(values, sizes)`` and raises nothing more."""
     from .quadrature import NotResolved, gauss_legendre_fused
 
     dps = mpmath.mp.dps
@@ -600,6 +626,28 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             return [+t for t in totals], errors
         if any(e > rtol * s for e, s in zip(errors, sizes)):
             return None
+    if raised:
+        return [+t for t in totals], sizes
+    # the rule's error is relative to the pieces' magnitudes: an integral far smaller than its
+    # integrand (the teacher's channel term at alpha = 1e-300, an odd part of size 1e150
+    # integrating to 1: 150 digits) keeps only the digits that survive the cancellation, so
+    # it is recomputed with the bits lost added to the working precision (the integrand then
+    # evaluated to that many more digits; the arguments are exact). A cancellation beyond the
+    # working precision shows as the whole precision lost: the bits added double until what
+    # is lost at the raised precision is within what was added, or up to
+    # _CANCELLATION_MAX_BITS (an integral that is 0 but for rounding never gets there; its
+    # value is then the last one computed, and the verifying re-solve judges it)
+    lost = _cancellation_bits(totals, sizes)
+    extra = 0
+    while lost > extra + _CANCELLATION_GUARD_BITS and extra < _CANCELLATION_MAX_BITS:
+        extra = min(max(lost + 20, 2 * extra), _CANCELLATION_MAX_BITS)
+        with mpmath.workprec(mpmath.mp.prec + extra):
+            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
+                                   prior=prior, raised=True)
+        if again is None:
+            break
+        totals = again[0]
+        lost = _cancellation_bits(*again)
     return [+t for t in totals]
 
 
