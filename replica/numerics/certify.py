@@ -77,7 +77,6 @@ import mpmath
 
 from ..params import INF
 from ..symbolic.codegen import NotEnclosable, arb_of, integral_goal
-from ..symbolic.implicit import forget_ball_enclosures
 from .precision import ball_precision, precision
 
 MAX_RADIUS = Fraction(1, 1000)
@@ -500,6 +499,10 @@ def certify_point(machine, params, x_mp, dps: int, direct: dict | None = None,
     rigorous either way, only its width differs. Where that certificate fails, or proves fewer
     than ``digits`` digits for some value, the certification is repeated with the integrals at
     ``dps`` digits, so the outcome is never weaker than without ``digits``."""
+    # (imported here: implicit.py imports SymPy, which a cached solve of a built-in model must
+    # not load: tests/test_cli_startup.py)
+    from ..symbolic.implicit import forget_ball_enclosures
+
     forget_ball_enclosures()  # (the root enclosures remembered are this proof's own)
     try:
         if digits is not None and digits + GOAL_MARGIN < dps:
