@@ -122,8 +122,8 @@ integrals aiming at fewer bits than the equations' at the centre, the Krawczyk b
 6 bits fewer, 19,815 -> 19,035 evaluations at the Rademacher teacher (alpha 1, 30 digits), the
 digits proved unchanged there (31) but one fewer on the Gaussian teacher (33 -> 32); 14 bits
 fewer, repeats (alpha 6/5 at 30 digits: 67,081 evaluations). A first try that proves fewer
-digits than asked is repeated at full accuracy at the same precision (``tests/test_certify_goal.py``, a near miss planted
-with margin 1)."""
+digits than asked is repeated at full accuracy at the same precision
+(``tests/test_certify_goal.py``, a near miss planted with margin 1)."""
 
 CHILD = r"""
 REPEATS = {repeats!r}
