@@ -1167,6 +1167,8 @@ def _arb_gaussians_loaded(ns) -> list:
     if not n:
         return []
     acb_ns = dict(_namespace("acb"))
+    if not _bind_implicit(acb_ns, ns.get("IMPLICIT")):
+        raise KeyError("IMPLICIT")  # (not declared in this process: generated again)
     exec(_compiled(ns["ACB_SOURCE"], "<cached acb integrands>"), acb_ns)  # noqa: S102
     return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
                             ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]),
@@ -1755,23 +1757,32 @@ class CodeCache:
         return None if folder is None else os.path.join(folder, f"{self.key}-{name}{suffix}")
 
     def load(self, name: str, backend: str) -> dict | None:
-        """The namespace of the cached module ``name`` (``None`` if absent or unreadable)."""
+        """The namespace of the cached module ``name`` (``None`` if absent, unreadable, or not
+        sealed by :meth:`store` with the digest of its contents: a damaged or truncated file
+        is generated again, never run)."""
         path = self.path(name)
         if path is None or not os.path.exists(path):
             return None
         try:
             with open(path) as fh:
-                source = fh.read()
+                source = _unsealed(fh.read())
+            if source is None:
+                return None
             ns = dict(_namespace(backend))
             exec(_compiled(source, path), ns)  # noqa: S102 - code this module generated
             return ns
         except Exception:  # a damaged cache file: regenerate
             return None
 
-    def store(self, name: str, source: str, suffix: str = ".py") -> None:
+    def store(self, name: str, source: str, suffix: str = ".py", sealed: bool = False) -> None:
+        """Write ``source`` as the entry ``name`` (atomically: another process reads the old
+        file or the new one); ``sealed``: headed by the SHA-256 of ``source``
+        (:func:`_sealed`), as :meth:`load` requires of a module."""
         path = self.path(name, suffix)
         if path is None:
             return
+        if sealed:
+            source = _sealed(source)
         try:
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w") as fh:
@@ -1779,6 +1790,28 @@ class CodeCache:
             os.replace(tmp, path)
         except OSError:
             pass
+
+
+_SEAL = "# sha256 "
+"""The first line of a module :meth:`CodeCache.store` seals: this prefix and the SHA-256 of the
+rest of the file."""
+
+
+def _sealed(source: str) -> str:
+    """``source`` headed by the line ``# sha256 <digest of source>``."""
+    return f"{_SEAL}{hashlib.sha256(source.encode()).hexdigest()}\n{source}"
+
+
+def _unsealed(text: str) -> str | None:
+    """The source of a file written by :func:`_sealed`, or ``None`` where its first line is not
+    a seal or the rest does not have the digest it names (a damaged, truncated or hand-edited
+    file)."""
+    head, sep, source = text.partition("\n")
+    if not (sep and head.startswith(_SEAL)):
+        return None
+    if hashlib.sha256(source.encode()).hexdigest() != head[len(_SEAL):]:
+        return None
+    return source
 
 
 @functools.lru_cache(maxsize=None)
@@ -2091,6 +2124,44 @@ class Evaluator:
             self._exprs = [sympy.sympify(e) for e in self._build()]
         return self._exprs
 
+    def _loaded(self, ns: dict, backend: str):
+        """``(outer, inners)`` of the cached module ``ns`` of ``backend``, and the Gaussian
+        integrals' and spectral levels' functions it holds (raises ``KeyError`` for a module
+        without the names its layout has)."""
+        n = ns["N_INNER"]
+        if backend == "arb":
+            self._gauss[backend] = _arb_gaussians_loaded(ns)
+            self._levels = [_SpectralLevel(k0, k1, ns[f"level_pre_{j}"],
+                                           ns[f"level_pair_{j}"])
+                            for j, (k0, k1) in enumerate(ns.get("LEVELS", ()))] \
+                if "LEVELS" in ns else None
+        else:
+            self._gauss[backend] = [
+                _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
+                                ns[f"gauss_k_{k}"], scaled=ns.get(f"gauss_s_{k}"),
+                                erfc_arguments=ns.get(f"gauss_y_{k}"),
+                                combined=ns.get(f"gauss_c_{k}"))
+                for k in range(ns.get("N_GAUSS", 0))]
+            for k, g in enumerate(self._gauss[backend]):  # two-dimensional integrals
+                g.inner = k in ns.get("GAUSS_INNER", ())
+                g.nested = tuple(ns.get("GAUSS_NESTED", {}).get(k, ()))
+                if backend == "mp":
+                    g.derivatives = tuple(ns[f"gauss_d_{k}_{i}"]
+                                          for i in range(len(g.nested)))
+            if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
+                arb_ns = dict(_namespace("arb"))
+                exec(_compiled(ns["ARB_SOURCE"], "<cached arb integrands>"),
+                     arb_ns)  # noqa: S102 - code this module generated
+                _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
+                for k, g in enumerate(self._gauss[backend]):
+                    g.fast = arb_ns.get(f"gauss_fa_{k}")
+                self._fused[backend] = [
+                    _FusedGauss(members, deps, arb_ns[f"gauss_fg_{j}"],
+                                arb_ns[f"gauss_fp_{j}"])
+                    for j, (members, deps) in enumerate(ns.get("FUSED", ()))
+                    if f"gauss_fg_{j}" in arb_ns and f"gauss_fp_{j}" in arb_ns]
+        return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
+
     def _generate(self, backend: str):
         """``(outer, inners)``: the outer function of ``args`` and the averages' values, and one
         inner function of ``(lambda, mu, *args)`` per distinct average."""
@@ -2104,39 +2175,10 @@ class Evaluator:
                     why = ns["NOT_ENCLOSABLE"]
                     raise (NotCertifiable if why.startswith("not certifiable")
                            else NotEnclosable)(why)
-                n = ns["N_INNER"]
-                if backend == "arb":
-                    self._gauss[backend] = _arb_gaussians_loaded(ns)
-                    self._levels = [_SpectralLevel(k0, k1, ns[f"level_pre_{j}"],
-                                                   ns[f"level_pair_{j}"])
-                                    for j, (k0, k1) in enumerate(ns.get("LEVELS", ()))] \
-                        if "LEVELS" in ns else None
-                else:
-                    self._gauss[backend] = [
-                        _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
-                                        ns[f"gauss_k_{k}"], scaled=ns.get(f"gauss_s_{k}"),
-                                        erfc_arguments=ns.get(f"gauss_y_{k}"),
-                                        combined=ns.get(f"gauss_c_{k}"))
-                        for k in range(ns.get("N_GAUSS", 0))]
-                    for k, g in enumerate(self._gauss[backend]):  # two-dimensional integrals
-                        g.inner = k in ns.get("GAUSS_INNER", ())
-                        g.nested = tuple(ns.get("GAUSS_NESTED", {}).get(k, ()))
-                        if backend == "mp":
-                            g.derivatives = tuple(ns[f"gauss_d_{k}_{i}"]
-                                                  for i in range(len(g.nested)))
-                    if ns.get("ARB_SOURCE"):  # the integrands in ball arithmetic (mpmath)
-                        arb_ns = dict(_namespace("arb"))
-                        exec(_compiled(ns["ARB_SOURCE"], "<cached arb integrands>"),
-                             arb_ns)  # noqa: S102 - code this module generated
-                        _bind_implicit(arb_ns, ns.get("IMPLICIT"), midpoint=True)
-                        for k, g in enumerate(self._gauss[backend]):
-                            g.fast = arb_ns.get(f"gauss_fa_{k}")
-                        self._fused[backend] = [
-                            _FusedGauss(members, deps, arb_ns[f"gauss_fg_{j}"],
-                                        arb_ns[f"gauss_fp_{j}"])
-                            for j, (members, deps) in enumerate(ns.get("FUSED", ()))
-                            if f"gauss_fg_{j}" in arb_ns and f"gauss_fp_{j}" in arb_ns]
-                return ns["outer"], [ns[f"inner_{k}"] for k in range(n)]
+                try:
+                    return self._loaded(ns, backend)
+                except (KeyError, TypeError, ValueError):
+                    pass  # a module without the names of its layout: generated again
         import sympy
 
         from .spectral import LAMBDA_I, MU_I
@@ -2155,7 +2197,7 @@ class Evaluator:
                 gauss = _arb_gaussians(gauss_prepared, self.args, gauss_dummies)
             except NotEnclosable as exc:  # remembered: the same expressions fail the same way
                 if self.cache is not None and cname:
-                    self.cache.store(cname, f"NOT_ENCLOSABLE = {str(exc)!r}\n")
+                    self.cache.store(cname, f"NOT_ENCLOSABLE = {str(exc)!r}\n", sealed=True)
                 raise
             self._gauss[backend] = gauss
             if gauss and self.cache is not None and cname:
@@ -2259,7 +2301,7 @@ class Evaluator:
                     parts += _level_sources(self._levels)
                 parts.append(f"IMPLICIT = {implicit!r}")
                 parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
-                self.cache.store(cname, "\n\n".join(parts))
+                self.cache.store(cname, "\n\n".join(parts), sealed=True)
             except (OSError, TypeError):
                 pass
         return outer, inners
@@ -2271,8 +2313,13 @@ class Evaluator:
         the ``acb`` namespace of ``acb.integral``) as the source text ``ACB_SOURCE``."""
         fns = [outer] + inners + [f for g in gauss for f in (g.arguments, g.kinks, g.envelope)]
         fns += [f for lv in self._levels or () for f in (lv.pre, lv.pair)]
-        if not (all(_cacheable(f, "arb") for f in fns)
-                and all(_cacheable(g.integrand, "acb") for g in gauss)):
+        # a function defined by an equation (the proximal root of a logistic loss) is recorded
+        # by the digest of its declaration and bound again when loaded (_bind_implicit: its
+        # ball implementation, what _arb_lambdify bound when the code was generated)
+        implicit = _implicit_names(self.exprs)
+        if implicit is None or not (all(_cacheable(f, "arb", implicit) for f in fns)
+                                    and all(_cacheable(g.integrand, "acb", implicit)
+                                            for g in gauss)):
             return
         try:
             parts = [_function_source(outer, "outer")]
@@ -2287,8 +2334,9 @@ class Evaluator:
                           f"gauss_K_{k} = {g.conditions!r}"]
             parts += _level_sources(self._levels)
             parts.append(f"ACB_SOURCE = {chr(10).join(acb)!r}")
+            parts.append(f"IMPLICIT = {implicit!r}")
             parts.append(f"N_INNER = {len(inners)}\nN_GAUSS = {len(gauss)}\n")
-            self.cache.store(cname, "\n\n".join(parts))
+            self.cache.store(cname, "\n\n".join(parts), sealed=True)
         except (OSError, TypeError):
             pass
 
