@@ -182,9 +182,9 @@ def test_a_metastable_solution_is_reported_as_metastable():
 @pytest.mark.slow
 def test_a_failed_solve_names_the_declared_branch_that_exists_there():
     """Above alpha_alg = 1.4926 the Rademacher perceptron's m < 1 branch has ended and the solve
-    fails (exit 3; at alpha = 2 its start sits where a conjugate overflows). The audit of issue
-    26 found the message silent about the answer the model itself declares: perfect recovery
-    m = 1, free entropy -log 2. The failure now names every closed-form branch that exists at
+    fails (exit 3; at alpha = 2 the start iteration runs to the boundary m -> 1,
+    tests/test_boundary_run.py). The audit of issue 26 found the message silent about the
+    answer the model itself declares: perfect recovery m = 1, free entropy -log 2. The failure now names every closed-form branch that exists at
     the parameters, in the message and in the JSON; with the Gaussian prior (no such branch)
     nothing is named."""
     rc, out, err = cli("solve", "--model", TEACHER, "--alpha", "2", "--prior", "rademacher",

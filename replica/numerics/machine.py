@@ -567,7 +567,11 @@ class Machine:
                         admissible=lambda x: self._positive_mp(x)
                         and self.admissible_mp(x, P, spec),
                         rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
-                        what=f"{self.problem.name} saddle point")
+                        what=f"{self.problem.name} saddle point",
+                        margins=(lambda x: list(zip(
+                            self.outline.admissible,
+                            self.evaluate("admissible", "mp", x, P, spec))))
+                        if self.outline.admissible else None)
                     sweeps += more
                 rep = self.newton(x0, P, spec, balls, condition)
         if not all(mpmath.isfinite(v) for v in rep.x):

@@ -438,8 +438,14 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
     raise not_converged(what, maxiter, ball_to_mpf(res))
 
 
+#: sweeps in a row after which :func:`damped_mp` reads a steady drift towards the boundary of the
+#: admissible domain as the iterate running to that boundary (see there)
+BOUNDARY_RUN_SWEEPS = 12
+
+
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
-              rtol=None, maxiter: int = 50000, what: str = "system") -> tuple[list, int]:
+              rtol=None, maxiter: int = 50000, what: str = "system",
+              margins: Callable | None = None) -> tuple[list, int]:
     r"""Damped fixed-point iteration of ``x = phi(x)`` in mpmath with a relative stopping rule;
     the damping halves (down to 1/64) whenever the relative change grows. Where the map
     contracts strongly between the last two iterates, :math:`\max_i|\phi_i(x_k) -
@@ -448,8 +454,31 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     the start), the step is undamped, :math:`x \leftarrow \phi(x)`: a damped step would only
     shrink the distance to the fixed point by the factor :math:`1 - d` per sweep (thousands of
     sweeps from :math:`m = 1/2` to :math:`m = 10^{-300}`), the undamped one contracts it by the
-    map's own factor. Returns ``(x, sweeps)``."""
+    map's own factor. Returns ``(x, sweeps)``.
+
+    ``margins`` (optional): ``x -> [(label, g), ...]``, the admissibility conditions
+    :math:`g(x) > 0` with their labels (``"m < 1"`` for :math:`g = 1 - m`). An iterate that runs
+    to the boundary of that domain is stopped: when for :data:`BOUNDARY_RUN_SWEEPS` sweeps in a
+    row, with the damping at its floor 1/64, the relative change grew at every sweep and one
+    margin :math:`g` fell at every sweep, the iterate is pushed towards :math:`g = 0` harder
+    the closer it gets -- the opposite of an iteration that approaches a fixed point, whose
+    change shrinks (by the factor :math:`1 - d(1 - \lambda)` per sweep for a map with
+    derivative :math:`\lambda < 1` there). Without the stop, the iteration crawls at the floor
+    damping towards the boundary, where the equations' unknowns conjugate to :math:`g` grow
+    without bound (the Rademacher teacher above its algorithmic threshold: :math:`m \to 1`,
+    :math:`\hat m \to \infty`, integrals of :math:`\cosh` of ever larger arguments), for
+    thousands of sweeps and minutes. So is an iterate at which the map cannot be evaluated
+    (an error of the map: a quadrature that fails, an overflow) after a margin fell at every one
+    of the last ``BOUNDARY_RUN_SWEEPS // 2`` sweeps (at a large sample ratio the iteration
+    reaches :math:`1 - m = 10^{-4}` in 13 sweeps, where the quadrature of the teacher's
+    integrals fails); without such a fall the map's error is raised as it is. The error
+    (status ``inadmissible``) names the condition
+    and how far its margin fell: it reports what the iteration did, not a proof that no fixed
+    point lies between the last iterate and the boundary."""
     d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
+    floor = mpmath.mpf(1) / 64
+    drift = []  # the margins of the sweeps since the change last failed to grow
+    trail = []  # the margins of the last sweeps
     rtol = rtol if rtol is not None else mpmath.mpf(10) ** (-min(mpmath.mp.dps - 5, 14))
     prev = mpmath.inf
     last = None  # (x, phi(x)) of the sweep before
@@ -458,7 +487,22 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             raise ConvergenceError(f"{what}: the iteration left the admissible domain",
                                    tried=f"damped fixed-point iteration, sweep {it}",
                                    status=Status.INADMISSIBLE)
-        fx = phi(x)
+        if margins is not None:
+            trail = (trail + [margins(x)])[-(BOUNDARY_RUN_SWEEPS + 1):]
+        try:
+            fx = phi(x)
+        except (ConvergenceError, OverflowError, ZeroDivisionError, ValueError):
+            fell = _falling_margin(trail, BOUNDARY_RUN_SWEEPS // 2)
+            if fell is None:
+                raise
+            label, seq = fell
+            raise ConvergenceError(
+                f"{what}: the iteration runs to the boundary of the domain {label} (its margin "
+                f"fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-1], 3)} in the last "
+                f"{len(seq) - 1} sweeps), where the equations could not be evaluated at sweep "
+                f"{it}: no solution with {label} was reached",
+                tried="damped fixed-point iteration in mpmath from the declared start",
+                status=Status.INADMISSIBLE) from None
         if not all(mpmath.isfinite(v) for v in fx):
             raise ConvergenceError(f"{what}: non-finite map value",
                                    tried=f"damped fixed-point iteration, sweep {it}",
@@ -474,7 +518,9 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
         if r < rtol:
             return list(fx), it
         if r >= prev:
-            d = max(d / 2, mpmath.mpf(1) / 64)
+            d = max(d / 2, floor)
+        if margins is not None:
+            drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
         prev = r
         step = d
         if last is not None:
@@ -489,6 +535,53 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)
+
+
+def _falling_margin(trail: list, sweeps: int):
+    """``(label, margins)`` of the first condition whose margin fell at every one of the last
+    ``sweeps`` sweeps of ``trail`` (``[[(label, g), ...], ...]``, one entry a sweep), or
+    ``None``."""
+    if len(trail) <= sweeps:
+        return None
+    for j, (label, _) in enumerate(trail[-1]):
+        seq = [_real(t[j][1]) for t in trail]
+        k = len(seq) - 1
+        while k > 0 and seq[k] < seq[k - 1]:
+            k -= 1
+        if len(seq) - 1 - k >= sweeps:
+            return label, seq[k:]
+    return None
+
+
+def _real(g):
+    return g.real if isinstance(g, mpmath.mpc) else g
+
+
+def _boundary_drift(drift: list, r, prev, at_floor: bool, margin_values, what: str,
+                    sweep: int) -> list:
+    """The bookkeeping of :func:`damped_mp`'s stop at the boundary: ``drift`` extended by this
+    sweep (``r``: its relative change, ``prev`` the one before, ``at_floor``: the damping is at
+    its floor, ``margin_values``: ``[(label, g), ...]`` at the iterate), or emptied where the
+    change did not grow; raises :class:`ConvergenceError` when a margin fell at every one of
+    :data:`BOUNDARY_RUN_SWEEPS` such sweeps in a row."""
+    values = [(label, _real(g)) for label, g in margin_values]
+    if not (at_floor and r > prev):
+        return [values]
+    drift = drift + [values]
+    if len(drift) <= BOUNDARY_RUN_SWEEPS:
+        return drift
+    drift = drift[-(BOUNDARY_RUN_SWEEPS + 1):]
+    for j, (label, _) in enumerate(values):
+        seq = [sweep_values[j][1] for sweep_values in drift]
+        if all(b < a for a, b in zip(seq, seq[1:])):
+            raise ConvergenceError(
+                f"{what}: the iteration runs to the boundary of the domain {label} (its "
+                f"margin fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-1], 3)} in "
+                f"the last {BOUNDARY_RUN_SWEEPS} sweeps, each change larger than the one before,"
+                f" at sweep {sweep}): no solution with {label} was reached",
+                tried="damped fixed-point iteration in mpmath from the declared start",
+                status=Status.INADMISSIBLE)
+    return drift
 
 
 def _grid_state(x):
