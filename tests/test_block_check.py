@@ -36,6 +36,11 @@ def lowrank_call():
                               lam=1e-3, strict=False)
     finally:
         mp.undo()
+    from replica.numerics import kernels
+
+    assert calls, ("no kernel ran: enabled=%s, failed=%s, reasons=%s"
+                   % (kernels.enabled(), sorted(map(str, kernels._FAILED)),
+                      kernels.FALLBACK_REASONS))
     (k, P, spec, shape, got), = calls
     assert len(got) == 8  # the compiled check ran
     return k, [np.broadcast_to(np.asarray(v, float), shape).ravel() for v in P], spec, got

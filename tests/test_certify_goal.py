@@ -51,6 +51,23 @@ def _teacher_like():
                       gauss(sympy.log(sympy.cosh(c + sympy.sqrt(c) * z)), z)], [c])
 
 
+def _record_tries(monkeypatch, digits):
+    """Every try of ``certify._certify_point`` recorded as ``(goal, digits proved of the
+    ``digits`` asked, or False where not certified, precision)``."""
+    from replica.numerics import certify
+
+    tries = []
+    real = certify._certify_point
+
+    def spy(*args):
+        cert = real(*args)
+        tries.append((args[-1], cert.certified and cert.min_digits(digits), args[3]))
+        return cert
+
+    monkeypatch.setattr(certify, "_certify_point", spy)
+    return tries
+
+
 @pytest.mark.parametrize("bits,goal", [(176, 40), (64, 32), (176, None)])
 def test_integrals_under_a_goal_contain_independent_values(bits, goal):
     from flint import arb, ctx
@@ -124,15 +141,7 @@ def test_too_few_digits_with_the_loose_integrals_falls_back(monkeypatch):
 
     problem, params = _teacher()
     monkeypatch.setattr(certify, "GOAL_MARGIN", -25)
-    tries = []
-    real = certify._certify_point
-
-    def spy(*args):
-        cert = real(*args)
-        tries.append((args[-1], cert.certified and cert.min_digits(30), args[3]))
-        return cert
-
-    monkeypatch.setattr(certify, "_certify_point", spy)
+    tries = _record_tries(monkeypatch, 30)
     res = solve_params(problem, params, dps=30, certify=True)
     assert res.certificate.certified, res.certificate.reason
     assert res.digits == 30
@@ -196,15 +205,7 @@ def test_a_near_miss_of_the_small_margin_is_repeated_at_the_same_precision(monke
     problem = load_model_file("examples/perceptron_teacher.py")
     params = problem.schema.parse(dict(alpha="1", prior=prior))
     monkeypatch.setattr(certify, "GOAL_MARGIN", 1)
-    tries = []
-    real = certify._certify_point
-
-    def spy(*args):
-        cert = real(*args)
-        tries.append((args[-1], cert.certified and cert.min_digits(20), args[3]))
-        return cert
-
-    monkeypatch.setattr(certify, "_certify_point", spy)
+    tries = _record_tries(monkeypatch, 20)
     res = solve_params(problem, params, dps=20, certify=True)
     assert res.certificate.certified, res.certificate.reason
     assert res.digits == 20 and res.certificate.min_digits(20) == 20

@@ -123,6 +123,10 @@ _NONE = np.zeros(0)
 
 _KERNELS: dict = {}
 _FAILED: set = set()
+FALLBACK_REASONS: dict = {}
+"""Why a kernel was not compiled, per ``(problem, variant, checked)``: the exception's text (the
+fallback to the NumPy path gives the same values, so it is silent; tests read this to say why
+no kernel ran)."""
 
 
 def enabled() -> bool:
@@ -169,8 +173,9 @@ def kernel(m):
             k = Kernel(m, checked=checked)
             k.compile_now()
             break
-        except Exception:  # noqa: BLE001 - generated code Numba cannot type
+        except Exception as exc:  # noqa: BLE001 - generated code Numba cannot type
             k = None  # without the compiled check (the longdouble one runs), then NumPy
+            FALLBACK_REASONS[(m.problem.name, m.variant, checked)] = repr(exc)[:500]
     if k is None:
         _FAILED.add(key)
         return None
