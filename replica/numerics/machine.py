@@ -261,12 +261,12 @@ class Machine:
         return self.ev[group](backend, list(x) + list(P) + st, spec)
 
     def _positive_mp(self, x) -> bool:
-        """Whether every unknown is positive where the model declares them so
-        (``positive_unknowns``): the mpmath start iteration stops at an iterate that is not
-        (the Rademacher teacher at alpha = 1e-300, whose map cancels 300 digits, gave
-        m = -7.6e-301, then cycled for minutes)."""
+        """Whether no unknown is negative where the model declares them positive
+        (``positive_unknowns``): the mpmath start iteration stops at an iterate that is (the
+        Rademacher teacher at alpha = 1e-300, whose map cancels 300 digits, gave m = -7.6e-301,
+        then cycled for minutes). An exact 0, as in the low-rank model's start, is allowed."""
         return not self.outline.positive_unknowns or all(
-            not isinstance(v, mpmath.mpc) and v > 0 for v in x)
+            not isinstance(v, mpmath.mpc) and v >= 0 for v in x)
 
     def admissible_mp(self, x, P, spec) -> bool:
         if not self.outline.admissible:
