@@ -28,28 +28,19 @@ N = 37  # four full blocks of 8 and a partial one (fused_check.BLOCK = 8)
 def lowrank_call():
     """The low-rank kernel's call on N points (alpha from 0.3 to 1e5, rho from 0.05 to 1, lam =
     1e-3): the kernel, its arguments and its outputs with the compiled check."""
-    import warnings
-
     from replica.numerics import kernels
 
-    for attempt in range(2):
-        mp = pytest.MonkeyPatch()
-        calls = record_kernel_calls(mp)
-        try:
-            replica.solve_float64("lowrank", alpha=np.logspace(-0.5, 5, N),
-                                  rho=np.linspace(0.05, 1.0, N), tau=2.25, kappa=0.5,
-                                  sigma=0.3, lam=1e-3, strict=False)
-        finally:
-            mp.undo()
-        if calls:
-            break
-        # (once, in a fast tier on two workers sharing the code cache, no kernel ran here; the
-        # process remembers a failed compilation: it is forgotten and tried once more, and the
-        # reason is reported, so that the blocked check is still tested and the cause seen)
-        warnings.warn("no low-rank kernel ran (attempt %d): enabled=%s, failed=%s, reasons=%s"
-                      % (attempt + 1, kernels.enabled(), sorted(map(str, kernels._FAILED)),
-                         kernels.FALLBACK_REASONS))
-        kernels._FAILED.clear()
+    mp = pytest.MonkeyPatch()
+    calls = record_kernel_calls(mp)
+    try:
+        replica.solve_float64("lowrank", alpha=np.logspace(-0.5, 5, N),
+                              rho=np.linspace(0.05, 1.0, N), tau=2.25, kappa=0.5,
+                              sigma=0.3, lam=1e-3, strict=False)
+    finally:
+        mp.undo()
+    # (where no kernel ran, the reason is named: in stop 42's CI a worker that loaded the
+    # generated code another worker had cached could not compile it -- tests/
+    # test_cached_module_source.py)
     assert calls, ("no kernel ran: enabled=%s, reasons=%s"
                    % (kernels.enabled(), kernels.FALLBACK_REASONS))
     (k, P, spec, shape, got), = calls

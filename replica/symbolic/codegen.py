@@ -1765,11 +1765,15 @@ class CodeCache:
             return None
         try:
             with open(path) as fh:
-                source = _unsealed(fh.read())
-            if source is None:
+                text = fh.read()
+            if _unsealed(text) is None:
                 return None
             ns = dict(_namespace(backend))
-            exec(_compiled(source, path), ns)  # noqa: S102 - code this module generated
+            # the whole file is compiled, its seal (a comment) included, so that the line
+            # numbers of its functions are those of the file: ``inspect.getsource`` reads the
+            # file (the float64 kernels are built from the functions' source); compiled
+            # without the seal's line, every function's source was the line above its own
+            exec(_compiled(text, path), ns)  # noqa: S102 - code this module generated
             return ns
         except Exception:  # a damaged cache file: regenerate
             return None
