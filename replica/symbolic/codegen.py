@@ -361,9 +361,12 @@ class _BallRule:
             flint.ctx.prec = old
         return self.mp(z)
 
-    def weighted_sums(self, m, h, xs, ws):
+    nested = True  # weighted_sums gives the interpolant's top coefficients too
+
+    def weighted_sums(self, m, h, xs, ws, tails=()):
         f, sw, values = self.f, self.sw, self.values
-        return _ball_rule_sums(m, h, xs, ws, lambda mb, hb, x: f(mb + hb * x, *sw, *values))
+        return _ball_rule_sums(m, h, xs, ws, lambda mb, hb, x: f(mb + hb * x, *sw, *values),
+                               tails)
 
 
 class _HalfLine:
@@ -384,7 +387,9 @@ class _HalfLine:
         u = 1 - t
         return [v / (u * u) for v in self.point(self.c + self.sign * t / u)]
 
-    def weighted_sums(self, m, h, xs, ws):
+    nested = True  # as _BallRule's
+
+    def weighted_sums(self, m, h, xs, ws, tails=()):
         if self.rule is None:
             return None
         f, sw, values = self.rule.f, self.rule.sw, self.rule.values
@@ -396,16 +401,19 @@ class _HalfLine:
             cb = arb_of(c)
             u2 = u * u
             return [v / u2 for v in f(cb + t / u if sign > 0 else cb - t / u, *sw, *values)]
-        return _ball_rule_sums(m, h, xs, ws, value)
+        return _ball_rule_sums(m, h, xs, ws, value, tails)
 
 
-def _ball_rule_sums(m, h, xs, ws, value):
+def _ball_rule_sums(m, h, xs, ws, value, tails=()):
     r"""``(values, scales, roundings)`` of a rule on the piece of midpoint ``m`` and half-width
     ``h`` (:func:`replica.symbolic.quadrature.gauss_legendre_fused`' ``weighted_sums``) in ball
     arithmetic at the working precision, per member: :math:`h\sum_j w_jf_j`,
     :math:`h\sum_j w_j|f_j|` with :math:`f_j` the member's entry of ``value(m, h, x_j)`` (a
-    list of balls), the balls' radii as the rounding bound; ``None`` (evaluate point by point)
-    where an argument is complex or a ball not finite."""
+    list of balls), the balls' radii as the rounding bound; with ``tails`` (weight vectors
+    :math:`v`, :func:`replica.symbolic.quadrature.tail_weights`) a fourth list, per member the
+    midpoints of :math:`h\sum_j v_jf_j` for each vector (the interpolant's top Legendre
+    coefficients, for the nested error estimate); ``None`` (evaluate point by point) where an
+    argument is complex or a ball not finite."""
     import flint
 
     arb = flint.arb
@@ -413,28 +421,57 @@ def _ball_rule_sums(m, h, xs, ws, value):
     try:
         flint.ctx.prec = mpmath.mp.prec
         mb, hb = arb_of(m), arb_of(h)
-        totals = sizes = None
         try:
-            for x, w in zip(_arb_rule(xs), _arb_rule(ws)):
-                vs = value(mb, hb, x)
-                if totals is None:
-                    totals, sizes = [arb(0)] * len(vs), [arb(0)] * len(vs)
-                for r, v in enumerate(vs):
-                    totals[r] += w * v
-                    sizes[r] += w * abs(v)
+            rows = [value(mb, hb, x) for x in _arb_rule(xs)]
         except (TypeError, ValueError):  # complex arguments have no real ball: mpmath
             return None
+        # the sums as one product of ball matrices (python-flint's dot products, in C): the
+        # weight vectors' rows times the nodes' values (a row per node, a column per member)
+        weights = _arb_weights(ws, tails)
+        try:
+            sums = weights * flint.arb_mat(rows)
+            sizes = _arb_weights(ws, ()) * flint.arb_mat([[abs(v) for v in row] for row in rows])
+        except (TypeError, ValueError):  # a value that is not a real ball
+            return None
         out = ([], [], [])
-        for total, size in zip(totals, sizes):
-            total, size = hb * total, hb * size
+        for r in range(sums.ncols()):
+            total, size = hb * sums[0, r], hb * sizes[0, r]
             if not (total.is_finite() and size.is_finite()):
                 return None
             out[0].append(_mid_mpf(total))
             out[1].append(_mid_mpf(size))
             out[2].append(_mid_mpf(arb(total.rad() + size.rad())))
-        return out
+        if not tails:
+            return out
+        coefficients = []
+        for r in range(sums.ncols()):
+            c = [hb * sums[i, r] for i in range(1, len(tails) + 1)]
+            if not all(v.is_finite() for v in c):
+                return None
+            # each coefficient's magnitude, its rounding added (an upper bound)
+            coefficients.append([_mid_mpf(abs(v) + v.rad()) for v in c])
+        return out + (coefficients,)
     finally:
         flint.ctx.prec = old
+
+
+_ARB_WEIGHTS: dict = {}
+
+
+def _arb_weights(ws, tails):
+    """The weights ``ws`` and the vectors ``tails`` (tuples of ``mpf``, cached by the
+    quadrature) as the rows of an exact ball matrix, cached by identity (the tuples kept
+    alive)."""
+    key = (id(ws),) + tuple(id(v) for v in tails)
+    hit = _ARB_WEIGHTS.get(key)
+    if hit is None or hit[0] is not ws or any(a is not b for a, b in zip(hit[1], tails)):
+        import flint
+
+        if len(_ARB_WEIGHTS) > 256:
+            _ARB_WEIGHTS.clear()
+        hit = _ARB_WEIGHTS[key] = (ws, tuple(tails), flint.arb_mat(
+            [list(_arb_rule(ws))] + [list(_arb_rule(v)) for v in tails]))
+    return hit[2]
 
 
 _ARB_RULES: dict = {}

@@ -16,30 +16,46 @@ rounded to the working precision, and cached). The orders are the levels
 :math:`n_k = 4\cdot 2^k`, :math:`k = 1, \dots,` :data:`MAX_LEVEL`. For :math:`f` analytic inside
 the Bernstein ellipse :math:`E_\rho` of the piece the error is :math:`O(\rho^{-2n})`.
 
-**The error estimate.** A piece at level :math:`k` holds :math:`G_{n_k}` and
-:math:`E = |G_{n_k} - G_{n_{k-1}}|` (the error of the coarser rule, to leading order). In the
-geometric regime the error of the finer rule is about :math:`E^2/s`, with :math:`s` the
-piece's scale :math:`h\sum_j w_j|f(m + h x_j)|` (the error exponent doubles with :math:`n`);
-the estimate used is the more cautious
+**The error estimate.** It comes from the rule's own nodes (nested: no second rule is
+evaluated). The ``n`` values :math:`f_i = f(m + hx_i)` determine the polynomial of degree
+:math:`n - 1` interpolating :math:`f` at the nodes, :math:`\sum_{j<n} c_jP_j`, whose
+coefficients the rule itself gives exactly,
+:math:`c_j = \tfrac{2j+1}2\sum_i w_iP_j(x_i)f_i` (:func:`tail_weights`; the rule is exact for
+the products, of degree at most :math:`2n - 2`). For :math:`f` analytic inside
+:math:`E_\rho` the coefficients decay like :math:`\rho^{-j}`, so the top two,
+
+.. math::  E = 2h\max(|c_{n-1}|, |c_{n-2}|)
+
+(two: an integrand even or odd about the midpoint has every other coefficient 0), are of the
+size :math:`\rho^{-n}` of the error of the half-length rule :math:`G_{n/2}` -- the quantity
+:math:`|G_{n_k} - G_{n_{k-1}}|` that a coarse rule would measure, at a third more nodes --
+and slightly above it (:math:`c_{n-1}` against the coefficients of degree :math:`\ge n` that
+:math:`G_{n/2}` misses). In the geometric regime the error of :math:`G_n` is about
+:math:`E^2/s`, with :math:`s` the piece's scale :math:`h\sum_j w_j|f(m + h x_j)|` (the error
+exponent doubles with :math:`n`); the estimate used is the more cautious
 
 .. math::  \hat e = \min\big(E,\; 2^8 E^2/s\big),
 
-(a factor :math:`2^8` above the leading-order value: on the integrands of the tests the true
-error lies below it by one to three orders of magnitude). The integral is accepted when the
-summed estimates are at most ``rtol`` times the sum of the pieces' absolute values; until then
-the piece with the largest estimate is refined -- raised one level, or, at
+(a factor :math:`2^8` above the leading-order value). An integrand object whose
+``weighted_sums`` gives no coefficients (no ``nested`` attribute) is estimated as before:
+:math:`E = |G_{n_k} - G_{n_{k-1}}|`, the coarser rule evaluated too. The integral is accepted
+when the summed estimates are at most ``rtol`` times the sum of the pieces' absolute values;
+until then the piece with the largest estimate is refined -- raised one level, or, at
 :data:`MAX_LEVEL`, bisected (each half restarting at level 1) -- at most
 :data:`MAX_REFINEMENTS` times, after which :class:`NotResolved` is raised and the caller falls
 back to another method. The estimate is a heuristic, like every estimate from the values of a
 rule (mpmath's ``quad`` extrapolates its levels in the same way); it is what guards a silent
 wrong digit, and an integrand that is not analytic on a piece (an undeclared kink, a nearby
-pole) makes :math:`E` decay slowly, which the refinement either resolves or reports.
+pole) keeps its top coefficients large, which the refinement either resolves or reports.
 
 **Ball sums.** An integrand object with a ``weighted_sums(m, h, nodes, weights)`` method
 computes a rule's two sums itself (:mod:`replica.symbolic.codegen` evaluates the integrand in
 python-flint ball arithmetic there) and returns ``(value, scale, rounding)``: ``rounding``, a
 bound on the sums' rounding error from the balls' radii, is added to the piece's estimate; it
-returns ``None`` to have the rule evaluate the integrand point by point instead.
+returns ``None`` to have the rule evaluate the integrand point by point instead. Where the
+object has a true ``nested`` attribute, it is called as ``weighted_sums(m, h, nodes, weights,
+tails)`` with the vectors of :func:`tail_weights` and returns a fourth entry, per member the
+magnitudes :math:`|h\sum_i v_if_i|` of the two coefficients (their rounding added).
 
 The level at which each breakpoint cell was accepted is remembered per integrand and
 precision (``memory``): the next evaluation at nearby parameters starts there, so a Newton
@@ -59,7 +75,7 @@ import math
 
 import mpmath
 
-__all__ = ["legendre_rule", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
+__all__ = ["legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
            "MAX_LEVEL", "MAX_REFINEMENTS", "level_nodes"]
 
@@ -104,6 +120,40 @@ def _rule(n: int, prec: int):
     return tuple(xs), tuple(ws)
 
 
+@functools.lru_cache(maxsize=None)
+def _tail_rule(n: int, prec: int):
+    r"""The two weight vectors :math:`v^{(j)}_i = \tfrac{2j+1}2 w_i P_j(x_i)`,
+    :math:`j = n - 1, n - 2`, of the ``n``-point rule (:func:`legendre_rule`'s nodes and
+    weights, the latter as rounded to ``prec`` bits): :math:`\sum_i v^{(j)}_i f(x_i)` is the coefficient :math:`c_j` of :math:`P_j` in
+    the polynomial of degree :math:`n - 1` that interpolates :math:`f` at the nodes (the rule is
+    exact for the products, of degree at most :math:`2n - 2`). Balls rounded to ``prec`` bits,
+    as ``mpf``; cached."""
+    import flint
+
+    xs, ws = _rule(n, prec)
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = prec + 16
+        balls = [(_from_mpf(x), _from_mpf(w)) for x, w in zip(xs, ws)]
+        out = tuple(tuple(_to_mpf(w * x.legendre_p(j) * (2 * j + 1) / 2, prec) for x, w in balls)
+                    for j in (n - 1, n - 2))
+    finally:
+        flint.ctx.prec = old
+    return out
+
+
+def _from_mpf(v):
+    import flint
+
+    sign, man, exp, _ = v._mpf_
+    return flint.arb((-man if sign else man, exp))
+
+
+def tail_weights(n: int, prec: int | None = None):
+    """:func:`_tail_rule` at ``prec`` bits (the working precision by default)."""
+    return _tail_rule(n, mpmath.mp.prec if prec is None else prec)
+
+
 def _to_mpf(b, prec):
     man, exp = b.mid().man_exp()
     with mpmath.workprec(prec):
@@ -125,36 +175,54 @@ def gauss_truncation(prec: int | None = None):
 
 class _Piece:
     """One piece of the rule for a vector of integrands (``f`` returns one value per member, or
-    its ``weighted_sums`` the three lists): the members' values, coarser values, scales and
-    error estimates."""
+    its ``weighted_sums`` the three lists): the members' values, coarser values (``None`` where
+    the estimate is the nested one, from the rule's own nodes), scales and error estimates."""
 
-    __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding")
+    __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding",
+                 "tails")
 
     def __init__(self, a, b, cell, level, f):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
-        self.coarse = self._rule(level - 1)[0]
+        self.coarse = None
         self.value, self.scale = self._rule(level)
+        if self.tails is None:  # an integrand whose sums give no coefficients: the coarse rule
+            self.coarse = self._rule(level - 1)[0]
         self._estimate()
 
     def _rule(self, level):
-        xs, ws = legendre_rule(level_nodes(level))
+        n = level_nodes(level)
+        xs, ws = legendre_rule(n)
         m, h = (self.a + self.b) / 2, (self.b - self.a) / 2
         sums = getattr(self.f, "weighted_sums", None)
         if sums is not None:  # the rule's sums computed by the integrand's owner (balls)
-            out = sums(m, h, xs, ws)
-            if out is not None:
-                value, scale, self.rounding = out
-                return value, scale
+            if getattr(self.f, "nested", False):
+                vs = tail_weights(n)
+                out = sums(m, h, xs, ws, vs)
+                if out is not None:
+                    value, scale, self.rounding, self.tails = out
+                    return value, scale
+            else:
+                out = sums(m, h, xs, ws)
+                if out is not None:
+                    value, scale, self.rounding = out
+                    self.tails = None
+                    return value, scale
         fs = [self.f(m + h * x) for x in xs]
+        members = range(len(fs[0]))
         self.rounding = [0] * len(fs[0])
-        return ([h * mpmath.fdot(ws, [v[i] for v in fs]) for i in range(len(fs[0]))],
-                [h * mpmath.fdot(ws, [abs(v[i]) for v in fs]) for i in range(len(fs[0]))])
+        self.tails = [[h * mpmath.fdot(v, [f[i] for f in fs]) for v in tail_weights(n)]
+                      for i in members]
+        return ([h * mpmath.fdot(ws, [v[i] for v in fs]) for i in members],
+                [h * mpmath.fdot(ws, [abs(v[i]) for v in fs]) for i in members])
 
     def _estimate(self):
         self.est = []
-        for value, coarse, scale, rounding in zip(self.value, self.coarse, self.scale,
-                                                  self.rounding):
-            E = abs(value - coarse)
+        for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
+                                                         self.rounding)):
+            if self.tails is not None:
+                E = 2 * max(abs(t) for t in self.tails[r])
+            else:
+                E = abs(value - self.coarse[r])
             if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
                 raise NotResolved("a non-finite value on a piece")
             est = min(E, SAFETY * E * E / scale) if scale > 0 else E
@@ -162,8 +230,9 @@ class _Piece:
 
     def raise_level(self):
         self.level += 1
-        self.coarse = self.value
+        coarse = self.value
         self.value, self.scale = self._rule(self.level)
+        self.coarse = coarse if self.tails is None else None
         self._estimate()
 
     def halves(self):
@@ -301,10 +370,16 @@ class _One:
         if sums is None:
             return None
 
-        def vector(m, h, xs, ws):
-            out = sums(m, h, xs, ws)
-            return None if out is None else tuple([v] for v in out)
+        def vector(m, h, xs, ws, *tails):
+            out = sums(m, h, xs, ws, *tails)
+            if out is None:
+                return None
+            return tuple([v] for v in out[:3]) + tuple([v] for v in out[3:])
         return vector
+
+    @property
+    def nested(self):
+        return getattr(self.f, "nested", False)
 
 
 def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
