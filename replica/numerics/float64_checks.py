@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Problem
-from ..symbolic.codegen import Evaluator
+from ..symbolic.codegen import CHECK_SPLIT, Evaluator
 from .result import Status
 
 
@@ -40,11 +40,14 @@ STATUS_DTYPE = "<U16"
 
 def call_longdouble(ev: Evaluator, values, arrays) -> list:
     """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
-    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision; spectral averages summed in
+    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision, its
+    Gaussian integrals by the finer rule of :data:`~replica.symbolic.codegen.CHECK_SPLIT`; spectral averages summed in
     ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
     outer, inners = ev.functions("np")
     vals = [np.asarray(v, dtype=np.longdouble) for v in values]
-    vals += ev.gaussian_values("np", vals, np.longdouble)  # Gaussian integrals, if any
+    # Gaussian integrals, if any, by a finer rule than the float64 one (its truncation error
+    # is part of what the check must see)
+    vals += ev.gaussian_values("np", vals, np.longdouble, split=CHECK_SPLIT)
     avgs: list = []
     if inners:
         lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])
