@@ -1025,6 +1025,41 @@ piece :math:`[-1, 1]` -- is not resolved by 24 nodes, and the float64 iteration 
 point where that rule's residual vanished and the true one is 44 (in :math:`\hat m = 13.6`)."""
 
 
+_NP_SPLIT = [1]
+"""The ``split`` of the fixed rule (:func:`_gauss_np`) that :meth:`Evaluator.gaussian_values`
+uses where its caller gives none, while :class:`np_rule_split` holds one."""
+
+
+class np_rule_split:
+    """Within ``with np_rule_split(k):`` the float64 (and extended) Gaussian integrals of
+    :meth:`Evaluator.gaussian_values` cut every piece of the fixed rule into ``k`` parts
+    (:func:`_gauss_np`), and the extended-precision check into ``k`` times
+    :data:`CHECK_SPLIT` (:func:`check_split`): the float64 path's re-solve of points whose
+    integrands the fixed rule does not resolve (:meth:`replica.numerics.machine.Machine.grid`)."""
+
+    def __init__(self, split: int):
+        self.split = int(split)
+
+    def __enter__(self):
+        self.saved = _NP_SPLIT[0]
+        _NP_SPLIT[0] = self.split
+        return self
+
+    def __exit__(self, *exc):
+        _NP_SPLIT[0] = self.saved
+        return False
+
+
+def current_split() -> int:
+    """The ``split`` that :class:`np_rule_split` holds (1 outside one)."""
+    return _NP_SPLIT[0]
+
+
+def check_split() -> int:
+    """The ``split`` of the extended-precision check: :data:`CHECK_SPLIT` times the rule's."""
+    return CHECK_SPLIT * _NP_SPLIT[0]
+
+
 @functools.lru_cache(maxsize=None)
 def _legendre(n: int, dtype):
     x, w = np.polynomial.legendre.leggauss(n)
@@ -2452,7 +2487,7 @@ class Evaluator:
         return bool(self.functions("mp")[1]) if "mp" in self._fns else bool(
             self.functions("np")[1])
 
-    def gaussian_values(self, backend: str, values, dtype=None, split: int = 1) -> list:
+    def gaussian_values(self, backend: str, values, dtype=None, split: int | None = None) -> list:
         """The values of the expressions' Gaussian integrals at ``values`` (the arguments after
         ``args`` of the generated outer function), for ``backend``; ``dtype`` (float64 by
         default) is the NumPy type of the ``"np"`` quadrature (an integrand with a function
@@ -2465,7 +2500,10 @@ class Evaluator:
         piece (tested against 50-digit values in ``tests/test_gaussian_integrals.py``), not for
         one peaked on a scale far below a piece's length (``tests/test_float64_boundary.py``).
         A two-dimensional integral's inner integrals keep the fixed rule (its float64 points
-        claim nothing: :meth:`~replica.numerics.machine.Machine.assess`)."""
+        claim nothing: :meth:`~replica.numerics.machine.Machine.assess`). Without ``split``,
+        that of :class:`np_rule_split` (1 outside one)."""
+        if split is None:
+            split = _NP_SPLIT[0]
         self.functions(backend)
         gauss = self._gauss.get(backend, [])
         if not gauss:
