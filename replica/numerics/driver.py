@@ -309,7 +309,13 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     Newton correction: it sees the solution's error (forward error :math:`\lesssim` condition
     :math:`\times` relative residual) and the rounding of the reported formulas (a value that is
     a difference of large terms has float64 error about :math:`u\sum|\text{terms}|/|v|`)
-    together. The values are those at the binary64 parameters as given (read exactly).
+    together. The values are those at the binary64 parameters as given (read exactly). A
+    model's one-dimensional Gaussian integrals are integrated by a fixed rule; the estimate
+    integrates by a four times finer one (so it sees the fixed rule's error), and a point where
+    the two disagree is solved again with the finer rule, up to 64 parts a piece
+    (:meth:`~replica.numerics.machine.Machine.grid`): where no solution exists (the
+    Rademacher perceptron above its algorithmic threshold) the fixed rule's spurious root is
+    not reported.
 
     The other statuses: ``not-verified`` -- the iteration converged, but the estimate does not
     support 8 digits (cancellation, ill-conditioning, an inaccurate solution) or a

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Problem
-from ..symbolic.codegen import Evaluator
+from ..symbolic.codegen import Evaluator, check_split
 from .result import Status
 
 
@@ -35,16 +35,29 @@ STEP_MAX = 1e-4
 solution is trusted: the neglected second-order term is of order ``step**2`` (1e-8 relative,
 times the curvature in the scaled unknowns) -- and a step this large already makes the estimated
 error exceed :data:`CLAIM_RTOL` at any value that depends on the unknowns."""
+RULE_RTOL = 1e-11
+"""The largest relative difference between the float64 path's equations with its Gaussian
+integrals' fixed rule and with a rule :data:`~replica.symbolic.codegen.CHECK_SPLIT` times finer
+at which a solved point is not solved again with the finer rule
+(:meth:`~replica.numerics.machine.Machine.grid`): rounding differences are about 1e-15; a rule
+that does not resolve its integrand differs by far more (0.77 of the right-hand side at the
+Rademacher perceptron's spurious point)."""
+RULE_SPLIT_MAX = 64
+"""The finest float64 rule: each piece of the fixed rule cut in at most this many parts."""
 STATUS_DTYPE = "<U16"
 
 
 def call_longdouble(ev: Evaluator, values, arrays) -> list:
     """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
-    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision; spectral averages summed in
+    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision, its
+    Gaussian integrals by the finer rule of :func:`~replica.symbolic.codegen.check_split`;
+    spectral averages summed in
     ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
     outer, inners = ev.functions("np")
     vals = [np.asarray(v, dtype=np.longdouble) for v in values]
-    vals += ev.gaussian_values("np", vals, np.longdouble)  # Gaussian integrals, if any
+    # Gaussian integrals, if any, by a finer rule than the float64 one (its truncation error
+    # is part of what the check must see)
+    vals += ev.gaussian_values("np", vals, np.longdouble, split=check_split())
     avgs: list = []
     if inners:
         lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])

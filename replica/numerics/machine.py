@@ -25,8 +25,8 @@ from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
 from .roots import bracketed_newton, bracketed_newton_vec
-from .float64_checks import (LD_WIDER, STEP_MAX, call_longdouble, point_status,
-                             status_of_codes)
+from .float64_checks import (LD_WIDER, RULE_RTOL, RULE_SPLIT_MAX, STEP_MAX, call_longdouble,
+                             point_status, status_of_codes)
 
 
 
@@ -666,7 +666,79 @@ class Machine:
                 cond, err = self.assess(x, P, spec, shape, report)
             status = point_status(self.problem, report, cond, err, iterated, admissible, done)
             self.last_assessment = (cond, err)
+            if checked is None and self.n and np.any(done) and self._np_gaussian():
+                x, done, iters, rel, report, status = self._finer_rule(
+                    P, spec, shape, x, done, iters, rel, report, status, rtol=rtol,
+                    maxiter=maxiter, damping=damping, method=method)
         return x, done, iters, rel, report, status
+
+    def _np_gaussian(self) -> bool:
+        """Whether the equations hold one-dimensional Gaussian integrals that the float64 path
+        integrates by its fixed rule."""
+        ev = self.ev["equations"]
+        ev.functions("np")
+        gauss = ev._gauss.get("np", [])
+        return bool(gauss) and not ev.two_dimensional()
+
+    def _finer_rule(self, P, spec, shape, x, done, iters, rel, report, status, *, rtol,
+                    maxiter, damping, method):
+        r"""``(x, done, iters, rel, report, status)`` with the points re-solved where the
+        float64 rule of the Gaussian integrals (:func:`~replica.symbolic.codegen._gauss_np`, 24
+        nodes a piece, each piece cut in ``s`` parts inside
+        :class:`~replica.symbolic.codegen.np_rule_split`; ``s = 1`` outside) does not resolve
+        the integrands at the solution: where the equations evaluated with every piece cut in
+        :data:`~replica.symbolic.codegen.CHECK_SPLIT` times more parts differ from those of
+        the rule by more than :data:`RULE_RTOL` relative. Those points are solved again from
+        where they stopped with that finer rule (and, through :meth:`grid`, checked and, where
+        needed, refined again, up to :data:`RULE_SPLIT_MAX` parts). So the float64 values are
+        those of equations whose integrals are resolved -- and where the branch has ended (the
+        Rademacher perceptron above alpha_alg: the coarse rule's residual vanished at
+        m = 0.99965, where the sign channel's integrand has width 1/c = 0.02), the finer rule's
+        iteration runs on to the boundary and ends with the status of what happened there, not
+        ``converged``. Points the finest rule does not resolve keep its values, checked as any
+        other (their error estimate sees the disagreement: ``not-verified``)."""
+        from ..symbolic.codegen import CHECK_SPLIT, current_split, np_rule_split
+
+        split = current_split()
+        if split * CHECK_SPLIT > RULE_SPLIT_MAX:
+            return x, done, iters, rel, report, status
+        N = int(np.prod(shape, dtype=int))
+        idx = np.flatnonzero(np.asarray(done).reshape(N))
+        Ps = [np.broadcast_to(np.asarray(v, float), shape).reshape(N)[idx] for v in P]
+        xs = np.asarray(x).reshape(self.n, N)[:, idx]
+        sub = (idx.size,)
+        with np.errstate(all="ignore"):
+            coarse = _stacked(self.evaluate("equations", "np", xs, Ps, spec), sub, float)
+            with np_rule_split(split * CHECK_SPLIT):
+                fine = _stacked(self.evaluate("equations", "np", xs, Ps, spec), sub, float)
+            scale = np.maximum(np.maximum(np.abs(coarse), np.abs(fine)),
+                               np.abs(xs) if self.fixed_point else 0.0)
+            diff = np.max(np.abs(fine - coarse) / np.maximum(scale, 1e-300), axis=0)
+        bad = ~(diff <= RULE_RTOL)
+        if not bad.any():
+            return x, done, iters, rel, report, status
+        cond, err = (np.array(np.broadcast_to(a, shape), dtype=float).reshape(N)
+                     for a in self.last_assessment)
+        idx = idx[bad]
+        with np_rule_split(split * CHECK_SPLIT):
+            xg, dg, ig, rg, repg, stg = self.grid(
+                [v[bad] for v in Ps], spec, (idx.size,), rtol=rtol, maxiter=maxiter,
+                damping=damping, start=list(xs[:, bad]), method=method, assess=True)
+        cond[idx], err[idx] = self.last_assessment
+
+        def put(a, b):
+            out = np.array(np.broadcast_to(a, shape)).reshape(N)
+            out[idx] = b
+            return out.reshape(shape)
+
+        x = np.array(x, dtype=float).reshape(self.n, N)
+        x[:, idx] = xg
+        x = x.reshape((self.n,) + shape)
+        report = {name: put(v, repg[name]) for name, v in report.items()}
+        self.last_assessment = (cond.reshape(shape), err.reshape(shape))
+        before = np.broadcast_to(iters, shape).reshape(N)[idx]  # (sweeps: both solves')
+        return (x, put(done, dg), put(iters, before + ig), put(rel, rg), report,
+                put(status, stg))
 
     def _grid_numpy(self, P, spec, shape, *, rtol, maxiter, damping, start, method):
         """The NumPy path of :meth:`grid`: ``(x, iterations, relative change, iterated,

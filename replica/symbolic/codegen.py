@@ -1055,6 +1055,50 @@ _NP_LIMIT = 16.0
 grows more slowly than ``exp(5|z|)``)."""
 _NP_FIXED = np.array([-16.0, -10.0, -6.0, -3.0, -1.0, 1.0, 3.0, 6.0, 10.0, 16.0])
 _NP_NODES = 24
+CHECK_SPLIT = 4
+r"""The extended-precision check of a float64 point (:func:`replica.numerics.float64_checks.
+call_longdouble`) integrates with every piece of :func:`_gauss_np`'s rule cut into this many
+equal parts (96 nodes a piece where the float64 rule has 24): its residual then holds the
+float64 rule's own truncation error, which the same rule in extended precision did not see. A
+sharply peaked integrand -- the sign channel's :math:`H(cz)` at :math:`c = \sqrt{m/(1-m)}
+\approx 53` (the Rademacher perceptron at :math:`m = 0.99965`), of width :math:`1/c` on the
+piece :math:`[-1, 1]` -- is not resolved by 24 nodes, and the float64 iteration converged to a
+point where that rule's residual vanished and the true one is 44 (in :math:`\hat m = 13.6`)."""
+
+
+_NP_SPLIT = [1]
+"""The ``split`` of the fixed rule (:func:`_gauss_np`) that :meth:`Evaluator.gaussian_values`
+uses where its caller gives none, while :class:`np_rule_split` holds one."""
+
+
+class np_rule_split:
+    """Within ``with np_rule_split(k):`` the float64 (and extended) Gaussian integrals of
+    :meth:`Evaluator.gaussian_values` cut every piece of the fixed rule into ``k`` parts
+    (:func:`_gauss_np`), and the extended-precision check into ``k`` times
+    :data:`CHECK_SPLIT` (:func:`check_split`): the float64 path's re-solve of points whose
+    integrands the fixed rule does not resolve (:meth:`replica.numerics.machine.Machine.grid`)."""
+
+    def __init__(self, split: int):
+        self.split = int(split)
+
+    def __enter__(self):
+        self.saved = _NP_SPLIT[0]
+        _NP_SPLIT[0] = self.split
+        return self
+
+    def __exit__(self, *exc):
+        _NP_SPLIT[0] = self.saved
+        return False
+
+
+def current_split() -> int:
+    """The ``split`` that :class:`np_rule_split` holds (1 outside one)."""
+    return _NP_SPLIT[0]
+
+
+def check_split() -> int:
+    """The ``split`` of the extended-precision check: :data:`CHECK_SPLIT` times the rule's."""
+    return CHECK_SPLIT * _NP_SPLIT[0]
 
 
 @functools.lru_cache(maxsize=None)
@@ -1073,11 +1117,13 @@ def _np_where_only(f, mask, h, z, fargs) -> None:
     f[mask] = np.broadcast_to(np.asarray(h(z[mask], *args), dtype=f.dtype), (int(mask.sum()),))
 
 
-def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
+def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
     """The integral in ``dtype`` (float64 or longdouble), vectorised over the arguments'
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
-    fixed points ``0, +-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
-    kinks); a Heaviside function is constant on each piece, its switch read at the piece's
+    fixed points ``+-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
+    kinks), each piece cut into ``split`` equal parts (1: the float64 path's rule; the check of
+    a float64 point uses :data:`CHECK_SPLIT`, a different rule, so that it sees the error of
+    this one); a Heaviside function is constant on each piece, its switch read at the piece's
     midpoint. An integrand with ``erfc`` is evaluated as written wherever that is finite and
     every ``erfc`` argument is below :data:`~replica.symbolic.gaussian.SCALED_ERFC_FROM` (the
     values there are those of the plain form); where an argument reaches it, in its scaled form
@@ -1096,6 +1142,11 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None):
         fixed = np.broadcast_to(_NP_FIXED.astype(dtype), shape + _NP_FIXED.shape)
         points = np.sort(np.concatenate([fixed] + [k[..., None] for k in kinks], axis=-1),
                          axis=-1)
+        if split > 1:  # each piece in `split` equal parts (the kinks stay piece ends)
+            a, b = points[..., :-1, None], points[..., 1:, None]
+            t = (np.arange(split) / split).astype(dtype)
+            inner = (a + (b - a) * t).reshape(points.shape[:-1] + (-1,))
+            points = np.concatenate([inner, points[..., -1:]], axis=-1)
         lo, hi = points[..., :-1], points[..., 1:]
         mid, half = (lo + hi) / 2, (hi - lo) / 2
         expanded = [v[..., None] for v in vals]
@@ -2477,16 +2528,23 @@ class Evaluator:
         return bool(self.functions("mp")[1]) if "mp" in self._fns else bool(
             self.functions("np")[1])
 
-    def gaussian_values(self, backend: str, values, dtype=None) -> list:
+    def gaussian_values(self, backend: str, values, dtype=None, split: int | None = None) -> list:
         """The values of the expressions' Gaussian integrals at ``values`` (the arguments after
         ``args`` of the generated outer function), for ``backend``; ``dtype`` (float64 by
         default) is the NumPy type of the ``"np"`` quadrature (an integrand with a function
         that has no ``longdouble`` loop, SciPy's error functions, is integrated in float64
         and converted: the extended-precision recomputation of the float64 path then sees
-        the integral's float64 rounding, not less). The extended-precision recomputation
-        uses the same fixed rule, so it does not estimate the rule's own truncation error:
-        that is below float64 rounding for integrands analytic near the real axis on each
-        piece (tested against 50-digit values in ``tests/test_gaussian_integrals.py``)."""
+        the integral's float64 rounding, not less). ``split`` cuts every piece of the fixed
+        rule into that many parts (:func:`_gauss_np`): the extended-precision recomputation
+        passes :data:`CHECK_SPLIT`, so that it estimates the float64 rule's own truncation
+        error too -- below float64 rounding for integrands analytic near the real axis on each
+        piece (tested against 50-digit values in ``tests/test_gaussian_integrals.py``), not for
+        one peaked on a scale far below a piece's length (``tests/test_float64_boundary.py``).
+        A two-dimensional integral's inner integrals keep the fixed rule (its float64 points
+        claim nothing: :meth:`~replica.numerics.machine.Machine.assess`). Without ``split``,
+        that of :class:`np_rule_split` (1 outside one)."""
+        if split is None:
+            split = _NP_SPLIT[0]
         self.functions(backend)
         gauss = self._gauss.get(backend, [])
         if not gauss:
@@ -2513,19 +2571,20 @@ class Evaluator:
                 try:
                     dt = dtype or np.float64
                     out.append(_gauss_np(g, list(values) + out, dt,
-                                         _nested_np(g, gauss, n_base, dt)))
+                                         _nested_np(g, gauss, n_base, dt), split=split))
                 except TypeError:  # a function with no extended-precision loop
                     vals64 = [np.asarray(v, dtype=np.float64) for v in list(values) + out]
                     out.append(_gauss_np(g, vals64, np.float64,
-                                         _nested_np(g, gauss, n_base, np.float64))
-                               .astype(dtype))
+                                         _nested_np(g, gauss, n_base, np.float64),
+                                         split=split).astype(dtype))
             elif backend == "np":
                 try:
-                    out.append(_gauss_np(g, list(values) + out, dtype or np.float64))
+                    out.append(_gauss_np(g, list(values) + out, dtype or np.float64,
+                                         split=split))
                 except TypeError:  # a function with no extended-precision loop (SciPy's erfc)
                     out.append(_gauss_np(g, [np.asarray(v, dtype=np.float64)
                                              for v in list(values) + out],
-                                         np.float64).astype(dtype))
+                                         np.float64, split=split).astype(dtype))
             else:
                 out.append(_gauss_arb(g, list(values) + out))
         return out
