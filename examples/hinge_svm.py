@@ -148,12 +148,16 @@ def H(x):
 
 
 R = sympy.cos(theta)
-HINGE_ENVELOPE = 2 * gauss(H(-t * sympy.cos(theta) / sympy.sin(theta)) * (kappa - t) ** 2
-                           * sympy.Heaviside(kappa - t), t)
+x = sympy.Symbol("x", real=True)
+SCALE = sympy.sin(theta) * sympy.exp(x**2 * sympy.cos(theta) ** 2 / 2)
+"""The Jacobian of t = x sin(theta) against the standard normal measures:
+Dt = sin(theta) e^{x^2 cos^2(theta)/2} Dx."""
+HINGE_ENVELOPE = 2 * gauss(SCALE * H(-x * sympy.cos(theta)) * (kappa - x * sympy.sin(theta)) ** 2
+                           * sympy.Heaviside(kappa - x * sympy.sin(theta)), x)
 """F(R, kappa) at R = cos(theta): the q -> 1 limit of the energetic term (squared margin
 violations)."""
-MARGIN_FRACTION = 2 * gauss(H(-t * sympy.cos(theta) / sympy.sin(theta))
-                           * sympy.Heaviside(kappa - t), t)
+MARGIN_FRACTION = 2 * gauss(SCALE * H(-x * sympy.cos(theta))
+                           * sympy.Heaviside(kappa - x * sympy.sin(theta)), x)
 """The probability that a training point is a support vector (its field t below kappa):
 E[(p'(t) - 1)^2] for the margin constraint's proximal map p(t) = max(t, kappa)."""
 REPLICON = 1 - alpha * MARGIN_FRACTION
@@ -170,7 +174,7 @@ MODEL = FixedPointModel(
     observables={"margin": {"kappa_max": kappa},
                  "overlap": {"R": R},
                  "errors": {"generalisation": theta / sympy.pi}},
-    start={theta: sympy.acos(alpha / (alpha + sympy.Rational(1, 2))),
+    start={theta: sympy.atan(sympy.pi / (2 * alpha)),
            kappa: 1 / (alpha + sympy.sqrt(alpha))},
     positive_unknowns=True,
     admissible=[(sympy.pi / 2 - theta, "theta < pi/2 (R > 0)")],
