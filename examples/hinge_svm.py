@@ -110,6 +110,14 @@ The two equations become :math:`\alpha\rho = 1/(2\varphi(0)G(k))` and :math:`G(k
 :math:`\varepsilon_g \simeq \rho/\pi = c/\alpha` with
 :math:`c = 1/(\sqrt{2\pi}\,G(k)) \approx 0.5005`
 (the value Engel and Van den Broeck quote for the maximally stable perceptron).
+Both integrals are therefore declared on that scale: with :math:`t = x\sin\vartheta`,
+:math:`\mathcal Dt = \sin\vartheta\,e^{x^2\cos^2\vartheta/2}\,\mathcal Dx` and
+:math:`-Rt/\sqrt{1 - R^2} = -x\cos\vartheta`, so the integrands in :math:`x` vary on the unit
+scale and the kink sits at :math:`x = \kappa/\sin\vartheta \to k` (in :math:`t` they vary on
+:math:`|t| \sim \tan\vartheta \approx 1.57/\alpha`, which the quadrature's pieces, cut every 2
+units and at the kink, did not resolve: no solve at :math:`\alpha = 1000`). The start
+:math:`\vartheta = \arctan(\pi/(2\alpha))` follows the asymptote (``tests/test_glm_extremes.py``
+checks :math:`\alpha = 10^3` to :math:`10^6` at 30 digits).
 On the same scale the replicon's integral is
 :math:`2\varphi(0)\rho J_0(k)`, :math:`J_0 = \int_{-\infty}^k\Phi = k\Phi(k) + \varphi(k)`, and
 :math:`G'(k) = 2J_1(k)`, :math:`J_1 = \int_{-\infty}^k\Phi(x)(k - x)dx
