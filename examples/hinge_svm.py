@@ -110,6 +110,14 @@ The two equations become :math:`\alpha\rho = 1/(2\varphi(0)G(k))` and :math:`G(k
 :math:`\varepsilon_g \simeq \rho/\pi = c/\alpha` with
 :math:`c = 1/(\sqrt{2\pi}\,G(k)) \approx 0.5005`
 (the value Engel and Van den Broeck quote for the maximally stable perceptron).
+Both integrals are therefore declared on that scale: with :math:`t = x\sin\vartheta`,
+:math:`\mathcal Dt = \sin\vartheta\,e^{x^2\cos^2\vartheta/2}\,\mathcal Dx` and
+:math:`-Rt/\sqrt{1 - R^2} = -x\cos\vartheta`, so the integrands in :math:`x` vary on the unit
+scale and the kink sits at :math:`x = \kappa/\sin\vartheta \to k` (in :math:`t` they vary on
+:math:`|t| \sim \tan\vartheta \approx 1.57/\alpha`, which the quadrature's pieces, cut every 2
+units and at the kink, did not resolve: no solve at :math:`\alpha = 1000`). The start
+:math:`\vartheta = \arctan(\pi/(2\alpha))` follows the asymptote (``tests/test_glm_extremes.py``
+checks :math:`\alpha = 10^3` to :math:`10^6` at 30 digits).
 On the same scale the replicon's integral is
 :math:`2\varphi(0)\rho J_0(k)`, :math:`J_0 = \int_{-\infty}^k\Phi = k\Phi(k) + \varphi(k)`, and
 :math:`G'(k) = 2J_1(k)`, :math:`J_1 = \int_{-\infty}^k\Phi(x)(k - x)dx
@@ -148,12 +156,16 @@ def H(x):
 
 
 R = sympy.cos(theta)
-HINGE_ENVELOPE = 2 * gauss(H(-t * sympy.cos(theta) / sympy.sin(theta)) * (kappa - t) ** 2
-                           * sympy.Heaviside(kappa - t), t)
+x = sympy.Symbol("x", real=True)
+SCALE = sympy.sin(theta) * sympy.exp(x**2 * sympy.cos(theta) ** 2 / 2)
+"""The Jacobian of t = x sin(theta) against the standard normal measures:
+Dt = sin(theta) e^{x^2 cos^2(theta)/2} Dx."""
+HINGE_ENVELOPE = 2 * gauss(SCALE * H(-x * sympy.cos(theta)) * (kappa - x * sympy.sin(theta)) ** 2
+                           * sympy.Heaviside(kappa - x * sympy.sin(theta)), x)
 """F(R, kappa) at R = cos(theta): the q -> 1 limit of the energetic term (squared margin
 violations)."""
-MARGIN_FRACTION = 2 * gauss(H(-t * sympy.cos(theta) / sympy.sin(theta))
-                           * sympy.Heaviside(kappa - t), t)
+MARGIN_FRACTION = 2 * gauss(SCALE * H(-x * sympy.cos(theta))
+                           * sympy.Heaviside(kappa - x * sympy.sin(theta)), x)
 """The probability that a training point is a support vector (its field t below kappa):
 E[(p'(t) - 1)^2] for the margin constraint's proximal map p(t) = max(t, kappa)."""
 REPLICON = 1 - alpha * MARGIN_FRACTION
@@ -170,7 +182,7 @@ MODEL = FixedPointModel(
     observables={"margin": {"kappa_max": kappa},
                  "overlap": {"R": R},
                  "errors": {"generalisation": theta / sympy.pi}},
-    start={theta: sympy.acos(alpha / (alpha + sympy.Rational(1, 2))),
+    start={theta: sympy.atan(sympy.pi / (2 * alpha)),
            kappa: 1 / (alpha + sympy.sqrt(alpha))},
     positive_unknowns=True,
     admissible=[(sympy.pi / 2 - theta, "theta < pi/2 (R > 0)")],

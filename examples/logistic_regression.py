@@ -161,6 +161,23 @@ FREE_ENERGY = (-m * mhat + q * Vhat / 2 - V * qhat / 2 + (mhat**2 + qhat) / (2 *
                - alpha * 2 * gauss(LABEL * ENVELOPE, xi))
 
 
+y_ = sympy.Symbol("y", real=True)
+XI0 = -V / (2 * sympy.sqrt(q))
+"""The kink of the training error's integrand: y p < 0 iff xi < XI0."""
+SHRINK = 1 / sympy.sqrt(1 + XI0**2)
+TRAIN_ERROR = 2 * SHRINK * sympy.exp(-XI0**2 / 2) * gauss(
+    sympy.exp(-XI0 * SHRINK * y_ + (1 - SHRINK**2) * y_**2 / 2)
+    * LABEL.xreplace({xi: XI0 + SHRINK * y_}) * sympy.Heaviside(-y_), y_)
+r"""The training error :math:`2\int\mathcal D\xi\,\Phi(\cdot)\,\theta(\xi_0 - \xi)`,
+:math:`\xi_0 = -V/(2\sqrt q)`, declared on the variable :math:`y` of :math:`\xi = \xi_0 + cy`,
+:math:`c = 1/\sqrt{1 + \xi_0^2}`: :math:`\mathcal D\xi = c\,e^{-\xi_0^2/2}\,
+e^{-\xi_0cy + (1 - c^2)y^2/2}\,\mathcal Dy`. At tiny :math:`\alpha`, :math:`q \to 0` and
+:math:`\xi_0 \to -\infty`: the integrand in :math:`\xi` lives on
+:math:`|\xi - \xi_0| \sim 1/|\xi_0|` (which the quadrature's pieces, cut every 2 units, did
+not resolve: no value at :math:`\alpha = 10^{-6}`), in :math:`y` on the unit scale; the factor
+:math:`e^{-\xi_0^2/2}` is outside the integral."""
+
+
 def _not_in_unit_interval(p):
     return p.eta > 1
 
@@ -181,7 +198,7 @@ MODEL = SaddlePointModel(
         "generalisation": sympy.acos(eta * m / sympy.sqrt(q)) / sympy.pi,
         "teacher": sympy.acos(m / sympy.sqrt(q)) / sympy.pi,
         "train_loss": 2 * gauss(LABEL * logistic_loss(P), xi),
-        "train_error": 2 * gauss(LABEL * sympy.Heaviside(-V / 2 - OMEGA), xi)}},
+        "train_error": TRAIN_ERROR}},
     start={m: sympy.Rational(1, 2), q: 1, V: 1},
     positive_unknowns=True,
     admissible=[(q - eta**2 * m**2, "q > eta^2 m^2")],

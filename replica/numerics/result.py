@@ -79,8 +79,37 @@ def decimal_string(x, digits: int) -> str | None:
         # mpmath converts the mantissa scaled by the decimal exponent: integers of up to
         # (mantissa bits + |binary exponent|) log10(2) digits
         _, _, exponent, bits = x._mpf_
+        if abs(exponent) > _HUGE_EXPONENT:
+            return _scientific(x, digits)
         allow_integer_strings(digits + 64 + int(0.302 * (bits + abs(exponent))))
         return mpmath.nstr(x, digits, strip_zeros=False, min_fixed=-6, max_fixed=12)
+
+
+_HUGE_EXPONENT = 100_000
+"""A binary exponent beyond which :func:`decimal_string` writes the decimal exponent itself:
+mpmath's conversion goes through an integer of about 0.3 |exponent| digits (quadratic time,
+and beyond the C int that bounds Python's integer-to-string limit near 2^31 digits), e.g. a
+training error of order exp(-10^10) at a tiny sample ratio."""
+
+
+def _scientific(x, digits: int) -> str:
+    r"""``x`` (finite, nonzero, mpf) as :math:`d.ddd\ldots\mathrm{e}E` with ``digits``
+    significant digits: :math:`E = \lfloor\log_{10}|x|\rfloor` and the mantissa
+    :math:`x/10^E \in [1, 10)`, computed with the digits of :math:`E` as guard digits (so the
+    mantissa is as accurate as the value), the same form as mpmath's ``nstr``."""
+    with mpmath.workdps(mpmath.mp.dps + 10):
+        E = int(mpmath.floor(mpmath.log10(abs(x))))
+    with mpmath.workdps(mpmath.mp.dps + len(str(abs(E))) + 10):
+        mant = x / mpmath.power(10, E)
+        if abs(mant) >= 10:
+            mant, E = mant / 10, E + 1
+        elif abs(mant) < 1:
+            mant, E = mant * 10, E - 1
+        text = mpmath.nstr(mant, digits, strip_zeros=False, min_fixed=-6, max_fixed=12)
+    if text.lstrip("-").startswith("10."):  # rounded up to 10
+        mant, E = mant / 10, E + 1
+        text = mpmath.nstr(mant, digits, strip_zeros=False, min_fixed=-6, max_fixed=12)
+    return f"{text}e{E:+d}"
 
 
 class CarriedValue(mpmath.mpf):
