@@ -276,3 +276,61 @@ def test_the_blocked_loops_ask_for_the_widest_vectors():
     llvm.initialize_native_target()
     if "+avx512f" in llvm.get_host_cpu_features().flatten().split(","):
         assert "zmm" in block.inspect_asm(sig)
+
+
+def test_the_blocked_correction_is_check_correct_lane_by_lane(lowrank_call):
+    """``check_correct_block`` (the Newton correction of BLOCK points at once: Gaussian
+    elimination with partial pivoting as selections) against ``check_correct``, the same step
+    written for one point: every lane's error, verdict and corrected point (both halves) bit for
+    bit. The matrices are the model's Jacobians at its points, and lanes planted to take every
+    way out: rows permuted (pivots in other rows), a zero column (a zero pivot), a NaN entry, a
+    condition at 1/eps, a correction above STEP_MAX; the corrected point is also checked
+    against x - delta from NumPy's solve (an independent computation)."""
+    k, P, spec, got = lowrank_call
+    x = got[0]
+    mod, n, n_p, B = k.module, k.n, k.n_p, fused_check.BLOCK
+    Pm = np.array(P)
+    rng = np.random.default_rng(3)
+    IE = np.zeros((4 * n + n_p) * B)
+    JW, CW = np.empty(n * n * B), np.empty(n * n * B)
+    OK = np.zeros(B, dtype=np.bool_)
+    RW, XW, ERRB = np.empty(2 * n * B), np.empty(2 * n * B), np.empty(B)
+    GO = np.zeros(B, dtype=np.bool_)
+    outcomes = set()
+    for b0 in range(0, N - B + 1, B):
+        for q in range(B):
+            IE[np.arange(n) * B + q] = x[:, b0 + q]
+            IE[(2 * n + np.arange(n_p)) * B + q] = Pm[:, b0 + q]
+        mod.check_matrix_block(IE, JW, CW, OK)
+        assert OK.all()
+        J = JW.reshape(n, n, B).copy()
+        R = np.abs(x[:, b0:b0 + B]) * rng.uniform(-1e-12, 1e-12, (n, B))
+        RL = R * rng.uniform(-1e-17, 1e-17, (n, B))
+        CB = rng.uniform(1.0, 1e6, B)
+        J[:, :, 1] = J[rng.permutation(n), :, 1]  # the pivots in other rows
+        J[:, :, 2] = J[::-1, :, 2]
+        if b0 == 0:
+            J[:, 2, 3] = 0.0       # a zero pivot
+            J[1, 3, 4] = np.nan    # a pivot not finite
+            CB[5] = 1.0 / 2.220446049250313e-16  # no estimate at that condition
+            R[:, 6] = J[:, :, 6] @ (0.5 * x[:, b0 + 6])  # a correction x/2: above STEP_MAX
+        JW[:] = J.ravel()
+        RW[:] = np.concatenate([R, RL]).ravel()
+        mod.check_correct_block(IE, JW, RW, CB, ERRB, GO, XW)
+        for q in range(B):
+            xq = np.ascontiguousarray(x[:, b0 + q])
+            xh, xl = np.zeros(n), np.zeros(n)
+            err, go = mod.check_correct(xq, CB[q], np.ascontiguousarray(R[:, q]),
+                                        np.ascontiguousarray(RL[:, q]),
+                                        np.ascontiguousarray(J[:, :, q]), np.empty((n, n)),
+                                        np.empty(n), xh, xl)
+            assert (ERRB[q], bool(GO[q])) == (err, go), (b0, q)
+            outcomes.add(go)
+            if go:
+                np.testing.assert_array_equal(XW[q:n * B:B], xh, err_msg=f"{b0} {q}")
+                np.testing.assert_array_equal(XW[n * B + q::B], xl, err_msg=f"{b0} {q}")
+                delta = np.linalg.solve(J[:, :, q], R[:, q] + RL[:, q])
+                np.testing.assert_allclose(xh, xq - delta, rtol=1e-15, atol=0)
+        if b0 == 0:
+            assert not GO[3:7].any() and np.all(ERRB[3:7] == np.inf)
+    assert outcomes == {True, False}

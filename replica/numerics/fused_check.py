@@ -32,7 +32,9 @@ equilibrated matrices (step 2, :func:`matrix_block_source`), the conditions of t
 (:func:`cond_block_source`: the same Jacobi rotations for each matrix, a matrix whose rotations
 end early left unchanged by the block's later sweeps) and the reported values at the corrected
 points that reach step 4 (:func:`block_evaluator` of the ``report`` group) are evaluated
-together, the Newton correction and each value's comparison point by point. The same operations
+together, and so are their Newton corrections (step 3, :func:`correct_block_source`: Gaussian
+elimination with partial pivoting, the row exchanges as selections); each value's comparison is
+made point by point. The same operations
 on the same operands as at one point, so each point's residual, condition, values, estimate and
 status are those of the point checked alone (``check_point``), bit for bit
 (``tests/test_block_check.py``), the several points evaluated by the processor's vector
@@ -617,9 +619,10 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
         i_end = len(c)
     # a machine without spectral averages checks its points BLOCK at a time: the residuals
     # (block_evaluator), the Jacobians and equilibrated matrices (check_matrix_block), the
-    # conditions (cond2_block) and the reported values (block_evaluator) of BLOCK points
-    # together, the Newton correction point by point (check_correct: the piece of check_point
-    # after the condition; check_matrix, the one-point matrix step, is the tests' reference)
+    # conditions (cond2_block), the Newton corrections (check_correct_block) and the reported
+    # values (block_evaluator) of BLOCK points together (check_matrix and check_correct, the
+    # one-point matrix and correction steps -- check_correct the piece of check_point after the
+    # condition -- are the tests' references)
     blocked = bool(n and k and not any(ks for lv in levels.values() for ks in lv))
     prepare = []
     if blocked:
@@ -704,9 +707,10 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"    JW = _np.zeros({n * n} * BLOCK)",
           "    CB = _np.empty(BLOCK)",
           "    OKB = _np.zeros(BLOCK, _np.bool_)",
-          f"    RHB = _np.empty((BLOCK, {n}))",
-          f"    RLB = _np.empty((BLOCK, {n}))",
-          f"    JB = _np.empty((BLOCK, {n}, {n}))",
+          f"    RW = _np.zeros({2 * n} * BLOCK)",
+          f"    XW = _np.zeros({2 * n} * BLOCK)",
+          "    ERRB = _np.empty(BLOCK)",
+          "    GO = _np.zeros(BLOCK, _np.bool_)",
           "    m = 0",
           "    me = 0",
           "    for i in range(lo, hi):",
@@ -719,20 +723,20 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        lane_e[me] = i",
           "        me += 1",
           "        if me == BLOCK:",
-          "            m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
-          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m)",
+          "            m = check_block(X, REP, COND, ERR, IE, lane_e, me, CW, CB, OKB, RW, JW, ERRB,"
+          " GO, XW, IO, lane, m)",
           "            me = 0",
           "    if me:",
-          "        m = check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl,"
-          " IE, lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m)",
+          "        m = check_block(X, REP, COND, ERR, IE, lane_e, me, CW, CB, OKB, RW, JW, ERRB, GO,"
+          " XW, IO, lane, m)",
           "    if m:",
           "        block_errors(IO, lane, m, REP, ERR)", "", "",
           "@JIT",
-          "def check_block(P, lam, mu, w, X, REP, COND, ERR, t, st, v, A, b, xh, xl, IE,"
-          " lane_e, me, CW, CB, OKB, RHB, RLB, JB, JW, IO, lane, m):",
-          "    # the me points of IE (their indices lane_e): residuals and conditions together,"
-          " then each point's correction; the corrected points join IO's m (returned: how many"
-          " IO holds now)",
+          "def check_block(X, REP, COND, ERR, IE, lane_e, me, CW, CB, OKB, RW, JW, ERRB, GO, XW,"
+          " IO, lane, m):",
+          "    # the me points of IE (their indices lane_e): residuals, conditions and Newton"
+          " corrections together; the corrected points join IO's m (returned: how many IO"
+          " holds now)",
           "    dd_block_equations(IE)",
           "    check_matrix_block(IE, JW, CW, OKB)",
           "    for q in range(BLOCK):",
@@ -743,34 +747,32 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"            for j in range({n}):",
           f"                rh = IE[({eq0} + j) * BLOCK + q]",
           f"                rl = IE[({eq0 + n} + j) * BLOCK + q]",
-          ("                RHB[q, j], RLB[q, j] = dd_sub(X[j, i], 0.0, rh, rl)" if fixed_point
-           else "                RHB[q, j], RLB[q, j] = rh, rl"),
-          "                ok = ok and _finite(RHB[q, j]) and _finite(RLB[q, j])",
+          ("                rh, rl = dd_sub(X[j, i], 0.0, rh, rl)" if fixed_point else ""),
+          f"                RW[j * BLOCK + q], RW[({n} + j) * BLOCK + q] = rh, rl",
+          "                ok = ok and _finite(rh) and _finite(rl)",
           "            if not ok:",
           "                COND[i] = _np.inf",
           "                ERR[i] = _np.inf",
           "        OKB[q] = ok",
-          f"        for r in range({n}):",
-          f"            for j in range({n}):",
-          "                if ok:",
-          f"                    JB[q, r, j] = JW[(r * {n} + j) * BLOCK + q]",
-          "                else:",
+          "        if not ok:",
+          f"            for r in range({n}):",
+          f"                for j in range({n}):",
           f"                    CW[(r * {n} + j) * BLOCK + q] = 1.0 if r == j else 0.0",
           "    cond2_block(CW, CB)",
+          "    check_correct_block(IE, JW, RW, CB, ERRB, GO, XW)",
           "    for q in range(me):",
           "        if not OKB[q]:",
           "            continue",
           "        i = lane_e[q]",
           "        COND[i] = CB[q]",
-          "        ERR[i], go = check_correct(X[:, i], CB[q], RHB[q], RLB[q], JB[q], A, b, xh,"
-          " xl)",
-          "        if not go:",
+          "        ERR[i] = ERRB[q]",
+          "        if not GO[q]:",
           "            continue",
           f"        for j in range({n}):",
-          "            IO[j * BLOCK + m] = xh[j]",
-          f"            IO[({n} + j) * BLOCK + m] = xl[j]",
+          "            IO[j * BLOCK + m] = XW[j * BLOCK + q]",
+          f"            IO[({n} + j) * BLOCK + m] = XW[({n} + j) * BLOCK + q]",
           f"        for j in range({n_p}):",
-          f"            IO[({2 * n} + j) * BLOCK + m] = P[j, i]",
+          f"            IO[({2 * n} + j) * BLOCK + m] = IE[({2 * n} + j) * BLOCK + q]",
           "        lane[m] = i",
           "        m += 1",
           "        if m == BLOCK:",
@@ -802,6 +804,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     lines.append(block_evaluator(text, "equations", counts, n, n_p))
     lines.append(block_evaluator(text, "report", counts, n, n_p))
     lines.append(cond_block_source(n))
+    lines.append(correct_block_source(n, n_p))
     lines.append(matrix_block_source(n, n_p, counts.get("aliases", 0), counts.get("inputs", 0),
                                      fixed_point))
     lines.append("\n".join(c) + "\n")
@@ -1003,4 +1006,71 @@ def matrix_block_source(n: int, n_p: int, n_al: int, n_in: int, fixed_point: boo
             L += [f"        e{j} = e{j} / big", f"        ok = ok & (e{j} - e{j} == 0.0)",
                   f"        CW[{n * i + j} * BLOCK + b] = e{j}"]
     L += ["        OK[b] = ok", "    return"]
+    return "\n".join(L) + "\n"
+
+
+def correct_block_source(n: int, n_p: int) -> str:
+    r"""``check_correct_block(IE, JW, RW, CB, ERRB, GO, XW)``: ``check_correct`` (the Newton
+    correction of the check, after the condition) at the ``BLOCK`` points of ``IE`` at once.
+    Lane ``b``: the float64 solution :math:`\hat x` in the rows ``0 .. n-1`` of ``IE``
+    (:func:`check_source`'s layout), the Jacobian :math:`J` in ``JW`` (entry :math:`(r, j)` at
+    ``[(r n + j) \cdot BLOCK + b]``, :func:`matrix_block_source`), the residual's high and low
+    halves :math:`R_h, R_l` in ``RW`` (rows ``0 .. n-1`` and ``n .. 2n-1``), the condition in
+    ``CB[b]``. It solves :math:`J \delta = R_h + R_l` by Gaussian elimination with partial
+    pivoting (``gesv``: the pivot of column :math:`k` the first row of largest
+    :math:`|a_{ik}|`, :math:`i \ge k`; the multipliers :math:`f = a_{ik}/a_{kk}`, the updates
+    :math:`a_{ij} - f a_{kj}` and :math:`b_i - f b_k`, then back substitution
+    :math:`\delta_k = (b_k - \sum_{j>k} a_{kj}\delta_j)/a_{kk}`, the sum from :math:`j = k+1`
+    up), and writes ``GO[b]`` -- the condition below :math:`1/\varepsilon_{53}`, every pivot
+    nonzero and finite, :math:`\delta` finite, :math:`\max_j |\delta_j|/s_j \le`
+    :data:`~replica.numerics.float64_checks.STEP_MAX` (:math:`s_j = \max(|\hat x_j|,
+    10^{-300})`) -- ``ERRB[b]`` (0 where ``GO``, inf elsewhere, ``check_correct``'s error) and
+    the corrected point :math:`x' = \hat x - \delta` exact in double-double (``TwoSum``) in
+    ``XW`` (high halves in the rows ``0 .. n-1``, low halves in ``n .. 2n-1``).
+
+    Every lane does ``check_correct``'s operations on the same operands in the same order, so
+    its values are that point's bit for bit (``tests/test_block_check.py``): the row exchanges
+    are selections (one row at most is exchanged with row :math:`k` at step :math:`k`, and the
+    columns left of :math:`k`, which ``gesv`` exchanges too, are never read again), the
+    updates of the entries below the pivot, never read again, are left out, and a lane whose
+    test fails goes on computing values nobody reads instead of returning. Straight-line code
+    for the fixed ``n`` inside one loop over the lanes, without calls or branches, which the
+    compiler evaluates several lanes at a time (SIMD)."""
+    L = ["@JIT", "def check_correct_block(IE, JW, RW, CB, ERRB, GO, XW):", "    _wide_vectors()",
+         "    for q in range(BLOCK):"]
+    body = [f"x{j} = IE[{j} * BLOCK + q]" for j in range(n)]
+    body.append("go = CB[q] < 1.0 / 2.220446049250313e-16")
+    body += [f"b{i} = RW[{i} * BLOCK + q] + RW[{n + i} * BLOCK + q]" for i in range(n)]
+    body += [f"a{i}_{j} = JW[{i * n + j} * BLOCK + q]" for i in range(n) for j in range(n)]
+    for k in range(n):
+        body += [f"pi = {k}", f"pv = abs(a{k}_{k})", f"pa = a{k}_{k}"]
+        for i in range(k + 1, n):
+            body += [f"c = abs(a{i}_{k}) > pv", f"pi = {i} if c else pi",
+                     f"pv = abs(a{i}_{k}) if c else pv", f"pa = a{i}_{k} if c else pa"]
+        body.append("go = go & (pa != 0.0) & (pa - pa == 0.0)")
+        for i in range(k + 1, n):
+            body.append(f"s = pi == {i}")
+            for j in range(k, n):
+                body += [f"t = a{k}_{j}", f"a{k}_{j} = a{i}_{j} if s else t",
+                         f"a{i}_{j} = t if s else a{i}_{j}"]
+            body += [f"t = b{k}", f"b{k} = b{i} if s else t", f"b{i} = t if s else b{i}"]
+        for i in range(k + 1, n):
+            body.append(f"f = a{i}_{k} / a{k}_{k}")
+            body += [f"a{i}_{j} = a{i}_{j} - f * a{k}_{j}" for j in range(k + 1, n)]
+            body.append(f"b{i} = b{i} - f * b{k}")
+    for k in range(n - 1, -1, -1):
+        body.append(f"acc = b{k}")
+        body += [f"acc = acc - a{k}_{j} * b{j}" for j in range(k + 1, n)]
+        body.append(f"b{k} = acc / a{k}_{k}")
+    body += [f"go = go & (b{k} - b{k} == 0.0)" for k in range(n)]
+    body.append("step = 0.0")
+    for j in range(n):
+        body += [f"s = abs(x{j})", "s = s if s > 1e-300 else 1e-300", f"r = abs(b{j}) / s",
+                 "step = r if (r > step) | (r != r) else step"]
+    body.append(f"go = go & (step <= {STEP_MAX!r})")
+    for j in range(n):
+        body.append(f"XW[{j} * BLOCK + q], XW[{n + j} * BLOCK + q] = _two_sum_v(x{j}, -b{j})")
+    body += ["GO[q] = go", "ERRB[q] = 0.0 if go else _np.inf"]
+    L += ["        " + ln for ln in body]
+    L.append("    return")
     return "\n".join(L) + "\n"
