@@ -161,3 +161,23 @@ def test_gaussian_prior_alpha_20_value_from_the_resolved_rule():
     r = replica.solve_float64(MODEL, alpha=np.array([20.0]), prior="gaussian", strict=False)
     assert r["status"][0] in ("converged", "not-verified")
     assert abs(r["m"][0] - ref) <= 1e-10 * ref, (r["m"][0], ref)
+
+
+def test_points_the_check_accepts_are_not_solved_again(monkeypatch):
+    """Below alpha_alg every point is accepted by the check (whose integrals are already
+    CHECK_SPLIT times finer than the rule): no finer rule is entered, so a curve costs one solve
+    and one check (solving every point again with finer rules made a 100-point hinge SVM curve
+    0.07 -> 10 s)."""
+    from replica.symbolic import codegen
+
+    entered = []
+    real = codegen.np_rule_split.__init__
+
+    def spy(self, split):
+        entered.append(split)
+        real(self, split)
+
+    monkeypatch.setattr(codegen.np_rule_split, "__init__", spy)
+    r = replica.solve_float64(MODEL, alpha=BELOW[:3], prior="rademacher", strict=False)
+    assert list(r["status"]) == ["converged"] * 3
+    assert entered == []
