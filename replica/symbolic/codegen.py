@@ -1071,7 +1071,24 @@ _NP_SPLIT = [1]
 uses where its caller gives none, while :class:`np_rule_split` holds one."""
 
 
-class np_rule_split:
+class _HeldSetting:
+    """Within ``with``: the one-element list ``cell`` holds ``value``; the value it held before
+    is restored on leaving (the module's settings held by context managers, never assigned)."""
+
+    def __init__(self, cell: list, value):
+        self.cell, self.value = cell, value
+
+    def __enter__(self):
+        self.saved = self.cell[0]
+        self.cell[0] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        self.cell[0] = self.saved
+        return False
+
+
+class np_rule_split(_HeldSetting):
     """Within ``with np_rule_split(k):`` the float64 (and extended) Gaussian integrals of
     :meth:`Evaluator.gaussian_values` cut every piece of the fixed rule into ``k`` parts
     (:func:`_gauss_np`), and the extended-precision check into ``k`` times
@@ -1080,15 +1097,7 @@ class np_rule_split:
 
     def __init__(self, split: int):
         self.split = int(split)
-
-    def __enter__(self):
-        self.saved = _NP_SPLIT[0]
-        _NP_SPLIT[0] = self.split
-        return self
-
-    def __exit__(self, *exc):
-        _NP_SPLIT[0] = self.saved
-        return False
+        super().__init__(_NP_SPLIT, self.split)
 
 
 def current_split() -> int:
@@ -1302,7 +1311,7 @@ _INTEGRAL_GOAL: list = [None]
 :func:`integral_goal` holds one (``None``: python-flint's default, the working precision)."""
 
 
-class integral_goal:
+class integral_goal(_HeldSetting):
     r"""Within ``with integral_goal(bits):`` each ``acb.integral`` of :func:`_gauss_arb` aims at
     an error of :math:`2^{-\text{bits}}` relative to a rough estimate of the integral's size
     (its absolute and relative tolerances) instead of the working precision's
@@ -1312,15 +1321,7 @@ class integral_goal:
 
     def __init__(self, bits):
         self.bits = None if bits is None else int(bits)
-
-    def __enter__(self):
-        self.saved = _INTEGRAL_GOAL[0]
-        _INTEGRAL_GOAL[0] = self.bits
-        return self
-
-    def __exit__(self, *exc):
-        _INTEGRAL_GOAL[0] = self.saved
-        return False
+        super().__init__(_INTEGRAL_GOAL, self.bits)
 
 
 def _integral_options(scale) -> dict:
