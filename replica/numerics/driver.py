@@ -311,8 +311,8 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     a difference of large terms has float64 error about :math:`u\sum|\text{terms}|/|v|`)
     together. The values are those at the binary64 parameters as given (read exactly). A
     model's one-dimensional Gaussian integrals are integrated by a fixed rule; the estimate
-    integrates by a four times finer one (so it sees the fixed rule's error), and a point where
-    the two disagree is solved again with the finer rule, up to 64 parts a piece
+    integrates by a twice finer one (so it sees the fixed rule's error), and a point it does
+    not accept where the two disagree is solved again with the finer rule, up to 64 parts a piece
     (:meth:`~replica.numerics.machine.Machine.grid`): where no solution exists (the
     Rademacher perceptron above its algorithmic threshold) the fixed rule's spurious root is
     not reported.

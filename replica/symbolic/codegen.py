@@ -1055,11 +1055,16 @@ _NP_LIMIT = 16.0
 grows more slowly than ``exp(5|z|)``)."""
 _NP_FIXED = np.array([-16.0, -10.0, -6.0, -3.0, -1.0, 1.0, 3.0, 6.0, 10.0, 16.0])
 _NP_NODES = 24
-CHECK_SPLIT = 4
+CHECK_SPLIT = 2
 r"""The extended-precision check of a float64 point (:func:`replica.numerics.float64_checks.
 call_longdouble`) integrates with every piece of :func:`_gauss_np`'s rule cut into this many
-equal parts (96 nodes a piece where the float64 rule has 24): its residual then holds the
-float64 rule's own truncation error, which the same rule in extended precision did not see. A
+equal parts (48 nodes a piece where the float64 rule has 24): its residual then holds the
+float64 rule's own truncation error, which the same rule in extended precision did not see
+(where the fixed rule's error is e, a piece cut in two has an error of about e**2 for an
+analytic integrand, so the check's integrals are exact to extended precision wherever the
+fixed rule is within the claim of 1e-8; where it is not, the two rules disagree and the check
+sees it). Two parts, not four: the check of a 100-point logistic curve (its integrals through
+an implicit root, in ``longdouble``) cost 1.1 s with four, 0.4 s with two. A
 sharply peaked integrand -- the sign channel's :math:`H(cz)` at :math:`c = \sqrt{m/(1-m)}
 \approx 53` (the Rademacher perceptron at :math:`m = 0.99965`), of width :math:`1/c` on the
 piece :math:`[-1, 1]` -- is not resolved by 24 nodes, and the float64 iteration converged to a
