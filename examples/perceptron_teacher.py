@@ -59,7 +59,11 @@ prior between :math:`\alpha_{IT}` and :math:`\alpha_{\rm alg}`).
 ``--prior`` is a SPEC (``gaussian`` or ``rademacher``) that stands for the weight
 :math:`\rho \in \{0, 1\}` of the Rademacher term in
 :math:`\psi = (1 - \rho)\psi_{\rm Gauss} + \rho\,\psi_{\rm Rad}`: one of the two priors, never a
-mixture (a mixture prior's :math:`\psi` is not the mixture of the :math:`\psi`'s).
+mixture (a mixture prior's :math:`\psi` is not the mixture of the :math:`\psi`'s). The
+Rademacher term is declared with the argument of its log cosh scaled by :math:`\rho`,
+:math:`\rho\,(\hat m + \sqrt{\hat m}z)`: the same term for :math:`\rho = 1`, and for
+:math:`\rho = 0` (weight 0) a finite one, so that the Gaussian prior's float64 code does not
+overflow at large :math:`\alpha` (:math:`\hat m \sim 200` and beyond).
 
 Reported: ``errors.bayes`` :math:`= \arccos(\sqrt m)/\pi`, ``errors.gibbs``
 :math:`= \arccos(m)/\pi` (``errors.generalisation`` is the Gibbs error, as in earlier
@@ -123,15 +127,37 @@ def H(x):
 # psi = mhat/2 instead of mhat^2/4 and a free entropy wrong in its first digit (-3.75e-301 for
 # -alpha log 2 = -6.93e-301) that the re-solve at more digits did not see (the same rounding)
 PSI_GAUSS = (mhat - log1p(mhat)) / 2
+
+
 # log cosh u written as log1p(2 sinh(u/2)^2) (cosh u - 1 = 2 sinh(u/2)^2): the same function,
 # without the cancellation of log(1 + u^2/2 + ...) at small u = mhat + sqrt(mhat) z, which lost
 # log10(1/mhat) digits of the integral at a tiny sample ratio (alpha = 1e-30: 30 digits)
-PSI_RADEMACHER = gauss(log1p(2 * sympy.sinh((mhat + sympy.sqrt(mhat) * z) / 2)**2), z) - mhat / 2
+def psi_rademacher(scale=1):
+    """psi_Rad(mhat) = E_z log cosh(u) - mhat/2 with the argument u = scale (mhat + sqrt(mhat) z)
+    of log cosh (``scale`` = 1: the prior's psi; see :data:`FREE_ENTROPY` for scale = rho)."""
+    u = scale * (mhat + sympy.sqrt(mhat) * z)
+    return gauss(log1p(2 * sympy.sinh(u / 2)**2), z) - mhat / 2
+
+
+PSI_RADEMACHER = psi_rademacher()
+# The free entropy writes the Rademacher term with u = rho (mhat + sqrt(mhat) z): for the
+# Rademacher prior (rho = 1) that is u itself (the same expression, the same values: 1 * x = x
+# exactly); for the Gaussian prior (rho = 0) it is u = 0, where log cosh and all its
+# derivatives in mhat are finite, and the term has weight 0: the same function of (m, mhat) for
+# both priors. With u unscaled the Gaussian prior's weight-0 term overflowed in float64
+# (sinh(u/2)^2 at u = mhat + sqrt(mhat) z > 710, its square in the Jacobian at u > 355, reached
+# at mhat ~ 200, alpha ~ 20): 0 * inf = NaN in the Jacobian (alpha = 20: not-verified) and in
+# the equations (alpha = 100: max-iterations). Scaling u, not mhat: at mhat^rho the derived
+# fixed-point form divides by mhat (the float64 errors at alpha = 20..100 were 400-1500x
+# larger), at rho mhat the derivative has z / sqrt(0) = inf times sinh(0) = 0, and a sum such as
+# rho mhat + (1 - rho)^2 is expanded where SymPy derives the fixed-point form, where
+# mhat/2 + 1/2 - 1 + 1/2 at rho = 1 rounds a tiny mhat away (float64, Rademacher:
+# alpha = 1e-7 not-verified, 1e-12 NaN).
 C = sympy.sqrt(m / (1 - m))
 PSI_OUT = 2 * gauss(H(C * z) * sympy.log(H(C * z)), z)
 
-FREE_ENTROPY = (-m * mhat / 2 + (1 - rho) * PSI_GAUSS + rho * PSI_RADEMACHER
-                + alpha * PSI_OUT)
+FREE_ENTROPY = (-m * mhat / 2 + (1 - rho) * PSI_GAUSS
+                + rho * psi_rademacher(scale=rho) + alpha * PSI_OUT)
 
 PERFECT_RECOVERY_FREE_ENTROPY = -sympy.log(2)
 """The free entropy of the m = 1 solution (Rademacher prior), derived in the docstring."""
