@@ -1056,8 +1056,8 @@ grows more slowly than ``exp(5|z|)``)."""
 _NP_FIXED = np.array([-16.0, -10.0, -6.0, -3.0, -1.0, 1.0, 3.0, 6.0, 10.0, 16.0])
 _NP_NODES = 24
 CHECK_SPLIT = 2
-r"""The extended-precision check of a float64 point (:func:`replica.numerics.float64_checks.
-call_longdouble`) integrates with every piece of :func:`_gauss_np`'s rule cut into this many
+r"""The extended-precision check of a float64 point
+(:func:`~replica.numerics.float64_checks.call_longdouble`) integrates with every piece of :func:`_gauss_np`'s rule cut into this many
 equal parts (48 nodes a piece where the float64 rule has 24): its residual then holds the
 float64 rule's own truncation error, which the same rule in extended precision did not see
 (where the fixed rule's error is e, a piece cut in two has an error of about e**2 for an
