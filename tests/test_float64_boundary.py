@@ -106,10 +106,10 @@ def test_float64_above_alpha_alg_is_not_converged(curve):
 
 
 def test_check_rule_sees_the_float64_rule_error():
-    """The extended-precision check integrates with every piece cut in CHECK_SPLIT parts: at
-    c = 53 its value of the sign channel's integral (mhat) is at least 10^3 times closer to the
-    adaptive one than the float64 rule's (not itself 8 digits), so the check's residual measures
-    the float64 rule's error."""
+    """The check estimates the rule's error with every piece cut in CHECK_SPLIT parts: at
+    c = 53 that rule's value of the sign channel's integral (mhat) is at least 10^3 times closer
+    to the adaptive one than the float64 rule's (not itself 8 digits), so the check's estimate
+    holds the float64 rule's error, and the point is not accepted."""
     from replica.symbolic.codegen import CHECK_SPLIT
 
     assert CHECK_SPLIT >= 2
@@ -124,10 +124,16 @@ def test_check_rule_sees_the_float64_rule_error():
     assert names == ["alpha", "prior"], names
     x = [np.array([m])]
     k = mach.report_names.index("mhat")
-    coarse = float(np.ravel(mach.evaluate("report", "np", x, P, None)[k])[0])
-    fine = float(np.ravel(mach._evaluate_ld("report", x, P, None)[k])[0])
+    rep = mach.evaluate("report", "np", x, P, None)
+    coarse = float(np.ravel(rep[k])[0])
+    fine = float(np.ravel(mach._evaluate_finer("report", x, P, None)[k])[0])
     assert abs(coarse - ref) > 0.5 * ref, (coarse, ref)  # 13.6 for 57.9: the spurious root
     assert abs(fine - ref) <= 1e-3 * abs(coarse - ref), (fine, coarse, ref)
+    report = {name: np.ravel(v)[:1] for name, v in zip(mach.report_names, rep)}
+    _, err = mach.assess([np.array([m])], P, None, (1,), report)
+    from replica.numerics.float64_checks import CLAIM_RTOL
+
+    assert not err[0] <= CLAIM_RTOL, err
 
 
 def test_float64_above_alpha_alg_finds_no_solution(curve):
@@ -164,20 +170,20 @@ def test_gaussian_prior_alpha_20_value_from_the_resolved_rule():
 
 
 def test_points_the_check_accepts_are_not_solved_again(monkeypatch):
-    """Below alpha_alg every point is accepted by the check (whose integrals are already
-    CHECK_SPLIT times finer than the rule): no finer rule is entered, so a curve costs one solve
-    and one check (solving every point again with finer rules made a 100-point hinge SVM curve
-    0.07 -> 10 s)."""
-    from replica.symbolic import codegen
+    """Below alpha_alg every point is accepted by the check (which estimates the rule's error
+    with integrals CHECK_SPLIT times finer than the rule): no point is solved again with a
+    finer rule, so a curve costs one solve and one check (solving every point again with finer
+    rules made a 100-point hinge SVM curve 0.07 -> 10 s)."""
+    from replica.numerics.machine import Machine
 
-    entered = []
-    real = codegen.np_rule_split.__init__
+    solves = []
+    real = Machine._grid_numpy
 
-    def spy(self, split):
-        entered.append(split)
-        real(self, split)
+    def spy(self, *args, **kwargs):
+        solves.append(len(args))
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(codegen.np_rule_split, "__init__", spy)
+    monkeypatch.setattr(Machine, "_grid_numpy", spy)
     r = replica.solve_float64(MODEL, alpha=BELOW[:3], prior="rademacher", strict=False)
     assert list(r["status"]) == ["converged"] * 3
-    assert entered == []
+    assert len(solves) == 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Problem
-from ..symbolic.codegen import Evaluator, check_split
+from ..symbolic.codegen import Evaluator, current_split
 from .result import Status
 
 
@@ -49,15 +49,15 @@ STATUS_DTYPE = "<U16"
 
 def call_longdouble(ev: Evaluator, values, arrays) -> list:
     """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
-    computation of :meth:`~replica.symbolic.codegen.Evaluator.f64`, in extended precision, its
-    Gaussian integrals by the finer rule of :func:`~replica.symbolic.codegen.check_split`;
-    spectral averages summed in
-    ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
+    computation of :meth:`~replica.numerics.machine.Machine.evaluate`'s float64 code, in
+    extended precision; its Gaussian integrals by the float64 path's own rule, the one that
+    :class:`~replica.symbolic.codegen.np_rule_split` holds, at the same nodes: what this
+    recomputation sees is the float64 rounding, and the rule's own truncation error is
+    estimated apart, :meth:`~replica.numerics.machine.Machine.assess`; spectral averages
+    summed in ``longdouble`` over the float64 pairs ``arrays = (lam, mu, weight)``)."""
     outer, inners = ev.functions("np")
     vals = [np.asarray(v, dtype=np.longdouble) for v in values]
-    # Gaussian integrals, if any, by a finer rule than the float64 one (its truncation error
-    # is part of what the check must see)
-    vals += ev.gaussian_values("np", vals, np.longdouble, split=check_split())
+    vals += ev.gaussian_values("np", vals, np.longdouble, split=current_split())
     avgs: list = []
     if inners:
         lam, mu, w = (np.asarray(a, dtype=np.longdouble) for a in arrays[:3])

@@ -680,6 +680,32 @@ class Machine:
         gauss = ev._gauss.get("np", [])
         return bool(gauss) and not ev.two_dimensional()
 
+    def _np_rule_integrals(self) -> bool:
+        """Whether a group that :meth:`assess` evaluates holds one-dimensional Gaussian
+        integrals that the float64 path integrates by its fixed rule (whose truncation error
+        :meth:`assess` then estimates, :meth:`_evaluate_finer`)."""
+        groups = ["equations", "report"] + [g for g, used in (("aliases", self.outline.aliases),
+                                                              ("inputs", self.outline.inputs))
+                                            if used]
+        for g in groups:
+            ev = self.ev[g]
+            ev.functions("np")
+            if ev._gauss.get("np") and not ev.two_dimensional():
+                return True
+        return False
+
+    def _evaluate_finer(self, group, x, P, spec):
+        """``evaluate(group, "np", ...)`` in float64 with every piece of the Gaussian integrals'
+        rule (:func:`~replica.symbolic.codegen._gauss_np`) cut in
+        :data:`~replica.symbolic.codegen.CHECK_SPLIT` times as many parts as the rule in use
+        (:func:`~replica.symbolic.codegen.check_split`): where the rule's error is ``e``, this
+        one's is about ``e**2`` for an integrand analytic on each piece, so the difference of
+        the two measures ``e`` (:meth:`assess`)."""
+        from ..symbolic.codegen import check_split, np_rule_split
+
+        with np_rule_split(check_split()):
+            return self.evaluate(group, "np", x, P, spec)
+
     def _finer_rule(self, P, spec, shape, x, done, iters, rel, report, status, *, rtol,
                     maxiter, damping, method):
         r"""``(x, done, iters, rel, report, status)`` with the points the check did not accept
@@ -703,8 +729,8 @@ class Machine:
         if split * CHECK_SPLIT > RULE_SPLIT_MAX:
             return x, done, iters, rel, report, status
         N = int(np.prod(shape, dtype=int))
-        # only points the check did not accept: where it accepted, the check's own integrals
-        # (CHECK_SPLIT times finer than the rule) bound the rule's error within the claim, and
+        # only points the check did not accept: where it accepted, its estimate of the rule's
+        # error (by integrals CHECK_SPLIT times finer than the rule) is within the claim, and
         # solving every point again with finer rules cost 50-150x a hinge SVM curve
         accepted = np.broadcast_to(np.asarray(status) == Status.CONVERGED.value, shape)
         idx = np.flatnonzero(np.asarray(done).reshape(N) & ~accepted.reshape(N))
@@ -882,19 +908,45 @@ class Machine:
         8.29e-8 against a true 7.08e-8. So the :math:`2^{-11}` above holds only where its
         conditions do, and a point whose error is within about 20 % of
         :data:`~replica.numerics.float64_checks.CLAIM_RTOL` may fall on either side of it.
+
+        **The rule's error.** Where the float64 code integrates one-dimensional Gaussian
+        integrals by its fixed rule (:func:`~replica.symbolic.codegen._gauss_np`), the
+        extended recomputation above uses the same rule (the same nodes): it estimates the
+        float64 solution's error as a solution of the rule's equations. The rule's own error is
+        estimated in float64 by the rule with every piece cut in
+        :data:`~replica.symbolic.codegen.CHECK_SPLIT` times as many parts (subscript 2; error
+        about the square of the rule's): :math:`D = R_2(\hat x) - R(\hat x)` (:math:`R_2` in
+        float64, :math:`R` the extended residual above), the solution of the finer rule's
+        equations :math:`x'' = \hat x - J^{-1}(R(\hat x) + D)`, and the reported values'
+        rule error :math:`|v_{k,2}(x'') - v'_k|/|v'_k|` (float64 at the finer rule): the equations'
+        rule error carried to the values through the solution, and the values' own integrals'
+        rule error. It is added to the rounding estimate, value by value, and the step to
+        :math:`x''` must be small too (:data:`~replica.numerics.float64_checks.STEP_MAX`). Its
+        own float64 rounding, about :math:`\kappa u_{53}` (relative), is of the size of the
+        float64 solution error that the extended part measures at the same point, so the sum
+        over-counts rather than hides (a point whose rounding is near the claim may be
+        rejected). The extended recomputation at the finer rule's nodes measured both at once;
+        at the rule's own nodes and with the finer rule in float64 the check of a 100-point
+        logistic curve costs half as much (``benchmarks/f64logi_curves.py``).
         """
         n = self.n
         cond = np.ones(shape)
         step = np.zeros(shape)
         if not LD_WIDER:
             return np.full(shape, np.inf), np.full(shape, np.inf)
+        rule = self._np_rule_integrals()
         with np.errstate(all="ignore"):
             xl = np.asarray(x, dtype=np.longdouble)
             if n:
                 R = _stacked(self._evaluate_ld("equations", x, P, spec, shape), shape,
                              np.longdouble)
+                if rule:  # the finer rule's equations minus the rule's (float64 - extended)
+                    D = _stacked(self._evaluate_finer("equations", x, P, spec), shape,
+                                 float) - R.astype(float)
                 if self.fixed_point:
                     R = xl - R
+                    if rule:
+                        D = -D
                 jx = _stacked(self.evaluate("jacobian", "np", x, P, spec), shape, float)
                 J = np.moveaxis(jx.reshape((n, n) + shape), (0, 1), (-2, -1))
                 if self.fixed_point:
@@ -910,7 +962,15 @@ class Machine:
                 Rok = np.where(ok[..., None], np.moveaxis(R.astype(float), 0, -1), 0.0)
                 delta = np.linalg.solve(Jok, Rok[..., None])[..., 0]
                 step = np.where(ok, np.max(np.abs(delta) / s, axis=-1), np.inf)
+                if rule:  # the step to the finer rule's solution: its own linearisation too
+                    Dok = np.where(ok[..., None], np.moveaxis(D, 0, -1), 0.0)
+                    fine = delta + np.linalg.solve(Jok, Dok[..., None])[..., 0]
+                    step = np.maximum(step, np.where(ok, np.max(np.abs(fine) / s, axis=-1),
+                                                     np.inf))
+                    xf = np.asarray(x, float) - np.moveaxis(fine, -1, 0)
                 xl = xl - np.moveaxis(delta, -1, 0).astype(np.longdouble)
+            elif rule:
+                xf = np.asarray(x, float)
             ref = self._evaluate_ld("report", xl, P, spec, shape) if self.report_names else []
             err = np.zeros(shape)
             if self.report_names:  # every value at once: the same elementwise arithmetic
@@ -921,6 +981,10 @@ class Machine:
                     v[i] = report[name]
                     r[i] = ref[i]
                 e = np.where(v == r, 0.0, np.abs(v - r) / np.abs(r)).astype(float)
+                if rule:  # plus the rule's own error: the finer rule's values at its solution
+                    fr = _stacked(self._evaluate_finer("report", xf, P, spec), shape, float)
+                    r = r.astype(float)
+                    e = e + np.where(fr == r, 0.0, np.abs(fr - r) / np.abs(r))
                 err = np.maximum(err, np.max(np.where(np.isnan(e), np.inf, e), axis=0))
         # a step whose square is not negligible leaves the linearisation: no estimate
         err = np.where(step <= STEP_MAX, err, np.inf)

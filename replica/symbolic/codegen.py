@@ -1056,15 +1056,16 @@ grows more slowly than ``exp(5|z|)``)."""
 _NP_FIXED = np.array([-16.0, -10.0, -6.0, -3.0, -1.0, 1.0, 3.0, 6.0, 10.0, 16.0])
 _NP_NODES = 24
 CHECK_SPLIT = 2
-r"""The extended-precision check of a float64 point
-(:func:`~replica.numerics.float64_checks.call_longdouble`) integrates with every piece of :func:`_gauss_np`'s rule cut into this many
-equal parts (48 nodes a piece where the float64 rule has 24): its residual then holds the
-float64 rule's own truncation error, which the same rule in extended precision did not see
-(where the fixed rule's error is e, a piece cut in two has an error of about e**2 for an
-analytic integrand, so the check's integrals are exact to extended precision wherever the
-fixed rule is within the claim of 1e-8; where it is not, the two rules disagree and the check
-sees it). Two parts, not four: the check of a 100-point logistic curve (its integrals through
-an implicit root, in ``longdouble``) cost 1.1 s with four, 0.4 s with two. A
+r"""The float64 check of a point (:meth:`~replica.numerics.machine.Machine.assess`) estimates
+the error of :func:`_gauss_np`'s rule with every piece of that rule cut into this many equal
+parts (48 nodes a piece where the float64 rule has 24), in float64, beside the extended-precision
+recomputation (:func:`~replica.numerics.float64_checks.call_longdouble`), which uses the rule's
+own nodes and so sees the float64 rounding only. Where the fixed rule's error is e, a piece cut
+in two has an error of about e**2 for an analytic integrand, so the difference of the two rules
+measures e wherever it matters (above the claim of 1e-8); the check adds it to the rounding
+estimate. (The extended recomputation at the finer rule's nodes measured both at once, but
+cost 0.46 s of a 1.0 s 100-point logistic curve, whose integrals go through an implicit root
+in ``longdouble``; at the rule's own nodes, 0.19 s, and the float64 finer rule 0.03 s.) A
 sharply peaked integrand -- the sign channel's :math:`H(cz)` at :math:`c = \sqrt{m/(1-m)}
 \approx 53` (the Rademacher perceptron at :math:`m = 0.99965`), of width :math:`1/c` on the
 piece :math:`[-1, 1]` -- is not resolved by 24 nodes, and the float64 iteration converged to a
@@ -1096,8 +1097,9 @@ class _HeldSetting:
 class np_rule_split(_HeldSetting):
     """Within ``with np_rule_split(k):`` the float64 (and extended) Gaussian integrals of
     :meth:`Evaluator.gaussian_values` cut every piece of the fixed rule into ``k`` parts
-    (:func:`_gauss_np`), and the extended-precision check into ``k`` times
-    :data:`CHECK_SPLIT` (:func:`check_split`): the float64 path's re-solve of points whose
+    (:func:`_gauss_np`; the extended-precision recomputation of the check too), and the
+    check's estimate of the rule's error uses ``k`` times :data:`CHECK_SPLIT`
+    (:func:`check_split`): the float64 path's re-solve of points whose
     integrands the fixed rule does not resolve (:meth:`replica.numerics.machine.Machine.grid`)."""
 
     def __init__(self, split: int):
@@ -1111,7 +1113,8 @@ def current_split() -> int:
 
 
 def check_split() -> int:
-    """The ``split`` of the extended-precision check: :data:`CHECK_SPLIT` times the rule's."""
+    """The ``split`` of the rule by which the check estimates the rule's error
+    (:meth:`~replica.numerics.machine.Machine.assess`): :data:`CHECK_SPLIT` times the rule's."""
     return CHECK_SPLIT * _NP_SPLIT[0]
 
 
@@ -1136,8 +1139,7 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
     fixed points ``+-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
     kinks), each piece cut into ``split`` equal parts (1: the float64 path's rule; the check of
-    a float64 point uses :data:`CHECK_SPLIT`, a different rule, so that it sees the error of
-    this one); a Heaviside function is constant on each piece, its switch read at the piece's
+    a float64 point estimates its error with :data:`CHECK_SPLIT` times as many); a Heaviside function is constant on each piece, its switch read at the piece's
     midpoint. An integrand with ``erfc`` is evaluated as written wherever that is finite and
     every ``erfc`` argument is below :data:`~replica.symbolic.gaussian.SCALED_ERFC_FROM` (the
     values there are those of the plain form); where an argument reaches it, in its scaled form
@@ -2541,11 +2543,12 @@ class Evaluator:
         that has no ``longdouble`` loop, SciPy's error functions, is integrated in float64
         and converted: the extended-precision recomputation of the float64 path then sees
         the integral's float64 rounding, not less). ``split`` cuts every piece of the fixed
-        rule into that many parts (:func:`_gauss_np`): the extended-precision recomputation
-        passes :data:`CHECK_SPLIT`, so that it estimates the float64 rule's own truncation
-        error too -- below float64 rounding for integrands analytic near the real axis on each
-        piece (tested against 50-digit values in ``tests/test_gaussian_integrals.py``), not for
-        one peaked on a scale far below a piece's length (``tests/test_float64_boundary.py``).
+        rule into that many parts (:func:`_gauss_np`): the float64 check estimates the rule's
+        own truncation error by the rule cut in :data:`CHECK_SPLIT` times as many parts --
+        below float64 rounding for integrands analytic near the real axis on each piece
+        (tested against 50-digit values in ``tests/test_gaussian_integrals.py``), not for one
+        peaked on a scale far below a piece's length (``tests/test_float64_boundary.py``,
+        ``tests/test_float64_rule_error.py``).
         A two-dimensional integral's inner integrals keep the fixed rule (its float64 points
         claim nothing: :meth:`~replica.numerics.machine.Machine.assess`). Without ``split``,
         that of :class:`np_rule_split` (1 outside one)."""
