@@ -46,11 +46,14 @@ squares the relative error of about :math:`10^{-16}`; the stopping rule below), 
 at ball midpoints; where that is not available (an argument beyond float64's range, a float64
 bracket that fails its sign test, a first step above :math:`2^{-30}`, a step that does not
 shrink) it is solved at the working precision by bracketed Newton (a Newton step that leaves the current bracket is
-replaced by bisection; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
+replaced by bisection, and so is one larger than half the step before last -- the safeguard of
+Numerical Recipes' ``rtsafe``: on an S-shaped :math:`F`, the logistic proximal map at large
+:math:`V`, Newton steps of one size go back and forth across the root -- except below the
+stopping scale; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
 when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
 Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
 solve evaluate the same root at the same nodes many times. Float64 (NumPy) arguments of any
-shape are solved element-wise by the same iteration, vectorised, with :math:`F` evaluated in the
+shape are solved element-wise by the same iteration (the same safeguard), vectorised, with :math:`F` evaluated in the
 arguments' own type (``longdouble`` for the extended-precision check of a float64 solve), each
 element stopped where its Newton step is below 4 units in the last place, its bracket is down to
 2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
