@@ -64,7 +64,7 @@ from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
 from .float64_checks import status_of_codes
 from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
-                   _scalar_in_domain, float64_start, solve_grid)
+                   _scalar_in_domain, boundary_note, float64_start, solve_grid)
 from .kernels import enabled as kernels_enabled, kernel
 from .machine import direct_value, direct_value_and_ball, machine
 
@@ -342,11 +342,13 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     parameter.
     """
     out = None
+    boundary = {}  # where points ran out of iterations at a declared condition's boundary
     if start is None and method == "start" and not refine and kernels_enabled():
         out = _whole_kernel_grid(problem, values, rtol)
     if out is None:
         out, arrays, numeric = solve_grid(problem, start=start, method=method, rtol=rtol,
                                           maxiter=maxiter, damping=damping, **values)
+        boundary = out.pop("_boundary", {})
         if refine:
             _refine(problem, out, arrays, values, numeric, dps=refine_dps)
     status = out["status"]
@@ -356,9 +358,11 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
         bad = status[~results]
         kinds, counts = np.unique(bad, return_counts=True)
         first = Status(str(kinds[np.argmax(counts)]))
+        near = boundary_note(boundary) if boundary else ""
         raise ConvergenceError(f"{problem.name} float64: {bad.size} of {status.size} grid "
                                "points did not converge ("
-                               + ", ".join(f"{c} {k}" for k, c in zip(kinds, counts)) + ")",
+                               + ", ".join(f"{c} {k}" for k, c in zip(kinds, counts)) + ")"
+                               + (f"; {near}" if near else ""),
                                tried=f"declared start, then damped/Newton iteration ({maxiter} "
                                      f"sweeps, relative tolerance {rtol})"
                                      + (f", then the verified solve at {refine_dps} digits"

@@ -213,6 +213,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
     # variants by mask
     remaining = None
     out: dict = {}
+    boundary: dict = {}  # _boundary_margins over the variants
     with np.errstate(all="ignore"):  # every variant's condition at every point
         conds = [None if cond is None else np.asarray(cond(cmp), bool)
                  for _, cond in problem.variants]
@@ -246,6 +247,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
                     v = v if v.flags.writeable else v.copy()
                     out[k] = v if v.shape == shape else v.reshape(shape)
             remaining = np.zeros(shape, bool)
+            boundary.update(res.get("_boundary", {}))
             break
         for k, v in res.items():
             if k.startswith("_"):
@@ -255,8 +257,13 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
                 out[k] = np.full(shape, fill, dtype=dtype)
             out[k][mask] = v
         remaining = ~mask if remaining is None else remaining & ~mask
+        for label, (n, g) in res.get("_boundary", {}).items():
+            was = boundary.get(label, (0, math.inf))
+            boundary[label] = (was[0] + n, min(was[1], g))
     if remaining is None or remaining.any():
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
+    if boundary:
+        out["_boundary"] = boundary
     return out, arrays, numeric
 
 
@@ -312,8 +319,50 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     if assess:
         cond, err = m.last_assessment
         out["status"] = status
+        out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape)
         out["converged"] = status == Status.CONVERGED.value
         out["condition"] = np.where(done, cond, np.nan)
         out["error_estimate"] = np.where(done, err, np.nan)
     out["_x"] = x
     return out
+
+
+BOUNDARY_MARGIN = 1e-2
+r"""A declared admissibility condition :math:`g > 0` whose margin :math:`g` at the last iterate
+of a ``max-iterations`` point is at most this is named in the error of a strict float64 solve
+(:func:`boundary_note`)."""
+
+
+def _boundary_margins(m: Machine, x, P, spec, status, shape) -> dict:
+    """``{label: (points, smallest margin)}``: for each declared admissibility condition
+    (``m.outline.admissible``), how many ``max-iterations`` points of ``status`` end with the
+    condition's margin at their last iterate ``x`` at most :data:`BOUNDARY_MARGIN` (0 where
+    the iterate is on or past the boundary), and the smallest such margin. Empty where no point
+    ran out of iterations or the model declares no condition."""
+    if status is None or not m.outline.admissible:
+        return {}
+    stuck = np.asarray(status) == Status.MAX_ITERATIONS.value
+    if not stuck.any():
+        return {}
+    with np.errstate(all="ignore"):
+        margins = m.evaluate("admissible", "np", x, P, spec)
+    out = {}
+    for label, g in zip(m.outline.admissible, margins):
+        g = np.asarray(shaped(np.real(g), shape), float)
+        near = stuck & ((g <= BOUNDARY_MARGIN) | ~np.isfinite(g))
+        if near.any():
+            fin = g[near & np.isfinite(g)]
+            out[label] = (int(near.sum()), max(0.0, float(fin.min())) if fin.size else math.nan)
+    return out
+
+
+def boundary_note(boundary: dict) -> str:
+    """The words of a strict float64 solve's error for :func:`_boundary_margins`'s counts:
+    which declared admissible region the iteration of the points that ran out of iterations
+    ended at the boundary of (what the iteration did, not a proof that no solution lies
+    inside: the mpmath solve, ``replica solve``, says more)."""
+    return "; ".join(
+        f"{n} of them ended at the boundary of the declared admissible region {label} (the "
+        f"margin of {label} at their last iterates {g:.3g} or more, at most "
+        f"{BOUNDARY_MARGIN:g}): no solution with {label} was reached"
+        for label, (n, g) in boundary.items())

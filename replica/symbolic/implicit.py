@@ -46,11 +46,14 @@ squares the relative error of about :math:`10^{-16}`; the stopping rule below), 
 at ball midpoints; where that is not available (an argument beyond float64's range, a float64
 bracket that fails its sign test, a first step above :math:`2^{-30}`, a step that does not
 shrink) it is solved at the working precision by bracketed Newton (a Newton step that leaves the current bracket is
-replaced by bisection; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
+replaced by bisection, and so is one larger than half the step before last -- the safeguard of
+Numerical Recipes' ``rtsafe``: on an S-shaped :math:`F`, the logistic proximal map at large
+:math:`V`, Newton steps of one size go back and forth across the root -- except below the
+stopping scale; the bracket shrinks with the sign of :math:`F` at each iterate), stopped
 when a step is below :math:`2^{-p+4}` of the root's size after the iteration has entered
 Newton's quadratic regime, and remembered per (precision, arguments): the integrals of one
 solve evaluate the same root at the same nodes many times. Float64 (NumPy) arguments of any
-shape are solved element-wise by the same iteration, vectorised, with :math:`F` evaluated in the
+shape are solved element-wise by the same iteration (the same safeguard), vectorised, with :math:`F` evaluated in the
 arguments' own type (``longdouble`` for the extended-precision check of a float64 solve), each
 element stopped where its Newton step is below 4 units in the last place, its bracket is down to
 2 units, or its steps stop shrinking at a few units (the rounding noise of :math:`F`). At ball
@@ -794,6 +797,7 @@ class _Numeric:
         p = (lo + hi) / 2
         tol = mpmath.ldexp(1, -mpmath.mp.prec + 4)
         small = mpmath.ldexp(1, -mpmath.mp.prec // 3)
+        older = last = hi - lo  # the steps before (the bracket's width to begin with)
         for _ in range(self.MAX_ITER):
             f, d = both(p, *args) if both is not None else (F(p, *args), None)
             if f == 0:
@@ -805,9 +809,17 @@ class _Numeric:
             if d is None:
                 d = dF(p, *args)
             new = p - f / d if d > 0 else (lo + hi) / 2
-            if not lo < new < hi:
+            size = abs(new - p)
+            if not lo < new < hi or (size > older / 2 and size > small * max(abs(p), 1)):
+                # bisection where Newton leaves the bracket, or (above the quadratic
+                # regime's steps) does not halve the step before last: an S-shaped F (the
+                # logistic proximal map at large V, its inflection at p = 0) sends Newton
+                # back and forth across the root in steps of the same size, the bracket
+                # shrinking by little (omega = -18.7, V = 21.9: 400 steps of 10.8, no
+                # convergence: ridge logistic regression at lam = 1/1000, eta = 9/10)
                 new = (lo + hi) / 2
             step = abs(new - p)
+            older, last = last, step
             p = new
             scale = max(abs(p), 1)
             if step <= tol * scale:
@@ -869,6 +881,7 @@ class _Numeric:
         bracket = lo, hi
         p = (lo + hi) / 2
         onto_end = True
+        older = last = hi - lo  # the steps before (as in mp: Newton must halve the one before last)
         for _ in range(self.FLOAT_START_ITER):
             f, d = both(p, *fa)
             f, d = float(f), float(d)
@@ -881,7 +894,8 @@ class _Numeric:
             else:
                 return None  # NaN
             new = p - f / d if d > 0 else (lo + hi) / 2
-            newton = lo < new < hi
+            size = abs(new - p)
+            newton = lo < new < hi and not (size > older / 2 and size > 1e-9 * max(abs(p), 1.0))
             if not newton and onto_end and new in (lo, hi):
                 # Newton onto a bracket end: the root within rounding of it (omega
                 # large, the root omega plus less than an ulp), checked by the next
@@ -890,6 +904,7 @@ class _Numeric:
             if not newton:
                 new = (lo + hi) / 2
             step = abs(new - p)
+            older, last = last, step
             p = new
             scale = max(abs(p), 1.0)
             # a Newton step of 1e-9 leaves an error of about its square: the float64
@@ -1038,6 +1053,7 @@ class _Numeric:
             flat = [a.ravel() for a in arrays]
             act = np.arange(p.size)  # the elements still iterating: only they are evaluated
             last = np.full(p.size, np.inf, dtype=dtype)  # each element's previous step
+            older = hi - lo  # the step before the previous (the bracket's width at first)
             for _ in range(self.MAX_ITER):
                 if act.size == 0:
                     break
@@ -1047,13 +1063,18 @@ class _Numeric:
                 ha = np.where(f > 0, pa, ha)
                 la = np.where(f < 0, pa, la)
                 new = pa - f / d
-                bad = ~((new >= la) & (new <= ha)) | ~np.isfinite(new)
+                # bisection where Newton leaves the bracket or does not halve the step
+                # before last (an S-shaped F sends it back and forth across the root: mp)
+                bad = (~((new >= la) & (new <= ha)) | ~np.isfinite(new)
+                       | ((np.abs(new - pa) > older[act] / 2)
+                          & (np.abs(new - pa) > 16 * eps * np.maximum(np.abs(pa), 1))))
                 new = np.where(bad, (la + ha) / 2, new)
                 new = np.where(f == 0, pa, new)
                 step = np.abs(new - pa)
                 scale = np.maximum(np.abs(new), 1)
                 p[act], lo[act], hi[act] = new, la, ha
                 stalled = (step >= last[act]) & (step <= 16 * eps * scale)
+                older[act] = np.where(np.isfinite(last[act]), last[act], older[act])
                 last[act] = step
                 # a Newton step bounds the error by far less than its size; a bisection step
                 # (the derivative overflowed, or the step left the bracket) does not: there the
