@@ -152,13 +152,28 @@ def scalar_cond2():
     return fused_check.compiled_primitives()["cond2"]
 
 
+@pytest.fixture(scope="module")
+def cond_blocks():
+    """``compiled_cond_block(n)`` compiled once per order n in this module (seconds to tens of
+    seconds each): the bit-for-bit comparison and the vector-width test read the same
+    function."""
+    compiled = {}
+
+    def get(n):
+        if n not in compiled:
+            compiled[n] = fused_check.compiled_cond_block(n)
+        return compiled[n]
+
+    return get
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 5, 6])
-def test_block_conditions_are_cond2s_bit_for_bit(n, scalar_cond2):
+def test_block_conditions_are_cond2s_bit_for_bit(n, scalar_cond2, cond_blocks):
     """``cond2_block`` against the scalar ``cond2`` on the same matrices, each lane of each
     block: equal bit for bit (matrices whose rotations end in different sweeps share a block,
     the lanes in two orders), and against LAPACK's ``numpy.linalg.cond``."""
     cond2 = scalar_cond2
-    block = fused_check.compiled_cond_block(n)
+    block = cond_blocks(n)
     B = fused_check.BLOCK
     rng = np.random.default_rng(n)
     mats = _matrices(rng, n, 6 * B)
@@ -261,13 +276,13 @@ def test_the_blocked_matrices_are_check_matrix_lane_by_lane(lowrank_call):
     assert seen_bad == 2 and N % B  # (the two planted lanes; a partial last block)
 
 
-def test_the_blocked_loops_ask_for_the_widest_vectors():
+def test_the_blocked_loops_ask_for_the_widest_vectors(cond_blocks):
     """The eight-point loops carry LLVM's ``prefer-vector-width=512`` (``_wide_vectors``), and
     on a processor with 512-bit vectors (AVX-512) the compiled loop uses them; the values are
     those of the scalar code (the tests above)."""
     import llvmlite.binding as llvm
 
-    block = fused_check.compiled_cond_block(5)
+    block = cond_blocks(5)  # (the function test_block_conditions_are_cond2s_bit_for_bit ran)
     sig = block.signatures[0] if block.signatures else None
     if sig is None:
         block(np.zeros(25 * fused_check.BLOCK), np.empty(fused_check.BLOCK))
