@@ -23,16 +23,18 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) -m replica.demo --out out
 
-# the full tier (CI): every test, on two processes (pytest-xdist); the 30 slowest are listed at
-# the end, so the suite's time can be watched run by run
+# the full tier (CI): every test, on two processes (pytest-xdist), each test module on one of
+# them (--dist loadscope: a module-scoped fixture -- the quick demo, a compiled kernel -- runs
+# once, not once per worker); the 30 slowest are listed at the end, so the suite's time can be
+# watched run by run
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --durations=30
+	$(PY) -m pytest -q -n 2 --dist loadscope --durations=30
 
 # the development tier: every test not marked slow (demo, notebooks, PDFs, proofs, derivation
 # checks, simulations against the theory, the fuzzing campaigns and tests over ~1 s run in
 # `make test` and CI), on two processes (pytest-xdist): about 880 tests in about 2.5 minutes on 2 cores
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" -n 2
+	$(PY) -m pytest -q -m "not slow" -n 2 --dist loadscope
 
 notebooks: $(STAMP)
 	$(PY) notebooks/_execute.py --out out/notebooks $(NOTEBOOK_FLAGS)
