@@ -75,6 +75,19 @@ def test_logistic_prox_vectorised_float64(prox):
     assert np.all(np.abs(got - want) <= 8e-16 * np.maximum(1.0, np.abs(want))), (got, want)
 
 
+def test_vectorised_solve_not_done_within_its_steps_is_nan(prox, monkeypatch):
+    """An element the vectorised solve has not finished within ``MAX_ITER`` steps is NaN (the
+    float64 check then rejects its point), not its last iterate; the elements that finished
+    are their roots: three steps finish the element at w = V = 0 (its bracket [w, w + V] is
+    the root 0 itself), not the two points where Newton cycled."""
+    w = np.array([float(a) for a, _ in CYCLING] + [0.0])
+    V = np.array([float(b) for _, b in CYCLING] + [0.0])
+    monkeypatch.setattr(prox, "MAX_ITER", 3)
+    got = prox._np_solve([w, V], np.float64)
+    assert np.all(np.isnan(got[:2])), got
+    assert got[2] == 0.0, got
+
+
 def _psi(m, q, V, eta):
     r""":math:`2\int\mathcal D\xi\,\Phi(\eta m\xi/\sqrt{q - \eta^2m^2})\,\mathcal M_V(1, \sqrt q\xi)`
     with :math:`\mathcal M_V(1, \omega) = \min_p[(p - \omega)^2/(2V) + \log(1 + e^{-p})]`,

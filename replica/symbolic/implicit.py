@@ -1027,7 +1027,8 @@ class _Numeric:
         solve at nearby arguments: a Newton iteration at successive iterates of a grid solve,
         or the extended-precision check at the float64 solution, needs a few steps from
         there instead of about ten from the midpoint). The bracket's ends are sign-checked and
-        the iteration and its stopping tests are the same either way."""
+        the iteration and its stopping tests are the same either way. An element not done
+        after :attr:`MAX_ITER` steps is NaN."""
         if self._np is None:
             self._np = self._functions("numpy")
         F, dF, lo_f, hi_f, both = self._np
@@ -1087,6 +1088,9 @@ class _Numeric:
                 done = np.where(bad, pinned, (step <= 4 * eps * scale) | pinned | stalled)
                 # (an element whose bracket is not finite -- a NaN argument -- stays NaN)
                 act = act[~(done | (f == 0) | ~np.isfinite(ha - la))]
+            # an element still iterating after MAX_ITER steps has no root this iteration
+            # vouches for: NaN (the float64 check then rejects its point), not the last iterate
+            p[act] = np.nan
             p = p.reshape(shape)
         return p
 
