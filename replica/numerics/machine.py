@@ -739,19 +739,21 @@ class Machine:
         Ps = [np.broadcast_to(np.asarray(v, float), shape).reshape(N)[idx] for v in P]
         xs = np.asarray(x).reshape(self.n, N)[:, idx]
         sub = (idx.size,)
+
+        def rules(group):
+            """``group`` at the points by the rule and by the rule cut CHECK_SPLIT times finer."""
+            return (_stacked(self.evaluate(group, "np", xs, Ps, spec), sub, float),
+                    _stacked(self._evaluate_finer(group, xs, Ps, spec), sub, float))
+
         with np.errstate(all="ignore"):
-            coarse = _stacked(self.evaluate("equations", "np", xs, Ps, spec), sub, float)
-            with np_rule_split(split * CHECK_SPLIT):
-                fine = _stacked(self.evaluate("equations", "np", xs, Ps, spec), sub, float)
+            coarse, fine = rules("equations")
             scale = np.maximum(np.maximum(np.abs(coarse), np.abs(fine)),
                                np.abs(xs) if self.fixed_point else 0.0)
             diff = np.max(np.abs(fine - coarse) / np.maximum(scale, 1e-300), axis=0)
             if self.report_names:
                 # the reported values' own integrals too (the teacher's mhat at alpha = 100:
                 # equations resolved by the rule, the reported mhat 9e-8 off, not-verified)
-                coarse = _stacked(self.evaluate("report", "np", xs, Ps, spec), sub, float)
-                with np_rule_split(split * CHECK_SPLIT):
-                    fine = _stacked(self.evaluate("report", "np", xs, Ps, spec), sub, float)
+                coarse, fine = rules("report")
                 rdiff = np.abs(fine - coarse) / np.maximum(np.abs(fine), 1e-300)
                 rdiff = np.max(np.where(np.isfinite(coarse) & np.isfinite(fine), rdiff,
                                         np.where(coarse == fine, 0.0, np.inf)), axis=0)
