@@ -43,6 +43,16 @@ def write_section(name, markdown):
         fh.write(text)
 
 
+def finish(name, markdown_lines, failures, write=True):
+    """Writes the section ``name`` of the README from ``markdown_lines`` (unless not
+    ``write``), then exits with the list of ``failures`` (values that disagree with the
+    baseline) where there are any."""
+    if write:
+        write_section(name, "\n".join(markdown_lines))
+    if failures:
+        raise SystemExit(f"values disagree with the baseline: {', '.join(failures)}")
+
+
 def table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]

@@ -21,11 +21,11 @@ import os
 import sys
 
 try:
-    from ._util import machine_line, table, write_section
-    from .quadrature_speed import HERE, _curve_agreement, _run
+    from ._util import finish, machine_line, table
+    from .quadrature_speed import CURVE_SCRIPT, HERE, _curve_agreement, _run
 except ImportError:  # run as a script
-    from _util import machine_line, table, write_section  # type: ignore
-    from quadrature_speed import HERE, _curve_agreement, _run  # type: ignore
+    from _util import finish, machine_line, table  # type: ignore
+    from quadrature_speed import CURVE_SCRIPT, HERE, _curve_agreement, _run  # type: ignore
 
 NAME = "f64logi"
 
@@ -35,31 +35,11 @@ CURVES = {
     "hinge_svm": ("examples/hinge_svm.py", {}),
 }
 
-SCRIPT = r"""
-import json, sys, time
-import numpy as np
-import replica
-model, extra = replica.load_model(sys.argv[1]), json.loads(sys.argv[2])
-alpha = np.linspace(0.2, 3.0, 100)
-replica.solve_float64(model, alpha=alpha[:2], strict=False, **extra)  # load the code
-try:
-    import scipy.special  # noqa: F401
-except ImportError:
-    pass
-t = time.process_time()
-r = replica.solve_float64(model, alpha=alpha, strict=False, **extra)
-cpu = time.process_time() - t
-skip = {"status", "converged", "iterations", "residual", "condition", "error_estimate"}
-print(json.dumps({"cpu": cpu, "converged": r["converged"].tolist(),
-                  "status": [str(s) for s in r["status"]],
-                  "values": {k: np.asarray(v, float).tolist() for k, v in r.items()
-                             if k not in skip}}))
-"""
 
 
 def _once(tree: str, name: str) -> dict:
     path, extra = CURVES[name]
-    _, wall, out = _run(tree, ["-c", SCRIPT, path, json.dumps(extra)])
+    _, wall, out = _run(tree, ["-c", CURVE_SCRIPT, path, json.dumps(extra)])
     return dict(json.loads(out), wall=wall)
 
 
@@ -97,10 +77,7 @@ def main(argv=None):
           table(["float64 curve", "baseline CPU", "this tree CPU", "ratio",
                  "baseline converged", "this tree converged", "same status",
                  "max relative difference (both converged)"], rows)]
-    if not args.no_write:
-        write_section(NAME, "\n".join(md))
-    if failures:
-        raise SystemExit(f"values disagree with the baseline: {', '.join(failures)}")
+    finish(NAME, md, failures, write=not args.no_write)
 
 
 if __name__ == "__main__":

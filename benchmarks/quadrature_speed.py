@@ -34,9 +34,9 @@ import tempfile
 import time
 
 try:
-    from ._util import machine_line, table, write_section
+    from ._util import machine_line, table, finish
 except ImportError:  # run as a script
-    from _util import machine_line, table, write_section  # type: ignore
+    from _util import machine_line, table, finish  # type: ignore
 
 NAME = "quadrature_speed"
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,6 +74,7 @@ r = replica.solve_float64(model, alpha=alpha, strict=False, **extra)
 cpu = time.process_time() - t
 skip = {"status", "converged", "iterations", "residual", "condition", "error_estimate"}
 print(json.dumps({"cpu": cpu, "converged": r["converged"].tolist(),
+                  "status": [str(s) for s in r["status"]],
                   "values": {k: np.asarray(v, float).tolist() for k, v in r.items()
                              if k not in skip}}))
 """
@@ -219,10 +220,7 @@ def main(argv=None):
           table(["float64, 100 values of alpha"] + (["baseline CPU"] if base else [])
                 + ["this tree CPU", "converged"]
                 + (["ratio", "max relative difference"] if base else []), crow)]
-    if not args.no_write:
-        write_section(NAME, "\n".join(md))
-    if failures:
-        raise SystemExit(f"values disagree with the baseline: {', '.join(failures)}")
+    finish(NAME, md, failures, write=not args.no_write)
 
 
 if __name__ == "__main__":

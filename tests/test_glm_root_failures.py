@@ -16,6 +16,7 @@ from pathlib import Path
 import mpmath
 import numpy as np
 import pytest
+from logistic_prox import prox_bisection
 
 ROOT = Path(__file__).resolve().parents[1]
 LOGISTIC = str(ROOT / "examples" / "logistic_regression.py")
@@ -27,16 +28,9 @@ CYCLING = [("-18.678685398701879646", "21.851263610693729703"),
 
 
 def _prox_bisection(w, V):
-    """The root of p - w - V/(1 + e^p) on [w, w + V] by bisection alone (the equation
-    increases in p: slope 1 + V e^p/(1 + e^p)^2 >= 1)."""
-    lo, hi = w, w + V
-    for _ in range(mpmath.mp.prec + 20):
-        mid = (lo + hi) / 2
-        if mid - w - V / (1 + mpmath.exp(mid)) > 0:
-            hi = mid
-        else:
-            lo = mid
-    return (lo + hi) / 2
+    """The root of p - w - V/(1 + e^p) on [w, w + V] (the equation increases in p: slope
+    1 + V e^p/(1 + e^p)^2 >= 1) by bisection alone, to the working precision."""
+    return +prox_bisection(w, V, mpmath.mp.prec)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import replica
 from replica.symbolic.codegen import Evaluator, NotEnclosable
 from replica.symbolic.gaussian import gauss
 from replica.symbolic.implicit import ImplicitRootError, implicit_root
+from logistic_prox import prox_bisection
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOGISTIC = os.path.join(REPO, "examples", "logistic_regression.py")
@@ -93,20 +94,6 @@ def test_float64_root_stops_at_the_rounding_noise_of_F():
 
 ROOT_ARGS = (("-3.5", "0.25"), ("0.7", "2"), ("12", "40"), ("-800", "3"), ("800", "0.001"),
              ("-30.25", "1e-9"), ("1e-20", "7"), ("-1e400", "2"), ("-1e-400", "3"))
-
-
-def prox_bisection(omega, v, bits):
-    """The logistic proximal map by plain bisection on [omega, omega + v] at ``bits + 40``
-    bits, to a relative 2^-(bits + 20)."""
-    with mpmath.workprec(bits + 40):
-        lo, hi = omega, omega + v
-        while hi - lo > mpmath.ldexp(1, -bits - 20) * max(1, abs(lo)):
-            mid = (lo + hi) / 2
-            if mid - omega - v / (1 + mpmath.exp(mid)) > 0:
-                hi = mid
-            else:
-                lo = mid
-        return (lo + hi) / 2
 
 
 @pytest.mark.parametrize("bits", [140, 196, 400, 1200])
