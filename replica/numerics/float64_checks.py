@@ -49,7 +49,7 @@ STATUS_DTYPE = "<U16"
 
 def call_longdouble(ev: Evaluator, values, arrays) -> list:
     """Evaluate the generated NumPy code of ``ev`` with ``longdouble`` arguments (the
-    computation of :meth:`~replica.numerics.machine.Machine.evaluate`'s float64 code, in
+    computation of ``Machine.evaluate``'s float64 code, in
     extended precision; its Gaussian integrals by the float64 path's own rule, the one that
     :class:`~replica.symbolic.codegen.np_rule_split` holds, at the same nodes: what this
     recomputation sees is the float64 rounding, and the rule's own truncation error is
