@@ -267,6 +267,17 @@ def forget_ball_enclosures() -> None:
         numeric._ball_memo.clear()
 
 
+def _newton_step_kept(new, p, lo, hi, older, small) -> bool:
+    """Whether the Newton iterate ``new`` from ``p`` is taken (else the bracket ``(lo, hi)`` is
+    bisected): inside the bracket, and at most half the step before last (``older``) unless the
+    step is below ``small`` relative to ``max(|p|, 1)`` -- the safeguard of ``rtsafe`` against
+    an S-shaped :math:`F` sending Newton back and forth across the root in steps of one size
+    (the scalar iterations at the working precision and in float64; the vectorised one applies
+    the same test elementwise)."""
+    size = abs(new - p)
+    return lo < new < hi and not (size > older / 2 and size > small * max(abs(p), 1))
+
+
 class _Numeric:
     """The numeric root finder of one implicit function (built on first use)."""
 
@@ -809,8 +820,7 @@ class _Numeric:
             if d is None:
                 d = dF(p, *args)
             new = p - f / d if d > 0 else (lo + hi) / 2
-            size = abs(new - p)
-            if not lo < new < hi or (size > older / 2 and size > small * max(abs(p), 1)):
+            if not _newton_step_kept(new, p, lo, hi, older, small):
                 # bisection where Newton leaves the bracket, or (above the quadratic
                 # regime's steps) does not halve the step before last: an S-shaped F (the
                 # logistic proximal map at large V, its inflection at p = 0) sends Newton
@@ -894,8 +904,7 @@ class _Numeric:
             else:
                 return None  # NaN
             new = p - f / d if d > 0 else (lo + hi) / 2
-            size = abs(new - p)
-            newton = lo < new < hi and not (size > older / 2 and size > 1e-9 * max(abs(p), 1.0))
+            newton = _newton_step_kept(new, p, lo, hi, older, 1e-9)
             if not newton and onto_end and new in (lo, hi):
                 # Newton onto a bracket end: the root within rounding of it (omega
                 # large, the root omega plus less than an ulp), checked by the next
