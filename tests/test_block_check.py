@@ -349,3 +349,30 @@ def test_the_blocked_correction_is_check_correct_lane_by_lane(lowrank_call):
         if b0 == 0:
             assert not GO[3:7].any() and np.all(ERRB[3:7] == np.inf)
     assert outcomes == {True, False}
+
+
+def test_the_solves_reported_values_are_the_one_point_function_bit_for_bit(lowrank_call):
+    """The solve's float64 reported values, evaluated ``REPORT_BLOCK`` points at a time
+    (``kernels.report_block_source``: the N = 37 points fill four blocks of 8 and part of a
+    fifth), are at every point those of the one-point function ``report_outer`` at the point's
+    unknowns, parameters and staged aliases and inputs, bit for bit (as the solve computed
+    them point by point before); and within 1e-12 of the machine's NumPy evaluator (the
+    generated NumPy code, an independent compilation of the same formulas)."""
+    from replica.numerics import kernels
+
+    k, P, spec, got = lowrank_call
+    assert kernels.REPORT_BLOCK == 8 and "def report_block(RB):" in k.source
+    x, _it, _rel, iterated, rep, adm, _left, _ = got
+    assert iterated.all() and adm.all()
+    mod, none = k.module, np.zeros(0)
+    st = np.empty(k.n_al + k.n_in)
+    one = np.empty_like(rep)
+    for i in range(N):
+        xi, pi = np.ascontiguousarray(x[:, i]), np.array([p[i] for p in P])
+        mod.stage(xi, pi, none, none, none, np.empty(0), st)
+        one[:, i] = mod.report_outer(*xi, *pi, *st)
+    assert np.isfinite(one).all()
+    np.testing.assert_array_equal(rep.view(np.int64), one.view(np.int64))
+    m = k.machine
+    ref = np.array(m.evaluate("report", "np", x, P, spec), dtype=float)
+    np.testing.assert_allclose(rep, ref, rtol=1e-12, atol=0)

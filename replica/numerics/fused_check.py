@@ -694,12 +694,15 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     # zero low halves, p, then the residual's high and low halves), whose residuals
     # dd_block_equations evaluates, and whose conditions cond2_block computes; those whose
     # reported values are compared are gathered BLOCK at a time into the columns of IO (rows:
-    # xh, xl, p, then the values' high and low halves), evaluated by one call of
-    # dd_block_report and compared point by point as check_point compares them
+    # xh, xl, p, then the values' high and low halves, then two rows for compare_block: the
+    # float64 values of one REP row and the estimates), evaluated by one call of
+    # dd_block_report and compared as check_point compares them, the lanes together
+    # (compare_block: check_point's branches as selections -- an equal pair's 0 leaves the
+    # maximum as check_point's skip leaves it -- so the same estimate bit for bit)
     out0 = 2 * n + n_p
     eq0 = 2 * n + n_p
     c += ["    xh, xl, A, b = S[9], S[10], S[6], S[8]",
-          f"    IO = _np.zeros({out0 + 2 * k} * BLOCK)",
+          f"    IO = _np.zeros({out0 + 2 * k + 2} * BLOCK)",
           "    lane = _np.empty(BLOCK, _np.int64)",
           f"    IE = _np.zeros({eq0 + 2 * n} * BLOCK)",
           "    lane_e = _np.empty(BLOCK, _np.int64)",
@@ -783,22 +786,31 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "def block_errors(IO, lane, m, REP, ERR):",
           "    # the reported values at the m corrected points of IO, and each point's estimate",
           "    dd_block_report(IO)",
+          "    compare_block(IO, lane, m, REP)",
           "    for q in range(m):",
-          "        i = lane[q]",
-          "        err = 0.0",
-          f"        for j in range({k}):",
-          "            vj = REP[j, i]",
+          f"        ERR[lane[q]] = IO[{out0 + 2 * k + 1} * BLOCK + q]", "", "",
+          "@JIT",
+          "def compare_block(IO, lane, m, REP):",
+          "    # each lane's estimate max_j |REP[j] - O[j]| / |O[j]| (0 where the two are equal,"
+          " inf where it is not a number; check_point's comparison, as selections) into the"
+          f" row {out0 + 2 * k + 1} of IO, the values of each REP row gathered into the row"
+          f" {out0 + 2 * k} (the lanes from m on: stale numbers, not read)",
+          "    _wide_vectors()",
+          "    for q in range(BLOCK):",
+          f"        IO[{out0 + 2 * k + 1} * BLOCK + q] = 0.0",
+          f"    for j in range({k}):",
+          "        for q in range(m):",
+          f"            IO[{out0 + 2 * k} * BLOCK + q] = REP[j, lane[q]]",
+          "        for q in range(BLOCK):",
+          f"            vj = IO[{out0 + 2 * k} * BLOCK + q]",
           f"            oh = IO[({out0} + j) * BLOCK + q]",
           f"            ol = IO[({out0 + k} + j) * BLOCK + q]",
-          "            if vj == oh and ol == 0.0:",
-          "                continue",
-          "            dh, dl = dd_sub(vj, 0.0, oh, ol)",
+          "            dh, dl = dd_sub_v(vj, 0.0, oh, ol)",
           "            e = abs(dh) / abs(oh)",
-          "            if e != e:",
-          "                e = _np.inf",
-          "            if e > err:",
-          "                err = e",
-          "        ERR[i] = err"]
+          "            e = _np.inf if e != e else e",
+          "            e = 0.0 if (vj == oh) & (ol == 0.0) else e",
+          f"            err = IO[{out0 + 2 * k + 1} * BLOCK + q]",
+          f"            IO[{out0 + 2 * k + 1} * BLOCK + q] = e if e > err else err"]
     lines.append("\n".join(prepare) + "\n")
     lines.append(f"BLOCK = {BLOCK}\n")
     lines.append(block_evaluator(text, "equations", counts, n, n_p))

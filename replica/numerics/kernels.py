@@ -546,6 +546,45 @@ def _renamed(f, name: str) -> str:
     return "@JIT\n" + "\n".join(lines) + "\n"
 
 
+REPORT_BLOCK = 8
+"""The points whose float64 reported values the checked kernel's solve evaluates together
+(:func:`report_block_source`): the processor's vector width in doubles."""
+
+
+def report_block_source(outer: str, n_out: int):
+    r"""``report_block(RB)``: the float64 values of a generated group function ``outer`` (the
+    source :func:`_renamed` gives: straight-line assignments, then one ``return (...)``) at
+    :data:`REPORT_BLOCK` points at once. ``RB[r * REPORT_BLOCK + b]``: the rows ``0 .. a-1``
+    the function's ``a`` arguments at the point in lane ``b``, then its ``n_out`` values,
+    written here. The function's body written into one loop over the lanes, so each lane does
+    the same IEEE operations on the same operands as a call of the function at that point --
+    the same values bit for bit (``tests/test_float64_kernels.py``) -- and the compiler
+    evaluates the lanes several at a time (vector instructions: one loop without calls or
+    branches, every read and write of a row ``REPORT_BLOCK`` entries from those of the next).
+    ``None`` where ``outer`` is not such straight-line code."""
+    lines = outer.rstrip().split("\n")
+    head = re.match(r"^def \w+\(([^)]*)\):$", lines[1]) if len(lines) > 2 else None
+    if lines[0] != "@JIT" or head is None:
+        return None
+    args = [a.strip() for a in head.group(1).split(",") if a.strip()]
+    body, ret = lines[2:-1], lines[-1]
+    plain = re.compile(r"^    \w+ = [^\n]*$")
+    if not ret.startswith("    return (") or not all(plain.match(ln) for ln in body):
+        return None
+    names = set(args) | {ln.split("=")[0].strip() for ln in body}
+    if names & {"RB", "_rb_lane", "_rb_values", "REPORT_BLOCK"}:
+        return None
+    out = ["@JIT", "def report_block(RB):", "    _wide_vectors()",
+           "    for _rb_lane in range(REPORT_BLOCK):"]
+    out += [f"        {a} = RB[{r} * REPORT_BLOCK + _rb_lane]" for r, a in enumerate(args)]
+    out += ["    " + ln for ln in body]
+    out.append("        _rb_values = " + ret.strip()[len("return "):])
+    out += [f"        RB[{len(args) + j} * REPORT_BLOCK + _rb_lane] = _rb_values[{j}]"
+            for j in range(n_out)]
+    out.append("    return")
+    return "\n".join(out) + "\n"
+
+
 def _split_top(text: str) -> list:
     """``text`` split at the commas outside brackets."""
     out, depth, cur = [], 0, ""
@@ -787,6 +826,15 @@ class Kernel:
         lines.append("    return")
         if self.iterated or (self.checked and n):
             lines += self._newton(o)
+        at_x = self._args(x=n, p=n_p, st=ns)  # (the groups' arguments at x, staged)
+        # a checked kernel evaluates the reported values of REPORT_BLOCK points together
+        # (report_block_source): each point's arguments gathered into RB, its values and its
+        # marking for the check (report_finish) once its block is full, or at the batch's end
+        block = None
+        if self.checked and self.n_report and not self.groups["report"].n_inner:
+            block = report_block_source(self.groups["report"].source[0], self.n_report)
+        flush = ("            if mr:", "                report_finish(RB, lane_r, mr, X, REL, REP,"
+                 " ADM, DO, COND, ERR, CODE, CHECK)")
         # the batch
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
@@ -796,7 +844,10 @@ class Kernel:
                   "    t = _np.empty(lam.shape[0])",
                   "    W = _np.empty((WS_ROWS, WS_WIDTH))  # the workspace (Kernel._row)",
                   f"    NA = _np.empty(({max(n, 1)}, {max(n, 1)}))"]
-        at_x = self._args(x=n, p=n_p, st=ns)  # (the groups' arguments at x, staged)
+        if block:
+            lines += [f"    RB = _np.zeros({len(at_x) + self.n_report} * REPORT_BLOCK)",
+                      "    lane_r = _np.empty(REPORT_BLOCK, _np.int64)",
+                      "    mr = 0"]
         lines += [
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
@@ -811,8 +862,9 @@ class Kernel:
         pos = 0
         for k, length in enumerate(chains):
             lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t, W)",
-                      "        if it < 0:",
-                      "            return i",
+                      "        if it < 0:"]
+            lines += list(flush) if block else []
+            lines += ["            return i",
                       "        if it > its:",
                       "            its = it"]
             pos += length
@@ -846,7 +898,7 @@ class Kernel:
                       "        elif r > rel:", "            rel = r"]
         if not self.iterated:
             lines += ["        REL[i] = rel if " + ("True" if n else "False") + " else 0.0"]
-        if self.n_report:
+        if self.n_report and not block:
             lines += [f"        rv = {self.groups['report'].call(at_x)}"]
             lines += [f"        REP[{j}, i] = rv[{j}]" for j in range(self.n_report)]
         lines += ["        ok = True"]
@@ -865,18 +917,41 @@ class Kernel:
             nonneg = [m.report_names.index(k) for k in getattr(m.problem, "nonnegative", ())
                       if k in m.report_names]
             # (the check itself runs after the loop, on the points marked DO: check_marked)
-            lines += ["        if CHECK:",
-                      "            fin = _finite(REL[i])",
-                      f"            for j in range({n}):",
-                      "                fin = fin and _finite(X[j, i])",
-                      "            rfin = True",
-                      f"            for j in range({self.n_report}):",
-                      "                rfin = rfin and _finite(REP[j, i])",
-                      "            DO[i] = fin and ok and rfin",
-                      "            if not DO[i]:",
-                      "                COND[i] = _np.nan",
-                      "                ERR[i] = _np.nan",
-                      "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
+            mark = ["        if CHECK:",
+                    "            fin = _finite(REL[i])",
+                    f"            for j in range({n}):",
+                    "                fin = fin and _finite(X[j, i])",
+                    "            rfin = True",
+                    f"            for j in range({self.n_report}):",
+                    "                rfin = rfin and _finite(REP[j, i])",
+                    "            DO[i] = fin and ok and rfin",
+                    "            if not DO[i]:",
+                    "                COND[i] = _np.nan",
+                    "                ERR[i] = _np.nan",
+                    "                CODE[i] = 4 if not fin else (5 if not ok else 3)"]
+            if not block:
+                lines += mark
+            else:
+                lines += [f"        RB[{r} * REPORT_BLOCK + mr] = {a}" for r, a in enumerate(at_x)]
+                lines += ["        lane_r[mr] = i", "        mr += 1",
+                          "        if mr == REPORT_BLOCK:",
+                          "            report_finish(RB, lane_r, mr, X, REL, REP, ADM, DO, COND,"
+                          " ERR, CODE, CHECK)",
+                          "            mr = 0"]
+                block += "\n\n" + "\n".join([
+                    f"REPORT_BLOCK = {REPORT_BLOCK}", "", "", "@JIT",
+                    "def report_finish(RB, lane_r, mr, X, REL, REP, ADM, DO, COND, ERR, CODE,"
+                    " CHECK):",
+                    "    # the reported values of the mr points gathered in RB (their indices"
+                    " lane_r), and their marking for the check",
+                    "    report_block(RB)",
+                    "    for q in range(mr):",
+                    "        i = lane_r[q]",
+                    f"        for j in range({self.n_report}):",
+                    f"            REP[j, i] = RB[({len(at_x)} + j) * REPORT_BLOCK + q]",
+                    "        ok = ADM[i]"] + mark) + "\n"
+            if block:  # (the last points' block)
+                lines += [ln[8:] for ln in flush]
             lines += ["    if CHECK and not DEFER:  # (DEFER: the caller runs them, on threads)",
                       "        check_marked(P, lam, mu, w, X, REP, DO, COND, ERR, CODE, LO, HI)"]
             check = ["", "", "@JIT",
@@ -899,6 +974,8 @@ class Kernel:
                   f"WS_WIDTH = {max(self._rows, default=1)}", ""]
         if self.checked:
             lines += check
+        if block:
+            lines += ["", ""] + block.split("\n")
         return "\n".join(lines) + "\n"
 
     def _newton(self, o) -> list:
