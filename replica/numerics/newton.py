@@ -474,7 +474,14 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     integrals fails); without such a fall the map's error is raised as it is. The error
     (status ``inadmissible``) names the condition
     and how far its margin fell: it reports what the iteration did, not a proof that no fixed
-    point lies between the last iterate and the boundary."""
+    point lies between the last iterate and the boundary. The error of the first stop (the
+    drift at the floor damping) carries the iterate it stopped at as ``last_iterate``: a
+    growing change at the floor damping also means that the damped map is unstable at a fixed
+    point nearby (an eigenvalue :math:`\lambda` of the map's Jacobian with
+    :math:`|1 + d(\lambda - 1)| > 1` for every :math:`d \ge 1/64`: ridge logistic regression
+    on separable data at :math:`\lambda = 10^{-4}`, whose iterate circles its fixed point
+    with a margin of 671 while the change grows), which Newton's method from that iterate
+    reaches (:meth:`~replica.numerics.machine.Machine.solve_mp_once` tries it)."""
     d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
     floor = mpmath.mpf(1) / 64
     drift = []  # the margins of the sweeps since the change last failed to grow
@@ -520,7 +527,11 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
         if r >= prev:
             d = max(d / 2, floor)
         if margins is not None:
-            drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
+            try:
+                drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
+            except ConvergenceError as exc:
+                exc.last_iterate = list(x)  # (a start for Newton: see the docstring)
+                raise
         prev = r
         step = d
         if last is not None:
@@ -647,7 +658,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             r = _relative_change(fx, xv)
         ok = np.all(np.isfinite(fx), axis=0)
         if positive:
-            ok &= np.all(xv > 0, axis=0)
+            ok &= np.all(xv >= 0, axis=0)
         return np.where(ok, r, np.inf)
 
     for it in range(1, maxiter + 1):
@@ -684,7 +695,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 rn = change(F(xn, idx), xn)
                 acc = trial & (rn < r)
                 if positive:
-                    acc &= np.all(xn > 0, axis=0)
+                    acc &= np.all(xn >= 0, axis=0)
                 xa = np.where(acc, xn, xa)
                 r = np.where(acc, rn, r)
                 newton |= acc
@@ -701,7 +712,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 contracts = (np.max(np.abs(fx - last_f[:, idx]), axis=0)
                              <= 0.25 * np.max(np.abs(xa - last_x[:, idx]), axis=0))
             if positive:
-                contracts &= np.all(fx > 0, axis=0)
+                contracts &= np.all(fx >= 0, axis=0)
             last_x[:, idx] = np.where(step_ok, xa, np.nan)
             last_f[:, idx] = np.where(step_ok, fx, np.nan)
             # (the undamped step is Phi(x) itself: x + (Phi - x) rounds to 0 when Phi << x)
