@@ -613,7 +613,7 @@ class Machine:
     def _newton_after_stop(self, stopped, x0, P, spec, balls, condition) -> NewtonReport:
         """Newton from ``x0``, the iterate at which the damped start iteration stopped with
         the error ``stopped`` (its change grew at the floor damping while a margin fell:
-        :func:`~replica.numerics.newton.damped_mp`); where Newton fails too, one error that
+        ``damped_mp``); where Newton fails too, one error that
         says both what stopped the damped iteration and why Newton from its iterate failed."""
         try:
             return self.newton(x0, P, spec, balls, condition)
@@ -622,9 +622,10 @@ class Machine:
             message = str(stopped)
             if stopped.tried and message.endswith(f" (tried: {stopped.tried})"):
                 message = message[:-len(f" (tried: {stopped.tried})")]
+            far = mpmath.nstr(stopped.sweeps_to_boundary, 2)
             raise ConvergenceError(
-                f"{message}; Newton's method from that iterate ({at}) did not converge either: "
-                f"{exc}",
+                f"{message}; at the last sweep's rate {far} sweeps from that boundary, and "
+                f"Newton's method from that iterate ({at}) did not converge either: {exc}",
                 tried=f"{stopped.tried}, then Newton with the exact Jacobian from its last "
                       "iterate", status=stopped.status) from None
 

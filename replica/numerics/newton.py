@@ -442,6 +442,10 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
 #: admissible domain as the iterate running to that boundary (see there)
 BOUNDARY_RUN_SWEEPS = 12
 
+#: a drift whose margin, at the rate of its last sweep, is more sweeps than this from the boundary
+#: is not read as a run to it (:func:`damped_mp`)
+BOUNDARY_FAR_SWEEPS = 10 * BOUNDARY_RUN_SWEEPS
+
 
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
               rtol=None, maxiter: int = 50000, what: str = "system",
@@ -474,14 +478,16 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     integrals fails); without such a fall the map's error is raised as it is. The error
     (status ``inadmissible``) names the condition
     and how far its margin fell: it reports what the iteration did, not a proof that no fixed
-    point lies between the last iterate and the boundary. The error of the first stop (the
-    drift at the floor damping) carries the iterate it stopped at as ``last_iterate``: a
-    growing change at the floor damping also means that the damped map is unstable at a fixed
-    point nearby (an eigenvalue :math:`\lambda` of the map's Jacobian with
+    point lies between the last iterate and the boundary. Where the margin is, at the rate of
+    the last sweep, more than ``BOUNDARY_FAR_SWEEPS`` sweeps from :math:`g = 0`, the error of
+    the first stop carries that number as ``sweeps_to_boundary`` and the iterate as
+    ``last_iterate``. A growing
+    change at the floor damping far from the boundary means that the damped map is unstable
+    at a fixed point nearby (an eigenvalue :math:`\lambda` of the map's Jacobian with
     :math:`|1 + d(\lambda - 1)| > 1` for every :math:`d \ge 1/64`: ridge logistic regression
     on separable data at :math:`\lambda = 10^{-4}`, whose iterate circles its fixed point
     with a margin of 671 while the change grows), which Newton's method from that iterate
-    reaches (:meth:`~replica.numerics.machine.Machine.solve_mp_once` tries it)."""
+    reaches (``Machine.solve_mp_once`` tries it)."""
     d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
     floor = mpmath.mpf(1) / 64
     drift = []  # the margins of the sweeps since the change last failed to grow
@@ -530,7 +536,8 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             try:
                 drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
             except ConvergenceError as exc:
-                exc.last_iterate = list(x)  # (a start for Newton: see the docstring)
+                if getattr(exc, "sweeps_to_boundary", 0) > BOUNDARY_FAR_SWEEPS:
+                    exc.last_iterate = list(x)  # (a start for Newton: see the docstring)
                 raise
         prev = r
         step = d
@@ -585,13 +592,16 @@ def _boundary_drift(drift: list, r, prev, at_floor: bool, margin_values, what: s
     for j, (label, _) in enumerate(values):
         seq = [sweep_values[j][1] for sweep_values in drift]
         if all(b < a for a, b in zip(seq, seq[1:])):
-            raise ConvergenceError(
+            to_go = seq[-1] / (seq[-2] - seq[-1])  # sweeps to g = 0 at the last sweep's rate
+            exc = ConvergenceError(
                 f"{what}: the iteration runs to the boundary of the domain {label} (its "
                 f"margin fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-1], 3)} in "
                 f"the last {BOUNDARY_RUN_SWEEPS} sweeps, each change larger than the one before,"
                 f" at sweep {sweep}): no solution with {label} was reached",
                 tried="damped fixed-point iteration in mpmath from the declared start",
                 status=Status.INADMISSIBLE)
+            exc.sweeps_to_boundary = to_go
+            raise exc
     return drift
 
 
@@ -628,14 +638,18 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     :math:`x - \Phi(x)` (step halving, accepted only if the relative change drops); elsewhere --
     and where Newton is rejected -- a fixed-point system takes the damped step
     :math:`x \mathrel{+}= d(\Phi - x)`, each point halving its own ``d`` (down to 1/64) when its
-    change grows. With ``positive``, a point whose unknowns are not all positive is not admissible.
+    change grows. With ``positive``, a point with a negative unknown is not admissible; an exact
+    0 is, as in the mpmath start iteration (ridge logistic regression with labels independent
+    of the teacher, :math:`\eta = 0`, has its fixed point at :math:`m = 0` exactly: Newton steps
+    that reached it were rejected, and the damped steps shrank :math:`m` by a constant factor,
+    relative change 1, for all ``maxiter`` sweeps).
     A point has converged when its relative change is below ``rtol`` (or stays within
     ``100 rtol``, the rounding floor); a point where :math:`\Phi` is not finite and no Newton
     step was accepted takes no step, so it stops there, not converged. As in :func:`damped_mp`,
     a point where the map contracts strongly between its last two damped iterates,
     :math:`\max_i|\Phi_i(x_k) - \Phi_i(x_{k-1})| \le \tfrac14\max_i|x_{k,i} - x_{k-1,i}|`, takes
     the undamped step :math:`x \leftarrow \Phi(x)` (with ``positive``, only where
-    :math:`\Phi(x) > 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
+    :math:`\Phi(x) \ge 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
     whose fixed point is near :math:`10^{-301}` while the start is 1/2) would otherwise shrink the
     distance by :math:`1 - d` per sweep, with :math:`d` halved to 1/64 because the relative change
     stays 1 -- thousands of sweeps. Returns ``(x, converged, iterations, relative change)``.
