@@ -561,30 +561,19 @@ class Machine:
                     rep = None
             if rep is None:
                 x0, sweeps = self._start.mp(P, spec)
-                stopped = None  # a stop of the damped iteration; Newton starts at its iterate
                 if self.fixed_point:
-                    try:
-                        x0, more = damped_mp(
-                            lambda x: self.evaluate("equations", "mp", x, P, spec), x0,
-                            admissible=lambda x: self._positive_mp(x)
-                            and self.admissible_mp(x, P, spec),
-                            rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
-                            what=f"{self.problem.name} saddle point",
-                            margins=(lambda x: list(zip(
-                                self.outline.admissible,
-                                self.evaluate("admissible", "mp", x, P, spec))))
-                            if self.outline.admissible else None)
-                    except ConvergenceError as exc:
-                        last = getattr(exc, "last_iterate", None)
-                        if last is None or not (self._positive_mp(last)
-                                                and self.admissible_mp(last, P, spec)):
-                            raise
-                        stopped, x0, more = exc, last, 0
+                    x0, more = damped_mp(
+                        lambda x: self.evaluate("equations", "mp", x, P, spec), x0,
+                        admissible=lambda x: self._positive_mp(x)
+                        and self.admissible_mp(x, P, spec),
+                        rtol=mpmath.mpf(10) ** -8, maxiter=MP_START_SWEEPS,
+                        what=f"{self.problem.name} saddle point",
+                        margins=(lambda x: list(zip(
+                            self.outline.admissible,
+                            self.evaluate("admissible", "mp", x, P, spec))))
+                        if self.outline.admissible else None)
                     sweeps += more
-                if stopped is None:
-                    rep = self.newton(x0, P, spec, balls, condition)
-                else:
-                    rep = self._newton_after_stop(stopped, x0, P, spec, balls, condition)
+                rep = self.newton(x0, P, spec, balls, condition)
         if not all(mpmath.isfinite(v) for v in rep.x):
             raise ConvergenceError(f"{self.problem.name}: non-finite solution",
                                    tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -609,25 +598,6 @@ class Machine:
                                        tried="evaluation of the reported values",
                                        status=Status.NON_FINITE)
         return values, rep, sweeps + rep.iterations
-
-    def _newton_after_stop(self, stopped, x0, P, spec, balls, condition) -> NewtonReport:
-        """Newton from ``x0``, the iterate at which the damped start iteration stopped with
-        the error ``stopped`` (its change grew at the floor damping while a margin fell:
-        ``damped_mp``); where Newton fails too, one error that
-        says both what stopped the damped iteration and why Newton from its iterate failed."""
-        try:
-            return self.newton(x0, P, spec, balls, condition)
-        except ConvergenceError as exc:
-            at = ", ".join(f"{k}={mpmath.nstr(v, 6)}" for k, v in zip(self.outline.unknowns, x0))
-            message = str(stopped)
-            if stopped.tried and message.endswith(f" (tried: {stopped.tried})"):
-                message = message[:-len(f" (tried: {stopped.tried})")]
-            far = mpmath.nstr(stopped.sweeps_to_boundary, 2)
-            raise ConvergenceError(
-                f"{message}; at the last sweep's rate {far} sweeps from that boundary, and "
-                f"Newton's method from that iterate ({at}) did not converge either: {exc}",
-                tried=f"{stopped.tried}, then Newton with the exact Jacobian from its last "
-                      "iterate", status=stopped.status) from None
 
     # -- float64 ------------------------------------------------------------------------------
     def grid(self, P, spec, shape, *, rtol=1e-13, maxiter=20000, damping=0.5, start=None,

@@ -442,10 +442,6 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
 #: admissible domain as the iterate running to that boundary (see there)
 BOUNDARY_RUN_SWEEPS = 12
 
-#: a drift whose margin, at the rate of its last sweep, is more sweeps than this from the boundary
-#: is not read as a run to it (:func:`damped_mp`)
-BOUNDARY_FAR_SWEEPS = 10 * BOUNDARY_RUN_SWEEPS
-
 
 def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=None,
               rtol=None, maxiter: int = 50000, what: str = "system",
@@ -478,16 +474,7 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     integrals fails); without such a fall the map's error is raised as it is. The error
     (status ``inadmissible``) names the condition
     and how far its margin fell: it reports what the iteration did, not a proof that no fixed
-    point lies between the last iterate and the boundary. Where the margin is, at the rate of
-    the last sweep, more than ``BOUNDARY_FAR_SWEEPS`` sweeps from :math:`g = 0`, the error of
-    the first stop carries that number as ``sweeps_to_boundary`` and the iterate as
-    ``last_iterate``. A growing
-    change at the floor damping far from the boundary means that the damped map is unstable
-    at a fixed point nearby (an eigenvalue :math:`\lambda` of the map's Jacobian with
-    :math:`|1 + d(\lambda - 1)| > 1` for every :math:`d \ge 1/64`: ridge logistic regression
-    on separable data at :math:`\lambda = 10^{-4}`, whose iterate circles its fixed point
-    with a margin of 671 while the change grows), which Newton's method from that iterate
-    reaches (``Machine.solve_mp_once`` tries it)."""
+    point lies between the last iterate and the boundary."""
     d = mpmath.mpf(1) / 2 if damping is None else mpmath.mpf(damping)
     floor = mpmath.mpf(1) / 64
     drift = []  # the margins of the sweeps since the change last failed to grow
@@ -533,12 +520,7 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
         if r >= prev:
             d = max(d / 2, floor)
         if margins is not None:
-            try:
-                drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
-            except ConvergenceError as exc:
-                if getattr(exc, "sweeps_to_boundary", 0) > BOUNDARY_FAR_SWEEPS:
-                    exc.last_iterate = list(x)  # (a start for Newton: see the docstring)
-                raise
+            drift = _boundary_drift(drift, r, prev, d == floor, trail[-1], what, it)
         prev = r
         step = d
         if last is not None:
@@ -592,16 +574,13 @@ def _boundary_drift(drift: list, r, prev, at_floor: bool, margin_values, what: s
     for j, (label, _) in enumerate(values):
         seq = [sweep_values[j][1] for sweep_values in drift]
         if all(b < a for a, b in zip(seq, seq[1:])):
-            to_go = seq[-1] / (seq[-2] - seq[-1])  # sweeps to g = 0 at the last sweep's rate
-            exc = ConvergenceError(
+            raise ConvergenceError(
                 f"{what}: the iteration runs to the boundary of the domain {label} (its "
                 f"margin fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-1], 3)} in "
                 f"the last {BOUNDARY_RUN_SWEEPS} sweeps, each change larger than the one before,"
                 f" at sweep {sweep}): no solution with {label} was reached",
                 tried="damped fixed-point iteration in mpmath from the declared start",
                 status=Status.INADMISSIBLE)
-            exc.sweeps_to_boundary = to_go
-            raise exc
     return drift
 
 
