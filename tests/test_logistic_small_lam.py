@@ -100,7 +100,7 @@ def test_small_lam_separable_point_from_a_start_is_stationary():
                            "--start", "m=21,q=700,V=680"],
                           capture_output=True, text=True, cwd=ROOT, timeout=1200)
     assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    (out,) = json.loads(proc.stdout)["solutions"]  # (with --start: a list of solutions)
     assert out["status"] == "converged", out["status"]
     flat = {}
     for group in out.values():
