@@ -165,17 +165,25 @@ y_ = sympy.Symbol("y", real=True)
 XI0 = -V / (2 * sympy.sqrt(q))
 """The kink of the training error's integrand: y p < 0 iff xi < XI0."""
 SHRINK = 1 / sympy.sqrt(1 + XI0**2)
+LABEL_TAIL = sympy.erfc(eta * m * (-XI0 + SHRINK * y_) / sympy.sqrt(2 * (q - eta**2 * m**2))) / 2
+r""":math:`P(y = 1\,|\,\xi)` at :math:`\xi = \xi_0 - cy`, :math:`y > 0`, as
+:math:`\tfrac12\operatorname{erfc}` of a positive argument: SymPy writes ``LABEL``, the
+:math:`\tfrac12\operatorname{erfc}` of :math:`-\eta m\xi/\sqrt{2(q - \eta^2m^2)}`, as
+:math:`1 - \tfrac12\operatorname{erfc}(\eta m\xi/\ldots)`, which cancels every digit
+where it is tiny (:math:`\Phi(-12.8) \approx 10^{-37}` at :math:`\alpha = 3`,
+:math:`\lambda = 10^{-4}`, :math:`\eta = 9/10`: the training error's integrand, all of it in
+that tail, lost 35 digits and its quadrature failed)."""
 TRAIN_ERROR = 2 * SHRINK * sympy.exp(-XI0**2 / 2) * gauss(
-    sympy.exp(-XI0 * SHRINK * y_ + (1 - SHRINK**2) * y_**2 / 2)
-    * LABEL.xreplace({xi: XI0 + SHRINK * y_}) * sympy.Heaviside(-y_), y_)
+    sympy.exp(XI0 * SHRINK * y_ + (1 - SHRINK**2) * y_**2 / 2) * LABEL_TAIL
+    * sympy.Heaviside(y_), y_)
 r"""The training error :math:`2\int\mathcal D\xi\,\Phi(\cdot)\,\theta(\xi_0 - \xi)`,
-:math:`\xi_0 = -V/(2\sqrt q)`, declared on the variable :math:`y` of :math:`\xi = \xi_0 + cy`,
+:math:`\xi_0 = -V/(2\sqrt q)`, declared on the variable :math:`y` of :math:`\xi = \xi_0 - cy`,
 :math:`c = 1/\sqrt{1 + \xi_0^2}`: :math:`\mathcal D\xi = c\,e^{-\xi_0^2/2}\,
-e^{-\xi_0cy + (1 - c^2)y^2/2}\,\mathcal Dy`. At tiny :math:`\alpha`, :math:`q \to 0` and
-:math:`\xi_0 \to -\infty`: the integrand in :math:`\xi` lives on
-:math:`|\xi - \xi_0| \sim 1/|\xi_0|` (which the quadrature's pieces, cut every 2 units, did
-not resolve: no value at :math:`\alpha = 10^{-6}`), in :math:`y` on the unit scale; the factor
-:math:`e^{-\xi_0^2/2}` is outside the integral."""
+e^{\xi_0cy + (1 - c^2)y^2/2}\,\mathcal Dy`, :math:`\theta(\xi_0 - \xi) = \theta(y)`. At tiny
+:math:`\alpha`, :math:`q \to 0` and :math:`\xi_0 \to -\infty`: the integrand in :math:`\xi`
+lives on :math:`|\xi - \xi_0| \sim 1/|\xi_0|` (which the quadrature's pieces, cut every 2
+units, did not resolve: no value at :math:`\alpha = 10^{-6}`), in :math:`y` on the unit scale;
+the factor :math:`e^{-\xi_0^2/2}` is outside the integral; the label factor is ``LABEL_TAIL``."""
 
 
 def _not_in_unit_interval(p):

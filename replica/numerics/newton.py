@@ -617,14 +617,18 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     :math:`x - \Phi(x)` (step halving, accepted only if the relative change drops); elsewhere --
     and where Newton is rejected -- a fixed-point system takes the damped step
     :math:`x \mathrel{+}= d(\Phi - x)`, each point halving its own ``d`` (down to 1/64) when its
-    change grows. With ``positive``, a point whose unknowns are not all positive is not admissible.
+    change grows. With ``positive``, a point with a negative unknown is not admissible; an exact
+    0 is, as in the mpmath start iteration (ridge logistic regression with labels independent
+    of the teacher, :math:`\eta = 0`, has its fixed point at :math:`m = 0` exactly: Newton steps
+    that reached it were rejected, and the damped steps shrank :math:`m` by a constant factor,
+    relative change 1, for all ``maxiter`` sweeps).
     A point has converged when its relative change is below ``rtol`` (or stays within
     ``100 rtol``, the rounding floor); a point where :math:`\Phi` is not finite and no Newton
     step was accepted takes no step, so it stops there, not converged. As in :func:`damped_mp`,
     a point where the map contracts strongly between its last two damped iterates,
     :math:`\max_i|\Phi_i(x_k) - \Phi_i(x_{k-1})| \le \tfrac14\max_i|x_{k,i} - x_{k-1,i}|`, takes
     the undamped step :math:`x \leftarrow \Phi(x)` (with ``positive``, only where
-    :math:`\Phi(x) > 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
+    :math:`\Phi(x) \ge 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
     whose fixed point is near :math:`10^{-301}` while the start is 1/2) would otherwise shrink the
     distance by :math:`1 - d` per sweep, with :math:`d` halved to 1/64 because the relative change
     stays 1 -- thousands of sweeps. Returns ``(x, converged, iterations, relative change)``.
@@ -647,7 +651,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             r = _relative_change(fx, xv)
         ok = np.all(np.isfinite(fx), axis=0)
         if positive:
-            ok &= np.all(xv > 0, axis=0)
+            ok &= np.all(xv >= 0, axis=0)
         return np.where(ok, r, np.inf)
 
     for it in range(1, maxiter + 1):
@@ -684,7 +688,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 rn = change(F(xn, idx), xn)
                 acc = trial & (rn < r)
                 if positive:
-                    acc &= np.all(xn > 0, axis=0)
+                    acc &= np.all(xn >= 0, axis=0)
                 xa = np.where(acc, xn, xa)
                 r = np.where(acc, rn, r)
                 newton |= acc
@@ -701,7 +705,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 contracts = (np.max(np.abs(fx - last_f[:, idx]), axis=0)
                              <= 0.25 * np.max(np.abs(xa - last_x[:, idx]), axis=0))
             if positive:
-                contracts &= np.all(fx > 0, axis=0)
+                contracts &= np.all(fx >= 0, axis=0)
             last_x[:, idx] = np.where(step_ok, xa, np.nan)
             last_f[:, idx] = np.where(step_ok, fx, np.nan)
             # (the undamped step is Phi(x) itself: x + (Phi - x) rounds to 0 when Phi << x)
