@@ -1,9 +1,12 @@
 """Ridge logistic regression where the data are (nearly) separable: small ridge and label noise
 independent of the teacher.
 
-1. ``--alpha 3 --lam 1/10000 --eta 9/10`` exits 3 naming "the boundary of q > eta^2 m^2" at a
-   margin of 671: the damped start iteration circles the fixed point (its change grows at the
-   floor damping: the damped map is unstable there, no run to the boundary), NOT FIXED here.
+1. ``--alpha 3 --lam 1/10000 --eta 9/10`` exited 3 saying that the iteration "runs to the
+   boundary of q > eta^2 m^2" at a margin of 671: the damped start iteration moves away from
+   the fixed point (its change grows at the floor damping: the damped map is unstable there),
+   no run to the boundary. From the declared start it still exits 3, now saying that the
+   iteration diverges, how far the margin fell, and that a start nearer a solution may reach
+   one (``newton._boundary_drift``).
    Newton from its last iterate (or from ``--start``) converges; the reported training error then
    failed its quadrature: SymPy writes the label probability erfc(-z)/2 as 1 - erfc(z)/2, which
    cancels every digit where it is tiny, and the training error's integrand lives there (fixed:
@@ -118,6 +121,27 @@ def test_small_lam_separable_point_from_a_start_is_stationary():
         got = mpmath.mpf(flat["train_error"])
         assert 0 < want < mpmath.mpf(10) ** -70
         assert abs(got - want) <= mpmath.mpf(10) ** -20 * want, (got, want)
+
+
+@pytest.mark.slow
+def test_small_lam_from_the_declared_start_says_the_iteration_diverges():
+    """From the declared start the damped iteration diverges far from the boundary (margin
+    671 -> 666): exit 3, one line, saying that it diverges, the margin's fall, and that a start
+    nearer a solution may reach one (test_small_lam_separable_point_from_a_start_is_stationary
+    shows that one does) -- not that the iteration ran to the boundary."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "replica", "solve", "--model", LOGISTIC,
+                           "--alpha", "3", "--lam", "1/10000", "--eta", "9/10"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    assert proc.returncode == 3, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "the damped iteration diverges" in line, line
+    assert "runs towards the boundary of the domain q > eta^2 m^2" in line, line
+    assert "one nearer a solution may reach it" in line, line
+    margins = line.split("its margin fell from ")[1].split(")")[0].split(" to ")
+    assert float(margins[1]) > 100, line  # far from the boundary: the message says no more
 
 
 def test_training_error_integrand_keeps_its_digits_in_the_tail():
