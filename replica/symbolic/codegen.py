@@ -239,6 +239,41 @@ class _ArbPrinter:
         return cls.cls({"fully_qualified_modules": False, "inline": True,
                         "allow_unknown_functions": True, "user_functions": {}})
 
+_INT64_LIMIT = 2 ** 63
+"""Integers of at least this magnitude do not fit NumPy's int64: as a constant argument of a
+ufunc (``log(10**25)``) NumPy makes them an object array, whose loop has no ``log`` method."""
+
+
+def _numpy_printer(modules):
+    r"""The printer :func:`sympy.lambdify` builds for ``modules`` (NumPy and the dictionaries of
+    functions before it, named as they are there), except that an integer :math:`n` with
+    :math:`|n| \ge 2^{63}` (``_INT64_LIMIT``) is printed as the float64 number nearest to
+    it: a constant of a model (``Rational(10**25)``, or ``log(Rational(1, 10**25)) = -\log
+    10^{25}``) reaches NumPy's functions as a float, not as a Python integer that no int64
+    holds. An integer beyond the float64 range stays an integer (its float would be infinite).
+    The rounding is that of float64 arithmetic, which would round :math:`n` at its first
+    operation with a float64 array anyway."""
+    from sympy.printing.numpy import NumPyPrinter
+
+    class FloatIntegerPrinter(NumPyPrinter):
+        def _print_Integer(self, e):
+            n = int(e.p)
+            if abs(n) >= _INT64_LIMIT:
+                try:
+                    return repr(float(n))
+                except OverflowError:
+                    pass
+            return super()._print_Integer(e)
+
+    user_functions = {}
+    for m in reversed(modules if isinstance(modules, (list, tuple)) else [modules]):
+        if isinstance(m, dict):
+            user_functions.update({k: k for k in m})
+    return FloatIntegerPrinter({"fully_qualified_modules": False, "inline": True,
+                                "allow_unknown_functions": True,
+                                "user_functions": user_functions})
+
+
 def _midpoint_namespace(expr) -> dict:
     """:func:`_arb_namespace` plus, for each function of ``expr`` defined by an equation
     (:mod:`replica.symbolic.implicit`: its numeric implementation has ``midpoint``), its
@@ -2315,16 +2350,20 @@ class Evaluator:
                                               *_SPECIAL_NP)
                            if k in ns and (backend == "np" or k in _LOG_SPACE_MP
                                            or k in _SPECIAL_MP)}, module]
-            outer = sympy.lambdify(args + dummies, current, modules=module, cse=True)
+            # (NumPy code: integers beyond int64 printed as floats, _numpy_printer)
+            printer = _numpy_printer(module) if backend == "np" else None
+            outer = sympy.lambdify(args + dummies, current, modules=module, cse=True,
+                                   printer=printer)
             inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
-                                     cse=True) for e, before in inner_exprs]
+                                     cse=True, printer=printer) for e, before in inner_exprs]
             gargs = [_gauss_args(g, args, len(self.args), k)
                      for k, g in enumerate(gauss_prepared)]
             gauss = [_GaussFunctions(
                 sympy.lambdify([g.z] + g.switches + gargs[k], g.integrand,
-                               modules=module, cse=True),
-                sympy.lambdify([g.z] + gargs[k], g.arguments, modules=module),
-                sympy.lambdify(gargs[k], g.kinks, modules=module))
+                               modules=module, cse=True, printer=printer),
+                sympy.lambdify([g.z] + gargs[k], g.arguments, modules=module,
+                               printer=printer),
+                sympy.lambdify(gargs[k], g.kinks, modules=module, printer=printer))
                 for k, g in enumerate(gauss_prepared)]
             for k, g in enumerate(gauss_prepared):  # two-dimensional integrals
                 gauss[k].inner, gauss[k].nested = g.outer is not None, tuple(g.nested)
@@ -2332,7 +2371,8 @@ class Evaluator:
                     gauss[k].derivatives = tuple(
                         sympy.lambdify([g.z] + g.switches + gargs[k],
                                        sympy.diff(g.integrand, gauss_dummies[j]),
-                                       modules=module, cse=True) for j in g.nested)
+                                       modules=module, cse=True, printer=printer)
+                        for j in g.nested)
             if backend == "np" and "erfcx" in _namespace("np"):  # far tails: gaussian.erfcx
                 from .gaussian import SCALED_ERFC_FROM, scaled_erfc
                 from .walk import distinct_atoms
@@ -2346,12 +2386,12 @@ class Evaluator:
                         sympy.lambdify([g.z] + g.switches + gargs[k],
                                        scaled_erfc(g.integrand, scale,
                                                    memo=_scaled_erfc_memo(scale)),
-                                       modules=module, cse=True)
+                                       modules=module, cse=True, printer=printer)
                         for scale in (True, False))
                     gauss[k].erfc_arguments = sympy.lambdify([g.z] + g.switches + gargs[k],
                                                              [y.args[0] - SCALED_ERFC_FROM
                                                               for y in ys],
-                                                             modules=module)
+                                                             modules=module, printer=printer)
             if backend == "mp":  # the same integrands in ball arithmetic, for speed
                 for k, g in enumerate(gauss_prepared):
                     ns = _midpoint_namespace(g.integrand)
