@@ -480,6 +480,39 @@ def test_solved_overlap_is_a_fixed_point_of_the_engine_map():
     assert abs(float(SOLVED_Q) - hand_fixed_point(1.0)) < 1e-14
 
 
+def test_small_alpha_slope_of_the_hand_state_evolution():
+    """As alpha -> 0, q = alpha h(0) + O(alpha^2) with h(0) = 2/pi, by hand: at q = 0 (omega =
+    0, V = 1) Z_+ = Z_- = 1/4, Z_0 = 1/2, dZ_+/domega = 2 N(0; 0, 2) Phi(0) = 1/(2 sqrt(pi)) =
+    -dZ_-/domega, dZ_0 = 0, so h(0) = 2 (1/(4 pi))/(1/4) = 2/pi (the sign perceptron's slope:
+    y = +-1 only when both units agree). The hand-written h (Owen's T) approaches it linearly."""
+    for qv in (1e-6, 1e-8):
+        assert abs(hand_h(qv) * np.pi / 2 - 1) < qv, (qv, hand_h(qv))  # (measured 0.64 q)
+
+
+@pytest.mark.slow
+def test_engine_map_at_a_tiny_sample_ratio_is_the_small_alpha_limit():
+    """(about 60 s of CPU time: one evaluation of the two-dimensional channel integral and its
+    derivative at 24 digits) At alpha = 1e-30/3 the fixed point is q = 2 alpha/pi (1 + O(alpha))
+    (the test above): the engine's mp map returns it to 1e-22 relative although its integrand
+    cancels 1/sqrt(q) ~ 2e15 between its odd terms (the integral is recomputed with the bits
+    lost added, codegen._gauss_mp_rule). ``replica solve --alpha 1e-30/3`` itself ran more than
+    5 minutes (job edges): each such evaluation costs 45-60 s at 30 digits at alpha = 1 as at
+    1e-30/3, and a verified solve needs several and a re-solve at 52 digits -- the
+    committee's cost, not a small-alpha failure (the example's docstring: 274 s at 15 digits)."""
+    from fractions import Fraction
+
+    from replica.numerics.machine import machine
+    from replica.numerics.precision import precision
+
+    problem = EX["MODEL"].problem
+    params = problem.schema.parse({"alpha": Fraction(1, 3 * 10 ** 30)})
+    mach = machine(problem, problem.variant_of(params))
+    with precision(24):
+        q = 2 * mpmath.mpf(1) / (3 * mpmath.mpf(10) ** 30) / mpmath.pi
+        got = mach.evaluate("equations", "mp", [q], mach.parameter_values_mp(params), None)[0]
+        assert abs(got / q - 1) < mpmath.mpf(10) ** -22, (got, q)
+
+
 # -- the specialised branch q_0 > 0 ------------------------------------------------------------
 CH = SpecialisedChannel()
 
