@@ -733,18 +733,31 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     # is lost at the raised precision is within what was added, or up to
     # _CANCELLATION_MAX_BITS (an integral that is 0 but for rounding never gets there; its
     # value is then the last one computed, and the verifying re-solve judges it)
+    totals = _recomputed_while_cancelling(
+        totals, sizes, lambda: _gauss_mp_rule(members, member_values, fast, fast_values, memory,
+                                              pre, prior=prior, raised=True))
+    return [+t for t in totals]
+
+
+def _recomputed_while_cancelling(totals, sizes, again):
+    """``totals`` (integrals whose pieces' magnitudes sum to ``sizes``), or where more than
+    ``_CANCELLATION_GUARD_BITS`` of their bits cancel, those of ``again()`` (the same
+    integrals computed again, ``(totals, sizes)``, or ``None`` where that rule is not resolved)
+    at the working precision raised by the bits lost: the bits added are at least the loss
+    plus 20 and double while the loss at the raised precision exceeds them, up to
+    ``_CANCELLATION_MAX_BITS`` (an integral that is 0 but for rounding; its value is then the
+    last one computed, and the verifying re-solve judges it)."""
     lost = _cancellation_bits(totals, sizes)
     extra = 0
     while lost > extra + _CANCELLATION_GUARD_BITS and extra < _CANCELLATION_MAX_BITS:
         extra = min(max(lost + 20, 2 * extra), _CANCELLATION_MAX_BITS)
         with mpmath.workprec(mpmath.mp.prec + extra):
-            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, raised=True)
-        if again is None:
+            again_out = again()
+        if again_out is None:
             break
-        totals = again[0]
-        lost = _cancellation_bits(*again)
-    return [+t for t in totals]
+        totals, sizes = again_out
+        lost = _cancellation_bits(totals, sizes)
+    return totals
 
 
 class _StartLevels:
@@ -1095,16 +1108,9 @@ def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
                                       f"{exc}") from None
             if not mpmath.isfinite(total):
                 raise QuadratureError("a Gaussian integral is not finite")
-        return total, size
+        return [total], [size]
 
-    total, size = rule()
-    lost = _cancellation_bits([total], [size])
-    extra = 0
-    while lost > extra + _CANCELLATION_GUARD_BITS and extra < _CANCELLATION_MAX_BITS:
-        extra = min(max(lost + 20, 2 * extra), _CANCELLATION_MAX_BITS)
-        with mpmath.workprec(mpmath.mp.prec + extra):
-            total, size = rule()
-        lost = _cancellation_bits([total], [size])
+    (total,) = _recomputed_while_cancelling(*rule(), rule)
     return +total
 
 
