@@ -6,10 +6,7 @@ it measures rounding only; the rule's truncation error is estimated apart, in fl
 rule with every piece cut in ``CHECK_SPLIT`` parts. A point is ``converged`` only if the sum of
 both is within the claim.
 
-The case: the Bayes-optimal teacher perceptron (its channel term declared in z, as it was when
-this test was written: ``tests/teacher_channel_in_z.py``; the example now declares it on
-x = z/sqrt(1 - m), where the rule's error at this point is 4e-15) with a Gaussian prior at
-alpha = 10 solved with
+The case: the Bayes-optimal teacher perceptron with a Gaussian prior at alpha = 10 solved with
 the fixed rule only (:meth:`Machine.grid` without the check): mhat = 52.7, c = sqrt(mhat) = 7.3,
 the channel integrand varies on the scale 1/c, and the 24-node rule's mhat is about 5e-7
 relative off -- above the float64 claim of 1e-8, while its residual is zero to rounding in the
@@ -20,6 +17,8 @@ mhat = 2 alpha (1 + mhat) E_xi[N(c xi)^2/H(c xi)], N(t)^2/H(t) = exp(-t^2/2)/(pi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import integrate, optimize, special
@@ -27,8 +26,8 @@ from scipy import integrate, optimize, special
 import replica
 from replica.numerics.float64_checks import CLAIM_RTOL, point_status
 from replica.numerics.machine import machine
-from teacher_channel_in_z import model_channel_in_z
 
+MODEL = str(Path(__file__).resolve().parents[1] / "examples" / "perceptron_teacher.py")
 ALPHA = 10.0
 
 
@@ -44,8 +43,8 @@ def _reference_mhat(alpha: float) -> float:
 
 
 @pytest.mark.slow
-def test_rule_error_beyond_the_claim_is_not_accepted(tmp_path):
-    p = replica._problem(model_channel_in_z(tmp_path))
+def test_rule_error_beyond_the_claim_is_not_accepted():
+    p = replica._problem(MODEL)
     mach = machine(p, p.variants[0])
     assert list(mach.outline.parameters) == ["alpha", "prior"]
     P = [np.array([ALPHA]), np.array([0.0])]  # prior = gaussian (rho = 0)
@@ -61,11 +60,10 @@ def test_rule_error_beyond_the_claim_is_not_accepted(tmp_path):
     assert status[0] != "converged"
 
 
-def test_curve_point_with_the_rule_error_is_resolved(tmp_path):
+def test_curve_point_with_the_rule_error_is_resolved():
     """Through :func:`replica.solve_float64`: the same point is solved again with the finer rule
     (the check rejected the fixed rule's), ``converged`` and within the claim of the reference."""
-    r = replica.solve_float64(model_channel_in_z(tmp_path), alpha=np.array([ALPHA]),
-                              prior="gaussian", strict=False)
+    r = replica.solve_float64(MODEL, alpha=np.array([ALPHA]), prior="gaussian", strict=False)
     ref = _reference_mhat(ALPHA)
     assert r["status"][0] == "converged"
     assert abs(r["mhat"][0] - ref) <= CLAIM_RTOL * ref, (r["mhat"][0], ref)
