@@ -34,14 +34,7 @@ Gyorgyi 1990): the free entropy per dimension is
 :math:`\psi = \int\mathcal{D}z\,\log\cosh(\hat m + \sqrt{\hat m}\,z) - \hat m/2`. For the sign
 channel, :math:`P(y = 1\,|\,V) = H(-cV)` with :math:`c = \sqrt{m/(1-m)}` and
 :math:`H(x) = \tfrac12\operatorname{erfc}(x/\sqrt2)`; the two labels contribute equally
-(:math:`V \to -V`), so :math:`\Psi_{\rm out} = 2\int\mathcal{D}z\,H(cz)\log H(cz)`. This is
-declared on :math:`x = z/\sqrt{1-m}`, where :math:`cz = \sqrt m\,x` and
-:math:`\mathcal{D}z = \sqrt{1-m}\,e^{mx^2/2}\,\mathcal{D}x`:
-:math:`\Psi_{\rm out} = 2\int\mathcal{D}x\,\sqrt{1-m}\,e^{mx^2/2}\,H(\sqrt m x)
-\log H(\sqrt m x)`; in :math:`z` the integrand varies on the scale :math:`1/c`
-(:math:`c = 720` at :math:`\alpha = 1000`), in :math:`x` on the unit scale for every
-:math:`m \in (0, 1)` (it decays like :math:`e^{-x^2/2}`; comments at ``PSI_OUT``;
-``tests/test_teacher_large_alpha.py`` checks the two forms agree). The
+(:math:`V \to -V`), so :math:`\Psi_{\rm out} = 2\int\mathcal{D}z\,H(cz)\log H(cz)`. The
 stationarity conditions :math:`m = 2\psi'(\hat m)` and :math:`\hat m = 2\alpha\Psi_{\rm out}'(m)`
 are what the engine solves, differentiating the Gaussian integrals under the integral sign
 (they equal the published state evolution :math:`m = \hat m/(1+\hat m)`, resp.
@@ -160,22 +153,8 @@ PSI_RADEMACHER = psi_rademacher()
 # rho mhat + (1 - rho)^2 is expanded where SymPy derives the fixed-point form, where
 # mhat/2 + 1/2 - 1 + 1/2 at rho = 1 rounds a tiny mhat away (float64, Rademacher:
 # alpha = 1e-7 not-verified, 1e-12 NaN).
-x = sympy.Symbol("x", real=True)
-SCALE = sympy.sqrt(1 - m) * sympy.exp(m * x**2 / 2)
-"""The Jacobian of z = x sqrt(1 - m) against the standard normal measures:
-Dz = sqrt(1 - m) e^{m x^2/2} Dx (then c z = sqrt(m) x, c = sqrt(m/(1 - m)))."""
-# PSI_OUT = 2 E_z[H(cz) log H(cz)], c = sqrt(m/(1 - m)), declared on x = z/sqrt(1 - m), where
-# cz = sqrt(m) x: in z the integrand varies on the scale 1/c (1/720 at alpha = 1000,
-# mhat = 5.2e5), which the float64 rule's 24 nodes a piece did not resolve (alpha = 1000:
-# not-verified, its error 1.6e-6; the mp solve at 30 digits took 232 s); in x it varies on the
-# scale 1/sqrt(m) >= 1, and the weight e^{-(1 - m) x^2/2} times it decays like e^{-x^2/2}: the
-# unit scale for every m in (0, 1) (x = cz, as in examples/hinge_svm.py, would be the scale
-# c < 1 at a small alpha instead). Left: at x < 0, H(sqrt(m) x) is 1 - (a tail below the
-# working precision), its log rounding noise of that size over the weight's width
-# 1/sqrt(1 - m), which the derivatives' factors (1 - m)^-2 amplify: mp at alpha = 10^4 ends
-# with a quadrature error (exit 3). Written as log1p(-H(-t)) on x < 0 it would be exact, but
-# the certification's tail bounds support no log1p of a negative term.
-PSI_OUT = 2 * gauss(SCALE * H(sympy.sqrt(m) * x) * sympy.log(H(sympy.sqrt(m) * x)), x)
+C = sympy.sqrt(m / (1 - m))
+PSI_OUT = 2 * gauss(H(C * z) * sympy.log(H(C * z)), z)
 
 FREE_ENTROPY = (-m * mhat / 2 + (1 - rho) * PSI_GAUSS
                 + rho * psi_rademacher(scale=rho) + alpha * PSI_OUT)

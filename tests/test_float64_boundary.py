@@ -105,33 +105,17 @@ def test_float64_above_alpha_alg_is_not_converged(curve):
             assert abs(_mhat(float(m), float(a)) - mh) > 1e-3 * mh
 
 
-def _model_channel_in_z(tmp_path) -> str:
-    """The example with its channel term declared as it was when this was found, in z:
-    2 E_z[H(cz) log H(cz)], whose integrand has the width 1/c (the example now declares it on
-    x = z/sqrt(1 - m), where the fixed rule resolves it): a model file in ``tmp_path``."""
-    source = Path(MODEL).read_text()
-    declared = ("PSI_OUT = 2 * gauss(SCALE * H(sympy.sqrt(m) * x)"
-                " * sympy.log(H(sympy.sqrt(m) * x)), x)")
-    assert source.count(declared) == 1
-    in_z = ("PSI_OUT = 2 * gauss(H(sympy.sqrt(m / (1 - m)) * z)"
-            " * sympy.log(H(sympy.sqrt(m / (1 - m)) * z)), z)")
-    path = tmp_path / "perceptron_teacher_in_z.py"
-    path.write_text(source.replace(declared, in_z))
-    return str(path)
-
-
-def test_check_rule_sees_the_float64_rule_error(tmp_path):
+def test_check_rule_sees_the_float64_rule_error():
     """The check estimates the rule's error with every piece cut in CHECK_SPLIT parts: at
     c = 53 that rule's value of the sign channel's integral (mhat) is at least 10^3 times closer
     to the adaptive one than the float64 rule's (not itself 8 digits), so the check's estimate
-    holds the float64 rule's error, and the point is not accepted. (The channel term declared
-    in z, where its integrand has the width 1/c: :func:`_model_channel_in_z`.)"""
+    holds the float64 rule's error, and the point is not accepted."""
     from replica.symbolic.codegen import CHECK_SPLIT
 
     assert CHECK_SPLIT >= 2
     m, alpha = 0.9996510030771122, 1.5
     ref = _mhat(m, alpha)
-    p = replica._problem(_model_channel_in_z(tmp_path))
+    p = replica._problem(MODEL)
     from replica.numerics.machine import machine
 
     mach = machine(p, p.variants[0])

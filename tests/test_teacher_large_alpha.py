@@ -22,9 +22,7 @@ References (independent of the engine):
 
 from pathlib import Path
 
-import mpmath
 import numpy as np
-import pytest
 import sympy
 from scipy import integrate, optimize, special
 
@@ -131,102 +129,20 @@ def test_gaussian_prior_large_alpha_is_converged_and_right():
         assert r["error_estimate"][i] <= 1e-8
 
 
-def test_gaussian_prior_alpha_1000_and_10000_are_converged_and_right():
-    """alpha = 1000 and 10^4 (mhat = 5.2e5 and 5.2e7; c = sqrt(mhat) = 720 and 7200): were
-    ``not-verified`` (errors 1.6e-6 and 0.14: the channel integrand varies on the scale 1/c of
-    z, finer than the float64 rule); with the channel term declared on x = z/sqrt(1 - m) both
-    are ``converged`` and within 1e-8 (relative) of the closed-form reference in m, mhat, the
-    free entropy and the Bayes error. alpha = 10^5 (1 - m = 1.9e-10, which float64 holds to a
-    relative 1e-6) is not verified, and its estimate bounds its true error."""
-    alphas = np.array([1000.0, 1e4, 1e5])
-    r = solve_float64(MODEL, alpha=alphas, prior="gaussian", strict=False)
-    assert list(r["status"][:2]) == ["converged"] * 2, (r["status"], r["error_estimate"])
-    for i, a in enumerate(alphas):
-        m, mhat, phi = gaussian_reference(a)
-        assert np.isfinite(r["mhat"][i]) and np.isfinite(r["error_estimate"][i])
-        err = max(_rel(r["m"][i], m), _rel(r["mhat"][i], mhat))
-        assert err <= 2 * r["error_estimate"][i] + 1e-14, (a, err, r["error_estimate"][i])
-        if r["status"][i] != "converged":
-            assert a == 1e5 and r["status"][i] == "not-verified", (a, r["status"][i])
-            continue
-        assert r["error_estimate"][i] <= 1e-8
-        assert _rel(r["m"][i], m) < 1e-8, (a, r["m"][i], m)
-        assert _rel(r["mhat"][i], mhat) < 1e-8, (a, r["mhat"][i], mhat)
-        assert _rel(r["free_entropy"][i], phi) < 1e-8, (a, r["free_entropy"][i], phi)
-        bayes = np.arccos(np.sqrt(m)) / np.pi
-        assert _rel(r["bayes"][i], bayes) < 1e-8, (a, r["bayes"][i], bayes)
-
-
-def _mp_gaussian_reference(alpha, dps=45):
-    """(m, mhat, Phi) of the Gaussian prior with mpmath at ``dps`` digits: the equation of
-    :func:`gaussian_reference`, mhat = 2 alpha (1 + mhat) E_xi[N(c xi)^2/H(c xi)], c = sqrt(mhat),
-    its mean over t = c xi (density N(t/c)/c), solved by the secant method in log mhat from the
-    float64 reference; Psi_out = 2 E_t[H(t) log H(t)] over the same t (H log H as written: at
-    these digits the x < 0 tail's rounding is below 10^-40 absolute)."""
-    with mpmath.workdps(dps):
-        def mean(g, c):
-            f = lambda t: mpmath.npdf(t / c) / c * g(t)  # noqa: E731
-            return mpmath.quad(f, [-mpmath.inf, -10, -2, 0, 2, 10, mpmath.inf])
-
-        def hq(t):
-            return mpmath.erfc(t / mpmath.sqrt(2)) / 2
-
-        def eq(lh):
-            mh = mpmath.exp(lh)
-            return mh - 2 * alpha * (1 + mh) * mean(lambda t: mpmath.npdf(t)**2 / hq(t),
-                                                    mpmath.sqrt(mh))
-
-        lh = mpmath.findroot(eq, mpmath.log(gaussian_reference(float(alpha))[1]),
-                             solver="secant", tol=mpmath.mpf(10)**(-2 * dps + 10))
-        mhat = mpmath.exp(lh)
-        m = mhat / (1 + mhat)
-        psi_out = 2 * mean(lambda t: hq(t) * mpmath.log(hq(t)), mpmath.sqrt(mhat))
-        return m, mhat, -m * mhat / 2 + (mhat - mpmath.log1p(mhat)) / 2 + alpha * psi_out
-
-
-@pytest.mark.slow
-def test_gaussian_prior_alpha_1000_mp_30_digits():
-    """``replica solve`` at 30 digits, alpha = 1000 (it ran for minutes with the channel term
-    declared in z): converged, and m, mhat, the free entropy and the Bayes error agree with an
-    mpmath integral written here (45 digits) to 29 significant digits."""
-    from replica import solve
-
-    r = solve(MODEL, alpha=1000, prior="gaussian", dps=30).to_json_dict()
-    assert r["status"] == "converged" and r["digits"] == 30, r
-    with mpmath.workdps(45):
-        m, mhat, phi = _mp_gaussian_reference(1000)
-        got = {k: mpmath.mpf(str(v)) for k, v in (("m", r["order_parameters"]["m"]),
-                                                   ("mhat", r["conjugates"]["mhat"]),
-                                                   ("phi", r["free_energy"]["free_entropy"]),
-                                                   ("bayes", r["errors"]["bayes"]))}
-        want = {"m": m, "mhat": mhat, "phi": phi, "bayes": mpmath.acos(mpmath.sqrt(m)) / mpmath.pi}
-        for k in want:
-            assert abs(got[k] / want[k] - 1) < mpmath.mpf(10)**-29, (k, got[k], want[k])
-
-
-def test_channel_term_in_x_is_the_one_in_z():
-    """The declared channel term, integrated over x = z/sqrt(1 - m), equals 2 E_z[H(cz) log H(cz)], c = sqrt(m/(1 - m)), at m from 10^-6 to 1 - 10^-6: both
-    written here with mpmath (30 digits), the declared one from the model's own SymPy tree."""
-    ns = {}
-    exec(compile(open(MODEL).read(), MODEL, "exec"), ns)  # noqa: S102 - the example itself
-    from replica.symbolic.gaussian import GaussianIntegral
-
-    (integral,) = ns["PSI_OUT"].atoms(GaussianIntegral)
-    integrand, var = integral.args
-    m, value = ns["m"], sympy.Symbol("value")
-    f = sympy.lambdify((var, m), integrand, modules=[{"log1p": mpmath.log1p}, "mpmath"])
-    outside = sympy.lambdify((value, m), ns["PSI_OUT"].xreplace({integral: value}), "mpmath")
-    with mpmath.workdps(30):
-        for mv in ("1e-6", "0.3", "0.5", "0.9", "0.999", "0.999999"):
-            mv = mpmath.mpf(mv)
-            c = mpmath.sqrt(mv / (1 - mv))
-            hq = lambda t: mpmath.erfc(t / mpmath.sqrt(2)) / 2  # noqa: E731
-            want = 2 * mpmath.quad(lambda z: mpmath.npdf(z) * hq(c * z) * mpmath.log(hq(c * z)),
-                                   [-mpmath.inf] + [k / c for k in (-10, -2, 0, 2, 10)]
-                                   + [mpmath.inf])
-            got = outside(mpmath.quad(lambda x: mpmath.npdf(x) * f(x, mv),
-                                      [-mpmath.inf, -10, -2, 0, 2, 10, mpmath.inf]), mv)
-            assert abs(got / want - 1) < mpmath.mpf(10)**-25, (mv, got, want)
+def test_gaussian_prior_alpha_1000_is_finite_and_claims_no_wrong_digit():
+    """alpha = 1000 (mhat = 5.2e5, c = sqrt(mhat) = 720: the channel integrand varies on the
+    scale 1/c of z, finer than the float64 rule resolves, an engine limit): the point is
+    finite (it was NaN), and whatever its status its estimated error bounds its true error
+    against the reference (``converged`` only within 1e-8)."""
+    r = solve_float64(MODEL, alpha=1000.0, prior="gaussian", strict=False)
+    m, mhat, _ = gaussian_reference(1000.0)
+    status = str(r["status"])
+    assert status in ("converged", "not-verified"), status
+    assert np.isfinite(r["mhat"]) and np.isfinite(r["error_estimate"])
+    err = max(_rel(float(r["m"]), m), _rel(float(r["mhat"]), mhat))
+    assert err <= 2 * float(r["error_estimate"]) + 1e-14, (err, r["error_estimate"])
+    if status == "converged":
+        assert err < 1e-8
 
 
 def test_rademacher_prior_branch_is_unchanged():
@@ -250,9 +166,7 @@ def test_free_entropy_is_the_declared_one_for_each_prior():
     + alpha Psi_out with u = mhat + sqrt(mhat) z and log cosh u = log1p(2 sinh(u/2)^2) (the
     form that keeps a tiny mhat's digits), written here; at rho = 0 it is
     -m mhat/2 + (mhat - log1p(mhat))/2 + alpha Psi_out: so every mp value is that of the
-    declared free entropy, and the Rademacher term with its weight 0 leaves nothing. Psi_out
-    is written as declared, on x = z/sqrt(1 - m)
-    (:func:`test_channel_term_in_x_is_the_one_in_z` checks it is 2 E_z[H(cz) log H(cz)])."""
+    declared free entropy, and the Rademacher term with its weight 0 leaves nothing."""
     from sympy.codegen.cfunctions import log1p
 
     from replica.modeling import gauss
@@ -260,9 +174,9 @@ def test_free_entropy_is_the_declared_one_for_each_prior():
     ns = {}
     exec(compile(open(MODEL).read(), MODEL, "exec"), ns)  # noqa: S102 - the example itself
     alpha, rho, m, mhat, z = ns["alpha"], ns["rho"], ns["m"], ns["mhat"], ns["z"]
-    x = sympy.Symbol("x", real=True)
-    h = sympy.erfc(sympy.sqrt(m) * x / sympy.sqrt(2)) / 2
-    psi_out = 2 * gauss(sympy.sqrt(1 - m) * sympy.exp(m * x**2 / 2) * h * sympy.log(h), x)
+    c = sympy.sqrt(m / (1 - m))
+    h = sympy.erfc(c * z / sympy.sqrt(2)) / 2
+    psi_out = 2 * gauss(h * sympy.log(h), z)
     u = mhat + sympy.sqrt(mhat) * z
     rad = (-m * mhat / 2 + gauss(log1p(2 * sympy.sinh(u / 2)**2), z) - mhat / 2
            + alpha * psi_out)

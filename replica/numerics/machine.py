@@ -339,16 +339,7 @@ class Machine:
         bounding the accumulated rounding error. This is what a re-solve at higher precision
         cannot see when both precisions lose the same digits to cancellation (terms of size
         :math:`10^{50}` that cancel to :math:`O(1)`) or underflow. ``dps`` when the system has no
-        ball evaluation; a value whose ball is not finite is left to the agreement check. For a
-        system with Gaussian integrals, also at most the digits of the unknowns that survive the
-        rounding of the equations (:meth:`equation_rounding_digits`)."""
-        digits = self._report_rounding_digits(params, x, dps)
-        if digits > 0 and self._integrals_in_balls():
-            digits = min(digits, self.equation_rounding_digits(params, x, dps))
-        return digits
-
-    def _report_rounding_digits(self, params, x, dps: int) -> int:
-        """:meth:`evaluation_digits` of the reported values alone."""
+        ball evaluation; a value whose ball is not finite is left to the agreement check."""
         from ..symbolic.codegen import NotEnclosable, arb_of
         from .certify import ball_digits
 
@@ -371,65 +362,6 @@ class Machine:
                     return dps
         with ball_precision(dps + 10):
             return min([ball_digits(b, dps) for b in out if b.is_finite()] + [dps])
-
-    def equation_rounding_digits(self, params, x, dps: int) -> int:
-        r"""Significant digits of every unknown at the solution ``x`` that survive the rounding
-        of the equations at ``dps`` digits, for a system with Gaussian integrals (whose Newton
-        iterates in mpmath, :meth:`_integrals_in_balls`). The equations :math:`F` (for a
-        fixed-point system the residual :math:`x - G(x)`) are evaluated in ball arithmetic
-        with their integrals from the mpmath rules, each a ball of its own rounding
-        (:class:`~replica.symbolic.codegen.integrals_from_mp`); a root of the equations as
-        computed is uncertain by :math:`\delta x = |J^{-1}|\,r` to first order (``r`` the
-        radii of :math:`F`, ``J`` its Jacobian at ``x``), and unknown ``i`` has the
-        significant digits of the ball :math:`x_i \pm \delta x_i`
-        (:func:`~replica.numerics.certify.ball_digits`). This is the loss a re-solve at more
-        digits does not see when it loses the same digits: the Rademacher teacher at
-        :math:`\alpha = 10^{-200}` computes :math:`m = 4I - 1 + \ldots` of size
-        :math:`10^{-200}` from an integral :math:`I \approx 1/4` whose part of relative size
-        :math:`10^{-200}` (the cubic term of :math:`\tanh`) is below every precision under
-        200 digits: the same wrong :math:`m = 4\alpha/\pi` at 35 and 52 digits, 0 digits
-        here. ``dps`` where there is no such evaluation (no ball arguments, an expression
-        without an enclosure, a non-finite radius or a singular Jacobian)."""
-        from ..symbolic.codegen import NotEnclosable, arb_of, integrals_from_mp
-        from .certify import ball_digits, ball_to_mpf
-
-        n = self.n
-        if n == 0 or "equations" in self._no_balls:
-            return dps
-        with ball_precision(dps), precision(dps):
-            balls = self.ball_arguments(params)
-            if balls is None:
-                return dps
-            try:
-                with integrals_from_mp():
-                    fx = self.evaluate("equations", "arb", [arb_of(v) for v in x], *balls)
-            except NotEnclosable:
-                return dps
-            if not all(b.is_finite() for b in fx):
-                return dps
-            P = self.parameter_values_mp(params)
-            spec = self.spectrum(params, "mp")
-            try:
-                with mpmath.workdps(jacobian_digits(dps)):  # (as Newton's iteration matrix)
-                    jx = self.evaluate("jacobian", "mp", x, P, spec)
-                sign = -1 if self.fixed_point else 1
-                Jinv = mpmath.inverse(mpmath.matrix([
-                    [((1 if (i == j and self.fixed_point) else 0) + sign * jx[n * i + j])
-                     for j in range(n)] for i in range(n)]))
-            except (ConvergenceError, ZeroDivisionError):
-                # no Jacobian at x (its quadrature fails: the Rademacher teacher at
-                # alpha = 1e-200): the radii unamplified, J = 1 (a fixed point's residual
-                # x - G(x) has J = 1 - G', near 1 where G' is small)
-                Jinv = mpmath.eye(n)
-            r = [ball_to_mpf(b.rad()) for b in fx]
-            dx = [mpmath.fsum(abs(Jinv[i, j]) * r[j] for j in range(n)) for i in range(n)]
-            if not all(mpmath.isfinite(v) for v in dx):
-                return dps
-        from flint import arb
-
-        with ball_precision(dps + 10):
-            return min([ball_digits(arb(arb_of(x[i]).mid(), arb_of(dx[i]).mid()), dps)
-                        for i in range(n)] + [dps])
 
     def _evaluate_fast(self, group, x, P, spec, balls, params=None):
         """``evaluate(group, "mp", ...)``, computed in ball arithmetic at the working precision

@@ -70,30 +70,6 @@ class NotEnclosable(ValueError):
 
 _ARB: list = []  # python-flint's arb, imported on first use
 
-_INTEGRALS_FROM_MP = [False]
-"""Set by :func:`integrals_from_mp`."""
-
-
-class integrals_from_mp:
-    r"""Within it, an ``arb`` evaluation (:meth:`Evaluator.arb`) takes its Gaussian integrals
-    from the mpmath rules at the working precision (at the midpoints of the argument balls),
-    each a ball of the radius of its own rounding, :math:`2^{2-p}|I|` at ``p`` bits, instead of
-    enclosing them by ``acb.integral``; the operations outside the integrals are ball
-    arithmetic. It bounds the rounding of what the equations compute *from* their integrals
-    (a sum :math:`4I - 1` of size :math:`10^{-200}` from :math:`I \approx 1/4` carries the radius
-    :math:`10^{-p \log_{10}2}` of :math:`I`, which no re-solve below 200 digits sees), not the
-    rounding inside an integral (which the mpmath rule's own cancellation check raises the
-    precision for) nor how the arguments' radii move the integrals."""
-
-    def __enter__(self):
-        self._old = _INTEGRALS_FROM_MP[0]
-        _INTEGRALS_FROM_MP[0] = True
-        return self
-
-    def __exit__(self, *exc):
-        _INTEGRALS_FROM_MP[0] = self._old
-        return False
-
 
 def _arb():
     if not _ARB:
@@ -2644,8 +2620,6 @@ class Evaluator:
         that of :class:`np_rule_split` (1 outside one)."""
         if split is None:
             split = _NP_SPLIT[0]
-        if backend == "arb" and _INTEGRALS_FROM_MP[0]:
-            return self._gaussian_balls_from_mp(values)
         self.functions(backend)
         gauss = self._gauss.get(backend, [])
         if not gauss:
@@ -2688,29 +2662,6 @@ class Evaluator:
                                          np.float64, split=split).astype(dtype))
             else:
                 out.append(_gauss_arb(g, list(values) + out))
-        return out
-
-    def _gaussian_balls_from_mp(self, values) -> list:
-        r"""The Gaussian integrals as balls for :func:`integrals_from_mp`: each integral's
-        mpmath value :math:`I` (:meth:`gaussian_values`, at the working precision, at the
-        midpoints of ``values``) with the radius :math:`2^{2-p}|I|` of the rounding of
-        :math:`I` itself at ``p`` bits, the ball precision. A two-dimensional integral's inner
-        ones are NaN balls (used only at the outer one's nodes)."""
-        import flint
-
-        self.functions("mp")
-        if not self._gauss.get("mp"):
-            return []
-        arb = _arb()
-        mids = [_mid_mpf(v) if isinstance(v, arb) else v for v in values]
-        prec = flint.ctx.prec
-        out = []
-        for v in self.gaussian_values("mp", mids):
-            if not mpmath.isfinite(v):
-                out.append(arb("nan"))
-                continue
-            b = arb_of(mpmath.mpf(v))
-            out.append(b + arb(0, abs(b) * arb(2) ** (2 - prec)))
         return out
 
     def mp(self, values, pairs=None) -> list:
