@@ -233,10 +233,11 @@ def _in_sigmoid(expr, unknown):
     r"""``expr`` with its exponentials in ``unknown``, all integer powers :math:`E^k` of one
     :math:`E = e^{u}`, written through :math:`S = 1/(1 + e^{-u})` (:math:`E = S/(1 - S)`, the
     expression made rational in :math:`S` by ``sympy.cancel``): the same meromorphic function;
-    unchanged where the exponentials are not of that form. Why: over a complex box of a few hundredths, the logistic
-    equation's :math:`\partial_p F = 1 + Ve^{-p}/(1 + e^{-p}) - Ve^{-2p}/(1 + e^{-p})^2`
-    evaluated as written loses all accuracy at :math:`p \ll 0` (two terms of size :math:`V`,
-    each as wide as :math:`e^{-p}` is relatively, cancel), and the Krawczyk test fails; in
+    unchanged where the exponentials are not of that form. Why: over a complex box of a few
+    hundredths, the logistic equation's
+    :math:`\partial_p F = 1 + Ve^{-p}/(1 + e^{-p}) - Ve^{-2p}/(1 + e^{-p})^2` evaluated as
+    written loses all accuracy at :math:`p \ll 0` (two terms of size :math:`V`, each as wide
+    as :math:`e^{-p}` is relatively, cancel), and the Krawczyk test fails; in
     :math:`S = 1/(1 + e^{p})` it is :math:`1 + VS(1 - S)`, whose ball is as narrow as
     :math:`S` (issue 29)."""
     exps = sorted((e for e in expr.atoms(sympy.exp) if e.has(unknown)),
