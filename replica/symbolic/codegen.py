@@ -1430,6 +1430,17 @@ def _rough_size(pieces):
         flint.ctx.prec = prec
 
 
+BALL_RULE = ["gauss-legendre"]
+"""How :func:`_gauss_arb` integrates over :math:`[-T, T]`: ``"gauss-legendre"``, the rule of
+:mod:`replica.symbolic.ballquad` with its a-priori error bound (``acb.integral`` on a piece
+where that bound cannot be had), or ``"acb.integral"`` (python-flint's adaptive integrator
+throughout; kept for comparison)."""
+
+BALL_RULE_LENGTH = 2.0
+"""The length (in :math:`z`) of the intervals of the Gauss--Legendre rule of :func:`_gauss_arb`
+(a piece between kinks is cut into ``ceil(length / BALL_RULE_LENGTH)`` equal intervals)."""
+
+
 def _gauss_arb(g: _GaussFunctions, values):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
@@ -1441,7 +1452,12 @@ def _gauss_arb(g: _GaussFunctions, values):
     growing quadratic term, where the net Gaussian decay :math:`e^{-wz^2/2}` is that of the
     weight). Under :class:`integral_goal` the integrator's tolerances are the goal relative to
     :func:`_rough_size` (the enclosure is as rigorous, only wider); ``T`` stays that of the
-    working precision."""
+    working precision. With :data:`BALL_RULE` ``"gauss-legendre"`` (the default) each piece is
+    cut into intervals of about :data:`BALL_RULE_LENGTH` and integrated by
+    :func:`replica.symbolic.ballquad.enclose` (Gauss--Legendre with the a-priori error bound
+    of an analytic integrand, Trefethen's Theorem 19.3, aiming at the same tolerance: the goal,
+    or the working precision, relative to :func:`_rough_size`); a piece where no ellipse of
+    analyticity is found goes to ``acb.integral``."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
@@ -1498,15 +1514,30 @@ def _gauss_arb(g: _GaussFunctions, values):
         pieces.append(lambda s, analytic, sw=sw, lo_c=lo_c, width=width:
                       g.integrand(lo_c + width * s, *sw, *acb_values) * width)
     goal = _INTEGRAL_GOAL[0]
-    options = _integral_options(_rough_size(pieces)) if goal is not None else {}
+    size = _rough_size(pieces)
+    options = _integral_options(size) if goal is not None else {}
     total = arb(0)
     # (under a goal the integrand is evaluated with GOAL_GUARD_BITS more bits than the goal,
     # not at the working precision: the rounding stays far below the error aimed at)
     inner = prec if goal is None else min(prec, goal + GOAL_GUARD_BITS)
     flint.ctx.prec = inner
     try:
-        for piece in pieces:
-            total += acb.integral(piece, 0, 1, **options).real
+        if BALL_RULE[0] == "gauss-legendre":
+            from .ballquad import enclose
+
+            bits = prec if goal is None else goal
+            tol = arb(2) ** -bits * (arb(size.upper()) if size.is_finite() and size > 0
+                                     else 1)
+            counts = [max(1, math.ceil(float(abs(hi - lo).upper()) / BALL_RULE_LENGTH))
+                      for lo, hi in zip(points[:-1], points[1:])]
+            for piece, count in zip(pieces, counts):
+                part = enclose(piece, arb(0), arb(1), tol * count / sum(counts), count)
+                if part is None:  # (an ellipse not bounded: the adaptive integrator)
+                    part = acb.integral(piece, 0, 1, **options).real
+                total += part
+        else:
+            for piece in pieces:
+                total += acb.integral(piece, 0, 1, **options).real
     finally:
         flint.ctx.prec = prec
     total += arb(0, tail.upper())

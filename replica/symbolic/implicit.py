@@ -229,6 +229,36 @@ def _split(b, n: int) -> list:
     return [points[i].union(points[i + 1]) for i in range(n)]
 
 
+def _in_sigmoid(expr, unknown):
+    r"""``expr`` with its exponentials in ``unknown``, all integer powers :math:`E^k` of one
+    :math:`E = e^{u}`, written through :math:`S = 1/(1 + e^{-u})` (:math:`E = S/(1 - S)`, the
+    expression made rational in :math:`S` by ``sympy.cancel``): the same meromorphic function;
+    unchanged where the exponentials are not of that form. Why: over a complex box of a few
+    hundredths, the logistic equation's
+    :math:`\partial_p F = 1 + Ve^{-p}/(1 + e^{-p}) - Ve^{-2p}/(1 + e^{-p})^2` evaluated as
+    written loses all accuracy at :math:`p \ll 0` (two terms of size :math:`V`, each as wide
+    as :math:`e^{-p}` is relatively, cancel), and the Krawczyk test fails; in
+    :math:`S = 1/(1 + e^{p})` it is :math:`1 + VS(1 - S)`, whose ball is as narrow as
+    :math:`S` (issue 29)."""
+    exps = sorted((e for e in expr.atoms(sympy.exp) if e.has(unknown)),
+                  key=sympy.default_sort_key)
+    if not exps:
+        return expr
+    S = sympy.Dummy("S")
+    for base in exps:
+        u = base.args[0]
+        ks = [sympy.cancel(e.args[0] / u) for e in exps]
+        if all(k.is_Integer and k != 0 for k in ks):
+            break
+    else:
+        return expr
+    powers = {e: (S / (1 - S)) ** k for e, k in zip(exps, ks)}
+    rational = sympy.cancel(expr.xreplace(powers))
+    if any(a.has(unknown) for a in rational.atoms(sympy.exp)):
+        return expr
+    return rational.xreplace({S: 1 / (1 + sympy.exp(-u))})
+
+
 def _ball_key(args) -> tuple:
     r"""The exact contents of balls (python-flint ``arb`` or ``acb``) and the working precision,
     as a hashable key: each ball's midpoint and radius as exact (mantissa, exponent) pairs (of
@@ -599,7 +629,8 @@ class _Numeric:
                 return [c.equation] + [sympy.diff(c.equation, c.unknown, k) for k in (1, 2, 3)]
 
             if complex_:
-                fn = _arb_lambdify([c.unknown, *c.variables], build(),
+                fn = _arb_lambdify([c.unknown, *c.variables],
+                                   [_in_sigmoid(e, c.unknown) for e in build()],
                                    namespace=dict(_namespace("acb")))
             else:
                 cache = CodeCache(cache_key(f"implicit-{c.__name__}", [], salt=c.digest))

@@ -1,0 +1,184 @@
+r"""A rigorous Gauss--Legendre rule for the ball-arithmetic Gaussian integrals (issue 29).
+
+:func:`enclose` returns an ``arb`` enclosure of :math:`\int_a^b f(s)\,ds` for an integrand
+``f(s, analytic)`` of the kind python-flint's ``acb.integral`` takes (an ``acb`` ball in, an
+``acb`` ball out, non-finite where the function is not analytic on the ball), or ``None``
+where it cannot prove one (the caller then uses ``acb.integral``).
+
+**The bound** (stated: L. N. Trefethen, *Approximation Theory and Approximation Practice*,
+SIAM 2013, Theorem 19.3). Let :math:`f` be analytic in the open Bernstein ellipse
+:math:`E_r` of :math:`[-1, 1]` (foci :math:`\pm 1`, semi-axes :math:`(r + r^{-1})/2` and
+:math:`(r - r^{-1})/2`, :math:`r > 1`) with :math:`|f| \le M` there. Then the :math:`n`-point
+Gauss--Legendre rule :math:`I_n` satisfies
+
+.. math::  \Bigl|\int_{-1}^1 f - I_n\Bigr| \le \frac{64}{15}\,\frac{M\,r^{-2n}}{r^2 - 1}.
+
+*Derived* (here): on :math:`[a, b]` with :math:`c = (a + b)/2`, :math:`h = (b - a)/2`, the
+substitution :math:`s = c + hx` gives :math:`\int_a^b f = h\int_{-1}^1 f(c + hx)\,dx`, so the
+error is at most :math:`h` times the bound above with :math:`M` the bound of :math:`|f|` on
+:math:`c + hE_r` (semi-axes :math:`A = h(r + r^{-1})/2`, :math:`B = h(r - r^{-1})/2`).
+
+**M and analyticity** from ball evaluations: the closed ellipse is covered by vertical strips
+(``acb`` boxes :math:`[x_j - \epsilon, x_{j+1} + \epsilon] \times [-y_j, y_j]`, each as tall as
+the ellipse over its abscissae, neighbours overlapping); a finite value of ``f`` on a box
+means ``f`` is analytic on it (the contract of ``acb.integral``'s integrands; the proximal
+roots of :mod:`replica.symbolic.implicit` enclose the analytic continuation of the real root
+on boxes that meet the real axis, as these do). Every box contains a real segment and two
+neighbours' boxes overlap in an open rectangle that meets the real axis, where both
+functions are the real integrand: by the identity theorem they agree on the overlap, so the
+strips carry one analytic function on a neighbourhood of the ellipse, bounded by the largest
+:math:`|f|` on the boxes. Where a box fails, a thinner ellipse in more strips is tried
+(:data:`SHAPES`); where none passes the
+interval is halved (up to :data:`MAX_DEPTH` times) and at last ``None`` is returned.
+
+**The sum**: the nodes and weights are python-flint's enclosures
+(``arb.legendre_p_root``), ``f`` is evaluated on the node balls, and the error bound is
+added as a radius; :math:`n` is the smallest with the bound below the tolerance handed in
+(the tolerance only sets :math:`n`: the enclosure holds whatever it is), capped at
+:data:`MAX_NODES` (beyond, the interval is halved).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "MAX_NODES", "MAX_DEPTH"]
+
+SHAPES = ((0.5, 4), (0.25, 8), (0.125, 16), (0.0625, 16))
+r"""The ellipses tried in turn: :math:`\tau = B/h` (the semi-minor axis over the interval's
+half-length; :math:`r = \tau + \sqrt{\tau^2 + 1}`) and the number of strips covering it."""
+
+MAX_NODES = 160
+"""The most Gauss--Legendre nodes on one interval (more: the interval is halved)."""
+
+MAX_DEPTH = 4
+"""How often an interval is halved before :func:`enclose` gives up on it."""
+
+_RULES: dict = {}
+
+
+def gauss_legendre(n: int, prec: int):
+    """The ``n`` nodes and weights of the Gauss--Legendre rule on :math:`[-1, 1]` as ``arb``
+    enclosures at ``prec`` bits (python-flint's ``arb.legendre_p_root``), remembered."""
+    import flint
+
+    key = (n, prec)
+    rule = _RULES.get(key)
+    if rule is None:
+        old, flint.ctx.prec = flint.ctx.prec, prec
+        try:
+            rule = [flint.arb.legendre_p_root(n, k, weight=True) for k in range(n)]
+        finally:
+            flint.ctx.prec = old
+        _RULES[key] = rule
+    return rule
+
+
+def ellipse_bound(f, c, h, r, strips: int):
+    r"""An upper bound (``arb``) of :math:`|f|` on a neighbourhood of the closed Bernstein
+    ellipse :math:`c + hE_r` (``c``, ``h``, ``r`` exact ``arb`` numbers, :math:`r > 1`) on
+    which ``f`` is analytic, from ``strips`` overlapping boxes (module docstring), or ``None``
+    where ``f`` is not finite on one of them."""
+    import flint
+
+    acb, arb = flint.acb, flint.arb
+    A = h * (r + 1 / r) / 2
+    B = h * (r - 1 / r) / 2
+    A_up = arb(A.upper())
+    B_up = arb(B.upper())
+    step = 2 * A_up / strips
+    eps = step / 64
+    M = arb(0)
+    for j in range(strips):
+        x0 = -A_up + j * step - eps
+        x1 = -A_up + (j + 1) * step + eps
+        # the ellipse's height over [x0, x1]: B sqrt(1 - d^2/A^2), d the distance from the
+        # centre's abscissa (0 when the strip holds it); an upper bound of it
+        if x0 < 0 < x1:
+            d = arb(0)
+        else:
+            d = arb(min(abs(x0).lower(), abs(x1).lower()))
+        if d >= A:
+            y = arb(0)
+        else:
+            y = arb((B_up * (1 - d * d / (A_up * A_up)).sqrt()).upper())
+        y = arb(y.upper()) * (1 + arb(2) ** -20) + arb(2) ** -40 * h  # (a margin: the strip is
+        # taller than the ellipse, never lower)
+        mid = c + (x0 + x1) / 2
+        rad = (x1 - x0) / 2
+        box = acb(arb(mid.mid(), (rad + abs(mid - mid.mid())).upper()), arb(0, y.upper()))
+        v = f(box, True)
+        if not v.is_finite():
+            return None
+        M = arb(max(arb(M.upper()), arb(abs(v).upper())).upper())
+    return M
+
+
+def _nodes_needed(M, h, r, tol):
+    r"""The smallest :math:`n` with :math:`\frac{64}{15}hMr^{-2n}/(r^2 - 1) \le` ``tol`` (a
+    float or ``arb``: a tolerance below float64's range stays representable; the bound itself is
+    computed again in ball arithmetic)."""
+    import flint
+
+    arb = flint.arb
+    m = arb(M.upper()) * arb(h.upper()) * 64 / 15 / (arb(r.lower()) ** 2 - 1)
+    if not m > 0 or m <= tol:
+        return 1
+    ratio = (m.log() - arb(tol).log()) / (2 * arb(r.lower()).log())
+    return max(1, math.ceil(float(ratio.upper())))
+
+
+def _one(f, a, b, tol, prec, depth):
+    import flint
+
+    arb = flint.arb
+    c = (a + b) / 2
+    h = (b - a) / 2
+    best = None
+    for tau, strips in SHAPES:
+        r = arb(tau + math.sqrt(tau * tau + 1))  # (an exact double: the bound uses it as is)
+        M = ellipse_bound(f, c, h, r, strips)
+        if M is None or not M.is_finite():
+            continue
+        n = _nodes_needed(M, h, r, tol)
+        best = (n, r, M)
+        break
+    if best is None or best[0] > MAX_NODES:
+        if depth >= MAX_DEPTH:
+            return None
+        left = _one(f, a, c, tol / 2, prec, depth + 1)
+        if left is None:
+            return None
+        right = _one(f, c, b, tol / 2, prec, depth + 1)
+        if right is None:
+            return None
+        return left + right
+    n, r, M = best
+    total = flint.acb(0)
+    for x, w in gauss_legendre(n, prec):
+        total += w * f(flint.acb(c + h * x), False)
+    if not total.is_finite():
+        return None
+    error = arb(64) / 15 * M * h / (r * r - 1) / r ** (2 * n)
+    return total.real * h + arb(0, error.upper())
+
+
+def enclose(f, a, b, tol: float, pieces: int = 1):
+    r"""An ``arb`` enclosure of :math:`\int_a^b \operatorname{Re} f` (``a < b`` exact ``arb``
+    numbers) by the Gauss--Legendre rule with its error bound (module docstring) on
+    ``pieces`` equal intervals, each aiming at an error of ``tol/pieces``; ``None`` where
+    an interval's ellipse cannot be bounded (the caller falls back to ``acb.integral``)."""
+    import flint
+
+    prec = flint.ctx.prec
+    tol = flint.arb(tol)
+    total = flint.arb(0)
+    step = (b - a) / pieces
+    for k in range(pieces):
+        lo = a + k * step
+        hi = b if k == pieces - 1 else a + (k + 1) * step
+        part = _one(f, lo, hi, tol / pieces, prec, 0)
+        if part is None:
+            return None
+        total += part
+    return total
