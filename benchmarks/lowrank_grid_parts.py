@@ -8,8 +8,13 @@ alternate ``--rounds`` times and the minimum over the processes is printed. ``--
 writes every array of ``solve_float64`` on the three grids, 2 x 4000 random points and four
 small batches to an ``.npz`` (compare two trees' files with ``--compare A B``: bit for bit).
 
-Run ``python -m benchmarks.lowrank_grid_parts --baseline PATH [--rounds N]``; the numbers of the
-eighth round are in ``benchmarks/README.md`` (section ``grid``)."""
+``--threads 1,2`` instead times the wall clock (and CPU) of ``solve_float64`` with that many Numba
+threads (minimum of 15 in a process), the two trees alternating.
+
+Run ``python -m benchmarks.lowrank_grid_parts --baseline PATH [--rounds N] [--threads 1,2]
+[--baseline-cache DIR]`` (the baseline's code cache, ``REPLICA_LAMBDIFY_CACHE``; default: the
+caller's); the numbers of the eighth round are in ``benchmarks/README.md`` (section ``grid``),
+of the ninth in section ``lowrank_grid_s46``."""
 
 from __future__ import annotations
 
@@ -61,6 +66,25 @@ def times() -> list:
     return out
 
 
+def walls(repeats: int = 15) -> list:
+    """``[wall seconds, CPU seconds]`` of one ``solve_float64`` call per grid (minimum of
+    ``repeats`` after a warm-up call), with the process's Numba thread count
+    (``NUMBA_NUM_THREADS``): the time a user waits, on as many cores as the threads get."""
+    import replica
+
+    out = []
+    for kw in grids():
+        replica.solve_float64("lowrank", **kw)
+        wall, cpu = [], []
+        for _ in range(repeats):
+            t, c = time.perf_counter(), time.process_time()
+            replica.solve_float64("lowrank", **kw)
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+        out.append([min(wall), min(cpu)])
+    return out
+
+
 def same(path: str):
     """Every array of ``solve_float64`` on the grids and on random points, to ``path``."""
     import replica
@@ -102,18 +126,27 @@ def compare(a_path: str, b_path: str) -> int:
     return len(differ)
 
 
-def _run(tree: str) -> list:
+def _run(tree: str, threads: int = 0, cache: str = "") -> list:
     env = dict(os.environ, PYTHONPATH=tree, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
-    got = subprocess.run([sys.executable, "-m", "benchmarks.lowrank_grid_parts", "--times"],
-                         env=env, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+               MKL_NUM_THREADS="1", NUMBA_NUM_THREADS=str(max(threads, 1)))
+    if cache:
+        env["REPLICA_LAMBDIFY_CACHE"] = cache
+    what = ["--walls"] if threads else ["--times"]
+    # this file run by its path from the tree's root: ``replica`` is imported from PYTHONPATH,
+    # the tree's (with ``-m`` the working directory would come first on the path, and a
+    # baseline run from this tree's root would import this tree's package)
+    got = subprocess.run([sys.executable, os.path.abspath(__file__)] + what, env=env, cwd=tree,
                          capture_output=True, text=True, check=True)
+    assert json.loads(got.stdout.strip().splitlines()[-2]) == os.path.realpath(tree), got.stdout
     return json.loads(got.stdout.strip().splitlines()[-1])
 
 
 def main(argv):
-    if argv[:1] == ["--times"]:
-        print(json.dumps(times()))
+    if argv[:1] in (["--times"], ["--walls"]):
+        import replica
+
+        print(json.dumps(os.path.realpath(os.path.dirname(os.path.dirname(replica.__file__)))))
+        print(json.dumps(times() if argv[0] == "--times" else walls()))
     elif argv[:1] == ["--same"]:
         same(argv[1])
     elif argv[:1] == ["--compare"]:
@@ -121,11 +154,30 @@ def main(argv):
     else:
         base = argv[argv.index("--baseline") + 1] if "--baseline" in argv else None
         rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else 5
+        bcache = argv[argv.index("--baseline-cache") + 1] if "--baseline-cache" in argv else ""
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        threads = [int(t) for t in argv[argv.index("--threads") + 1].split(",")] if (
+            "--threads" in argv) else []
+        print("load average:", os.getloadavg())
+        if threads:  # the wall clock of solve_float64 with 1, 2, ... Numba threads
+            runs = {(tag, t): [] for t in threads for tag in ("before", "after")}
+            for _ in range(rounds):
+                for t in threads:
+                    if base:
+                        runs["before", t].append(_run(base, t, bcache))
+                    runs["after", t].append(_run(here, t))
+            print("load average:", os.getloadavg())
+            for (tag, t), rs in runs.items():
+                if rs:
+                    m = np.min(np.array(rs), axis=0) * 1e3
+                    for g, (wall, cpu) in enumerate(m):
+                        print(f"{tag} {t} thread(s) grid {g}: wall {wall:.2f} ms "
+                              f"({1e7 / wall:.3e} points/s), CPU {cpu:.2f} ms")
+            return
         runs = {"before": [], "after": []}
         for _ in range(rounds):
             if base:
-                runs["before"].append(_run(base))
+                runs["before"].append(_run(base, 0, bcache))
             runs["after"].append(_run(here))
         print("load average:", os.getloadavg())
         for tag, rs in runs.items():

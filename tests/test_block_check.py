@@ -376,3 +376,27 @@ def test_the_solves_reported_values_are_the_one_point_function_bit_for_bit(lowra
     m = k.machine
     ref = np.array(m.evaluate("report", "np", x, P, spec), dtype=float)
     np.testing.assert_allclose(rep, ref, rtol=1e-12, atol=0)
+
+
+def test_a_point_ending_at_a_rejected_newton_step_is_staged_at_its_solution(lowrank_call):
+    """``newton_point`` leaves the staged aliases and inputs at the solution, which the solve's
+    reported values and admissibility conditions then read without staging again: where the
+    last map evaluation was at a trial point whose step was rejected (the rounding floor:
+    converged below ``100 rtol``), it stages again. With ``rtol = 1e-17`` no relative change
+    falls below ``rtol``, so every point that converges with a nonzero change ends there; its
+    reported values are those of ``report_outer`` at its unknowns with the aliases and inputs
+    staged there afresh, bit for bit (and within 1e-12 of the NumPy evaluator)."""
+    k, P, spec, _got = lowrank_call
+    x, _it, rel, iterated, rep, adm, left, _ = k(P, spec, (N,), rtol=1e-17, check=True)
+    assert iterated.all() and adm.all() and not left.any()
+    assert np.count_nonzero(rel > 0) >= 10  # (ended at a rejected step: at the floor)
+    mod, none = k.module, np.zeros(0)
+    st = np.empty(k.n_al + k.n_in)
+    one = np.empty_like(rep)
+    for i in range(N):
+        xi, pi = np.ascontiguousarray(x[:, i]), np.array([p[i] for p in P])
+        mod.stage(xi, pi, none, none, none, np.empty(0), st)
+        one[:, i] = mod.report_outer(*xi, *pi, *st)
+    np.testing.assert_array_equal(rep.view(np.int64), one.view(np.int64))
+    ref = np.array(k.machine.evaluate("report", "np", x, P, spec), dtype=float)
+    np.testing.assert_allclose(rep, ref, rtol=1e-12, atol=0)

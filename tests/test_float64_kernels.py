@@ -343,7 +343,8 @@ def test_the_point_loop_allocates_nothing(monkeypatch, model, variant):
     src = k.source
     funcs = dict(re.findall(r"\ndef (\w+)\(.*?\):\n(.*?)(?=\n\n|\n@|\Z)", src, re.S))
     per_point = [f for f in funcs if re.match(r"root_\d+_\d+(_h)?$", f)]
-    per_point += [f for f in ("start_staged", "stage", "phi_at", "newton_point") if f in funcs]
+    per_point += [f for f in ("start_stage_values", "start_staged", "stage", "phi_at",
+                              "newton_point") if f in funcs]
     assert len(per_point) >= 2
     for f in per_point:
         assert "_np.empty" not in funcs[f] and "_np.full" not in funcs[f], f

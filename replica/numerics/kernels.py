@@ -802,19 +802,26 @@ class Kernel:
                 pos += 1
             pos -= length
             pos += length
-        # staging of the start's aliases and inputs at the known roots
+        # staging of the start's aliases and inputs at the known roots: their values as a
+        # tuple (start_stage_values), and written into st (start_staged)
         g = self.groups
         lines += ["@JIT",
-                  "def start_staged(p, known, lam, mu, w, t, st):"]
+                  "def start_stage_values(p, known, lam, mu, w, t):"]
         if start.no_aliases:
-            lines += [f"    for i in range({ns}):", "        st[i] = 0.0", "    return"]
+            lines += ["    return (" + "".join("0.0, " for _ in range(ns)) + ")"]
         else:
             lines += [f"    al = {g['s_aliases'].call(self._args(p=n_p, known=nr))}"]
-            lines += [f"    st[{i}] = al[{i}]" for i in range(self.n_al)]
             if self.n_in:
-                lines += [f"    r = {g['inputs'].call(self._args(st=self.n_al, p=n_p))}"]
-                lines += [f"    st[{self.n_al + i}] = r[{i}]" for i in range(self.n_in)]
-            lines.append("    return")
+                args = [f"al[{i}]" for i in range(self.n_al)] + self._args(p=n_p)
+                lines += [f"    r = {g['inputs'].call(args)}"]
+            lines += ["    return (" + "".join(f"al[{i}], " for i in range(self.n_al))
+                      + "".join(f"r[{i}], " for i in range(self.n_in)) + ")"]
+        lines += ["", "", "@JIT",
+                  "def start_staged(p, known, lam, mu, w, t, st):"]
+        if ns:
+            lines += ["    v = start_stage_values(p, known, lam, mu, w, t)"]
+            lines += [f"    st[{i}] = v[{i}]" for i in range(ns)]
+        lines += ["    return"]
         # staging of the system's aliases and inputs at x
         lines += ["", "@JIT", "def stage(x, p, lam, mu, w, t, st):"]
         if self.n_al:
@@ -883,8 +890,8 @@ class Kernel:
                       "        if state < 0:",
                       "            ADM[i] = False",
                       "            continue"]
-        lines += ["        stage(x, p, lam, mu, w, t, st)"]
-        if not self.iterated:  # (an iterated point's relative change is newton_point's)
+        if not self.iterated:  # (newton_point leaves st staged at x)
+            lines += ["        stage(x, p, lam, mu, w, t, st)"]  # (an iterated point's relative change is newton_point's)
             lines += [f"        fx = {self.groups['equations'].call(at_x)}",
                       "        rel = -_np.inf"]
         for j in range(n if not self.iterated else 0):
@@ -1038,8 +1045,8 @@ class Kernel:
               "            return False",
               "    return True", "", "",
               "@JIT", "def newton_point(x, p, lam, mu, w, t, st, rtol, W, A):",
-              "    # (st: the staged aliases and inputs of the last phi_at, at x when a step is"
-              " made)",
+              "    # st: left staged at x where the point converges (the last phi_at's, or"
+              " staged again where that was at a rejected trial point)",
               f"    b = {self._row(n)}", f"    xn = {self._row(n)}",
               "    fx = phi_at(x, p, lam, mu, w, t, st)",
               "    r = change(fx, x)",
@@ -1065,7 +1072,9 @@ class Kernel:
         L += ["            if good:", "                accepted = True", "                break",
               "            tt /= 2",
               "        if not accepted:",
-              "            if r < 100 * rtol:", "                return it, r, 1",
+              "            if r < 100 * rtol:",
+              "                stage(x, p, lam, mu, w, t, st)  # (the last phi_at: a trial point)",
+              "                return it, r, 1",
               "            return it, r, -1",
               f"        for j in range({n}):", "            x[j] = xn[j]",
               "        fx = fn", "        r = rn",
@@ -1088,8 +1097,10 @@ class Kernel:
                       "        return _np.nan, _np.nan"]
         fdf = self.groups[f"s{k}_{depth}_fdf"].call(self._args(p=n_p, known=end, st=ns))
         bracket = self.groups[f"s{k}_{depth}_bracket"].call(self._args(p=n_p, known=pos))
-        lines += [f"    st = {self._row(ns)}",
-                  "    start_staged(p, known, lam, mu, w, t, st)",
+        # the staged values as numbers (start_stage_values), not in a row of W: the compiler
+        # then drops the staged values that the root's function does not read, with their
+        # operations (the values read are those of start_staged, the same operations)
+        lines += (["    st = start_stage_values(p, known, lam, mu, w, t)"] if ns else []) + [
                   f"    r = {fdf}",
                   "    return r[0] + 0.0, r[1] + 0.0", "", "",
                   "@JIT", f"def {name}(p, known, warm, lam, mu, w, t, W):",
