@@ -111,8 +111,8 @@ def test_quantity_with_square_root_is_a_series_in_sqrt_alpha(problem):
 
 
 def test_cli_refuses_an_expansion_it_cannot_start(capsys):
-    """Logistic regression at alpha -> 0: m and q vanish together inside m/sqrt(q - m^2), so
-    the equations at alpha = 0 fix no leading order; the command says so in one line, exit 3."""
+    """Logistic regression at alpha -> 0: the equations at alpha = 0 do not fix a leading order
+    (the order parameters' scaling is not found); the command says so in one line, exit 3."""
     from replica import cli
 
     rc = cli.main(["expand", "--model", str(ROOT / "examples" / "logistic_regression.py"),

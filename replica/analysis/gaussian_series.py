@@ -198,8 +198,14 @@ def series_at_zero(problem, unknowns, eqs, eps, order, dps=30, progress=None):
         sols = sympy.solve(lead, [plain[u] for u in unknowns], dict=True)
     except NotImplementedError:
         sols = []
-    sols = [s for s in sols if all(plain[u] in s for u in unknowns)
-            and all(s[plain[u]].is_real is not False for u in unknowns)
+    full = [s for s in sols if all(plain[u] in s for u in unknowns)]
+    if sols and not full:  # an unknown left free by the limit (as in series.series)
+        free = sorted({u.name for s in sols for u in unknowns if plain[u] not in s})
+        raise ConvergenceError(f"{problem.name}: the leading-order equations at the expansion "
+                               f"point do not determine {', '.join(free)}",
+                               tried="sympy.solve of the equations at t = 0",
+                               status="singular-jacobian")
+    sols = [s for s in full if all(s[plain[u]].is_real is not False for u in unknowns)
             and all(not (u.is_positive and s[plain[u]].is_negative) for u in unknowns)]
     if len(sols) != 1:
         raise ConvergenceError(f"{problem.name}: {len(sols)} leading-order solutions at the "
