@@ -124,6 +124,29 @@ def test_cli_refuses_an_expansion_it_cannot_start(capsys):
     assert "leading-order" in err[-1] and "tried:" in err[-1]
 
 
+@pytest.mark.parametrize("prior", [["--prior", "rademacher"], []])
+def test_nested_integrals_are_refused_at_once(prior):
+    """The Rademacher prior's term nests one Gaussian integral in another (and without
+    ``--prior`` the prior stays a symbol, its Rademacher branch kept): SymPy's series of that ran
+    for more than 10 minutes; the command now says in one line that it expands one-dimensional
+    integrals only, exit 3, before any series is attempted. In a child process with a 120 s
+    limit (the model file's load has its own interval timer, so no alarm here; planted: the guard
+    removed -> the limit is reached, the test fails)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "replica", "expand", "--model", TEACHER,
+                          "--parameter", "alpha", "--at", "0", "--quantity", "m", "--order", "1",
+                          *prior], capture_output=True, text=True, timeout=120, env=env,
+                         cwd=str(ROOT))
+    err = run.stderr.strip().splitlines()
+    assert run.returncode == 3, run.stderr
+    assert len([x for x in err if x.startswith("replica: error")]) == 1
+    assert "nested" in err[-1] and "tried:" in err[-1]
+
+
 def test_cli_prints_the_series(capsys):
     from replica import cli
 

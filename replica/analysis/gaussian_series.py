@@ -175,6 +175,14 @@ def series_at_zero(problem, unknowns, eqs, eps, order, dps=30, progress=None):
     r"""Coefficients ``{theta: [c_0, ..., c_order]}`` of the unknowns in ``eps`` (the equations
     ``eqs`` hold ``eps`` for the expansion parameter, at ``eps -> 0+``) and the record of numeric
     integrals (``{integrand: value}``)."""
+    nested = [a for e in eqs for a in e.atoms(GaussianIntegral)
+              if a.args[0].has(GaussianIntegral)]
+    if nested:  # (SymPy's series of the inner integral's quotients ran > 10 min: refused)
+        raise ConvergenceError(f"{problem.name}: the equations hold a Gaussian integral nested "
+                               "inside another; the expansion under the integral sign expands "
+                               "one-dimensional integrals only",
+                               tried="the expansion under the integral sign at the expansion "
+                               "point", status="stalled")
     t = sympy.Symbol("t", positive=True)
     plain = {u: sympy.Dummy(u.name) for u in unknowns}
     numeric = _Numeric(dps)
