@@ -16,6 +16,11 @@ a small :math:`\varepsilon` -- :math:`x = 1/\varepsilon` (``at="inf"``), :math:`
    power series in :math:`\varepsilon`: an error says so);
 3. a reported quantity is expanded by inserting the series.
 
+At ``at="0"``, equations holding Gaussian integrals (without kinks) are expanded under the
+integral sign instead, in :math:`\sqrt\varepsilon`, and integrated term by term
+(:mod:`replica.analysis.gaussian_series`); a reported quantity may then be a series in
+:math:`\sqrt x` (``"half_powers"`` in the result).
+
 Parameters not given stay symbolic. The tests compare the series with the engine's solutions as
 the limit is approached (the error falls like :math:`\varepsilon^{K}`) and with known closed forms.
 """
@@ -121,6 +126,9 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         num, den = sympy.fraction(sympy.together(e))
         cleared.append(sympy.expand(num) if den.has(eps) else e)
     eqs = cleared
+    if at == "0" and _gaussian_route(eqs):
+        return _series_gaussian(problem, unknowns, eqs, report, quantity, subs, sym, eps,
+                                x_of, order, parameter, at, progress)
     lead = [sympy.simplify(e.subs(eps, 0)) for e in eqs]
     if any(e.has(sympy.zoo, sympy.oo, sympy.nan) for e in lead):
         raise ConvergenceError(f"{problem.name}: the equations are singular at {parameter} = "
@@ -180,6 +188,41 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         eps_of_x = 1 / sym if at == "inf" else (sym if at == "0" else sym - sympy.nsimplify(at))
         out["quantity"] = a
         out["series"] = sum(c * eps_of_x**j for j, c in enumerate(a))
+    return out
+
+
+def _gaussian_route(eqs) -> bool:
+    """Whether the equations hold Gaussian integrals without kinks (expanded under the integral
+    sign, :mod:`replica.analysis.gaussian_series`; an integrand with a Heaviside function of the
+    expansion parameter is differentiated in closed form by the order-by-order route)."""
+    from ..symbolic.gaussian import GaussianIntegral
+
+    atoms = [a for e in eqs for a in e.atoms(GaussianIntegral)]
+    return bool(atoms) and not any(a.has(sympy.Heaviside, sympy.DiracDelta) for a in atoms)
+
+
+def _series_gaussian(problem, unknowns, eqs, report, quantity, subs, sym, eps, x_of, order,
+                     parameter, at, progress):
+    """:func:`series` at ``at="0"`` for equations with Gaussian integrals (see
+    :mod:`replica.analysis.gaussian_series`)."""
+    from .gaussian_series import quantity_at_zero, series_at_zero
+
+    coeffs, numeric = series_at_zero(problem, unknowns, eqs, eps, order, progress=progress)
+    out = {"epsilon": eps, "x_of_eps": x_of, "unknowns": coeffs, "quantity": None,
+           "series": None, "parameter": parameter, "at": at, "numeric": numeric,
+           "half_powers": False, "numeric_dps": 30}
+    if quantity is not None:
+        q = report[quantity].xreplace(subs).subs(sym, x_of)
+        a, num_q = quantity_at_zero(q, unknowns, coeffs, eps, order)
+        out["numeric"] = {**numeric, **num_q}
+        half = any(c != 0 for c in a[1::2])
+        out["half_powers"] = half
+        if half:  # a series in sqrt(x): a[j] multiplies x^(j/2)
+            out["quantity"] = a
+            out["series"] = sum(c * sym**sympy.Rational(j, 2) for j, c in enumerate(a))
+        else:
+            out["quantity"] = a[::2]
+            out["series"] = sum(c * sym**j for j, c in enumerate(a[::2]))
     return out
 
 

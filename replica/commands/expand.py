@@ -80,6 +80,13 @@ def _run_model_file(args):
     for u, cs in out["unknowns"].items():
         print(f"  {u}: " + ", ".join(show(c) for c in cs))
     if out["series"] is not None:
-        print(f"{args.quantity} = " + show(out["series"]) + f" + O({var}^{order + 1})")
+        half = out.get("half_powers")
+        if half:
+            print(f"  ({args.quantity} is a series in the square root of {name})")
+        rest = f"{var}^({2 * order + 1}/2)" if half else f"{var}^{order + 1}"
+        print(f"{args.quantity} = " + show(out["series"]) + f" + O({rest})")
+    for g, v in (out.get("numeric") or {}).items():
+        print(f"  numeric: int Dz ({sympy.sstr(g)}) = {v} (mpmath.quad to "
+              f"{out['numeric_dps']} digits, two subdivisions agreeing)")
     return 0
 
