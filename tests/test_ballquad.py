@@ -16,13 +16,12 @@ import sympy
 flint = pytest.importorskip("flint")
 
 from replica.symbolic import ballquad  # noqa: E402
-from replica.symbolic.implicit import _in_sigmoid, implicit_root  # noqa: E402
+from logistic_prox import declared_prox  # noqa: E402
+from replica.symbolic.implicit import _in_sigmoid  # noqa: E402
 
 arb, acb = flint.arb, flint.acb
-p_, w_, V_ = sympy.symbols("p omega V_", real=True)
-PROX = implicit_root("prox_logistic",
-                     p_ - w_ + V_ * sympy.diff(sympy.log(1 + sympy.exp(-p_)), p_), p_,
-                     (w_, V_), bracket=(w_, w_ + V_))
+# the proximal map of the logistic loss, declared as examples/logistic_regression.py does
+PROX, (p_, w_, V_) = declared_prox()
 Q, V = 4, 4  # q and V of the integrand (near the solution of the logistic example: 4.15, 3.98)
 
 

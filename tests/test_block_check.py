@@ -52,6 +52,19 @@ def _check(k, P, spec, X, rep, do):
     return k.check(P, spec, np.ascontiguousarray(X), np.ascontiguousarray(rep), do)
 
 
+def _report_outer_staged_afresh(k, x, P, rep):
+    """The reported values of ``report_outer`` at each point's unknowns ``x[:, i]``, with the
+    aliases and inputs staged there afresh (one point at a time, the kernel's own module)."""
+    mod, none = k.module, np.zeros(0)
+    st = np.empty(k.n_al + k.n_in)
+    one = np.empty_like(rep)
+    for i in range(N):
+        xi, pi = np.ascontiguousarray(x[:, i]), np.array([p[i] for p in P])
+        mod.stage(xi, pi, none, none, none, np.empty(0), st)
+        one[:, i] = mod.report_outer(*xi, *pi, *st)
+    return one
+
+
 def test_the_low_rank_check_is_blocked():
     assert fused_check.BLOCK == 8
     import inspect
@@ -364,13 +377,7 @@ def test_the_solves_reported_values_are_the_one_point_function_bit_for_bit(lowra
     assert kernels.REPORT_BLOCK == 8 and "def report_block(RB):" in k.source
     x, _it, _rel, iterated, rep, adm, _left, _ = got
     assert iterated.all() and adm.all()
-    mod, none = k.module, np.zeros(0)
-    st = np.empty(k.n_al + k.n_in)
-    one = np.empty_like(rep)
-    for i in range(N):
-        xi, pi = np.ascontiguousarray(x[:, i]), np.array([p[i] for p in P])
-        mod.stage(xi, pi, none, none, none, np.empty(0), st)
-        one[:, i] = mod.report_outer(*xi, *pi, *st)
+    one = _report_outer_staged_afresh(k, x, P, rep)
     assert np.isfinite(one).all()
     np.testing.assert_array_equal(rep.view(np.int64), one.view(np.int64))
     m = k.machine
@@ -390,13 +397,7 @@ def test_a_point_ending_at_a_rejected_newton_step_is_staged_at_its_solution(lowr
     x, _it, rel, iterated, rep, adm, left, _ = k(P, spec, (N,), rtol=1e-17, check=True)
     assert iterated.all() and adm.all() and not left.any()
     assert np.count_nonzero(rel > 0) >= 10  # (ended at a rejected step: at the floor)
-    mod, none = k.module, np.zeros(0)
-    st = np.empty(k.n_al + k.n_in)
-    one = np.empty_like(rep)
-    for i in range(N):
-        xi, pi = np.ascontiguousarray(x[:, i]), np.array([p[i] for p in P])
-        mod.stage(xi, pi, none, none, none, np.empty(0), st)
-        one[:, i] = mod.report_outer(*xi, *pi, *st)
+    one = _report_outer_staged_afresh(k, x, P, rep)
     np.testing.assert_array_equal(rep.view(np.int64), one.view(np.int64))
     ref = np.array(k.machine.evaluate("report", "np", x, P, spec), dtype=float)
     np.testing.assert_allclose(rep, ref, rtol=1e-12, atol=0)

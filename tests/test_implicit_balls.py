@@ -14,16 +14,12 @@ import sympy
 flint = pytest.importorskip("flint")
 
 from replica.symbolic.codegen import Evaluator, NotEnclosable  # noqa: E402
+from logistic_prox import declared_prox  # noqa: E402
 from replica.symbolic.implicit import implicit_root  # noqa: E402
 
 arb, acb = flint.arb, flint.acb
-p_, w_, V_ = sympy.symbols("p omega V_", real=True)
-
-# the proximal map of the logistic loss, declared as examples/logistic_regression.py does:
-# p - omega + V l'(p) = 0, l(p) = log(1 + exp(-p)), on [omega, omega + V]
-PROX = implicit_root("prox_logistic",
-                     p_ - w_ + V_ * sympy.diff(sympy.log(1 + sympy.exp(-p_)), p_), p_,
-                     (w_, V_), bracket=(w_, w_ + V_))
+# the proximal map of the logistic loss, declared as examples/logistic_regression.py does
+PROX, (p_, w_, V_) = declared_prox()
 PREC = 180  # bits (the certificate of a 30-digit solve works at 52 digits, about 175 bits)
 
 
