@@ -158,6 +158,7 @@ def _arb_namespace() -> dict:
         "mpf": mpf,
         "ball_float": _ball_float,
         "ball_ipow": _ball_ipow,
+        "ball_pow": lambda x, y: x ** y,
         "sign": unary("sgn"),
         "fabs": lambda v: abs(arb_of(v)),
         "max": _ball_max,
@@ -205,6 +206,7 @@ class _ArbPrinter:
     @classmethod
     def get(cls):
         if cls.cls is None:
+            import sympy
             from sympy.printing.pycode import MpmathPrinter
 
             class ArbPrinter(MpmathPrinter):
@@ -223,7 +225,11 @@ class _ArbPrinter:
                 def _print_Pow(self, e, rational=False):
                     if e.exp.is_Integer and e.exp not in (1, -1):
                         return f"ball_ipow({self._print(e.base)}, {int(e.exp)})"
-                    return super()._print_Pow(e, rational=rational)
+                    if e.exp.is_Integer or e.exp in (sympy.S.Half, -sympy.S.Half):
+                        return super()._print_Pow(e, rational=rational)  # (1/x, sqrt)
+                    # a power that is not an integer: the principal branch, whose cut the
+                    # complex balls must check (_acb_namespace)
+                    return f"ball_pow({self._print(e.base)}, {self._print(e.exp)})"
 
                 def _print_Abs(self, e):
                     return f"abs({self._print(e.args[0])})"
@@ -1285,17 +1291,56 @@ def _acb_namespace() -> dict:
         "mpf": lambda v: acb(arb(v)) if isinstance(v, str) else A(v),
         "ball_float": lambda sign, man, exp: acb(_ball_float(sign, man, exp)),
         "ball_ipow": lambda x, n: A(x) ** n,
+        "ball_pow": lambda x, y: _off_cut(A(x) ** y, A(x), "pow"),
         "sqrt": unary("sqrt", True),
         "log": unary("log", True),
         "inf": arb.pos_inf(),
         "ball_pi": lambda: acb.pi(),
         "ball_e": lambda: acb(arb.const_e()),
     }
-    for name in ("exp", "expm1", "log1p", "atan", "tanh", "cosh", "sinh", "erf", "erfc", "cos",
-                 "sin", "acos", "asin"):
+    for name in ("exp", "expm1", "tanh", "cosh", "sinh", "erf", "erfc", "cos", "sin"):
         ns[name] = unary(name)
+    for name in ("log1p", "atan", "acos", "asin"):  # (python-flint has no analytic flag here)
+        meth = getattr(acb, name)
+        ns[name] = _checked_at_cut(meth, name, A)
     ns.update(_log_space_balls(ns, A))
     return ns
+
+
+_CUTS = {
+    "log1p": lambda v: v.imag.contains(0) and v.real.lower() <= -1,
+    "acos": lambda v: v.imag.contains(0) and (v.real.upper() >= 1 or v.real.lower() <= -1),
+    "asin": lambda v: v.imag.contains(0) and (v.real.upper() >= 1 or v.real.lower() <= -1),
+    "atan": lambda v: v.real.contains(0) and (v.imag.upper() >= 1 or v.imag.lower() <= -1),
+    "pow": lambda v: v.imag.contains(0) and v.real.lower() <= 0,
+}
+r"""Where the principal branch of each function is not analytic, as a test on the argument's
+complex ball: :math:`\log(1 + v)` on :math:`v \le -1`, :math:`rccos v` and :math:`rcsin v`
+on real :math:`|v| \ge 1`, :math:`rctan v` on imaginary :math:`|v| \ge 1` (:math:`v = iy`),
+:math:`x^y` of an exponent that is not an integer on :math:`x \le 0` (its base's cut and branch
+point)."""
+
+
+def _checked_at_cut(meth, name, A):
+    """The ``acb`` method ``meth`` (the function ``name``), not finite at its cut (``_off_cut``)."""
+    def f(v):
+        v = A(v)
+        return _off_cut(meth(v), v, name)
+
+    return f
+
+
+def _off_cut(value, v, name):
+    """``value`` (the function ``name`` of the ``acb`` ball ``v``), or a ball that is not finite
+    where ``v`` meets the function's branch cut or branch point (``_CUTS``): there the principal
+    branch is finite but not analytic, and the integrands' contract -- analytic wherever finite,
+    which ``acb.integral`` and :mod:`replica.symbolic.ballquad` (whose error bound needs the
+    integrand analytic in an ellipse) rely on -- would not hold."""
+    if _CUTS[name](v):
+        import flint
+
+        return flint.acb(flint.arb("nan"))
+    return value
 
 
 def _arb_gaussians(prepared, args, dummies) -> list:
