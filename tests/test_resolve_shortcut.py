@@ -61,11 +61,14 @@ def test_without_the_last_step_the_solution_is_where_F_was_evaluated_last(dps):
             assert abs(full.x[i] - exact[i]) <= 4 * eps * abs(exact[i])
 
 
-def _solve_twice(model, monkeypatch, dps, **params):
+def _solve_runs(model, monkeypatch, dps, **params):
     """The verified solve of ``model`` as ``replica.solve`` runs it (its re-solve without the
-    last step) and with the last step forced: per run the result, the re-solve's reported
-    values and the implicit roots polished in the re-solve. (A solve before them, not counted,
-    leaves both runs the same remembered quadrature levels: a first solve refines more.)
+    last step), with the last step forced, and (the control of the count) as it runs but with
+    the roots' memo emptied once the re-solve's Newton iteration returned: per run the result, the re-solve's reported
+    values and the implicit roots polished in the re-solve: in all (``seen["polished"]``) and
+    after its Newton iteration returned (``seen["after"]``: for the reported values). (A solve
+    before them, not counted, leaves both runs the same remembered quadrature levels: a first
+    solve refines more.)
     ``seen["stepped"]``: whether the re-solve's Newton iteration reported a point other than
     the one where it evaluated ``F`` last -- it took a final step, which Newton's other exit
     (a step driven by the rounding noise of ``F``, :func:`newton_mp`) never takes."""
@@ -73,16 +76,22 @@ def _solve_twice(model, monkeypatch, dps, **params):
     original_newton = machine_module.newton_mp
     replica.solve(model, dps=dps, **params)  # (the quadrature's levels remembered for both)
     runs = []
-    for force in (False, True):
-        seen = {"ref": None, "polished": 0, "resolving": False, "stepped": None}
+    for force, afresh in ((False, False), (True, False), (False, True)):
+        seen = {"ref": None, "polished": 0, "after": 0, "resolving": False, "stepped": None,
+                "returned": False}
 
-        def newton(F, *a, seen=seen, **k):
+        def newton(F, *a, seen=seen, afresh=afresh, **k):
             last = []
 
             def F_seen(y):
                 last[:] = [list(y)]
                 return F(y)
+            seen["returned"] = False
             rep = original_newton(F_seen, *a, **k)
+            seen["returned"] = True
+            if afresh and seen["resolving"]:
+                for num in implicit.REGISTRY.values():
+                    num._imp_._mid_memo.clear()
             if seen["resolving"]:
                 seen["stepped"] = list(rep.x) != last[0]
             return rep
@@ -103,6 +112,7 @@ def _solve_twice(model, monkeypatch, dps, **params):
 
         def counted(self, args, polish=polish, seen=seen):
             seen["polished"] += seen["resolving"]
+            seen["after"] += seen["resolving"] and seen["returned"]
             return polish(self, args)
         monkeypatch.setattr(machine_module.Machine, "solve_mp_once", solve_mp_once)
         monkeypatch.setattr(machine_module, "newton_mp", newton)
@@ -122,10 +132,11 @@ def _solve_twice(model, monkeypatch, dps, **params):
 ])
 def test_logistic_resolve_without_the_last_step(monkeypatch, dps, params):
     model = replica.load_model(LOGISTIC)
-    (short, s_seen), (full, f_seen) = _solve_twice(model, monkeypatch, dps, **params)
+    (short, s_seen), (full, f_seen), (control, c_seen) = _solve_runs(model, monkeypatch, dps,
+                                                                     **params)
     # every reported value, the digits and how they were obtained, the status, the residual
     # and the iterations: the same with and without the re-solve's last step
-    assert short.all_values == full.all_values
+    assert short.all_values == full.all_values == control.all_values
     assert (short.digits, short.digits_how, short.status, short.residual, short.iterations) == \
         (full.digits, full.digits_how, full.status, full.residual, full.iterations)
     assert short.digits == dps
@@ -136,12 +147,16 @@ def test_logistic_resolve_without_the_last_step(monkeypatch, dps, params):
         w = s_seen["ref"][k]
         assert abs(w - v) <= mpmath.mpf(10) ** -(hi - 6) * abs(v), (k, v, w)
     # and the reported values of the re-solve were evaluated on the nodes of its last
-    # evaluation of the equations: their roots were not polished again. The forced run polishes
-    # more only where its Newton iteration took the final step: it ends instead without one
-    # where a step is driven by rounding noise (which exit happens depends on the quadrature
-    # levels earlier solves in the process left remembered: a run after test_logistic's)
-    assert s_seen["stepped"] is False
-    if f_seen["stepped"]:
-        assert 0 < s_seen["polished"] < f_seen["polished"]
-    else:
-        assert 0 < s_seen["polished"] == f_seen["polished"]
+    # evaluation of the equations: after its Newton iteration returned, no root was polished,
+    # where the same run with the roots' memo emptied at that moment polishes them afresh
+    # (the control: the count sees polishing there). The forced run polishes there where its
+    # Newton iteration took the final step, unless that step (of the size of the rounding) leaves
+    # every node's arguments as they were -- it ends instead without one where a step is driven
+    # by rounding noise, which depends on the quadrature levels earlier solves in the process
+    # left remembered. (Totals of the runs are not compared: a stop-46 run met equal totals with
+    # the step taken.)
+    assert s_seen["stepped"] is False and c_seen["stepped"] is False
+    assert s_seen["polished"] > 0 and s_seen["after"] == 0
+    assert c_seen["after"] > 0
+    if not f_seen["stepped"]:
+        assert f_seen["after"] == 0
