@@ -21,21 +21,24 @@ A coefficient :math:`f_j` polynomial in :math:`z` gives an exact Gaussian moment
 :math:`f_j(z)` (a function of :math:`z` left at :math:`t = 0`, e.g. a logistic loss) is split into
 monomials of the :math:`c_k` and other symbols times functions of :math:`z`, each integrated by
 ``mpmath.quad`` to the requested digits and marked numeric (the ``"numeric"`` entry of the result lists
-them); a function of :math:`z` with a free symbol other than the :math:`c_k` is refused. The
-integral atoms are replaced innermost first (an integral whose integrand holds another one is
-expanded after it; a two-dimensional integral whose inner integrand depends on the outer
-variable is refused). The equations' series in :math:`t` then gives, order by order,
+them); a function of :math:`z` with a free symbol other than the :math:`c_k` is refused. An
+integral met inside another's integrand (the fixed-point form of a Rademacher prior puts the
+channel's integral under the prior's log cosh) is expanded where the outer integrand's series
+reaches it, to the order needed there; an inner integral that depends on the outer variable
+works where its coefficients are polynomial in that variable (a numeric coefficient with the
+outer variable free is refused, as above). The equations' series in :math:`t` then gives, order by order,
 :math:`[t^{2k}]F = 0`, solved for :math:`c_k` (SymPy ``solve``; of several real roots the
 positive one when the unknown is declared positive). A nonzero coefficient of an odd power of
 :math:`t` means the solution is a series in :math:`\sqrt x`, not in :math:`x`: refused, saying so.
-Integrals are expanded :data:`GUARD` orders beyond the one needed: a division by an integral
-that vanishes like :math:`t^2` at :math:`t = 0` costs two orders (this is not checked for deeper
-cancellations; the tests compare the series with the engine's solutions).
+The series are taken by the rules of :mod:`replica.symbolic.truncated_series`, which track
+the order through which each coefficient is known: a division by an integral that vanishes
+like :math:`t^2` costs two orders of the integrand, and the integrands are then expanded that
+much further (before, a fixed two extra orders were kept and deeper cancellations were not
+checked).
 
-Cost: the perceptron with the Gaussian prior takes about 20 s of CPU to order 3; with the
-Rademacher prior (a log cosh under the integral, whose fixed-point form nests one integral in a
-hyperbolic quotient inside another) SymPy's ``series`` did not finish order 1 within 10
-minutes of wall time (machine load about 5).
+Cost (CPU, order 3): the perceptron with the Gaussian prior about 8 s (20 s with SymPy's
+``series``), with the Rademacher prior about 10 s (SymPy's ``series`` had not finished order 1
+after 10 minutes, in ``trigsimp``).
 """
 
 from __future__ import annotations
@@ -44,9 +47,7 @@ import sympy
 
 from ..errors import ConvergenceError
 from ..symbolic.gaussian import GaussianIntegral
-
-GUARD = 2
-"""Extra orders of ``t`` kept in each integral beyond those the equations need."""
+from ..symbolic.truncated_series import Expander, Series, SeriesError
 
 
 def has_gaussian(exprs) -> bool:
@@ -58,6 +59,12 @@ def _moment(k: int):
     if k % 2:
         return sympy.Integer(0)
     return sympy.factorial2(k - 1) if k else sympy.Integer(1)
+
+
+def _short(expr, width: int = 100) -> str:
+    """``expr`` printed, cut to ``width`` characters (for one-line messages)."""
+    text = str(expr)
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 class _Numeric:
@@ -75,7 +82,8 @@ class _Numeric:
         free = g.free_symbols - {z}
         if free:
             raise ConvergenceError(
-                f"the Gaussian integral of {g} (a function of {z} left at the expansion point, "
+                f"the Gaussian integral of {_short(g)} (a function of {z} left at the expansion "
+                "point, "
                 f"with the symbols {', '.join(sorted(map(str, free)))}) has no closed form here; "
                 "give those parameters values", tried="term-by-term Gaussian moments",
                 status="stalled")
@@ -90,7 +98,7 @@ class _Numeric:
             v2 = mpmath.quad(f, [-mpmath.inf, -8, -2, 0, 2, 8, mpmath.inf])
             if abs(v - v2) > mpmath.mpf(10) ** (-self.dps) * max(1, abs(v)):
                 raise ConvergenceError(
-                    f"the Gaussian integral of {g} did not reach {self.dps} digits "
+                    f"the Gaussian integral of {_short(g)} did not reach {self.dps} digits "
                     f"(two subdivisions differ by {mpmath.nstr(abs(v - v2), 3)})",
                     tried="mpmath.quad on two subdivisions", status="stalled")
             out = sympy.Float(mpmath.nstr(v, self.dps + 3), self.dps + 3)
@@ -127,62 +135,42 @@ def _integrate(coeff, z, keep, numeric):
     return out
 
 
-def _laurent(expr, t, n):
-    """``{p: a_p}`` with ``expr = sum a_p t^p + O(t^(n+1))`` (``expr`` free of integrals; negative
-    powers kept); a non-integer power of ``t`` raises."""
-    if not expr.has(t):
-        return {0: expr}
-    ser = sympy.expand(sympy.series(expr, t, 0, n + 1).removeO())
-    out: dict = {}
-    for term in sympy.Add.make_args(ser):
-        c, p = term.as_coeff_exponent(t)
-        if c.has(t) or not p.is_integer:
-            raise ConvergenceError(f"the series in {t} has a term {term} that is not an "
-                                   "integer power", tried="sympy.series", status="stalled")
-        if p <= n:
-            out[int(p)] = out.get(int(p), 0) + c
-    return out
+def _expander(t, keep, numeric) -> Expander:
+    """Series in ``t`` (:class:`~replica.symbolic.truncated_series.Expander`) in which a
+    Gaussian integral is expanded under the integral sign: its integrand's series, exact through
+    the order asked for, integrated term by term (:func:`_integrate`); an integral nested in
+    another's integrand is expanded when the outer integrand's series reaches it."""
+    def leaf(e, n):
+        if not isinstance(e, GaussianIntegral):
+            return None
+        f, z = e.args
+        coeffs = ex.coefficients(f, n)
+        return Series({j: _integrate(c, z, keep, numeric) for j, c in coeffs.items()}, n)
+    ex = Expander(t, leaf)
+    return ex
 
 
-def _series_coeffs(expr, t, n):
-    """``[a_0, ..., a_n]`` of :func:`_laurent`; a negative power with a nonzero coefficient
-    raises."""
-    lau = _laurent(expr, t, n)
+def _series_coeffs(ex, expr, n):
+    """``[a_0, ..., a_n]`` with ``expr = sum a_p t^p + O(t^(n+1))`` by the expander ``ex``; a
+    negative power with a nonzero coefficient raises, and so does a power of ``t`` that is not
+    an integer."""
+    try:
+        lau = ex.coefficients(expr, n)
+    except SeriesError as exc:
+        raise ConvergenceError(f"the series in {ex.t}: {exc}", tried="the series under the "
+                               "Gaussian integrals", status="stalled") from None
     for p, c in lau.items():
         if p < 0 and sympy.simplify(c) != 0:
-            raise ConvergenceError(f"the equations diverge like {t}^{p} at the expansion point",
-                                   tried="the series under the Gaussian integrals",
+            raise ConvergenceError(f"the equations diverge like {ex.t}^{p} at the expansion "
+                                   "point", tried="the series under the Gaussian integrals",
                                    status="singular-jacobian")
     return [lau.get(k, sympy.Integer(0)) for k in range(n + 1)]
-
-
-def _expand_integrals(expr, t, n, keep, numeric):
-    """``expr`` with every Gaussian integral replaced by its series in ``t`` through ``t**n``
-    (innermost first)."""
-    while True:
-        atoms = [a for a in expr.atoms(GaussianIntegral) if not a.args[0].has(GaussianIntegral)]
-        if not atoms:
-            return expr
-        rep = {}
-        for a in atoms:
-            f, z = a.args
-            vals = {j: _integrate(c, z, keep, numeric) for j, c in _laurent(f, t, n).items()}
-            rep[a] = sum(v * t**j for j, v in vals.items())
-        expr = expr.xreplace(rep)
 
 
 def series_at_zero(problem, unknowns, eqs, eps, order, dps=30, progress=None):
     r"""Coefficients ``{theta: [c_0, ..., c_order]}`` of the unknowns in ``eps`` (the equations
     ``eqs`` hold ``eps`` for the expansion parameter, at ``eps -> 0+``) and the record of numeric
     integrals (``{integrand: value}``)."""
-    nested = [a for e in eqs for a in e.atoms(GaussianIntegral)
-              if a.args[0].has(GaussianIntegral)]
-    if nested:  # (SymPy's series of the inner integral's quotients ran > 10 min: refused)
-        raise ConvergenceError(f"{problem.name}: the equations hold a Gaussian integral nested "
-                               "inside another; the expansion under the integral sign expands "
-                               "one-dimensional integrals only",
-                               tried="the expansion under the integral sign at the expansion "
-                               "point", status="stalled")
     t = sympy.Symbol("t", positive=True)
     plain = {u: sympy.Dummy(u.name) for u in unknowns}
     numeric = _Numeric(dps)
@@ -193,9 +181,7 @@ def series_at_zero(problem, unknowns, eqs, eps, order, dps=30, progress=None):
     for e in eqs_t:
         atoms = sorted(e.atoms(GaussianIntegral), key=sympy.default_sort_key)
         names = {a: sympy.Dummy("G", positive=True) for a in atoms if not a.has(t)}
-        e2 = _expand_integrals(e.xreplace(names), t, 0, set(), numeric) if any(
-            a.has(t) for a in atoms) else e.xreplace(names)
-        c0 = _series_coeffs(e2, t, 0)[0]
+        c0 = _series_coeffs(_expander(t, set(), numeric), e.xreplace(names), 0)[0]
         lead.append(sympy.simplify(c0.xreplace({v: k for k, v in names.items()})
                                    .xreplace(plain)))
     if any(e.has(GaussianIntegral) for e in lead):
@@ -231,14 +217,8 @@ def series_at_zero(problem, unknowns, eqs, eps, order, dps=30, progress=None):
     keep = {c for u in unknowns for c in cs[u]}
     n = 2 * order
 
-    def expand_all(guard):
-        out = []
-        for e in eqs_t:
-            e2 = _expand_integrals(e.xreplace(ansatz), t, n + guard, keep, numeric)
-            out.append(_series_coeffs(e2, t, n))
-        return out
-
-    coeffs = expand_all(GUARD)
+    ex = _expander(t, keep, numeric)
+    coeffs = [_series_coeffs(ex, e.xreplace(ansatz), n) for e in eqs_t]
     if any(sympy.simplify(c[0]) != 0 for c in coeffs):
         raise ConvergenceError(f"{problem.name}: the leading order {theta0} does not solve the "
                                "expanded equations", tried="the series under the Gaussian "
@@ -292,5 +272,5 @@ def quantity_at_zero(expr, unknowns, coeffs, eps, order, dps=30):
     n = 2 * order
     trunc = {u: sum(c * t**(2 * k) for k, c in enumerate(coeffs[u])) for u in unknowns}
     e = sympy.sympify(expr).subs(eps, t**2).xreplace(trunc)
-    e = _expand_integrals(e, t, n + GUARD, set(), numeric)
-    return [sympy.simplify(c) for c in _series_coeffs(e, t, n)], dict(numeric.done)
+    return ([sympy.simplify(c) for c in _series_coeffs(_expander(t, set(), numeric), e, n)],
+            dict(numeric.done))
