@@ -194,9 +194,9 @@ def test_block_conditions_are_cond2s_bit_for_bit(n, scalar_cond2, cond_blocks):
     for order in (np.arange(len(mats)), rng.permutation(len(mats))):
         got = np.empty(len(mats))
         for b0 in range(0, len(mats), B):
-            CW = np.empty(n * n * B)
+            CW = np.empty((n * n + 1) * B)  # (the last row: cond2_block's scratch)
             for q in range(B):
-                CW[q::B] = mats[order[b0 + q]].ravel()  # entry (r, j) at (r * n + j) * B + q
+                CW[q:n * n * B:B] = mats[order[b0 + q]].ravel()  # entry (r, j) at (r*n + j)*B + q
             C = np.empty(B)
             block(CW, C)
             got[order[b0:b0 + B]] = C
@@ -298,7 +298,7 @@ def test_the_blocked_loops_ask_for_the_widest_vectors(cond_blocks):
     block = cond_blocks(5)  # (the function test_block_conditions_are_cond2s_bit_for_bit ran)
     sig = block.signatures[0] if block.signatures else None
     if sig is None:
-        block(np.zeros(25 * fused_check.BLOCK), np.empty(fused_check.BLOCK))
+        block(np.zeros(26 * fused_check.BLOCK), np.empty(fused_check.BLOCK))
         sig = block.signatures[0]
     assert '"prefer-vector-width"="512"' in block.inspect_llvm(sig)
     llvm.initialize_native_target()

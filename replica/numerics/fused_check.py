@@ -706,7 +706,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "    lane = _np.empty(BLOCK, _np.int64)",
           f"    IE = _np.zeros({eq0 + 2 * n} * BLOCK)",
           "    lane_e = _np.empty(BLOCK, _np.int64)",
-          f"    CW = _np.zeros({n * n} * BLOCK)",
+          f"    CW = _np.zeros({n * n + 1} * BLOCK)",
           f"    JW = _np.zeros({n * n} * BLOCK)",
           "    CB = _np.empty(BLOCK)",
           "    OKB = _np.zeros(BLOCK, _np.bool_)",
@@ -917,7 +917,8 @@ def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> st
 def cond_block_source(n: int) -> str:
     r"""``cond2_block(CW, C)``: ``cond2`` of ``BLOCK`` square matrices of order ``n`` at once,
     ``C[b]`` the condition :math:`\sigma_{\max}/\sigma_{\min}` of the matrix in column ``b``
-    of ``CW`` (its entry :math:`(r, j)` at ``CW[(r * n + j) * BLOCK + b]``; overwritten).
+    of ``CW`` (its entry :math:`(r, j)` at ``CW[(r * n + j) * BLOCK + b]``; overwritten; ``CW``
+    holds :math:`n^2 + 1` rows of ``BLOCK`` entries, the last one scratch).
 
     The same one-sided Jacobi rotations as ``cond2``, column by column of each matrix: for every
     pair of columns :math:`(p, q)` in the same order, the sums
@@ -929,8 +930,14 @@ def cond_block_source(n: int) -> str:
     not changed by the later sweeps -- a sweep without a rotation leaves the columns, so the
     next makes the same decisions -- so each matrix undergoes exactly ``cond2``'s rotations, and
     its condition is ``cond2``'s bit for bit (square roots by ``_sqrt_ieee``, correctly rounded
-    as NumPy's). Straight-line code for the fixed ``n`` inside one loop over the ``BLOCK``
-    matrices, which the compiler evaluates several at a time (SIMD)."""
+    as NumPy's). Straight-line code for the fixed ``n`` inside loops over the ``BLOCK``
+    matrices, which the compiler evaluates several at a time (SIMD). Each pair takes two such
+    loops: the sums and each lane's decision, then (the sums again and) the rotations -- the
+    second left out where no lane of the block rotates the pair, as in the sweep that ends the
+    rotations (it would only write each column back unchanged): the same numbers, and for the
+    low-rank model's 5 x 5 matrices two fifths less time on a grid whose lanes end their
+    rotations early, a few per cent on the others (``benchmarks/README.md``, section
+    ``grid_s47``)."""
     out = ["@JIT", "def cond2_block(CW, C):"]
     if n == 1:
         out += ["    for b in range(BLOCK):", "        C[b] = 1.0", "    return"]
@@ -939,27 +946,37 @@ def cond_block_source(n: int) -> str:
     def at(r, j):
         return f"CW[{r * n + j} * BLOCK + b]"
 
+    # each pair of columns in two loops over the lanes: first the sums and each lane's decision
+    # (1.0 where it rotates, in the scratch row n*n of CW), then -- only where some lane of the
+    # block rotates the pair -- the sums again (the same operations, so the same numbers) and
+    # the rotations; a second loop in which no lane rotates would write every column back
+    # unchanged (its selections keep wp, wq), so leaving it out changes no bit
+    flag = f"CW[{n * n} * BLOCK + b]"
     out += ["    _wide_vectors()", "    for sweep in range(60):", "        rot = 0"]
     for p in range(n - 1):
         for q in range(p + 1, n):
+            sums = [f"wp{r} = {at(r, p)}" for r in range(n)]
+            sums += [f"wq{r} = {at(r, q)}" for r in range(n)]
+            sums += ["a = 0.0", "bb = 0.0", "g = 0.0"]
+            for r in range(n):
+                sums += [f"a += wp{r} * wp{r}", f"bb += wq{r} * wq{r}", f"g += wp{r} * wq{r}"]
             out.append("        for b in range(BLOCK):")
-            body = []
-            for r in range(n):
-                body += [f"wp{r} = {at(r, p)}", f"wq{r} = {at(r, q)}"]
-            body += ["a = 0.0", "bb = 0.0", "g = 0.0"]
-            for r in range(n):
-                body += [f"a += wp{r} * wp{r}", f"bb += wq{r} * wq{r}", f"g += wp{r} * wq{r}"]
-            body += ["d = abs(g) > 1e-15 * _sqrt_ieee(a * bb)",
-                     "z = (bb - a) / (2.0 * g)",
-                     "tt = 1.0 / (abs(z) + _sqrt_ieee(1.0 + z * z))",
-                     "tt = -tt if z < 0.0 else tt",
-                     "c = 1.0 / _sqrt_ieee(1.0 + tt * tt)",
-                     "s = c * tt"]
+            out += ["            " + ln for ln in sums + [
+                f"{flag} = 1.0 if abs(g) > 1e-15 * _sqrt_ieee(a * bb) else 0.0"]]
+            out += ["        turns = 0", "        for b in range(BLOCK):",
+                    f"            turns += 1 if {flag} != 0.0 else 0",
+                    "        rot += turns", "        if turns:",
+                    "            for b in range(BLOCK):"]
+            body = sums + [f"d = {flag} != 0.0",
+                           "z = (bb - a) / (2.0 * g)",
+                           "tt = 1.0 / (abs(z) + _sqrt_ieee(1.0 + z * z))",
+                           "tt = -tt if z < 0.0 else tt",
+                           "c = 1.0 / _sqrt_ieee(1.0 + tt * tt)",
+                           "s = c * tt"]
             for r in range(n):
                 body += [f"{at(r, p)} = c * wp{r} - s * wq{r} if d else wp{r}",
                          f"{at(r, q)} = s * wp{r} + c * wq{r} if d else wq{r}"]
-            body += ["rot += 1 if d else 0"]
-            out += ["            " + ln for ln in body]
+            out += ["                " + ln for ln in body]
     out += ["        if rot == 0:", "            break",
             "    for b in range(BLOCK):", "        big = 0.0", "        small = _np.inf"]
     for j in range(n):
