@@ -5,8 +5,9 @@ logistic models and of the rows of ``certify_tails``, side by side with another 
 Each point runs in a fresh process per tree with its own warm code cache (an untimed verified
 and certified solve first, then timed ones: ``benchmarks/certify_tails.py``'s child), the trees
 alternating; the logistic models one timed run of each kind per round, the others medians of 3.
-Run ``python -m benchmarks.certify_quadrature --baseline PATH [--rounds N]``; it rewrites the
-section ``certify_quadrature`` of ``benchmarks/README.md``.
+Run ``python -m benchmarks.certify_quadrature --baseline PATH [--rounds N] [--section NAME]``; it
+rewrites the section ``certify_quadrature`` (or ``NAME``: ``cert``, job cert's, with its own note)
+of ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ while ``_gauss_arb``'s tolerance was changed from a float to an ``arb`` (same n;
 """What the table of the last run shows and why (written by hand after it; update it with the
 numbers of a new run)."""
 
+CERT_NOTE = """(written by hand after the run: see the end of the section)"""
+"""The note of the section ``cert`` (job cert, session 47: the teacher and hinge certificates)."""
+
+NOTES = {NAME: NOTE, "cert": CERT_NOTE}
+
 
 def main():
     baseline = baseline_argument(NAME)
@@ -105,7 +111,9 @@ def main():
                  "--certify, baseline", "--certify, this", "certify this/baseline",
                  "certify/verified (baseline)", "certify/verified (this)",
                  "verified values"], rows), "", NOTE]
-    write_section(NAME, "\n".join(md))
+    section = sys.argv[sys.argv.index("--section") + 1] if "--section" in sys.argv else NAME
+    md[-1] = NOTES.get(section, "")
+    write_section(section, "\n".join(md))
     print("\n".join(md))
 
 
