@@ -53,7 +53,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "MAX_NODES", "MAX_DEPTH"]
+__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "WHOLE", "WHOLE_NODES",
+           "MAX_NODES", "MAX_DEPTH"]
 
 SHAPES = ((1.0, 4), (0.5, 4), (0.25, 8), (0.125, 16), (0.0625, 16))
 r"""The ellipses tried in turn: :math:`\tau = B/h` (the semi-minor axis over the interval's
