@@ -98,3 +98,128 @@ def test_sigmoid_form_same_function_and_contracts_far_left():
             assert out.contains(acb(arb(mpmath.nstr(_prox_mp(mpmath.mpf(-10)), 30))))
     finally:
         flint.ctx.prec = old
+
+
+# --- job cert (issue 29): intervals bounded by the growth envelope, the whole range first ------
+C_SIGN = 1.25  # c of the sign channel's ratio e^(-c^2 z^2) z^2 / erfc(c z / sqrt 2)
+LO, WIDTH = -10, 20  # z = LO + WIDTH s on s in [0, 1]
+
+
+def _ratio_envelope():
+    """The growth envelope of the ratio (replica.symbolic.gaussian.growth_envelope), as balls."""
+    from replica.symbolic.gaussian import growth_envelope
+
+    z, c = sympy.Symbol("z", real=True), sympy.Symbol("c", positive=True)
+    F = sympy.exp(-c**2 * z**2) * z**2 / sympy.erfc(c * z / sympy.sqrt(2))
+    C, B, P, Q, conditions = growth_envelope(F, z)
+    assert conditions == []
+    at = {c: sympy.Rational(5, 4)}
+    ball = lambda e: arb(mpmath.nstr(sympy.N(e.subs(at), 60), 55))  # noqa: E731
+    return ball(C), ball(B), sympy.Rational(P), ball(Q)
+
+
+def _ratio_mp(z):
+    """|F(z)| phi(z) of the ratio, mpmath (written here, not from the engine)."""
+    c = mpmath.mpf(C_SIGN)
+    return (mpmath.exp(-c**2 * z**2) * z**2 / mpmath.erfc(c * z / mpmath.sqrt(2))
+            * mpmath.npdf(z))
+
+
+def _ratio_acb(s, analytic):
+    z = acb(LO) + acb(WIDTH) * s
+    c = acb(arb(C_SIGN))
+    return (acb.exp(-c * c * z * z) * z * z / acb.erfc(c * z / acb(2).sqrt())
+            * acb.exp(-z * z / 2) / (2 * acb.pi()).sqrt() * WIDTH)
+
+
+def _envelope_bound(P=None, scale=1):
+    from replica.symbolic.codegen import _envelope_integral
+
+    C, B, P0, Q = _ratio_envelope()
+    return _envelope_integral(C / scale, B, Q, P0 if P is None else P, arb(LO), arb(WIDTH))
+
+
+def test_envelope_integral_bounds_mpmath_integral_and_dropped_power_does_not():
+    """The envelope's bound of the integral of |F| phi over an interval (codegen
+    ``_envelope_integral``) is at least mpmath's integral on every interval beyond |z| = 1 and
+    refuses an interval that meets |z| < 1; with the power |z|^P dropped (planted) it is below
+    the integral somewhere."""
+    honest, planted = _envelope_bound(), _envelope_bound(P=sympy.Integer(0))
+    flint.ctx.prec, old = 200, flint.ctx.prec
+    missed = 0
+    try:
+        with mpmath.workdps(40):
+            for za, zb in ((1.5, 2), (2.5, 3), (4, 6), (7, 10), (-2, -1.5), (-6, -4), (-10, -7)):
+                a, b = arb(za - LO) / WIDTH, arb(zb - LO) / WIDTH
+                truth = arb(mpmath.nstr(mpmath.quad(_ratio_mp, [za, zb]), 35))
+                assert honest(a, b) >= truth
+                missed += not planted(a, b) >= truth
+            assert honest(arb(0.5), arb(0.52)) is None  # (z in [0, 0.4]: no envelope there)
+            # not vacuous: z in [7, 10] is below 2^-60
+            assert honest(arb(7 - LO) / WIDTH, arb(1)) < arb(2) ** -60
+    finally:
+        flint.ctx.prec = old
+    assert missed > 0
+
+
+def test_enclose_with_envelope_contains_mpmath_value_and_a_wrong_bound_misses():
+    """``enclose`` with the envelope's bound (negligible intervals taken as [-E, E]) contains
+    mpmath's integral over [-10, 10]; a bound that understates (its constant C 10^6 times too
+    small, planted) makes it miss."""
+    with mpmath.workdps(50):
+        truth = mpmath.nstr(mpmath.quad(_ratio_mp, mpmath.linspace(LO, LO + WIDTH, 21)), 45)
+    flint.ctx.prec, old = 200, flint.ctx.prec
+    truth = arb(truth)  # (at 200 bits)
+    tol = 2e-22  # (1e-23 an interval of length 1: z in [7, 10] and [-10, -6] are below it)
+    try:
+        taken = []
+
+        def honest_bound(a, b, bound=_envelope_bound()):
+            out = bound(a, b)
+            taken.append(out is not None and out <= tol / 20)
+            return out
+
+        out = ballquad.enclose(_ratio_acb, arb(0), arb(1), tol, 20, honest_bound)
+        assert out is not None and out.contains(truth) and out.rad() < 1e-20
+        assert sum(taken) >= 5  # (these intervals from the bound alone)
+        planted = ballquad.enclose(_ratio_acb, arb(0), arb(1), tol, 20,
+                                   _envelope_bound(scale=10**6))
+        assert planted is not None and not planted.contains(truth)
+    finally:
+        flint.ctx.prec = old
+
+
+def _quartic(s, analytic):
+    z = 8 * (2 * acb(s) - 1)  # (z in [-8, 8] for s in [0, 1])
+    return z ** 4 * acb.exp(-z * z / 2) * 16
+
+
+def test_whole_range_rule_contains_mpmath_value_and_a_too_small_bound_misses(monkeypatch):
+    """An entire integrand (z^4 e^(-z^2/2) over [-8, 8], in 8 pieces) is taken in one rule on
+    the whole range (``ballquad.WHOLE``), its enclosure containing mpmath's integral; with the
+    ellipse's bound 2^100 times too small (planted: too few nodes, too small an error term) it
+    misses."""
+    with mpmath.workdps(50):
+        truth = mpmath.nstr(mpmath.quad(lambda z: z**4 * mpmath.exp(-z * z / 2),
+                                        mpmath.linspace(-8, 8, 9)), 45)
+    flint.ctx.prec, old = 160, flint.ctx.prec
+    truth = arb(truth)
+    calls = []
+    real_one = ballquad._one
+
+    def one(*args, **kw):
+        calls.append(args[2:6])
+        return real_one(*args, **kw)
+
+    try:
+        monkeypatch.setattr(ballquad, "_one", one)
+        out = ballquad.enclose(_quartic, arb(0), arb(1), 1e-35, 8)
+        assert out is not None and out.contains(truth) and out.rad() < 1e-34
+        assert len(calls) == 1  # (the whole range: no piece)
+        honest_bound = ballquad.ellipse_bound
+        monkeypatch.setattr(ballquad, "ellipse_bound",
+                            lambda *a: honest_bound(*a) * arb(2) ** -100)
+        planted = ballquad.enclose(_quartic, arb(0), arb(1), 1e-35, 8)
+        assert planted is not None and not planted.contains(truth)
+    finally:
+        flint.ctx.prec = old

@@ -36,17 +36,39 @@ interval is halved (up to :data:`MAX_DEPTH` times) and at last ``None`` is retur
 added as a radius; :math:`n` is the smallest with the bound below the tolerance handed in
 (the tolerance only sets :math:`n`: the enclosure holds whatever it is), capped at
 :data:`MAX_NODES` (beyond, the interval is halved).
+
+**Negligible intervals** (job cert, issue 29): where the caller hands in an upper bound
+:math:`E` of :math:`\int_a^b |f|` (``negligible``; :mod:`replica.symbolic.codegen` takes it
+from the integrand's growth envelope) and :math:`E` is below the interval's tolerance, the
+interval's enclosure is :math:`[-E, E]` (:math:`|\int_a^b \operatorname{Re} f| \le
+\int_a^b |f|`), without evaluating ``f``: the far tails inside the truncation point, where ball
+evaluations on complex boxes (an ``erfc`` in a denominator) are not finite and the intervals
+were halved up to :data:`MAX_DEPTH` times to find an ellipse. **The whole range first**: with
+``pieces > 1``, the ellipses :data:`WHOLE` on the whole range are tried before the pieces (an
+entire integrand such as a polynomial times the Gaussian weight on a piece between kinks needs
+fewer nodes in one rule than the pieces together, each with its own boxes).
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "MAX_NODES", "MAX_DEPTH"]
+__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "WHOLE", "WHOLE_NODES",
+           "MAX_NODES", "MAX_DEPTH"]
 
-SHAPES = ((0.5, 4), (0.25, 8), (0.125, 16), (0.0625, 16))
+SHAPES = ((1.0, 4), (0.5, 4), (0.25, 8), (0.125, 16), (0.0625, 16))
 r"""The ellipses tried in turn: :math:`\tau = B/h` (the semi-minor axis over the interval's
-half-length; :math:`r = \tau + \sqrt{\tau^2 + 1}`) and the number of strips covering it."""
+half-length; :math:`r = \tau + \sqrt{\tau^2 + 1}`) and the number of strips covering it.
+An interval of :func:`enclose` starts at the shape before the one that passed on the interval
+to its left (the first where none did)."""
+
+WHOLE = ((0.5, 8),)
+"""The ellipse tried first on the whole range of :func:`enclose` (before its ``pieces``): an
+integrand that is entire or nearly (a polynomial times a Gaussian on a piece between kinks)
+needs fewer nodes there than on many short intervals, each with its own boxes."""
+
+WHOLE_NODES = 16
+"""The whole range is taken in one rule when it needs at most this many nodes per piece."""
 
 MAX_NODES = 160
 """The most Gauss--Legendre nodes on one interval (more: the interval is halved)."""
@@ -89,7 +111,8 @@ def ellipse_bound(f, c, h, r, strips: int):
     step = 2 * A_up / strips
     eps = step / 64
     M = arb(0)
-    for j in range(strips):
+    # (the tallest strips first: where the ellipse fails, it mostly fails there)
+    for j in sorted(range(strips), key=lambda j: abs(2 * j + 1 - strips)):
         x0 = -A_up + j * step - eps
         x1 = -A_up + (j + 1) * step + eps
         # the ellipse's height over [x0, x1]: B sqrt(1 - d^2/A^2), d the distance from the
@@ -128,42 +151,56 @@ def _nodes_needed(M, h, r, tol):
     return max(1, math.ceil(float(ratio.upper())))
 
 
-def _one(f, a, b, tol, prec, depth):
+def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=None):
+    r"""One interval: ``[-B, B]`` where ``negligible(a, b)`` (an upper bound of
+    :math:`\int_a^b |f|`, or ``None``) is at most ``tol``; else the rule on the first ellipse of
+    ``shapes`` (:data:`SHAPES`) from index ``start`` on which ``f`` is bounded and which needs
+    at most ``cap`` (:data:`MAX_NODES`) nodes, the interval halved otherwise (up to
+    :data:`MAX_DEPTH`). Which shapes are tried changes the work, never the bound. Returns
+    ``(enclosure or None, index of the shape that passed first or None)``."""
     import flint
 
     arb = flint.arb
+    if negligible is not None:
+        bound = negligible(a, b)
+        if bound is not None and bound.is_finite() and bound <= tol:
+            return arb(0, arb(bound.upper()).upper()), None
     c = (a + b) / 2
     h = (b - a) / 2
     best = None
-    for tau, strips in SHAPES:
+    passed = None
+    shapes = SHAPES if shapes is None else shapes
+    for k in range(start, len(shapes)):
+        tau, strips = shapes[k]
         r = arb(tau + math.sqrt(tau * tau + 1))  # (an exact double: the bound uses it as is)
         M = ellipse_bound(f, c, h, r, strips)
         if M is None or not M.is_finite():
             continue
         n = _nodes_needed(M, h, r, tol)
         best = (n, r, M)
+        passed = k
         break
-    if best is None or best[0] > MAX_NODES:
+    if best is None or best[0] > (MAX_NODES if cap is None else cap):
         if depth >= MAX_DEPTH:
-            return None
-        left = _one(f, a, c, tol / 2, prec, depth + 1)
+            return None, passed
+        left, _ = _one(f, a, c, tol / 2, prec, depth + 1, 0, negligible)
         if left is None:
-            return None
-        right = _one(f, c, b, tol / 2, prec, depth + 1)
+            return None, passed
+        right, _ = _one(f, c, b, tol / 2, prec, depth + 1, 0, negligible)
         if right is None:
-            return None
-        return left + right
+            return None, passed
+        return left + right, passed
     n, r, M = best
     total = flint.acb(0)
     for x, w in gauss_legendre(n, prec):
         total += w * f(flint.acb(c + h * x), False)
     if not total.is_finite():
-        return None
+        return None, passed
     error = arb(64) / 15 * M * h / (r * r - 1) / r ** (2 * n)
-    return total.real * h + arb(0, error.upper())
+    return total.real * h + arb(0, error.upper()), passed
 
 
-def enclose(f, a, b, tol: float, pieces: int = 1):
+def enclose(f, a, b, tol: float, pieces: int = 1, negligible=None):
     r"""An ``arb`` enclosure of :math:`\int_a^b \operatorname{Re} f` (``a < b`` exact ``arb``
     numbers) by the Gauss--Legendre rule with its error bound (module docstring) on
     ``pieces`` equal intervals, each aiming at an error of ``tol/pieces``; ``None`` where
@@ -174,11 +211,17 @@ def enclose(f, a, b, tol: float, pieces: int = 1):
     tol = flint.arb(tol)
     total = flint.arb(0)
     step = (b - a) / pieces
+    start = 0
+    if pieces > 1 and WHOLE:
+        part, _ = _one(f, a, b, tol, prec, MAX_DEPTH, 0, negligible, WHOLE, WHOLE_NODES * pieces)
+        if part is not None:
+            return part
     for k in range(pieces):
         lo = a + k * step
         hi = b if k == pieces - 1 else a + (k + 1) * step
-        part = _one(f, lo, hi, tol / pieces, prec, 0)
+        part, passed = _one(f, lo, hi, tol / pieces, prec, 0, start, negligible)
         if part is None:
             return None
         total += part
+        start = 0 if passed is None else max(0, passed - 1)
     return total

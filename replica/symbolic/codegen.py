@@ -1486,6 +1486,34 @@ BALL_RULE_LENGTH = 2.0
 (a piece between kinks is cut into ``ceil(length / BALL_RULE_LENGTH)`` equal intervals)."""
 
 
+def _envelope_integral(C, B, Q, P, lo, width):
+    r"""For :func:`replica.symbolic.ballquad.enclose`: a function of ``(a, b)`` (``arb``, an
+    interval of the piece's variable :math:`s`, :math:`z = \mathrm{lo} + \mathrm{width}\,s`)
+    returning an upper bound of :math:`\int_{z_a}^{z_b} |F(z)|\varphi(z)\,dz` from the growth
+    envelope :math:`|F(z)| \le Ce^{Qz^2 + B|z|}|z|^P` (valid for real :math:`|z| \ge 1`,
+    :func:`replica.symbolic.gaussian.growth_envelope`): the length :math:`z_b - z_a` times the
+    ball of :math:`Ce^{(Q - 1/2)z^2 + B|z|}|z|^P/\sqrt{2\pi}` over the ball of :math:`z` (ball
+    arithmetic: an enclosure of its values over every :math:`z` of the interval and the
+    envelope's balls); ``None`` where the interval meets :math:`|z| < 1`. The integral of the
+    real part lies within plus or minus this bound."""
+    import flint
+
+    arb = flint.arb
+    Pb = arb(int(P.p)) / int(P.q) if hasattr(P, "q") else arb(P)
+
+    def bound(a, b):
+        z = lo + width * a.union(b)
+        za = abs(z)
+        if not za >= 1:
+            return None
+        length = abs(width * (b - a))
+        g = (Q - arb(1) / 2) * za * za + B * za + Pb * za.log()
+        out = length * abs(C) * g.exp() / (2 * arb.pi()).sqrt()
+        return arb(out.upper())
+
+    return bound
+
+
 def _gauss_arb(g: _GaussFunctions, values):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
@@ -1502,7 +1530,9 @@ def _gauss_arb(g: _GaussFunctions, values):
     :func:`replica.symbolic.ballquad.enclose` (Gauss--Legendre with the a-priori error bound
     of an analytic integrand, Trefethen's Theorem 19.3, aiming at the same tolerance: the goal,
     or the working precision, relative to :func:`_rough_size`); a piece where no ellipse of
-    analyticity is found goes to ``acb.integral``."""
+    analyticity is found goes to ``acb.integral``; an interval where the growth envelope bounds
+    the integral of :math:`|F|\varphi` below its share of the tolerance is that bound as a
+    radius, without evaluating the integrand (:func:`_envelope_integral`)."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
@@ -1575,8 +1605,9 @@ def _gauss_arb(g: _GaussFunctions, values):
                                      else 1)
             counts = [max(1, math.ceil(float(abs(hi - lo).upper()) / BALL_RULE_LENGTH))
                       for lo, hi in zip(points[:-1], points[1:])]
-            for piece, count in zip(pieces, counts):
-                part = enclose(piece, arb(0), arb(1), tol * count / sum(counts), count)
+            for piece, (lo, hi), count in zip(pieces, zip(points[:-1], points[1:]), counts):
+                part = enclose(piece, arb(0), arb(1), tol * count / sum(counts), count,
+                               _envelope_integral(C, B, Q, P, lo, hi - lo))
                 if part is None:  # (an ellipse not bounded: the adaptive integrator)
                     part = acb.integral(piece, 0, 1, **options).real
                 total += part
