@@ -128,3 +128,47 @@ def test_the_box_at_the_last_newton_iterate_is_tight(prec, radius):
         # |dp/domega| <= 1: the propagated width is at most the argument's radius
         floor = mpmath.ldexp(abs(root) + 1, -170)
         assert mpmath.mpf(float(b.rad())) <= 3 * radius + floor, (w, radius, b.rad())
+
+
+def test_a_remembered_newton_start_is_the_one_a_new_call_computes(prec, monkeypatch):
+    """The float64 start of the Krawczyk test's Newton iteration is remembered under the balls'
+    midpoints rounded to float64 (a certificate asks for it at the same node in the equations
+    at the centre, the Jacobian over the box at 56 bits and the reported values over the box):
+    balls that round to the same floats -- another radius, another precision -- reuse it, and
+    every enclosure is the one computed with the memo emptied (the same midpoint and radius)
+    and holds mpmath's root. Planted: the memo keyed on the first argument only -> the second
+    V gets the first V's start (the start test and the identity fail); the start memo not
+    emptied by ``forget_ball_enclosures`` -> the emptiness test fails."""
+    numeric = PROX._imp_
+    calls = []
+    float_root = type(numeric)._float_root
+
+    def counted(self, fa):
+        calls.append(tuple(fa))
+        return float_root(self, fa)
+
+    monkeypatch.setattr(type(numeric), "_float_root", counted)
+    cases = [("-7.25", "2.5"), ("-7.25", "0.375"), ("0.6875", "2.5"), ("12.5", "6.75")]
+    balls = [(56, 1e-9), (180, 0.0), (180, 1e-24)]  # the Jacobian, the centre, the report
+    got = {}
+    for w, V in cases:
+        for bits, radius in balls:
+            flint.ctx.prec = bits
+            args = (arb(w, radius), arb(V))
+            fa = [float(a.mid()) for a in args]
+            start = numeric._ball_start(args, False)
+            assert start == arb(float_root(numeric, fa)[0]), (w, V, bits)
+            got[w, V, bits, radius] = numeric.ball(*args)
+    # one float64 root per distinct pair of floats, however many balls share it
+    assert len(calls) == len(set(calls)) == len(cases), calls
+    assert numeric._start_memo
+    forget_ball_enclosures()
+    assert not numeric._start_memo and not numeric._ball_memo
+    for (w, V, bits, radius), b in got.items():
+        flint.ctx.prec = bits
+        forget_ball_enclosures()
+        fresh = numeric.ball(arb(w, radius), arb(V))
+        assert fresh.mid() == b.mid() and fresh.rad() == b.rad(), (w, V, bits, radius)
+        for dw in ((-radius, radius) if radius else (0,)):
+            root = _prox_mp(mpmath.mpf(w) + dw, mpmath.mpf(V))
+            assert _inside(root, b), (w, V, bits, radius, dw, b)
