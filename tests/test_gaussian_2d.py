@@ -99,6 +99,39 @@ def test_inner_errors_enter_the_outer_estimate(monkeypatch):
         assert abs(planted - ref) < mpmath.mpf(10) ** -10, (planted, ref)
 
 
+@pytest.mark.parametrize("raised", [False, True])
+def test_an_unresolved_outer_rule_is_refused_naming_what_was_tried(monkeypatch, raised):
+    """The refusal of a two-dimensional integral whose outer rule is not resolved names the rule
+    that was tried and its precision (not mpmath.quad, which this path never calls), and, where
+    it was the recomputation for a cancellation (planted: 100 bits reported lost), the bits
+    added; one line. The rule's failure is planted (NotResolved) at the first evaluation, or
+    only at the raised precision."""
+    from replica.symbolic import quadrature
+    from replica.symbolic.codegen import QuadratureError
+
+    ev = Evaluator([LOG_MGF], [a, b])
+    ev.functions("mp")
+    rule = quadrature.gauss_legendre_pieces
+    with mpmath.workdps(15):
+        base = mpmath.mp.prec
+
+        def planted(pieces, rtol, *args, **kw):
+            if not raised or mpmath.mp.prec > base + 20:
+                raise quadrature.NotResolved("the error estimate (planted) stays above")
+            return rule(pieces, rtol, *args, **kw)
+
+        monkeypatch.setattr(quadrature, "gauss_legendre_pieces", planted)
+        if raised:
+            monkeypatch.setattr(codegen, "_cancellation_bits", lambda totals, sizes: 100)
+        with pytest.raises(QuadratureError) as e:
+            ev.mp([mpmath.mpf(1) / 2, mpmath.mpf(3) / 4])
+    text = str(e.value)
+    assert "\n" not in text and "mpmath.quad" not in text, text
+    assert "(planted)" in text and "Gauss-Legendre" in text, text
+    assert f"at {base + 20 + (120 if raised else 0)} bits" in text, text
+    assert ("raised by 120 bits for a cancellation" in text) == raised, text
+
+
 def test_ball_arithmetic_refuses_in_one_line():
     ev = Evaluator([COS], [a, b])
     with pytest.raises(NotCertifiable, match="^not certifiable: ") as e:

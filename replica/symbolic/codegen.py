@@ -336,9 +336,8 @@ class QuadratureError(ConvergenceError):
     (mpmath), or whose value is not finite: the equations cannot be evaluated there (exit
     status 3, like a solve that does not converge; status ``non-finite``)."""
 
-    def __init__(self, message: str):
-        super().__init__(message, tried="mpmath.quad on the pieces between the kinks",
-                         status="non-finite")
+    def __init__(self, message: str, tried: str = "mpmath.quad on the pieces between the kinks"):
+        super().__init__(message, tried=tried, status="non-finite")
 
 
 class _GaussFunctions:
@@ -1074,11 +1073,21 @@ def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
     with the bits lost added to the precision (the inner integrals too), as
     :func:`_gauss_mp_rule` does for a one-dimensional one (same tolerance
     ``_CANCELLATION_GUARD_BITS``, same limit). Without it the map came out with 17 correct
-    digits of 24, 24 of 30."""
-    from .quadrature import NotResolved, gauss_legendre_pieces
+    digits of 24, 24 of 30.
+
+    Where the outer rule does not get there within its
+    :data:`~replica.symbolic.quadrature.MAX_REFINEMENTS` refinements the refusal names what was
+    tried: this rule, at which precision, and whether that was the recomputation raised for a
+    cancellation (the committee machine's map at 16 digits and :math:`\alpha = 10^{-20}/3`: at
+    the raised precision the outer rule ended its refinements with pieces near :math:`\xi = 0`
+    still at level 1; there is no tanh--sinh fallback here)."""
+    from .quadrature import MAX_REFINEMENTS, NotResolved, gauss_legendre_pieces
+
+    base = mpmath.mp.prec
 
     def rule():
         rtol = mpmath.mpf(10) ** -mpmath.mp.dps
+        raised = mpmath.mp.prec - base
         with mpmath.workprec(mpmath.mp.prec + 20):
             pieces = _mp_layout(g.kinks(*values), mpmath.mp.prec,
                                 lambda mid, half: _NestedRule(g, _piece_switches(g, mid, values),
@@ -1086,8 +1095,12 @@ def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
             try:
                 total, error, size = gauss_legendre_pieces(pieces, rtol / 2, g.levels)
             except NotResolved as exc:
+                tried = (f"adaptive Gauss-Legendre on the pieces between the kinks, "
+                         f"{MAX_REFINEMENTS} refinements of the outer rule, the inner integrals "
+                         f"by the same rule at each outer node, at {mpmath.mp.prec} bits"
+                         + (f" (raised by {raised} bits for a cancellation)" if raised else ""))
                 raise QuadratureError(f"a two-dimensional Gaussian integral is not resolved: "
-                                      f"{exc}") from None
+                                      f"{exc}", tried=tried) from None
             if not mpmath.isfinite(total):
                 raise QuadratureError("a Gaussian integral is not finite")
         return [total], [size]
