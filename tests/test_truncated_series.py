@@ -40,3 +40,11 @@ def test_a_half_integer_power_of_t_is_refused():
 def test_a_function_at_a_singular_point_is_refused():
     with pytest.raises(SeriesError, match="not analytic"):
         Expander(t).coefficients(sympy.log(sympy.sin(t) / t - 1), 3)
+
+
+def test_a_function_that_is_not_analytic_is_refused():
+    """|r + t| (r real) is analytic at t = 0 only for r != 0, and its series from SymPy's
+    derivatives of Abs holds sign and delta functions of r: refused, not expanded."""
+    r = sympy.Symbol("r", real=True)
+    with pytest.raises(SeriesError, match="not analytic"):
+        Expander(t).coefficients(sympy.Abs(r + t), 3)

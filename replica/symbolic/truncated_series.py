@@ -145,9 +145,18 @@ def _power(a: Series, r, n: int) -> Series:
                   unit.n + int(vr))
 
 
+NOT_ANALYTIC = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.DiracDelta, sympy.floor,
+                sympy.ceiling, sympy.re, sympy.im, sympy.arg, sympy.conjugate)
+"""Functions of one argument that are not analytic (kinks, jumps, complex parts): their
+Taylor series from SymPy's derivatives would hold sign or delta functions of the expansion
+point, so they are refused (the caller takes another route)."""
+
+
 def _function(f, arg: Series, n: int) -> Series:
     """``f(arg)`` for a SymPy function class ``f`` of one argument, by Taylor's series at
     ``arg``'s constant term."""
+    if issubclass(f, NOT_ANALYTIC):
+        raise SeriesError(f"{f.__name__} is not analytic")
     v = arg.valuation()
     if v is not None and v < 0:
         raise SeriesError(f"{f} of a series that starts with t^({v})")
