@@ -426,10 +426,20 @@ class Machine:
 
         y0 = [x0[i] / scale[i] for i in range(n)]
         what = f"{self.problem.name} saddle point"
+
+        def inside(y):
+            """Whether a trial point of the line search lies in the declared domain (no
+            declared-positive unknown below 0, every ``admissible`` condition positive): one
+            outside is not evaluated, its step is halved (evaluated there, logistic
+            regression's integrands held the square root of a negative margin, and each trial
+            point's quadrature ran 13-15 s)."""
+            x = theta(y)
+            return self._positive_mp(x) and self.admissible_mp(x, P, spec)
+
         if balls is not None and not {"equations", "jacobian"} & self._no_balls:
             try:
                 with ball_precision(mpmath.mp.dps):
-                    rep = self._newton_balls(y0, scale, rscale, balls, what, condition)
+                    rep = self._newton_balls(y0, scale, rscale, balls, what, condition, inside)
                 return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
                                     rep.jacobian)
             except (BallsNotFinite, NotEnclosable):
@@ -439,7 +449,7 @@ class Machine:
             J0 = mpmath.matrix([[mpmath.mpf(chord[i, j]) * scale[j] / rscale[i]
                                  for j in range(n)] for i in range(n)])
         rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
-                        residual=condition, J0=J0, last_step=last_step)
+                        residual=condition, J0=J0, last_step=last_step, inside=inside)
         last = None
         if rep.chord is not None:  # back to the unknowns x
             last = mpmath.matrix([[rep.chord[i, j] * rscale[i] / scale[j] for j in range(n)]
@@ -472,7 +482,8 @@ class Machine:
                 self._integrals_in_balls_cached = False
         return self._integrals_in_balls_cached
 
-    def _newton_balls(self, y0, scale, rscale, balls, what, condition) -> NewtonReport:
+    def _newton_balls(self, y0, scale, rscale, balls, what, condition,
+                      inside=None) -> NewtonReport:
         """:meth:`newton`'s iteration in ball arithmetic end to end (:func:`newton_arb`): the
         same scaled unknowns, equations and Jacobian, evaluated by the generated ``arb`` code
         at the working precision, in the scaled unknowns ``y``. The report's ``jacobian`` is
@@ -513,7 +524,8 @@ class Machine:
                 rows.append(row)
             return arb_mat(rows)
 
-        rep = newton_arb(F, J, y0, what=what, condition=condition, residual=condition)
+        rep = newton_arb(F, J, y0, what=what, condition=condition, residual=condition,
+                         inside=inside)
         rep.jacobian = [b.mid() for b in last] if last else None
         return rep
 

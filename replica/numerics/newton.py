@@ -154,7 +154,8 @@ def not_converged(what: str, maxiter: int, res) -> ConvergenceError:
 
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
               balls: bool = False, condition: bool = True,
-              residual: bool = True, J0=None, last_step: bool = True) -> NewtonReport:
+              residual: bool = True, J0=None, last_step: bool = True,
+              inside: Callable | None = None) -> NewtonReport:
     r"""Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
     working precision, 5-10x faster than mpmath's LU for the systems here).
@@ -192,7 +193,11 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     differs from the Newton step by a relative :math:`O(\kappa\,|y_0 - y_{J_0}|)`), else a
     fresh Jacobian is computed; so is every chord step that does not shrink at least 4x from
     the step before (a matrix that does not contract). The iterate, its equations and the
-    stopping tests are those of this precision whatever ``J0`` is."""
+    stopping tests are those of this precision whatever ``J0`` is.
+
+    ``inside`` (optional): a predicate on an iterate; a trial point of the line search where it
+    is false is not evaluated, the step is halved as where ``F`` cannot be evaluated (the
+    caller's declared domain: an admissible condition, positive unknowns)."""
     solve = _ball_solve if balls else mpmath.lu_solve
     y = mpmath.matrix([mpmath.mpf(v) for v in y0])
     n = len(y)
@@ -282,6 +287,9 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         t = mpmath.mpf(1)
         for _ in range(30):
             yn = y + t * dy
+            if inside is not None and not inside(as_list(yn)):
+                t /= 2  # a trial point outside the caller's domain is not evaluated (docstring)
+                continue
             try:
                 fn = F(as_list(yn))
             except (OverflowError, ZeroDivisionError, TypeError, ValueError):
@@ -324,7 +332,8 @@ def _mids(values) -> list:
 
 
 def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
-               condition: bool = True, residual: bool = True) -> NewtonReport:
+               condition: bool = True, residual: bool = True,
+               inside: Callable | None = None) -> NewtonReport:
     r""":func:`newton_mp` with every number a python-flint ball midpoint at the working precision
     (``F`` returns a list of balls, ``J`` an ``arb_mat``; ``y0`` a list of ``mpf``): the same
     iteration, step halving and stopping tests, without converting between mpmath and flint at
@@ -425,6 +434,9 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
         t = one
         for _ in range(30):
             yn = [(a + t * b).mid() for a, b in zip(y, dy)]
+            if inside is not None and not inside([ball_to_mpf(b) for b in yn]):
+                t = t / 2  # outside the caller's domain: not evaluated (see newton_mp)
+                continue
             fn = _mids(F(yn))
             rn = norm(fn)
             if rn < res:
