@@ -305,6 +305,26 @@ def test_follow_keeps_the_metastable_branch_and_stops_at_its_end(files, capsys):
     assert out.count("converged") == 8 and "h=4/5: stalled" in out
 
 
+def test_follow_halves_a_step_that_newton_cannot_take(files, capsys, monkeypatch):
+    """The branch x = a of ``(x - a) exp(a - x) = 0`` followed from a = 3 to a = 1/2 in one
+    step: Newton's method from x = 3 diverges at a = 1/2 (from any x > a + 1 its steps run to
+    +infinity, where the residual vanishes), so the step is halved -- a = 7/4 diverges too,
+    a = 19/8 converges -- and the branch is followed through 19/8 to 1/2, where the solution is
+    the closed form x = a. Without halving (the planted failure) the continuation stops."""
+    from replica.analysis import first_order
+
+    argv = ["solve", "--model", str(files / "escape.py"), "--a", "3", "--start", "x=3",
+            "--follow", "a:1/2:1", "--dps", "20", "--json"]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    points = json.loads(out)["points"]
+    assert [p["a"] for p in points] == ["3", "1/2"]  # the intermediate values are not printed
+    assert abs(mpmath.mpf(points[-1]["order_parameters"]["x"]) - mpmath.mpf(1) / 2) < 1e-19
+    monkeypatch.setattr(first_order, "HALVINGS", 0)
+    code, out, err = run(capsys, *argv[:-1])
+    assert code == 3 and "lost at a = 1/2" in err and "halved 0 times" in out, (code, out, err)
+
+
 def test_first_order_needs_a_free_energy(files, capsys):
     code, out, err = run(capsys, "transition", "--model", str(files / "hyperbola.py"), "--kind",
                          "first-order", "--vary", "a", "--between", "1,2", "--b", "1",

@@ -508,56 +508,114 @@ def fold(problem, parameter: str, guess, start: Mapping, fixed: Mapping | None =
 # ---------------------------------------------------------------------------------------------
 #: The largest relative distance between a continued solution and its extrapolation.
 JUMP = mpmath.mpf(1) / 4
+#: How many times a step of :func:`follow` may be halved before the branch is called lost.
+HALVINGS = 8
 
 
 def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | None = None,
-           dps: int = 30, progress=None) -> list:
+           dps: int = 30, progress=None, halvings: int | None = None) -> list:
     r"""Follow one branch of solutions along ``parameter`` through ``values`` (raw values, in
-    order), the other parameters ``fixed``: natural-parameter continuation. The first point is
-    solved by Newton's method from ``start`` (``{unknown: value}``); each next one from the
-    linear extrapolation of the last two solutions (the secant predictor
+    order), the other parameters ``fixed``: natural-parameter continuation with step control.
+    The first point is solved by Newton's method from ``start`` (``{unknown: value}``); each next
+    one from the linear extrapolation of the last two solutions (the secant predictor
     :math:`x_{k+1} \approx x_k + (x_k - x_{k-1})(p_{k+1} - p_k)/(p_k - p_{k-1})`; from the last
     solution at the second point), so the solve stays on the branch it started on -- a
     metastable branch included -- as long as the steps are small against the distance to the
     other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`
-    with ``start=``). Returns ``[(raw value, Result or ConvergenceError)]``; after a point that
-    fails (e.g. past the branch's end, a spinodal), or whose solution is further than
-    ``JUMP`` (relative, max over the unknowns) from the extrapolation (Newton's method fell
-    back to the declared start, or jumped to another branch), the continuation stops."""
+    with ``start=``).
+
+    A step is accepted when Newton's method converges and its solution is within ``JUMP``
+    (relative, max over the unknowns) of the extrapolation. Otherwise the step from the last
+    solution :math:`p_k` towards the requested value :math:`P` is halved: the branch is solved at
+    :math:`p_k + (P - p_k)/2^j` (an exact rational), :math:`j = 1, \dots,` ``halvings``, and
+    after each accepted intermediate point the step towards :math:`P` is doubled again. On a
+    smooth branch the extrapolation's error falls like the step squared, so small enough steps
+    are accepted; past the branch's end (a spinodal), or where Newton's method jumps to another
+    branch at every step size, the distance stays of order one and the continuation stops after
+    ``halvings`` halvings (default :data:`HALVINGS`), at a step :math:`2^{-\text{halvings}}` of
+    the requested one.
+    Intermediate points feed the extrapolation and are not returned. Returns
+    ``[(raw value, Result or ConvergenceError)]`` for the requested values reached, the last a
+    :class:`ConvergenceError` when the continuation stopped."""
     from ..numerics.driver import solve_params
 
     fixed = dict(fixed or {})
+    halvings = HALVINGS if halvings is None else halvings
     out = []
-    guess = dict(start)
-    history = []  # (parameter value, {unknown: mpf})
-    for i, raw in enumerate(values):
+    history = []  # (exact parameter value, {unknown: mpf})
+
+    def attempt(raw):
+        """Solve at ``raw`` from the extrapolation of ``history``: ``(params value, result or
+        error)``; a solution too far from the extrapolation is a STALLED error."""
         params = problem.schema.parse({**fixed, parameter: raw})
-        x = _mpf(getattr(params, parameter))
-        if len(history) >= 2:
+        exact = getattr(params, parameter)
+        if not history:
+            guess = dict(start)
+        elif len(history) == 1:
+            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in history[-1][1].items()}
+        else:
             (p0, x0), (p1, x1) = history[-2], history[-1]
             with mpmath.workdps(dps + GUARD):
-                t = (x - p1) / (p1 - p0)
-                guess = {k: x1[k] + (x1[k] - x0[k]) * t for k in x1}
-            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in guess.items()}
-        elif history:
-            guess = {k: mpmath.nstr(v, dps + GUARD) for k, v in history[-1][1].items()}
+                t = (_mpf(exact) - _mpf(p1)) / (_mpf(p1) - _mpf(p0))
+                guess = {k: mpmath.nstr(x1[k] + (x1[k] - x0[k]) * t, dps + GUARD) for k in x1}
         try:
             res = solve_params(problem, params, dps=dps, start=guess)
         except ConvergenceError as exc:
-            out.append((raw, exc))
+            return exact, exc
+        if history:
+            with mpmath.workdps(dps + GUARD):
+                jump = max(abs(res.all_values[k] - _mpf(v)) / max(abs(_mpf(v)), mpmath.mpf(1) / 100)
+                           for k, v in guess.items())
+            if jump > JUMP:
+                return exact, ConvergenceError(
+                    f"the solution at {parameter} = {raw} is {mpmath.nstr(jump, 3)} (relative) "
+                    "from the branch's extrapolation", tried="Newton from the extrapolated point",
+                    status=Status.STALLED)
+        return exact, res
+
+    def accept(exact, res):
+        history.append((exact, {k: res.all_values[k] for k in start}))
+
+    for i, raw in enumerate(values):
+        exact, res = attempt(raw)
+        div = 1
+        while isinstance(res, ConvergenceError) and history and div < 2 ** halvings:
+            last = Fraction(history[-1][0])
+            div *= 2
+            mid_exact, mid = attempt(_exact_str(last + (Fraction(exact) - last) / div))
+            if isinstance(mid, ConvergenceError):
+                continue
+            accept(mid_exact, mid)
+            div = 1
+            exact, res = attempt(raw)
+        if isinstance(res, ConvergenceError):
+            if history:
+                last = history[-1][0]
+                res = ConvergenceError(
+                    f"{_without_tried(res)}; the branch is lost between "
+                    f"{parameter} = {_exact_str(Fraction(last))} (the last solution) and {raw}: "
+                    f"steps halved {halvings} times, down to "
+                    f"{mpmath.nstr(abs(_mpf(Fraction(exact) - Fraction(last))) / 2 ** halvings, 3)}"
+                    " (it ends, or jumps to another branch)",
+                    tried=getattr(res, "tried", None) or "Newton from the extrapolated point",
+                    status=getattr(res, "status", Status.STALLED))
+            out.append((raw, res))
             break
-        with mpmath.workdps(dps + GUARD):
-            jump = max(abs(res.all_values[k] - _mpf(v)) / max(abs(_mpf(v)), mpmath.mpf(1) / 100)
-                       for k, v in guess.items())
-        if history and jump > JUMP:
-            out.append((raw, ConvergenceError(
-                f"the solution at {parameter} = {raw} is {mpmath.nstr(jump, 3)} (relative) "
-                "from the branch's extrapolation: the branch is lost (it ends, or the step is "
-                "too large)", tried="Newton from the extrapolated point",
-                status=Status.STALLED)))
-            break
+        accept(exact, res)
         out.append((raw, res))
-        history.append((x, {k: res.all_values[k] for k in guess}))
         if progress:
             progress(i + 1, len(values))
     return out
+
+
+def _without_tried(exc: ConvergenceError) -> str:
+    """The message of ``exc`` without its ``(tried: ...)`` tail."""
+    text = str(exc)
+    tail = f" (tried: {exc.tried})" if getattr(exc, "tried", "") else ""
+    return text[:-len(tail)] if tail and text.endswith(tail) else text
+
+
+def _exact_str(x: Fraction) -> str:
+    """An exact rational as the schema parses it (``p/q`` or ``p``)."""
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"

@@ -46,7 +46,11 @@ def register(subparsers):
                             help="with one --start: follow the branch through that start, from "
                                  "the given value of the parameter NAME to TO in N equal steps "
                                  "(default 10), each solved from the extrapolation of the "
-                                 "previous solutions (continuation: a ""metastable branch is kept); stops where the branch is lost")
+                                 "previous solutions (continuation: a metastable branch is "
+                                 "kept); a step whose solve fails, or lands far from the "
+                                 "extrapolation, is halved (up to 8 times) and the branch "
+                                 "followed through the intermediate values; stops where the "
+                                 "branch is still lost")
 
         return CommandHook(arguments, _run, description="Solve its equations at one point.")
 
