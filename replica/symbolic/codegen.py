@@ -1527,6 +1527,19 @@ def _envelope_integral(C, B, Q, P, lo, width):
     return bound
 
 
+def _calls_implicit(f) -> bool:
+    """Whether the generated function ``f`` names the numeric implementation of an implicit
+    function (:mod:`replica.symbolic.implicit`, whose ball enclosures are remembered under the
+    exact argument balls): only there do integrals gain by sharing their nodes
+    (:class:`~replica.symbolic.ballquad.NodePlan`); elsewhere the shared counts are only
+    more work."""
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    code, names = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+    if module is None or code is None:
+        return False
+    return any(isinstance(names.get(n), module._Numeric) for n in code.co_names)
+
+
 def _gauss_arb(g: _GaussFunctions, values, plan=None):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
@@ -2778,7 +2791,8 @@ class Evaluator:
             return out
         out: list = []
         plan = None
-        if backend == "arb" and len(gauss) > 1:
+        if backend == "arb" and len(gauss) > 1 and any(_calls_implicit(g.integrand)
+                                                       for g in gauss):
             from .ballquad import NodePlan
 
             plan = NodePlan()
