@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "SHAPES", "WHOLE", "WHOLE_NODES",
-           "MAX_NODES", "MAX_DEPTH"]
+__all__ = ["enclose", "gauss_legendre", "ellipse_bound", "NodePlan", "SHAPES", "WHOLE",
+           "WHOLE_NODES", "MAX_NODES", "MAX_DEPTH"]
 
 SHAPES = ((1.0, 4), (0.5, 4), (0.25, 8), (0.125, 16), (0.0625, 16))
 r"""The ellipses tried in turn: :math:`\tau = B/h` (the semi-minor axis over the interval's
@@ -151,12 +151,81 @@ def _nodes_needed(M, h, r, tol):
     return max(1, math.ceil(float(ratio.upper())))
 
 
-def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=None):
+class NodePlan:
+    r"""The node counts already used on each interval by the integrals of one group (the
+    Gaussian integrals of one evaluation, :func:`replica.symbolic.codegen._gauss_arb`, which
+    share their argument balls and hence, at the same node ball, their integrands' inner
+    functions -- the proximal root of :mod:`replica.symbolic.implicit`, whose enclosures are
+    remembered under the exact balls). :meth:`nodes` raises an integral's :math:`n` to the
+    smallest count at most :data:`SHARE` times it already used on the same interval (exact
+    endpoints, the same precision): the same node balls, so those enclosures are found in the
+    memo. Any :math:`n' \ge n` keeps the bound of the module docstring below the tolerance
+    (:math:`r^{-2n'} \le r^{-2n}`), and the error added is computed for the :math:`n'` used,
+    so a plan changes the work, never what is proved. An interval one integral halved is
+    halved by the others (:meth:`was_halved`), so that they meet on the same intervals."""
+
+    SHARE = 3
+    """A count used on the interval is taken where it is at most this many times the one
+    needed (an evaluation at a shared node costs the integrand without the root, about a
+    third of a fresh one at the logistic point)."""
+
+    def __init__(self):
+        self._used: dict = {}
+        self._halved: set = set()
+
+    def halved(self, c, h, prec) -> None:
+        """Remember that an integral halved the interval (centre ``c``, half-length ``h``)."""
+        key = self._key(c, h, prec)
+        if key is not None:
+            self._halved.add(key)
+
+    def was_halved(self, c, h, prec) -> bool:
+        """Whether an integral of the plan halved the interval: :func:`enclose` then halves it
+        too (the halves' nodes are shared; halving changes the work, never the bound)."""
+        key = self._key(c, h, prec)
+        return key is not None and key in self._halved
+
+    @staticmethod
+    def _key(c, h, prec):
+        if c.rad() != 0 or h.rad() != 0:
+            return None
+        return (c.mid().man_exp(), h.mid().man_exp(), prec)
+
+    def nodes(self, c, h, prec, n: int) -> int:
+        """The node count to use on the interval of centre ``c`` and half-length ``h``
+        (``arb``) where ``n`` are needed: a count already used there in ``[n, SHARE n]``, the
+        smallest, or :meth:`rung` of ``n`` (then remembered)."""
+        key = self._key(c, h, prec)
+        if key is None:
+            return n
+        used = self._used.setdefault(key, [])
+        fits = [m for m in used if n <= m <= self.SHARE * n]
+        if fits:
+            return min(fits)
+        m = self.rung(n)
+        used.append(m)
+        return m
+
+    @staticmethod
+    def rung(n: int) -> int:
+        """``n`` rounded up to four significant bits (at most 1/8 more; ``n`` itself up to
+        16): the integrals of a group need nearly the same counts (90, 91, 92 nodes on one
+        interval), which then fall on one count."""
+        if n <= 16:
+            return n
+        step = 1 << (n.bit_length() - 4)
+        return -(-n // step) * step
+
+
+def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=None,
+         plan=None):
     r"""One interval: ``[-B, B]`` where ``negligible(a, b)`` (an upper bound of
     :math:`\int_a^b |f|`, or ``None``) is at most ``tol``; else the rule on the first ellipse of
     ``shapes`` (:data:`SHAPES`) from index ``start`` on which ``f`` is bounded and which needs
     at most ``cap`` (:data:`MAX_NODES`) nodes, the interval halved otherwise (up to
-    :data:`MAX_DEPTH`). Which shapes are tried changes the work, never the bound. Returns
+    :data:`MAX_DEPTH`); ``plan`` (a :class:`NodePlan`) may raise the node count to one
+    another integral used on the same interval. Which shapes are tried changes the work, never
+    the bound. Returns
     ``(enclosure or None, index of the shape that passed first or None)``."""
     import flint
 
@@ -170,7 +239,10 @@ def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=N
     best = None
     passed = None
     shapes = SHAPES if shapes is None else shapes
-    for k in range(start, len(shapes)):
+    # (an interval another integral of the plan halved is halved at once: its halves' nodes
+    # are shared, where this one might have passed on a thin ellipse with nodes of its own)
+    follow = plan is not None and depth < MAX_DEPTH and plan.was_halved(c, h, prec)
+    for k in range(start, 0 if follow else len(shapes)):
         tau, strips = shapes[k]
         r = arb(tau + math.sqrt(tau * tau + 1))  # (an exact double: the bound uses it as is)
         M = ellipse_bound(f, c, h, r, strips)
@@ -183,14 +255,18 @@ def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=N
     if best is None or best[0] > (MAX_NODES if cap is None else cap):
         if depth >= MAX_DEPTH:
             return None, passed
-        left, _ = _one(f, a, c, tol / 2, prec, depth + 1, 0, negligible)
+        if plan is not None:
+            plan.halved(c, h, prec)
+        left, _ = _one(f, a, c, tol / 2, prec, depth + 1, 0, negligible, plan=plan)
         if left is None:
             return None, passed
-        right, _ = _one(f, c, b, tol / 2, prec, depth + 1, 0, negligible)
+        right, _ = _one(f, c, b, tol / 2, prec, depth + 1, 0, negligible, plan=plan)
         if right is None:
             return None, passed
         return left + right, passed
     n, r, M = best
+    if plan is not None:
+        n = plan.nodes(c, h, prec, n)
     total = flint.acb(0)
     for x, w in gauss_legendre(n, prec):
         total += w * f(flint.acb(c + h * x), False)
@@ -200,11 +276,13 @@ def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=N
     return total.real * h + arb(0, error.upper()), passed
 
 
-def enclose(f, a, b, tol: float, pieces: int = 1, negligible=None):
+def enclose(f, a, b, tol: float, pieces: int = 1, negligible=None, plan=None):
     r"""An ``arb`` enclosure of :math:`\int_a^b \operatorname{Re} f` (``a < b`` exact ``arb``
     numbers) by the Gauss--Legendre rule with its error bound (module docstring) on
     ``pieces`` equal intervals, each aiming at an error of ``tol/pieces``; ``None`` where
-    an interval's ellipse cannot be bounded (the caller falls back to ``acb.integral``)."""
+    an interval's ellipse cannot be bounded (the caller falls back to ``acb.integral``).
+    ``plan`` (a :class:`NodePlan` shared by integrals over the same intervals) may raise an
+    interval's node count to one already used there."""
     import flint
 
     prec = flint.ctx.prec
@@ -219,7 +297,7 @@ def enclose(f, a, b, tol: float, pieces: int = 1, negligible=None):
     for k in range(pieces):
         lo = a + k * step
         hi = b if k == pieces - 1 else a + (k + 1) * step
-        part, passed = _one(f, lo, hi, tol / pieces, prec, 0, start, negligible)
+        part, passed = _one(f, lo, hi, tol / pieces, prec, 0, start, negligible, plan=plan)
         if part is None:
             return None
         total += part

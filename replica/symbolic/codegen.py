@@ -1527,7 +1527,20 @@ def _envelope_integral(C, B, Q, P, lo, width):
     return bound
 
 
-def _gauss_arb(g: _GaussFunctions, values):
+def _calls_implicit(f) -> bool:
+    """Whether the generated function ``f`` names the numeric implementation of an implicit
+    function (:mod:`replica.symbolic.implicit`, whose ball enclosures are remembered under the
+    exact argument balls): only there do integrals gain by sharing their nodes
+    (:class:`~replica.symbolic.ballquad.NodePlan`); elsewhere the shared counts are only
+    more work."""
+    module = sys.modules.get("replica.symbolic.implicit")  # (not imported: none is declared)
+    code, names = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+    if module is None or code is None:
+        return False
+    return any(isinstance(names.get(n), module._Numeric) for n in code.co_names)
+
+
+def _gauss_arb(g: _GaussFunctions, values, plan=None):
     r"""An enclosure of the integral for every point of the argument balls: ``acb.integral`` of
     each piece of :math:`[-T, T]` between the kinks, mapped to :math:`[0, 1]` (``z = lo + (hi -
     lo) s``, so that kinks that are balls stay in the integrand), plus the tails
@@ -1545,7 +1558,15 @@ def _gauss_arb(g: _GaussFunctions, values):
     or the working precision, relative to :func:`_rough_size`); a piece where no ellipse of
     analyticity is found goes to ``acb.integral``; an interval where the growth envelope bounds
     the integral of :math:`|F|\varphi` below its share of the tolerance is that bound as a
-    radius, without evaluating the integrand (:func:`_envelope_integral`)."""
+    radius, without evaluating the integrand (:func:`_envelope_integral`). A piece with exact
+    ends is integrated in :math:`z` itself (the nodes :math:`m + hx_j` of an interval of centre
+    :math:`m`, half-length :math:`h`). ``plan`` (a :class:`~replica.symbolic.ballquad.NodePlan`
+    shared by the integrals of one evaluation, :meth:`Evaluator.gaussian_values`): ``T`` is
+    rounded up to an even integer (a larger ``T`` only shrinks the tail bound, computed at the
+    ``T`` used), so that the integrals' intervals of length 2 fall on the same grid of even
+    integers whatever their envelopes, and each interval's node count may be raised to one
+    another integral used there (same node balls: their implicit roots' enclosures are
+    remembered)."""
     import flint
 
     from .gaussian import EnvelopeError, tail_bound
@@ -1565,8 +1586,10 @@ def _gauss_arb(g: _GaussFunctions, values):
                             f"not below 1/2 - 1/128 on the box (up to {float(Q.upper()):.5g}): "
                             "its tails are not dominated by the Gaussian weight")
     T = int(mpmath.ceil(float(B.upper()) / width + float(P)
-                        + math.sqrt(2 * (prec + 10) * math.log(2) / width)))
-    T = arb(T + 2)
+                        + math.sqrt(2 * (prec + 10) * math.log(2) / width))) + 2
+    if plan is not None:
+        T += T % 2
+    T = arb(T)
     try:
         tail = tail_bound(C, B, P, T, Q)
     except EnvelopeError as exc:
@@ -1586,7 +1609,7 @@ def _gauss_arb(g: _GaussFunctions, values):
         if not a < b:
             raise NotEnclosable("two kinks of a Gaussian integral are not separated on the box")
     acb_values = [acb(v) for v in values]
-    pieces = []
+    pieces, switches = [], []
     for lo, hi in zip(points[:-1], points[1:]):
         sw = []
         for u in g.arguments((lo + hi) / 2, *values):
@@ -1599,6 +1622,7 @@ def _gauss_arb(g: _GaussFunctions, values):
                 raise NotEnclosable("a Heaviside switch of a Gaussian integral is undecided "
                                     "on a piece")
         lo_c, width = acb(lo), acb(hi - lo)
+        switches.append(sw)
         pieces.append(lambda s, analytic, sw=sw, lo_c=lo_c, width=width:
                       g.integrand(lo_c + width * s, *sw, *acb_values) * width)
     goal = _INTEGRAL_GOAL[0]
@@ -1618,9 +1642,16 @@ def _gauss_arb(g: _GaussFunctions, values):
                                      else 1)
             counts = [max(1, math.ceil(float(abs(hi - lo).upper()) / BALL_RULE_LENGTH))
                       for lo, hi in zip(points[:-1], points[1:])]
-            for piece, (lo, hi), count in zip(pieces, zip(points[:-1], points[1:]), counts):
-                part = enclose(piece, arb(0), arb(1), tol * count / sum(counts), count,
-                               _envelope_integral(C, B, Q, P, lo, hi - lo))
+            for k, ((lo, hi), count) in enumerate(zip(zip(points[:-1], points[1:]), counts)):
+                share = tol * count / sum(counts)
+                if lo.rad() == 0 and hi.rad() == 0:  # (in z: the same node balls whatever T)
+                    part = enclose(lambda z, analytic, sw=switches[k]:
+                                   g.integrand(z, *sw, *acb_values), lo, hi, share, count,
+                                   _envelope_integral(C, B, Q, P, arb(0), arb(1)), plan)
+                else:
+                    part = enclose(pieces[k], arb(0), arb(1), share, count,
+                                   _envelope_integral(C, B, Q, P, lo, hi - lo), plan)
+                piece = pieces[k]
                 if part is None:  # (an ellipse not bounded: the adaptive integrator)
                     part = acb.integral(piece, 0, 1, **options).real
                 total += part
@@ -2759,6 +2790,12 @@ class Evaluator:
                     out[k] = _gauss_mp(g, list(values) + out[:k])
             return out
         out: list = []
+        plan = None
+        if backend == "arb" and len(gauss) > 1 and any(_calls_implicit(g.integrand)
+                                                       for g in gauss):
+            from .ballquad import NodePlan
+
+            plan = NodePlan()
         for g in gauss:  # integral k is a function of the values and the integrals before it
             if g.inner:  # a two-dimensional integral's inner one: at the outer one's nodes
                 out.append(np.asarray(np.nan))
@@ -2781,7 +2818,7 @@ class Evaluator:
                                              for v in list(values) + out],
                                          np.float64, split=split).astype(dtype))
             else:
-                out.append(_gauss_arb(g, list(values) + out))
+                out.append(_gauss_arb(g, list(values) + out, plan))
         return out
 
     def mp(self, values, pairs=None) -> list:
