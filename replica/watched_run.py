@@ -236,12 +236,12 @@ holds (:func:`pause_collector`)."""
 
 def pause_collector() -> None:
     """Pause Python's cyclic garbage collector for the start-up of the ``replica`` process
-    (:func:`replica.cli.console` calls it first): the modules imported then (SymPy's alone are
+    (``replica.cli.console`` calls it first): the modules imported then (SymPy's alone are
     some 10^5 objects) live as long as the process, and a collector left on examines each of
     them in every generation it passes through -- about 0.07 s of CPU time, several percent of
     a 30-digit point of a Gaussian-integral model, for garbage it does not find. The pause ends
     with :func:`resume_collector`, before any user code runs (:func:`run_watched`) and before a
-    command computes (:func:`replica.cli.main`). A collector already disabled is left alone."""
+    command computes (``replica.cli.main``). A collector already disabled is left alone."""
     if gc.isenabled() and not _START_UP_PAUSE:
         gc.disable()
         _START_UP_PAUSE.append(True)
@@ -249,7 +249,7 @@ def pause_collector() -> None:
 
 def resume_collector() -> None:
     """End :func:`pause_collector`'s pause, if one holds: the objects made so far (the imported
-    modules) are moved to the collector's permanent generation (:func:`gc.freeze`: later
+    modules) are moved to the collector's permanent generation (``gc.freeze``: later
     collections, the full ones included, skip them), then the collector is on again, with its
     usual thresholds, for everything made after (a model file's objects, a solve's). Without a
     pause nothing changes."""
