@@ -1,11 +1,13 @@
 """A 30-digit point of logistic regression and of the other quadrature examples (issue 26's
 "a 30-digit point of a quadrature model costs <= 1 s"), the ``replica solve`` command of each in
-a fresh process with a warm code cache, this tree beside a baseline tree (and, with
-``--start PATH``, a third: the start commit of a branch); plus where the logistic point's time
-goes, counted and timed inside one process of this tree.
+a fresh process with a warm code cache (and, ``lowrank``, a built-in model's 15-digit point:
+the command's start-up on the path that imports no SymPy), this tree beside a baseline tree
+(and, with ``--start PATH``, a third: the start commit of a branch); plus where the logistic
+point's time goes, counted and timed inside one process of this tree.
 
     python -m benchmarks.logistic_point --baseline PATH [--start PATH] [--repeats 5]
                                         [--commands logistic,lasso,...] [--no-write]
+                                        [--collector]
 
 Each tree gets its own code cache, warmed by one run that is not timed (the first run pays for
 code generation, which is not what this measures), and its own bytecode cache
@@ -26,6 +28,11 @@ the CPU time inside the quadrature against the whole ``replica.cli.main`` call.
 Per command and tree the same counts, summed (evaluations, nodes, roots solved), are the
 table's 'work' column: trees that do the same work and differ in time differ by the machine's
 noise (a machine shared with other jobs), not by the code.
+
+``--collector``: instead, the CPU seconds Python's cyclic garbage collector spends in the first
+command's process (the ``replica`` command's own entry point, :func:`replica.cli.console`, whose
+start-up may pause it), timed by a ``gc.callbacks`` hook installed before the command starts,
+median of ``--repeats`` processes per tree, the trees alternating; nothing is written.
 
 Writes the README section ``logistic_point``."""
 
@@ -52,6 +59,9 @@ COMMANDS = {
     "hinge_svm": "--model examples/hinge_svm.py --alpha 2 --dps 30",
     "capacity": "--model examples/perceptron_capacity.py --kappa 0 --dps 40",
     "glm_logistic": "--model examples/glm_logistic.py --alpha 2 --lam 1/10 --eta 9/10 --dps 30",
+    # a built-in model's 15-digit point: the command's start-up without SymPy (for reference)
+    "lowrank": "--model lowrank --sigma 1/10 --test outside:1/3 --alpha 2 --kappa 1/2 "
+               "--rho 1/100 --tau 2 --lam 1/10 --dps 15",
 }
 
 
@@ -127,6 +137,49 @@ print(json.dumps({"calls": calls, "nodes": nodes, "seconds": seconds, "total": t
 """
 
 
+COLLECTOR = r"""
+import atexit, gc, json, sys, time
+spent = [0.0, 0, 0.0]  # CPU seconds in collections, collections, the current one's start
+def timed(phase, info):
+    if phase == "start":
+        spent[2] = time.process_time()
+    else:
+        spent[0] += time.process_time() - spent[2]
+        spent[1] += 1
+gc.callbacks.append(timed)
+atexit.register(lambda: sys.stderr.write("COLLECTOR " + json.dumps(spent[:2]) + "\n"))
+from replica.cli import console
+console()
+"""
+
+
+def collector(tree: str, cache: str, pyc: str, command: str) -> tuple:
+    """``(CPU seconds in collections, collections, CPU seconds of the process)`` of
+    ``replica COMMAND`` run through :func:`replica.cli.console` in ``tree``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run([sys.executable, "-c", COLLECTOR, "solve", *command.split()],
+                          cwd=tree, env=_env(tree, cache, pyc), capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    line = [t for t in proc.stderr.splitlines() if t.startswith("COLLECTOR ")][-1]
+    seconds, count = json.loads(line.split(" ", 1)[1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, count, cpu
+
+
+def collector_main(trees: dict, dirs: dict, name: str, repeats: int) -> None:
+    command = COMMANDS[name]
+    got = {side: [] for side in trees}
+    for side, tree in trees.items():  # the warm-up: code generation, not counted
+        _run(tree, *dirs[side], command)
+    for _ in range(repeats):
+        for side, tree in trees.items():
+            got[side].append(collector(tree, *dirs[side], command))
+    for side, runs in got.items():
+        med = [statistics.median(r[i] for r in runs) for i in range(3)]
+        print(f"{side}: the collector {med[0]:.3f} s CPU in {med[1]:.0f} collections, the "
+              f"process {med[2]:.2f} s CPU (medians of {repeats}; `replica solve {command}`)")
+
+
 def breakdown(tree: str, cache: str, pyc: str, name: str = "logistic") -> dict:
     code = BREAKDOWN.replace("@COMMAND@", repr(COMMANDS[name]))
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=_env(tree, cache, pyc),
@@ -152,6 +205,12 @@ def main():
     for c, p in dirs.values():
         os.makedirs(c)
         os.makedirs(p)
+    if "--collector" in sys.argv:
+        try:
+            collector_main(trees, dirs, names[0], repeats)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return
     load0 = os.getloadavg()[0]
     rows, notes = [], []
     try:

@@ -16,6 +16,7 @@ from .commands.common import OneLineParser
 from .commands.phase_diagram import route_builtin_plane
 from .errors import ReplicaError
 from .registry import forget_model_file, route_model_file
+from .watched_run import pause_collector, resume_collector
 
 #: Sub-command modules, each with ``register(subparsers)``; add new commands here.
 COMMAND_MODULES = [
@@ -92,6 +93,7 @@ def main(argv=None) -> int:
         argv = route_model_file(route_builtin_plane(argv))
         command = next((t for t in argv if not t.startswith("-")), None)
         args = build_parser(command).parse_args(argv)
+        resume_collector()  # (console's start-up pause ends before the command computes)
         status = int(args.run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's final flush
         return status
@@ -153,7 +155,11 @@ def exit_now(status) -> None:
 
 
 def console() -> None:
-    """The ``replica`` command and ``python -m replica``: :func:`main`, then :func:`exit_now`."""
+    """The ``replica`` command and ``python -m replica``: :func:`main`, then :func:`exit_now`.
+    The start-up -- the imports, the parsers -- runs with the cyclic garbage collector paused
+    (:func:`replica.watched_run.pause_collector`), until a model file runs or the command
+    starts."""
+    pause_collector()
     try:
         status = main()
     except SystemExit as exc:  # argparse's --help and usage errors
