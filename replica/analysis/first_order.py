@@ -532,7 +532,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     smooth branch the extrapolation's error falls like the step squared, so small enough steps
     are accepted; past the branch's end (a spinodal), or where Newton's method jumps to another
     branch at every step size, the distance stays of order one and the continuation stops after
-    ``halvings`` halvings (default :data:`HALVINGS`), at a step :math:`2^{-\text{halvings}}` of
+    ``halvings`` halvings (default ``HALVINGS``), at a step :math:`2^{-\text{halvings}}` of
     the requested one.
     Intermediate points feed the extrapolation and are not returned. Returns
     ``[(raw value, Result or ConvergenceError)]`` for the requested values reached, the last a
