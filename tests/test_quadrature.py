@@ -177,6 +177,21 @@ def test_the_rounding_bound_of_ball_sums_enters_the_error_estimate():
             gauss_legendre_pieces([(-1, 1, _Sums("1e-20"), 0)], tol, max_refinements=8)
 
 
+def test_a_rounding_floor_stops_the_refinement_and_reports_the_rounding():
+    """rounding_floor (the inner integrals of a two-dimensional one): a piece resolved but for
+    its rounding bound is not refined further -- refinement does not lower that bound -- and
+    its error comes back with the bound in it, above the tolerance, for the caller to judge;
+    the rule's own (truncation) error is still brought below the tolerance: the value equals
+    the closed form int_{-1}^{1} e^x phi(x) dx = e^{1/2} (Phi(0) - Phi(-2)) to it."""
+    with mpmath.workdps(30):
+        tol = mpmath.mpf(10) ** -30
+        exact = mpmath.exp(mpmath.mpf(1) / 2) * (_Phi(0) - _Phi(-2))
+        value, error, size = gauss_legendre_pieces([(-1, 1, _Sums("1e-20"), 0)], tol,
+                                                   max_refinements=8, rounding_floor=True)
+        assert mpmath.mpf("1e-20") <= error < mpmath.mpf("2e-20")
+        assert abs(value - exact) < tol * size, (value, exact)
+
+
 def test_an_implicit_root_inside_an_integrand_is_evaluated_at_ball_midpoints():
     """The mpmath quadrature evaluates integrands in ball arithmetic (midpoints), an implicit
     root there by its midpoint iteration: the value agrees with an independent quadrature of

@@ -179,7 +179,7 @@ class _Piece:
     the estimate is the nested one, from the rule's own nodes), scales and error estimates."""
 
     __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding",
-                 "tails")
+                 "tails", "trunc")
 
     def __init__(self, a, b, cell, level, f):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
@@ -216,7 +216,7 @@ class _Piece:
                 [h * mpmath.fdot(ws, [abs(v[i]) for v in fs]) for i in members])
 
     def _estimate(self):
-        self.est = []
+        self.est, self.trunc = [], []
         for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
                                                          self.rounding)):
             if self.tails is not None:
@@ -226,6 +226,7 @@ class _Piece:
             if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
                 raise NotResolved("a non-finite value on a piece")
             est = min(E, SAFETY * E * E / scale) if scale > 0 else E
+            self.trunc.append(est)
             self.est.append(est + rounding)
 
     def raise_level(self):
@@ -241,7 +242,8 @@ class _Piece:
 
 
 def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
-                         max_refinements: int = MAX_REFINEMENTS, hints=None):
+                         max_refinements: int = MAX_REFINEMENTS, hints=None,
+                         rounding_floor: bool = False):
     r"""``(values, errors, sizes)``, one entry per member, of the integrals
     :math:`\sum_i \int_{a_i}^{b_i} f_i^{(r)}` of a vector of integrands that share their pieces
     and nodes: ``pieces`` a list of ``(a, b, f, cell)`` as for :func:`gauss_legendre_pieces`,
@@ -260,7 +262,16 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
     :class:`LevelHints`): the starting level of a cell that ``memory`` does not hold (the
     integrals' first evaluation) is ``hints.get(cell)`` where that is not ``None``, and the
     accepted levels are noted there. A starting level changes only where the refinement
-    starts: every piece is accepted by the same error control."""
+    starts: every piece is accepted by the same error control.
+
+    ``rounding_floor`` (for a caller that judges the errors itself, as ``partial`` of
+    :class:`NotResolved`: a two-dimensional integral's inner ones): a member whose estimate
+    without the rounding bounds (the rule's truncation estimate) is at most ``rtol`` times its
+    size is not refined further even where its rounding bound keeps its error above that --
+    refinement does not lower a rounding bound (the integrand's balls' radii summed with the
+    weights, about the same on any rule) -- and the result is returned, its ``errors`` the
+    full estimates (rounding included), above ``rtol * sizes`` for such a member: the caller
+    must check them."""
     memory = {} if memory is None else memory
 
     def first(cell):
@@ -276,6 +287,9 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
         sizes = [mpmath.fsum(abs(p.value[r]) for p in live) for r in members]
         errors = [mpmath.fsum(p.est[r] for p in live) for r in members]
         failing = [r for r in members if not errors[r] <= rtol * sizes[r]]
+        if rounding_floor:  # a member resolved but for its rounding: refinement cannot help
+            failing = [r for r in failing
+                       if not mpmath.fsum(p.trunc[r] for p in live) <= rtol * sizes[r]]
         if not failing:
             levels: dict = {}
             for p in live:
@@ -284,13 +298,14 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
             if hints is not None:
                 hints.note(levels)
             return [mpmath.fsum(p.value[r] for p in live) for r in members], errors, sizes
+        est = [p.trunc if rounding_floor else p.est for p in live]
         if len(failing) == 1:
             r = failing[0]
-            worst = max(range(len(live)), key=lambda i: live[i].est[r])
+            worst = max(range(len(live)), key=lambda i: est[i][r])
         else:
             def badness(i):
-                return max(live[i].est[r] / sizes[r] if sizes[r] > 0 else
-                           (mpmath.inf if live[i].est[r] > 0 else 0) for r in failing)
+                return max(est[i][r] / sizes[r] if sizes[r] > 0 else
+                           (mpmath.inf if est[i][r] > 0 else 0) for r in failing)
             worst = max(range(len(live)), key=badness)
         p = live[worst]
         if p.level < MAX_LEVEL:
@@ -383,7 +398,7 @@ class _One:
 
 
 def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
-                          max_refinements: int = MAX_REFINEMENTS):
+                          max_refinements: int = MAX_REFINEMENTS, rounding_floor: bool = False):
     r"""``(value, error, size)`` of :math:`\sum_i \int_{a_i}^{b_i} f_i`, for ``pieces`` a list of
     ``(a, b, f, cell)`` (``f`` analytic on :math:`[a, b]`; ``cell`` a key under which the
     accepted level is remembered in the dict ``memory``), by the adaptive rule of the module
@@ -392,11 +407,12 @@ def gauss_legendre_pieces(pieces, rtol, memory=None, start_level: int = 1,
     :class:`NotResolved` where that is not reached within ``max_refinements``, its ``partial``
     the ``(value, error, size)`` as they stood (for a caller that can judge the error itself: a
     two-dimensional integral's inner one). (The one-member case of
-    :func:`gauss_legendre_fused`.)"""
+    :func:`gauss_legendre_fused`, ``rounding_floor`` as there.)"""
     try:
         values, errors, sizes = gauss_legendre_fused([(a, b, _One(f), cell)
                                                       for a, b, f, cell in pieces],
-                                                     rtol, memory, start_level, max_refinements)
+                                                     rtol, memory, start_level, max_refinements,
+                                                     rounding_floor=rounding_floor)
     except NotResolved as exc:
         if exc.partial is not None:
             exc.partial = tuple(x[0] for x in exc.partial)
