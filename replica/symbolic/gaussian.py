@@ -66,7 +66,7 @@ from sympy.codegen.cfunctions import log1p
 from .walk import distinct_atoms
 
 __all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope", "root_offset", "exp_rational_bound",
-           "exponential_factor", "nonnegative_terms", "tail_bound",
+           "exponential_factor", "nonnegative_terms", "tail_bound", "narrow_features",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
            "log_erfc", "rerfcx", "softplus", "sigmoid",
            "SCALED_ERFC_FROM"]
@@ -329,9 +329,10 @@ class Prepared:
     """(a two-dimensional integral's outer one) the indices of the inner integrals, among the
     code generator's extracted ones, that depend on this integral's variable."""
     features: list = dataclasses.field(default_factory=list)
-    r"""The integrand's features that may be narrow (:func:`narrow_features`): pairs
-    :math:`(p, r)` of expressions in the parameters, a feature of center :math:`r/p` and width
-    :math:`1/\sqrt p` where :math:`p > 0`."""
+    r"""The integrand's features that may be narrow
+    (:func:`~replica.symbolic.gaussian.narrow_features`): pairs :math:`(p, r)` of expressions
+    in the parameters, a feature of center :math:`r/p` and width :math:`1/\sqrt p` where
+    :math:`p > 0`."""
 
 
 def prepare(integral: GaussianIntegral) -> Prepared:
@@ -356,7 +357,7 @@ def prepare(integral: GaussianIntegral) -> Prepared:
 
 _STEPS = ("erf", "erfc", "log_erfc", "erfcx", "rerfcx")
 """The functions (their names, here or in SymPy) whose atoms of an argument :math:`az + b` are
-steps of width :math:`1/|a|` (:func:`narrow_features`)."""
+steps of width :math:`1/|a|` (:func:`~replica.symbolic.gaussian.narrow_features`)."""
 
 
 def narrow_features(bare, z) -> list:
