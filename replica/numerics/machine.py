@@ -436,6 +436,10 @@ class Machine:
             x = theta(y)
             return self._positive_mp(x) and self.admissible_mp(x, P, spec)
 
+        if not inside(y0):
+            inside = None  # a start outside the domain: the iteration as before (a solution
+            # found outside is then refused as inadmissible, not stalled at the boundary)
+
         if balls is not None and not {"equations", "jacobian"} & self._no_balls:
             try:
                 with ball_precision(mpmath.mp.dps):
