@@ -538,6 +538,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     ``[(raw value, Result or ConvergenceError)]`` for the requested values reached, the last a
     :class:`ConvergenceError` when the continuation stopped."""
     from ..numerics.driver import solve_params
+    from ..params import exact_str
 
     fixed = dict(fixed or {})
     halvings = HALVINGS if halvings is None else halvings
@@ -582,7 +583,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
         while isinstance(res, ConvergenceError) and history and div < 2 ** halvings:
             last = Fraction(history[-1][0])
             div *= 2
-            mid_exact, mid = attempt(_exact_str(last + (Fraction(exact) - last) / div))
+            mid_exact, mid = attempt(exact_str(last + (Fraction(exact) - last) / div))
             if isinstance(mid, ConvergenceError):
                 continue
             accept(mid_exact, mid)
@@ -593,7 +594,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
                 last = history[-1][0]
                 res = ConvergenceError(
                     f"{_without_tried(res)}; the branch is lost between "
-                    f"{parameter} = {_exact_str(Fraction(last))} (the last solution) and {raw}: "
+                    f"{parameter} = {exact_str(Fraction(last))} (the last solution) and {raw}: "
                     f"steps halved {halvings} times, down to "
                     f"{mpmath.nstr(abs(_mpf(Fraction(exact) - Fraction(last))) / 2 ** halvings, 3)}"
                     " (it ends, or jumps to another branch)",
@@ -614,8 +615,3 @@ def _without_tried(exc: ConvergenceError) -> str:
     tail = f" (tried: {exc.tried})" if getattr(exc, "tried", "") else ""
     return text[:-len(tail)] if tail and text.endswith(tail) else text
 
-
-def _exact_str(x: Fraction) -> str:
-    """An exact rational as the schema parses it (``p/q`` or ``p``)."""
-    x = Fraction(x)
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
