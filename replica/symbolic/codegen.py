@@ -349,8 +349,12 @@ class _GaussFunctions:
     reason there is none."""
 
     def __init__(self, integrand, arguments, kinks, envelope=None, power=None, why="",
-                 scaled=None, erfc_arguments=None, combined=None, conditions=""):
+                 scaled=None, erfc_arguments=None, combined=None, conditions="", features=None):
         self.integrand, self.arguments, self.kinks = integrand, arguments, kinks
+        # (mpmath, float64) ``features(*args)``: the flat list p0, r0, p1, r1, ... of the
+        # integrand's possibly narrow features (gaussian.narrow_features: center r/p, width
+        # 1/sqrt(p)), or None where it has none (_narrow_features)
+        self.features = features
         self.envelope, self.power, self.why = envelope, power, why
         # (balls) the kinds of the envelope's conditions, one letter each (_CONDITION_KINDS):
         # ``envelope(*args)`` returns C, B, Q and then the conditions' values
@@ -691,7 +695,8 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             point = f if rule is None else rule
             return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
-        pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make)
+        pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make,
+                            _narrow_features(members, member_values))
         try:
             totals, errors, sizes = gauss_legendre_fused(
                 pieces, rtol / 2, memory,
@@ -878,14 +883,17 @@ def _quad_finite(f, lo, hi):
 
 def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
     """The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
-    between kinks (the infinite ends included), at 20 guard bits; raises
+    between kinks and the cut points at narrow features (:func:`_feature_points`; the infinite
+    ends included), at 20 guard bits; raises
     :class:`QuadratureError` where the summed error estimate exceeds ``10**-dps`` times the sum
     of the pieces' magnitudes. (python-flint's ``acb.integral`` was measured slower here: for
     integrands with the error function its bounds on complex ellipses force ten times as many
     evaluations.)"""
     dps = mpmath.mp.dps
     with mpmath.workprec(mpmath.mp.prec + 20):
-        kinks = sorted({mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)})
+        kinks = {mpmath.mpf(k) for k in g.kinks(*values) if mpmath.isfinite(k)}
+        cuts = _feature_points(_narrow_features([g], [values]), mpmath.inf)
+        kinks = sorted(kinks | set(cuts))
         points = [mpmath.ninf] + kinks + [mpmath.inf]
         total, size, error = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
         for lo, hi in zip(points[:-1], points[1:]):
@@ -957,24 +965,79 @@ def _gauss_args(p, args, n_base: int, k: int) -> list:
     return out + [p.outer] if p.outer is not None else out
 
 
-def _mp_layout(kinks, prec: int, make) -> list:
+_NARROW_WIDTH = mpmath.mpf(1) / 2
+"""A feature of a Gaussian integrand (:func:`~replica.symbolic.gaussian.narrow_features`) whose
+width is below this gets cut points in :func:`_mp_layout` and :func:`_gauss_np`."""
+
+
+def _narrow_features(members, member_values) -> list:
+    r"""``(c, w)`` of each narrow feature of the integrands ``members`` (:class:`_GaussFunctions`)
+    at their arguments ``member_values``: center :math:`c = r/p`, width :math:`w = 1/\sqrt p`
+    from the generated ``features`` (:func:`~replica.symbolic.gaussian.narrow_features`),
+    where :math:`p` is a real finite number with :math:`w <` ``_NARROW_WIDTH`` and :math:`c` is
+    finite; none where ``features`` cannot be evaluated (a division by 0: the integrand cannot
+    be either, and says so)."""
+    out = set()
+    for g, vs in zip(members, member_values):
+        if g.features is None:
+            continue
+        try:
+            flat = g.features(*vs)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            continue
+        for p, r in zip(flat[0::2], flat[1::2]):
+            p, r = (mpmath.mpf(x) if isinstance(x, int) else x for x in (p, r))
+            if not (isinstance(p, mpmath.mpf) and isinstance(r, mpmath.mpf)
+                    and mpmath.isfinite(p) and p * _NARROW_WIDTH**2 > 1):
+                continue
+            c = r / p
+            if mpmath.isfinite(c):
+                out.add((c, 1 / mpmath.sqrt(p)))
+    return sorted(out)
+
+
+def _feature_points(features, T) -> list:
+    r"""The cut points of the narrow ``features`` (``(c, w)`` pairs) inside :math:`(-T, T)`:
+    :math:`c` and :math:`c \pm w 4^j` for :math:`j = 0, 1, \dots` while :math:`w 4^j < 2`, so
+    that the pieces around a feature grade from its width to the cells' 2."""
+    points = set()
+    for c, w in features:
+        points.add(c)
+        step = w
+        while step < 2:
+            points.update((c - step, c + step))
+            step *= 4
+    return sorted(x for x in points if -T < x < T)
+
+
+def _mp_layout(kinks, prec: int, make, features=()) -> list:
     r"""The pieces of :func:`_gauss_mp` at ``prec`` bits for an integrand with the ``kinks``
     (non-finite ones ignored), ``(a, b, f, cell)`` with ``f = make(mid, half)``: ``mid`` a point
     inside the piece (its switches), ``half`` ``None`` on a finite piece, ``(c, side)`` on the
     half-line beyond the last kink (integrated over :math:`t \in [0, 1]`, :math:`z = c \pm
-    t/(1 - t)`)."""
+    t/(1 - t)`). The narrow ``features`` (``(c, w)`` pairs, :func:`_narrow_features`) add the
+    cut points of :func:`_feature_points` (a peak of width :math:`w` between two nodes of a
+    cell's rule is invisible to its error estimate; cut there, the pieces resolve it): they are
+    no kinks (a piece's switches are those at its midpoint, unchanged), and the pieces of a cell
+    they cut are keyed ``(prec, cell, j)``, ``j`` their index in the cell, so that the levels
+    remembered for the cell (``(prec, cell)``) are neither used nor raised by them."""
     from .quadrature import gauss_truncation
 
     T = gauss_truncation(prec)
     T += T % 2
     kinks = sorted({mpmath.mpf(k) for k in kinks if mpmath.isfinite(k)})
     inner = [k for k in kinks if -T < k < T]
+    extra = _feature_points(features, T)
     pieces = []
     for cell in range(-T, T, 2):
         lo, hi = mpmath.mpf(cell), mpmath.mpf(cell + 2)
         cuts = [lo] + [k for k in inner if lo < k < hi] + [hi]
-        for a, b in zip(cuts[:-1], cuts[1:]):
-            pieces.append((a, b, make((a + b) / 2, None), (prec, cell)))
+        more = [x for x in extra if lo < x < hi]
+        if more:
+            cuts = sorted(set(cuts) | set(more))
+        for j, (a, b) in enumerate(zip(cuts[:-1], cuts[1:])):
+            pieces.append((a, b, make((a + b) / 2, None),
+                           (prec, cell, j) if more else (prec, cell)))
     tails = [(-1, [mpmath.ninf] + [k for k in kinks if k < -T] + [mpmath.mpf(-T)]),
              (1, [mpmath.mpf(T)] + [k for k in kinks if k > T] + [mpmath.inf])]
     for side, points in tails:
@@ -1224,12 +1287,50 @@ def _np_where_only(f, mask, h, z, fargs) -> None:
     f[mask] = np.broadcast_to(np.asarray(h(z[mask], *args), dtype=f.dtype), (int(mask.sum()),))
 
 
+_NP_MAX_LEVELS = 40
+"""The most cut points on each side of a narrow feature in :func:`_narrow_points_np`."""
+
+
+def _narrow_points_np(g: _GaussFunctions, vals, shape, dtype) -> list:
+    r"""The cut points of :func:`_gauss_np` at the narrow features of ``g``'s integrand (those of
+    :func:`_feature_points`, per element of the grid, :math:`j < J` with :math:`J` the most any
+    element needs): arrays of ``shape``, ``-_NP_LIMIT`` (an end of the rule: a piece of length
+    0) where an element has no such point; none where no element has a narrow feature."""
+    if g.features is None:
+        return []
+    flat = [np.broadcast_to(np.asarray(v, dtype=dtype), shape) for v in g.features(*vals)]
+    centers, widths = [], []
+    for p, r in zip(flat[0::2], flat[1::2]):
+        narrow = np.isfinite(p) & (p * float(_NARROW_WIDTH)**2 > 1)
+        c = np.where(narrow, r / np.where(narrow, p, 1), 0)
+        narrow &= np.isfinite(c) & (np.abs(c) < _NP_LIMIT)
+        if np.any(narrow):
+            centers.append(np.where(narrow, c, np.nan))
+            widths.append(np.where(narrow, 1 / np.sqrt(np.where(narrow, p, 1)), np.nan))
+    if not centers:
+        return []
+    # (at most _NP_MAX_LEVELS: the grading of a width below 2/4^40 ~ 2e-24, below the float64
+    # spacing of any center but 0, stops short of 2)
+    levels = min(_NP_MAX_LEVELS, int(np.ceil(np.log(2 / np.nanmin(widths)) / np.log(4))))
+    four = np.dtype(dtype).type(4)
+    out = []
+    for c, w in zip(centers, widths):
+        out.append(c)
+        for j in range(levels):
+            step = w * four**j
+            out += [np.where(step < 2, c - step, np.nan), np.where(step < 2, c + step, np.nan)]
+    return [np.clip(np.where(np.isnan(x), -_NP_LIMIT, x), -_NP_LIMIT, _NP_LIMIT).astype(dtype)
+            for x in out]
+
+
 def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
     """The integral in ``dtype`` (float64 or longdouble), vectorised over the arguments'
     common shape: Gauss--Legendre rules of 24 nodes on the pieces of ``[-16, 16]`` between the
-    fixed points ``+-1, +-3, +-6, +-10`` and the kinks (each element of a grid has its own
-    kinks), each piece cut into ``split`` equal parts (1: the float64 path's rule; the check of
-    a float64 point estimates its error with :data:`CHECK_SPLIT` times as many); a Heaviside function is constant on each piece, its switch read at the piece's
+    fixed points ``+-1, +-3, +-6, +-10``, the kinks (each element of a grid has its own
+    kinks) and the cut points at the integrand's narrow features (:func:`_narrow_points_np`;
+    none where it has none), each piece cut into ``split`` equal parts (1: the float64 path's
+    rule; the check of a float64 point estimates its error with :data:`CHECK_SPLIT` times as
+    many); a Heaviside function is constant on each piece, its switch read at the piece's
     midpoint. An integrand with ``erfc`` is evaluated as written wherever that is finite and
     every ``erfc`` argument is below :data:`~replica.symbolic.gaussian.SCALED_ERFC_FROM` (the
     values there are those of the plain form); where an argument reaches it, in its scaled form
@@ -1246,6 +1347,7 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
         kinks = [np.clip(np.broadcast_to(np.asarray(k, dtype=dtype), shape), -_NP_LIMIT,
                          _NP_LIMIT) for k in g.kinks(*vals)]
         fixed = np.broadcast_to(_NP_FIXED.astype(dtype), shape + _NP_FIXED.shape)
+        kinks += _narrow_points_np(g, vals, shape, dtype)
         points = np.sort(np.concatenate([fixed] + [k[..., None] for k in kinks], axis=-1),
                          axis=-1)
         if split > 1:  # each piece in `split` equal parts (the kinks stay piece ends)
@@ -2466,7 +2568,8 @@ class Evaluator:
                 _GaussFunctions(ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"],
                                 ns[f"gauss_k_{k}"], scaled=ns.get(f"gauss_s_{k}"),
                                 erfc_arguments=ns.get(f"gauss_y_{k}"),
-                                combined=ns.get(f"gauss_c_{k}"))
+                                combined=ns.get(f"gauss_c_{k}"),
+                                features=ns.get(f"gauss_w_{k}"))
                 for k in range(ns.get("N_GAUSS", 0))]
             for k, g in enumerate(self._gauss[backend]):  # two-dimensional integrals
                 g.inner = k in ns.get("GAUSS_INNER", ())
@@ -2550,7 +2653,10 @@ class Evaluator:
                                modules=module, cse=True, printer=printer),
                 sympy.lambdify([g.z] + gargs[k], g.arguments, modules=module,
                                printer=printer),
-                sympy.lambdify(gargs[k], g.kinks, modules=module, printer=printer))
+                sympy.lambdify(gargs[k], g.kinks, modules=module, printer=printer),
+                features=sympy.lambdify(gargs[k], [x for f in g.features for x in f],
+                                        modules=module, printer=printer)
+                if g.features else None)
                 for k, g in enumerate(gauss_prepared)]
             for k, g in enumerate(gauss_prepared):  # two-dimensional integrals
                 gauss[k].inner, gauss[k].nested = g.outer is not None, tuple(g.nested)
@@ -2594,7 +2700,8 @@ class Evaluator:
                                                         gauss_dummies)
             self._gauss[backend] = gauss
         gauss_fns = [f for g in gauss for f in (g.integrand, g.arguments, g.kinks, g.scaled,
-                                                g.erfc_arguments, g.combined) if f is not None]
+                                                g.erfc_arguments, g.combined, g.features)
+                     if f is not None]
         gauss_fns += [f for g in gauss for f in g.derivatives]
         level_fns = [f for lv in (self._levels or ()) if backend == "arb"
                      for f in (lv.pre, lv.pair)]
@@ -2608,6 +2715,8 @@ class Evaluator:
                     parts += [_function_source(g.integrand, f"gauss_f_{k}"),
                               _function_source(g.arguments, f"gauss_u_{k}"),
                               _function_source(g.kinks, f"gauss_k_{k}")]
+                    if g.features is not None:
+                        parts.append(_function_source(g.features, f"gauss_w_{k}"))
                     if g.scaled is not None:
                         parts += [_function_source(g.scaled, f"gauss_s_{k}"),
                                   _function_source(g.erfc_arguments, f"gauss_y_{k}"),

@@ -66,7 +66,7 @@ from sympy.codegen.cfunctions import log1p
 from .walk import distinct_atoms
 
 __all__ = ["GaussianIntegral", "gauss", "is_two_dimensional", "mask_two_dimensional", "prepare", "Prepared", "envelope", "growth_envelope", "root_offset", "exp_rational_bound",
-           "exponential_factor", "nonnegative_terms", "tail_bound",
+           "exponential_factor", "nonnegative_terms", "tail_bound", "narrow_features",
            "density", "GaussianIntegralError", "EnvelopeError", "erfcx", "scaled_erfc",
            "log_erfc", "rerfcx", "softplus", "sigmoid",
            "SCALED_ERFC_FROM"]
@@ -328,6 +328,11 @@ class Prepared:
     nested: list = dataclasses.field(default_factory=list)
     """(a two-dimensional integral's outer one) the indices of the inner integrals, among the
     code generator's extracted ones, that depend on this integral's variable."""
+    features: list = dataclasses.field(default_factory=list)
+    r"""The integrand's features that may be narrow
+    (:func:`~replica.symbolic.gaussian.narrow_features`): pairs :math:`(p, r)` of expressions
+    in the parameters, a feature of center :math:`r/p` and width :math:`1/\sqrt p` where
+    :math:`p > 0`."""
 
 
 def prepare(integral: GaussianIntegral) -> Prepared:
@@ -346,7 +351,62 @@ def prepare(integral: GaussianIntegral) -> Prepared:
         if not any(sympy.cancel(k - other) == 0 for other in kinks):
             kinks.append(k)
     return Prepared(z=z, integrand=bare * density(z), bare=bare, switches=switches,
-                    arguments=[h.args[0] for h in heavisides], kinks=kinks)
+                    arguments=[h.args[0] for h in heavisides], kinks=kinks,
+                    features=narrow_features(bare, z))
+
+
+_STEPS = ("erf", "erfc", "log_erfc", "erfcx", "rerfcx")
+"""The functions (their names, here or in SymPy) whose atoms of an argument :math:`az + b` are
+steps of width :math:`1/|a|` (:func:`~replica.symbolic.gaussian.narrow_features`)."""
+
+
+def narrow_features(bare, z) -> list:
+    r"""The features of the integrand :math:`F(z)\varphi(z)` that become narrow for some
+    values of the parameters, where a quadrature rule whose nodes do not resolve them sees
+    nothing (a peak between two nodes): pairs :math:`(p, r)` of expressions free of :math:`z`,
+    the feature centered at :math:`c = r/p` with width :math:`w = 1/\sqrt p` (narrow where
+    :math:`p` is large; no feature where :math:`p \le 0`).
+
+    * an atom :math:`e^{a z^2 + b z + c_0}` of :math:`F`, with :math:`a` not 0: with the
+      density's :math:`-z^2/2` the Gaussian :math:`e^{a' z^2 + b z}`, :math:`a' = a - 1/2`,
+      of center :math:`-b/(2a')` and width :math:`1/\sqrt{-2a'}`: :math:`p = -2a'`,
+      :math:`r = b`;
+    * an atom :math:`\operatorname{erf}(a z + b)` (likewise erfc, log_erfc, erfcx, rerfcx), a
+      step of center :math:`-b/a` and width :math:`1/|a|`: :math:`p = a^2`, :math:`r = -ab`.
+
+    Atoms whose width is a number not below 1/2 are left out (never narrow), as are those
+    whose argument is not such a polynomial, and repeats."""
+    out: list = []
+
+    def add(p, r):
+        p, r = sympy.cancel(p), sympy.cancel(r)
+        if p.is_number and not (p.is_extended_real and p > 4):
+            return
+        if not any(sympy.cancel(p - p0) == 0 and sympy.cancel(r - r0) == 0 for p0, r0 in out):
+            out.append((p, r))
+
+    atoms = sorted((e for e in distinct_atoms(bare, sympy.exp) if e.args[0].has(z)),
+                   key=sympy.default_sort_key)
+    for e in atoms:
+        u = e.args[0]
+        a = sympy.diff(u, z, 2) / 2
+        if a.has(z) or a == 0:
+            continue
+        b = sympy.cancel(sympy.diff(u, z) - 2 * a * z)
+        if b.has(z):
+            continue
+        add(1 - 2 * a, b)
+    steps = set()
+    for name in _STEPS:
+        f = globals()[name] if name in globals() else getattr(sympy, name)
+        steps |= {e for e in distinct_atoms(bare, f) if e.args[0].has(z)}
+    for e in sorted(steps, key=sympy.default_sort_key):
+        try:
+            a, b = _linear(e.args[0], z)
+        except GaussianIntegralError:
+            continue
+        add(a**2, -a * b)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
