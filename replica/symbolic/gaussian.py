@@ -352,7 +352,7 @@ def prepare(integral: GaussianIntegral) -> Prepared:
             kinks.append(k)
     return Prepared(z=z, integrand=bare * density(z), bare=bare, switches=switches,
                     arguments=[h.args[0] for h in heavisides], kinks=kinks,
-                    features=narrow_features(bare, z))
+                    features=narrow_features(bare, z, switches))
 
 
 _STEPS = ("erf", "erfc", "log_erfc", "erfcx", "rerfcx")
@@ -360,7 +360,7 @@ _STEPS = ("erf", "erfc", "log_erfc", "erfcx", "rerfcx")
 steps of width :math:`1/|a|` (:func:`~replica.symbolic.gaussian.narrow_features`)."""
 
 
-def narrow_features(bare, z) -> list:
+def narrow_features(bare, z, switches=()) -> list:
     r"""The features of the integrand :math:`F(z)\varphi(z)` that become narrow for some
     values of the parameters, where a quadrature rule whose nodes do not resolve them sees
     nothing (a peak between two nodes): pairs :math:`(p, r)` of expressions free of :math:`z`,
@@ -375,11 +375,17 @@ def narrow_features(bare, z) -> list:
       step of center :math:`-b/a` and width :math:`1/|a|`: :math:`p = a^2`, :math:`r = -ab`.
 
     Atoms whose width is a number not below 1/2 are left out (never narrow), as are those
-    whose argument is not such a polynomial, and repeats."""
+    whose argument is not such a polynomial, and repeats; so are those whose center or width
+    holds one of the ``switches`` (the Heaviside switches of :func:`prepare`, which are not
+    arguments of the generated function that evaluates the features, and whose value changes
+    between the pieces the features would cut: erfc of an absolute value)."""
     out: list = []
+    switches = tuple(switches)
 
     def add(p, r):
         p, r = sympy.cancel(p), sympy.cancel(r)
+        if switches and (p.has(*switches) or r.has(*switches)):
+            return
         if p.is_number and not (p.is_extended_real and p > 4):
             return
         if not any(sympy.cancel(p - p0) == 0 and sympy.cancel(r - r0) == 0 for p0, r0 in out):
