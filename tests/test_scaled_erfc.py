@@ -182,3 +182,38 @@ def test_common_factors_out_of_a_sum_with_erfc():
                                                                      * sympy.exp(-z**2)) == 0
     c = gaussian.scaled_erfc(4 * sympy.erfc(z) - 4 * q * sympy.erfc(z), False)
     assert c.is_Mul and sympy.erfc(z) in c.args
+
+
+def test_a_shifted_erfc_argument_keeps_its_square_factored():
+    """The scaled form of erfc(y), y = a (z - c), at a = 1e10, c = 0.7 and z - c = 2e-9 and
+    2.6e-9 (y = 20, 26) is erfcx(y) e^{-y^2} with the exponent -a^2 (z - c)^2 as written, 400
+    or 676 to 16 digits; expanded, a^2 (z^2 - 2cz + c^2) is a difference of terms of 1e20 with
+    a rounding error of ~1e4 (before: e^{+-1e4}, inf or 0, and an erfc step of width 1e-10 at
+    0.7 integrated to -inf). The value, alone and times the density e^{-z^2/2} (the exponents
+    combined), against mpmath at 40 digits at the same float64 arguments. A Mills ratio whose
+    two squares are written differently, e^{-a^2 z^2 + 2a^2 cz - a^2 c^2}/erfc(a (z - c)),
+    still cancels to 1/erfcx (the factored square is expanded where it cancels)."""
+    from replica.symbolic.codegen import _namespace
+
+    c = sympy.Symbol("c", real=True)
+    y = a * (z - c)
+    ns = _namespace("np")
+    av, cv = 1e10, 0.7
+    cases = [(sympy.erfc(y), lambda A, C, Z: mpmath.erfc(A * (Z - C))),
+             (sympy.erfc(y) * sympy.exp(-z**2 / 2),
+              lambda A, C, Z: mpmath.erfc(A * (Z - C)) * mpmath.exp(-Z**2 / 2))]
+    for zv, (e, ref) in [(cv + d, case) for d in (2e-9, 2.6e-9) for case in cases]:
+        s = gaussian.scaled_erfc(e)
+        assert not s.has(sympy.erfc)
+        f = sympy.lambdify([a, c, z], s, modules=[ns, "numpy"])
+        with np.errstate(all="ignore"):
+            got = float(f(av, cv, zv))
+        with mpmath.workdps(40):
+            want = ref(*(mpmath.mpf(x) for x in (av, cv, zv)))
+        assert 0 < abs(float(want)) < 1e-170  # (representable: the test can see a wrong one)
+        # (a (z - c) is rounded to eps/2 relative, z - c exact: e^{-y^2} to ~ eps y^2)
+        tol = 4 * np.finfo(float).eps * (av * (zv - cv)) ** 2
+        assert np.isfinite(got) and abs(got - float(want)) <= tol * abs(float(want)), (
+            e, got, want)
+    mills = gaussian.scaled_erfc(sympy.exp(-sympy.expand(y**2)) / sympy.erfc(y))
+    assert not mills.has(sympy.exp) and sympy.simplify(mills - 1 / gaussian.erfcx(y)) == 0

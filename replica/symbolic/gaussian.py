@@ -1206,7 +1206,7 @@ def scaled_erfc(expr, scale: bool = True, memo: dict | None = None) -> sympy.Exp
             args = [rewrite(a) for a in node.args]
             out = node if all(a is b for a, b in zip(args, node.args)) else node.func(*args)
             if isinstance(out, sympy.exp):
-                out = sympy.exp(sympy.cancel(sympy.expand(out.args[0])))
+                out = sympy.exp(_exponent_sum([out.args[0]]))
             elif out.is_Mul:
                 out = _combine_exponentials(out)
             elif isinstance(out, sympy.log) and out.args[0].is_Mul:
@@ -1237,7 +1237,57 @@ def _combine_exponentials(product):
         (rest if a is None else exponents).append(f if a is None else a)
     if not exponents:
         return product
-    return sympy.Mul(*rest) * sympy.exp(sympy.cancel(sympy.expand(sympy.Add(*exponents))))
+    return sympy.Mul(*rest) * sympy.exp(_exponent_sum(exponents))
+
+
+def _exponent_sum(exponents):
+    r"""The sum of ``exponents`` (the exponents of exponential factors combined into one),
+    expanded and cancelled (``sympy.cancel(sympy.expand(...))``) except for its *factored*
+    terms that cancel against nothing, which are kept as written.
+
+    A term is factored where its numerator is a product with a sum or a power of a sum among
+    its factors, such as
+    :math:`-y^2 = -a^2(z - c)^2` of :math:`\operatorname{erfc}(y) =
+    \operatorname{erfcx}(y)\,e^{-y^2}`); it cancels against something where one of the
+    monomials of its expansion (a product of symbols and functions, without its
+    numerical coefficient) is not in the expansion of the whole sum (the Mills ratio's
+    :math:`e^{-y^2}e^{y^2} = 1`, whatever the forms in which the two :math:`y^2` are
+    written). Expanding a factored term that cancels against nothing would only introduce
+    a cancellation: in float64, :math:`a^2(z^2 - 2cz + c^2)` at :math:`a = 10^{10}`,
+    :math:`c = 0.7` and :math:`z - c = 3\cdot 10^{-9}` is the difference of terms of
+    :math:`10^{20}` with an absolute rounding error of about :math:`10^{4}` (:math:`e^{10^4}`
+    overflows), where :math:`a^2(z - c)^2` is 900 to 16 digits. Sums without factored terms
+    (every exponent of the examples but those of shifted, scaled ``erfc`` arguments and
+    Gaussian peaks) are rewritten as before."""
+    terms = [t for e in exponents for t in sympy.Add.make_args(e)]
+    factored = [_factored(t) for t in terms]
+    if not any(factored):
+        return sympy.cancel(sympy.expand(sympy.Add(*terms)))
+    expanded = [sympy.expand(t) for t in terms]
+    total = _monomials(sympy.Add(*expanded))  # (sympy.Add collects like monomials)
+    kept, rest = [], []
+    for t, x, f in zip(terms, expanded, factored):
+        keep = f and _monomials(x) <= total
+        (kept if keep else rest).append(t if keep else x)
+    return sympy.cancel(sympy.Add(*rest)) + sympy.Add(*kept)
+
+
+def _factored(term) -> bool:
+    """Whether the numerator of ``term`` is a product with a sum or a power of a sum among its
+    factors (whose expansion may cancel; a sum in a denominator, or one in a function's
+    argument, is as before)."""
+    if not term.has(sympy.Add):
+        return False
+    factors = sympy.Mul.make_args(term.as_numer_denom()[0])
+    return any((f.is_Add and len(factors) > 1)
+               or (f.is_Pow and f.base.is_Add and f.exp.is_Integer and f.exp > 1)
+               for f in factors)
+
+
+def _monomials(expanded) -> set:
+    """The monomials of an expanded sum without their numerical coefficients (a monomial
+    whose coefficients add up to 0 is not in the sum's)."""
+    return {t.as_coeff_Mul()[1] for t in sympy.Add.make_args(expanded)}
 
 
 def _split_log(log):
