@@ -8,8 +8,9 @@ baseline first), with the number of ``scaled_erfc`` calls, the CPU seconds spent
 the largest relative difference between the two trees' solutions (every reported value).
 
     python -m benchmarks.codegen_erfc --baseline PATH [--models phase_retrieval,hinge_svm]
+                                      [--no-write]
 
-Writes the README section ``codegen_erfc``."""
+Writes the README section ``codegen_erfc`` (not with ``--no-write``: the table is printed)."""
 
 from __future__ import annotations
 
@@ -109,7 +110,8 @@ def main():
             + ("\n\nStatus differences: " + "; ".join(notes) if notes else
                "\n\nThe same status at every grid point in both trees.") + "\n")
     print(text)
-    write_section("codegen_erfc", text)
+    if "--no-write" not in sys.argv:
+        write_section("codegen_erfc", text)
 
 
 if __name__ == "__main__":

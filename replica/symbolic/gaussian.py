@@ -1152,9 +1152,12 @@ def scaled_erfc(expr, scale: bool = True, memo: dict | None = None) -> sympy.Exp
     :math:`\operatorname{erfcx}(y)\,e^{-y^2}` and rewritten so that its float64 values stay
     finite far in an ``erfc`` tail. Bottom up, each node after its arguments:
 
-    * an exponential: its exponent expanded and cancelled;
+    * an exponential: its exponent expanded and cancelled, but for the squares and products
+      of sums in it that cancel against nothing, kept as written (:func:`_exponent_sum`:
+      :math:`e^{-a^2(z - c)^2}`, whose expansion cancels in float64 where :math:`a` is large
+      and :math:`z` near :math:`c`);
     * a product: its exponential factors (:math:`e^{a}`, :math:`(e^{a})^k`) combined into one,
-      :math:`e^{a}e^{b} = e^{a + b}`, whose exponent is expanded and cancelled (so
+      :math:`e^{a}e^{b} = e^{a + b}`, whose exponent is rewritten likewise (so
       :math:`e^{-y^2}/\operatorname{erfc}(y) = 1/\operatorname{erfcx}(y)`, also as a factor of
       a larger product);
     * a logarithm of a product with an :math:`\operatorname{erfcx}` factor: split,
@@ -1230,7 +1233,7 @@ def _exponent(factor):
 
 def _combine_exponentials(product):
     r"""A product with its exponential factors combined, :math:`e^{a}e^{b} = e^{a+b}`, the
-    exponent expanded and cancelled (its other factors kept as they are)."""
+    exponent rewritten by :func:`_exponent_sum` (its other factors kept as they are)."""
     exponents, rest = [], []
     for f in sympy.Mul.make_args(product):
         a = _exponent(f)
