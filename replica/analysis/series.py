@@ -135,7 +135,7 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
                                f"{at}", tried="leading order of the expansion",
                                status="singular-jacobian")
     try:
-        sols = sympy.solve(lead, unknowns, dict=True)
+        sols = _solve_masked(lead, unknowns)
     except NotImplementedError:  # e.g. a leading order with Gaussian integrals or radicals
         raise ConvergenceError(f"{problem.name}: SymPy cannot solve the leading-order equations "
                                f"at {parameter} = {at} in closed form",
@@ -189,6 +189,47 @@ def series(problem, parameter: str, order: int = 3, quantity: str | None = None,
         out["quantity"] = a
         out["series"] = sum(c * eps_of_x**j for j, c in enumerate(a))
     return out
+
+
+def _solve_masked(lead, unknowns):
+    r"""``sympy.solve(lead, unknowns, dict=True)`` with each outermost Gaussian integral
+    :math:`\int\mathcal Dz\,f(z; \theta)` replaced by an undefined function
+    :math:`G_i(\theta_{j_1}, \dots)` of the unknowns it holds (a dummy symbol where it holds
+    none), and put back into the solutions (where SymPy substituted a solved unknown into a
+    mask's arguments, into the integral). SymPy inverts neither an integral nor an undefined
+    function, so masking hides nothing ``solve`` can use (tests/test_series_masked_solve.py
+    compares the two); what it saves is ``solve`` factoring and expanding the integrands: on the
+    max-margin classifier's kinked integrands at alpha -> oo about two minutes of CPU before the
+    ``NotImplementedError``, against 0.1 s masked (benchmarks/expand_fresh_process.py)."""
+    from ..symbolic.gaussian import GaussianIntegral
+
+    found = [g for e in lead for g in sympy.sympify(e).atoms(GaussianIntegral)]
+    outermost = list(dict.fromkeys(g for g in found
+                                   if not any(h is not g and h.has(g) for h in found)))
+    if not outermost:
+        return sympy.solve(lead, unknowns, dict=True)
+    there, back = {}, {}
+    for k, g in enumerate(outermost):
+        args = tuple(u for u in unknowns if g.has(u))
+        if args:
+            f = sympy.Function(f"_gauss_{k}")
+            there[g] = f(*args)
+            back[f] = (g, args)
+        else:
+            there[g] = d = sympy.Dummy(f"gauss_{k}")
+            back[d] = (g, ())
+    masked = [sympy.sympify(e).xreplace(there) for e in lead]
+    sols = sympy.solve(masked, unknowns, dict=True)
+
+    def unmask(v):
+        v = v.xreplace({d: g for d, (g, a) in back.items() if not a})
+        for f, (g, args) in back.items():
+            if args:
+                v = v.replace(lambda e, f=f: getattr(e, "func", None) == f,
+                              lambda e, g=g, args=args: g.xreplace(dict(zip(args, e.args))))
+        return v
+
+    return [{u: unmask(v) for u, v in s.items()} for s in sols]
 
 
 def _gaussian_route(eqs) -> bool:
