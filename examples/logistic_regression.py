@@ -98,6 +98,11 @@ every :math:`\alpha` (:math:`|w| \to \infty` as :math:`\lambda \to 0`). For :mat
 they are separable below the threshold :math:`\alpha_c(\eta)` of Sur and Candes (PNAS 2019),
 located by the companion model file ``examples/logistic_separability.py`` (its docstring has the
 derivation); :math:`\alpha_c(0) = 2` (Cover), :math:`\alpha_c \to \infty` as :math:`\eta \to 1`.
+Below it, at small :math:`\lambda`, the solution is far from the declared start (:math:`V
+\approx 1/\lambda`; :math:`\alpha = 3`, :math:`\eta = 9/10`, :math:`\lambda = 10^{-4}`:
+:math:`m, q, V \approx 20.9, 703, 678`): it is reached by following the branch from
+:math:`\lambda = 1/10` in geometric steps, ``replica solve ... --lam 1/10 --start
+m=1.9,q=5,V=2.7 --follow lam:1/10000:6:log``.
 
 **Certification** (``--certify``): the proximal map is a root, enclosed in ball arithmetic
 (real and complex balls: a Krawczyk test, :mod:`replica.symbolic.implicit`); the tails of the

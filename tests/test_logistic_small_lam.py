@@ -18,6 +18,9 @@ independent of the teacher.
    every unknown > 0, rejected every Newton step that reached it while the damped steps shrank m
    by a constant factor (relative change 1 forever) for 20000 sweeps. Checked against the
    hand-written stationarity conditions of the (q, V) system at m = 0.
+3. The route to the small-lam point from lam = 1/10: ``--follow lam:1/10000:6:log`` (geometric
+   steps, the predictor in the logarithms; the linear ``--follow lam:1/10000:10`` found nothing
+   in 580 s), checked against the hand-written fixed point of tests/test_logistic.py.
 """
 
 import time
@@ -197,3 +200,96 @@ def test_float64_point_with_teacher_independent_labels_converges_fast():
         defects = _stationarity_defects(v, mpmath.mpf(1) / 2, mpmath.mpf(1) / 100, 0)
     assert max(defects.values()) <= 1e-6, defects
     assert cpu < 60, cpu
+
+
+def _geometric(lo, hi, n, digits=6):
+    """The points lo (hi/lo)^(i/n) written as decimals of ``digits`` significant digits (the
+    ends as given), then as exact fractions: the path ``--follow NAME:TO:N:log`` documents."""
+    import decimal
+    from fractions import Fraction
+
+    out = []
+    with mpmath.workdps(40):
+        for i in range(n + 1):
+            if i in (0, n):
+                x = Fraction(lo if i == 0 else hi)
+            else:
+                r = Fraction(hi) / Fraction(lo)
+                v = mpmath.mpf(lo.numerator) / lo.denominator * (
+                    (mpmath.mpf(r.numerator) / r.denominator) ** (mpmath.mpf(i) / n))
+                x = Fraction(decimal.Decimal(mpmath.nstr(v, 30)).normalize(
+                    decimal.Context(prec=digits)))
+            out.append(str(x))
+    return out
+
+
+@pytest.mark.slow
+def test_small_lam_reached_by_a_geometric_follow_from_lam_one_tenth():
+    """``--lam 1/10 --start m=1.9,q=5,V=2.7 --follow lam:1/10000:6:log`` (two steps a decade,
+    the predictor in log lam and log of the unknowns; each verified solve started from the
+    float64 solution reached from the prediction where that converges) exits 0 with every point
+    converged at 30 digits, at the geometric values 10^(-1 - i/2) rounded to 6 significant
+    digits; its last point is the fixed point of the hand-written replica-symmetric equations
+    (tests/test_logistic.py ``rs_fixed_point``: bisection-free mpmath root of the proximal map,
+    mpmath quadrature, mpmath's multidimensional root finder from (21, 700, 680), 16 digits) to
+    1e-14 relative. (The linear --follow lam:1/10000:10 found nothing in 580 s; from the
+    declared start the solve exits 3: see the test above.)"""
+    import json
+    import subprocess
+    import sys
+    from fractions import Fraction
+
+    from test_logistic import rs_fixed_point
+
+    proc = subprocess.run([sys.executable, "-m", "replica", "solve", "--model", LOGISTIC,
+                           "--alpha", "3", "--lam", "1/10", "--eta", "9/10", "--json",
+                           "--start", "m=1.9,q=5,V=2.7", "--follow", "lam:1/10000:6:log"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    assert proc.returncode == 0, proc.stderr
+    points = json.loads(proc.stdout)["points"]
+    assert [p["lam"] for p in points] == _geometric(Fraction(1, 10), Fraction(1, 10000), 6)
+    assert all(p["status"] == "converged" and p["digits"] == 30 for p in points), points
+    last = points[-1]["order_parameters"]
+    ref = rs_fixed_point(3, "0.0001", "0.9", start=(21, 700, 680), dps=16)
+    with mpmath.workdps(40):
+        for key, want in zip(("m", "q", "V"), ref):
+            got = mpmath.mpf(last[key])
+            assert abs(got - want) <= mpmath.mpf(10) ** -14 * want, (key, got, want)
+        assert mpmath.mpf(last["V"]) > 500  # the separable regime: V ~ 1/lam
+
+
+@pytest.mark.parametrize("follow, says", [
+    ("lam:1/10000:6:geo", "the spacing after N must be 'log', got 'geo'"),
+    ("lam:0:6:log", "log steps need the given --lam and TO nonzero and of one sign"),
+    ("lam:1/10000:6:log:x", "expected NAME:TO[:N[:log]]")])
+def test_follow_log_bad_input_is_one_line_exit_2(follow, says):
+    """A bad spacing or a geometric path through 0: exit 2, one line naming --follow, before any
+    solve."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "replica", "solve", "--model", LOGISTIC,
+                           "--alpha", "3", "--lam", "1/10", "--eta", "9/10",
+                           "--start", "m=1.9,q=5,V=2.7", "--follow", follow],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    assert "--follow" in line and says in line, line
+
+
+def test_log_point_is_the_rounded_geometric_point():
+    """``log_point`` against the decimal rounding written here (``_geometric``): exact powers
+    stay exact (1/100 a third of the way in log from 1/10 to 1/10000), the others
+    are 6 significant digits, in order strictly between the ends."""
+    from fractions import Fraction
+
+    from replica.analysis.first_order import log_point
+
+    for lo, hi, n in ((Fraction(1, 10), Fraction(1, 10000), 3),
+                      (Fraction(1, 10), Fraction(1, 10000), 10), (Fraction(2), Fraction(7), 5),
+                      (Fraction(-3), Fraction(-1, 1000), 4)):
+        got = [log_point(lo, hi, Fraction(i, n)) for i in range(n + 1)]
+        assert [str(x) for x in got] == _geometric(lo, hi, n), (lo, hi, n, got)
+        inner = got[1:-1]
+        assert all(min(lo, hi) < x < max(lo, hi) for x in inner)
+        assert inner == sorted(inner, reverse=hi < lo)

@@ -513,7 +513,8 @@ HALVINGS = 8
 
 
 def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | None = None,
-           dps: int = 30, progress=None, halvings: int | None = None) -> list:
+           dps: int = 30, progress=None, halvings: int | None = None,
+           log: bool = False) -> list:
     r"""Follow one branch of solutions along ``parameter`` through ``values`` (raw values, in
     order), the other parameters ``fixed``: natural-parameter continuation with step control.
     The first point is solved by Newton's method from ``start`` (``{unknown: value}``); each next
@@ -522,7 +523,8 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     solution at the second point), so the solve stays on the branch it started on -- a
     metastable branch included -- as long as the steps are small against the distance to the
     other branches. Each point is a verified solve (:func:`replica.numerics.driver.solve_params`
-    with ``start=``).
+    with ``start=``), started from the float64 solution reached from the extrapolation where
+    that converges near it (``_polished``), else from the extrapolation.
 
     A step is accepted when Newton's method converges and its solution is within ``JUMP``
     (relative, max over the unknowns) of the extrapolation. Otherwise the step from the last
@@ -534,6 +536,16 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
     branch at every step size, the distance stays of order one and the continuation stops after
     ``halvings`` halvings (default ``HALVINGS``), at a step :math:`2^{-\text{halvings}}` of
     the requested one.
+
+    ``log=True`` (a branch along a positive parameter on which the unknowns vary like powers of
+    it, e.g. :math:`V \sim 1/\lambda` as a ridge :math:`\lambda \to 0`; the values then
+    usually geometric): the secant predictor is taken in :math:`s = \log p`, and for each
+    unknown positive at both previous solutions in :math:`\log x`,
+    :math:`x_{k+1} \approx x_k (x_k/x_{k-1})^t`,
+    :math:`t = \log(p_{k+1}/p_k)/\log(p_k/p_{k-1})` (exact for a power law
+    :math:`x = c\,p^{\gamma}`, where the linear predictor errs by a relative
+    :math:`O(1)` at each geometric step); the other unknowns linearly in :math:`s`; the halved step
+    is halved in :math:`s` (a geometric mean, rounded to six significant digits).
     Intermediate points feed the extrapolation and are not returned. Returns
     ``[(raw value, Result or ConvergenceError)]`` for the requested values reached, the last a
     :class:`ConvergenceError` when the continuation stopped."""
@@ -557,10 +569,17 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
         else:
             (p0, x0), (p1, x1) = history[-2], history[-1]
             with mpmath.workdps(dps + GUARD):
-                t = (_mpf(exact) - _mpf(p1)) / (_mpf(p1) - _mpf(p0))
-                guess = {k: mpmath.nstr(x1[k] + (x1[k] - x0[k]) * t, dps + GUARD) for k in x1}
+                if log:
+                    t = mpmath.log(_mpf(exact) / _mpf(p1)) / mpmath.log(_mpf(p1) / _mpf(p0))
+                    guess = {k: mpmath.nstr(x1[k] * (x1[k] / x0[k]) ** t if x0[k] > 0
+                                            and x1[k] > 0 else x1[k] + (x1[k] - x0[k]) * t,
+                                            dps + GUARD) for k in x1}
+                else:
+                    t = (_mpf(exact) - _mpf(p1)) / (_mpf(p1) - _mpf(p0))
+                    guess = {k: mpmath.nstr(x1[k] + (x1[k] - x0[k]) * t, dps + GUARD)
+                             for k in x1}
         try:
-            res = solve_params(problem, params, dps=dps, start=guess)
+            res = solve_params(problem, params, dps=dps, start=_polished(problem, params, guess))
         except ConvergenceError as exc:
             return exact, exc
         if history:
@@ -583,7 +602,7 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
         while isinstance(res, ConvergenceError) and history and div < 2 ** halvings:
             last = Fraction(history[-1][0])
             div *= 2
-            mid_exact, mid = attempt(exact_str(last + (Fraction(exact) - last) / div))
+            mid_exact, mid = attempt(exact_str(_toward(last, Fraction(exact), div, log)))
             if isinstance(mid, ConvergenceError):
                 continue
             accept(mid_exact, mid)
@@ -607,6 +626,78 @@ def follow(problem, parameter: str, values, start: Mapping, fixed: Mapping | Non
         if progress:
             progress(i + 1, len(values))
     return out
+
+
+def _polished(problem, params, guess: Mapping) -> Mapping:
+    """The start of :func:`follow`'s verified solve: the float64 solution from ``guess`` (the
+    extrapolation; :func:`replica.numerics.grid.float64_start`) where that iteration converges
+    within ``JUMP`` (relative) of it -- Newton's method in mpmath then starts about 1e-8 from
+    the solution, a few iterations, where from the extrapolation it may take many, each as
+    dear as a Gaussian quadrature at the working precision -- else ``guess`` itself (the
+    jump check of :func:`follow` applies to the verified solution either way)."""
+    import math
+
+    from ..numerics.grid import float64_start
+
+    names = list(machine(problem, problem.variant_of(params)).outline.unknowns)
+    if set(names) != set(guess):
+        return guess
+    try:
+        near = [float(mpmath.mpf(guess[k])) for k in names]
+        x, _ = float64_start(problem, params, start=near)
+    except (ArithmeticError, ValueError, TypeError):
+        return guess
+    if x is None or not all(math.isfinite(v) for v in x):
+        return guess
+    if max(abs(v - g) / max(abs(g), 0.01) for v, g in zip(x, near)) > JUMP:
+        return guess
+    return {k: repr(v) for k, v in zip(names, x)}
+
+
+def _toward(last: Fraction, target: Fraction, div: int, log: bool) -> Fraction:
+    """The point ``1/div`` of the way from ``last`` to ``target``: in the parameter, or with
+    ``log`` in its logarithm (:func:`log_point`)."""
+    if not log:
+        return last + (target - last) / div
+    return log_point(last, target, Fraction(1, div))
+
+
+#: Significant digits of the points of a geometric path (:func:`log_point`).
+LOG_DIGITS = 6
+
+
+def log_point(a: Fraction, b: Fraction, f: Fraction) -> Fraction:
+    r"""The point the fraction ``f`` (in ``[0, 1]``) of the way from ``a`` to ``b`` (nonzero, of
+    one sign) in the logarithm, :math:`a\,(b/a)^f`, as an exact rational: ``a`` and ``b`` at
+    ``f = 0, 1``, exact where the power is rational (``1/1000`` from ``1/10`` to ``1/10000``
+    at ``f = 2/3``), else rounded to :data:`LOG_DIGITS` significant digits (the exact binary
+    value where that rounding is not strictly between ``a`` and ``b``)."""
+    a, b, f = Fraction(a), Fraction(b), Fraction(f)
+    if f == 0 or f == 1:
+        return a if f == 0 else b
+    r = b / a
+    num, den = _root(r.numerator, f), _root(r.denominator, f)
+    if num is not None and den is not None:
+        return a * Fraction(num, den)
+    with mpmath.workdps(30):
+        mid = _mpf(a) * _mpf(r) ** (mpmath.mpf(f.numerator) / f.denominator)
+        rounded = Fraction(mpmath.nstr(mid, LOG_DIGITS))
+    if not min(a, b) < rounded < max(a, b):
+        return exact(mid)
+    return rounded
+
+
+def _root(n: int, f: Fraction):
+    """``|n|^f`` with its sign when it is an integer (``f = p/q``: an exact ``q``-th root), else
+    None."""
+    sign, n = (-1 if n < 0 else 1), abs(n)
+    k = round(n ** (1 / f.denominator)) if n < 2 ** 1000 else None
+    if k is None or sign < 0:
+        return None
+    for c in (k - 1, k, k + 1):
+        if c >= 0 and c ** f.denominator == n:
+            return c ** f.numerator
+    return None
 
 
 def _without_tried(exc: ConvergenceError) -> str:

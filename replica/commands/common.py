@@ -285,21 +285,27 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list,
 
 
 def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str) -> int:
-    """``replica solve --PARAM V ... --start S --follow NAME:TO[:N]``: the branch through ``S``
-    at the given point, followed along ``NAME`` from its given value to ``TO`` in ``N`` equal
-    steps (:func:`replica.analysis.first_order.follow`), one line (or one JSON result) per
-    value; exit 3 when the continuation stops before ``TO``."""
+    """``replica solve --PARAM V ... --start S --follow NAME:TO[:N[:log]]``: the branch through
+    ``S`` at the given point, followed along ``NAME`` from its given value to ``TO`` in ``N``
+    equal steps, or with ``log`` steps equal in the logarithm (geometric: both ends nonzero, of
+    one sign; :func:`replica.analysis.first_order.log_point`)
+    (:func:`replica.analysis.first_order.follow`), one line (or one JSON result) per value;
+    exit 3 when the continuation stops before ``TO``."""
     from fractions import Fraction
 
     from ..analysis.first_order import follow as follow_branch
+    from ..analysis.first_order import log_point
     from ..errors import ConvergenceError
     from ..params import exact_str, parse_exact
 
     if not starts or len(starts) != 1:
         raise ParameterError("--follow", "needs exactly one --start (the branch to follow)")
     parts = [t.strip() for t in str(follow).split(":")]
-    if len(parts) not in (2, 3) or not all(parts):
-        raise ParameterError("--follow", f"expected NAME:TO[:N], got {follow!r}")
+    log = len(parts) == 4 and parts[3] == "log"
+    if len(parts) == 4 and not log:
+        raise ParameterError("--follow", f"the spacing after N must be 'log', got {parts[3]!r}")
+    if len(parts) not in (2, 3, 4) or not all(parts):
+        raise ParameterError("--follow", f"expected NAME:TO[:N[:log]], got {follow!r}")
     name = parts[0].replace("-", "_")
     if name not in problem.schema:
         raise ParameterError("--follow", f"{name!r} is not a parameter of {problem.name}")
@@ -307,17 +313,28 @@ def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str)
     lo = getattr(params, name)
     hi = parse_exact(parts[1], "--follow")
     try:
-        n = int(parts[2]) if len(parts) == 3 else 10
+        n = int(parts[2]) if len(parts) >= 3 else 10
     except ValueError:
         raise ParameterError("--follow", f"N must be an integer, got {parts[2]!r}") from None
     if n < 1 or lo == hi:
         raise ParameterError("--follow", f"needs N >= 1 steps and TO != the given --{name}")
-    values = [exact_str(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / n)
-              for i in range(n + 1)]
+    if log and not (isinstance(lo, Fraction) and isinstance(hi, Fraction) and lo * hi > 0):
+        raise ParameterError("--follow", f"log steps need the given --{name} and TO nonzero "
+                                         f"and of one sign (finite), got {exact_str(lo)} and "
+                                         f"{exact_str(hi)}")
+    if log:
+        values = [exact_str(log_point(lo, hi, Fraction(i, n))) for i in range(n + 1)]
+        if len(set(values)) < len(values):
+            raise ParameterError("--follow", f"{n} log steps from {exact_str(lo)} to "
+                                             f"{exact_str(hi)} repeat a value at six significant "
+                                             "digits: fewer steps")
+    else:
+        values = [exact_str(Fraction(lo) + (Fraction(hi) - Fraction(lo)) * i / n)
+                  for i in range(n + 1)]
     raw = {k: v for k, v in raw.items() if k != name}
     check_path_in_domain(problem, raw, name, values, "--follow")
     start = parse_start(starts[0])
-    points = follow_branch(problem, name, values, start, fixed=raw, dps=dps)
+    points = follow_branch(problem, name, values, start, fixed=raw, dps=dps, log=log)
     fname = problem.free_energy
     rows = []
     for value, res in points:

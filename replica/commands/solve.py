@@ -42,12 +42,17 @@ def register(subparsers):
                                  "starts: the distinct solutions are reported with their free "
                                  "energies, and the equilibrium one (the smallest free energy, "
                                  "or the largest free entropy, as the model declares) is named")
-            sp.add_argument("--follow", default=None, metavar="NAME:TO[:N]",
+            sp.add_argument("--follow", default=None, metavar="NAME:TO[:N[:log]]",
                             help="with one --start: follow the branch through that start, from "
                                  "the given value of the parameter NAME to TO in N equal steps "
                                  "(default 10), each solved from the extrapolation of the "
                                  "previous solutions (continuation: a metastable branch is "
-                                 "kept); a step whose solve fails, or lands far from the "
+                                 "kept); with :log the steps are equal in log(NAME) (geometric, "
+                                 "values rounded to 6 significant digits; both ends nonzero, of "
+                                 "one sign) and positive unknowns are extrapolated in their "
+                                 "logarithms (exact for powers of NAME: e.g. a ridge lam -> 0, "
+                                 "lam:1/10000:9:log); a step whose solve fails, or lands far "
+                                 "from the "
                                  "extrapolation, is halved (up to 8 times) and the branch "
                                  "followed through the intermediate values; stops where the "
                                  "branch is still lost")

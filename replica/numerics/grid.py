@@ -27,8 +27,10 @@ e.g. a rank ratio of 1e-30, below float64's resolution of the atom -- otherwise 
 20000 sweeps first."""
 
 
-def float64_start(problem: Problem, params: Params):
-    """The float64 solution's unknowns at one point, or ``(None, reason)``."""
+def float64_start(problem: Problem, params: Params, start=None):
+    """The float64 solution's unknowns at one point, or ``(None, reason)``; ``start`` (floats,
+    in the order of the unknowns) begins the iteration there instead of at the declared
+    start."""
     m = machine(problem, problem.variant_of(params))
     if m.n == 0:
         return [], ""
@@ -45,7 +47,8 @@ def float64_start(problem: Problem, params: Params):
     except OverflowError:
         return None, "a parameter overflows float64"
     try:
-        out = _grid_variant(m, params, values, (), strict=True, maxiter=START_SWEEPS)
+        out = _grid_variant(m, params, values, (), strict=True, maxiter=START_SWEEPS,
+                            start=None if start is None else [np.float64(v) for v in start])
     except (ConvergenceError, FloatingPointError, OverflowError, ZeroDivisionError) as exc:
         return None, str(exc)
     x = [float(v) for v in out["_x"]]
