@@ -261,7 +261,9 @@ def test_small_lam_reached_by_a_geometric_follow_from_lam_one_tenth():
 @pytest.mark.parametrize("follow, says", [
     ("lam:1/10000:6:geo", "the spacing after N must be 'log', got 'geo'"),
     ("lam:0:6:log", "log steps need the given --lam and TO nonzero and of one sign"),
-    ("lam:1/10000:6:log:x", "expected NAME:TO[:N[:log]]")])
+    ("lam:1/10000:6:log:x", "expected NAME:TO[:N[:log]]"),
+    ("lam:1/10000:40000000:log", "at most 1000 steps"),
+    ("lam:1/10000:40000000", "at most 1000 steps")])
 def test_follow_log_bad_input_is_one_line_exit_2(follow, says):
     """A bad spacing or a geometric path through 0: exit 2, one line naming --follow, before any
     solve."""

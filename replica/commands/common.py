@@ -284,6 +284,11 @@ def run_from_starts(problem, raw: dict, dps: int, as_json: bool, starts: list,
     return 0
 
 
+MAX_FOLLOW_STEPS = 1000
+"""The most steps ``--follow`` takes: each is a verified solve (seconds to minutes), so more is a
+mistake in N; refused at once (building the path's exact values alone took minutes at N = 4e7)."""
+
+
 def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str) -> int:
     """``replica solve --PARAM V ... --start S --follow NAME:TO[:N[:log]]``: the branch through
     ``S`` at the given point, followed along ``NAME`` from its given value to ``TO`` in ``N``
@@ -318,6 +323,9 @@ def run_follow(problem, raw: dict, dps: int, as_json: bool, starts, follow: str)
         raise ParameterError("--follow", f"N must be an integer, got {parts[2]!r}") from None
     if n < 1 or lo == hi:
         raise ParameterError("--follow", f"needs N >= 1 steps and TO != the given --{name}")
+    if n > MAX_FOLLOW_STEPS:
+        raise ParameterError("--follow", f"at most {MAX_FOLLOW_STEPS} steps (each a verified "
+                                         f"solve), got N = {n}")
     if log and not (isinstance(lo, Fraction) and isinstance(hi, Fraction) and lo * hi > 0):
         raise ParameterError("--follow", f"log steps need the given --{name} and TO nonzero "
                                          f"and of one sign (finite), got {exact_str(lo)} and "
