@@ -76,8 +76,9 @@ theorem the root is an analytic function of :math:`a` on :math:`A` (what ``acb.i
 requires of an integrand). A complex box is a rectangle; complex ball arithmetic computes the
 same set as the real two-dimensional Krawczyk operator of :math:`(\operatorname{Re} F,
 \operatorname{Im} F)`, whose Jacobians are the multiplications by :math:`\partial_p F`. The
-box starts at twice the radius of the Newton image plus the last Newton step and is inflated
-(doubled past :math:`K(P)`) up to ``_Numeric.INFLATIONS`` times; :math:`\partial_p F(P)`
+box starts at twice the radius of the Newton image plus the last Newton step (complex balls:
+first at ``_Numeric.COMPLEX_START`` = 1.25 times, a narrower enclosure where it passes) and
+is inflated (doubled past :math:`K(P)`) up to ``_Numeric.INFLATIONS`` times; :math:`\partial_p F(P)`
 is the narrower of its direct enclosure and the mean-value form
 :math:`\partial_p F(p_0) + \partial_p^2 F(P)(P - p_0)`, on the whole box or, where that does
 not contract, on a grid of pieces of it.
