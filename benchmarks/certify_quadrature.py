@@ -7,7 +7,7 @@ and certified solve first, then timed ones: ``benchmarks/certify_tails.py``'s ch
 alternating; the logistic models one timed run of each kind per round, the others medians of 3.
 Run ``python -m benchmarks.certify_quadrature --baseline PATH [--rounds N] [--section NAME]``; it
 rewrites the section ``certify_quadrature`` (or ``NAME``: ``cert``, job cert's, ``cert2``,
-job cert2's, or ``certnode``, job certnode's, each with its own note)
+job cert2's, ``certnode``, job certnode's, or ``certlog``, job certlog's, each with its own note)
 of ``benchmarks/README.md``.
 """
 
@@ -246,7 +246,59 @@ per node) for the per-evaluation cost."""
 """The note of the section ``certnode`` (job certnode, session 48: shared nodes of the ball
 integrals of one evaluation)."""
 
-NOTES = {NAME: NOTE, "cert": CERT_NOTE, "cert2": CERT2_NOTE, "certnode": CERTNODE_NOTE}
+CERTLOG_NOTE = """Job certlog (session 49, issue 29, the logistic certificates; baseline e034596). The lead's
+next factor -- root boxes off the real axis chained from the real enclosure, so that the
+central ellipses grow from B/h = 1/8 to ~1 -- was measured first and is NOT the limit: no code
+for it is kept. What is kept is smaller: the complex Krawczyk box of the proximal root starts
+closer to the Newton image (``implicit._Numeric.COMPLEX_START`` = 1.25 instead of 2, then the
+2x box and its inflations as before), which narrows the root's enclosure on the ellipse boxes,
+so that the integrand built on it stays finite on taller boxes. The 1.5x target is not reached
+for the logistic models (table); the other rows do the same work as the baseline (no implicit
+root: the change is inside the complex Krawczyk test only), their differences are this
+machine's noise (load 6.8-12.1 on 2 cores shared with three other jobs).
+
+Measured first (glm_logistic, alpha = 2, lam = 1/10, eta = 1, 30 digits, one certified solve
+after an untimed one, in one process; experiment code monkeypatched outside the repository):
+(1) of the 754 ellipses refused, 398 fail in the root's Krawczyk test and 356 elsewhere in the
+integrand with the root finite (none of exp, log, erfc, sqrt returned a non-finite ball from
+finite arguments there: a division or power, not located; a candidate is V/(2e^p + e^2p + 1),
+the expanded (1 + e^p)^2 of the generated code, over a wide root ball). (2) An
+upper bound on what chained boxes could buy: each strip of the ellipse cut into k boxes stacked
+upwards, the off-axis root boxes ACCEPTED WITHOUT any branch check (unsound, for the count
+only): k = 2: 42,387 nodes (baseline 38,745), 14,469 boxes (6,044), certified 5.3-6.1 s (3.8-4.4
+s); k = 4 with 8 strips per shape: 28,028 nodes, 29,350 boxes, 6.5 s; k = 8: 27,010 nodes,
+59,107 boxes, 8.4 s. The nodes fall by at most 1.4x (not ~6x), because the stacked boxes still
+fail above Im z ~ 0.25 (the root and the rest of the integrand both), while the boxes grow 5-10x
+at ~100-160 us each: slower in every variant. (3) The root alone on symmetric boxes omega =
+w +/- 0.1 + i[-y, y] at V = 3.9765, 144 bits: passes up to y = 0.25-0.3 (Im z ~ 0.15) at |w| <=
+2 (0.35 at w = -1, -2), 0.4 at w = 4; at z = 0-3 boxes of width 0.025-0.1 in z pass at Im z =
+0.125 and fail at 0.25 whatever the width: the height, not the strips' width, limits it; the enclosure with the 2x first box was 1.5-2.6x the roots' range (mpmath, 7 x 7
+grid), with 1.25 1.03-1.37x. Tried and dropped: one more Krawczyk step on the enclosure (K(K(P))
+with P = K(P)): 32,198 -> 32,102 nodes, not worth its code; starts 1.1 / 1.5 (36,315 / 34,756
+nodes against 32,198 at 1.25, glm_logistic).
+
+Counted (one certificate, START 2 -> 1.25 with the 2x fallback): glm_logistic 38,745 -> 32,174
+nodes, 9,564 -> 7,352 box evaluations, 754 -> 595 ellipses refused, 12,937 -> 12,500 real and
+2,330 -> 1,804 complex Krawczyk tests; logistic_regression 42,870 -> 38,450 nodes, 15,736 ->
+14,828 boxes, 17,985 -> 15,038 real Krawczyk tests. In one process, alternating (load 7-8): the
+glm_logistic certificate 3.23 / 2.98 s -> 2.63 / 2.63 s, logistic_regression 4.40 / 4.47 s ->
+3.93 / 3.92 s, about 12-18% (the table's separate processes at load ~11: logistic_regression 4.79 -> 4.56 s, 0.95x; glm_logistic 3.87 -> 3.54 s, 0.91x;
+certify/verified 11.2x -> 9.6x and 10.1x -> 9.1x). Every
+certificate proved, verified values identical.
+
+Left, and what the next factor needs: the central ellipses are limited at Im z ~ 0.125-0.25 by
+ball arithmetic on the box (the root's Krawczyk slope over a box of height ~0.5 in p, and
+expanded forms such as (1 + e^p)^2 in the integrands), not by the functions' singularities
+(Im omega = pi). Candidates, none tried here: the integrands' ball code written through S =
+1/(1 + e^p) as the root's equation already is (``implicit._in_sigmoid``), so that V/(1 + e^p)^2
+is V S^2 and stays finite on a wide root ball; a centred (mean-value) form of the whole
+integrand on the ellipse boxes instead of its direct ball; lower precision on the Jacobian's
+integrals (13,236 of the 38,745 nodes are at 56 bits)."""
+"""The note of the section ``certlog`` (job certlog, session 49: the complex Krawczyk box's
+first radius; chained root boxes measured and dropped)."""
+
+NOTES = {NAME: NOTE, "cert": CERT_NOTE, "cert2": CERT2_NOTE, "certnode": CERTNODE_NOTE,
+         "certlog": CERTLOG_NOTE}
 
 
 def main():

@@ -124,6 +124,62 @@ def test_complex_enclosure_contains_the_analytic_root(prec, w, im):
     assert float(max(b.real.rad(), b.imag.rad())) <= 3 * float(dw) * im + 1e-40
 
 
+TALL = [(w, im) for w in ("-2", "-1", "0", "1", "2", "4") for im in ("0.125", "0.25")]
+
+
+@pytest.mark.parametrize("w,im", TALL)
+def test_tall_complex_boxes_are_enclosed_near_the_roots_range(w, im):
+    """The boxes of the Bernstein ellipses at the logistic point (V = 3.9765, omega = w +/- 0.1
+    + i[-im, im], at 144 bits: the certificate's working precision): the enclosure holds the
+    analytic continuation of the real root (mpmath at 60 digits, Newton's method from the real
+    root) at a 7 x 7 grid of the box, and its radius is within 1.5 times the range of those
+    roots in each direction (``_Numeric.COMPLEX_START``: a first box of twice the Newton
+    image's radius gave 1.5-2.6 times, and the integrand built on it was not finite on taller
+    ellipses)."""
+    old = flint.ctx.prec
+    flint.ctx.prec = 144
+    try:
+        b = PROX._imp_(acb(arb(w, "0.1"), arb(0, im)), acb(arb("3.9765")))
+    finally:
+        flint.ctx.prec = old
+    assert b.is_finite(), (w, im, b)
+    V = mpmath.mpf("3.9765")
+    with mpmath.workdps(60):
+        W, I = mpmath.mpf(w), mpmath.mpf(im)
+        centre = _prox_mp(W, V)
+        roots = [_prox_mp(mpmath.mpc(W + mpmath.mpf("0.1") * i / 3, I * j / 3), V)
+                 for i in range(-3, 4) for j in range(-3, 4)]
+        spread_re = max(abs(mpmath.re(r) - centre) for r in roots)
+        spread_im = max(abs(mpmath.im(r)) for r in roots)
+    for r in roots:
+        assert _inside(r, b), (w, im, r, b)
+    assert float(b.real.rad()) <= 1.5 * float(spread_re), (w, im, b, spread_re)
+    assert float(b.imag.rad()) <= 1.5 * float(spread_im), (w, im, b, spread_im)
+
+
+@pytest.mark.parametrize("w", ["-6", "-4", "1", "2"])
+def test_a_complex_box_refused_at_the_first_try_is_tried_at_start(w):
+    """omega = w +/- 0.1 + i[-0.3, 0.3], V = 3.9765, 144 bits: the first box
+    (``COMPLEX_START`` = 1.25 times the Newton image's radius) does not contract there, the
+    box of ``START`` (twice) does; the enclosure is finite and holds the continued root at a
+    7 x 7 grid of the box (mpmath, 60 digits)."""
+    old = flint.ctx.prec
+    flint.ctx.prec = 144
+    try:
+        b = PROX._imp_(acb(arb(w, "0.1"), arb(0, "0.3")), acb(arb("3.9765")))
+    finally:
+        flint.ctx.prec = old
+    assert b.is_finite(), (w, b)
+    V = mpmath.mpf("3.9765")
+    with mpmath.workdps(60):
+        W = mpmath.mpf(w)
+        for i in range(-3, 4):
+            for j in range(-3, 4):
+                point = mpmath.mpc(W + mpmath.mpf("0.1") * i / 3, mpmath.mpf("0.3") * j / 3)
+                root = _prox_mp(point, V)
+                assert _inside(root, b), (w, point, root, b)
+
+
 def test_a_ball_too_wide_to_contract_is_refused(prec):
     """Real balls: NotEnclosable naming the function; complex balls (inside acb.integral):
     a non-finite ball, so that the integrator subdivides."""
