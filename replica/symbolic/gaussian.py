@@ -59,6 +59,7 @@ the parameter balls: exponents quadratic in :math:`z`, reciprocals of shared exp
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import sympy
 from sympy.codegen.cfunctions import log1p
@@ -1329,3 +1330,86 @@ def _common_factors_out(total):
                          for t in total.args])
     out = sympy.factor_terms(masked)
     return out.xreplace({d: b for b, d in opaque.items()}) if opaque else out
+
+
+def _logistic_bases(expr) -> dict:
+    r"""The exponentials of ``expr`` that stand beside a number in a sum (:math:`1 + e^{u}`,
+    the logistic pattern), grouped by a base exponent :math:`u`: ``{u: {e^{ku}: k}}`` with every
+    :math:`k` a nonzero integer, for each :math:`u` one such exponential of ``expr`` holds."""
+    exps = sorted(distinct_atoms(expr, sympy.exp), key=sympy.default_sort_key)
+    anchored = set()
+    for add in distinct_atoms(expr, sympy.Add):
+        if any(a.is_number for a in add.args):
+            for a in add.args:
+                for f in sympy.Mul.make_args(a):
+                    base = f.base if f.is_Pow and f.exp.is_Integer else f
+                    if isinstance(base, sympy.exp):
+                        anchored.add(base)
+    groups: dict = {}
+    for e in sorted(anchored, key=sympy.default_sort_key):
+        if any(e in g for g in groups.values()):
+            continue
+        ratios = [(abs(k), x.args[0]) for x in exps
+                  for k in [sympy.cancel(e.args[0] / x.args[0])] if k.is_Integer]
+        u = max(ratios, key=lambda r: r[0])[1]  # the smallest base (e^{-2p} = (e^{-p})^2)
+        members = {}
+        for other in exps:
+            k = sympy.cancel(other.args[0] / u)
+            if k.is_Integer and k != 0:
+                members[other] = int(k)
+        step = math.gcd(*members.values())
+        u = u * step
+        groups[u] = {x: k // step for x, k in members.items()}
+    return groups
+
+
+def logistic_forms(expr) -> sympy.Expr:
+    r"""``expr`` with its logistic patterns written so that float64 values stay finite where
+    :math:`e^{\pm u}` overflows: every :math:`\log(1 + e^{u})` as
+    :class:`softplus`\ :math:`(u)`, and, for each base :math:`u` of an exponential that stands
+    beside a number in a sum (:func:`_logistic_bases`), each product's factors that are rational
+    in :math:`E = e^{u}` (powers :math:`E^k` and of polynomials in them) written through
+    :math:`S = \sigma(u) = 1/(1 + e^{-u})`: :math:`E = S/(1 - S)`, the factors made one
+    rational function of :math:`S` (``sympy.cancel``, then ``sympy.factor``), and
+    :math:`S \to \sigma(u)`, :math:`1 - S \to \sigma(-u)` (both in :math:`(0, 1)`, finite at
+    every finite :math:`u`). The same function (the identities are exact):
+    :math:`e^{u}/(1 + e^{u}) = \sigma(u)`, :math:`e^{2u}/(1 + e^{u})^2 = \sigma(u)^2`,
+    :math:`1/(1 + e^{u})^2 = \sigma(-u)^2`. The float64 root finder of an implicit function
+    (:mod:`replica.symbolic.implicit`) evaluates its equation in this form only where the form
+    as written is not finite, so its values elsewhere are unchanged."""
+    expr = sympy.sympify(expr)
+    expr = expr.replace(
+        lambda e: isinstance(e, sympy.log) and e.args[0].is_Add and len(e.args[0].args) == 2
+        and any(a == 1 for a in e.args[0].args)
+        and any(isinstance(a, sympy.exp) for a in e.args[0].args),
+        lambda e: softplus(next(a for a in e.args[0].args if isinstance(a, sympy.exp)).args[0]))
+    for u, members in _logistic_bases(expr).items():
+        S = sympy.Dummy("S")
+        powers = {e: (S / (1 - S)) ** k for e, k in members.items()}
+
+        def rational(f):
+            return f.has(*members) and not any(
+                isinstance(a, sympy.Function) and a.has(*members)
+                and not isinstance(a, sympy.exp) for a in sympy.preorder_traversal(f))
+
+        def convert(f):
+            r = sympy.factor(sympy.cancel(f.xreplace(powers)))
+            r = r.xreplace({S - 1: -sigmoid(-u), 1 - S: sigmoid(-u)}).xreplace({S: sigmoid(u)})
+            return f if r.has(S) else r
+
+        def rewrite(node):
+            if not node.args or not node.has(*members):
+                return node
+            if node.is_Add:
+                return sympy.Add(*[rewrite(t) for t in node.args])
+            if node.is_Mul:
+                factors = sympy.Mul.make_args(node)
+                parts = [f for f in factors if rational(f)]
+                return (convert(sympy.Mul(*parts))
+                        * sympy.Mul(*[rewrite(f) for f in factors if not rational(f)]))
+            if (node.is_Pow or node in members) and rational(node):
+                return convert(node)
+            return node.func(*[rewrite(a) for a in node.args])
+
+        expr = rewrite(expr)
+    return expr
