@@ -554,10 +554,16 @@ class _Numeric:
 
             return call(ev, 0), call(ev, 1), call(ends, 0), call(ends, 1)
         outer, bounds = ev.functions("np")[0], ends.functions("np")[0]
-        safe_ev = self._safe_evaluator()
-        if safe_ev is not None:  # where F or dF/dp as written is not finite (e^{+-p}
-            # overflows at finite arguments), the logistic forms; elsewhere the values as written
-            plain, safe = outer, safe_ev.functions("np")[0]
+        if module == "numpy":  # where F or dF/dp as written is not finite (e^{+-p}
+            # overflows at finite arguments), the logistic forms, prepared at their first use
+            # (their SymPy rewrite costs ~30 ms); elsewhere the values as written
+            plain, held = outer, []
+
+            def safe(*v):
+                if not held:
+                    safe_ev = self._safe_evaluator()
+                    held.append(None if safe_ev is None else safe_ev.functions("np")[0])
+                return None if held[0] is None else held[0](*v)
 
             def outer(p, *args):
                 f, d = (np.asarray(x) for x in plain(p, *args))
@@ -569,7 +575,10 @@ class _Numeric:
                     bad &= np.isfinite(a)
                 if not np.any(bad):
                     return [f, d]
-                sf, sd = safe(*(np.broadcast_to(x, shape)[bad] for x in (p, *args)))
+                out = safe(*(np.broadcast_to(x, shape)[bad] for x in (p, *args)))
+                if out is None:  # no logistic pattern: the values as written
+                    return [f, d]
+                sf, sd = out
                 f, d = f.copy(), d.copy()
                 n = int(np.count_nonzero(bad))
                 f[bad], d[bad] = np.broadcast_to(sf, (n,)), np.broadcast_to(sd, (n,))
