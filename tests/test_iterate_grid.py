@@ -49,3 +49,53 @@ def test_newton_sweeps_also_stop_points_that_are_not_finite():
     assert list(done) == [False, True]
     assert iters[0] == 1 and len(calls) < 200
     assert abs(x[0][1] - (np.sqrt(5) - 1) / 2) < 1e-13
+
+
+
+def _halving_system(c, k):
+    r"""Per point i the root form :math:`F_i(x) = x - c_i` (and the fixed-point form
+    :math:`\Phi_i(x) = c_i`), on which a Newton step is exact, except point ``k``, where
+    :math:`F_k(x) = \operatorname{cbrt}(x - c_k)` (:math:`\Phi_k = x - F_k`): there the full
+    Newton step :math:`x - 3(x - c_k)` overshoots to twice the distance on the other side
+    (:math:`|F_k|` grows by :math:`2^{1/3}`), and the half step lands at half the distance
+    (:math:`|F_k|` shrinks): one halving every sweep. Records the number of points of every
+    evaluation of F or Phi."""
+    calls = []
+
+    def F(x, idx):
+        calls.append(idx.size)
+        d = x[0] - c[idx]
+        return [np.where(idx == k, np.cbrt(d), d)]
+
+    def dF(x, idx):
+        d = x[0] - c[idx]
+        with np.errstate(divide="ignore"):
+            return [np.where(idx == k, 1 / (3 * np.cbrt(d) ** 2), 1.0)]
+
+    def phi(x, idx):
+        return [x[0] - F(x, idx)[0]]
+
+    def dphi(x, idx):
+        return [1 - dF(x, idx)[0]]
+
+    return phi, dphi, F, dF, calls
+
+
+def test_step_halving_evaluates_only_the_points_still_halving():
+    """Eight points start at 99; point 4 (c = 100) needs one halving of its Newton step every
+    sweep, the others (c near 99) are solved by their first step. Both grid solvers converge
+    everywhere to c, and each halving evaluates the map only at the one point still halving
+    (before: at all eight points, each halving)."""
+    from replica.numerics.newton import newton_grid
+
+    c = np.array([99.5, 98.25, 99.75, 98.5, 100.0, 98.75, 99.25, 98.0])
+    phi, dphi, F, dF, calls = _halving_system(c, 4)
+    x, done, _, _ = iterate_grid(phi, dphi, np.full((1, c.size), 99.0), fixed_point=True,
+                                 positive=True, rtol=1e-13, maxiter=200)
+    assert done.all() and np.max(np.abs(x[0] - c) / c) < 1e-12
+    # sweep 1: Phi at the 8 points, the full step at the 8 (7 accepted), the half step at 1
+    assert calls[:3] == [8, 8, 1], calls[:6]
+    calls.clear()
+    x, done, _, _ = newton_grid(F, dF, np.full((1, c.size), 99.0), rtol=1e-13)
+    assert done.all() and np.max(np.abs(x[0] - c) / c) < 1e-12
+    assert calls[:3] == [8, 8, 1], calls[:6]

@@ -700,18 +700,19 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 good[:] = False
             cand &= good
             t = 1.0
-            for _ in range(5):
-                trial = cand & ~newton
-                if not trial.any():
+            for _ in range(5):  # (Phi evaluated only at the points still trying a step)
+                trial = np.flatnonzero(cand & ~newton)
+                if trial.size == 0:
                     break
-                xn = np.where(trial, xa + t * dx, xa)
-                rn = change(F(xn, idx), xn)
-                acc = trial & (rn < r)
+                xn = xa[:, trial] + t * dx[:, trial]
+                rn = change(F(xn, idx[trial]), xn)
+                acc = rn < r[trial]
                 if positive:
                     acc &= np.all(xn >= 0, axis=0)
-                xa = np.where(acc, xn, xa)
-                r = np.where(acc, rn, r)
-                newton |= acc
+                hit = trial[acc]
+                xa[:, hit] = xn[:, acc]
+                r[hit] = rn[acc]
+                newton[hit] = True
                 t /= 2
         plain = ~newton
         worse = r >= prev[idx]
@@ -783,12 +784,14 @@ def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
         dx[:, ~ok] = 0.0
         t = np.ones(m)
         xn = xa + dx
-        for _ in range(10):
-            better = np.max(np.abs(resid(xn, idx)), axis=0) < res
-            if np.all(better | ~ok):
+        trying = np.flatnonzero(ok)  # the points whose step has not yet lowered the residual
+        for _ in range(10):  # (F evaluated only at those)
+            better = np.max(np.abs(resid(xn[:, trying], idx[trying])), axis=0) < res[trying]
+            trying = trying[~better]
+            if trying.size == 0:
                 break
-            t = np.where(better, t, t / 2)
-            xn = xa + t * dx
+            t[trying] /= 2
+            xn[:, trying] = xa[:, trying] + t[trying] * dx[:, trying]
         with np.errstate(all="ignore"):
             step = np.max(np.abs(t * dx) / np.maximum(np.abs(xn), 1e-300), axis=0)
         X[:, idx] = np.where(ok, xn, xa)
