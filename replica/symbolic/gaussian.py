@@ -59,7 +59,6 @@ the parameter balls: exponents quadratic in :math:`z`, reciprocals of shared exp
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import sympy
 from sympy.codegen.cfunctions import log1p
@@ -1332,10 +1331,41 @@ def _common_factors_out(total):
     return out.xreplace({d: b for b, d in opaque.items()}) if opaque else out
 
 
+def logistic_base(anchor, exps) -> tuple:
+    r"""The base of the exponential ``anchor`` among the exponentials ``exps``: ``(u, {e^{ku}:
+    k})`` with :math:`u` the exponent of the exponential of ``exps`` of which ``anchor`` is the
+    largest integer power (:math:`e^{-2p} = (e^{-p})^2`; the first in the order of ``exps`` on a
+    tie, :math:`e^{p}` and :math:`e^{-p}`), and every exponential of ``exps`` that is a nonzero
+    integer power :math:`k` of :math:`e^{u}` with its :math:`k` (:math:`e^{u}` itself is one,
+    :math:`k = 1`). ``anchor`` must be in ``exps``."""
+    ratios = [(abs(k), x.args[0]) for x in exps
+              for k in [sympy.cancel(anchor.args[0] / x.args[0])] if k.is_Integer]
+    u = max(ratios, key=lambda r: r[0])[1]
+    members = {}
+    for other in exps:
+        k = sympy.cancel(other.args[0] / u)
+        if k.is_Integer and k != 0:
+            members[other] = int(k)
+    return u, members
+
+
+def sigmoid_rational(expr, members, S) -> sympy.Expr:
+    r"""``expr`` with every power :math:`E^k` of one :math:`E = e^{u}` (``members``,
+    ``{e^{ku}: k}`` of :func:`logistic_base`) written through :math:`S = 1/(1 + e^{-u})`:
+    :math:`E = S/(1 - S)`, the result made one rational function of the symbol ``S`` by
+    ``sympy.cancel`` (the same meromorphic function of :math:`u` once :math:`S` is replaced
+    by :math:`\sigma(u)`). Where ``expr`` is rational in :math:`E`, the result is free of
+    :math:`e^{u}`; otherwise the exponentials left keep their place. The caller chooses
+    what stands for :math:`S`: :class:`sigmoid` for float64 code (:func:`logistic_forms`),
+    :math:`1/(1 + e^{-u})` for ball arithmetic (:mod:`replica.symbolic.implicit`)."""
+    return sympy.cancel(expr.xreplace({e: (S / (1 - S)) ** k for e, k in members.items()}))
+
+
 def _logistic_bases(expr) -> dict:
     r"""The exponentials of ``expr`` that stand beside a number in a sum (:math:`1 + e^{u}`,
-    the logistic pattern), grouped by a base exponent :math:`u`: ``{u: {e^{ku}: k}}`` with every
-    :math:`k` a nonzero integer, for each :math:`u` one such exponential of ``expr`` holds."""
+    the logistic pattern), grouped by a base exponent :math:`u` (:func:`logistic_base`):
+    ``{u: {e^{ku}: k}}`` with every :math:`k` a nonzero integer, for each :math:`u` one such
+    exponential of ``expr`` holds."""
     exps = sorted(distinct_atoms(expr, sympy.exp), key=sympy.default_sort_key)
     anchored = set()
     for add in distinct_atoms(expr, sympy.Add):
@@ -1349,17 +1379,8 @@ def _logistic_bases(expr) -> dict:
     for e in sorted(anchored, key=sympy.default_sort_key):
         if any(e in g for g in groups.values()):
             continue
-        ratios = [(abs(k), x.args[0]) for x in exps
-                  for k in [sympy.cancel(e.args[0] / x.args[0])] if k.is_Integer]
-        u = max(ratios, key=lambda r: r[0])[1]  # the smallest base (e^{-2p} = (e^{-p})^2)
-        members = {}
-        for other in exps:
-            k = sympy.cancel(other.args[0] / u)
-            if k.is_Integer and k != 0:
-                members[other] = int(k)
-        step = math.gcd(*members.values())
-        u = u * step
-        groups[u] = {x: k // step for x, k in members.items()}
+        u, members = logistic_base(e, exps)
+        groups[u] = members
     return groups
 
 
@@ -1385,7 +1406,6 @@ def logistic_forms(expr) -> sympy.Expr:
         lambda e: softplus(next(a for a in e.args[0].args if isinstance(a, sympy.exp)).args[0]))
     for u, members in _logistic_bases(expr).items():
         S = sympy.Dummy("S")
-        powers = {e: (S / (1 - S)) ** k for e, k in members.items()}
 
         def rational(f):
             return f.has(*members) and not any(
@@ -1393,7 +1413,7 @@ def logistic_forms(expr) -> sympy.Expr:
                 and not isinstance(a, sympy.exp) for a in sympy.preorder_traversal(f))
 
         def convert(f):
-            r = sympy.factor(sympy.cancel(f.xreplace(powers)))
+            r = sympy.factor(sigmoid_rational(f, members, S))
             r = r.xreplace({S - 1: -sigmoid(-u), 1 - S: sigmoid(-u)}).xreplace({S: sigmoid(u)})
             return f if r.has(S) else r
 

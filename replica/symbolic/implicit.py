@@ -232,29 +232,27 @@ def _split(b, n: int) -> list:
 
 def _in_sigmoid(expr, unknown):
     r"""``expr`` with its exponentials in ``unknown``, all integer powers :math:`E^k` of one
-    :math:`E = e^{u}`, written through :math:`S = 1/(1 + e^{-u})` (:math:`E = S/(1 - S)`, the
-    expression made rational in :math:`S` by ``sympy.cancel``): the same meromorphic function;
-    unchanged where the exponentials are not of that form. Why: over a complex box of a few
+    :math:`E = e^{u}` (:func:`~.gaussian.logistic_base` of the first of them), written through
+    :math:`S = 1/(1 + e^{-u})` (:func:`~.gaussian.sigmoid_rational`: :math:`E = S/(1 - S)`,
+    the expression made rational in :math:`S`): the same meromorphic function; unchanged
+    where the exponentials are not of that form. Why: over a complex box of a few
     hundredths, the logistic equation's
     :math:`\partial_p F = 1 + Ve^{-p}/(1 + e^{-p}) - Ve^{-2p}/(1 + e^{-p})^2` evaluated as
     written loses all accuracy at :math:`p \ll 0` (two terms of size :math:`V`, each as wide
     as :math:`e^{-p}` is relatively, cancel), and the Krawczyk test fails; in
     :math:`S = 1/(1 + e^{p})` it is :math:`1 + VS(1 - S)`, whose ball is as narrow as
     :math:`S` (issue 29)."""
+    from .gaussian import logistic_base, sigmoid_rational
+
     exps = sorted((e for e in expr.atoms(sympy.exp) if e.has(unknown)),
                   key=sympy.default_sort_key)
     if not exps:
         return expr
-    S = sympy.Dummy("S")
-    for base in exps:
-        u = base.args[0]
-        ks = [sympy.cancel(e.args[0] / u) for e in exps]
-        if all(k.is_Integer and k != 0 for k in ks):
-            break
-    else:
+    u, members = logistic_base(exps[0], exps)
+    if len(members) != len(exps):
         return expr
-    powers = {e: (S / (1 - S)) ** k for e, k in zip(exps, ks)}
-    rational = sympy.cancel(expr.xreplace(powers))
+    S = sympy.Dummy("S")
+    rational = sigmoid_rational(expr, members, S)
     if any(a.has(unknown) for a in rational.atoms(sympy.exp)):
         return expr
     return rational.xreplace({S: 1 / (1 + sympy.exp(-u))})
