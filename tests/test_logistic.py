@@ -477,15 +477,21 @@ def rs_fixed_point(alpha, lam, eta, start=(1.7, 4.1, 4.0), dps=20):
             dc_dm = eta / s + eta * m * eta**2 * m / s**3
             dc_dq = -eta * m / (2 * s**3)
 
+            seen = {}
+
             def parts(x):
-                om = mpmath.sqrt(qq) * x
-                pr = proxr(om, v)
-                M = (pr - om) ** 2 / (2 * v) + mpmath.log(1 + mpmath.exp(-pr))
-                lab, dens = mpmath.ncdf(c * x), mpmath.npdf(c * x)
-                return (2 * dens * x * dc_dm * M,
-                        2 * lab * (om - pr) / v * x / (2 * mpmath.sqrt(qq))
-                        + 2 * dens * x * dc_dq * M,
-                        -2 * lab * (om - pr) ** 2 / (2 * v**2))
+                # the three integrals' quadratures visit the same nodes: each node's
+                # prox (the costly part) once, not three times
+                if x not in seen:
+                    om = mpmath.sqrt(qq) * x
+                    pr = proxr(om, v)
+                    M = (pr - om) ** 2 / (2 * v) + mpmath.log(1 + mpmath.exp(-pr))
+                    lab, dens = mpmath.ncdf(c * x), mpmath.npdf(c * x)
+                    seen[x] = (2 * dens * x * dc_dm * M,
+                               2 * lab * (om - pr) / v * x / (2 * mpmath.sqrt(qq))
+                               + 2 * dens * x * dc_dq * M,
+                               -2 * lab * (om - pr) ** 2 / (2 * v**2))
+                return seen[x]
 
             out = []
             for k in range(3):
@@ -493,11 +499,17 @@ def rs_fixed_point(alpha, lam, eta, start=(1.7, 4.1, 4.0), dps=20):
                                        [-40, 0, 40]))
             return out
 
+        done = {}
+
         def residual(m, qq, v):
-            Em, Eq, EV = integrals(m, qq, v)
-            mhat, Vhat, qhat = -alpha * Em, 2 * alpha * Eq, -2 * alpha * EV
-            Vn = 1 / (lam + Vhat)
-            return [m - mhat * Vn, qq - (mhat**2 + qhat) * Vn**2, v - Vn]
+            # findroot evaluates some points twice or three times (its first point, the
+            # Jacobian's base point, the final check): each point once
+            if (m, qq, v) not in done:
+                Em, Eq, EV = integrals(m, qq, v)
+                mhat, Vhat, qhat = -alpha * Em, 2 * alpha * Eq, -2 * alpha * EV
+                Vn = 1 / (lam + Vhat)
+                done[m, qq, v] = [m - mhat * Vn, qq - (mhat**2 + qhat) * Vn**2, v - Vn]
+            return list(done[m, qq, v])
 
         sol = mpmath.findroot(residual, [mpmath.mpf(s) for s in start],
                               tol=mpmath.mpf(10) ** -(2 * dps))

@@ -429,7 +429,7 @@ def test_logistic_certified_enclosures_contain_the_hand_written_fixed_point(caps
     26's every-command row for logistic ``--certify``, run once here instead of twice), against
     the replica-symmetric equations written out by hand in ``tests/test_logistic.py``
     (``rs_fixed_point``: the envelope theorem's derivatives, the proximal map by mpmath's root
-    finder, ``mpmath.quad`` at 42 digits, ``mpmath.findroot``; about 3 min CPU), trusted to 34
+    finder, ``mpmath.quad`` at 42 digits, ``mpmath.findroot``; about 18 s CPU), trusted to 34
     digits: every enclosure of m, q, V and of the generalisation error arccos(m/sqrt q)/pi
     contains it, and is narrower than 1e-28 relative."""
     import json
