@@ -68,11 +68,78 @@ class Minimiser:
 
 
 def _single_solution(eq, var, what):
+    """The one solution of ``eq = 0`` in ``var`` (:func:`sympy.solve`, then
+    :func:`sympy.cancel`), remembered on disk (:func:`_remembered_solution`)."""
+    key = f"{sympy.srepr(eq)}\n{sympy.srepr(var)}"
+    hit = _remembered_solution(key)
+    if hit is not None:
+        return hit
     sols = sympy.solve(eq, var, dict=False)
     if len(sols) != 1:
         raise GLMCalculusError(f"{what}: the stationarity condition {eq} = 0 has {len(sols)} "
                                f"solutions in {var}, not one")
-    return sympy.cancel(sols[0])
+    out = sympy.cancel(sols[0])
+    _remember_solution(key, out)
+    return out
+
+
+def _solution_entry(key: str):
+    """The code cache (:class:`~replica.symbolic.codegen.CodeCache`) of the remembered
+    solution of the equation and variable whose :func:`sympy.srepr` is ``key``: under a key of
+    this package's files, the SymPy, mpmath and NumPy versions and ``key``; ``None`` where
+    there is no cache folder."""
+    from ..symbolic.codegen import CodeCache, cache_key
+
+    cache = CodeCache(cache_key("glm-solve", [], salt=key))
+    return None if cache.folder() is None else cache
+
+
+def _remembered_solution(key: str):
+    r"""The solution :func:`_single_solution` stored for ``key`` (the equation's and the
+    variable's :func:`sympy.srepr`), or ``None``. Why: :func:`sympy.solve` simplifies its
+    solution, and :func:`sympy.simplify` imports ``sympy.physics.units`` (about 0.1 s CPU)
+    -- the largest part of building a GLM with a ridge penalty (``examples/glm_logistic.py``),
+    paid again by every process that loads the model. The entry holds the key and the
+    solution's ``srepr``; it is used only where its seal holds (:func:`~replica.symbolic.codegen.CodeCache`),
+    its key is ``key`` exactly and the expression read back has that ``srepr`` exactly (the
+    same tree of the same SymPy objects, so everything built from it is unchanged);
+    otherwise the solution is computed again."""
+    from ..symbolic.codegen import _unsealed
+
+    cache = _solution_entry(key)
+    if cache is None:
+        return None
+    path = cache.path("solution", ".txt")
+    try:
+        with open(path) as fh:
+            text = _unsealed(fh.read())
+    except OSError:
+        return None
+    if text is None:
+        return None
+    stored_key, sep, solution = text.rpartition("\n=\n")
+    if not sep or stored_key != key:
+        return None
+    try:
+        out = eval(solution, dict(vars(sympy)))  # noqa: S307 - sealed text this module wrote
+    except Exception:  # a name srepr writes that SymPy does not export (an implicit root)
+        return None
+    return out if isinstance(out, sympy.Basic) and sympy.srepr(out) == solution else None
+
+
+def _remember_solution(key: str, solution) -> None:
+    """Store ``solution`` for :func:`_remembered_solution` (where its ``srepr`` reads back as
+    the same expression)."""
+    cache = _solution_entry(key)
+    if cache is None:
+        return
+    text = sympy.srepr(solution)
+    try:
+        same = sympy.srepr(eval(text, dict(vars(sympy)))) == text  # noqa: S307
+    except Exception:
+        same = False
+    if same:
+        cache.store("solution", f"{key}\n=\n{text}", ".txt", sealed=True)
 
 
 def minimise(Q, pieces, t, x, *, smooth=None, bracket=None, scale=1, name="prox") -> Minimiser:
