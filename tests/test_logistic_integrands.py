@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import sympy
 
-from replica.symbolic import codegen
 from replica.symbolic.codegen import Evaluator
 from replica.symbolic.gaussian import gauss
 

@@ -1425,10 +1425,13 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
                 if np.any(bad) and _WIDER_RANGE.get(np.dtype(dtype)) is not None:
                     # (what the forms leave, e^{2u} over a sum whose e^{2u} they keep: that
                     # form in longdouble, whose exponent range is 16 times float64's)
-                    wide = _WIDER_RANGE[np.dtype(dtype)]
                     f = np.array(f)
-                    part = np.asarray(_np_masked(h or g.integrand, bad, z, fargs, wide))
-                    f[bad] = np.broadcast_to(part, (int(bad.sum()),)).astype(dtype)
+                    try:
+                        part = np.asarray(_np_masked(h or g.integrand, bad, z, fargs,
+                                                     _WIDER_RANGE[np.dtype(dtype)]))
+                        f[bad] = np.broadcast_to(part, (int(bad.sum()),)).astype(dtype)
+                    except TypeError:  # (a function without a longdouble loop: left as is)
+                        pass
         f = np.where(np.broadcast_to(half[..., None] * w, np.shape(f)) == 0, 0, f)
         return np.sum(np.broadcast_to(half[..., None] * w * f, z.shape), axis=(-2, -1))
 
