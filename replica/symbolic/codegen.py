@@ -364,6 +364,10 @@ class _GaussFunctions:
         # where one of those is >= 0 or the integrand is not finite
         self.scaled, self.erfc_arguments = scaled, erfc_arguments
         self.combined = combined  # (float64) exponentials combined, erfc kept: for y << 0
+        # (float64) where the integrand has a logistic pattern (_has_logistic_pattern): a
+        # callable returning its logistic forms' function (_logistic_safe) or None, prepared at
+        # its first call (Evaluator._logistic_function); None where it has no such pattern
+        self.logistic = None
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
         self.prior: dict = {}  # the levels an earlier process remembered (_RememberedLevels)
         self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
@@ -1291,6 +1295,19 @@ def _np_where_only(f, mask, h, z, fargs) -> None:
     f[mask] = np.broadcast_to(np.asarray(h(z[mask], *args), dtype=f.dtype), (int(mask.sum()),))
 
 
+def _np_masked(h, mask, z, fargs, dtype):
+    """``h`` at the masked nodes only, its arguments converted to ``dtype``."""
+    args = [np.broadcast_to(a, z.shape)[mask].astype(dtype) for a in fargs]
+    return h(z[mask].astype(dtype), *args)
+
+
+_WIDER_RANGE = ({np.dtype(np.float64): np.dtype(np.longdouble)}
+                if np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp else {})
+"""The type :func:`_gauss_np` evaluates a logistic integrand in where its float64 forms are
+not finite: ``longdouble`` where its exponent range is wider (x86: 80-bit), none where it is
+float64 itself."""
+
+
 _NP_MAX_LEVELS = 40
 """The most cut points on each side of a narrow feature in :func:`_narrow_points_np`."""
 
@@ -1342,7 +1359,14 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
     exponentials combined), which stays finite where ``erfc`` underflows; where the plain form
     is not finite otherwise, in the scaled form if an argument is positive (``erfcx`` loses no
     digits there) and with its exponentials combined and ``erfc`` kept if not (``erfcx``
-    overflows at very negative arguments and cancels at moderately negative ones). ``fill``
+    overflows at very negative arguments and cancels at moderately negative ones). An integrand
+    with a logistic pattern (:math:`1 + e^{u}`, :math:`\\log(1 + e^{u})`: a logistic loss's
+    proximal map) is evaluated, where its value is still not finite (:math:`e^{2u}` overflows
+    for :math:`u > 354`; not where an ``erfc`` argument is not finite or reaches
+    :data:`~replica.symbolic.gaussian.SCALED_ERFC_FROM`), in its logistic forms
+    (:func:`_logistic_safe`), generated at the first such node, and where that form is still
+    not finite (a sum that keeps :math:`e^{2u}` beside terms that do not), in ``longdouble``
+    (:data:`_WIDER_RANGE`, where it has a wider exponent range). ``fill``
     (a two-dimensional integral's outer one, :func:`_nested_np`) replaces the inner integrals'
     slots of the values at the nodes."""
     vals = [np.asarray(v, dtype=dtype) for v in values]
@@ -1387,6 +1411,27 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
                 f = np.array(f)
                 _np_where_only(f, scaled, g.scaled, z, fargs)
                 _np_where_only(f, rest, g.combined, z, fargs)
+        if g.logistic is not None:  # e^{ku} of a logistic pattern overflows: _logistic_safe
+            f = np.broadcast_to(np.asarray(f, dtype=dtype), z.shape)
+            bad = ~np.isfinite(f)
+            if g.scaled is not None:  # (not where an erfc argument is not finite, or far)
+                bad &= defined & ~far
+            if np.any(bad):
+                h = g.logistic()
+                if h is not None:
+                    f = np.array(f)
+                    _np_where_only(f, bad, h, z, fargs)
+                    bad &= ~np.isfinite(f)
+                if np.any(bad) and _WIDER_RANGE.get(np.dtype(dtype)) is not None:
+                    # (what the forms leave, e^{2u} over a sum whose e^{2u} they keep: that
+                    # form in longdouble, whose exponent range is 16 times float64's)
+                    f = np.array(f)
+                    try:
+                        part = np.asarray(_np_masked(h or g.integrand, bad, z, fargs,
+                                                     _WIDER_RANGE[np.dtype(dtype)]))
+                        f[bad] = np.broadcast_to(part, (int(bad.sum()),)).astype(dtype)
+                    except TypeError:  # (a function without a longdouble loop: left as is)
+                        pass
         f = np.where(np.broadcast_to(half[..., None] * w, np.shape(f)) == 0, 0, f)
         return np.sum(np.broadcast_to(half[..., None] * w * f, z.shape), axis=(-2, -1))
 
@@ -2432,6 +2477,123 @@ def _scaled_erfc_memo(scale: bool) -> dict:
 _SCALED_ERFC_MEMO_LIMIT = 200_000
 
 
+def _power_of_exp(f) -> bool:
+    """Whether ``f`` is :math:`e^{a}` or :math:`(e^{a})^k` with an integer :math:`k`."""
+    import sympy
+
+    return isinstance(f, sympy.exp) or (f.is_Pow and isinstance(f.base, sympy.exp)
+                                        and f.exp.is_Integer)
+
+
+def _has_logistic_pattern(expr) -> bool:
+    r"""Whether ``expr`` has a sum of a number and a term with an exponential factor
+    (:math:`1 + e^{u}`, also inside :math:`\log(1 + e^{u})`): the pattern of
+    :func:`~replica.symbolic.gaussian.logistic_forms` (a walk of the distinct subexpressions,
+    cheap beside generating the code)."""
+    import sympy
+
+    from .walk import distinct_atoms
+
+    return any(any(a.is_number for a in add.args)
+               and any(_power_of_exp(f) for t in add.args for f in sympy.Mul.make_args(t))
+               for add in distinct_atoms(expr, sympy.Add))
+
+
+def _logistic_safe(expr, memo: dict):
+    r"""``expr`` with :func:`~replica.symbolic.gaussian.logistic_forms` applied to its small
+    rational pieces in exponentials, not to the whole (whose ``cancel``/``factor`` took 5-8 s
+    of CPU per integrand of the logistic regression's Jacobian): bottom up,
+
+    * a *unit* -- :math:`e^{a}`, :math:`(e^{a})^k`, a *polynomial* in exponentials (a sum of
+      terms :math:`c\,e^{a}e^{b}\cdots` with :math:`c` free of exponentials) or an integer
+      power of one -- is rewritten by ``logistic_forms``;
+    * a product: its units together (``logistic_forms`` of their product:
+      :math:`e^{2u}(1 + e^{u})^{-2} = \sigma(u)^2`, where each alone would overflow), its other
+      factors each rewritten; but where a factor is a sum (not a unit) with a term that has an
+      exponential factor, the units are first multiplied into that sum's terms, each then
+      rewritten: :math:`(a e^{2u} + b e^{u})(1 + e^{u})^{-4} = a\sigma(u)^2\sigma(-u)^2 +
+      b\sigma(u)\sigma(-u)^3`;
+    * a logarithm of a unit: ``logistic_forms`` of it
+      (:math:`\log(1 + e^{u}) = \operatorname{softplus}(u)`);
+    * any other node: its arguments rewritten.
+
+    Each step is an identity, so the result is the same function. A sum that is not a
+    polynomial is rewritten term by term: a term with a lone :math:`e^{u}` (no
+    :math:`1 + e^{u}` beside it) keeps it, which overflows only where :math:`e^{u}` itself does
+    (:math:`u > 709`), not :math:`e^{2u}` (:math:`u > 354`). ``memo`` holds the rewriting of each
+    distinct node met (shared by the integrands of one process: a Jacobian's integrands hold the
+    equations' and their sub-terms)."""
+    import sympy
+
+    from .gaussian import logistic_forms
+
+    holds: dict = {}
+
+    def has_exp(node):
+        r = holds.get(node)
+        if r is None:
+            r = holds[node] = isinstance(node, sympy.exp) or any(has_exp(a) for a in node.args)
+        return r
+
+    def polynomial(f):
+        return f.is_Add and has_exp(f) and all(
+            _power_of_exp(g) or not has_exp(g) for t in f.args for g in sympy.Mul.make_args(t))
+
+    def unit(f):
+        return _power_of_exp(f) or polynomial(f) or (
+            f.is_Pow and f.exp.is_Integer and polynomial(f.base))
+
+    def bare(f):  # a sum (not a unit) with a term that has an exponential factor
+        return f.is_Add and any(_power_of_exp(g) for t in f.args for g in sympy.Mul.make_args(t))
+
+    def forms(node):
+        key = ("forms", node)
+        r = memo.get(key)
+        if r is None:
+            r = memo[key] = logistic_forms(node)
+        return r
+
+    def rewrite(node):
+        if not has_exp(node):
+            return node
+        key = ("rewrite", node)
+        r = memo.get(key)
+        if r is not None:
+            return r
+        if unit(node):
+            r = forms(node)
+        elif node.is_Mul:
+            factors = sympy.Mul.make_args(node)
+            units = sympy.Mul(*[f for f in factors if unit(f)])
+            rest = [f for f in factors if not unit(f)]
+            spread = next((f for f in rest if has_exp(units) and bare(f)), None)
+            if spread is not None:  # (e^{2u} + e^{u}) (1 + e^{u})^{-4}: the units into the sum
+                rest.remove(spread)
+                r = sympy.Add(*[rewrite(t * units) for t in spread.args]) * sympy.Mul(
+                    *[rewrite(f) for f in rest])
+            else:
+                r = forms(units) * sympy.Mul(*[rewrite(f) for f in rest])
+        elif isinstance(node, sympy.log) and unit(node.args[0]):
+            r = forms(node)
+        else:
+            r = node.func(*[rewrite(a) for a in node.args])
+        memo[key] = r
+        return r
+
+    return rewrite(expr)
+
+
+_LOGISTIC_MEMO: dict = {}
+
+
+def _logistic_memo() -> dict:
+    """The memo of :func:`_logistic_safe`, shared by its calls in this process (emptied as
+    :func:`_scaled_erfc_memo`'s)."""
+    if len(_LOGISTIC_MEMO) > _SCALED_ERFC_MEMO_LIMIT:
+        _LOGISTIC_MEMO.clear()
+    return _LOGISTIC_MEMO
+
+
 def split_averages(exprs):
     """``(current, dummies, inner_exprs)``: ``exprs`` with each distinct spectral average
     replaced by a dummy symbol, the dummies, and per dummy ``(integrand, dummies before it)``.
@@ -2539,6 +2701,7 @@ class Evaluator:
         self._gauss: dict = {}
         self._fused: dict = {}  # (mpmath) groups of integrals evaluated together (_FusedGauss)
         self._levels = None  # the averages in ball arithmetic, by nesting level (_SpectralLevel)
+        self._logistic = None  # (float64) {k: integrand k in its logistic forms}, made at use
 
     @property
     def args(self) -> list:
@@ -2575,6 +2738,8 @@ class Evaluator:
                                 combined=ns.get(f"gauss_c_{k}"),
                                 features=ns.get(f"gauss_w_{k}"))
                 for k in range(ns.get("N_GAUSS", 0))]
+            for k in ns.get("GAUSS_LOGISTIC", ()):
+                self._gauss[backend][k].logistic = functools.partial(self._logistic_function, k)
             for k, g in enumerate(self._gauss[backend]):  # two-dimensional integrals
                 g.inner = k in ns.get("GAUSS_INNER", ())
                 g.nested = tuple(ns.get("GAUSS_NESTED", {}).get(k, ()))
@@ -2689,6 +2854,10 @@ class Evaluator:
                                                              [y.args[0] - SCALED_ERFC_FROM
                                                               for y in ys],
                                                              modules=module, printer=printer)
+            if backend == "np":  # overflow of a logistic pattern: its forms, made at first use
+                for k, g in enumerate(gauss_prepared):
+                    if _has_logistic_pattern(g.integrand):
+                        gauss[k].logistic = functools.partial(self._logistic_function, k)
             if backend == "mp":  # the same integrands in ball arithmetic, for speed
                 for k, g in enumerate(gauss_prepared):
                     ns = _midpoint_namespace(g.integrand)
@@ -2727,6 +2896,10 @@ class Evaluator:
                                   _function_source(g.combined, f"gauss_c_{k}")]
                     parts += [_function_source(f, f"gauss_d_{k}_{i}")
                               for i, f in enumerate(g.derivatives)]
+                if any(g.logistic is not None for g in gauss):
+                    parts.append("GAUSS_LOGISTIC = "
+                                 + repr([k for k, g in enumerate(gauss)
+                                         if g.logistic is not None]))
                 if any(g.inner or g.nested for g in gauss):  # two-dimensional integrals
                     parts.append(f"GAUSS_INNER = {[k for k, g in enumerate(gauss) if g.inner]!r}")
                     parts.append("GAUSS_NESTED = " + repr(
@@ -2749,6 +2922,57 @@ class Evaluator:
             except (OSError, TypeError):
                 pass
         return outer, inners
+
+    def _logistic_function(self, k: int):
+        """The float64 function of integral ``k``'s integrand in its logistic forms
+        (:func:`_logistic_safe`), of the arguments of its plain function, or ``None`` where the
+        rewrite leaves it unchanged. Made when :func:`_gauss_np` first meets a value of an
+        integrand with a logistic pattern that is not finite (the SymPy rewrite and
+        ``lambdify`` of every such integrand of this evaluator at once, and the expressions
+        built if they came from the cache); cached on disk beside the evaluator's code
+        (``NAME-np-logistic``), so that a later process only loads it."""
+        if self._logistic is None:
+            self._logistic = self._logistic_functions()
+        return self._logistic.get(k)
+
+    def _logistic_functions(self) -> dict:
+        """``{k: function}`` of :meth:`_logistic_function`, loaded from the cache or made."""
+        cname = f"{self.name}-np-logistic" if self.cache is not None and self.name else None
+        if cname:
+            ns = self.cache.load(cname, "np")
+            if ns is not None and _bind_implicit(ns, ns.get("IMPLICIT")):
+                try:
+                    return {k: ns[f"gauss_l_{k}"] for k in ns["GAUSS_LOGISTIC_MADE"]}
+                except KeyError:
+                    pass
+        import sympy
+
+        exprs, prepared, dummies = self._extract_gaussian_integrals(self.exprs)
+        args = self.args + dummies
+        ns = _namespace("np")
+        module = [{k: ns[k] for k in ("erf", "erfc", "erfcx", *_LOG_SPACE_MP, *_SPECIAL_NP)
+                   if k in ns}, BACKENDS["np"]]
+        printer = _numpy_printer(module)
+        memo = _logistic_memo()
+        out = {}
+        for k, g in enumerate(prepared):
+            if not _has_logistic_pattern(g.integrand):
+                continue
+            safe = _logistic_safe(g.integrand, memo)
+            if safe != g.integrand:
+                out[k] = sympy.lambdify([g.z] + g.switches + _gauss_args(g, args, len(self.args),
+                                                                        k),
+                                        safe, modules=module, cse=True, printer=printer)
+        implicit = _implicit_names(self.exprs) if cname else None
+        if implicit is not None and all(_cacheable(f, "np", implicit) for f in out.values()):
+            parts = [_function_source(f, f"gauss_l_{k}") for k, f in out.items()]
+            parts.append(f"GAUSS_LOGISTIC_MADE = {sorted(out)!r}")
+            parts.append(f"IMPLICIT = {implicit!r}\n")
+            try:
+                self.cache.store(cname, "\n\n".join(parts), sealed=True)
+            except (OSError, TypeError):
+                pass
+        return out
 
     def _store_arb(self, cname, outer, inners, gauss) -> None:
         """Caches the ball-arithmetic code of expressions with Gaussian integrals: the outer
