@@ -59,14 +59,15 @@ def _pieces(f, c, w):
 # own rounding (8 2^-p of a width 1e-6) moves the point-wise integrand by more than 1e-40 of
 # the integral at 40 digits, which no quadrature rule sees (the engine's balls bound it)
 CASES = [(kind, A, C) for kind in ("up", "down") for A in ("1e2", "1e3", "1e4", "1e6")
-         for C in ("-8", "-1.9", "0.3", "7.9")] + \
-        [("peak", A, C) for A in ("1e2", "1e3", "1e4") for C in ("-8", "-1.9", "0.3", "7.9")]
+         for C in ("-8", "0.3", "7.9")] + \
+        [("peak", A, C) for A in ("1e2", "1e3", "1e4") for C in ("-8", "0.3", "7.9")]
 
 
-@pytest.mark.parametrize("dps", [30, 40, pytest.param(60, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("dps", [30, pytest.param(40, marks=pytest.mark.slow),
+                                 pytest.param(60, marks=pytest.mark.slow)])
 def test_graded_steps_and_peaks_within_the_claim(dps):
     """At ``dps`` digits (the rule at 20 guard bits, the tolerance ``10**-dps/2`` as
-    :func:`replica.symbolic.codegen._gauss_mp` asks), from every starting level 1-3, each
+    :func:`replica.symbolic.codegen._gauss_mp` asks), from the starting levels 1 and 2, each
     integral is within its claim of its closed form: ``|value - exact| <= rtol * size``.
     (With the squared estimate alone, 11 of these fail at 30 digits, the step at a = 1000,
     c = -8 from level 1 by 1.5e-27.)"""
@@ -77,7 +78,7 @@ def test_graded_steps_and_peaks_within_the_claim(dps):
             rtol = mpmath.mpf(10) ** -dps / 2
             with mpmath.workprec(mpmath.mp.prec + 20):
                 pieces = _pieces(_integrand(kind, a, c), c, 1 / a)
-                for start in (1, 2, 3):
+                for start in (1, 2):
                     value, error, size = Q.gauss_legendre_pieces(pieces, rtol, {}, start)
                     with mpmath.workdps(dps + 30):
                         exact = _closed(kind, a, c)
@@ -87,7 +88,7 @@ def test_graded_steps_and_peaks_within_the_claim(dps):
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("dps", [30, 40, 60])
+@pytest.mark.parametrize("dps", [30, 40, pytest.param(60, marks=pytest.mark.slow)])
 def test_the_engines_step_far_out(dps):
     """The engine's own path (:class:`~replica.symbolic.codegen.Evaluator`, ball sums, its
     layout and tails): E erfc(-1000 (Z + 8))/2 at 30, 40 and 60 digits within ``10**-dps/2``

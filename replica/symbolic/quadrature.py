@@ -179,13 +179,20 @@ def _seen_decay(c, n: int, scale, rounding):
     (:math:`A = s` assumed) does not."""
     if len(c) < TAILS:
         return 1
-    floor = n * (rounding + scale * mpmath.ldexp(1, 4 - mpmath.mp.prec))
-    ratios = [top / max(low, floor) for top, low in ((c[0], c[2]), (c[1], c[3]))
-              if top > floor or low > floor]
+    floor = n * (rounding + scale * _ulp16(mpmath.mp.prec))
+    # (the ratios as floats: one below 1e-308 gives 0, where 2^8 E q^n is negligible anyway)
+    ratios = [float(top / (low if low > floor else floor))
+              for top, low in ((c[0], c[2]), (c[1], c[3])) if top > floor or low > floor]
     if not ratios:
         return 0
-    r = mpmath.sqrt(ratios[0] * ratios[1]) if len(ratios) == 2 else ratios[0]
+    r = math.sqrt(ratios[0] * ratios[1]) if len(ratios) == 2 else ratios[0]
     return r ** (n // 2) if r < 1 else 1
+
+
+@functools.lru_cache(maxsize=None)
+def _ulp16(prec: int):
+    """:math:`2^{4-p}` as an ``mpf``."""
+    return mpmath.ldexp(1, 4 - prec)
 
 
 def _from_mpf(v):
@@ -277,7 +284,7 @@ class _Piece:
                 est = E
             else:
                 square = E / scale  # the geometric regime: the error about E^2/s
-                if self.tails is not None:
+                if self.tails is not None and SAFETY * square < 1:  # (else est = E anyway)
                     square = max(square, _seen_decay(c, n, scale, rounding))
                 est = min(E, SAFETY * E * square)
             self.trunc.append(est)
