@@ -44,7 +44,7 @@ coefficients' amplitude that of the piece. Next to a narrow feature (a piece
 smooth part's coefficients (of scale :math:`s`) fall fast, the feature's (of amplitude
 :math:`A \ll s`) slowly, the top ones are the feature's, and the error is about
 :math:`E^2/A`, not :math:`E^2/s`. So :func:`tail_weights` gives the top four coefficients, the
-decay seen there, :math:`q^n` (:func:`_seen_decay`: from the ratios
+decay seen there, :math:`q^n` (``_seen_decay``: from the ratios
 :math:`|c_{n-1}/c_{n-3}|`, :math:`|c_{n-2}/c_{n-4}|`; 1 where none is seen), bounds the
 estimate from below, and the estimate used is
 
@@ -92,7 +92,7 @@ import mpmath
 
 __all__ = ["legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
-           "MAX_LEVEL", "MAX_REFINEMENTS", "level_nodes"]
+           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "level_nodes"]
 
 MAX_LEVEL = 5
 """The highest level, :math:`n = 4\\cdot 2^5 = 128` nodes; a piece not resolved there is
