@@ -15,15 +15,16 @@ from replica.symbolic import quadrature as Q
 
 @pytest.mark.parametrize("n", [8, 16, 64])
 def test_tail_weights_give_the_top_legendre_coefficients(n):
-    """For :math:`f = \\sum_j a_jP_j` of degree ``n - 1`` the two sums are :math:`a_{n-1}` and
-    :math:`a_{n-2}` (the interpolant is ``f`` itself)."""
+    """For :math:`f = \\sum_j a_jP_j` of degree ``n - 1`` the sums are :math:`a_{n-1}`,
+    :math:`a_{n-2}`, :math:`a_{n-3}`, :math:`a_{n-4}` (the interpolant is ``f`` itself)."""
     with mpmath.workdps(40):
         coeffs = [mpmath.mpf(1) / (j + 2) * (-1) ** j for j in range(n)]
         xs, _ = Q.legendre_rule(n)
         fs = [mpmath.fsum(a * mpmath.legendre(j, x) for j, a in enumerate(coeffs)) for x in xs]
-        top, second = (mpmath.fdot(v, fs) for v in Q.tail_weights(n))
-        assert abs(top - coeffs[n - 1]) < mpmath.mpf(10) ** -35
-        assert abs(second - coeffs[n - 2]) < mpmath.mpf(10) ** -35
+        sums = [mpmath.fdot(v, fs) for v in Q.tail_weights(n)]
+        assert len(sums) == 4
+        for k, got in enumerate(sums):
+            assert abs(got - coeffs[n - 1 - k]) < mpmath.mpf(10) ** -35
 
 
 def _closed_forms():

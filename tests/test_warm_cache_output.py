@@ -53,7 +53,7 @@ def test_warm_cache_prints_the_bytes_of_a_cold_process(tmp_path, point):
     assert "status converged" in cold.stdout and "digits guaranteed: 30" in cold.stdout
     # the cold process left the generated code and the accepted quadrature levels behind
     names = os.listdir(cache)
-    assert any(n.endswith("-levels-nested.json") for n in names), names
+    assert any(n.endswith("-levels-decay.json") for n in names), names
     for _ in range(2):  # (the second warm process reads the levels the first one stored)
         warm = _solve(args, cache)
         assert warm.returncode == 0, warm.stderr

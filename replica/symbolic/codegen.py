@@ -790,11 +790,13 @@ class _RememberedLevels:
     above it a rule twice as long, so the stored levels never rise. Written when the process
     ends, for the evaluators whose levels fell."""
 
-    SUFFIX = "-levels-nested.json"
+    SUFFIX = "-levels-decay.json"
     """(The levels accepted under the nested error estimate of
-    :mod:`replica.symbolic.quadrature`; the files of the coarse-rule estimate before it,
-    ``-levels.json``, are not read: the stored levels never rise, so a level that estimate
-    accepted and this one does not would make every later process climb from it.)"""
+    :mod:`replica.symbolic.quadrature` that trusts only the coefficients' decay it sees; the
+    files of the estimates before it, ``-levels.json`` (the coarse rule) and
+    ``-levels-nested.json`` (the squared estimate alone), are not read: the stored levels never
+    rise, so a level that an earlier estimate accepted and this one does not would make every
+    later process climb from it.)"""
 
     def __init__(self):
         self._attached: list = []  # the evaluators whose integrals have a prior

@@ -26,7 +26,8 @@ the products, of degree at most :math:`2n - 2`). For :math:`f` analytic inside
 
 .. math::  E = 2h\max(|c_{n-1}|, |c_{n-2}|)
 
-(two: an integrand even or odd about the midpoint has every other coefficient 0), are of the
+(two: an integrand even or odd about the midpoint has every other coefficient 0; the top two
+of the :data:`TAILS` that :func:`tail_weights` gives), are of the
 size :math:`\rho^{-n}` of the error of the half-length rule :math:`G_{n/2}` -- the quantity
 :math:`|G_{n_k} - G_{n_{k-1}}|` that a coarse rule would measure, at a third more nodes --
 and slightly above it (:math:`c_{n-1}` against the coefficients of degree :math:`\ge n` that
@@ -36,7 +37,21 @@ exponent doubles with :math:`n`); the estimate used is the more cautious
 
 .. math::  \hat e = \min\big(E,\; 2^8 E^2/s\big),
 
-(a factor :math:`2^8` above the leading-order value). An integrand object whose
+(a factor :math:`2^8` above the leading-order value) -- where the coefficients are seen to
+decay at the rate that :math:`E^2/s` assumes. That rate is :math:`c_j \approx s\rho^{-j}`: the
+coefficients' amplitude that of the piece. Next to a narrow feature (a piece
+:math:`[c + 4w, c + 16w]` beside a step of width :math:`w`) the sequence has a knee: the
+smooth part's coefficients (of scale :math:`s`) fall fast, the feature's (of amplitude
+:math:`A \ll s`) slowly, the top ones are the feature's, and the error is about
+:math:`E^2/A`, not :math:`E^2/s`. So :func:`tail_weights` gives the top four coefficients, the
+decay seen there, :math:`q^n` (``_seen_decay``: from the ratios
+:math:`|c_{n-1}/c_{n-3}|`, :math:`|c_{n-2}/c_{n-4}|`; 1 where none is seen), bounds the
+estimate from below, and the estimate used is
+
+.. math::  \hat e = \min\big(E,\; 2^8 E\max(E/s,\, q^n)\big)
+
+(never below the squared one: an integral accepted now was accepted before, at the same
+levels or higher). An integrand object whose
 ``weighted_sums`` gives no coefficients (no ``nested`` attribute) is estimated as before:
 :math:`E = |G_{n_k} - G_{n_{k-1}}|`, the coarser rule evaluated too. The integral is accepted
 when the summed estimates are at most ``rtol`` times the sum of the pieces' absolute values;
@@ -55,7 +70,7 @@ bound on the sums' rounding error from the balls' radii, is added to the piece's
 returns ``None`` to have the rule evaluate the integrand point by point instead. Where the
 object has a true ``nested`` attribute, it is called as ``weighted_sums(m, h, nodes, weights,
 tails)`` with the vectors of :func:`tail_weights` and returns a fourth entry, per member the
-magnitudes :math:`|h\sum_i v_if_i|` of the two coefficients (their rounding added).
+magnitudes :math:`|h\sum_i v_if_i|` of the four coefficients (their rounding added).
 
 The level at which each breakpoint cell was accepted is remembered per integrand and
 precision (``memory``): the next evaluation at nearby parameters starts there, so a Newton
@@ -77,7 +92,7 @@ import mpmath
 
 __all__ = ["legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
-           "MAX_LEVEL", "MAX_REFINEMENTS", "level_nodes"]
+           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "level_nodes"]
 
 MAX_LEVEL = 5
 """The highest level, :math:`n = 4\\cdot 2^5 = 128` nodes; a piece not resolved there is
@@ -87,7 +102,10 @@ MAX_REFINEMENTS = 64
 """Refinements (a level raised or a piece bisected) before :class:`NotResolved`."""
 
 SAFETY = 256
-"""The factor of the error estimate :math:`\\min(E, 2^8 E^2/s)`."""
+"""The factor of the error estimate :math:`\\min(E, 2^8 E\\max(E/s, q^n))`."""
+
+TAILS = 4
+"""The top Legendre coefficients of the interpolant that :func:`tail_weights` gives."""
 
 
 class NotResolved(ArithmeticError):
@@ -122,8 +140,8 @@ def _rule(n: int, prec: int):
 
 @functools.lru_cache(maxsize=None)
 def _tail_rule(n: int, prec: int):
-    r"""The two weight vectors :math:`v^{(j)}_i = \tfrac{2j+1}2 w_i P_j(x_i)`,
-    :math:`j = n - 1, n - 2`, of the ``n``-point rule (:func:`legendre_rule`'s nodes and
+    r"""The :data:`TAILS` weight vectors :math:`v^{(j)}_i = \tfrac{2j+1}2 w_i P_j(x_i)`,
+    :math:`j = n - 1, n - 2, n - 3, n - 4`, of the ``n``-point rule (:func:`legendre_rule`'s nodes and
     weights, the latter as rounded to ``prec`` bits): :math:`\sum_i v^{(j)}_i f(x_i)` is the coefficient :math:`c_j` of :math:`P_j` in
     the polynomial of degree :math:`n - 1` that interpolates :math:`f` at the nodes (the rule is
     exact for the products, of degree at most :math:`2n - 2`). Balls rounded to ``prec`` bits,
@@ -136,10 +154,45 @@ def _tail_rule(n: int, prec: int):
         flint.ctx.prec = prec + 16
         balls = [(_from_mpf(x), _from_mpf(w)) for x, w in zip(xs, ws)]
         out = tuple(tuple(_to_mpf(w * x.legendre_p(j) * (2 * j + 1) / 2, prec) for x, w in balls)
-                    for j in (n - 1, n - 2))
+                    for j in range(n - 1, n - 1 - TAILS, -1))
     finally:
         flint.ctx.prec = old
     return out
+
+
+def _seen_decay(c, n: int, scale, rounding):
+    r"""The factor :math:`q^n` by which the error of the ``n``-point rule is below :math:`E`
+    where the top coefficients :math:`|c_{n-1}|, \dots, |c_{n-4}|` (``c``, in that order) are
+    seen to decay geometrically, :math:`|c_j| \approx A q^j`: :math:`r^{n/2}` with :math:`r`
+    (for :math:`q^2`) the geometric mean of the two parities' ratios :math:`|c_{n-1}|/|c_{n-3}|`
+    and :math:`|c_{n-2}|/|c_{n-4}|` (by parity: an integrand even or odd about the midpoint has
+    every other coefficient 0; the mean: one parity's ratio alone is thrown off by a
+    coefficient near a zero of the sequence's modulation, both are not), 1 where that is not
+    below 1 (no decay seen: the estimate stays :math:`E`). The rounding's level is
+    :math:`\delta = n(\varepsilon + 2^{4-p}s)`, :math:`\varepsilon` the piece's rounding
+    bound, :math:`p` the working precision in bits, :math:`s` the scale: a parity whose two
+    coefficients are both below it is resolved and left out (both: 0), a lower coefficient
+    below it counts as :math:`\delta`. The ratio is the decay seen at the top of the
+    interpolant: a coefficient sequence with a knee -- a smooth part of scale :math:`s` whose
+    coefficients fall fast, plus a feature of amplitude :math:`A \ll s` whose coefficients fall
+    slowly, as next to a narrow step -- shows there the feature's rate, which :math:`E/s`
+    (:math:`A = s` assumed) does not."""
+    if len(c) < TAILS:
+        return 1
+    floor = n * (rounding + scale * _ulp16(mpmath.mp.prec))
+    # (the ratios as floats: one below 1e-308 gives 0, where 2^8 E q^n is negligible anyway)
+    ratios = [float(top / (low if low > floor else floor))
+              for top, low in ((c[0], c[2]), (c[1], c[3])) if top > floor or low > floor]
+    if not ratios:
+        return 0
+    r = math.sqrt(ratios[0] * ratios[1]) if len(ratios) == 2 else ratios[0]
+    return r ** (n // 2) if r < 1 else 1
+
+
+@functools.lru_cache(maxsize=None)
+def _ulp16(prec: int):
+    """:math:`2^{4-p}` as an ``mpf``."""
+    return mpmath.ldexp(1, 4 - prec)
 
 
 def _from_mpf(v):
@@ -217,15 +270,23 @@ class _Piece:
 
     def _estimate(self):
         self.est, self.trunc = [], []
+        n = level_nodes(self.level)
         for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
                                                          self.rounding)):
             if self.tails is not None:
-                E = 2 * max(abs(t) for t in self.tails[r])
+                c = [abs(t) for t in self.tails[r]]
+                E = 2 * max(c[:2])
             else:
                 E = abs(value - self.coarse[r])
             if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
                 raise NotResolved("a non-finite value on a piece")
-            est = min(E, SAFETY * E * E / scale) if scale > 0 else E
+            if not scale > 0:
+                est = E
+            else:
+                square = E / scale  # the geometric regime: the error about E^2/s
+                if self.tails is not None and SAFETY * square < 1:  # (else est = E anyway)
+                    square = max(square, _seen_decay(c, n, scale, rounding))
+                est = min(E, SAFETY * E * square)
             self.trunc.append(est)
             self.est.append(est + rounding)
 
