@@ -100,9 +100,10 @@ located by the companion model file ``examples/logistic_separability.py`` (its d
 derivation); :math:`\alpha_c(0) = 2` (Cover), :math:`\alpha_c \to \infty` as :math:`\eta \to 1`.
 Below it, at small :math:`\lambda`, the solution is far from the declared start (:math:`V
 \approx 1/\lambda`; :math:`\alpha = 3`, :math:`\eta = 9/10`, :math:`\lambda = 10^{-4}`:
-:math:`m, q, V \approx 20.9, 703, 678`): it is reached by following the branch from
-:math:`\lambda = 1/10` in geometric steps, ``replica solve ... --lam 1/10 --start
-m=1.9,q=5,V=2.7 --follow lam:1/10000:6:log``.
+:math:`m, q, V \approx 20.9, 703, 678`): ``replica solve`` from the declared start reaches
+it (the float64 iteration evaluates its integrands in their sigmoid forms where :math:`e^{2p}`
+overflows), and the branch is followed from :math:`\lambda = 1/10` in geometric steps by
+``replica solve ... --lam 1/10 --start m=1.9,q=5,V=2.7 --follow lam:1/10000:6:log``.
 
 **Certification** (``--certify``): the proximal map is a root, enclosed in ball arithmetic
 (real and complex balls: a Krawczyk test, :mod:`replica.symbolic.implicit`); the tails of the
