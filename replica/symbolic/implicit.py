@@ -428,13 +428,7 @@ class _Numeric:
         compute, so every root is unchanged."""
         import flint
 
-        fa = tuple([float(a) for a in args])
-        start = self._float_memo.get(fa, False)
-        if start is False:
-            start = self._float_root(list(fa))
-            if len(self._float_memo) >= self.BALL_MEMO_SIZE:
-                self._float_memo.clear()
-            self._float_memo[fa] = start
+        start = self._remembered_float_root(self._float_memo, tuple([float(a) for a in args]))
         if start is None:
             return None
         prec = mpmath.mp.prec
@@ -744,13 +738,8 @@ class _Numeric:
         import flint
 
         reals = [a.real if complex_ else a for a in args]
-        fa = tuple(float(r.mid()) for r in reals)
-        start = self._start_memo.get(fa, False)
-        if start is False:
-            start = self._float_root(list(fa))
-            if len(self._start_memo) >= self.BALL_MEMO_SIZE:
-                self._start_memo.clear()
-            self._start_memo[fa] = start
+        start = self._remembered_float_root(self._start_memo,
+                                            tuple(float(r.mid()) for r in reals))
         if start is not None:
             value = flint.arb(start[0])
         else:
@@ -987,6 +976,18 @@ class _Numeric:
         return self._keep(key, p)
 
     FLOAT_START_ITER = 60
+
+    def _remembered_float_root(self, memo: dict, fa: tuple):
+        """:meth:`_float_root` at the float64 arguments ``fa``, remembered in ``memo`` (emptied
+        when it holds :attr:`BALL_MEMO_SIZE` entries): a pure function of ``fa``, so a
+        remembered value is the one a new call would compute."""
+        start = memo.get(fa, False)
+        if start is False:
+            start = self._float_root(list(fa))
+            if len(memo) >= self.BALL_MEMO_SIZE:
+                memo.clear()
+            memo[fa] = start
+        return start
 
     def _float_root(self, args):
         """``(root, (lo, hi))``: the root at the arguments rounded to float64, by the bracketed
