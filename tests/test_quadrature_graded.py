@@ -126,3 +126,28 @@ def test_a_knee_is_not_taken_for_decay():
             assert piece.est[0] >= 1e-15 * s or piece.est[0] >= error, (level, error / s)
             if level >= 3:
                 assert piece.est[0] >= error, (level, error / s, piece.est[0] / s)
+
+
+@pytest.mark.parametrize("A, C", [("1e2", "0.5"), ("1e2", "-5.3"), ("1e3", "-1.9")])
+def test_the_engines_peak_tail_layer_at_57_to_61_digits(A, C):
+    """The engine's off-centre Gaussian peak e^{-a^2 (z - c)^2} (width w = 1/sqrt(1 + 2a^2))
+    at 58 and 61 digits within ``10**-dps/2`` of the closed form. Its tail on the piece
+    [c + 16w, c + 64w] of the old grading has all its mass, about e^{-128} of the integral,
+    within w/16 of the piece's near end, where no node of the 8-point rule lies: the rule and
+    its estimate saw 0, and the value came out 1.3e-57 wrong at every precision from 192 to 206
+    bits (above, the pieces' levels differ and it was right). The layout now cuts that tail
+    finer where it still counts (``codegen._feature_points``)."""
+    from replica.symbolic.codegen import Evaluator
+    from replica.symbolic.gaussian import gauss
+
+    z = sympy.Symbol("z", real=True)
+    a, c = sympy.symbols("a c", real=True)
+    ev = Evaluator([gauss(sympy.exp(-a**2 * (z - c) ** 2), z)], [a, c])
+    for dps in (58, 61):
+        with mpmath.workdps(dps):
+            av, cv = mpmath.mpf(A), mpmath.mpf(C)
+            got = ev.mp([av, cv])[0]
+        with mpmath.workdps(dps + 30):
+            exact = _closed("peak", av, cv)
+            assert abs(got - exact) <= mpmath.mpf(10) ** -dps / 2 * exact, (
+                dps, mpmath.nstr(abs(got / exact - 1), 3))
