@@ -151,3 +151,28 @@ def test_the_engines_peak_tail_layer_at_57_to_61_digits(A, C):
             exact = _closed("peak", av, cv)
             assert abs(got - exact) <= mpmath.mpf(10) ** -dps / 2 * exact, (
                 dps, mpmath.nstr(abs(got / exact - 1), 3))
+
+
+@pytest.mark.parametrize("A, C", [("1e6", "-8"), ("1e6", "7.9"), ("1e8", "-5.3")])
+def test_the_engines_features_far_from_zero_get_the_bits_their_nodes_need(A, C):
+    """A peak and a step of width 1e-6 (1e-8) at |c| = 5-8, at 30 digits, within ``10**-30/2``
+    of their closed forms. A node next to the feature is rounded to 2^-p |c|, i.e. 2^-p |c|/w
+    of the width: with the rule's 20 guard bits alone that is about 1e-29 of the integrand
+    there, the refinements could not get below it, and both the Gauss--Legendre rule and the
+    tanh--sinh fallback refused the integral (QuadratureError at 30, 40 and 60 digits). The
+    nodes now get log2(|c|/w) - 10 more bits (``codegen._feature_guard_bits``)."""
+    from replica.symbolic.codegen import Evaluator
+    from replica.symbolic.gaussian import gauss
+
+    z = sympy.Symbol("z", real=True)
+    a, c = sympy.symbols("a c", real=True)
+    ev = Evaluator([gauss(sympy.exp(-a**2 * (z - c) ** 2), z),
+                    gauss(sympy.erfc(-a * (z - c)) / 2, z)], [a, c])
+    with mpmath.workdps(30):
+        av, cv = mpmath.mpf(A), mpmath.mpf(C)
+        got = ev.mp([av, cv])
+    with mpmath.workdps(70):
+        for value, kind in zip(got, ("peak", "up")):
+            exact = _closed(kind, av, cv)
+            assert abs(value - exact) <= mpmath.mpf(10) ** -30 / 2 * exact, (
+                kind, mpmath.nstr(abs(value / exact - 1), 3))
