@@ -1010,13 +1010,15 @@ def _feature_guard_bits(features) -> int:
     rule's 20 guard bits: a node :math:`z` next to a feature of width :math:`w` at :math:`c` is
     rounded to :math:`2^{-p}|c|`, which moves :math:`(z - c)/w` by :math:`2^{-p}|c|/w` -- the
     relative error of the integrand there. Up to :math:`|c|/w = 2^{10}` the guard bits absorb
-    it (half of them lost); beyond, :math:`\lceil\log_2(\max(|c|, 1)/w)\rceil - 10` bits more
-    (a peak of width :math:`10^{-6}` at :math:`c = -8`: 13; without them its rule's
-    refinements could not get below the rounding and the integral was refused at 30 digits).
-    0 without features."""
+    it (half of them lost); beyond, :math:`\lceil\log_2(|c|/w)\rceil - 10` bits more (a peak
+    of width :math:`10^{-6}` at :math:`c = -8`: 13; without them its rule's refinements could
+    not get below the rounding and the integral was refused at 30 digits). A feature at
+    :math:`c = 0` needs none (its nodes are rounded relative to their own size, a few
+    widths), and 0 without features."""
     extra = 0
     for c, w in features:
-        extra = max(extra, int(mpmath.ceil(mpmath.log(max(abs(c), 1) / w, 2))) - 10)
+        if c != 0:
+            extra = max(extra, int(mpmath.ceil(mpmath.log(abs(c) / w, 2))) - 10)
     return extra
 
 
