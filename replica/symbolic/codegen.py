@@ -1040,7 +1040,7 @@ def _feature_points(features, T, prec: int) -> list:
     and its error estimate both see about 0, and the layer's mass -- about :math:`e^{-128}` of
     the integral at :math:`16w` -- was lost: an off-centre peak of width :math:`0.007` at 57-61
     digits came out :math:`1.3\cdot 10^{-57}` wrong (the claim :math:`10^{-57}` to
-    :math:`10^{-61}`). At most :data:`_LAYER_WIDTHS` of them make the layer visible to the first
+    :math:`10^{-61}`). At most ``_LAYER_WIDTHS`` of them make the layer visible to the first
     rule; the grading at :math:`x \le 16w` is unchanged, and so is every layout below
     :math:`p = 145` bits (:math:`(16w)^2/(2w^2) > (p + 40)\log 2`)."""
     points = set()
