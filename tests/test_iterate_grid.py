@@ -99,3 +99,79 @@ def test_step_halving_evaluates_only_the_points_still_halving():
     x, done, _, _ = newton_grid(F, dF, np.full((1, c.size), 99.0), rtol=1e-13)
     assert done.all() and np.max(np.abs(x[0] - c) / c) < 1e-12
     assert calls[:3] == [8, 8, 1], calls[:6]
+
+
+def test_phi_is_never_evaluated_twice_at_the_same_iterate():
+    """Phi(x) = a / (1 + x) from x = 1/2, Newton sweeps: Phi at the iterate a Newton step
+    reached was evaluated to accept the step, and the next sweep reads that value (before, it
+    evaluated Phi there again: once more per point and sweep)."""
+    a = np.linspace(0.5, 40.0, 12)
+    seen = []
+
+    def phi(x, idx):
+        seen.extend(zip(idx.tolist(), x[0].tolist()))
+        return [a[idx] / (1 + x[0])]
+
+    def jac(x, idx):
+        return [-a[idx] / (1 + x[0]) ** 2]
+
+    x, done, iters, _ = iterate_grid(phi, jac, np.full((1, a.size), 0.5), fixed_point=True,
+                                     positive=True)
+    assert done.all() and iters.max() >= 4
+    assert len(seen) == len(set(seen)), len(seen) - len(set(seen))
+
+
+def _kept_jacobian_map(a, first_off=1.0):
+    """Phi(x) = a / (1 + x) (fixed point (sqrt(1 + 4a) - 1)/2) with its exact derivative, except
+    that the first Jacobian evaluation makes ``I - Phi'`` ``first_off`` times the true one;
+    counts the points of every Jacobian evaluation."""
+    jac_points = []
+
+    def phi(x, idx):
+        return [a[idx] / (1 + x[0])]
+
+    def jac(x, idx):
+        d = -a[idx] / (1 + x[0]) ** 2
+        if not jac_points:
+            d = 1 - first_off * (1 - d)
+        jac_points.append(idx.size)
+        return [d]
+
+    return phi, jac, jac_points
+
+
+def test_a_kept_jacobian_serves_later_steps_and_the_fixed_point_is_the_same():
+    """With ``reuse``, Newton steps near the iterate where the Jacobian was evaluated reuse it:
+    fewer Jacobian evaluations (counted in points), the same fixed point to rounding."""
+    a = np.linspace(0.5, 40.0, 30)
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+    out = {}
+    for reuse in (0.0, 1e-2):
+        phi, jac, jac_points = _kept_jacobian_map(a)
+        x, done, iters, _ = iterate_grid(phi, jac, np.full((1, a.size), 0.5), fixed_point=True,
+                                         positive=True, reuse=reuse)
+        assert done.all()
+        assert np.max(np.abs(x[0] - exact) / exact) < 1e-12
+        out[reuse] = sum(jac_points)
+    assert out[1e-2] < 0.8 * out[0.0], out
+
+
+def test_a_rejected_chord_step_is_retried_with_a_jacobian_evaluated_there():
+    """The first ``I - Phi'`` is 1/1000 of the true one (a stand-in for a Jacobian evaluated far
+    away): its Newton step, 1000 times too long, overshoots at every halving and is rejected (a damped step follows, with or
+    without ``reuse``). With ``reuse``, the next sweep's step with that kept matrix is rejected
+    too, and the point takes, in the same sweep, the Newton step of a Jacobian evaluated at its
+    iterate -- as without ``reuse`` -- instead of a second damped step."""
+    a = np.array([3.0, 6.0, 12.0])
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+    after_two = []
+    for reuse in (0.0, 10.0):
+        phi, jac, _ = _kept_jacobian_map(a, first_off=1e-3)
+        x, done, iters, _ = iterate_grid(phi, jac, np.full((1, a.size), 0.5), fixed_point=True,
+                                         positive=True, reuse=reuse, maxiter=50)
+        assert done.all() and np.max(np.abs(x[0] - exact) / exact) < 1e-12
+        phi, jac, _ = _kept_jacobian_map(a, first_off=1e-3)
+        x, _, _, _ = iterate_grid(phi, jac, np.full((1, a.size), 0.5), fixed_point=True,
+                                  positive=True, reuse=reuse, maxiter=2)
+        after_two.append(x[0])
+    assert np.array_equal(after_two[0], after_two[1]), after_two

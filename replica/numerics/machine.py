@@ -19,7 +19,7 @@ from ..errors import ConvergenceError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
-from .newton import (BallsNotFinite, NewtonReport, damped_mp, iterate_grid, jacobian_digits,
+from .newton import (GRID_REUSE, BallsNotFinite, NewtonReport, damped_mp, iterate_grid, jacobian_digits,
                      newton_arb, newton_grid, newton_mp)
 from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
@@ -849,7 +849,7 @@ class Machine:
             x, done, iters, rel = iterate_grid(
                 equations, jacobian, x, fixed_point=True, positive=self.outline.positive_unknowns,
                 damping=damping, rtol=rtol, maxiter=maxiter,
-                newton_from=np.inf if method == "start" else 0.0)
+                newton_from=np.inf if method == "start" else 0.0, reuse=GRID_REUSE)
             iters = iters + root_iters
         else:
             x, done, iters, rel = newton_grid(equations, jacobian, x, rtol=rtol,

@@ -604,6 +604,17 @@ def _boundary_drift(drift: list, r, prev, at_floor: bool, margin_values, what: s
     return drift
 
 
+CHORD_SHRINK = 100.0
+"""A chord step of :func:`iterate_grid` (``reuse > 0``) that shrinks a point's relative change
+less than this many times ends the reuse of its Jacobian: the next Newton step there evaluates
+one."""
+
+GRID_REUSE = 1e-2
+"""The ``reuse`` of :func:`iterate_grid` on the float64 path
+(:meth:`~replica.numerics.machine.Machine.grid`): a point's Jacobian serves its Newton steps
+while its iterate stays within a relative 1e-2 of where it was evaluated."""
+
+
 def _grid_state(x):
     """Bookkeeping of a grid iteration on ``x`` (shape ``(n, *grid)``): ``(n, grid shape, number
     of points, the iterates flattened to (n, N), converged flags, iteration counts, last
@@ -625,7 +636,7 @@ def _relative_change(new, old):
 
 
 def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
-                 damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf):
+                 damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0):
     r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
     still active).
 
@@ -651,9 +662,30 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     :math:`\Phi(x) \ge 0`): a map nearly constant (a committee at :math:`\alpha = 10^{-300}`,
     whose fixed point is near :math:`10^{-301}` while the start is 1/2) would otherwise shrink the
     distance by :math:`1 - d` per sweep, with :math:`d` halved to 1/64 because the relative change
-    stays 1 -- thousands of sweeps. Returns ``(x, converged, iterations, relative change)``.
+    stays 1 -- thousands of sweeps.
+
+    **Work not repeated.** Where a Newton step was accepted, :math:`\Phi` at the new iterate was
+    evaluated to accept it; the next sweep uses that value instead of evaluating
+    :math:`\Phi` there again (only points that took a damped step, or none, are evaluated).
+    With ``reuse`` :math:`= \tau > 0` (a chord step), a point keeps the matrix
+    :math:`I - \Phi'(x_J)` of its latest Jacobian evaluation and takes its next Newton steps
+    with it while its iterate is within a relative :math:`\tau` of :math:`x_J`
+    (:math:`\max_i |x_i - x_{J,i}|/|x_i| \le \tau`) and each such step shrank the relative
+    change at least :data:`CHORD_SHRINK` times; otherwise ``jac`` is evaluated, at those points
+    only. A chord step is the Newton step of a Jacobian off by about :math:`\tau` relative,
+    so it contracts the error by about :math:`\kappa\tau` instead of squaring it: the fixed
+    point (where :math:`\Phi(x) = x`, the same map) and the convergence test are unchanged,
+    the iterates and the sweep count differ. A point whose chord step is rejected at every
+    halving takes, in the same sweep, the Newton step of a Jacobian evaluated at its iterate
+    (the step of ``reuse = 0``) before any damped step, so the damped iteration sees only what
+    it saw before. Returns ``(x, converged, iterations, relative change)``.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
+    f_known = np.full((n, N), np.nan)  # Phi at a point's iterate, where already evaluated
+    has_f = np.zeros(N, bool)
+    A_kept = np.zeros((N, n, n))  # a point's latest I - Phi' and where it was evaluated
+    x_kept = np.full((n, N), np.nan)
+    has_A = np.zeros(N, bool)
     d = np.full(N, float(damping))
     prev = np.full(N, np.inf)
     idx = np.arange(N)
@@ -674,46 +706,94 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             ok &= np.all(xv >= 0, axis=0)
         return np.where(ok, r, np.inf)
 
+    def jacobian_matrices(xa, ix):
+        """``I - Phi'`` at the points ``ix`` (iterates ``xa``), an ``(m, n, n)`` array."""
+        m = ix.size
+        with np.errstate(all="ignore"):
+            Jm = np.array([np.broadcast_to(v, (m,)) for v in jac(xa, ix)], dtype=float)
+        return eye - np.moveaxis(Jm.reshape(n, n, m), -1, 0)
+
+    def newton_trials(xa, r, fx, A, pts, newton, f_new):
+        """The Newton step (matrices ``A``) at the positions ``pts`` of the sweep, halved until
+        the relative change drops (up to 5 times); marks ``newton``, updates ``xa``, ``r`` and
+        ``f_new`` (Phi at the accepted iterates)."""
+        b = (fx[:, pts] - xa[:, pts]).T
+        good = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
+        A = np.where(good[:, None, None], A, eye)
+        b[~good] = 0.0
+        try:
+            dx = np.linalg.solve(A, b[..., None])[..., 0].T
+        except np.linalg.LinAlgError:
+            return
+        t = 1.0
+        for _ in range(5):  # (Phi evaluated only at the points still trying a step)
+            sel = np.flatnonzero(good & ~newton[pts])
+            if sel.size == 0:
+                break
+            trial = pts[sel]
+            xn = xa[:, trial] + t * dx[:, sel]
+            fn = F(xn, idx[trial])
+            rn = change(fn, xn)
+            acc = rn < r[trial]
+            if positive:
+                acc &= np.all(xn >= 0, axis=0)
+            hit = trial[acc]
+            xa[:, hit] = xn[:, acc]
+            f_new[:, hit] = fn[:, acc]
+            r[hit] = rn[acc]
+            newton[hit] = True
+            t /= 2
+
     for it in range(1, maxiter + 1):
         if idx.size == 0:
             break
         m = idx.size
         xa = X[:, idx]
-        fx = F(xa, idx)
+        known = has_f[idx]
+        if known.all():
+            fx = f_known[:, idx]
+        elif not known.any():
+            fx = F(xa, idx)
+        else:
+            fx = f_known[:, idx]
+            fx[:, ~known] = F(xa[:, ~known], idx[~known])
         r = change(fx, xa)
+        r0 = r.copy()
         newton = np.zeros(m, bool)
+        f_new = np.full((n, m), np.nan)
         cand = (r < newton_from) & (r >= rtol)
         if cand.any():
-            with np.errstate(all="ignore"):
-                Jm = np.array([np.broadcast_to(v, (m,)) for v in jac(xa, idx)], dtype=float)
-            A = eye - np.moveaxis(Jm.reshape(n, n, m), -1, 0)
-            b = (fx - xa).T
-            A[~cand] = eye
-            b[~cand] = 0.0
-            good = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
-            A[~good] = eye
-            b[~good] = 0.0
-            try:
-                dx = np.linalg.solve(A, b[..., None])[..., 0].T
-            except np.linalg.LinAlgError:
-                dx = np.zeros_like(xa)
-                good[:] = False
-            cand &= good
-            t = 1.0
-            for _ in range(5):  # (Phi evaluated only at the points still trying a step)
-                trial = np.flatnonzero(cand & ~newton)
-                if trial.size == 0:
-                    break
-                xn = xa[:, trial] + t * dx[:, trial]
-                rn = change(F(xn, idx[trial]), xn)
-                acc = rn < r[trial]
-                if positive:
-                    acc &= np.all(xn >= 0, axis=0)
-                hit = trial[acc]
-                xa[:, hit] = xn[:, acc]
-                r[hit] = rn[acc]
-                newton[hit] = True
-                t /= 2
+            chord = np.zeros(m, bool)
+            if reuse > 0:
+                with np.errstate(all="ignore"):
+                    near = np.max(np.abs(xa - x_kept[:, idx])
+                                  / np.maximum(np.abs(xa), 1e-300), axis=0) <= reuse
+                chord = cand & has_A[idx] & near
+            fresh = np.flatnonzero(cand & ~chord)
+            if fresh.size:
+                A = jacobian_matrices(xa[:, fresh], idx[fresh])
+                newton_trials(xa, r, fx, A, fresh, newton, f_new)
+                if reuse > 0:  # (xa[:, fresh] is the iterate where A was evaluated only
+                    # where no step was accepted; x_kept is where A was evaluated)
+                    keep = np.all(np.isfinite(A), axis=(1, 2))
+                    A_kept[idx[fresh[keep]]] = A[keep]
+                    x_kept[:, idx[fresh[keep]]] = X[:, idx[fresh[keep]]]
+                    has_A[idx[fresh]] = keep
+            pts = np.flatnonzero(chord)
+            if pts.size:
+                newton_trials(xa, r, fx, A_kept[idx[pts]], pts, newton, f_new)
+                # a chord step that shrank the change less than CHORD_SHRINK times: its next
+                # step with a Jacobian evaluated there
+                slow = pts[newton[pts] & ~(r[pts] * CHORD_SHRINK <= r0[pts])]
+                has_A[idx[slow]] = False
+                missed = pts[~newton[pts]]  # rejected at every halving: the step of reuse = 0
+                if missed.size:
+                    A = jacobian_matrices(xa[:, missed], idx[missed])
+                    newton_trials(xa, r, fx, A, missed, newton, f_new)
+                    keep = np.all(np.isfinite(A), axis=(1, 2))
+                    A_kept[idx[missed[keep]]] = A[keep]
+                    x_kept[:, idx[missed[keep]]] = X[:, idx[missed[keep]]]
+                    has_A[idx[missed]] = keep
         plain = ~newton
         worse = r >= prev[idx]
         d[idx] = np.where(plain & worse, np.maximum(d[idx] / 2, 1 / 64),
@@ -732,6 +812,11 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             # (the undamped step is Phi(x) itself: x + (Phi - x) rounds to 0 when Phi << x)
             xa = np.where(step_ok, np.where(contracts, fx, xa + d[idx] * (fx - xa)), xa)
             d[idx] = np.where(plain & ~ok, np.maximum(d[idx] / 4, 1 / 64), d[idx])
+        moved = newton.copy()
+        if fixed_point:
+            moved |= step_ok
+        f_known[:, idx] = np.where(newton, f_new, fx)  # Phi at the iterate where known
+        has_f[idx] = newton | ~moved
         X[:, idx] = xa
         iters[idx] = it
         rel[idx] = r
