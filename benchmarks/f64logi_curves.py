@@ -9,8 +9,8 @@ own warm code cache), the trees alternating, CPU time (``time.process_time``) of
 process, best of ``--repeats``. Both trees' statuses are compared point by point, and the values
 of the points both call ``converged`` must agree to the float64 claim (relative 1e-8).
 
-``python -m benchmarks.f64logi_curves --baseline DIR [--repeats N] [--no-write]``; writes its
-section (``f64logi``) of ``benchmarks/README.md`` unless ``--no-write``.
+``python -m benchmarks.f64logi_curves --baseline DIR [--repeats N] [--no-write] [--section NAME]``;
+writes its section (``f64logi``, or ``NAME``) of ``benchmarks/README.md`` unless ``--no-write``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def main(argv=None):
     ap.add_argument("--baseline", required=True)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--section", default=NAME, help="the README section written (default f64logi)")
     args = ap.parse_args([] if argv is None else argv)
     load = os.getloadavg()
     rows, failures = [], []
@@ -69,7 +70,7 @@ def main(argv=None):
         rows.append(row)
         print(" | ".join(row), flush=True)
     end = os.getloadavg()
-    md = ["## f64logi", "",
+    md = [f"## {args.section}", "",
           f"Float64 curves of 100 points (``python -m benchmarks.f64logi_curves --baseline "
           f"DIR --repeats {args.repeats}``). Machine: {machine_line()}; load average "
           f"{load[0]:.1f} at the start, {end[0]:.1f} at the end (shared machine). Best of "
@@ -77,7 +78,7 @@ def main(argv=None):
           table(["float64 curve", "baseline CPU", "this tree CPU", "ratio",
                  "baseline converged", "this tree converged", "same status",
                  "max relative difference (both converged)"], rows)]
-    finish(NAME, md, failures, write=not args.no_write)
+    finish(args.section, md, failures, write=not args.no_write)
 
 
 if __name__ == "__main__":
