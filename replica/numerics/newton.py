@@ -716,7 +716,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     def newton_trials(xa, r, fx, A, pts, newton, f_new):
         """The Newton step (matrices ``A``) at the positions ``pts`` of the sweep, halved until
         the relative change drops (up to 5 times); marks ``newton``, updates ``xa``, ``r`` and
-        ``f_new`` (Phi at the accepted iterates)."""
+        ``f_new`` (Phi at the accepted iterates). Returns which of ``pts`` had a step to try
+        (``A`` and the residual finite, the systems solved)."""
         b = (fx[:, pts] - xa[:, pts]).T
         good = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
         A = np.where(good[:, None, None], A, eye)
@@ -724,7 +725,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         try:
             dx = np.linalg.solve(A, b[..., None])[..., 0].T
         except np.linalg.LinAlgError:
-            return
+            return np.zeros(pts.size, bool)
         t = 1.0
         for _ in range(5):  # (Phi evaluated only at the points still trying a step)
             sel = np.flatnonzero(good & ~newton[pts])
@@ -743,6 +744,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             r[hit] = rn[acc]
             newton[hit] = True
             t /= 2
+        return good
 
     for it in range(1, maxiter + 1):
         if idx.size == 0:
@@ -772,7 +774,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             fresh = np.flatnonzero(cand & ~chord)
             if fresh.size:
                 A = jacobian_matrices(xa[:, fresh], idx[fresh])
-                newton_trials(xa, r, fx, A, fresh, newton, f_new)
+                cand[fresh[~newton_trials(xa, r, fx, A, fresh, newton, f_new)]] = False
                 if reuse > 0:  # (xa[:, fresh] is the iterate where A was evaluated only
                     # where no step was accepted; x_kept is where A was evaluated)
                     keep = np.all(np.isfinite(A), axis=(1, 2))
@@ -789,7 +791,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 missed = pts[~newton[pts]]  # rejected at every halving: the step of reuse = 0
                 if missed.size:
                     A = jacobian_matrices(xa[:, missed], idx[missed])
-                    newton_trials(xa, r, fx, A, missed, newton, f_new)
+                    cand[missed[~newton_trials(xa, r, fx, A, missed, newton, f_new)]] = False
                     keep = np.all(np.isfinite(A), axis=(1, 2))
                     A_kept[idx[missed[keep]]] = A[keep]
                     x_kept[:, idx[missed[keep]]] = X[:, idx[missed[keep]]]
