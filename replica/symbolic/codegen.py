@@ -1129,8 +1129,15 @@ class _NestedRule:
     estimates :math:`e_{ij}`) and :meth:`weighted_sums` returns, as the rule's ``rounding``
     (added to the piece's error estimate), the propagated inner error
     :math:`h\sum_j w_j\sum_i|\partial F/\partial I_i|(\xi_j)\,e_{ij}` (the derivative
-    generated from the same SymPy integrand). ``half`` ``(c, side)``: the piece is the half-line
-    beyond ``c``, mapped as in :class:`_HalfLine`."""
+    generated from the same SymPy integrand), and with the ``tails`` vectors
+    (:func:`~replica.symbolic.quadrature.tail_weights`) the interpolant's top Legendre
+    coefficients' magnitudes :math:`|h\sum_j v_jF_j| + h\sum_j|v_j|d_j` (:math:`d_j` the
+    propagated inner error at the node): the outer piece's estimate is the nested one, squared
+    only where the coefficients' decay is seen (``_seen_decay``). Estimated by a coarser rule
+    instead, it was squared unseen: a Lorentzian bump of amplitude :math:`10^{-10}` and width
+    0.1 on an outer integrand of scale 1 (coefficients with a knee) came out
+    :math:`4\cdot 10^{-27}` wrong at 30 digits. ``half`` ``(c, side)``: the piece is the
+    half-line beyond ``c``, mapped as in :class:`_HalfLine`."""
 
     __slots__ = ("g", "sw", "values", "gauss", "n_base", "half")
 
@@ -1161,15 +1168,23 @@ class _NestedRule:
         z, jac = self._map(t)
         return self._point(z)[0] * jac
 
-    def weighted_sums(self, m, h, xs, ws):
-        total, size, err = [], [], []
-        for x, w in zip(xs, ws):
+    nested = True  # weighted_sums gives the interpolant's top coefficients too
+
+    def weighted_sums(self, m, h, xs, ws, tails=()):
+        fs, ds = [], []
+        for x in xs:
             z, jac = self._map(m + h * x)
             f, d = self._point(z)
-            total.append(w * f * jac)
-            size.append(abs(w * f * jac))
-            err.append(w * d * jac)
-        return h * mpmath.fsum(total), h * mpmath.fsum(size), h * mpmath.fsum(err)
+            fs.append(f * jac)
+            ds.append(d * jac)
+        out = (h * mpmath.fdot(ws, fs), h * mpmath.fsum(w * abs(f) for w, f in zip(ws, fs)),
+               h * mpmath.fdot(ws, ds))
+        if not tails:
+            return out
+        # the top coefficients' magnitudes, each with the inner errors it carries (a bound)
+        return out + ([abs(h * mpmath.fdot(v, fs)) + abs(h) * mpmath.fsum(abs(c) * d for c, d
+                                                                        in zip(v, ds))
+                       for v in tails],)
 
 
 def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):

@@ -52,8 +52,10 @@ estimate from below, and the estimate used is
 
 (never below the squared one: an integral accepted now was accepted before, at the same
 levels or higher). An integrand object whose
-``weighted_sums`` gives no coefficients (no ``nested`` attribute) is estimated as before:
-:math:`E = |G_{n_k} - G_{n_{k-1}}|`, the coarser rule evaluated too. The integral is accepted
+``weighted_sums`` gives no coefficients (no ``nested`` attribute) shows no decay: its
+estimate is :math:`E = |G_{n_k} - G_{n_{k-1}}|` itself (the error of the coarser rule,
+evaluated too), never squared (:mod:`replica.symbolic.codegen`'s integrands, the outer one of
+a two-dimensional integral included, all give the coefficients). The integral is accepted
 when the summed estimates are at most ``rtol`` times the sum of the pieces' absolute values;
 until then the piece with the largest estimate is refined -- raised one level, or, at
 :data:`MAX_LEVEL`, bisected (each half restarting at level 1) -- at most
@@ -276,15 +278,15 @@ class _Piece:
             if self.tails is not None:
                 c = [abs(t) for t in self.tails[r]]
                 E = 2 * max(c[:2])
-            else:
-                E = abs(value - self.coarse[r])
+            else:  # no coefficients: no decay seen (_seen_decay 1), the estimate is E
+                c, E = (), abs(value - self.coarse[r])
             if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
                 raise NotResolved("a non-finite value on a piece")
             if not scale > 0:
                 est = E
             else:
                 square = E / scale  # the geometric regime: the error about E^2/s
-                if self.tails is not None and SAFETY * square < 1:  # (else est = E anyway)
+                if SAFETY * square < 1:  # (else est = E anyway)
                     square = max(square, _seen_decay(c, n, scale, rounding))
                 est = min(E, SAFETY * E * square)
             self.trunc.append(est)
