@@ -54,6 +54,7 @@ from typing import Callable, Sequence
 
 import mpmath
 import numpy as np
+from mpmath.libmp import from_man_exp as _from_man_exp
 
 from ..errors import ConvergenceError
 
@@ -104,7 +105,8 @@ def _ball_ipow(x, n: int):
     """``x**n`` for an integer ``n`` by repeated squaring. (python-flint's ``**`` returns NaN for
     a ball that contains zero; products of balls are always enclosures.) An even power is taken
     of ``|x|``; a negative power is the reciprocal."""
-    b = arb_of(x)
+    arb = _ARB[0] if _ARB else _arb()
+    b = x if type(x) is arb else arb_of(x)  # (at every quadrature node: a ball as it is)
     fast = b ** n  # python-flint's power (in C) is exact-rounded where it is finite
     if fast.is_finite():
         return fast
@@ -112,7 +114,7 @@ def _ball_ipow(x, n: int):
         return 1 / _ball_ipow(b, -n)
     if n % 2 == 0:
         b = abs(b)
-    out, base = _arb()(1), b
+    out, base = arb(1), b
     while n:
         if n & 1:
             out = out * base
@@ -412,9 +414,8 @@ class _BallRule:
     nested = True  # weighted_sums gives the interpolant's top coefficients too
 
     def weighted_sums(self, m, h, xs, ws, tails=()):
-        f, sw, values = self.f, self.sw, self.values
-        return _ball_rule_sums(m, h, xs, ws, lambda mb, hb, x: f(mb + hb * x, *sw, *values),
-                               tails)
+        f, rest = self.f, (*self.sw, *self.values)  # (joined once per piece, not per node)
+        return _ball_rule_sums(m, h, xs, ws, lambda mb, hb, x: f(mb + hb * x, *rest), tails)
 
 
 class _HalfLine:
@@ -440,15 +441,17 @@ class _HalfLine:
     def weighted_sums(self, m, h, xs, ws, tails=()):
         if self.rule is None:
             return None
-        f, sw, values = self.rule.f, self.rule.sw, self.rule.values
-        c, sign = self.c, self.sign
+        f, rest = self.rule.f, (*self.rule.sw, *self.rule.values)
+        try:  # (exact, at any precision: an integer or an mpf's binary value)
+            cb, sign = arb_of(self.c), self.sign
+        except (TypeError, ValueError):  # as _ball_rule_sums does for a value with no real ball
+            return None
 
         def value(mb, hb, x):  # at the working precision (set by _ball_rule_sums)
             t = mb + hb * x
             u = 1 - t
-            cb = arb_of(c)
             u2 = u * u
-            return [v / u2 for v in f(cb + t / u if sign > 0 else cb - t / u, *sw, *values)]
+            return [v / u2 for v in f(cb + t / u if sign > 0 else cb - t / u, *rest)]
         return _ball_rule_sums(m, h, xs, ws, value, tails)
 
 
@@ -537,9 +540,14 @@ def _arb_rule(vs):
 
 
 def _mid_mpf(b):
-    """The midpoint of a ball as an ``mpf``, rounded to the working precision."""
+    """The midpoint of a ball as an ``mpf``, rounded to the working precision (mpmath's
+    precision and rounding mode), built from its mantissa and exponent in one rounding: the
+    value ``+mpmath.mpf((man, exp))`` gives (whose second rounding, at the same precision, is
+    the identity), without the constructor's dispatch on its argument's type."""
     man, exp = b.mid().man_exp()
-    return +mpmath.mpf((int(man), int(exp)))
+    ctx = mpmath.mp
+    prec, rounding = ctx._prec_rounding
+    return ctx.make_mpf(_from_man_exp(int(man), int(exp), prec, rounding))
 
 
 def _piece_switches(g, mid, values):
@@ -671,7 +679,8 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     cancels (far smaller than the sum of its pieces' magnitudes) is recomputed at a precision
     raised by the bits lost (:func:`_cancellation_bits`); ``raised``: this is that
     recomputation, which returns ``(values, sizes)`` and raises nothing more."""
-    from .quadrature import NotResolved, gauss_legendre_fused
+    quadrature = _quadrature()
+    NotResolved, gauss_legendre_fused = quadrature.NotResolved, quadrature.gauss_legendre_fused
 
     dps = mpmath.mp.dps
     rtol = mpmath.mpf(10) ** -dps
@@ -1213,7 +1222,9 @@ def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
     cancellation (there is no tanh--sinh fallback here). (The committee machine's map at 16
     digits and :math:`\alpha = 10^{-20}/3` was refused so until the inner integrals stopped at
     their rounding bound, :func:`_gauss_mp_error`.)"""
-    from .quadrature import MAX_REFINEMENTS, NotResolved, gauss_legendre_pieces
+    quadrature = _quadrature()
+    MAX_REFINEMENTS, NotResolved = quadrature.MAX_REFINEMENTS, quadrature.NotResolved
+    gauss_legendre_pieces = quadrature.gauss_legendre_pieces
 
     base = mpmath.mp.prec
 
@@ -2322,6 +2333,92 @@ class CodeCache:
             os.replace(tmp, path)
         except OSError:
             pass
+
+
+class GaussRuleFiles:
+    r"""The Gauss--Legendre rules of :mod:`replica.symbolic.quadrature` (its ``RULE_STORE``)
+    in the code cache: one sealed JSON file per rule kind, ``n`` and precision, under a key of
+    the package's contents, the libraries' versions and python-flint's (whose
+    ``arb.legendre_p_root`` and ``legendre_p`` compute them). A 30-digit point of logistic
+    regression uses 11 rules (``n`` from 8 to 128 at 96, 140 and 196 bits) and their
+    coefficient vectors, 2736 numbers, which take python-flint about ten times as long to
+    compute as this class to read (``benchmarks/README.md``, section ``logi30b``).
+
+    Each value is stored exactly, as the sign, mantissa and exponent of the binary number, and
+    read back only if the file's seal (the SHA-256 of its contents) holds, it names the rule
+    asked for, it has the rule's ``count`` vectors of ``n`` values, and each value is a
+    normalised number (odd mantissa, or zero) of at most ``prec`` bits: so a rule read back is
+    the rule computed, value for value; anything else is computed again (and stored)."""
+
+    def __init__(self):
+        import flint
+
+        self.cache = CodeCache(cache_key("gauss-legendre", [],
+                                         salt=f"python-flint {flint.__version__}"))
+
+    def _name(self, kind: str, n: int, prec: int) -> str:
+        return f"{kind}-{int(n)}-{int(prec)}"
+
+    def load(self, kind: str, n: int, prec: int, count: int):
+        import json
+
+        from mpmath.libmp import MPZ
+
+        path = self.cache.path(self._name(kind, n, prec), ".json")
+        if path is None:
+            return None
+        try:
+            with open(path) as fh:
+                text = _unsealed(fh.read())
+            if text is None:
+                return None
+            doc = json.loads(text)
+            if doc.get("rule") != [kind, n, prec] or len(doc["values"]) != count:
+                return None
+            make = mpmath.mp.make_mpf
+            out = []
+            for vector in doc["values"]:
+                if len(vector) != n:
+                    return None
+                row = []
+                for sign, man, exp in vector:
+                    man = int(man, 16)
+                    if type(sign) is not int or sign not in (0, 1) or type(exp) is not int \
+                            or man < 0:
+                        return None
+                    if man == 0:
+                        if sign or exp:
+                            return None
+                        row.append(make(mpmath.libmp.fzero))
+                        continue
+                    bc = man.bit_length()
+                    if not man & 1 or bc > prec:
+                        return None
+                    row.append(make((sign, MPZ(man), exp, bc)))
+                out.append(tuple(row))
+            return tuple(out)
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None  # absent or unreadable: computed again
+
+    def store(self, kind: str, n: int, prec: int, vectors) -> None:
+        import json
+
+        if not all(mpmath.isfinite(v) for vector in vectors for v in vector):
+            return  # (an infinity or NaN: not a rule's value; never stored)
+        values = [[[s, format(m, "x"), e] for s, m, e, _ in (v._mpf_ for v in vector)]
+                  for vector in vectors]
+        doc = json.dumps({"rule": [kind, n, prec], "values": values})
+        self.cache.store(self._name(kind, n, prec), doc, suffix=".json", sealed=True)
+
+
+def _quadrature():
+    """:mod:`replica.symbolic.quadrature`, its ``RULE_STORE`` the code cache's
+    (:class:`GaussRuleFiles`) where there is a code cache."""
+    from . import quadrature
+
+    if not quadrature.RULE_STORE and CodeCache.folder() is not None:
+        quadrature.RULE_STORE.append(GaussRuleFiles())
+    return quadrature
 
 
 _SEAL = "# sha256 "

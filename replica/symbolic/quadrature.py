@@ -12,7 +12,8 @@ functions), at the working precision of mpmath.
 
 :math:`x_j` the zeros of the Legendre polynomial :math:`P_n` and :math:`w_j` their weights
 (computed once per ``(n, precision)`` by python-flint's ``arb.legendre_p_root``, rigorous balls
-rounded to the working precision, and cached). The orders are the levels
+rounded to the working precision, and cached; kept between processes where a
+:data:`RULE_STORE` is installed). The orders are the levels
 :math:`n_k = 4\cdot 2^k`, :math:`k = 1, \dots,` :data:`MAX_LEVEL`. For :math:`f` analytic inside
 the Bernstein ellipse :math:`E_\rho` of the piece the error is :math:`O(\rho^{-2n})`.
 
@@ -94,7 +95,7 @@ import mpmath
 
 __all__ = ["legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
-           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "level_nodes"]
+           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "RULE_STORE", "level_nodes"]
 
 MAX_LEVEL = 5
 """The highest level, :math:`n = 4\\cdot 2^5 = 128` nodes; a piece not resolved there is
@@ -123,8 +124,32 @@ def level_nodes(k: int) -> int:
     return 4 << k
 
 
+RULE_STORE: list = []
+"""Where the rules of :func:`legendre_rule` and :func:`tail_weights` are kept between processes:
+empty (each process computes the rules it uses), or one object with ``load(kind, n, prec,
+count)`` -- the ``count`` vectors of ``n`` ``mpf`` of the rule ``kind`` (``"rule"``: nodes and
+weights; ``"tails"``: the :data:`TAILS` vectors) at ``prec`` bits, or ``None`` -- and
+``store(kind, n, prec, vectors)``. :mod:`replica.symbolic.codegen` installs its code cache's
+(``codegen.GaussRuleFiles``) where it integrates in mpmath. A rule read back must be the one
+computed, value for value (exact binary numbers: the store checks its files' seal and every
+value's form), so the store changes no value, only who computes it."""
+
+
+def _stored(kind: str, n: int, prec: int, count: int):
+    """The rule ``kind`` from :data:`RULE_STORE`, or ``None`` (no store, not stored yet)."""
+    return RULE_STORE[0].load(kind, n, prec, count) if RULE_STORE else None
+
+
+def _keep(kind: str, n: int, prec: int, vectors) -> None:
+    if RULE_STORE:
+        RULE_STORE[0].store(kind, n, prec, vectors)
+
+
 @functools.lru_cache(maxsize=None)
 def _rule(n: int, prec: int):
+    hit = _stored("rule", n, prec, 2)
+    if hit is not None:
+        return hit
     import flint
 
     old = flint.ctx.prec
@@ -137,7 +162,9 @@ def _rule(n: int, prec: int):
             ws.append(_to_mpf(w, prec))
     finally:
         flint.ctx.prec = old
-    return tuple(xs), tuple(ws)
+    out = tuple(xs), tuple(ws)
+    _keep("rule", n, prec, out)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -148,6 +175,9 @@ def _tail_rule(n: int, prec: int):
     the polynomial of degree :math:`n - 1` that interpolates :math:`f` at the nodes (the rule is
     exact for the products, of degree at most :math:`2n - 2`). Balls rounded to ``prec`` bits,
     as ``mpf``; cached."""
+    hit = _stored("tails", n, prec, TAILS)
+    if hit is not None:
+        return hit
     import flint
 
     xs, ws = _rule(n, prec)
@@ -159,6 +189,7 @@ def _tail_rule(n: int, prec: int):
                     for j in range(n - 1, n - 1 - TAILS, -1))
     finally:
         flint.ctx.prec = old
+    _keep("tails", n, prec, out)
     return out
 
 
