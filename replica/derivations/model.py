@@ -220,13 +220,7 @@ def _agree(a, b, values: dict, dps: int, screen: int | None = None) -> bool:
     ``screen``, they are first evaluated with ``screen + 10`` digits only, and sides that differ
     there by more than ``10**(10 - screen)`` relative are unequal without more ado (see
     :data:`SCREEN_DPS`)."""
-    # Derivatives first: their arguments are symbols that are replaced too.
-    order = sorted(values, key=lambda x: not isinstance(x, (sympy.Derivative,
-                                                          sympy.core.function.AppliedUndef)))
-    av, bv = a, b
-    for x in order:
-        av, bv = av.xreplace({x: values[x]}), bv.xreplace({x: values[x]})
-    evaluate = _numeric_evaluation(av, bv)
+    evaluate = _numeric_evaluation(a, b, values)
     for digits in ((screen, dps) if screen is not None else (dps,)):
         with mpmath.workdps(digits + 10):
             va, vb = evaluate(digits + 10)
@@ -252,10 +246,35 @@ def _agree(a, b, values: dict, dps: int, screen: int | None = None) -> bool:
 SCREEN_DPS = 15
 
 
-def _numeric_evaluation(a, b):
-    """A function of ``dps`` giving two closed expressions as ``mpf`` at the working precision:
-    by SymPy's ``N``, or -- when they hold Gaussian integrals or implicit functions, which ``N``
-    cannot evaluate -- by the engine's generated code (quadrature, roots), generated once."""
+def _numeric_evaluation(a, b, values: dict | None = None):
+    """A function of ``dps`` giving two expressions as ``mpf`` at the working precision: by
+    SymPy's ``N``, or -- when they hold Gaussian integrals or implicit functions, which ``N``
+    cannot evaluate -- by the engine's generated code (quadrature, roots), generated once.
+
+    ``values`` (``{unknown: rational}``, the unknowns the expressions still hold: symbols,
+    abstract functions' applications, derivatives) is the point. Where the expressions hold an
+    implicit root, it is given to the generated code as its arguments: each unknown is replaced
+    by a fresh positive symbol (in one pass, top down: a derivative or an application whole,
+    before its arguments), and the rationals, rounded to the working precision, are passed.
+    It is the same function at the same point as substituting the rationals first, but the
+    code is then generated from a symbolic expression: with numbers substituted, every
+    automatic simplification of the tree (signs, powers, the common-subexpression search)
+    decides its questions by evaluating numbers, which cost most of a check with roots
+    (logistic regression's closed map: 28 of 30 s). Otherwise the rationals are substituted
+    first (Gaussian integrals without roots: constants folded before the quadrature, which
+    measured cheaper -- benchmarks/README.md, section ``slowe``)."""
+    values = values or {}
+    if values and any(e.atoms(ImplicitRoot) for e in (a, b)):
+        from ..symbolic.codegen import Evaluator
+
+        fresh = {x: sympy.Dummy(f"u{k}", positive=True) for k, x in enumerate(values)}
+        evaluator = Evaluator([a.xreplace(fresh), b.xreplace(fresh)], list(fresh.values()))
+        point = [sympy.Rational(values[x]) for x in fresh]
+        return lambda dps: tuple(evaluator.mp([mpmath.mpf(v.p) / v.q for v in point]))
+    # (derivatives first: their arguments are symbols that are replaced too)
+    for x in sorted(values, key=lambda x: not isinstance(
+            x, (sympy.Derivative, sympy.core.function.AppliedUndef))):
+        a, b = a.xreplace({x: values[x]}), b.xreplace({x: values[x]})
     if any(e.atoms(GaussianIntegral) or e.atoms(ImplicitRoot) for e in (a, b)):
         from ..symbolic.codegen import Evaluator
 
