@@ -388,7 +388,8 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
     float32, a Fraction), a value outside its domain, a refused rule, a parse error, an empty
     grid, several variants on one grid -- goes to :func:`solve_grid`, which raises its one-line
     :class:`~replica.errors.ParameterError` (or solves it); so does a variant without a fused
-    kernel with its compiled check, or one whose kernel leaves points to the NumPy path. The
+    kernel with its compiled check, one whose kernel leaves points to the NumPy path, or a grid
+    with a point refused by an admissibility margin. The
     kernel is called as :meth:`Machine.grid <replica.numerics.machine.Machine.grid>` calls it,
     and the arrays are the same operations on its outputs, so the values and statuses are
     those of :func:`solve_grid`, bit for bit."""
@@ -412,6 +413,8 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
     if len(got) < 8 or (got[6] is not None and got[6].any()):
         return None  # (points left to the NumPy path: solve_grid's Machine.grid solves them)
     _x, iters, rel, _iterated, rep, _admissible, _left, (cond, err, code) = got
+    if np.any(code == 5):  # refused by an admissibility margin: Machine.grid decides whether
+        return None        # the refusal is shown (Machine._undecided_margins)
     status, done = status_of_codes(code)
     if not done.all():  # NaN where a point is not a result (the kernel's arrays are its own)
         rep = np.where(done, rep, np.nan)

@@ -642,7 +642,11 @@ class Machine:
                     cond, err, code = checked
                     status, done = status_of_codes(code)
                     self.last_assessment = (cond, err)
-                    return x, done, iters, rel, dict(zip(self.report_names, rep)), status
+                    report = dict(zip(self.report_names, rep))
+                    if np.any(code == 5):
+                        done, report, status = self._undecided_margins(
+                            P, spec, shape, x, code == 5, done, report, status)
+                    return x, done, iters, rel, report, status
             if left is not None and np.any(left):
                 sub = (int(left.sum()),)
                 Ps = [shaped(v, shape)[left] for v in P]
@@ -686,7 +690,66 @@ class Machine:
                 x, done, iters, rel, report, status = self._finer_rule(
                     P, spec, shape, x, done, iters, rel, report, status, rtol=rtol,
                     maxiter=maxiter, damping=damping, method=method)
+            refused = iterated & ~admissible & ~done
+            if np.any(refused):
+                done, report, status = self._undecided_margins(P, spec, shape, x, refused, done,
+                                                               report, status)
         return x, done, iters, rel, report, status
+
+    #: The relative change of each unknown by which :meth:`_undecided_margins` measures how far
+    #: an admissibility margin can move within the float64 claim (``CLAIM_RTOL``).
+    MARGIN_PERTURBATION = 1e-8
+
+    def _undecided_margins(self, P, spec, shape, x, refused, done, report, status):
+        r"""Float64 points refused as ``inadmissible`` (an ``admissible`` margin
+        :math:`g(\hat x) \le 0` in float64 at the iterate :math:`\hat x`) whose refusal is not
+        shown: the status ``inadmissible`` claims that the solution violates the model's
+        conditions, so it stays only where some margin is clearly negative,
+        :math:`g(\hat x) < -s` in extended precision with
+        :math:`s = \sum_j |g(\hat x + \epsilon |\hat x_j| e_j) - g(\hat x)|`, the margin's change
+        when each unknown moves by the relative :math:`\epsilon` =
+        ``MARGIN_PERTURBATION`` (the float64 claim) -- a margin within that band of 0 is at
+        or below the resolution of the float64 solution (e.g. the risk
+        :math:`\rho + \sigma^2 - 2m + q` of noiseless ridge regression at small ridge, a few
+        1e-16 from terms of order 1). Those points become ``not-verified`` with their values
+        (the float64 report at :math:`\hat x`): a point whose admissibility float64 cannot
+        decide is not claimed either way. Returns ``(done, report, status)``."""
+        idx = np.asarray(refused, bool) & np.all(np.isfinite(x), axis=0)
+        if not np.any(idx):
+            return done, report, status
+        xs = np.asarray(x)[:, idx].astype(float)
+        Ps = [shaped(v, shape)[idx] for v in P]
+        sub = (xs.shape[1],)
+        with np.errstate(all="ignore"):
+            g0 = [np.asarray(v, np.longdouble)
+                  for v in self._evaluate_ld("admissible", xs, Ps, spec, sub)]
+            band = [np.zeros(sub, np.longdouble) for _ in g0]
+            for j in range(xs.shape[0]):
+                moved = xs.copy()
+                moved[j] = xs[j] + self.MARGIN_PERTURBATION * np.abs(xs[j])
+                gj = self._evaluate_ld("admissible", moved, Ps, spec, sub)
+                for b, a, v in zip(band, g0, gj):
+                    b += np.abs(np.asarray(v, np.longdouble) - a)
+            clearly = np.zeros(sub, bool)
+            for a, b in zip(g0, band):
+                clearly |= ~(a >= -b)  # a NaN margin is no evidence of admissibility
+        undecided = np.zeros(np.shape(done), bool)
+        undecided[idx] = ~clearly
+        if not np.any(undecided):
+            return done, report, status
+        xu = np.asarray(x)[:, undecided].astype(float)
+        with np.errstate(all="ignore"):
+            Pu = [shaped(v, shape)[undecided] for v in P]
+            vals = (self.evaluate("report", "np", list(xu), Pu, spec) if self.report_names
+                    else [])
+        report = {k: np.array(v, dtype=float, copy=True) for k, v in report.items()}
+        for k, v in zip(self.report_names, vals):
+            report[k][undecided] = np.broadcast_to(np.asarray(v, float), (int(undecided.sum()),))
+        done = np.array(done, copy=True)
+        done[undecided] = True
+        status = np.array(status, copy=True)
+        status[undecided] = Status.NOT_VERIFIED.value
+        return done, report, status
 
     def _np_gaussian(self) -> bool:
         """Whether the equations hold one-dimensional Gaussian integrals that the float64 path
