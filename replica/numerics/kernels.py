@@ -316,11 +316,13 @@ def _pairwise(a, lo0, n0):
 @JIT
 def _row_sum(t):
     # a row's sum: the first term, then the pairwise sum of the others (t is scratch: its
-    # entries after the first are overwritten; the start an int64, not the constant 1, which
-    # the compiler would compile _pairwise and _block for as well)
+    # entries after the first are overwritten; a longer row's start an int64, not the constant
+    # 1, which the compiler would compile _pairwise for as well)
     n = t.shape[0]
     if n == 0:
         return 0.0
+    if n <= 129:  # one block (_pairwise's first step), the constant start 1 kept constant:
+        return t[0] + _block(t, 1, n - 1)  # 40 ns at 119 terms, 65 ns through _pairwise
     return t[0] + _pairwise(t, _np.int64(1), n - 1)
 
 
