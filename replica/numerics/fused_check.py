@@ -674,7 +674,10 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        if not DO[i]:",
           "            COND[i] = _np.nan",
           "            ERR[i] = _np.nan",
-          "    check_range(P, lam, mu, w, X, REP, DO, COND, ERR, 0, P.shape[1])", "", "",
+          # (int64 zeros, not the constant 0: the compiler would compile a second version of
+          # the callee for the constant's own type while it types the caller)
+          "    check_range(P, lam, mu, w, X, REP, DO, COND, ERR, _np.int64(0), P.shape[1])",
+          "", "",
           "@JIT",
           "def check_range(P, lam, mu, w, X, REP, DO, COND, ERR, lo, hi):",
           "    # the check of the points lo <= i < hi marked DO: COND[i], ERR[i]",
@@ -714,8 +717,8 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           f"    XW = _np.zeros({2 * n} * BLOCK)",
           "    ERRB = _np.empty(BLOCK)",
           "    GO = _np.zeros(BLOCK, _np.bool_)",
-          "    m = 0",
-          "    me = 0",
+          "    m = _np.int64(0)",
+          "    me = _np.int64(0)",
           "    for i in range(lo, hi):",
           "        if not DO[i]:",
           "            continue",
@@ -728,7 +731,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
           "        if me == BLOCK:",
           "            m = check_block(X, REP, COND, ERR, IE, lane_e, me, CW, CB, OKB, RW, JW, ERRB,"
           " GO, XW, IO, lane, m)",
-          "            me = 0",
+          "            me = _np.int64(0)",
           "    if me:",
           "        m = check_block(X, REP, COND, ERR, IE, lane_e, me, CW, CB, OKB, RW, JW, ERRB, GO,"
           " XW, IO, lane, m)",
