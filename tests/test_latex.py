@@ -558,3 +558,31 @@ def test_closed_map_identity_of_a_bayes_model_outside_its_domain():
         assert numeric_identity(_readable(phi[t]), psi[t].xreplace(H))
         assert not numeric_identity(_readable(phi[t]) * (1 + sympy.Rational(1, 10**35)),
                                     psi[t].xreplace(H))
+
+
+@pytest.mark.slow
+def test_fixed_point_step_of_a_bayes_model_redraws_points_beyond_any_float():
+    """perceptron_teacher's fixed_point_mhat step by its numerical replacement (as on a machine
+    where the symbolic check runs over its budget): at its second random point (alpha = 73/20,
+    m = 67/20, an overlap above 1) the generated quadrature returns a real number of about
+    10^(8 10^68), which is no evidence either way; such a point is redrawn from (1/20, 1)
+    (before stop 51 the step was rejected there, and the appendix's check of this step failed
+    whenever the symbolic check overran). The replacement accepts the step and still rejects
+    it with 10^-30 added to one side (a residual: its other side is 0)."""
+    from replica.derivations import model as derivation_model
+    from replica.derivations.model import derivation_for
+    from replica.modeling import load_model_file
+
+    doc = derivation_for(load_model_file(os.path.join(REPO, "examples", "perceptron_teacher.py")))
+    step = next(s for s in doc.steps if s.name == "fixed_point_mhat")
+    cells = dict(zip(step.check.__code__.co_freevars, step.check.__closure__))
+    assert cells["numeric"].cell_contents() is True
+
+    identity = derivation_model.numeric_identity
+
+    def perturbed(lhs, rhs, *args, **kwargs):
+        return identity(lhs + sympy.Rational(1, 10**30), rhs, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(derivation_model, "numeric_identity", perturbed)
+        assert not cells["numeric"].cell_contents()

@@ -97,8 +97,10 @@ def numeric_identity(lhs, rhs, points: int = NUMERIC_POINTS, dps: int = NUMERIC_
     :func:`_measure_applies`; only where that
     differs too are they evaluated by the engine's generated code (quadrature, an implicit root
     solved at every node): first with :data:`SCREEN_DPS` digits, where sides that differ are
-    unequal, then with ``dps``; a point where that evaluation fails or where the two sides disagree with a complex
-    value (outside the domain: a square root of a negative number) is redrawn from (1/20, 1)
+    unequal, then with ``dps``; a point where that evaluation fails or where the two sides disagree
+    with a complex value (outside the domain: a square root of a negative number) or with one
+    beyond any float (:data:`OUT_OF_RANGE`: an integrand growing without bound outside the
+    domain) is redrawn from (1/20, 1)
     at most :data:`_REDRAWS` times, and the last failure is raised."""
     rng = random.Random(_SEED)
     measure_rng = random.Random(_SEED + 1)  # (the quadrature's points drawn as before)
@@ -233,9 +235,18 @@ def _agree(a, b, values: dict, dps: int, screen: int | None = None) -> bool:
                 # A square root of a negative number (an overlap outside the model's domain, say
                 # q < m^2): the quadrature of a complex integrand decides nothing; redraw.
                 raise ArithmeticError("a side is complex at the random point")
+            if any(abs(v) > OUT_OF_RANGE for v in (va, vb)):
+                # An overlap outside the model's domain where the integrand grows without bound
+                # (the teacher's Bayes overlap m = 67/20 > 1: a side ~ 10^(8 10^68)): the
+                # quadrature of such an integrand decides nothing either; redraw.
+                raise ArithmeticError("a side is beyond any float at the random point")
             return False
     return True
 
+
+#: Sides larger than this at a random point (beyond the largest float64, 1.8e308) are not
+#: compared (:func:`_agree`): the point is outside the expressions' domain and is redrawn.
+OUT_OF_RANGE = mpmath.mpf(2) ** 1024
 
 #: Digits of the screening evaluation by quadrature (:func:`numeric_identity`): at
 #: ``SCREEN_DPS + 10`` digits, the quadrature's error estimate below ``10**-(SCREEN_DPS + 10)``
