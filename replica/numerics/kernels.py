@@ -38,7 +38,9 @@ generated functions the NumPy path calls (the ``outer`` and ``inner_k`` function
 :class:`~replica.symbolic.codegen.Evaluator`, themselves ``lambdify`` output of the SymPy
 declaration); this module adds only the loops: each spectral average
 :math:`\sum_j w_j\,\phi(\lambda_j, \mu_j)` as a loop over the pairs (the terms summed
-pairwise, in blocks of 128 with eight partial sums, as NumPy sums), and the control flow of the
+pairwise, in blocks of 128 with eight partial sums, the grouping of NumPy's ``np.add.reduce``
+of a contiguous row, which the NumPy path's averages are: bit for bit the same sums,
+``tests/test_kernel_sums.py``), and the control flow of the
 start and the exact-start check.
 
 **Values.** The kernel evaluates the same expressions as the NumPy path, but not bit for bit:
@@ -315,15 +317,14 @@ def _pairwise(a, lo0, n0):
 
 @JIT
 def _row_sum(t):
-    # a row's sum: the first term, then the pairwise sum of the others (t is scratch: its
-    # entries after the first are overwritten; a longer row's start an int64, not the constant
-    # 1, which the compiler would compile _pairwise for as well)
+    # a row's sum as NumPy's np.add.reduce sums a contiguous row (NumPy 1.26 and 2.x: the
+    # pairwise sum of the whole row, which the NumPy path's spectral averages are); t is
+    # scratch: a longer row's entries are overwritten. A row of at most 128 terms is one block
+    # (_pairwise's first step), called directly: 40 ns at 119 terms, 65 ns through _pairwise
     n = t.shape[0]
-    if n == 0:
-        return 0.0
-    if n <= 129:  # one block (_pairwise's first step), the constant start 1 kept constant:
-        return t[0] + _block(t, 1, n - 1)  # 40 ns at 119 terms, 65 ns through _pairwise
-    return t[0] + _pairwise(t, _np.int64(1), n - 1)
+    if n <= 128:
+        return _block(t, 0, n)
+    return _pairwise(t, _np.int64(0), n)
 
 
 @JIT
