@@ -1534,9 +1534,9 @@ def _gauss_np(g: _GaussFunctions, values, dtype, fill=None, split: int = 1):
         # is evaluated at the others only, where they are at least EMPTY_NODES_SKIPPED of the
         # nodes (the same values there: it is elementwise; 0 at the rest, as the weights below
         # make it anyway)
-        dead = np.broadcast_to(half[..., None] * w == 0, z.shape)
-        if (fill is None and z.size and _solves_roots(g)
-                and np.count_nonzero(dead) >= EMPTY_NODES_SKIPPED * z.size):
+        dead = (np.broadcast_to(half[..., None] * w == 0, z.shape)
+                if fill is None and z.size and _solves_roots(g) else None)
+        if dead is not None and np.count_nonzero(dead) >= EMPTY_NODES_SKIPPED * z.size:
             live = ~dead
             f = np.zeros(z.shape, dtype=dtype)
             part = _np_integrand(g, z[live], [np.broadcast_to(a, z.shape)[live] for a in fargs],
