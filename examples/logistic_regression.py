@@ -91,6 +91,15 @@ every :math:`\alpha, \lambda > 0`: the replicon is positive at every point the t
 ``replica phase-diagram`` over :math:`(\alpha, \lambda)` reports that the grid has no AT line
 rather than drawing one.
 
+**Uniqueness** (``unique_fixed_point``, *stated*): for :math:`\lambda > 0` the objective is
+strongly convex and has one minimiser; the equations above are the stationarity conditions of
+the scalar convex-concave min-max that Gordon's comparison theorem gives for a ridge-penalised
+convex loss (Thrampoulidis, Abbasi and Hassibi, IEEE Trans. Inf. Theory 2018; Aubin et al.,
+NeurIPS 2020), whose saddle point is unique, so the fixed point in the admissible domain is
+unique (not derived here; the tests reach the same fixed point from random admissible starts).
+A float64 grid therefore starts most of its points from their solved neighbours
+(:func:`replica.numerics.newton.iterate_grid_continued`) rather than from the declared start.
+
 **Separability.** The unregularised problem (:math:`\lambda = 0`) has a minimiser only if the
 data :math:`\{(x_i, y_i)\}` are not linearly separable; for :math:`\eta = 1` they always are
 (:math:`w = w^*` separates them), so the MLE never exists and :math:`\lambda > 0` is needed at
@@ -192,6 +201,16 @@ units, did not resolve: no value at :math:`\alpha = 10^{-6}`), in :math:`y` on t
 the factor :math:`e^{-\xi_0^2/2}` is outside the integral; the label factor is ``LABEL_TAIL``."""
 
 
+UNIQUE = ("lam > 0 (the domain of --lam): the objective is strongly convex, its minimiser "
+          "unique; the equations are the stationarity conditions of the scalar convex-concave "
+          "min-max that Gordon's comparison theorem gives for a ridge-penalised convex loss "
+          "(Thrampoulidis, Abbasi and Hassibi, IEEE Trans. Inf. Theory 2018; Aubin et al., "
+          "NeurIPS 2020), whose saddle point is unique -- stated, not derived here; the tests "
+          "reach one fixed point from random admissible starts")
+"""Why the solution is unique (``unique_fixed_point``: a float64 grid starts most points from
+their solved neighbours)."""
+
+
 def _not_in_unit_interval(p):
     return p.eta > 1
 
@@ -216,6 +235,7 @@ MODEL = SaddlePointModel(
     start={m: sympy.Rational(1, 2), q: 1, V: 1},
     positive_unknowns=True,
     admissible=[(q - eta**2 * m**2, "q > eta^2 m^2")],
+    unique_fixed_point=UNIQUE,
     stability=Stability(replicon=REPLICON, source="derived in this file from the proximal map "
                         "and the ridge: 1 - alpha E[(d_omega g_out)^2] E[(d_b f_w)^2] (the "
                         "condition stated by Gerace et al., ICML 2020 and Aubin et al., "

@@ -128,7 +128,7 @@ class _Declared:
                  admissible: Sequence = (), title: str = "", description: str = "",
                  symbol_names: Mapping | None = None, positive_unknowns: bool = False,
                  guard_digits: int = 5, symbols: Mapping | None = None,
-                 stability: Stability | None = None):
+                 stability: Stability | None = None, unique_fixed_point: str = ""):
         if not isinstance(name, str) or not name.replace("_", "").replace("-", "").isalnum():
             raise ModelError(f"model name {name!r} must be a non-empty word "
                              "(letters, digits, '_' or '-')")
@@ -137,6 +137,10 @@ class _Declared:
         if stability is not None and not isinstance(stability, Stability):
             raise ModelError(f"model {name!r}: stability= takes a Stability record")
         self.stability = stability
+        if not isinstance(unique_fixed_point, str):
+            raise ModelError(f"model {name!r}: unique_fixed_point= is a text saying why the "
+                             "fixed point is unique (or empty)")
+        self.unique_fixed_point = unique_fixed_point.strip()
         self.description = description
         for p in parameters:
             if not isinstance(p, Parameter):
@@ -339,7 +343,7 @@ class _Declared:
         return Problem(self.name, self.schema, title=self.title, description=self.description,
                        variants=[(self.variant, None)], systems=lambda v: system_builder(),
                        groups=groups, notes=self.notes, guard_digits=self.guard_digits,
-                       stability=self.stability)
+                       stability=self.stability, unique_fixed_point=self.unique_fixed_point)
 
     def _start(self, unknowns) -> Start:
         extra = set(self.start_values) - set(unknowns)
@@ -416,7 +420,11 @@ class SaddlePointModel(_Declared):
     the appendix then starts there and checks that it equals ``free_energy``. ``stability``: a
     :class:`Stability` record (the replicon, or why replica symmetry is exact); a replicon is
     reported as the value ``replicon`` (group ``stability``), and ``replica solve`` says whether
-    the solution is stable.
+    the solution is stable. ``unique_fixed_point``: why the equations have at most one solution
+    in the admissible domain at every valid parameter point (a stated property with its reason,
+    e.g. the unique minimiser of a strictly convex objective), or empty (default: nothing
+    stated); where it is given, a float64 grid starts most points from their solved neighbours
+    (:class:`~replica.problem.Problem`, ``unique_fixed_point``).
 
     The free energy's value at the saddle point, :math:`\Phi(\theta^*, \hat\theta^*)`, is
     reported automatically as the value ``free_energy_name`` (default ``free_energy``) in the
@@ -564,7 +572,8 @@ class FixedPointModel(_Declared):
     :class:`StieltjesOf` for abstract spectral functions), ``spectrum`` (the covariance
     parameter(s) of the averages), ``rules``, ``notes``, ``admissible`` (``(expression,
     description)`` that must be positive at a solution), ``title``, ``symbol_names``,
-    ``stability`` (a :class:`Stability` record). ``free_energy`` (optional): the free energy
+    ``stability`` (a :class:`Stability` record), ``unique_fixed_point`` (as for
+    :class:`SaddlePointModel`). ``free_energy`` (optional): the free energy
     whose stationarity conditions the equations are, *stated* by the model (not checked against
     the equations), reported as ``free_energy_name`` (default ``free_energy``) in the group
     ``free_energy``; ``extremum`` (``"min"`` or ``"max"``) as for :class:`SaddlePointModel`.

@@ -557,6 +557,15 @@ class Problem:
       solutions at the same parameters, the equilibrium one has the smallest free energy (a free
       energy :math:`f = -\\log Z/(\\beta N)`), ``"max"`` when the largest (a free entropy
       :math:`\\Phi = \\log Z/N`, or a log-volume).
+    * ``unique_fixed_point``: empty, or why the system has at most one fixed point in the
+      domain the float64 iteration keeps to (positive unknowns, the ``admissible`` conditions)
+      at every valid parameter point -- a stated property with its reason (e.g. the unique
+      minimiser of a strictly convex objective). Where it is given, a float64 grid of at least
+      :data:`~replica.numerics.newton.CONTINUATION_MIN` points starts most of its points from
+      their solved neighbours instead of the declared start
+      (:func:`~replica.numerics.newton.iterate_grid_continued`); where it is empty (a model with
+      several fixed points, the Rademacher perceptron's branches) every point is the declared
+      start's fixed point.
     """
 
     def __init__(self, name: str, schema: Schema, *, title: str, variants: Sequence,
@@ -566,7 +575,7 @@ class Problem:
                  symbol_names: Mapping | None = None, spectrum: Callable | None = None,
                  cache_salt: str = "", nonnegative: Sequence[str] = (),
                  stability: Stability | None = None, free_energy: str | None = None,
-                 extremum: str = "min"):
+                 extremum: str = "min", unique_fixed_point: str = ""):
         self.name = name
         self.schema = schema
         self.title = title
@@ -592,6 +601,10 @@ class Problem:
             raise ParameterError("extremum", f"must be 'min' or 'max', got {extremum!r}")
         self.free_energy = free_energy
         self.extremum = extremum
+        if not isinstance(unique_fixed_point, str):
+            raise ParameterError("unique_fixed_point", "is a text (why the fixed point is unique) "
+                                 f"or empty, got {unique_fixed_point!r}")
+        self.unique_fixed_point = unique_fixed_point
 
     def __repr__(self):
         return f"Problem({self.name!r})"

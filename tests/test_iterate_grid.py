@@ -175,3 +175,53 @@ def test_a_rejected_chord_step_is_retried_with_a_jacobian_evaluated_there():
                                   positive=True, reuse=reuse, maxiter=2)
         after_two.append(x[0])
     assert np.array_equal(after_two[0], after_two[1]), after_two
+
+
+def test_continued_grid_reaches_the_same_fixed_points_in_fewer_evaluations():
+    """``iterate_grid_continued`` on Phi(x) = a / (1 + x) (one fixed point, (sqrt(1 + 4a) - 1)/2,
+    for each a > 0) over 60 values of a, from x = 1/2: every point converges to that closed form
+    (to 1e-12), the seeds every 10th point and the last one, the others started from the
+    interpolation of their solved neighbours -- fewer evaluations of Phi (counted in points)
+    than the same grid from x = 1/2 at every point (seen: 330 against 478)."""
+    from replica.numerics.newton import iterate_grid_continued
+
+    a = np.linspace(0.5, 40.0, 60)
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+    points = {}
+    for solver in (iterate_grid, iterate_grid_continued):
+        phi, jac, calls = _map(a)
+        x, done, iters, _ = solver(phi, jac, np.full((1, a.size), 0.5), fixed_point=True,
+                                   positive=True, reuse=1e-2)
+        assert done.all()
+        assert np.max(np.abs(x[0] - exact) / exact) < 1e-12
+        points[solver.__name__] = sum(calls)
+    assert points["iterate_grid_continued"] < 0.75 * points["iterate_grid"], points
+
+
+def test_continued_grid_solves_a_point_again_from_its_own_start_where_the_neighbours_fail():
+    """Phi(x) = a / (1 + x), not finite at point 5 where x > 1.5 (its fixed point is 1, its own
+    start 1/2; its neighbours' solutions, near 3, lie beyond 1.5): from the interpolated start
+    that point stops at once, not converged, and is solved again from its own start -- it
+    converges to its fixed point, its iterations the sum of both solves' sweeps (the first 1)."""
+    from replica.numerics.newton import iterate_grid_continued
+
+    a = np.full(12, 12.0)
+    a[5] = 2.0  # fixed point 1
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+
+    def phi(x, idx):
+        aa = a[idx]
+        with np.errstate(invalid="ignore"):
+            return [np.where((idx == 5) & (x[0] > 1.5), np.nan, aa / (1 + x[0]))]
+
+    def jac(x, idx):
+        return [-a[idx] / (1 + x[0]) ** 2]
+
+    x, done, iters, _ = iterate_grid_continued(phi, jac, np.full((1, a.size), 0.5),
+                                               stride=4, fixed_point=True, positive=True)
+    assert done.all()
+    assert np.max(np.abs(x[0] - exact) / exact) < 1e-12
+    five = np.array([5])
+    _, _, own, _ = iterate_grid(lambda x, i: phi(x, five), lambda x, i: jac(x, five),
+                                np.full((1, 1), 0.5), fixed_point=True, positive=True)
+    assert iters[5] == own[0] + 1, (iters[5], own[0])

@@ -254,3 +254,52 @@ def test_logistic_map_next_to_the_boundary(logistic, k):
                               [float(x) for x in P], None)
         for g, w in zip(got64, want):
             assert abs(float(g) - float(w)) <= 1e-7 * abs(float(w)), (g, w)
+
+
+def test_nodes_of_empty_pieces_are_not_evaluated_for_a_root_integrand(monkeypatch):
+    """A float64 grid of the integral E[e^{-A (z - C)^2/2} r(z)], r the root of r^3 + r = z (an
+    implicit root, solved at every node), where two elements have a narrow peak (A = 1e6, 1e4:
+    cut points at the peak) and two have none (A = 0.5, 2: their cut points are padding, pieces
+    of length 0 at -16): the integrand is evaluated only at the nodes of pieces of positive
+    length (fewer nodes than the rule has), the values are those of the rule at every node
+    (``EMPTY_NODES_SKIPPED`` above 1: the skipping off) to rounding (seen: 1392 nodes against
+    2112, the values bit-identical), and agree with ``mpmath.quad`` of the integrand written
+    here (Cardano's root; the peak given as a breakpoint) to 1e-9 relative."""
+    from replica.modeling import implicit_root
+    from replica.symbolic import codegen
+
+    p, w = sympy.symbols("p w", real=True)
+    root = implicit_root("cubic_root_peaks", p**3 + p - w, p, (w,),
+                         bracket=(-1 - sympy.Abs(w), 1 + sympy.Abs(w)))
+    ev = Evaluator([gauss(sympy.exp(-a * (z - c) ** 2 / 2) * root(z), z)], [a, c])
+    A = np.array([1e6, 0.5, 1e4, 2.0])
+    C = np.array([0.3, 0.1, -0.7, 0.2])
+    sizes = []
+    real = codegen._np_integrand
+
+    def counted(g, zz, fargs, dtype):
+        sizes.append(zz.size)
+        return real(g, zz, fargs, dtype)
+
+    monkeypatch.setattr(codegen, "_np_integrand", counted)
+    skipped = ev.f64([A, C])[0]
+    monkeypatch.setattr(codegen, "EMPTY_NODES_SKIPPED", 2.0)
+    every = ev.f64([A, C])[0]
+    assert sizes[0] < sizes[1], sizes
+    assert np.max(np.abs(skipped - every) / np.abs(every)) < 1e-15, (skipped, every)
+
+    def cbrt(v):
+        return mpmath.sign(v) * abs(v) ** (mpmath.mpf(1) / 3)
+
+    def r(v):  # Cardano: the real root of t^3 + t - v
+        s = mpmath.sqrt(v**2 / 4 + mpmath.mpf(1) / 27)
+        return cbrt(v / 2 + s) + cbrt(v / 2 - s)
+
+    with mpmath.workdps(20):
+        for k in range(A.size):
+            Av, Cv = mpmath.mpf(A[k]), mpmath.mpf(C[k])
+            want = mpmath.quad(lambda t: mpmath.npdf(t) * mpmath.exp(-Av * (t - Cv) ** 2 / 2)
+                               * r(t), [-mpmath.inf, -1, Cv - 1e-2, Cv, Cv + 1e-2, 1,
+                                        mpmath.inf])
+            assert abs(skipped[k] - float(want)) <= 1e-9 * abs(float(want)), (k, skipped[k],
+                                                                               want)

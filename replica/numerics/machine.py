@@ -19,8 +19,9 @@ from ..errors import ConvergenceError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
-from .newton import (GRID_REUSE, BallsNotFinite, NewtonReport, damped_mp, iterate_grid, jacobian_digits,
-                     newton_arb, newton_grid, newton_mp)
+from .newton import (CONTINUATION_MIN, GRID_REUSE, BallsNotFinite, NewtonReport, damped_mp,
+                     iterate_grid, iterate_grid_continued, jacobian_digits, newton_arb,
+                     newton_grid, newton_mp)
 from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
@@ -909,7 +910,11 @@ class Machine:
             rel, done = rel.reshape(shape), done.reshape(shape)
             iters = root_iters
         elif self.fixed_point:
-            x, done, iters, rel = iterate_grid(
+            # a declared unique fixed point: seeds from the declared start, the other points
+            # from their solved neighbours (iterate_grid_continued)
+            continued = (start is None and method == "start" and N >= CONTINUATION_MIN
+                         and bool(getattr(self.problem, "unique_fixed_point", "")))
+            x, done, iters, rel = (iterate_grid_continued if continued else iterate_grid)(
                 equations, jacobian, x, fixed_point=True, positive=self.outline.positive_unknowns,
                 damping=damping, rtol=rtol, maxiter=maxiter,
                 newton_from=np.inf if method == "start" else 0.0, reuse=GRID_REUSE)
