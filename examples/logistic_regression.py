@@ -94,9 +94,10 @@ rather than drawing one.
 **Uniqueness** (``unique_fixed_point``, *stated*): for :math:`\lambda > 0` the objective is
 strongly convex and has one minimiser; the equations above are the stationarity conditions of
 the scalar convex-concave min-max that Gordon's comparison theorem gives for a ridge-penalised
-convex loss (Thrampoulidis, Abbasi and Hassibi, IEEE Trans. Inf. Theory 2018; Aubin et al.,
-NeurIPS 2020), whose saddle point is unique, so the fixed point in the admissible domain is
-unique (not derived here; the tests reach the same fixed point from random admissible starts).
+convex loss (as in the analyses of ridge-penalised logistic regression by Salehi, Abbasi and
+Hassibi, NeurIPS 2019, and Aubin et al., NeurIPS 2020), whose saddle point is unique, so the
+fixed point in the admissible domain is unique (not derived here; the tests reach the same fixed
+point from random admissible starts).
 A float64 grid therefore starts most of its points from their solved neighbours
 (:func:`replica.numerics.newton.iterate_grid_continued`) rather than from the declared start.
 
@@ -204,8 +205,8 @@ the factor :math:`e^{-\xi_0^2/2}` is outside the integral; the label factor is `
 UNIQUE = ("lam > 0 (the domain of --lam): the objective is strongly convex, its minimiser "
           "unique; the equations are the stationarity conditions of the scalar convex-concave "
           "min-max that Gordon's comparison theorem gives for a ridge-penalised convex loss "
-          "(Thrampoulidis, Abbasi and Hassibi, IEEE Trans. Inf. Theory 2018; Aubin et al., "
-          "NeurIPS 2020), whose saddle point is unique -- stated, not derived here; the tests "
+          "(as in Salehi, Abbasi and Hassibi, NeurIPS 2019; Aubin et al., NeurIPS 2020), "
+          "whose saddle point is unique -- stated, not derived here; the tests "
           "reach one fixed point from random admissible starts")
 """Why the solution is unique (``unique_fixed_point``: a float64 grid starts most points from
 their solved neighbours)."""
