@@ -88,8 +88,8 @@ def main():
     dpss = [int(d) for d in _arg("--dps", "30,50").split(",")]
     names = _arg("--only", ",".join(COMMANDS)).split(",")
     keep = _arg("--caches", None)  # a folder whose code caches (one per tree) are kept
-    caches = {side: (os.path.join(keep, side) if keep else tempfile.mkdtemp(prefix=f"agree-{side}-"))
-              for side in trees}
+    caches = {side: (os.path.join(keep, side) if keep
+                     else tempfile.mkdtemp(prefix=f"agree-{side}-")) for side in trees}
     fails = 0
     for name in names:
         for dps in dpss:

@@ -100,8 +100,8 @@ def test_the_re_solve_takes_one_chord_step_and_reads_the_first_solves_error():
 @pytest.mark.parametrize("factor", ["1.1", "0.8"])
 def test_a_poorly_contracting_matrix_never_predicts(factor):
     """An iteration matrix 10-20 % off (its chord steps contract by ~0.1-0.2, or are refused
-    for fresh matrices): the first solve takes no predicted stop -- it is the solve with every
-    stop evaluated, point and residual -- and a re-solve that starts with that matrix does not
+    for fresh matrices): the first solve takes no predicted stop -- it ends at the point of the
+    solve with every stop evaluated -- and a re-solve that starts with that matrix does not
     trust its first chord step (~1e-35) to reach 1e-45: the iteration goes on, and where a
     later step is small enough for the contraction to predict the stop, the point is within
     the tolerance of the root."""
@@ -111,7 +111,10 @@ def test_a_poorly_contracting_matrix_never_predicts(factor):
         calls = []
         low = newton_mp(*_system(calls, bad), _float64_start(exact), predict=True, maxiter=200)
         full = newton_mp(*_system([], bad), _float64_start(exact), maxiter=200)
-        assert (low.x, low.residual, low.iterations) == (full.x, full.residual, full.iterations)
+        # (the same point and steps; its residual is left to the re-solve, None, where the
+        # evaluated stop took a last step)
+        assert (low.x, low.iterations) == (full.x, full.iterations)
+        assert low.residual in (None, full.residual)
         assert low.rate is None or low.rate > mpmath.mpf("0.01"), low.rate
     with precision(52):
         calls = []
@@ -120,6 +123,24 @@ def test_a_poorly_contracting_matrix_never_predicts(factor):
         high_full = newton_mp(*_system([], bad), low.x, **kw)
         assert len(calls) >= 3, len(calls)
         assert high.x == high_full.x or _rel_error(high.x, exact) <= mpmath.mpf(10) ** -45
+
+
+def test_a_step_that_is_exactly_zero_measures_no_contraction():
+    """A linear system whose root is exact in binary: after the Newton step F rounds to 0, the
+    chord step is exactly 0 -- the iteration ends where F was evaluated (its residual 0), and
+    the zero ratio is not taken for the matrix's contraction (a re-solve would otherwise
+    predict with any step)."""
+    def F(y):
+        return [2 * y[0] - 1, y[1] - y[0]]
+
+    def J(y):
+        return mpmath.matrix([[2, 0], [-1, 1]])
+
+    with precision(35):
+        start = [mpmath.mpf("0.50000000000000011"), mpmath.mpf("0.49999999999999989")]
+        rep = newton_mp(F, J, start, predict=True)
+    assert rep.x == [mpmath.mpf("0.5"), mpmath.mpf("0.5")] and rep.residual == 0
+    assert rep.rate is None, rep.rate
 
 
 @pytest.mark.slow

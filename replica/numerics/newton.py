@@ -218,9 +218,12 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     ``predict`` a number: that tolerance instead, for a re-solve whose caller reads fewer
     digits than it carries) and :math:`\delta_k` below ``10**(-dps/3)``, :math:`y_{k+1}` is
     returned without evaluating ``F`` there: the next step, which the evaluation would only
-    measure to be below the tolerance, is predicted to be. The report's ``residual`` is then ``None`` (``F`` was not
-    evaluated at the solution; the caller's re-solve evaluates it there, at its higher
-    precision, ``start_residual``), and its ``rate`` is :math:`\rho`. Nothing of this is
+    measure to be below the tolerance, is predicted to be. The report's ``residual`` is then
+    ``None`` (``F`` was not evaluated at the solution; the caller's re-solve evaluates it
+    there, at its higher precision, ``start_residual``), and its ``rate`` is :math:`\rho`.
+    Likewise an evaluated stop (a step below ``1000 eps``) takes that step without
+    evaluating ``F`` after it for the residual (``None``); a step that is exactly 0 (``F``
+    rounded to 0) ends where ``F`` was evaluated, and measures no contraction. Nothing of this is
     claimed unchecked: the caller's re-solve measures the digits of the solution returned
     (a prediction that fails shows as fewer agreeing digits, and more guard digits follow).
     Without ``predict`` every stopping test is evaluated, as above."""
@@ -295,15 +298,19 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
                                    tried="Newton with the exact Jacobian",
                                    status=Status.SINGULAR_JACOBIAN)
         step = norm(dy)
-        if not fresh and prev_step is not None and prev_step != 0:
-            ratio = step / prev_step  # (a chord step: the same matrix as the step before)
+        if not fresh and prev_step is not None and prev_step != 0 and step != 0:
+            # (a chord step: the same matrix as the step before; a step that is exactly 0, F
+            # rounding to 0, measures no contraction)
+            ratio = step / prev_step
             rho = ratio if rho is None else max(rho, ratio)
         if step <= small * scale_y:
-            if not (residual or last_step):  # the iterate where F was evaluated (docstring)
+            if not (residual or last_step) or step == 0:  # the iterate where F was evaluated
                 return done(y, it, res)
             y = y + dy
             if not residual:
                 return done(y, it, res)
+            if tol is not None:  # (a verified solve: the residual there is the re-solve's)
+                return done(y, it, None)
             fy = F(as_list(y))
             return done(y, it, norm(fy))
         if (tol is not None and not fresh and rho is not None and step <= chord_ok * scale_y
