@@ -144,7 +144,7 @@ def test_a_step_that_is_exactly_zero_measures_no_contraction():
 
 
 @pytest.mark.slow
-def test_logistic_point_with_predicted_stops():
+def test_logistic_point_with_predicted_stops(monkeypatch):
     """The 30-digit logistic point (issue 26; ~1.5 s): the solve ends on predicted stops (two
     Newton iterations at 35 digits, no evaluation of the equations after the second), every
     value is main's (ec089ea, evaluated stops) to its 30 guaranteed digits, and the residual
@@ -176,3 +176,18 @@ def test_logistic_point_with_predicted_stops():
         assert mpmath.mpf(res.residual) > 0
         r = m.residual(params, x)
     assert abs(r - res.residual) <= mpmath.mpf("1e-3") * r + mpmath.mpf(10) ** -40, (r, res)
+    # where the re-solve did not start at the solution (its Newton failed there: a fallback),
+    # the residual is evaluated at the solution at the working precision instead
+    from replica.numerics.machine import Machine
+
+    original = Machine.solve_mp_once
+
+    def no_start_residual(self, *a, **k):
+        out = original(self, *a, **k)
+        if k.get("condition") is False:
+            out[1].start_residual = None
+        return out
+    monkeypatch.setattr(Machine, "solve_mp_once", no_start_residual)
+    again = replica.solve(model, alpha=2, lam="1/10", eta=1, dps=30)
+    assert again.all_values == res.all_values
+    assert again.residual is not None and 0 <= again.residual < mpmath.mpf(10) ** -33

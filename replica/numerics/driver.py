@@ -33,15 +33,15 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    :math:`\rho` was observed (in the re-solve: by the first solve, which computed the matrix)
    is taken without evaluating the equations after it when :math:`4\rho` times its size is
    below the stopping test's ``1000 eps`` (in the re-solve: below ``10**-(w + 10)``, ten
-   digits beyond the ``w`` that the agreement reads). This claims nothing by itself: the first solve's
-   solution is measured by the re-solve, whose equations are evaluated at ``x_w`` at the
-   higher precision (the residual reported is that one, the residual of the reported
+   digits beyond the ``w`` that the agreement reads). This claims nothing by itself: the
+   first solve's solution is measured by the re-solve, whose equations are evaluated at
+   ``x_w`` at the higher precision (the residual reported is that one, the residual of the reported
    solution, where the first solve did not evaluate it), and the re-solve's own predicted
    solution :math:`y_1 = x_w + \delta` has an error of about :math:`\rho|\delta|`, while
    :math:`|\delta|` is :math:`x_w`'s error: the agreement reads that error to a relative
-   :math:`\rho` (about :math:`10^{-14}` from a float64 start), i.e. the same digits. ``w`` starts at ``dps`` plus the
-   problem's guard digits; if fewer than ``dps`` digits agree it is raised by the digits lost plus 5
-   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
+   :math:`\rho` (about :math:`10^{-14}` from a float64 start), i.e. the same digits.
+   ``w`` starts at ``dps`` plus the problem's guard digits; if fewer than ``dps`` digits agree
+   it is raised by the digits lost plus 5 (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
    and at most the digits that survive the rounding of the reported values' evaluation (their
    ball-arithmetic radii): **significant** digits of every reported value, relative to its own
    size with no absolute floor (:func:`~replica.numerics.precision.agreement_digits`,
