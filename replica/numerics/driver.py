@@ -28,9 +28,20 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
    that precision whatever the error of ``x_w`` --
    a first solve accurate to ``k`` digits is moved by ``10^{-k}`` and the agreement shows ``k``
    digits (where Newton fails from ``x_w`` the float64 start, then the declared start, are
-   used as before). ``w`` starts at ``dps`` plus the
-   problem's guard digits; if fewer than ``dps`` digits agree it is raised by the digits lost plus 5
-   (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
+   used as before). Both solves may end on a **predicted** stop (``predict`` of
+   :func:`~replica.numerics.newton.newton_mp`): a chord step whose matrix's contraction
+   :math:`\rho` was observed (in the re-solve: by the first solve, which computed the matrix)
+   is taken without evaluating the equations after it when :math:`4\rho` times its size is
+   below the stopping test's ``1000 eps`` (in the re-solve: below ``10**-(w + 10)``, ten
+   digits beyond the ``w`` that the agreement reads). This claims nothing by itself: the
+   first solve's solution is measured by the re-solve, whose equations are evaluated at
+   ``x_w`` at the higher precision (the residual reported is that one, the residual of the reported
+   solution, where the first solve did not evaluate it), and the re-solve's own predicted
+   solution :math:`y_1 = x_w + \delta` has an error of about :math:`\rho|\delta|`, while
+   :math:`|\delta|` is :math:`x_w`'s error: the agreement reads that error to a relative
+   :math:`\rho` (about :math:`10^{-14}` from a float64 start), i.e. the same digits.
+   ``w`` starts at ``dps`` plus the problem's guard digits; if fewer than ``dps`` digits agree
+   it is raised by the digits lost plus 5 (doubled when none agreed), a few times at most. ``digits`` is the agreement, capped at ``dps``,
    and at most the digits that survive the rounding of the reported values' evaluation (their
    ball-arithmetic radii): **significant** digits of every reported value, relative to its own
    size with no absolute floor (:func:`~replica.numerics.precision.agreement_digits`,
@@ -132,14 +143,16 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             with precision(work):
                 values, rep, iters = m.solve_mp_once(params, start,
                                                      strict=given_start is not None,
-                                                     report_balls=not skip_rounding)
+                                                     report_balls=not skip_rounding,
+                                                     predict=verify and not certify)
                 direct = {k: direct_value(d, params) for k, d in problem.direct.items()}
             if verify:
                 with precision(hi):
                     # (a certified solve certifies rep_hi.x: there the final step is taken)
                     ref, rep_hi, _ = m.solve_mp_once(params, rep.x, fallback=start,
                                                      condition=False, chord=rep.chord,
-                                                     last_step=certify)
+                                                     last_step=certify, rate=rep.rate,
+                                                     predict=not certify and _read(work))
                     ref_direct, hi_balls = {}, {}
                     for k, d in problem.direct.items():
                         ref_direct[k], hi_balls[k] = direct_value_and_ball(d, params)
@@ -232,12 +245,27 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
                                "precision)", tried=how, status=Status.NO_DIGITS)
     if cert is None or cert.certified:
         status = Status.CONVERGED if (verify or cert is not None) else Status.NOT_VERIFIED
+    residual = rep.residual
+    if residual is None:  # a predicted stop: the residual at the solution, from the re-solve
+        residual = rep_hi.start_residual
+        if residual is None:  # (the re-solve did not start there): evaluated here
+            with precision(work):
+                residual = m.residual(params, rep.x)
     groups = _group_values(problem.groups, allv)
     return Result(model=problem.name, params=params.echo(), dps=dps, groups=groups,
-                  status=status, iterations=iters, residual=rep.residual,
+                  status=status, iterations=iters, residual=residual,
                   condition=rep.condition, digits=digits, digits_how=how, notes=notes,
                   variant=variant, all_values=allv, certificate=cert,
                   stability=getattr(problem, "stability", None))
+
+
+def _read(work: int):
+    """The tolerance of a verifying re-solve's predicted stop (:func:`solve_params`):
+    ``10**-(work + 10)`` relative, ten digits beyond the ``work`` digits its agreement reads
+    (the re-solve carries at least ten more)."""
+    import mpmath
+
+    return mpmath.mpf(10) ** (-(work + 10))
 
 
 def _refuse_uncertifiable(m) -> None:

@@ -387,7 +387,8 @@ class Machine:
         return self.evaluate(group, "mp", x, P, spec)
 
     def newton(self, x0, P, spec, balls=None, condition: bool = True,
-               chord=None, last_step: bool = True) -> NewtonReport:
+               chord=None, last_step: bool = True, predict: bool = False,
+               rate=None) -> NewtonReport:
         """Newton at the working precision from ``x0`` in scaled unknowns (equations and
         Jacobian in ball arithmetic where ``balls`` is given, see :meth:`_evaluate_fast`);
         ``condition=False`` (a verifying re-solve) skips the condition number and the
@@ -397,7 +398,10 @@ class Machine:
         iteration matrix of :func:`newton_mp` (its ``J0``); the report's ``chord`` is its last
         Jacobian, in the unknowns ``x`` (``None`` from the ball-arithmetic iteration).
         ``last_step=False`` (with ``condition=False``): :func:`newton_mp`'s final step below
-        ``1000 eps`` is not taken (the ball iteration takes it)."""
+        ``1000 eps`` is not taken (the ball iteration takes it). ``predict`` and ``rate``
+        (the ``rate`` of the report whose ``chord`` is given): :func:`newton_mp`'s predicted
+        stop, for a caller that verifies by a re-solve (the ball iteration evaluates every
+        stopping test)."""
         n = self.n
         if balls is not None and self._integrals_in_balls():
             balls = None  # (Newton uses midpoints only: the mpmath rules, see the method)
@@ -454,13 +458,28 @@ class Machine:
             J0 = mpmath.matrix([[mpmath.mpf(chord[i, j]) * scale[j] / rscale[i]
                                  for j in range(n)] for i in range(n)])
         rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
-                        residual=condition, J0=J0, last_step=last_step, inside=inside)
+                        residual=condition, J0=J0, last_step=last_step, inside=inside,
+                        predict=predict, rate=rate if J0 is not None else None)
         last = None
         if rep.chord is not None:  # back to the unknowns x
             last = mpmath.matrix([[rep.chord[i, j] * rscale[i] / scale[j] for j in range(n)]
                                   for i in range(n)])
+        # (rate: a ratio of step norms in scaled unknowns y, which differ from those of a later
+        # solve by the relative change of the start, below 1e-14: the same contraction)
         return NewtonReport(theta(rep.x), rep.iterations, rep.residual, rep.condition,
-                            chord=last)
+                            chord=last, rate=rep.rate, start_residual=rep.start_residual)
+
+    def residual(self, params: Params, x):
+        """The max-norm of the residual at ``x`` at the working precision, as :meth:`newton`
+        measures it (a fixed-point system's :math:`x_i - \Phi_i(x)` relative to
+        :math:`|x_i|`, 1 where :math:`x_i = 0`): for a solve whose Newton iteration stopped on
+        a predicted step (:func:`newton_mp`) where no re-solve evaluated it."""
+        P = self.parameter_values_mp(params)
+        spec = self.spectrum(params, "mp")
+        fx = self.evaluate("equations", "mp", list(x), P, spec)
+        if self.fixed_point:
+            fx = [(x[i] - fx[i]) / (abs(x[i]) if x[i] != 0 else 1) for i in range(self.n)]
+        return max([abs(v) for v in fx] + [mpmath.mpf(0)])
 
     def integrals_in_balls(self) -> bool:
         """Whether the equations or the Jacobian hold Gaussian integrals enclosed by
@@ -536,7 +555,7 @@ class Machine:
 
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
                       strict: bool = False, chord=None, report_balls: bool = True,
-                      last_step: bool = True):
+                      last_step: bool = True, predict: bool = False, rate=None):
         """One solve at the working precision: ``(values, report, iterations)``.
 
         Newton starts from ``start`` (any precision), then -- if that fails -- from
@@ -552,7 +571,11 @@ class Machine:
         re-solve, ``condition=False``, that is not certified): Newton's final step below
         ``1000 eps`` is not taken from ``start`` or ``fallback`` (:func:`newton_mp`), so the
         reported values are evaluated where the equations were last, on the same nodes (their
-        implicit roots remembered)."""
+        implicit roots remembered). ``predict`` (a solve that is verified by a re-solve) and
+        ``rate`` (with ``chord``: that report's ``rate``): :func:`newton_mp`'s predicted stop;
+        the report's ``residual`` may then be ``None`` (not evaluated at the solution), and its
+        ``start_residual`` is the residual at ``start`` where Newton from ``start``
+        succeeded (``None`` where a fallback was used)."""
         P = self.parameter_values_mp(params)
         spec = self.spectrum(params, "mp")
         sweeps, balls = 0, None
@@ -568,7 +591,10 @@ class Machine:
                 try:
                     rep = self.newton([mpmath.mpf(v) for v in x0], P, spec, balls, condition,
                                       chord=chord if x0 is start else None,
-                                      last_step=last_step)
+                                      last_step=last_step, predict=predict,
+                                      rate=rate if x0 is start else None)
+                    if x0 is not start:
+                        rep.start_residual = None  # (not the residual at ``start``)
                 except ConvergenceError as exc:
                     if strict and x0 is start:
                         raise ConvergenceError(
@@ -590,7 +616,8 @@ class Machine:
                             self.evaluate("admissible", "mp", x, P, spec))))
                         if self.outline.admissible else None)
                     sweeps += more
-                rep = self.newton(x0, P, spec, balls, condition)
+                rep = self.newton(x0, P, spec, balls, condition, predict=predict)
+                rep.start_residual = None
         if not all(mpmath.isfinite(v) for v in rep.x):
             raise ConvergenceError(f"{self.problem.name}: non-finite solution",
                                    tried="Newton with the exact Jacobian", status=Status.NON_FINITE)

@@ -58,6 +58,12 @@ class NewtonReport:
     """(:func:`newton_mp`) the Jacobian of the last step, an ``mpmath.matrix`` in the
     iteration's own (scaled) unknowns: the first iteration matrix of a later solve of the same
     system (``J0``)."""
+    rate: Any = None
+    """(:func:`newton_mp`) the contraction observed for ``chord``: the largest ratio of a
+    step taken with that matrix to the step before it (``None`` where no step followed the one
+    that computed it), the ``rate`` of a later solve that starts with it."""
+    start_residual: Any = None
+    """(:func:`newton_mp`) the max-norm of the residual at the start ``y0``."""
 
 
 def _condition(Jm, balls: bool = False) -> Any:
@@ -155,7 +161,8 @@ def not_converged(what: str, maxiter: int, res) -> ConvergenceError:
 def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "system",
               balls: bool = False, condition: bool = True,
               residual: bool = True, J0=None, last_step: bool = True,
-              inside: Callable | None = None) -> NewtonReport:
+              inside: Callable | None = None, predict=False,
+              rate=None) -> NewtonReport:
     r"""Solve ``F(y) = 0`` (``F`` returns a list, ``J`` an ``mpmath.matrix``) from ``y0``; with
     ``balls`` the linear solves and the condition number use python-flint (midpoints at the
     working precision, 5-10x faster than mpmath's LU for the systems here).
@@ -197,7 +204,29 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
 
     ``inside`` (optional): a predicate on an iterate; a trial point of the line search where it
     is false is not evaluated, the step is halved as where ``F`` cannot be evaluated (the
-    caller's declared domain: an admissible condition, positive unknowns)."""
+    caller's declared domain: an admissible condition, positive unknowns).
+
+    ``predict=True`` (a caller that verifies the solution by a re-solve at higher precision,
+    :func:`replica.numerics.driver.solve_params`): the stopping test may be *predicted*
+    instead of evaluated. A chord step :math:`\delta_k = -J_c^{-1}F(y_k)` with an iteration
+    matrix :math:`J_c` whose contraction :math:`\rho` has been observed (the largest ratio
+    :math:`|\delta_{j+1}|/|\delta_j|` of consecutive steps taken with it, this solve's or,
+    ``rate``, the solve that computed ``J0``) leaves :math:`y_{k+1} = y_k + \delta_k` an error
+    of about :math:`\rho\,|\delta_k|` (the chord map contracts errors by :math:`\theta =
+    \|I - J_c^{-1}J\|`, and the ratio after a Newton step is about :math:`\theta/2`); where
+    :math:`4\rho\,|\delta_k|` is already below the stopping test's ``1000 eps`` (relative;
+    ``predict`` a number: that tolerance instead, for a re-solve whose caller reads fewer
+    digits than it carries) and :math:`\delta_k` below ``10**(-dps/3)``, :math:`y_{k+1}` is
+    returned without evaluating ``F`` there: the next step, which the evaluation would only
+    measure to be below the tolerance, is predicted to be. The report's ``residual`` is then
+    ``None`` (``F`` was not evaluated at the solution; the caller's re-solve evaluates it
+    there, at its higher precision, ``start_residual``), and its ``rate`` is :math:`\rho`.
+    Likewise an evaluated stop (a step below ``1000 eps``) takes that step without
+    evaluating ``F`` after it for the residual (``None``); a step that is exactly 0 (``F``
+    rounded to 0) ends where ``F`` was evaluated, and measures no contraction. Nothing of this is
+    claimed unchecked: the caller's re-solve measures the digits of the solution returned
+    (a prediction that fails shows as fewer agreeing digits, and more guard digits follow).
+    Without ``predict`` every stopping test is evaluated, as above."""
     solve = _ball_solve if balls else mpmath.lu_solve
     y = mpmath.matrix([mpmath.mpf(v) for v in y0])
     n = len(y)
@@ -221,13 +250,19 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     if not all(mpmath.isfinite(v) for v in fy):
         raise ConvergenceError(f"{what}: the equations are not finite at the start",
                                tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
-    res = norm(fy)
+    res = start_res = norm(fy)
     small = mpmath.eps * 1000
     floor_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 2))
     chord_ok = mpmath.mpf(10) ** (-(mpmath.mp.dps // 3))
     prev_step, prev_fresh, force_fresh = None, False, False
     Jy = J0
     chord_first = J0 is not None  # J0's step is taken as a chord step
+    rho = rate if J0 is not None else None  # Jy's observed contraction (the docstring)
+    tol = None if not predict else small if predict is True else mpmath.mpf(predict)
+
+    def done(yv, it, r):
+        return NewtonReport(as_list(yv), it, r, _condition(Jy, balls) if condition else None,
+                            chord=Jy, rate=rho, start_residual=start_res)
 
     def step_with(Jm):
         try:
@@ -256,23 +291,33 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         fresh = dy is None
         if dy is None:
             Jy = J(as_list(y))
+            rho = None  # a new matrix: its contraction not seen yet
             dy = step_with(Jy)
         if dy is None:
             raise ConvergenceError(f"{what}: singular Jacobian at step {it}",
                                    tried="Newton with the exact Jacobian",
                                    status=Status.SINGULAR_JACOBIAN)
         step = norm(dy)
+        if not fresh and prev_step is not None and prev_step != 0 and step != 0:
+            # (a chord step: the same matrix as the step before; a step that is exactly 0, F
+            # rounding to 0, measures no contraction)
+            ratio = step / prev_step
+            rho = ratio if rho is None else max(rho, ratio)
         if step <= small * scale_y:
-            if not (residual or last_step):  # the iterate where F was evaluated (docstring)
-                return NewtonReport(as_list(y), it, res,
-                                    _condition(Jy, balls) if condition else None, chord=Jy)
+            if not (residual or last_step) or step == 0:  # the iterate where F was evaluated
+                return done(y, it, res)
             y = y + dy
             if not residual:
-                return NewtonReport(as_list(y), it, res,
-                                    _condition(Jy, balls) if condition else None, chord=Jy)
+                return done(y, it, res)
+            if tol is not None:  # (a verified solve: the residual there is the re-solve's)
+                return done(y, it, None)
             fy = F(as_list(y))
-            return NewtonReport(as_list(y), it, norm(fy),
-                                _condition(Jy, balls) if condition else None, chord=Jy)
+            return done(y, it, norm(fy))
+        if (tol is not None and not fresh and rho is not None and step <= chord_ok * scale_y
+                and 4 * rho * step <= tol * scale_y):
+            # the predicted stop (docstring): y + dy is within 1000 eps of the root by the
+            # contraction observed for this matrix; F is not evaluated there
+            return done(y + dy, it, None)
         if (step <= floor_ok * scale_y and prev_step is not None and step > prev_step / 4
                 and fresh and prev_fresh):  # (two Newton steps: chord steps shrink or go)
             # Past half the working precision Newton contracts quadratically (each step about
@@ -281,8 +326,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
             # residual of 1e20 eps): the iterate is as good as this precision makes it. Step
             # halving would otherwise keep accepting noise that happens to lower the residual
             # until the iteration limit. The digits obtained are measured by the caller.
-            return NewtonReport(as_list(y), it, res, _condition(Jy, balls) if condition else None,
-                                chord=Jy)
+            return done(y, it, res)
         prev_step, prev_fresh = step, fresh
         t = mpmath.mpf(1)
         for _ in range(30):
@@ -308,8 +352,7 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
                 force_fresh = True
                 continue
             if step <= floor_ok * scale_y:
-                return NewtonReport(as_list(y), it, res,
-                                    _condition(Jy, balls) if condition else None, chord=Jy)
+                return done(y, it, res)
             raise stalled(what, res, step)
         y, fy, res = yn, fn, rn
         force_fresh = False
