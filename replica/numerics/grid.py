@@ -381,12 +381,20 @@ def drift_note(drift: dict) -> str:
     did, not a proof that no solution lies inside the domain."""
     from .newton import BOUNDARY_RUN_SWEEPS
 
+    def fell(a, b):
+        """``a to b`` with 3 significant digits, more where those do not tell them apart."""
+        for digits in range(3, 18):
+            x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+            if x != y:
+                break
+        return f"{x} to {y}"
+
     return "; ".join(
         f"{'the damped iteration' if n == 1 else f'at {n} points the damped iteration'} "
         f"diverges (each of its last {BOUNDARY_RUN_SWEEPS} changes larger than the one before "
         f"at the floor damping 1/64, at sweep {sw}{'' if n == 1 else ' at the first of them'})"
-        f" and runs towards the boundary of the domain {label} (its margin fell from {a:.3g} "
-        f"to {b:.3g}): no solution with {label} was reached from this start (one nearer a "
+        f" and runs towards the boundary of the domain {label} (its margin fell from "
+        f"{fell(a, b)}): no solution with {label} was reached from this start (one nearer a "
         f"solution may reach it)"
         for label, (n, a, b, sw) in drift.items())
 
