@@ -75,7 +75,7 @@ from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
 from .float64_checks import status_of_codes
 from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
-                   _scalar_in_domain, boundary_note, float64_start, solve_grid)
+                   _scalar_in_domain, boundary_note, drift_note, float64_start, solve_grid)
 from .kernels import enabled as kernels_enabled, kernel
 from .machine import direct_value, direct_value_and_ball, machine
 
@@ -349,7 +349,10 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     support 8 digits (cancellation, ill-conditioning, an inaccurate solution) or a
     mean-squared error came out negative; the float64 values are kept (a start, not an answer);
     ``inadmissible`` -- the admissibility conditions fail, or a mean-squared error is negative
-    with an accurate estimate; ``non-finite``; ``max-iterations``. Values of points that are
+    with an accurate estimate, or the point's damped iteration diverged towards the boundary of
+    the admissible domain and was stopped there (the rule of the mpmath start iteration,
+    :func:`~replica.numerics.newton.iterate_grid`; the strict error names the condition and
+    how far its margin fell); ``non-finite``; ``max-iterations``. Values of points that are
     neither ``converged`` nor ``not-verified`` are NaN.
 
     ``refine=True`` re-solves every point that is not ``converged`` with the verified mpmath
@@ -371,12 +374,14 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     """
     out = None
     boundary = {}  # where points ran out of iterations at a declared condition's boundary
+    drift = {}  # where points stopped because their iteration diverged (drift_summary)
     if start is None and method == "start" and not refine and kernels_enabled():
         out = _whole_kernel_grid(problem, values, rtol)
     if out is None:
         out, arrays, numeric = solve_grid(problem, start=start, method=method, rtol=rtol,
                                           maxiter=maxiter, damping=damping, **values)
         boundary = out.pop("_boundary", {})
+        drift = out.pop("_drift", {})
         if refine:
             _refine(problem, out, arrays, values, numeric, dps=refine_dps)
     status = out["status"]
@@ -387,12 +392,16 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
         kinds, counts = np.unique(bad, return_counts=True)
         first = Status(str(kinds[np.argmax(counts)]))
         near = boundary_note(boundary) if boundary else ""
+        if drift:
+            near = drift_note(drift) + (f"; {near}" if near else "")
         raise ConvergenceError(f"{problem.name} float64: {bad.size} of {status.size} grid "
                                "points did not converge ("
                                + ", ".join(f"{c} {k}" for k, c in zip(kinds, counts)) + ")"
                                + (f"; {near}" if near else ""),
                                tried=f"declared start, then damped/Newton iteration ({maxiter} "
-                                     f"sweeps, relative tolerance {rtol})"
+                                     f"sweeps, relative tolerance {rtol}"
+                                     + ("; a point stopped where its damped iteration diverged"
+                                        if drift else "") + ")"
                                      + (f", then the verified solve at {refine_dps} digits"
                                         if refine else ""),
                                status=first)

@@ -217,6 +217,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
     remaining = None
     out: dict = {}
     boundary: dict = {}  # _boundary_margins over the variants
+    drift: dict = {}  # drift_summary over the variants
     with np.errstate(all="ignore"):  # every variant's condition at every point
         conds = [None if cond is None else np.asarray(cond(cmp), bool)
                  for _, cond in problem.variants]
@@ -251,6 +252,7 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
                     out[k] = v if v.shape == shape else v.reshape(shape)
             remaining = np.zeros(shape, bool)
             boundary.update(res.get("_boundary", {}))
+            drift.update(res.get("_drift", {}))
             break
         for k, v in res.items():
             if k.startswith("_"):
@@ -263,10 +265,13 @@ def solve_grid(problem: Problem, *, start=None, method: str = "start", rtol: flo
         for label, (n, g) in res.get("_boundary", {}).items():
             was = boundary.get(label, (0, math.inf))
             boundary[label] = (was[0] + n, min(was[1], g))
+        merge_drift(drift, res.get("_drift", {}))
     if remaining is None or remaining.any():
         raise ParameterError(problem.name, "no variant of the model applies at some grid point")
     if boundary:
         out["_boundary"] = boundary
+    if drift:
+        out["_drift"] = drift
     return out, arrays, numeric
 
 
@@ -307,7 +312,12 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     x, done, iters, rel, rep, status = m.grid(P, spec, shape, rtol=rtol, maxiter=maxiter,
                                               damping=damping, start=start, method=method,
                                               assess=assess, fused=assess)
+    drift = m.last_drift
     if strict and not np.all(done):
+        stopped = drift_summary(m, drift)
+        if stopped and np.all(done | drift.stopped):  # (every point not done diverged)
+            raise ConvergenceError(f"{m.problem.name} float64: {drift_note(stopped)}",
+                                   tried=DRIFT_TRIED, status=Status.INADMISSIBLE)
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",
                                status=Status.MAX_ITERATIONS)
@@ -323,11 +333,70 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
         cond, err = m.last_assessment
         out["status"] = status
         out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape)
+        out["_drift"] = drift_summary(m, drift)
         out["converged"] = status == Status.CONVERGED.value
         out["condition"] = np.where(done, cond, np.nan)
         out["error_estimate"] = np.where(done, err, np.nan)
     out["_x"] = x
     return out
+
+
+DRIFT_TRIED = ("declared start, then damped/Newton iteration in float64, each point stopped where "
+               "its damped iteration diverged")
+
+
+def drift_summary(m: Machine, drift) -> dict:
+    """``{label: (points, first, last, sweep)}`` of a grid's
+    :class:`~replica.numerics.newton.GridDrift`: for each declared admissibility condition, how
+    many points stopped because their damped iteration diverged while its margin fell, and,
+    at the one of them that stopped first, the margin before the run, at its end, and the
+    sweep. Empty where no point stopped."""
+    stopped = np.asarray(drift.stopped, bool)
+    if not stopped.any():
+        return {}
+    out = {}
+    label, sweep = np.asarray(drift.label)[stopped], np.asarray(drift.sweep)[stopped]
+    first, last = np.asarray(drift.first)[stopped], np.asarray(drift.last)[stopped]
+    for k in np.unique(label):
+        at = np.flatnonzero(label == k)
+        j = at[np.argmin(sweep[at])]
+        out[m.outline.admissible[int(k)]] = (int(at.size), float(first[j]), float(last[j]),
+                                             int(sweep[j]))
+    return out
+
+
+def merge_drift(into: dict, more: dict) -> None:
+    """Add :func:`drift_summary` ``more`` (another variant's points) to ``into``."""
+    for label, (n, a, b, sw) in more.items():
+        was = into.get(label)
+        if was is None or sw < was[3]:
+            into[label] = (n + (was[0] if was else 0), a, b, sw)
+        else:
+            into[label] = (was[0] + n,) + was[1:]
+
+
+def drift_note(drift: dict) -> str:
+    """The words of a float64 error for :func:`drift_summary`'s points, those of the mpmath
+    start iteration's stop (:func:`~replica.numerics.newton.damped_mp`): what the iteration
+    did, not a proof that no solution lies inside the domain."""
+    from .newton import BOUNDARY_RUN_SWEEPS
+
+    def fell(a, b):
+        """``a to b`` with 3 significant digits, more where those do not tell them apart."""
+        for digits in range(3, 18):
+            x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+            if x != y:
+                break
+        return f"{x} to {y}"
+
+    return "; ".join(
+        f"{'the damped iteration' if n == 1 else f'at {n} points the damped iteration'} "
+        f"diverges (each of its last {BOUNDARY_RUN_SWEEPS} changes larger than the one before "
+        f"at the floor damping 1/64, at sweep {sw}{'' if n == 1 else ' at the first of them'})"
+        f" and runs towards the boundary of the domain {label} (its margin fell from "
+        f"{fell(a, b)}): no solution with {label} was reached from this start (one nearer a "
+        f"solution may reach it)"
+        for label, (n, a, b, sw) in drift.items())
 
 
 BOUNDARY_MARGIN = 1e-2

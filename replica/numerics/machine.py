@@ -19,9 +19,9 @@ from ..errors import ConvergenceError
 from ..params import INF, to_mpf
 from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
-from .newton import (CONTINUATION_MIN, GRID_REUSE, BallsNotFinite, NewtonReport, damped_mp,
-                     iterate_grid, iterate_grid_continued, jacobian_digits, newton_arb,
-                     newton_grid, newton_mp)
+from .newton import (CONTINUATION_MIN, GRID_REUSE, BallsNotFinite, GridDrift, NewtonReport,
+                     damped_mp, iterate_grid, iterate_grid_continued, jacobian_digits,
+                     newton_arb, newton_grid, newton_mp)
 from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
@@ -654,7 +654,14 @@ class Machine:
         for an iterated fixed-point system, its Newton sweeps) is evaluated by the variant's
         fused kernel where there is one (:func:`~replica.numerics.kernels.kernel`); the points
         the kernel leaves (those that need the damped iteration) are solved by the NumPy path
-        (:meth:`_grid_numpy`), the same as without the kernel."""
+        (:meth:`_grid_numpy`), the same as without the kernel.
+
+        A point whose damped iteration diverged towards the boundary of the admissible domain
+        (:func:`~replica.numerics.newton.iterate_grid`, the rule of
+        :func:`~replica.numerics.newton.damped_mp`) is not done, its status ``inadmissible``;
+        ``last_drift`` (a :class:`~replica.numerics.newton.GridDrift` of the grid's shape) says
+        where and why."""
+        self.last_drift = GridDrift.none(shape)
         kern = None
         if fused and start is None and method == "start":
             from .kernels import kernel
@@ -678,9 +685,10 @@ class Machine:
             if left is not None and np.any(left):
                 sub = (int(left.sum()),)
                 Ps = [shaped(v, shape)[left] for v in P]
-                xs, its, rs, itd, reps, adms = self._grid_numpy(
+                xs, its, rs, itd, reps, adms, drift = self._grid_numpy(
                     Ps, spec, sub, rtol=rtol, maxiter=maxiter, damping=damping, start=None,
                     method=method)
+                self.last_drift.put(left, drift)
                 x[:, left] = xs
                 iters[left] = its
                 rel[left] = rs
@@ -696,7 +704,7 @@ class Machine:
                     checked[1][left] = e
                     checked = checked[:2]
         else:
-            x, iters, rel, iterated, rep, admissible = self._grid_numpy(
+            x, iters, rel, iterated, rep, admissible, self.last_drift = self._grid_numpy(
                 P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
                 method=method)
         if isinstance(rep, np.ndarray):  # a row per value (the kernel's)
@@ -722,6 +730,9 @@ class Machine:
             if np.any(refused):
                 done, report, status = self._undecided_margins(P, spec, shape, x, refused, done,
                                                                report, status)
+            if self.last_drift.stopped.any():  # (not iterated: never done)
+                status = np.array(status, copy=True)
+                status[self.last_drift.stopped] = Status.INADMISSIBLE.value
         return x, done, iters, rel, report, status
 
     #: The relative change of each unknown by which :meth:`_undecided_margins` measures how far
@@ -871,11 +882,14 @@ class Machine:
         cond, err = (np.array(np.broadcast_to(a, shape), dtype=float).reshape(N)
                      for a in self.last_assessment)
         idx = idx[bad]
+        drift = self.last_drift.reshaped(N)
         with np_rule_split(split * CHECK_SPLIT):
             xg, dg, ig, rg, repg, stg = self.grid(
                 [v[bad] for v in Ps], spec, (idx.size,), rtol=rtol, maxiter=maxiter,
                 damping=damping, start=list(xs[:, bad]), method=method, assess=True)
         cond[idx], err[idx] = self.last_assessment
+        drift.put(idx, self.last_drift)  # (the re-solve's iteration may diverge)
+        self.last_drift = drift.reshaped(shape)
 
         def put(a, b):
             out = np.array(np.broadcast_to(a, shape)).reshape(N)
@@ -893,7 +907,9 @@ class Machine:
 
     def _grid_numpy(self, P, spec, shape, *, rtol, maxiter, damping, start, method):
         """The NumPy path of :meth:`grid`: ``(x, iterations, relative change, iterated,
-        reported values, admissible)``."""
+        reported values, admissible, drift)``, ``drift`` the
+        :class:`~replica.numerics.newton.GridDrift` of the points whose damped iteration
+        diverged towards the boundary of the admissible domain (stopped, not iterated)."""
         if start is not None:
             x = np.array([shaped(v, shape) for v in start])
             exact = False
@@ -906,6 +922,7 @@ class Machine:
             exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
         Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
+        drift = GridDrift.none(shape)  # the points whose iteration diverged (none but there)
 
         def equations(xa, idx):
             """Phi (fixed-point systems) or F (root systems) at the points ``idx``."""
@@ -937,14 +954,26 @@ class Machine:
             rel, done = rel.reshape(shape), done.reshape(shape)
             iters = root_iters
         elif self.fixed_point:
+            def admissible_margins(xa, idx):
+                """The admissibility margins at the points ``idx`` (a diverging point's stop,
+                :func:`~replica.numerics.newton.iterate_grid`)."""
+                Pi = [v[idx] for v in Pf]
+                with np.errstate(all="ignore"):
+                    return self.evaluate("admissible", "np", xa, Pi, spec)
+
+            margins = admissible_margins if self.outline.admissible else None
             # a declared unique fixed point: seeds from the declared start, the other points
             # from their solved neighbours (iterate_grid_continued)
             continued = (start is None and method == "start" and N >= CONTINUATION_MIN
                          and bool(getattr(self.problem, "unique_fixed_point", "")))
-            x, done, iters, rel = (iterate_grid_continued if continued else iterate_grid)(
+            got = (iterate_grid_continued if continued else iterate_grid)(
                 equations, jacobian, x, fixed_point=True, positive=self.outline.positive_unknowns,
                 damping=damping, rtol=rtol, maxiter=maxiter,
-                newton_from=np.inf if method == "start" else 0.0, reuse=GRID_REUSE)
+                newton_from=np.inf if method == "start" else 0.0, reuse=GRID_REUSE,
+                margins=margins)
+            x, done, iters, rel = got[:4]
+            if margins is not None:
+                drift = got[4]
             iters = iters + root_iters
         else:
             x, done, iters, rel = newton_grid(equations, jacobian, x, rtol=rtol,
@@ -959,7 +988,7 @@ class Machine:
                 adm = self.evaluate("admissible", "np", x, P, spec)
                 for v in adm:
                     admissible = admissible & (shaped(v, shape) > 0)
-        return x, iters, rel, iterated, rep, admissible
+        return x, iters, rel, iterated, rep, admissible, drift
 
     def _evaluate_ld(self, group, x, P, spec, shape=None):
         """``evaluate(group, "np", ...)`` in extended precision (NumPy ``longdouble``, a 64-bit

@@ -21,7 +21,8 @@ r"""Newton's method for square systems, in mpmath (one point) and in float64 (pa
 * :func:`iterate_grid` -- the same two ideas vectorised over the points of a float64 grid: at each
   sweep a Newton step (batched linear solves, step halving, accepted only where the relative change
   drops) and, for fixed-point systems, a damped step where Newton is rejected; every point keeps its
-  own damping and its own convergence flag.
+  own damping and its own convergence flag, and a point whose damped iteration diverges towards
+  the boundary of the admissible domain is stopped by :func:`damped_mp`'s rule.
 """
 
 from __future__ import annotations
@@ -679,7 +680,8 @@ def _relative_change(new, old):
 
 
 def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
-                 damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0):
+                 damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0,
+                 margins: Callable | None = None):
     r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
     still active).
 
@@ -722,6 +724,21 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     halving takes, in the same sweep, the Newton step of a Jacobian evaluated at its iterate
     (the step of ``reuse = 0``) before any damped step, so the damped iteration sees only what
     it saw before. Returns ``(x, converged, iterations, relative change)``.
+
+    **A point that diverges** (``margins``, a fixed-point system): ``margins(xa, idx)``
+    returns the admissibility margins :math:`g_k(x)` (``K`` arrays of the points ``idx``;
+    the condition is :math:`g_k > 0`). A point stops, not converged, by the rule of
+    :func:`damped_mp`: when at each of :data:`BOUNDARY_RUN_SWEEPS` sweeps in a row it took the
+    damped step (no Newton step accepted, :math:`\Phi` finite) with its damping at the floor
+    1/64, its relative change grew (larger at the sweep's iterate than at the previous sweep's
+    iterate), and one margin fell strictly at every one of them (from the iterate before the
+    run to the run's last: ``BOUNDARY_RUN_SWEEPS + 1`` iterates) -- the iterate is pushed away
+    from any fixed point while it approaches the boundary of the admissible domain. The margins
+    are evaluated only at points whose sweep met the first conditions (and, where such a run
+    begins, at the iterate of the sweep before), so they cost nothing where no point diverges;
+    the other points' iterations, values and statuses are those without ``margins``. Returns
+    then ``(x, converged, iterations, relative change, drift)``, ``drift`` a
+    :class:`GridDrift` of the points stopped.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
     f_known = np.full((n, N), np.nan)  # Phi at a point's iterate, where already evaluated
@@ -735,6 +752,15 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     eye = np.eye(n)
     last_x = np.full((n, N), np.nan)  # a point's last damped iterate and Phi there (NaN: none)
     last_f = np.full((n, N), np.nan)
+    floor = 1 / 64
+    watch = margins is not None and fixed_point
+    drift = GridDrift.none(N)
+    if watch:  # (the rule of damped_mp, see the docstring)
+        r_before = np.full(N, np.inf)  # the relative change at a point's previous iterate
+        x_before = np.full((n, N), np.nan)  # and that iterate
+        in_run = np.zeros(N, bool)  # the previous sweep met the conditions of a run
+        falls = g_last = g_first = None  # (K, N): a margin's falls in a row, its last value,
+        # and its value before the first of those falls (allocated at the first run)
 
     def F(xv, ix):
         m = ix.size
@@ -841,7 +867,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                     has_A[idx[missed]] = keep
         plain = ~newton
         worse = r >= prev[idx]
-        d[idx] = np.where(plain & worse, np.maximum(d[idx] / 2, 1 / 64),
+        d[idx] = np.where(plain & worse, np.maximum(d[idx] / 2, floor),
                           np.where(plain, np.minimum(d[idx] * 1.05, damping), d[idx]))
         prev[idx] = np.where(plain, r, prev[idx])
         ok = np.all(np.isfinite(fx), axis=0)
@@ -856,10 +882,42 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             last_f[:, idx] = np.where(step_ok, fx, np.nan)
             # (the undamped step is Phi(x) itself: x + (Phi - x) rounds to 0 when Phi << x)
             xa = np.where(step_ok, np.where(contracts, fx, xa + d[idx] * (fx - xa)), xa)
-            d[idx] = np.where(plain & ~ok, np.maximum(d[idx] / 4, 1 / 64), d[idx])
+            d[idx] = np.where(plain & ~ok, np.maximum(d[idx] / 4, floor), d[idx])
         moved = newton.copy()
         if fixed_point:
             moved |= step_ok
+        stop = np.zeros(m, bool)
+        if watch:
+            # a sweep of a run: damped, the damping at its floor, the change grown since the
+            # previous iterate (X[:, idx] still holds this sweep's iterates)
+            grew = plain & ok & np.isfinite(r0) & (r0 > r_before[idx]) & (d[idx] <= floor)
+            pos = np.flatnonzero(grew)
+            if pos.size:
+                ix = idx[pos]
+                g_now = _margin_rows(margins, X[:, ix], ix)
+                if falls is None:
+                    K = g_now.shape[0]
+                    falls = np.zeros((K, N), int)
+                    g_last, g_first = np.full((K, N), np.nan), np.full((K, N), np.nan)
+                first = ix[~in_run[ix]]  # a run begins: its first iterate, the sweep before's
+                if first.size:
+                    g_prev = _margin_rows(margins, x_before[:, first], first)
+                    g_last[:, first] = g_first[:, first] = g_prev
+                    falls[:, first] = 0
+                with np.errstate(invalid="ignore"):
+                    fell = g_now < g_last[:, ix]  # (NaN: no fall)
+                falls[:, ix] = np.where(fell, falls[:, ix] + 1, 0)
+                g_first[:, ix] = np.where(fell, g_first[:, ix], g_now)
+                g_last[:, ix] = g_now
+                hit = falls[:, ix] >= BOUNDARY_RUN_SWEEPS
+                gone = np.flatnonzero(hit.any(axis=0))
+                if gone.size:
+                    k = np.argmax(hit[:, gone], axis=0)  # the first condition whose margin fell
+                    drift.record(ix[gone], k, g_first[k, ix[gone]], g_now[k, gone], it)
+                    stop[pos[gone]] = True
+            in_run[idx] = grew
+            r_before[idx] = r0
+            x_before[:, idx] = X[:, idx]
         f_known[:, idx] = np.where(newton, f_new, fx)  # Phi at the iterate where known
         has_f[idx] = newton | ~moved
         X[:, idx] = xa
@@ -875,8 +933,58 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             stuck = plain & ~fin
             fin |= stuck & (it >= 3)
         done[idx[fin & (r < 100 * rtol)]] = True
+        if stop.any():  # (a point that converged in this sweep is not stopped)
+            drift.stopped[idx[stop & fin]] = False
+            fin |= stop
         idx = idx[~fin]
-    return _grid_result(X, done, iters, rel, n, shape)
+    out = _grid_result(X, done, iters, rel, n, shape)
+    return out + (drift.reshaped(shape),) if margins is not None else out
+
+
+def _margin_rows(margins: Callable, xa, ix) -> np.ndarray:
+    """``margins(xa, ix)`` as a ``(K, m)`` float array (real parts)."""
+    with np.errstate(all="ignore"):
+        return np.array([np.broadcast_to(np.real(np.asarray(g)).astype(float), (ix.size,))
+                         for g in margins(xa, ix)], dtype=float)
+
+
+@dataclasses.dataclass
+class GridDrift:
+    """The points :func:`iterate_grid` stopped because their iteration diverged towards the
+    boundary of the admissible domain (its ``margins``): ``stopped`` (bool), and there
+    ``label`` (the index of the condition whose margin fell at every sweep of the run), the
+    margin before the run (``first``) and at its last iterate (``last``), and the sweep at
+    which the point stopped (``sweep``); arrays of the grid's shape."""
+
+    stopped: np.ndarray
+    label: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    sweep: np.ndarray
+
+    @classmethod
+    def none(cls, shape) -> "GridDrift":
+        """No point stopped, at points of ``shape``."""
+        return cls(np.zeros(shape, bool), np.full(shape, -1), np.full(shape, np.nan),
+                   np.full(shape, np.nan), np.zeros(shape, int))
+
+    def record(self, points, label, first, last, sweep):
+        self.stopped[points] = True
+        self.label[points] = label
+        self.first[points] = first
+        self.last[points] = last
+        self.sweep[points] = sweep
+
+    def reshaped(self, shape) -> "GridDrift":
+        return GridDrift(*(a.reshape(shape) for a in self._arrays()))
+
+    def put(self, where, part: "GridDrift") -> None:
+        """Set the points ``where`` (a mask or indices) to ``part``'s."""
+        for a, b in zip(self._arrays(), part._arrays()):
+            a[where] = b
+
+    def _arrays(self) -> list:
+        return [getattr(self, f.name) for f in dataclasses.fields(self)]
 
 
 CONTINUATION_STRIDE = 10
@@ -894,8 +1002,8 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     iteration keeps to: the caller's declaration, e.g. the ridge-penalised convex losses of
     ``examples/logistic_regression.py``; never for a system with several, such as the
     Rademacher perceptron's branches, where a point must be the declared start's fixed point):
-    every ``stride``-th point (default :data:`CONTINUATION_STRIDE`) of the flattened grid and its last point (the seeds) are solved
-    from their start ``x`` (the declared start); every other point starts from the linear
+    every ``stride``-th point (default :data:`CONTINUATION_STRIDE`) of the flattened grid and its
+    last point (the seeds) are solved from their start ``x`` (the declared start); every other point starts from the linear
     interpolation, in the flattened index, of the converged seeds' solutions around it (the
     nearest one beyond the last), and a point that does not converge from there is solved
     again from its own ``x``, as :func:`iterate_grid` solves it. Where the fixed point is
@@ -903,14 +1011,22 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     convergence test is unchanged), so only the sweeps differ: a point of a 100-point logistic
     regression curve takes about 3 sweeps from its neighbours' solution instead of 6-7 from
     the declared start, whose first Newton steps leave the domain. ``kw``: those of
-    :func:`iterate_grid`. Returns what it returns, the iterations of a point that was solved
-    twice being the sum of both solves' sweeps."""
+    :func:`iterate_grid` (``margins`` included: a point stopped as diverging from its
+    neighbours' solution is solved again from its own ``x``, like one that did not converge,
+    and its :class:`GridDrift` entry is that of its last solve). Returns what it returns, the
+    iterations of a point that was solved twice being the sum of both solves' sweeps."""
     n, shape, N, X0, done, iters, rel = _grid_state(x)
     X = X0.copy()
+    margins = kw.pop("margins", None)
+    drift = GridDrift.none(N)
 
     def solve(points, start):
-        return iterate_grid(lambda xa, i: phi(xa, points[i]), lambda xa, i: jac(xa, points[i]),
-                            start, **kw)
+        watch = None if margins is None else (lambda xa, i: margins(xa, points[i]))
+        got = iterate_grid(lambda xa, i: phi(xa, points[i]), lambda xa, i: jac(xa, points[i]),
+                           start, margins=watch, **kw)
+        if margins is not None:
+            drift.put(points, got[4])
+        return got[:4]
 
     stride = CONTINUATION_STRIDE if stride is None else max(int(stride), 1)
     seeds = np.unique(np.r_[np.arange(0, N, stride), N - 1])
@@ -926,7 +1042,8 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
         before = iters[again]
         X[:, again], done[again], iters[again], rel[again] = solve(again, X0[:, again])
         iters[again] += before
-    return _grid_result(X, done, iters, rel, n, shape)
+    out = _grid_result(X, done, iters, rel, n, shape)
+    return out + (drift.reshaped(shape),) if margins is not None else out
 
 
 def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):

@@ -1,0 +1,223 @@
+r"""The float64 grid iteration stops a point whose damped iteration diverges towards the boundary
+of the admissible domain, by the rule of the mpmath start iteration
+(:func:`replica.numerics.newton.damped_mp`): a margin falling at every one of
+``BOUNDARY_RUN_SWEEPS`` sweeps at the floor damping 1/64 while the relative change grows. The
+point gets status ``inadmissible`` and the mpmath path's reason; the other points of the grid go
+on, with the values, iterations and statuses they have without the stop.
+
+Found: ``examples/lasso.py`` at alpha 1/2, eps 1/10, sigma 0, lam 1e-5 ran its 20,000 float64
+sweeps (~225 s CPU) to ``max-iterations``, while ``replica solve`` stopped its mpmath damped
+iteration at sweep 78 (margin of V > 0 from 9.37e6 to 9.34e6) and exited 3, ``inadmissible``.
+
+The toy maps are written here; the model tests compare the float64 damped iteration with the
+mpmath one (a separate implementation at 30 digits) on the same point.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import replica
+from replica.errors import ConvergenceError
+from replica.numerics import newton
+from replica.numerics.newton import BOUNDARY_RUN_SWEEPS, GridDrift, iterate_grid
+
+LASSO = str(Path(__file__).resolve().parents[1] / "examples" / "lasso.py")
+DIVERGES = np.array([True, False, True, False])  # the toy grid's points that diverge
+
+
+def _toy(slope):
+    """phi(x) = x + x^2/1000 at the diverging points (no fixed point in (0, 1): the relative
+    change x/1000 grows while the margin 1 - x falls), phi(x) = 0.99 - (0.99 - x)/slope at the
+    others (the fixed point 0.99 approached with the margin falling, the change shrinking);
+    with its derivative."""
+    def phi(xa, idx):
+        x = xa[0]
+        return [np.where(DIVERGES[idx], x + x * x / 1000, 0.99 - (0.99 - x) / slope)]
+
+    def jac(xa, idx):
+        return [np.where(DIVERGES[idx], 1 + xa[0] / 500, 1 / slope)]
+
+    return phi, jac
+
+
+def _below_one(xa, idx):
+    return [1 - xa[0]]
+
+
+@pytest.mark.parametrize("slope, damping", [(2, 0.5), (8, 1 / 64)])
+def test_grid_stops_the_diverging_points_and_no_other(slope, damping):
+    """Damped steps only (``newton_from = 0``, as ``method="damped"``), from x = 1/2: the
+    diverging points stop once the damping is at its floor (5 halvings) and the drift has lasted
+    BOUNDARY_RUN_SWEEPS sweeps, as in damped_mp; the converging ones -- also with the damping at
+    its floor from the start, where only the growth of the change tells the two apart -- end
+    exactly as without the stop, and without it the diverging ones run to ``maxiter``."""
+    kw = dict(fixed_point=True, positive=True, damping=damping, rtol=1e-13, maxiter=1000,
+              newton_from=0.0)
+    phi, jac = _toy(slope)
+    x, done, iters, rel, drift = iterate_grid(phi, jac, np.full((1, 4), 0.5),
+                                              margins=_below_one, **kw)
+    assert isinstance(drift, GridDrift)
+    assert drift.stopped.tolist() == DIVERGES.tolist()
+    assert not done[DIVERGES].any()
+    assert (drift.sweep[DIVERGES] <= 6 + BOUNDARY_RUN_SWEEPS + 1).all(), drift.sweep
+    assert (iters[DIVERGES] == drift.sweep[DIVERGES]).all()
+    assert (drift.label[DIVERGES] == 0).all()
+    assert (drift.first[DIVERGES] > drift.last[DIVERGES]).all()  # the margin fell
+    assert (drift.last[DIVERGES] > 0).all()  # (far from the boundary still)
+    assert done[~DIVERGES].all() and np.allclose(x[0, ~DIVERGES], 0.99, rtol=1e-12)
+    x0, done0, iters0, rel0 = iterate_grid(phi, jac, np.full((1, 4), 0.5), **kw)
+    for a, b in ((x, x0), (done, done0), (iters, iters0), (rel, rel0)):
+        assert np.array_equal(a[..., ~DIVERGES], b[..., ~DIVERGES])
+    assert (iters0[DIVERGES] == 1000).all() and not done0[DIVERGES].any()
+
+
+@pytest.mark.slow
+def test_lasso_damped_float64_stops_where_the_mpmath_iteration_does():
+    """The LASSO point of the finding, iterated in float64 by the damped iteration alone from
+    the declared start (``method="damped"``, the iteration of damped_mp): stopped at sweep
+    78 with the margin of V > 0 falling from 9.37e6 to 9.34e6 -- the sweep and margins at which
+    the mpmath iteration at 30 digits stops (``replica solve``, measured; compared live in
+    the slow test below) -- status ``inadmissible``, NaN values, and ``strict`` raises the
+    convergence error with the mpmath path's reason. (~0.6 s CPU with the model's code
+    generated; ~60 s wall with a fresh code cache at load 11; without the stop, 20,000
+    sweeps.)"""
+    kw = dict(alpha=np.array([0.5]), eps=0.1, sigma=0.0, lam=1e-5, method="damped",
+              start=[np.array([0.05]), np.array([0.05]), np.array([0.5])])
+    r = replica.solve_float64(LASSO, strict=False, **kw)
+    assert r["status"].tolist() == ["inadmissible"]
+    assert r["iterations"].tolist() == [78]
+    assert np.isnan(r["risk"]).all() and not r["converged"].any()
+    with pytest.raises(ConvergenceError, match=r"1 inadmissible\); the damped iteration diverges "
+                       r"\(each of its last 12 changes larger than the one before at the floor "
+                       r"damping 1/64, at sweep 78\) and runs towards the boundary of the domain "
+                       r"V > 0 \(its margin fell from 9.37e\+06 to 9.34e\+06\)") as err:
+        replica.solve_float64(LASSO, **kw)
+    assert err.value.status == "inadmissible"
+    assert "stopped where its damped iteration diverged" in err.value.tried
+
+
+TEACHER = str(Path(LASSO).parent / "perceptron_teacher.py")
+
+
+@pytest.mark.slow
+def test_a_slow_damped_approach_to_the_boundary_is_not_stopped():
+    """The Rademacher teacher just below alpha_alg = 1.4926 by the damped iteration alone from
+    m = 1/2: m rises to its fixed point with the margin 1 - m falling at every sweep and the
+    damping low, for ~870 sweeps -- and converges, to the value of the Newton-accelerated
+    default path. (A looser rule -- two falls of the margin at any damped sweep -- stopped it
+    at sweep 3, ``inadmissible``.) (~0.7 s CPU once the model's code is generated; 17-35 s
+    wall at load 13 in a fresh session.)"""
+    a = np.array([1.49])
+    r = replica.solve_float64(TEACHER, strict=False, alpha=a, prior="rademacher",
+                              method="damped", start=[np.full(1, 0.5)])
+    ref = replica.solve_float64(TEACHER, strict=False, alpha=a, prior="rademacher")
+    assert r["status"].tolist() == ["converged"] == ref["status"].tolist()
+    assert r["iterations"][0] > 500 > ref["iterations"][0]
+    assert abs(r["m"][0] - ref["m"][0]) <= 1e-9 * ref["m"][0]
+
+
+def _margins_of(message: str):
+    m = re.search(r"at sweep (\d+)\) and runs towards the boundary of the domain (.+?) \(its "
+                  r"margin fell from (\S+) to (\S+?)\)", message)
+    assert m, message
+    return int(m.group(1)), m.group(2), float(m.group(3)), float(m.group(4))
+
+
+@pytest.mark.slow
+def test_lasso_damped_float64_and_mpmath_stop_alike():
+    """The same point through the mpmath start iteration (damped_mp at 30 digits, the path of
+    ``replica solve`` without a float64 start): the same sweep, condition and margins to the
+    three digits the messages print. (~50 s wall at load 13.)"""
+    from replica.numerics.driver import solve_params
+
+    p = replica.load_model(LASSO)
+    params = p.schema.parse({"alpha": "1/2", "eps": "1/10", "sigma": "0", "lam": "1e-5"})
+    with pytest.raises(ConvergenceError) as mp_err:
+        solve_params(p, params, dps=30, force_mp_start=True)
+    assert mp_err.value.status == "inadmissible"
+    with pytest.raises(ConvergenceError) as f64_err:
+        replica.solve_float64(LASSO, alpha=np.array([0.5]), eps=0.1, sigma=0.0, lam=1e-5,
+                              method="damped", start=[np.array([0.05]), np.array([0.05]),
+                                                      np.array([0.5])])
+    assert _margins_of(str(f64_err.value)) == _margins_of(str(mp_err.value))
+
+
+def _without_the_stop(monkeypatch):
+    """``iterate_grid`` with its ``margins`` dropped: the iteration as it was before the stop."""
+    real = newton.iterate_grid
+
+    def plain(*args, margins=None, **kwargs):
+        out = real(*args, **kwargs)
+        return out if margins is None else out + (GridDrift.none(np.shape(out[1])),)
+
+    import replica.numerics.machine as machine_module
+
+    monkeypatch.setattr(machine_module, "iterate_grid", plain)
+
+
+@pytest.mark.slow
+def test_slow_converging_points_are_not_stopped(monkeypatch):
+    """Points whose float64 iteration takes many sweeps with the damping low -- logistic
+    regression near separability (alpha 3, lam 1e-4, eta 9/10: 143 sweeps, where the mpmath
+    start iteration diverges), the Rademacher teacher just below alpha_alg = 1.4926 and the
+    Gardner volume near capacity -- end bit for bit as without the stop. (~160 s wall with a
+    fresh code cache at load 13, most of it generating the three models' code.)"""
+    grids = [("logistic_regression.py", dict(alpha=np.array([3.0]), lam=1e-4, eta=0.9)),
+             ("perceptron_teacher.py", dict(alpha=np.array([1.48, 1.49]), prior="rademacher")),
+             ("perceptron_gardner.py", dict(alpha=np.array([1.99]), kappa=0.0))]
+    root = Path(LASSO).parent
+    got = [replica.solve_float64(str(root / f), strict=False, **kw) for f, kw in grids]
+    _without_the_stop(monkeypatch)
+    ref = [replica.solve_float64(str(root / f), strict=False, **kw) for f, kw in grids]
+    for (f, _), a, b in zip(grids, got, ref):
+        assert set(a) == set(b)
+        for k in a:
+            assert np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f"), (f, k)
+        assert "inadmissible" not in a["status"].tolist(), (f, a["status"])
+
+
+def test_the_note_tells_the_margins_apart():
+    """The error's words: the margins with 3 digits as the mpmath path prints them, more where
+    3 would print the same number twice (the Rademacher teacher at alpha 3/2: 0.1038 to
+    0.1036), and the count where several points stopped. (< 1 ms.)"""
+    from replica.numerics.grid import drift_note
+
+    assert "(its margin fell from 9.37e+06 to 9.34e+06)" in drift_note(
+        {"V > 0": (1, 9.37e6, 9.34e6, 78)})
+    note = drift_note({"m < 1": (3, 0.10381, 0.10362, 28)})
+    assert note.startswith("at 3 points the damped iteration diverges")
+    assert "at sweep 28 at the first of them" in note
+    assert "(its margin fell from 0.1038 to 0.1036)" in note
+
+
+def test_a_continued_grid_stops_the_same_points_and_reports_their_last_solve():
+    """:func:`~replica.numerics.newton.iterate_grid_continued` (a grid of a model that declares
+    its fixed point unique) with ``margins``: the toy's diverging points, every third of 20, are
+    stopped whether they were seeds or started from their neighbours' solution; the latter are
+    solved again from the declared start, so each one's :class:`GridDrift` entry and its sweep
+    are those of ``iterate_grid`` from the declared start, and the converging points reach 0.99."""
+    diverges = np.arange(20) % 3 == 1
+
+    def phi(xa, idx):
+        x = xa[0]
+        return [np.where(diverges[idx], x + x * x / 1000, 0.99 - (0.99 - x) / 2)]
+
+    def jac(xa, idx):
+        return [np.where(diverges[idx], 1 + xa[0] / 500, 0.5)]
+
+    kw = dict(fixed_point=True, positive=True, damping=0.5, rtol=1e-13, maxiter=1000,
+              newton_from=0.0)
+    x, done, iters, rel, drift = newton.iterate_grid_continued(
+        phi, jac, np.full((1, 20), 0.5), margins=_below_one, **kw)
+    plain = iterate_grid(phi, jac, np.full((1, 20), 0.5), margins=_below_one, **kw)[4]
+    assert drift.stopped.tolist() == diverges.tolist()
+    assert not done[diverges].any() and done[~diverges].all()
+    assert np.allclose(x[0, ~diverges], 0.99, rtol=1e-12)
+    for a, b in zip(drift._arrays(), plain._arrays()):
+        assert np.array_equal(a[diverges], b[diverges])
+    assert (iters[diverges] >= drift.sweep[diverges]).all()
