@@ -370,8 +370,8 @@ comparisons, LLVM's ``fma`` and ``sqrt``, ``_sel`` as a ``select``): the same op
 same operands as the compiled primitive inlined by LLVM, so the same values bit for bit. What
 changes is the compiler's work: a call of a compiled function is followed by a test of its
 status and a branch out of the loop (an exception's exit), and with ~1600 of them in one
-eight-lane loop LLVM's loop passes (LCSSA, MemCpyOpt) took most of the low-rank report's compile
-before the calls were inlined; an intrinsic leaves one basic block (Numba's own
+eight-lane loop LLVM's per-function passes (LCSSA, MemCpyOpt), run before the calls are
+inlined, took about half of the low-rank report's LLVM time; an intrinsic leaves one basic block (Numba's own
 ``inline='always'``, the ``name_v`` versions, was slower still: its inlining pass alone took
 longer than the whole compile). ``benchmarks/README.md``, section ``lrcomp``."""
 
