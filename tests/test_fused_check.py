@@ -245,6 +245,48 @@ def test_tree_sum_is_the_in_place_pairwise_tree_bit_for_bit():
 
 
 @numba_missing
+@pytest.mark.slow
+def test_intrinsic_primitives_are_the_compiled_ones_bit_for_bit():
+    """The primitives as intrinsics (``dd_mul_x``, ...: each primitive's Python function run on
+    traced LLVM values at compile time, which the blocked check's loops call) against the
+    compiled primitives themselves, each called once per operand set inside a compiled loop:
+    every result the same 64 bits -- on random double-doubles over 40 binades (the low halves
+    nonzero) and on operands with zeros of both signs, subnormals, values near overflow,
+    infinities and NaN."""
+    from numba import njit
+
+    from replica.numerics.fused_check import compiled_primitives
+
+    ns = compiled_primitives()
+    ops = {"_two_sum": 2, "_fast_two_sum": 2, "_two_prod": 2, "dd_add_f": 3, "dd_add": 4,
+           "dd_sub": 4, "dd_mul_d": 3, "dd_mul_f": 3, "dd_mul": 4, "dd_div": 4, "dd_sqrt": 2,
+           "dd_abs": 2}
+    src = ["def run{s}(A, O):", "    for i in range(A.shape[1]):"]
+    for k, (op, n) in enumerate(ops.items()):
+        args = ", ".join(f"A[{j}, i]" for j in range(n))
+        src.append(f"        O[{2 * k}, i], O[{2 * k + 1}, i] = {op}{{s}}({args})")
+    for suffix in ("", "_x"):
+        exec("\n".join(src).format(s=suffix), ns)  # noqa: S102 - the test's own source
+    rng = np.random.default_rng(7)
+    pairs = _random_dd(rng, 600)
+    A = np.array([v for pr in zip(pairs[0::2], pairs[1::2]) for v in (pr[0] + pr[1])]).reshape(
+        -1, 4).T.copy()
+    special = [0.0, -0.0, 5e-324, -2.5e-310, 1.7e308, -1.7e308, np.inf, -np.inf, np.nan, 1.0,
+               -3.0, 2.0 ** -1000]
+    S = np.array(np.meshgrid(special, special, special[::-1], special[3:] + special[:3])
+                 ).reshape(4, -1)
+    A = np.ascontiguousarray(np.hstack([A, S]))
+    got, want = (np.empty((2 * len(ops), A.shape[1])) for _ in range(2))
+    with np.errstate(all="ignore"):
+        njit(ns["run_x"])(A, got)
+        njit(ns["run"])(A, want)
+    for k, op in enumerate(ops):
+        for h in (2 * k, 2 * k + 1):
+            bad = np.flatnonzero(got[h].view(np.int64) != want[h].view(np.int64))
+            assert not bad.size, (op, h % 2, A[:, bad[:3]].T, got[h, bad[:3]], want[h, bad[:3]])
+
+
+@numba_missing
 def test_spectrum_only_averages_are_found():
     """The averages whose terms read only the pair (summed once per call of the check,
     ``check_constants``) are those and only those: the average of ``lambda`` and of

@@ -125,6 +125,16 @@ def _wide_vectors(typingctx):
 
 
 @_intrinsic
+def _pick(typingctx, c, a, b):
+    # a if c else b, as one selection (no branch): the value of the expression, computing both
+    sig = _types.float64(_types.boolean, _types.float64, _types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.select(*args)
+    return sig, codegen
+
+
+@_intrinsic
 def _sqrt_ieee(typingctx, a):
     # the correctly rounded square root (LLVM's sqrt: the processor's instruction, as the C
     # library's sqrt, but an instruction the compiler may apply to several points at once)
@@ -247,6 +257,125 @@ their operations on the zero low half, the same values), with :math:`u = 2^{-53}
 random operands over 40 binades and checks :data:`~replica.symbolic.ddcode.OP_ERROR`
 (:math:`16u^2`, about :math:`2^{-102}`) for each."""
 
+_TRACED = """
+import types as _pytypes
+
+
+class _Traced:
+    # a float64 (or a comparison's result) inside an intrinsic's code: each Python operator
+    # emits the instruction Numba emits for that operator on float64 operands
+    __slots__ = ("b", "v")
+
+    def __init__(self, b, v):
+        self.b, self.v = b, v
+
+    def _of(self, o):
+        return o.v if isinstance(o, _Traced) else _ir.Constant(_ir.DoubleType(), float(o))
+
+    def __add__(self, o):
+        return _Traced(self.b, self.b.fadd(self.v, self._of(o)))
+
+    def __radd__(self, o):
+        return _Traced(self.b, self.b.fadd(self._of(o), self.v))
+
+    def __sub__(self, o):
+        return _Traced(self.b, self.b.fsub(self.v, self._of(o)))
+
+    def __rsub__(self, o):
+        return _Traced(self.b, self.b.fsub(self._of(o), self.v))
+
+    def __mul__(self, o):
+        return _Traced(self.b, self.b.fmul(self.v, self._of(o)))
+
+    def __rmul__(self, o):
+        return _Traced(self.b, self.b.fmul(self._of(o), self.v))
+
+    def __truediv__(self, o):
+        return _Traced(self.b, self.b.fdiv(self.v, self._of(o)))
+
+    def __rtruediv__(self, o):
+        return _Traced(self.b, self.b.fdiv(self._of(o), self.v))
+
+    def __neg__(self):  # as Numba negates a float: -0.0 - a
+        return _Traced(self.b, self.b.fsub(_ir.Constant(_ir.DoubleType(), -0.0), self.v))
+
+    def __lt__(self, o):
+        return _Traced(self.b, self.b.fcmp_ordered("<", self.v, self._of(o)))
+
+    def __eq__(self, o):
+        return _Traced(self.b, self.b.fcmp_ordered("==", self.v, self._of(o)))
+
+    __hash__ = None
+
+    def __bool__(self):
+        raise TypeError("a traced value has no truth value (a branch): use _sel")
+
+
+def _traced_intrinsic(b, name, *a):
+    d = _ir.DoubleType()
+    fn = b.module.declare_intrinsic(name, [d], _ir.FunctionType(d, [d] * len(a)))
+    return _Traced(b, b.call(fn, [x.v for x in a]))
+
+
+def _primitive_functions(leaves):
+    # the primitives' Python functions, calling one another and the given leaves
+    env = {"__builtins__": __builtins__}
+    for nm in _TRACED_NAMES:
+        env[nm] = _pytypes.FunctionType(globals()[nm].py_func.__code__, env, nm)
+    env.update(leaves)
+    return env
+
+
+_TRACE_LEAVES = {
+    "_fma": lambda a, b, c: _traced_intrinsic(a.b, "llvm.fma", a, b, c),
+    "_sqrt_ieee": lambda a: _traced_intrinsic(a.b, "llvm.sqrt", a),
+    "_sel": lambda c, a, b: _Traced(c.b, c.b.select(c.v, a.v, b.v)),
+}
+_COUNT_LEAVES = {"_fma": lambda a, b, c: a * b + c, "_sqrt_ieee": lambda a: a,
+                 "_sel": lambda c, a, b: a}
+
+
+def _as_intrinsic(name):
+    # the primitive `name` as an intrinsic of float64 arguments: its Python function, run on
+    # traced values, writes its operations into the caller's code (no call, so no status
+    # test and no branch out of the caller's loop)
+    n = globals()[name].py_func.__code__.co_argcount
+    got = _primitive_functions(_COUNT_LEAVES)[name](*([1.0] * n))
+    ret = _types.UniTuple(_types.float64, len(got)) if isinstance(got, tuple) else _types.float64
+
+    def typer(typingctx, *args):
+        def codegen(context, builder, signature, llargs):
+            r = _primitive_functions(_TRACE_LEAVES)[name](*[_Traced(builder, v) for v in llargs])
+            if isinstance(r, tuple):
+                return context.make_tuple(builder, ret, [x.v for x in r])
+            return r.v
+        return ret(*([_types.float64] * n)), codegen
+    params = ", ".join(f"a{i}" for i in range(n))
+    ns = {"typer": typer}
+    exec(f"def {name}_x(typingctx, {params}):\\n    return typer(typingctx, {params})\\n", ns)
+    return _intrinsic(ns[name + "_x"])
+
+
+_TRACED_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_add", "dd_sub",
+                 "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel", "_sqrt")
+""" + "".join(f'{n}_x = _as_intrinsic("{n}")\n'
+              for n in ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_add", "dd_sub",
+                        "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs"))
+r"""The double-double primitives again, as intrinsics ``name_x`` (``_two_sum_x``,
+``dd_mul_x``, ...) that the blocked check's loops call (:func:`block_evaluator`,
+:func:`correct_block_source`): each primitive's own Python function (:data:`PRIMITIVES`) run
+once at compile time on traced values, whose operators emit the instructions Numba emits for
+them on float64 (``fadd``, ``fsub``, ``fmul``, ``fdiv``, negation as :math:`-0.0 - a`, ordered
+comparisons, LLVM's ``fma`` and ``sqrt``, ``_sel`` as a ``select``): the same operations on the
+same operands as the compiled primitive inlined by LLVM, so the same values bit for bit. What
+changes is the compiler's work: a call of a compiled function is followed by a test of its
+status and a branch out of the loop (an exception's exit), and with ~1600 of them in one
+eight-lane loop LLVM's per-function passes (LCSSA, MemCpyOpt), run before the calls are
+inlined, took about half of the low-rank report's LLVM time; an intrinsic leaves one basic block (Numba's own
+``inline='always'``, the ``name_v`` versions, was slower still: its inlining pass alone took
+longer than the whole compile). ``benchmarks/README.md``, section ``lrcomp``."""
+
+
 _COND2 = '''
 @JIT
 def cond2(A, W):
@@ -343,6 +472,8 @@ _PRIMITIVE_NAMES = ("_two_sum", "_fast_two_sum", "_two_prod", "dd_add_f", "dd_ad
                     "dd_mul_d", "dd_mul_f", "dd_mul", "dd_div", "dd_sqrt", "dd_abs", "_sel",
                     "_sqrt")
 _CALL = re.compile(r"\b(" + "|".join(_PRIMITIVE_NAMES) + r")\(")
+_X_NAMES = tuple(n for n in _PRIMITIVE_NAMES if n not in ("_sel", "_sqrt"))
+_XCALL = re.compile(r"\b(" + "|".join(_X_NAMES) + r")\(")
 
 
 def _group_names(m) -> list:
@@ -481,7 +612,7 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
     :class:`~replica.symbolic.ddcode.NotDoubleDouble` (see :func:`dd_groups`)."""
     text, levels = dd_groups(m)
     n, n_p = m.n, len(m.outline.parameters)
-    lines = [PRELUDE, PRIMITIVES, _inlined(PRIMITIVES), _TREE_SUM, _COND2,
+    lines = [PRELUDE, PRIMITIVES, _TRACED, _inlined(PRIMITIVES), _TREE_SUM, _COND2,
              _inline_terms(text)]
     x = [f"xh[{j}], xl[{j}]" for j in range(n)]
     p = [f"p[{j}], 0.0" for j in range(n_p)]
@@ -828,7 +959,8 @@ def check_source(m, fixed_point: bool, counts: dict) -> str:
 
 
 def compiled_primitives() -> dict:
-    """A namespace holding :data:`PRIMITIVES` (and their inlined ``_v`` copies), the
+    """A namespace holding :data:`PRIMITIVES` (and their inlined ``_v`` copies and their
+    intrinsics ``_x``, ``_TRACED``), the
     condition number ``cond2`` and the pairwise sum ``tree_sum`` compiled by Numba (not
     cached; for measuring them against exact arithmetic and LAPACK,
     ``tests/test_fused_check.py``)."""
@@ -837,7 +969,7 @@ def compiled_primitives() -> dict:
 
     ns = {"njit": njit, "_np": np}
     src = ('JIT = njit(cache=False, error_model="numpy")\n'
-           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES
+           + PRELUDE.replace("cache=CACHE", "cache=False") + PRIMITIVES + _TRACED
            + _inlined(PRIMITIVES).replace("cache=CACHE", "cache=False") + _COND2 + _TREE_SUM)
     exec(compile(src, "<fused_check primitives>", "exec"), ns)  # noqa: S102 - our own source
     return ns
@@ -891,7 +1023,9 @@ def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> st
     which every read and write of a column is ``BLOCK`` entries from those of the next: the
     compiler evaluates the columns several at a time (SIMD, 3.4-3.6x faster for the low-rank
     model's 36 values, ``benchmarks/README.md``). Only for a machine without spectral averages
-    (their pairwise sums are loops of their own)."""
+    (their pairwise sums are loops of their own). The operations are the primitives'
+    intrinsics (``dd_mul_x``, ...: no calls in the loop, so no branches out of it; a third of
+    the compile, section ``lrcomp``)."""
     fns = _outer_functions(text)
     body = [f"@JIT\ndef dd_block_{group}(IO):", "    _wide_vectors()", "    for b in range(BLOCK):"]
     x = [v for j in range(n) for v in (f"IO[{j} * BLOCK + b]", f"IO[{n + j} * BLOCK + b]")]
@@ -902,8 +1036,9 @@ def block_evaluator(text: str, group: str, counts: dict, n: int, n_p: int) -> st
         if len(params) != len(args):
             raise ValueError(f"dd_{g}_outer: {len(params)} arguments, {len(args)} given")
         body.extend(f"        {g}_{a} = {v}" for a, v in zip(params, args))
-        for ln in lines:
-            body.append("    " + _DD_NAME.sub(lambda mt: f"{g}_{mt.group(0)}", ln))
+        for ln in lines:  # (the primitives as intrinsics: no calls in the loop)
+            body.append("    " + _XCALL.sub(r"\1_x(", _DD_NAME.sub(lambda mt: f"{g}_{mt.group(0)}",
+                                                                    ln)))
         return [_DD_NAME.sub(lambda mt: f"{g}_{mt.group(0)}", v) for v in vals]
 
     al = emit("aliases", x + p) if "dd_aliases_outer" in fns else []
@@ -940,7 +1075,10 @@ def cond_block_source(n: int) -> str:
     rotations (it would only write each column back unchanged): the same numbers, and for the
     low-rank model's 5 x 5 matrices two fifths less time on a grid whose lanes end their
     rotations early, a few per cent on the others (``benchmarks/README.md``, section
-    ``grid_s47``)."""
+    ``grid_s47``). Each loop's body assigns every name once and writes its choices as
+    selections (``_pick``, LLVM's ``select``, the value ``a if c else b`` has): one basic block
+    that Numba's SSA pass need not repair, about half the compile of the same code with
+    branches and reassigned names (section ``lrcomp``)."""
     out = ["@JIT", "def cond2_block(CW, C):"]
     if n == 1:
         out += ["    for b in range(BLOCK):", "        C[b] = 1.0", "    return"]
@@ -956,38 +1094,52 @@ def cond_block_source(n: int) -> str:
     # unchanged (its selections keep wp, wq), so leaving it out changes no bit
     flag = f"CW[{n * n} * BLOCK + b]"
     out += ["    _wide_vectors()", "    for sweep in range(60):", "        rot = 0"]
+    # (every name in a loop's body assigned once, and the choices as selections (_pick): each
+    # body one basic block whose names need no repair by Numba's SSA pass -- the same
+    # operations, its compile a fraction of the branches' and reassignments')
     for p in range(n - 1):
         for q in range(p + 1, n):
-            sums = [f"wp{r} = {at(r, p)}" for r in range(n)]
-            sums += [f"wq{r} = {at(r, q)}" for r in range(n)]
-            sums += ["a = 0.0", "bb = 0.0", "g = 0.0"]
-            for r in range(n):
-                sums += [f"a += wp{r} * wp{r}", f"bb += wq{r} * wq{r}", f"g += wp{r} * wq{r}"]
+            def sums(t):
+                out = [f"wp{r}{t} = {at(r, p)}" for r in range(n)]
+                out += [f"wq{r}{t} = {at(r, q)}" for r in range(n)]
+                for r in range(n):
+                    a0, b0, g0 = ((f"a{r - 1}{t}", f"bb{r - 1}{t}", f"g{r - 1}{t}") if r
+                                  else ("0.0", "0.0", "0.0"))
+                    out += [f"a{r}{t} = {a0} + wp{r}{t} * wp{r}{t}",
+                            f"bb{r}{t} = {b0} + wq{r}{t} * wq{r}{t}",
+                            f"g{r}{t} = {g0} + wp{r}{t} * wq{r}{t}"]
+                return out
+            t, u = f"_{p}_{q}", f"_{p}_{q}r"
+            a, bb, g = f"a{n - 1}{u}", f"bb{n - 1}{u}", f"g{n - 1}{u}"
             out.append("        for b in range(BLOCK):")
-            out += ["            " + ln for ln in sums + [
-                f"{flag} = 1.0 if abs(g) > 1e-15 * _sqrt_ieee(a * bb) else 0.0"]]
+            out += ["            " + ln for ln in sums(t) + [
+                f"{flag} = _pick(abs(g{n - 1}{t}) > 1e-15 * _sqrt_ieee(a{n - 1}{t} * "
+                f"bb{n - 1}{t}), 1.0, 0.0)"]]
             out += ["        turns = 0", "        for b in range(BLOCK):",
                     f"            turns += 1 if {flag} != 0.0 else 0",
                     "        rot += turns", "        if turns:",
                     "            for b in range(BLOCK):"]
-            body = sums + [f"d = {flag} != 0.0",
-                           "z = (bb - a) / (2.0 * g)",
-                           "tt = 1.0 / (abs(z) + _sqrt_ieee(1.0 + z * z))",
-                           "tt = -tt if z < 0.0 else tt",
-                           "c = 1.0 / _sqrt_ieee(1.0 + tt * tt)",
-                           "s = c * tt"]
+            body = sums(u) + [f"d{u} = {flag} != 0.0",
+                              f"z{u} = ({bb} - {a}) / (2.0 * {g})",
+                              f"t0{u} = 1.0 / (abs(z{u}) + _sqrt_ieee(1.0 + z{u} * z{u}))",
+                              f"t1{u} = _pick(z{u} < 0.0, -t0{u}, t0{u})",
+                              f"c{u} = 1.0 / _sqrt_ieee(1.0 + t1{u} * t1{u})",
+                              f"s{u} = c{u} * t1{u}"]
             for r in range(n):
-                body += [f"{at(r, p)} = c * wp{r} - s * wq{r} if d else wp{r}",
-                         f"{at(r, q)} = s * wp{r} + c * wq{r} if d else wq{r}"]
+                body += [f"{at(r, p)} = _pick(d{u}, c{u} * wp{r}{u} - s{u} * wq{r}{u}, "
+                         f"wp{r}{u})",
+                         f"{at(r, q)} = _pick(d{u}, s{u} * wp{r}{u} + c{u} * wq{r}{u}, "
+                         f"wq{r}{u})"]
             out += ["                " + ln for ln in body]
     out += ["        if rot == 0:", "            break",
-            "    for b in range(BLOCK):", "        big = 0.0", "        small = _np.inf"]
+            "    for b in range(BLOCK):", "        big0 = 0.0", "        small0 = _np.inf"]
     for j in range(n):
-        out.append("        r = 0.0")
-        out += [f"        r += {at(r, j)} * {at(r, j)}" for r in range(n)]
-        out += ["        r = _sqrt_ieee(r)", "        big = r if r > big else big",
-                "        small = r if r < small else small"]
-    out += ["        C[b] = big / small if small > 0.0 else _np.inf", "    return"]
+        out += [f"        r{j}_0 = 0.0 + {at(0, j)} * {at(0, j)}"]
+        out += [f"        r{j}_{r} = r{j}_{r - 1} + {at(r, j)} * {at(r, j)}" for r in range(1, n)]
+        out += [f"        q{j} = _sqrt_ieee(r{j}_{n - 1})",
+                f"        big{j + 1} = _pick(q{j} > big{j}, q{j}, big{j})",
+                f"        small{j + 1} = _pick(q{j} < small{j}, q{j}, small{j})"]
+    out += [f"        C[b] = _pick(small{n} > 0.0, big{n} / small{n}, _np.inf)", "    return"]
     return "\n".join(out) + "\n"
 
 
@@ -1101,7 +1253,7 @@ def correct_block_source(n: int, n_p: int) -> str:
                  "step = r if (r > step) | (r != r) else step"]
     body.append(f"go = go & (step <= {STEP_MAX!r})")
     for j in range(n):
-        body.append(f"XW[{j} * BLOCK + q], XW[{n + j} * BLOCK + q] = _two_sum_v(x{j}, -b{j})")
+        body.append(f"XW[{j} * BLOCK + q], XW[{n + j} * BLOCK + q] = _two_sum_x(x{j}, -b{j})")
     body += ["GO[q] = go", "ERRB[q] = 0.0 if go else _np.inf"]
     L += ["        " + ln for ln in body]
     L.append("    return")
