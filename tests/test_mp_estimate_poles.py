@@ -78,8 +78,7 @@ def test_a_small_lorentzian_bump_within_the_claim(bump):
 
     wrong = []
     for dps, E, W, C in CASES:
-        codegen._LEVEL_HINTS.clear()
-        _clear_levels(bump)
+        codegen.forget_levels(bump, hints=True)
         with mpmath.workdps(dps):
             got = bump.mp([mpmath.mpf(E), mpmath.mpf(C), mpmath.mpf(W)])[0]
         with mpmath.workdps(2 * dps + 20):
@@ -88,17 +87,6 @@ def test_a_small_lorentzian_bump_within_the_claim(bump):
         if rel > mpmath.mpf(10) ** -dps:
             wrong.append((dps, E, W, C, mpmath.nstr(rel, 3)))
     assert not wrong, wrong
-
-
-def _clear_levels(ev):
-    for value in vars(ev).values():
-        items = value.values() if isinstance(value, dict) else (
-            value if isinstance(value, (list, tuple)) else [value])
-        for g in items:
-            for h in (g if isinstance(g, (list, tuple)) else [g]):
-                levels = getattr(h, "levels", None)
-                if isinstance(levels, dict):
-                    levels.clear()
 
 
 @pytest.mark.slow
@@ -133,8 +121,7 @@ def test_the_outer_variable_of_a_two_dimensional_integral_gets_the_cut_points():
     ev = Evaluator([gauss(gauss(sympy.exp(xi * z / 2), z) * (1 + e / (1 + ((xi - c) / w) ** 2)),
                           xi)], [e, c, w])
     for E in ("1e-8",):
-        codegen._LEVEL_HINTS.clear()
-        _clear_levels(ev)
+        codegen.forget_levels(ev, hints=True)
         with mpmath.workdps(15):
             got = ev.mp([mpmath.mpf(E), mpmath.mpf("0.3"), mpmath.mpf("0.1")])[0]
         with mpmath.workdps(50):
