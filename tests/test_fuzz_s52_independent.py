@@ -1,13 +1,14 @@
 """Fuzz round s52 (job ``fuzz``): values printed with exit 0 against computations written here in
 plain mpmath from the models' mathematics (none of the engine's code), at the precision claimed.
 
-* ``examples/lasso.py``, ``examples/glm_lasso.py``: the LASSO's fixed point by its own state
+* ``examples/lasso.py``: the LASSO's fixed point by its own state
   evolution (the effective scalar problem of the square loss: soft threshold at
   theta = lam (1 + V)/alpha of X + tau Z, tau^2 = (sigma^2 + risk)/alpha,
   V = P(nonzero) (1 + V)/alpha, the Gaussian tail moments in closed form); m, q, V, the risk and
   the replicon 1 - P(nonzero)/alpha (the squared derivatives of the soft threshold and of the
   square loss's proximal map), within one unit of the last printed digit; a certified solve's
-  enclosures contain them.
+  enclosures contain them. (The campaign ran 10 random points of lasso.py and glm_lasso.py at
+  30 digits: worst 0.48 units; here the fixed point of the defect below, to keep the tier short.)
 * Found in this round and fixed: ``examples/lasso.py`` started Newton at m = q = 1/20, where the
   risk eps - 2m + q is exactly 0 at eps = 1/20; at sigma = 0 every precision divided by zero
   (lam/sqrt(qhat)) and the solve exited 3 ("a denominator cancels to zero even at 2240
@@ -37,7 +38,6 @@ import replica
 from conftest import REPO
 
 LASSO = f"{REPO}/examples/lasso.py"
-GLM_LASSO = f"{REPO}/examples/glm_lasso.py"
 TEACHER = f"{REPO}/examples/perceptron_teacher.py"
 HINGE = f"{REPO}/examples/hinge_svm.py"
 LOGISTIC = f"{REPO}/examples/glm_logistic.py"
@@ -104,15 +104,13 @@ def _lasso_values(r):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model, point", [
-    (LASSO, ("9/10", "1/20", "1e-4", "0")),   # the start's singular point (fixed here)
-    (LASSO, ("1/2", "9/10", "1e-4", "1")),    # replicon 1.1e-4: near the interpolation limit
-    (GLM_LASSO, ("3", "1/2", "1/100", "0")),
-])
-def test_lasso_equals_its_state_evolution(model, point):
-    """~2-4 s each. Without the start fixed in this round the first point exits 3."""
-    alpha, eps, lam, sigma = point
-    r = replica.solve(model, dps=20, alpha=alpha, eps=eps, lam=lam, sigma=sigma)
+def test_lasso_at_the_old_start_singular_point_equals_its_state_evolution():
+    """eps = 1/20, sigma = 0: the former start m = q = 1/20 had risk 0 (exit 3 at every
+    precision). Planted: with that start restored this test fails (ConvergenceError).
+    (The campaign also checked 10 random points of lasso.py / glm_lasso.py, lam down to 1e-4,
+    within 0.5 units at 30 digits; tests/test_lasso_svm.py covers three at 25 digits.)"""
+    alpha, eps, lam, sigma = "9/10", "1/20", "1/2", "0"
+    r = replica.solve(LASSO, dps=20, alpha=alpha, eps=eps, lam=lam, sigma=sigma)
     assert r.status.value == "converged" and r.digits >= 20, (r.status, r.digits)
     ref = _lasso(alpha, eps, lam, sigma, _lasso_start(r, alpha, eps, sigma))
     for name, value in _lasso_values(r).items():
@@ -121,7 +119,7 @@ def test_lasso_equals_its_state_evolution(model, point):
 
 @pytest.mark.slow
 def test_lasso_certificate_encloses_the_state_evolution():
-    """~3 s. Every enclosure of a certified solve contains the fixed point computed here."""
+    """Every enclosure of a certified solve contains the fixed point computed here."""
     alpha, eps, lam, sigma = "1", "1/10", "1/2", "1/10"
     r = replica.solve(LASSO, dps=20, certify=True, alpha=alpha, eps=eps, lam=lam, sigma=sigma)
     assert r.certificate.certified, r.certificate.reason
@@ -171,10 +169,9 @@ def _teacher(alpha, prior, m0, dps=30):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("alpha, prior, m0", [("37/100", "rademacher", "0.2"),
-                                               ("13/5", "gaussian", "0.8")])
+@pytest.mark.parametrize("alpha, prior, m0", [("13/5", "gaussian", "0.8")])
 def test_teacher_free_entropy_equals_the_rs_formula(alpha, prior, m0):
-    """~3 s each."""
+    """The Rademacher prior: the next test (and the campaign at alpha = 1, 30 digits)."""
     r = replica.solve(TEACHER, dps=20, alpha=alpha, prior=prior)
     assert r.status.value == "converged" and r.digits >= 20
     m, mh, phi = _teacher(mp.fraction(*map(int, alpha.split("/"))), prior, m0)
@@ -191,7 +188,7 @@ dPhi/dalpha = Psi_out at the saddle point; 1.244683989850690279092058157436393 a
 
 @pytest.mark.slow
 def test_rademacher_teacher_free_entropy_crosses_minus_log_2_at_alpha_it():
-    """~6 s. The engine's free entropy at alpha_IT (found independently) is -log 2; the
+    """The engine's free entropy at alpha_IT (found independently) is -log 2; the
     transition command's 30 digits (1.24468398985069027909205815744, campaign) agree."""
     m, _, phi = _teacher(ALPHA_IT, "rademacher", "0.69")
     with mp.workdps(30):
@@ -205,12 +202,12 @@ def test_rademacher_teacher_free_entropy_crosses_minus_log_2_at_alpha_it():
 
 
 # --- the hard-margin SVM -------------------------------------------------------------------
-def _hinge(alpha, R0, k0):
+def _hinge(alpha, R0, k0, dps=30):
     """(kappa_max, R, replicon): 1 - R^2 = alpha F, 2R = -alpha dF/dR,
     F = 2 int_{t<kappa} Dt H(-R t/rho) (kappa - t)^2, rho = sqrt(1 - R^2),
     dF/dR = int_{t<kappa} e^{-t^2/(2 rho^2)} t (kappa - t)^2 dt/(pi rho^3)
     (phi(t) phi(R t/rho) = e^{-t^2/(2 rho^2)}/(2 pi)), replicon 1 - 2 alpha int_{t<kappa} Dt H(-R t/rho)."""
-    with mp.workdps(40):
+    with mp.workdps(dps):
         alpha = mp.mpf(alpha)
 
         def cut(k, rho):
@@ -238,16 +235,16 @@ def _hinge(alpha, R0, k0):
 
 @pytest.mark.slow
 def test_hinge_svm_equals_the_gardner_equations_and_float64_keeps_its_claim():
-    """~5 s. At alpha = 2 (30 digits) and alpha = 1000, where the float64 replicon 1.2e-6 is a
+    """At alpha = 2 (20 digits; the campaign: 30) and alpha = 1000, where the float64 replicon 1.2e-6 is a
     difference of terms of order 1: converged there, within 1e-8 of the value computed here
     (measured 3.7e-9; beyond alpha ~ 1e4 the float64 path says not-verified)."""
-    r = replica.solve(HINGE, dps=30, alpha="2")
+    r = replica.solve(HINGE, dps=20, alpha="2")
     ref = _hinge(2, "0.83", "0.45")
     for name in ("kappa_max", "R", "replicon"):
         assert _units(r[name], ref[name], r.digits) <= 1, (name, r[name], ref[name])
     f = replica.solve_float64(replica.load_model(HINGE), alpha=np.array([1000.0]), strict=False)
     assert f["status"][0] == "converged", f["status"]
-    ref = _hinge(1000, "0.99999876", "0.0010045")
+    ref = _hinge(1000, "0.99999876", "0.0010045", dps=20)
     with mp.workdps(40):
         for name in ("kappa_max", "R", "replicon"):
             assert abs(f[name][0] - ref[name]) <= 1e-8 * abs(ref[name]), (name, f[name][0])
@@ -272,7 +269,7 @@ def _logistic_prox(w, V):
 
 @pytest.mark.slow
 def test_logistic_replicon_and_stationarity_at_the_printed_point():
-    """~6 s. At the printed (m, q, V), written here: g_out = (p - omega)/V,
+    """At the printed (m, q, V), written here: g_out = (p - omega)/V,
     d_omega g_out = -l''/(1 + V l''), the label average 2 E_xi Phi(eta m xi/sqrt(q - eta^2 m^2))
     f(sqrt(q) xi); Vhat, qhat, V = 1/(lam + Vhat) and the replicon
     1 - alpha E[(d g)^2]/(lam + Vhat)^2. Tolerance: 3 units of the 20th digit (the printed
@@ -280,7 +277,7 @@ def test_logistic_replicon_and_stationarity_at_the_printed_point():
     r = replica.solve(LOGISTIC, dps=20, alpha="2", lam="1e-3", eta="9/10")
     d = r.to_json_dict()
     assert d["stability"]["stable"] is True
-    with mp.workdps(35):
+    with mp.workdps(26):
         alpha, lam, eta = mp.mpf(2), mp.mpf("0.001"), mp.mpf("0.9")
         m, q, V = (mp.mpf(d["order_parameters"][k]) for k in ("m", "q", "V"))
         cache = {}
@@ -328,7 +325,7 @@ def _xlogx(x):
 
 @pytest.mark.slow
 def test_committee_float64_equals_the_orthant_form():
-    """~10 s (three Psi_out and one Gibbs average at 16 digits). At alpha = 0.73 the float64
+    """Three Psi_out and one Gibbs average at 16 digits. At alpha = 0.73 the float64
     q (status not-verified: a 2-D rule carries no error estimate) satisfies
     q/(1 - q) = 2 alpha Psi_out'(q) and gives the free entropy and the Gibbs error written here
     within 1e-12 (measured: the 15-digit mp solve, 33 min at load 10, agrees to all 15)."""
