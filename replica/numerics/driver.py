@@ -50,6 +50,13 @@ For parameters ``p`` of a :class:`~replica.problem.Problem`, :func:`solve_params
 5. returns one :class:`~replica.numerics.result.Result` whose ``status`` is what happened
    (:class:`~replica.numerics.result.Status`); a solve that fails, or whose re-solve agrees on no
    digit, raises :class:`~replica.errors.ConvergenceError` carrying its status (exit status 3).
+   A division by zero at Newton's (or the damped iteration's) start is first asked, once,
+   whether the start makes a denominator of the equations exactly 0 -- the parameters and the
+   start are rationals, so SymPy decides it
+   (:meth:`~replica.numerics.machine.Machine.exact_singularity`): then no precision can help,
+   and the error (``non-finite``) names the start and the vanishing expression at once,
+   instead of doubling the guard digits six times; otherwise the guard digits are raised as
+   for any cancellation.
 
 :func:`solve_float64` evaluates the same problem vectorised over NumPy parameter grids, with a
 status per point: ``converged`` only where an extended-precision check (:meth:`~replica.numerics.machine.Machine.assess`)
@@ -73,10 +80,11 @@ from ..errors import ConvergenceError, ParameterError
 from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
-from .float64_checks import status_of_codes
+from .float64_checks import start_not_finite, status_of_codes
 from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
                    _scalar_in_domain, boundary_note, drift_note, float64_start, solve_grid)
 from .kernels import enabled as kernels_enabled, kernel
+from .newton import DivisionAtStart
 from .machine import direct_value, direct_value_and_ball, machine
 
 
@@ -132,6 +140,7 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
         start, why = float64_start(problem, params)
     work = dps + problem.guard_digits
     guard_rounds = 0
+    exact_checked = False
     # a certified solve of a system with Gaussian integrals does not bound the rounding of the
     # reported values at the working precision in balls (one acb.integral per integral): its
     # enclosures, at the re-solve's precision, prove the digits instead; the agreement with
@@ -160,6 +169,12 @@ def solve_params(problem: Problem, params: Params, dps: int = 30, verify: bool =
             # a denominator cancelled to exactly zero at this precision (terms that agree to
             # more digits than it carries), or Newton stalled on a residual that is rounding
             # noise: more digits, as for any other loss to rounding
+            if not exact_checked and _division_at_start(exc):
+                # once, on a division by zero at Newton's start: a start where a denominator
+                # is exactly 0 (rational parameters and start) divides by zero at every
+                # precision -- say so and stop, instead of raising the precision
+                exact_checked = True
+                _refuse_exact_singularity(problem, m, params, given_start, start, why, work)
             stalled = isinstance(exc, ConvergenceError)
             if stalled and exc.status != Status.STALLED.value:
                 raise
@@ -268,6 +283,55 @@ def _read(work: int):
     return mpmath.mpf(10) ** (-(work + 10))
 
 
+def _division_at_start(exc) -> bool:
+    """Whether ``exc`` (or an exception it was raised from) is a division by zero where Newton's
+    method first evaluated the equations, at its start (:class:`~replica.numerics.newton.DivisionAtStart`,
+    or :func:`~replica.numerics.newton.newton_mp`'s error marked ``division_at_start``)."""
+    for _ in range(10):
+        if exc is None:
+            return False
+        if isinstance(exc, DivisionAtStart) or getattr(exc, "division_at_start", False):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def _refuse_exact_singularity(problem, m, params, given_start, start, why, work):
+    """Raise :class:`ConvergenceError` (``non-finite``) naming the start and the vanishing
+    expression where a start of the solve makes a denominator of the equations exactly 0
+    (:meth:`~replica.numerics.machine.Machine.exact_singularity`, in exact rational arithmetic):
+    the given start, else the float64 start (its values exact binary rationals) and then the
+    declared start, which Newton's method falls back to. Returns where none does (a division
+    by zero that more digits may resolve)."""
+    if given_start is not None:
+        candidates = [("the given start", given_start)]
+    else:
+        candidates = ([("the float64 start", start)] if start is not None else [])
+        candidates.append(("the declared start", None))
+    for label, x0 in candidates:
+        try:
+            hit = m.exact_singularity(params, x0)
+        except Exception:  # noqa: BLE001 - undecided: the precision is raised as before
+            hit = None
+        if hit is None:
+            continue
+        point, base, factor = hit
+        names = m.outline.unknowns
+        at = ", ".join(f"{n} = {v}" for n, v in zip(names, point))
+        pars = ", ".join(f"{n} = {params[n]}" for n in m.outline.parameters)
+        whole = "" if factor == base else f" (a factor of the denominator {base})"
+        before = (f"the float64 start (unavailable: {why}), then "
+                  if start is None and given_start is None else "")
+        raise ConvergenceError(
+            f"{problem.name}: {label} ({at}) makes {factor} exactly 0 at these parameters "
+            f"({pars}){whole}: the equations divide by zero there at every precision; "
+            "choose another start (--start " + ",".join(f"{n}=VALUE" for n in names) + ")",
+            tried=f"{before}the mpmath solve from {label} at {work} digits (a division by "
+                  "zero at its first evaluation), then the start's denominators in exact "
+                  "rational arithmetic (SymPy)",
+            status=Status.NON_FINITE)
+
+
 def _refuse_uncertifiable(m) -> None:
     """``--certify`` of a system that has no ball-arithmetic evaluation by design (a
     two-dimensional Gaussian integral): refused before solving, in one line (exit status 2)."""
@@ -352,7 +416,9 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
     with an accurate estimate, or the point's damped iteration diverged towards the boundary of
     the admissible domain and was stopped there (the rule of the mpmath start iteration,
     :func:`~replica.numerics.newton.iterate_grid`; the strict error names the condition and
-    how far its margin fell); ``non-finite``; ``max-iterations``. Values of points that are
+    how far its margin fell); ``non-finite`` -- a reported value is not finite, or the point's
+    start is not finite or its equations are not (a division by zero), so that its iteration
+    stopped where it began; ``max-iterations`` -- the sweeps ran out. Values of points that are
     neither ``converged`` nor ``not-verified`` are NaN.
 
     ``refine=True`` re-solves every point that is not ``converged`` with the verified mpmath
@@ -452,6 +518,7 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
     _x, iters, rel, _iterated, rep, _admissible, _left, (cond, err, code) = got
     if np.any(code == 5):  # refused by an admissibility margin: Machine.grid decides whether
         return None        # the refusal is shown (Machine._undecided_margins)
+    code = start_not_finite(code, kern.iterated)
     status, done = status_of_codes(code)
     if not done.all():  # NaN where a point is not a result (the kernel's arrays are its own)
         rep = np.where(done, rep, np.nan)

@@ -105,6 +105,17 @@ def status_of_codes(code):
     return _STATUS_CODES[code], code <= 2
 
 
+def start_not_finite(code, iterated: bool):
+    """The codes of a fused kernel's points (:func:`status_of_codes`) with 4 (``max-iterations``)
+    made 3 (``non-finite``) for a kernel that does not iterate (``iterated`` false: an exact
+    declared start, evaluated once): there a point is not a result only where its start's
+    values or equations are not finite -- no sweep ran out (the NumPy path,
+    :meth:`~replica.numerics.machine.Machine.grid`, names such a point the same)."""
+    if iterated:
+        return code
+    return np.where(code == 4, 3, code)
+
+
 def point_status(problem: Problem, report: dict, cond, err, iterated, admissible, done):
     """The status of every float64 point: ``max-iterations`` where the iteration did not
     converge, ``inadmissible`` where the admissibility conditions fail, ``non-finite`` where a

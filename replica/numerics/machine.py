@@ -27,7 +27,7 @@ from .precision import ball_precision, precision
 from .result import Status
 from .roots import bracketed_newton, bracketed_newton_vec
 from .float64_checks import (LD_WIDER, RULE_RTOL, RULE_SPLIT_MAX, STEP_MAX, call_longdouble,
-                             point_status, status_of_codes)
+                             point_status, start_not_finite, status_of_codes)
 
 
 
@@ -553,6 +553,67 @@ class Machine:
         rep.jacobian = [b.mid() for b in last] if last else None
         return rep
 
+    # -- a start where the equations are undefined exactly ------------------------------------
+    def exact_singularity(self, params: Params, start=None):
+        r"""Where the equations divide by zero *exactly* at a start: ``(start, base, factor)``
+        or ``None``.
+
+        ``start``: the unknowns' values (exact strings, fractions or floats: each is read as the
+        rational it denotes, a float as its exact binary value); ``None``: the declared start
+        (only one without scalar roots, whose values are expressions in the parameters). With
+        the parameters as the exact rationals they were given as, every denominator of the
+        equations -- a power :math:`b^{e}`, :math:`e < 0`, of a base :math:`b` free of any
+        integration variable -- is evaluated in SymPy's exact arithmetic; the first base that
+        SymPy shows to be exactly 0 is returned with its smallest vanishing factor (a factor of a
+        product, the base of a positive power, the numerator of a sum over a common
+        denominator), so that the message can name it. A division by zero there happens at
+        every working precision: more digits cannot help (:func:`~replica.numerics.driver.solve_params`
+        stops at once). ``None`` where no base is exactly 0, or where the question is not
+        exact (spectral inputs, a parameter that is not a rational, a start with roots)."""
+        import sympy
+
+        if self.n == 0 or self.outline.inputs:
+            return None
+        subs = {}
+        for sym, name in zip(self.p, self.outline.parameters):
+            v = params[name]
+            if v == INF:
+                return None
+            try:
+                subs[sym] = sympy.Rational(v)
+            except (TypeError, ValueError):
+                return None
+        if start is None:
+            if self.outline.roots:
+                return None
+            vals = _lazy(self.system.start.values)
+            point = [sympy.sympify(vals[s]).xreplace(subs) for s in self.x]
+        else:
+            try:
+                point = [sympy.Rational(str(v)) if isinstance(v, str) else sympy.Rational(v)
+                         for v in start]
+            except (TypeError, ValueError):
+                return None
+        if any(v.free_symbols for v in point):
+            return None
+        subs.update(zip(self.x, point))
+        for sym, d in self.alias_definitions:
+            subs[sym] = d.xreplace(subs)
+        seen = set()
+        for e in self._equation_exprs():
+            for node in sympy.preorder_traversal(e):
+                if not (node.is_Pow and node.exp.is_number and node.exp.is_negative):
+                    continue
+                base = node.base
+                if base in seen:
+                    continue
+                seen.add(base)
+                value = base.xreplace(subs)
+                if value.free_symbols or value.is_zero is not True:
+                    continue
+                return point, base, _vanishing_factor(base, subs)
+        return None
+
     def solve_mp_once(self, params: Params, start, fallback=None, condition: bool = True,
                       strict: bool = False, chord=None, report_balls: bool = True,
                       last_step: bool = True, predict: bool = False, rate=None):
@@ -662,6 +723,7 @@ class Machine:
         ``last_drift`` (a :class:`~replica.numerics.newton.GridDrift` of the grid's shape) says
         where and why."""
         self.last_drift = GridDrift.none(shape)
+        stopped = np.zeros(shape, bool)  # stopped at the start, the equations not finite there
         kern = None
         if fused and start is None and method == "start":
             from .kernels import kernel
@@ -675,6 +737,7 @@ class Machine:
                 checked = got[7]
                 if left is None or not left.any():  # every status from the kernel
                     cond, err, code = checked
+                    code = start_not_finite(code, kern.iterated)
                     status, done = status_of_codes(code)
                     self.last_assessment = (cond, err)
                     report = dict(zip(self.report_names, rep))
@@ -689,6 +752,7 @@ class Machine:
                     Ps, spec, sub, rtol=rtol, maxiter=maxiter, damping=damping, start=None,
                     method=method)
                 self.last_drift.put(left, drift)
+                stopped[left] = self._stopped_at_start
                 x[:, left] = xs
                 iters[left] = its
                 rel[left] = rs
@@ -707,6 +771,7 @@ class Machine:
             x, iters, rel, iterated, rep, admissible, self.last_drift = self._grid_numpy(
                 P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
                 method=method)
+            stopped = self._stopped_at_start
         if isinstance(rep, np.ndarray):  # a row per value (the kernel's)
             finite = np.isfinite(rep).all(axis=0)
         else:
@@ -721,6 +786,11 @@ class Machine:
             else:
                 cond, err = self.assess(x, P, spec, shape, report)
             status = point_status(self.problem, report, cond, err, iterated, admissible, done)
+            if kern is not None and not kern.iterated:  # (an exact start: no iteration)
+                stopped = stopped | ~iterated
+            if np.any(stopped):  # not out of sweeps: the equations are not finite at the start
+                status = np.where(stopped & (status == Status.MAX_ITERATIONS.value),
+                                  Status.NON_FINITE.value, status)
             self.last_assessment = (cond, err)
             if checked is None and self.n and np.any(done) and self._np_gaussian():
                 x, done, iters, rel, report, status = self._finer_rule(
@@ -923,6 +993,7 @@ class Machine:
         N = int(np.prod(shape, dtype=int))
         Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
         drift = GridDrift.none(shape)  # the points whose iteration diverged (none but there)
+        x_start = np.array(x, dtype=float, copy=True).reshape(self.n, N)
 
         def equations(xa, idx):
             """Phi (fixed-point systems) or F (root systems) at the points ``idx``."""
@@ -980,6 +1051,13 @@ class Machine:
                                               maxiter=min(maxiter, 60))
             iters = iters + root_iters
         iterated = np.asarray(done)
+        # the points that stopped where they started because the equations are not finite
+        # there (not out of sweeps): status non-finite (grid), not max-iterations
+        with np.errstate(all="ignore"):
+            xf = np.asarray(x, dtype=float).reshape(self.n, N)
+            same = np.all((xf == x_start) | (np.isnan(xf) & np.isnan(x_start)), axis=0)
+            self._stopped_at_start = (~iterated & ~np.isfinite(rel)
+                                      & same.reshape(np.shape(rel)))
         with np.errstate(all="ignore"):
             rep = self.evaluate("report", "np", x, P, spec) if self.report_names else []
             rep = [shaped(v, shape) for v in rep]
@@ -1136,6 +1214,35 @@ class Machine:
             # digits (status not-verified: a start for the verified solve)
             err = np.full(shape, np.inf)
         return cond, err
+
+
+
+def _vanishing_factor(expr, subs):
+    """The smallest part of ``expr`` (exactly 0 at ``subs``) that is itself exactly 0: a factor
+    of a product, the base of a positive power, the numerator of a sum put over a common
+    denominator (:meth:`Machine.exact_singularity`)."""
+    import sympy
+
+    def zero(e):
+        v = e.xreplace(subs)
+        return not v.free_symbols and v.is_zero is True
+
+    for _ in range(100):
+        if expr.is_Pow and expr.exp.is_positive:
+            expr = expr.base
+            continue
+        if expr.is_Mul:
+            inner = [f for f in expr.args if zero(f)]
+            if inner:
+                expr = inner[0]
+                continue
+        if expr.is_Add:
+            num = sympy.numer(sympy.together(expr))
+            if num != expr and zero(num):
+                expr = num
+                continue
+        break
+    return expr
 
 
 class StartMachine:

@@ -244,10 +244,12 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
         # edge of the domain where a conjugate diverges: cosh of a number whose exponent mpmath
         # cannot represent; a start outside it, e.g. a user's --start q=1.5 where an integrand's
         # kink is complex; the message names the error, so an error of the code still shows)
-        raise ConvergenceError(f"{what}: the equations cannot be evaluated at the start "
+        err = ConvergenceError(f"{what}: the equations cannot be evaluated at the start "
                                f"({type(exc).__name__}: {exc})",
                                tried="Newton with the exact Jacobian",
-                               status=Status.NON_FINITE) from None
+                               status=Status.NON_FINITE)
+        err.division_at_start = isinstance(exc, ZeroDivisionError)
+        raise err from None
     if not all(mpmath.isfinite(v) for v in fy):
         raise ConvergenceError(f"{what}: the equations are not finite at the start",
                                tried="Newton with the exact Jacobian", status=Status.NON_FINITE)
@@ -360,6 +362,14 @@ def newton_mp(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "s
     raise not_converged(what, maxiter, res)
 
 
+class DivisionAtStart(ZeroDivisionError):
+    """A division by zero where the equations are first evaluated, at Newton's start
+    (:func:`newton_arb`; :func:`newton_mp` marks its :class:`~replica.errors.ConvergenceError`
+    with ``division_at_start``): the verified solve then asks, once, whether the start makes a
+    denominator exactly 0 (:meth:`replica.numerics.machine.Machine.exact_singularity`) before
+    it raises the precision."""
+
+
 class BallsNotFinite(ArithmeticError):
     """A ball of :func:`newton_arb`'s evaluations is not finite (the caller then runs
     :func:`newton_mp`, whose evaluations fall back to mpmath)."""
@@ -435,7 +445,10 @@ def newton_arb(F: Callable, J: Callable, y0, *, maxiter: int = 60, what: str = "
         ni = norm([inv[i, j].mid() for i in range(n) for j in range(n)])
         return ball_to_mpf((nj * ni).mid())
 
-    fy = _mids(F(y))
+    try:
+        fy = _mids(F(y))
+    except ZeroDivisionError as exc:
+        raise DivisionAtStart(str(exc)) from exc
     res = norm(fy)
     small = arb_of(mpmath.eps * 1000)
     floor_ok = arb_of(mpmath.mpf(10) ** (-(mpmath.mp.dps // 2)))
@@ -553,9 +566,11 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
             trail = (trail + [margins(x)])[-(BOUNDARY_RUN_SWEEPS + 1):]
         try:
             fx = phi(x)
-        except (ConvergenceError, OverflowError, ZeroDivisionError, ValueError):
+        except (ConvergenceError, OverflowError, ZeroDivisionError, ValueError) as exc:
             fell = _falling_margin(trail, BOUNDARY_RUN_SWEEPS // 2)
             if fell is None:
+                if it == 1 and isinstance(exc, ZeroDivisionError):
+                    raise DivisionAtStart(str(exc)) from exc
                 raise
             label, seq = fell
             raise ConvergenceError(
