@@ -470,7 +470,7 @@ class Machine:
                             chord=last, rate=rep.rate, start_residual=rep.start_residual)
 
     def residual(self, params: Params, x):
-        """The max-norm of the residual at ``x`` at the working precision, as :meth:`newton`
+        r"""The max-norm of the residual at ``x`` at the working precision, as :meth:`newton`
         measures it (a fixed-point system's :math:`x_i - \Phi_i(x)` relative to
         :math:`|x_i|`, 1 where :math:`x_i = 0`): for a solve whose Newton iteration stopped on
         a predicted step (:func:`newton_mp`) where no re-solve evaluated it."""
