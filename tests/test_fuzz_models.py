@@ -851,22 +851,8 @@ def _teacher_state_evolution(alpha, prior, dps=90):
         return m, -m * mhat / 2 + psi + alpha * psi_out
 
 
-RADEMACHER_1E30_REFUSED = pytest.mark.xfail(strict=True, reason=(
-    "a regression of session 52, found at its end and not fixed: the mp quadrature's estimate "
-    "(quadrature._seen_decay) now credits the rate of the top two coefficients, and where the "
-    "lower of them dips (q = |c_{n-1}/c_{n-2}| >= 1) it extrapolates nothing; on the channel "
-    "integrand at alpha = 1e-30, whose top coefficients sit on a plateau ~1e-23 of the scale "
-    "(one same-parity ratio ~1), no level is accepted and the solve exits 3 ('quadrature error "
-    "estimate 1.0e-41 exceeds 1e-31 of its size'). ec089ea printed m and the free entropy equal "
-    "to this test's 40-digit state evolution in all 30 digits: the refusal is honest but "
-    "over-pessimistic. Without that credit one Lorentzian-bump case of "
-    "test_mp_estimate_poles is 8.5x outside its claim at 30 digits (a wrong digit), so the "
-    "credit stays until a rule tells a plateau from a knee"))
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("prior", ["gaussian",
-                                   pytest.param("rademacher", marks=RADEMACHER_1E30_REFUSED)])
+@pytest.mark.parametrize("prior", ["gaussian", "rademacher"])
 def test_teacher_perceptron_at_alpha_1e_30(prior, capsys):
     """(15-30 s CPU each) exit 0 and m, the free entropy against the hand-written state
     evolution (25 digits) and against the small-alpha closed form m = 2 alpha/pi + O(alpha^2)
