@@ -67,12 +67,25 @@ def _reference_quad(g, C, W, dps):
                            [-mpmath.inf] + pts + [mpmath.inf])
 
 
-def _engine(ev, args, dps, carry):
+def _clear(ev):
     from replica.symbolic import codegen
+
+    codegen._LEVEL_HINTS.clear()
+    for value in vars(ev).values():
+        items = value.values() if isinstance(value, dict) else (
+            value if isinstance(value, (list, tuple)) else [value])
+        for g in items:
+            for h in (g if isinstance(g, (list, tuple)) else [g]):
+                levels = getattr(h, "levels", None)
+                if isinstance(levels, dict):
+                    levels.clear()
+
+
+def _engine(ev, args, dps, carry):
     from replica.symbolic.codegen import QuadratureError
 
     if not carry:
-        codegen.forget_levels(ev, hints=True)
+        _clear(ev)
     try:
         with mpmath.workdps(dps):
             return ev.mp([mpmath.mpf(a) for a in args])[0]

@@ -881,23 +881,6 @@ def _level_hints():
     return _LEVEL_HINTS[0]
 
 
-def forget_levels(evaluator, hints: bool = False) -> None:
-    """Forget the quadrature levels at which ``evaluator``'s Gaussian integrals were accepted
-    (every ``levels`` dict held by its attributes, directly or in lists, tuples and dicts of
-    them), so that its next evaluation starts from the first rule, as in a fresh process; with
-    ``hints``, the process's :func:`_level_hints` as well. For studies of the estimates from
-    fresh levels (``benchmarks/mp_estimate_search.py``, their tests); the solve never calls it."""
-    if hints:
-        _LEVEL_HINTS.clear()
-    for value in vars(evaluator).values():
-        items = value.values() if isinstance(value, dict) else (
-            value if isinstance(value, (list, tuple)) else [value])
-        for g in items:
-            for h in (g if isinstance(g, (list, tuple)) else [g]):
-                levels = getattr(h, "levels", None)
-                if isinstance(levels, dict):
-                    levels.clear()
-
 def _quad_finite(f, lo, hi):
     r"""``(value, error estimate)`` of ``mpmath.quad`` (tanh--sinh) of ``f`` on ``[lo, hi]``;
     raises :class:`QuadratureError` where the value is not finite, or where mpmath cannot
