@@ -1232,12 +1232,9 @@ def _gauss_mp_two_dimensional(g: _GaussFunctions, values, gauss, n_base: int):
         rtol = mpmath.mpf(10) ** -mpmath.mp.dps
         raised = mpmath.mp.prec - base
         with mpmath.workprec(mpmath.mp.prec + 20):
-            features = _narrow_features([g], [values])
-        with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
             pieces = _mp_layout(g.kinks(*values), mpmath.mp.prec,
                                 lambda mid, half: _NestedRule(g, _piece_switches(g, mid, values),
-                                                              values, gauss, n_base, half),
-                                features)
+                                                              values, gauss, n_base, half))
             try:
                 total, error, size = gauss_legendre_pieces(pieces, rtol / 2, g.levels)
             except NotResolved as exc:

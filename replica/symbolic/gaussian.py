@@ -373,21 +373,6 @@ def narrow_features(bare, z, switches=()) -> list:
       :math:`r = b`;
     * an atom :math:`\operatorname{erf}(a z + b)` (likewise erfc, log_erfc, erfcx, rerfcx), a
       step of center :math:`-b/a` and width :math:`1/|a|`: :math:`p = a^2`, :math:`r = -ab`.
-    * an atom :math:`g^e` with :math:`e < 0` whose base is a quadratic :math:`g = Az^2 + Bz + C`
-      with complex roots :math:`c \pm iw` (:math:`\Delta = 4AC - B^2 > 0`: :math:`c = -B/(2A)`,
-      :math:`w^2 = \Delta/(4A^2)`), a pole pair (a branch-point pair for a fractional
-      :math:`e`) at distance :math:`w` from the real line -- a Lorentzian bump
-      :math:`1/(1 + ((z - c)/w)^2)` of width :math:`w`: :math:`p = 4A^2/\Delta`,
-      :math:`r = -2AB/\Delta` (:math:`p \le 0`, real roots: no feature). Why: a piece of
-      half-width :math:`h \gg w` around such a pair has Legendre coefficients that decay like
-      :math:`(1 + O(w/h))^{-j}`, modulated, and of the bump's amplitude, which may be far below
-      the piece's scale; the top coefficients of the interpolant, which the error estimate of
-      :mod:`replica.symbolic.quadrature` reads, are then dominated by the smooth part or
-      shrunk by aliasing (:math:`\tilde c_{n-k} \approx c_{n-k} - c_{n+k}`, near 0 for a
-      slowly decaying sequence), and the estimate claimed 10^5 to 10^7 less than the error
-      (the mpest3 search in benchmarks/README.md). Cut at :math:`c \pm w4^j`, each piece
-      sees the pair at a distance comparable to its length, the coefficients decay at a
-      rate of about 3 per degree and the estimate sees it.
 
     Atoms whose width is a number not below 1/2 are left out (never narrow), as are those
     whose argument is not such a polynomial, and repeats; so are those whose center or width
@@ -427,21 +412,6 @@ def narrow_features(bare, z, switches=()) -> list:
         except GaussianIntegralError:
             continue
         add(a**2, -a * b)
-    powers = sorted((e for e in distinct_atoms(bare, sympy.Pow)
-                     if e.base.has(z) and e.exp.is_number and e.exp < 0),
-                    key=sympy.default_sort_key)
-    for e in powers:
-        base = e.base
-        if not base.is_polynomial(z):
-            continue
-        coeffs = sympy.Poly(sympy.expand(base), z).all_coeffs()
-        if len(coeffs) != 3 or any(k.has(z) for k in coeffs):
-            continue
-        A, B, C = coeffs
-        delta = sympy.cancel(4 * A * C - B**2)
-        if delta.is_number and not delta > 0:
-            continue
-        add(4 * A**2 / delta, -2 * A * B / delta)
     return out
 
 

@@ -52,20 +52,7 @@ estimate from below, and the estimate used is
 .. math::  \hat e = \min\big(E,\; 2^8 E\max(E/s,\, q^n)\big)
 
 (never below the squared one: an integral accepted now was accepted before, at the same
-levels or higher), :math:`q^n` also at least :math:`|c_{n-1}/c_{n-2}|^n`, the rate of the top two
-(a knee right at the top: the same-parity ratios straddle it). At 8 nodes nothing is
-extrapolated, :math:`\hat e = E`: the four top coefficients are half of the interpolant, where
-a knee and a rate cannot be told apart (beside a pole pair, 20 digits: estimates
-:math:`5\cdot10^{-21}` to :math:`3\cdot10^{-19}` of the scale, errors :math:`1.8\cdot10^{-19}`
-to :math:`2\cdot10^{-17}`). No estimate from the nodes of one rule sees a component that is
-below the others at every degree the rule resolves and decays more slowly beyond (a
-polynomial through the same values has no error at all): a pole pair :math:`c \pm iw` close
-to a long piece, of low amplitude, is such a component (a Lorentzian bump of amplitude
-:math:`10^{-8}` on a cell of length 2: the error :math:`10^5` to :math:`10^7` times the
-estimate, benchmarks/README.md section mpest3), and is made visible by the layout instead:
-:mod:`replica.symbolic.codegen` cuts the pieces at such pairs
-(:func:`replica.symbolic.gaussian.narrow_features`), where each piece sees the pair at a
-distance comparable to its length. An integrand object whose
+levels or higher). An integrand object whose
 ``weighted_sums`` gives no coefficients (no ``nested`` attribute) shows no decay: its
 estimate is :math:`E = |G_{n_k} - G_{n_{k-1}}|` itself (the error of the coarser rule,
 evaluated too), never squared (:mod:`replica.symbolic.codegen`'s integrands, the outer one of
@@ -222,20 +209,7 @@ def _seen_decay(c, n: int, scale, rounding):
     interpolant: a coefficient sequence with a knee -- a smooth part of scale :math:`s` whose
     coefficients fall fast, plus a feature of amplitude :math:`A \ll s` whose coefficients fall
     slowly, as next to a narrow step -- shows there the feature's rate, which :math:`E/s`
-    (:math:`A = s` assumed) does not.
-
-    A knee right at the top -- the slow component's coefficients only the top two, the two
-    below them the fast component's -- makes both same-parity ratios straddle it: they read
-    the fast decay. So the rate of the top two themselves, :math:`q = |c_{n-1}/c_{n-2}|`
-    (:math:`q^n` where both are above the rounding level :math:`\delta`; 1 where :math:`q \ge
-    1`), is credited where it is slower: the factor is the larger of :math:`r^{n/2}` and
-    :math:`q^n`. (Beside a pole pair at :math:`1.1 \pm 0.1i`, on the graded piece
-    :math:`[0, 0.7]` at 16 nodes and 30 digits, the same-parity ratios were
-    :math:`5.6\cdot10^{-3}` and :math:`1.5\cdot10^{-4}`, the top two :math:`2.0\cdot10^{-18}`
-    and :math:`7.5\cdot10^{-19}` of the scale: estimate :math:`4\cdot10^{-33}`, error
-    :math:`3.7\cdot10^{-29}`.) A lower coefficient at a zero of the modulation (or of the
-    parity of an integrand odd about the midpoint, above :math:`\delta` by rounding) gives
-    :math:`q \ge 1` and nothing is credited: that costs a level, never a digit."""
+    (:math:`A = s` assumed) does not."""
     if len(c) < TAILS:
         return 1
     floor = n * (rounding + scale * _ulp16(mpmath.mp.prec))
@@ -245,11 +219,7 @@ def _seen_decay(c, n: int, scale, rounding):
     if not ratios:
         return 0
     r = math.sqrt(ratios[0] * ratios[1]) if len(ratios) == 2 else ratios[0]
-    seen = r ** (n // 2) if r < 1 else 1
-    if c[0] > floor and c[1] > floor:  # the top two's own rate: a knee at the top
-        q = float(c[0] / c[1])
-        seen = max(seen, q ** n if q < 1 else 1)
-    return seen
+    return r ** (n // 2) if r < 1 else 1
 
 
 @functools.lru_cache(maxsize=None)
@@ -349,8 +319,6 @@ class _Piece:
                 square = E / scale  # the geometric regime: the error about E^2/s
                 if SAFETY * square < 1:  # (else est = E anyway)
                     square = max(square, _seen_decay(c, n, scale, rounding))
-                if n < 4 * TAILS:  # the window is half the interpolant: nothing extrapolated
-                    square = max(square, 1 / SAFETY)
                 est = min(E, SAFETY * E * square)
             self.trunc.append(est)
             self.est.append(est + rounding)
