@@ -171,6 +171,13 @@ def test_slow_converging_points_are_not_stopped(monkeypatch):
              ("perceptron_teacher.py", dict(alpha=np.array([1.48, 1.49]), prior="rademacher")),
              ("perceptron_gardner.py", dict(alpha=np.array([1.99]), kappa=0.0))]
     root = Path(LASSO).parent
+    # one untimed solve of each grid first: in a full suite run (this module after others on
+    # the same xdist worker) the logistic point's first solve and the next differed in the last
+    # bits of m (stop 52's fresh clone; alone, fresh or warm cache, they are identical), so the
+    # two solves compared below both follow a solve of the same grid (the process's remembered
+    # state, whatever it is, the same before each); the cause is not established
+    for f, kw in grids:
+        replica.solve_float64(str(root / f), strict=False, **kw)
     got = [replica.solve_float64(str(root / f), strict=False, **kw) for f, kw in grids]
     _without_the_stop(monkeypatch)
     ref = [replica.solve_float64(str(root / f), strict=False, **kw) for f, kw in grids]
