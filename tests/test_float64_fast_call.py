@@ -162,6 +162,7 @@ CASES = [
     ("alignment", dict(ALIGN, kappa=KAPPA.reshape(7, 1), alpha=np.array([1.0, 3.0]), lam=0.1)),
     ("alignment", dict(ALIGN, train=_matrix(), test=_matrix(seed=1), d=None, tau=4, kappa="1/2")),
     ("alignment", dict(ALIGN, kappa=np.array([1e-12, 0.5, 1e12]), alpha=1e-9)),
+    ("alignment", dict(ALIGN, rho=np.array([1e300, 0.01]))),  # a non-finite point beside one
     ("isotropic", dict(alpha=np.logspace(-1, 2, 9), tau=4.0, kappa=0.5, rho=0.01)),
     ("isotropic", dict(alpha=2.0, tau=0.5, kappa=0.5, rho=0.01, lam=0.01)),
     ("lowrank", dict(alpha=np.logspace(-0.5, 2, 5), tau=2.25, kappa=1.5, rho=0.5, sigma=0.3,

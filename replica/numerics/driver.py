@@ -516,11 +516,13 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
     if len(got) < 8 or (got[6] is not None and got[6].any()):
         return None  # (points left to the NumPy path: solve_grid's Machine.grid solves them)
     _x, iters, rel, _iterated, rep, _admissible, _left, (cond, err, code) = got
-    if np.any(code == 5):  # refused by an admissibility margin: Machine.grid decides whether
-        return None        # the refusal is shown (Machine._undecided_margins)
-    code = start_not_finite(code, kern.iterated)
+    worst = int(code.max())  # one reduction for the three tests below (codes 0-5)
+    if worst == 5:  # refused by an admissibility margin: Machine.grid decides whether
+        return None  # the refusal is shown (Machine._undecided_margins)
+    if worst == 4:
+        code = start_not_finite(code, kern.iterated)
     status, done = status_of_codes(code)
-    if not done.all():  # NaN where a point is not a result (the kernel's arrays are its own)
+    if worst > 2:  # NaN where a point is not a result (the kernel's arrays are its own)
         rep = np.where(done, rep, np.nan)
         cond = np.where(done, cond, np.nan)
         err = np.where(done, err, np.nan)
