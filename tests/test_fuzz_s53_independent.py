@@ -241,3 +241,24 @@ def test_hinge_svm_enclosures_contain_the_gardner_equations():
             lo, hi = (mp.mpf(x) for x in enclosures[name])
             assert lo <= value <= hi, (name, lo, value, hi)
             assert hi - lo <= 1e-18 * abs(value), (name, lo, hi)
+
+
+# --- model files with odd contents ----------------------------------------------------------------
+@pytest.mark.parametrize("case, content, expected", [
+    ("nul.py", b"MODEL = 1\x00\n", "null bytes"),
+    ("folder.py", None, "is a directory, not a model file"),
+], ids=["nul-byte", "directory"])
+def test_odd_model_file_is_one_line_naming_it(tmp_path, capsys, case, content, expected):
+    """Found in this round: a NUL byte gave "nul.py:None: syntax error" (no line exists) and a
+    directory "no such file". Planted: the former messages restored -> both fail."""
+    from replica.cli import main
+
+    path = tmp_path / case
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    rc = main(["solve", "--model", str(path), "--alpha", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert expected in err and "None" not in err, err
