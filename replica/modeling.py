@@ -696,6 +696,8 @@ def load_model_namespace(path: str) -> tuple:
 
     from .watched_run import WatchedRunError, run_watched
 
+    if path and os.path.isdir(path):
+        raise ModelError(f"--model: {path!r} is a directory, not a model file")
     if not path or not os.path.isfile(path):
         raise ModelError(f"--model: no such file: {path!r}")
     path = os.path.abspath(path)
@@ -708,7 +710,8 @@ def load_model_namespace(path: str) -> tuple:
     except ReplicaError as exc:
         raise ModelError(f"{path}: {exc}") from None
     except SyntaxError as exc:
-        raise ModelError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+        line = f":{exc.lineno}" if exc.lineno else ""  # (None for a NUL byte in the source)
+        raise ModelError(f"{path}{line}: syntax error: {exc.msg}") from None
     except Exception as exc:  # the user's code failed: say where, in one line
         frames = [f for f in traceback.extract_tb(exc.__traceback__)
                   if os.path.abspath(f.filename) == path]
