@@ -751,7 +751,18 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     from any fixed point while it approaches the boundary of the admissible domain. The margins
     are evaluated only at points whose sweep met the first conditions (and, where such a run
     begins, at the iterate of the sweep before), so they cost nothing where no point diverges;
-    the other points' iterations, values and statuses are those without ``margins``. Returns
+    the other points' iterations, values and statuses are those without ``margins``. And by
+    :func:`damped_mp`'s second rule: a point whose map is not finite at its iterate (where no
+    Newton step was accepted it stops there, not converged, in any case -- an overflow, a
+    quadrature that fails: the float64 form of the map's error that ``damped_mp`` catches) after
+    a margin fell strictly at each of the last ``BOUNDARY_RUN_SWEEPS // 2`` sweeps (its
+    iterates at the sweeps' starts, whatever step -- damped or Newton -- led from one to the
+    next) is recorded as stopped at the boundary, with the fall over up to
+    :data:`BOUNDARY_RUN_SWEEPS` sweeps back (the Rademacher teacher above its algorithmic
+    threshold: :math:`1 - m` falls from 0.15 to 1e-5 in 12 sweeps, where the teacher's
+    integrals overflow); without such a fall it stops as before. The last
+    ``BOUNDARY_RUN_SWEEPS + 1`` iterates of every point are kept for that (an array of
+    ``13 n N`` floats), their margins evaluated only at the points whose map failed. Returns
     then ``(x, converged, iterations, relative change, drift)``, ``drift`` a
     :class:`GridDrift` of the points stopped.
     """
@@ -776,6 +787,9 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         in_run = np.zeros(N, bool)  # the previous sweep met the conditions of a run
         falls = g_last = g_first = None  # (K, N): a margin's falls in a row, its last value,
         # and its value before the first of those falls (allocated at the first run)
+        T = BOUNDARY_RUN_SWEEPS + 1
+        trail = np.full((T, n, N), np.nan)  # the iterates of a point's last T sweeps (sweep s
+        # at s % T), whose margins are evaluated only where the map fails
 
     def F(xv, ix):
         m = ix.size
@@ -835,6 +849,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             break
         m = idx.size
         xa = X[:, idx]
+        if watch:
+            trail[it % T][:, idx] = xa
         known = has_f[idx]
         if known.all():
             fx = f_known[:, idx]
@@ -951,6 +967,25 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         if stop.any():  # (a point that converged in this sweep is not stopped)
             drift.stopped[idx[stop & fin]] = False
             fin |= stop
+        if watch and not (ok | newton).all():
+            # the map not finite at a point's iterate (it stops here, above): damped_mp's
+            # second rule, after a margin fell at each of the last BOUNDARY_RUN_SWEEPS // 2
+            # sweeps
+            pos = np.flatnonzero(plain & ~ok)
+            ix = idx[pos]
+            depth = min(it, T)
+            g = np.array([_margin_rows(margins, trail[s % T][:, ix], ix)
+                          for s in range(it - depth + 1, it + 1)])  # (depth, K, points)
+            with np.errstate(invalid="ignore"):
+                fell = g[1:] < g[:-1]  # (NaN: no fall)
+            run = np.cumprod(fell[::-1], axis=0).sum(axis=0)  # (K, points): trailing falls
+            hit = run >= BOUNDARY_RUN_SWEEPS // 2
+            gone = np.flatnonzero(hit.any(axis=0))
+            if gone.size:
+                k = np.argmax(hit[:, gone], axis=0)  # the first condition whose margin fell
+                k_run = run[k, gone]
+                drift.record(ix[gone], k, g[depth - 1 - k_run, k, gone], g[-1, k, gone], it,
+                             falls=k_run)
         idx = idx[~fin]
     out = _grid_result(X, done, iters, rel, n, shape)
     return out + (drift.reshaped(shape),) if margins is not None else out
@@ -969,26 +1004,33 @@ class GridDrift:
     boundary of the admissible domain (its ``margins``): ``stopped`` (bool), and there
     ``label`` (the index of the condition whose margin fell at every sweep of the run), the
     margin before the run (``first``) and at its last iterate (``last``), and the sweep at
-    which the point stopped (``sweep``); arrays of the grid's shape."""
+    which the point stopped (``sweep``); arrays of the grid's shape. ``falls``: 0 where the
+    point stopped by the first rule of :func:`damped_mp` (the damped iteration diverged while the
+    margin fell); where it stopped by the second (the map could not be evaluated at its
+    iterate -- not finite -- after the margin fell at each of at least
+    ``BOUNDARY_RUN_SWEEPS // 2`` sweeps), the number of sweeps of that fall (``first`` is then
+    the margin where it began, at most :data:`BOUNDARY_RUN_SWEEPS` sweeps back)."""
 
     stopped: np.ndarray
     label: np.ndarray
     first: np.ndarray
     last: np.ndarray
     sweep: np.ndarray
+    falls: np.ndarray
 
     @classmethod
     def none(cls, shape) -> "GridDrift":
         """No point stopped, at points of ``shape``."""
         return cls(np.zeros(shape, bool), np.full(shape, -1), np.full(shape, np.nan),
-                   np.full(shape, np.nan), np.zeros(shape, int))
+                   np.full(shape, np.nan), np.zeros(shape, int), np.zeros(shape, int))
 
-    def record(self, points, label, first, last, sweep):
+    def record(self, points, label, first, last, sweep, falls=0):
         self.stopped[points] = True
         self.label[points] = label
         self.first[points] = first
         self.last[points] = last
         self.sweep[points] = sweep
+        self.falls[points] = falls
 
     def reshaped(self, shape) -> "GridDrift":
         return GridDrift(*(a.reshape(shape) for a in self._arrays()))
