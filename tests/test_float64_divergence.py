@@ -148,10 +148,11 @@ def test_lasso_damped_float64_and_mpmath_stop_alike():
 
 
 def _without_the_stop(monkeypatch):
-    """``iterate_grid`` with its ``margins`` dropped: the iteration as it was before the stop."""
+    """``iterate_grid`` with its ``margins`` and ``precise`` dropped: the iteration as it was
+    before the stops."""
     real = newton.iterate_grid
 
-    def plain(*args, margins=None, **kwargs):
+    def plain(*args, margins=None, precise=None, **kwargs):
         out = real(*args, **kwargs)
         return out if margins is None else out + (GridDrift.none(np.shape(out[1])),)
 
@@ -322,3 +323,55 @@ def test_teacher_above_alpha_alg_stops_as_the_mpmath_iteration_does(alpha):
         assert int(got.group(3)) >= BOUNDARY_RUN_SWEEPS // 2
         assert float(got.group(1)) > 0.1 > 1e-4 > float(got.group(2))
     assert "could not be evaluated after a margin fell" in f64_err.value.tried
+
+
+def test_grid_stops_a_point_whose_float64_newton_steps_have_no_digit():
+    """``precise``: phi(x) = 1 + 3 (x - 1) at both points (its fixed point 1 repels the damped
+    iteration, eigenvalue 3: the damping falls to its floor), the float64 Jacobian wrong at the
+    first point (-5 instead of 3: its Newton step (x - 1)/3 is rejected, the exact one is
+    1 - x, 4/3 of it off), exact at the second (Newton converges at once); the extended-precision
+    map and Jacobian exact at both. The first point stops after BOUNDARY_RUN_SWEEPS checked
+    sweeps in a row (``unresolved``, its step error 4/3), the second converges as without
+    ``precise``; without ``precise`` the first runs to ``maxiter``. (< 20 ms.)"""
+    wrong = np.array([True, False])
+
+    def phi(xa, idx):
+        return [1 + 3 * (xa[0] - 1)]
+
+    def jac(xa, idx):
+        return [np.where(wrong[idx], -5.0, 3.0)]
+
+    precise = (lambda xa, idx: [1 + 3 * (xa[0] - 1)],
+               lambda xa, idx: [np.full(idx.size, 3, dtype=np.longdouble)])
+    kw = dict(fixed_point=True, positive=False, damping=0.5, rtol=1e-13, maxiter=200)
+    x, done, iters, rel, drift = iterate_grid(phi, jac, np.full((1, 2), 1.2), precise=precise,
+                                              **kw)
+    assert drift.unresolved.tolist() == [True, False] == drift.stopped.tolist()
+    assert done.tolist() == [False, True] and x[0, 1] == 1.0
+    assert drift.sweep[0] == iters[0] <= 5 + BOUNDARY_RUN_SWEEPS + 1, drift.sweep
+    assert abs(drift.first[0] - 4 / 3) < 1e-6 and abs(drift.last[0] - 4 / 3) < 1e-6
+    x0, done0, iters0, rel0 = iterate_grid(phi, jac, np.full((1, 2), 1.2), **kw)
+    assert iters0[0] == 200 and not done0[0]
+    for a, b in ((x, x0), (done, done0), (iters, iters0), (rel, rel0)):
+        assert np.array_equal(a[..., 1], b[..., 1])
+
+
+@pytest.mark.slow
+def test_lasso_default_float64_path_says_float64_cannot_resolve_the_point():
+    """The LASSO point of the finding on the default float64 path (declared start, Newton +
+    damped): the solution exists (V = 0.4037, risk 1.01e-10; the state evolution in closed form
+    at 50 digits, and the engine's mpmath Newton from there at 30 digits, condition 3.8e18 --
+    benchmarks/README.md, f64div2) but repels the damped iteration, and the float64 Newton steps
+    near it have no correct digit (risk = eps - 2m + q cancels 9 digits): before, the float64
+    iteration wandered to sweep 10906 (146-189 s CPU) and stopped ``inadmissible``; now it stops
+    ``stalled`` within 2000 sweeps, saying that float64 cannot resolve it. (~35 s CPU at load
+    13-17, with the model's code generated.)"""
+    kw = dict(alpha=np.array([0.5]), eps=0.1, sigma=0.0, lam=1e-5)
+    r = replica.solve_float64(LASSO, strict=False, **kw)
+    assert r["status"].tolist() == ["stalled"]
+    assert r["iterations"][0] < 2000 and np.isnan(r["risk"]).all()
+    with pytest.raises(ConvergenceError, match=r"not resolvable in float64: the float64 Newton "
+                       r"step had no correct digit at each of 12 checked sweeps in a row") as err:
+        replica.solve_float64(LASSO, **kw)
+    assert err.value.status == "stalled"
+    assert "no correct digit (compared with extended precision)" in err.value.tried

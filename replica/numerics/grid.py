@@ -318,7 +318,9 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
         if stopped and np.all(done | drift.stopped):  # (every point not done diverged)
             raise ConvergenceError(f"{m.problem.name} float64: {drift_note(stopped)}",
                                    tried=f"{DRIFT_TRIED_START}, {drift_tried(stopped)}",
-                                   status=Status.INADMISSIBLE)
+                                   status=Status.STALLED
+                                   if {k for _, k in stopped} == {"unresolved"}
+                                   else Status.INADMISSIBLE)
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",
                                status=Status.MAX_ITERATIONS)
@@ -351,7 +353,9 @@ def drift_tried(drift: dict) -> str:
     return "; ".join(w for k, w in (
         ("diverges", "a point stopped where its damped iteration diverged"),
         ("unevaluable", "a point stopped where its equations could not be evaluated after a "
-                        "margin fell")) if k in kinds)
+                        "margin fell"),
+        ("unresolved", "a point stopped where its float64 Newton steps had no correct digit "
+                       "(compared with extended precision)")) if k in kinds)
 
 
 def drift_summary(m: Machine, drift) -> dict:
@@ -370,9 +374,15 @@ def drift_summary(m: Machine, drift) -> dict:
     label, sweep = np.asarray(drift.label)[stopped], np.asarray(drift.sweep)[stopped]
     first, last = np.asarray(drift.first)[stopped], np.asarray(drift.last)[stopped]
     falls = np.asarray(drift.falls)[stopped]
-    for k in np.unique(label):
+    unresolved = np.asarray(drift.unresolved)[stopped]
+    if unresolved.any():
+        at = np.flatnonzero(unresolved)
+        j = at[np.argmin(sweep[at])]
+        out[("", "unresolved")] = (int(at.size), float(first[j]), float(last[j]), int(sweep[j]),
+                                   0)
+    for k in np.unique(label[~unresolved]):
         for kind, sel in (("diverges", falls == 0), ("unevaluable", falls > 0)):
-            at = np.flatnonzero((label == k) & sel)
+            at = np.flatnonzero((label == k) & sel & ~unresolved)
             if at.size:
                 j = at[np.argmin(sweep[at])]
                 out[(m.outline.admissible[int(k)], kind)] = (
@@ -406,6 +416,15 @@ def drift_note(drift: dict) -> str:
 
     def note(label, kind, n, a, b, sw, k):
         first = "" if n == 1 else " at the first of them"
+        if kind == "unresolved":
+            return (f"not resolvable in float64: {'the' if n == 1 else f'at {n} points the'} "
+                    f"float64 Newton step had no correct digit at each of {BOUNDARY_RUN_SWEEPS} "
+                    f"checked sweeps in a row (the damping low), at sweep {sw}{first} "
+                    f"(it differed from the step of the equations evaluated in extended "
+                    f"precision by {a:.2g} times its size, the median of those sweeps) while "
+                    f"its damped iteration did not progress: the Newton matrix is singular to "
+                    f"float64 precision there, and no float64 step makes progress; the mpmath "
+                    f"solve (replica solve) works at more digits")
         if kind == "unevaluable":
             return (f"{'the iteration' if n == 1 else f'at {n} points the iteration'} runs "
                     f"towards the boundary of the domain {label} (its margin fell from "
