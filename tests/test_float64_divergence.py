@@ -148,10 +148,11 @@ def test_lasso_damped_float64_and_mpmath_stop_alike():
 
 
 def _without_the_stop(monkeypatch):
-    """``iterate_grid`` with its ``margins`` dropped: the iteration as it was before the stop."""
+    """``iterate_grid`` with its ``margins`` and ``precise`` dropped: the iteration as it was
+    before the stops."""
     real = newton.iterate_grid
 
-    def plain(*args, margins=None, **kwargs):
+    def plain(*args, margins=None, precise=None, **kwargs):
         out = real(*args, **kwargs)
         return out if margins is None else out + (GridDrift.none(np.shape(out[1])),)
 
@@ -195,8 +196,8 @@ def test_the_note_tells_the_margins_apart():
     from replica.numerics.grid import drift_note
 
     assert "(its margin fell from 9.37e+06 to 9.34e+06)" in drift_note(
-        {"V > 0": (1, 9.37e6, 9.34e6, 78)})
-    note = drift_note({"m < 1": (3, 0.10381, 0.10362, 28)})
+        {("V > 0", "diverges"): (1, 9.37e6, 9.34e6, 78, 0)})
+    note = drift_note({("m < 1", "diverges"): (3, 0.10381, 0.10362, 28, 0)})
     assert note.startswith("at 3 points the damped iteration diverges")
     assert "at sweep 28 at the first of them" in note
     assert "(its margin fell from 0.1038 to 0.1036)" in note
@@ -228,3 +229,149 @@ def test_a_continued_grid_stops_the_same_points_and_reports_their_last_solve():
     for a, b in zip(drift._arrays(), plain._arrays()):
         assert np.array_equal(a[diverges], b[diverges])
     assert (iters[diverges] >= drift.sweep[diverges]).all()
+
+
+def _toy_unevaluable():
+    """phi(x) = 1 - (1 - x)/4 at the points of DIVERGES (their fixed point is the boundary
+    x = 1: the margin 1 - x falls at every sweep), NaN once 1 - x < 1e-3 (the map cannot be
+    evaluated there, as the teacher's integrals near m = 1); phi(x) = 0.99 - (0.99 - x)/2 at
+    the others (they converge to 0.99)."""
+    def phi(xa, idx):
+        x = xa[0]
+        far = np.where(1 - x < 1e-3, np.nan, 1 - (1 - x) / 4)
+        return [np.where(DIVERGES[idx], far, 0.99 - (0.99 - x) / 2)]
+
+    def jac(xa, idx):
+        return [np.where(DIVERGES[idx], 0.25, 0.5)]
+
+    return phi, jac
+
+
+@pytest.mark.parametrize("newton_from", [0.0, np.inf])
+def test_grid_stops_where_the_map_fails_after_the_margin_fell(newton_from):
+    """damped_mp's second rule in float64: the map not finite at a point's iterate after the
+    margin fell at each of the last BOUNDARY_RUN_SWEEPS // 2 sweeps -- the point is recorded
+    as stopped at the boundary (``falls``: the sweeps of the fall, up to 12), by damped steps
+    alone (``newton_from = 0``) and with Newton steps (rejected where they leave the domain);
+    the converging points end as without ``margins``. (< 10 ms.)"""
+    kw = dict(fixed_point=True, positive=True, damping=0.5, rtol=1e-13, maxiter=1000,
+              newton_from=newton_from)
+    phi, jac = _toy_unevaluable()
+    x, done, iters, rel, drift = iterate_grid(phi, jac, np.full((1, 4), 0.5),
+                                              margins=_below_one, **kw)
+    assert drift.stopped.tolist() == DIVERGES.tolist()
+    assert not done[DIVERGES].any() and done[~DIVERGES].all()
+    assert (drift.falls[DIVERGES] >= BOUNDARY_RUN_SWEEPS // 2).all(), drift.falls
+    assert (drift.falls[DIVERGES] <= BOUNDARY_RUN_SWEEPS).all()
+    assert (drift.falls[~DIVERGES] == 0).all()
+    assert (drift.sweep[DIVERGES] == iters[DIVERGES]).all()
+    assert (drift.first[DIVERGES] > drift.last[DIVERGES]).all()
+    assert (drift.last[DIVERGES] < 1e-3).all() and (drift.last[DIVERGES] > 0).all()
+    assert np.array_equal(drift.last[DIVERGES], 1 - x[0, DIVERGES])  # (its last iterate)
+    x0, done0, iters0, rel0 = iterate_grid(phi, jac, np.full((1, 4), 0.5), **kw)
+    for a, b in ((x, x0), (done, done0), (iters, iters0), (rel, rel0)):
+        assert np.array_equal(a, b)  # (the stopped points too: they stopped there before)
+
+
+def test_a_map_that_fails_without_a_falling_margin_is_not_recorded():
+    """The map not finite after fewer than BOUNDARY_RUN_SWEEPS // 2 falls of the margin (NaN
+    from x > 0.55 on, reached at the second sweep from 1/2): the point stops, not converged, as
+    before -- not recorded as stopped at the boundary. (< 5 ms.)"""
+    def phi(xa, idx):
+        x = xa[0]
+        return [np.where(x > 0.55, np.nan, 1 - (1 - x) / 4)]
+
+    def jac(xa, idx):
+        return [np.full(idx.size, 0.25)]
+
+    x, done, iters, rel, drift = iterate_grid(
+        phi, jac, np.full((1, 2), 0.5), fixed_point=True, positive=True, damping=0.5,
+        rtol=1e-13, maxiter=1000, newton_from=0.0, margins=_below_one)
+    assert not done.any() and (iters < 5).all()
+    assert not drift.stopped.any()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", ["1.8", "2"])
+def test_teacher_above_alpha_alg_stops_as_the_mpmath_iteration_does(alpha):
+    """The Rademacher teacher above alpha_alg = 1.4926 on the default float64 path: the
+    iteration runs to m = 1 (Newton steps past it rejected) and the teacher's integrals are not
+    finite at m ~ 1 - 1e-5 at sweep 14 -- before, status ``max-iterations`` after those 14
+    sweeps; now ``inadmissible`` with the reason of the mpmath start iteration (damped_mp at
+    30 digits, live: its iteration stops so at sweep 19 / 15, the margin 1 - m at 5e-21 /
+    1e-33, where float64 stops at the first iterate whose map is not finite). (~6 s CPU for
+    the mpmath solve; the float64 one 0.1 s once the model's code is generated.)"""
+    from replica.numerics.driver import solve_params
+
+    r = replica.solve_float64(TEACHER, strict=False, alpha=np.array([float(alpha)]),
+                              prior="rademacher")
+    assert r["status"].tolist() == ["inadmissible"]
+    assert np.isnan(r["m"]).all() and not r["converged"].any()
+    with pytest.raises(ConvergenceError) as f64_err:
+        replica.solve_float64(TEACHER, alpha=np.array([float(alpha)]), prior="rademacher")
+    p = replica.load_model(TEACHER)
+    with pytest.raises(ConvergenceError) as mp_err:
+        solve_params(p, p.schema.parse({"alpha": alpha, "prior": "rademacher"}), dps=30,
+                     force_mp_start=True)
+    words = (r"the iteration runs towards the boundary of the domain m < 1 \(its margin fell "
+             r"from (\S+) to (\S+) in the last (\d+) sweeps\), where the equations could not "
+             r"be evaluated at sweep (\d+): no solution with m < 1 was reached")
+    for err in (f64_err, mp_err):
+        assert err.value.status == "inadmissible"
+        got = re.search(words, str(err.value))
+        assert got, str(err.value)
+        assert int(got.group(3)) >= BOUNDARY_RUN_SWEEPS // 2
+        assert float(got.group(1)) > 0.1 > 1e-4 > float(got.group(2))
+    assert "could not be evaluated after a margin fell" in f64_err.value.tried
+
+
+def test_grid_stops_a_point_whose_float64_newton_steps_have_no_digit():
+    """``precise``: phi(x) = 1 + 3 (x - 1) at both points (its fixed point 1 repels the damped
+    iteration, eigenvalue 3: the damping falls to its floor), the float64 Jacobian wrong at the
+    first point (-5 instead of 3: its Newton step (x - 1)/3 is rejected, the exact one is
+    1 - x, 4/3 of it off), exact at the second (Newton converges at once); the extended-precision
+    map and Jacobian exact at both. The first point stops after BOUNDARY_RUN_SWEEPS checked
+    sweeps in a row (``unresolved``, its step error 4/3), the second converges as without
+    ``precise``; without ``precise`` the first runs to ``maxiter``. (< 20 ms.)"""
+    wrong = np.array([True, False])
+
+    def phi(xa, idx):
+        return [1 + 3 * (xa[0] - 1)]
+
+    def jac(xa, idx):
+        return [np.where(wrong[idx], -5.0, 3.0)]
+
+    precise = (lambda xa, idx: [1 + 3 * (xa[0] - 1)],
+               lambda xa, idx: [np.full(idx.size, 3, dtype=np.longdouble)])
+    kw = dict(fixed_point=True, positive=False, damping=0.5, rtol=1e-13, maxiter=200)
+    x, done, iters, rel, drift = iterate_grid(phi, jac, np.full((1, 2), 1.2), precise=precise,
+                                              **kw)
+    assert drift.unresolved.tolist() == [True, False] == drift.stopped.tolist()
+    assert done.tolist() == [False, True] and x[0, 1] == 1.0
+    assert drift.sweep[0] == iters[0] <= 5 + BOUNDARY_RUN_SWEEPS + 1, drift.sweep
+    assert abs(drift.first[0] - 4 / 3) < 1e-6 and abs(drift.last[0] - 4 / 3) < 1e-6
+    x0, done0, iters0, rel0 = iterate_grid(phi, jac, np.full((1, 2), 1.2), **kw)
+    assert iters0[0] == 200 and not done0[0]
+    for a, b in ((x, x0), (done, done0), (iters, iters0), (rel, rel0)):
+        assert np.array_equal(a[..., 1], b[..., 1])
+
+
+@pytest.mark.slow
+def test_lasso_default_float64_path_says_float64_cannot_resolve_the_point():
+    """The LASSO point of the finding on the default float64 path (declared start, Newton +
+    damped): the solution exists (V = 0.4037, risk 1.01e-10; the state evolution in closed form
+    at 50 digits, and the engine's mpmath Newton from there at 30 digits, condition 3.8e18 --
+    benchmarks/README.md, f64div2) but repels the damped iteration, and the float64 Newton steps
+    near it have no correct digit (risk = eps - 2m + q cancels 9 digits): before, the float64
+    iteration wandered to sweep 10906 (146-189 s CPU) and stopped ``inadmissible``; now it stops
+    ``stalled`` within 2000 sweeps (1181), saying that float64 cannot resolve it. (~35 s CPU
+    at load 13-17 with the model's code generated; 144 s wall with a fresh code cache at load
+    11-14, most of it generating the model's code.)"""
+    kw = dict(alpha=np.array([0.5]), eps=0.1, sigma=0.0, lam=1e-5)
+    with pytest.raises(ConvergenceError, match=r"\(1 stalled\); not resolvable in float64: the "
+                       r"float64 Newton step had no correct digit at each of 12 checked sweeps "
+                       r"in a row \(the damping low\), at sweep (\d+) ") as err:
+        replica.solve_float64(LASSO, **kw)
+    assert err.value.status == "stalled"
+    assert int(re.search(r"at sweep (\d+) ", str(err.value)).group(1)) < 2000
+    assert "no correct digit (compared with extended precision)" in err.value.tried

@@ -82,7 +82,8 @@ from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
 from .float64_checks import start_not_finite, status_of_codes
 from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
-                   _scalar_in_domain, boundary_note, drift_note, float64_start, solve_grid)
+                   _scalar_in_domain, boundary_note, drift_note, drift_tried, float64_start,
+                   solve_grid)
 from .kernels import enabled as kernels_enabled, kernel
 from .newton import DivisionAtStart
 from .machine import direct_value, direct_value_and_ball, machine
@@ -466,8 +467,7 @@ def solve_float64(problem: Problem, *, strict: bool = True, start=None, method: 
                                + (f"; {near}" if near else ""),
                                tried=f"declared start, then damped/Newton iteration ({maxiter} "
                                      f"sweeps, relative tolerance {rtol}"
-                                     + ("; a point stopped where its damped iteration diverged"
-                                        if drift else "") + ")"
+                                     + (f"; {drift_tried(drift)}" if drift else "") + ")"
                                      + (f", then the verified solve at {refine_dps} digits"
                                         if refine else ""),
                                status=first)

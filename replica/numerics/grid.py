@@ -317,7 +317,10 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
         stopped = drift_summary(m, drift)
         if stopped and np.all(done | drift.stopped):  # (every point not done diverged)
             raise ConvergenceError(f"{m.problem.name} float64: {drift_note(stopped)}",
-                                   tried=DRIFT_TRIED, status=Status.INADMISSIBLE)
+                                   tried=f"{DRIFT_TRIED_START}, {drift_tried(stopped)}",
+                                   status=Status.STALLED
+                                   if {k for _, k in stopped} == {"unresolved"}
+                                   else Status.INADMISSIBLE)
         raise ConvergenceError(f"{m.problem.name} float64 iteration did not converge",
                                tried="declared start, then damped/Newton iteration",
                                status=Status.MAX_ITERATIONS)
@@ -341,43 +344,65 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     return out
 
 
-DRIFT_TRIED = ("declared start, then damped/Newton iteration in float64, each point stopped where "
-               "its damped iteration diverged")
+DRIFT_TRIED_START = "declared start, then damped/Newton iteration in float64"
+
+
+def drift_tried(drift: dict) -> str:
+    """The ``tried`` words of a float64 error for :func:`drift_summary`'s points."""
+    kinds = {kind for _, kind in drift}
+    return "; ".join(w for k, w in (
+        ("diverges", "a point stopped where its damped iteration diverged"),
+        ("unevaluable", "a point stopped where its equations could not be evaluated after a "
+                        "margin fell"),
+        ("unresolved", "a point stopped where its float64 Newton steps had no correct digit "
+                       "(compared with extended precision)")) if k in kinds)
 
 
 def drift_summary(m: Machine, drift) -> dict:
-    """``{label: (points, first, last, sweep)}`` of a grid's
-    :class:`~replica.numerics.newton.GridDrift`: for each declared admissibility condition, how
-    many points stopped because their damped iteration diverged while its margin fell, and,
-    at the one of them that stopped first, the margin before the run, at its end, and the
-    sweep. Empty where no point stopped."""
+    """``{(label, kind): (points, first, last, sweep, falls)}`` of a grid's
+    :class:`~replica.numerics.newton.GridDrift`: for each declared admissibility condition and
+    each of :func:`~replica.numerics.newton.damped_mp`'s two rules -- ``kind`` ``"diverges"``
+    (the damped iteration diverged while the condition's margin fell) or ``"unevaluable"`` (the
+    equations were not finite after the margin fell) -- how many points stopped so, and, at
+    the one of them that stopped first, the margin where the fall began, at its end, the sweep
+    and the number of sweeps of the fall (``falls``, 0 for ``"diverges"``). Empty where no point
+    stopped."""
     stopped = np.asarray(drift.stopped, bool)
     if not stopped.any():
         return {}
     out = {}
     label, sweep = np.asarray(drift.label)[stopped], np.asarray(drift.sweep)[stopped]
     first, last = np.asarray(drift.first)[stopped], np.asarray(drift.last)[stopped]
-    for k in np.unique(label):
-        at = np.flatnonzero(label == k)
+    falls = np.asarray(drift.falls)[stopped]
+    unresolved = np.asarray(drift.unresolved)[stopped]
+    if unresolved.any():
+        at = np.flatnonzero(unresolved)
         j = at[np.argmin(sweep[at])]
-        out[m.outline.admissible[int(k)]] = (int(at.size), float(first[j]), float(last[j]),
-                                             int(sweep[j]))
+        out[("", "unresolved")] = (int(at.size), float(first[j]), float(last[j]), int(sweep[j]),
+                                   0)
+    for k in np.unique(label[~unresolved]):
+        for kind, sel in (("diverges", falls == 0), ("unevaluable", falls > 0)):
+            at = np.flatnonzero((label == k) & sel & ~unresolved)
+            if at.size:
+                j = at[np.argmin(sweep[at])]
+                out[(m.outline.admissible[int(k)], kind)] = (
+                    int(at.size), float(first[j]), float(last[j]), int(sweep[j]), int(falls[j]))
     return out
 
 
 def merge_drift(into: dict, more: dict) -> None:
     """Add :func:`drift_summary` ``more`` (another variant's points) to ``into``."""
-    for label, (n, a, b, sw) in more.items():
-        was = into.get(label)
-        if was is None or sw < was[3]:
-            into[label] = (n + (was[0] if was else 0), a, b, sw)
+    for key, (n, *rest) in more.items():
+        was = into.get(key)
+        if was is None or rest[2] < was[3]:
+            into[key] = (n + (was[0] if was else 0), *rest)
         else:
-            into[label] = (was[0] + n,) + was[1:]
+            into[key] = (was[0] + n,) + was[1:]
 
 
 def drift_note(drift: dict) -> str:
     """The words of a float64 error for :func:`drift_summary`'s points, those of the mpmath
-    start iteration's stop (:func:`~replica.numerics.newton.damped_mp`): what the iteration
+    start iteration's stops (:func:`~replica.numerics.newton.damped_mp`): what the iteration
     did, not a proof that no solution lies inside the domain."""
     from .newton import BOUNDARY_RUN_SWEEPS
 
@@ -389,14 +414,30 @@ def drift_note(drift: dict) -> str:
                 break
         return f"{x} to {y}"
 
-    return "; ".join(
-        f"{'the damped iteration' if n == 1 else f'at {n} points the damped iteration'} "
-        f"diverges (each of its last {BOUNDARY_RUN_SWEEPS} changes larger than the one before "
-        f"at the floor damping 1/64, at sweep {sw}{'' if n == 1 else ' at the first of them'})"
-        f" and runs towards the boundary of the domain {label} (its margin fell from "
-        f"{fell(a, b)}): no solution with {label} was reached from this start (one nearer a "
-        f"solution may reach it)"
-        for label, (n, a, b, sw) in drift.items())
+    def note(label, kind, n, a, b, sw, k):
+        first = "" if n == 1 else " at the first of them"
+        if kind == "unresolved":
+            return (f"not resolvable in float64: {'the' if n == 1 else f'at {n} points the'} "
+                    f"float64 Newton step had no correct digit at each of {BOUNDARY_RUN_SWEEPS} "
+                    f"checked sweeps in a row (the damping low), at sweep {sw}{first} "
+                    f"(it differed from the step of the equations evaluated in extended "
+                    f"precision by {a:.2g} times its size, the median of those sweeps) while "
+                    f"its damped iteration did not progress: the Newton matrix is singular to "
+                    f"float64 precision there, and no float64 step makes progress; the mpmath "
+                    f"solve (replica solve) works at more digits")
+        if kind == "unevaluable":
+            return (f"{'the iteration' if n == 1 else f'at {n} points the iteration'} runs "
+                    f"towards the boundary of the domain {label} (its margin fell from "
+                    f"{fell(a, b)} in the last {k} sweeps), where the equations could not be "
+                    f"evaluated at sweep {sw}{first}: no solution with {label} was reached")
+        return (f"{'the damped iteration' if n == 1 else f'at {n} points the damped iteration'} "
+                f"diverges (each of its last {BOUNDARY_RUN_SWEEPS} changes larger than the one "
+                f"before at the floor damping 1/64, at sweep {sw}{first}) and runs towards the "
+                f"boundary of the domain {label} (its margin fell from {fell(a, b)}): no "
+                f"solution with {label} was reached from this start (one nearer a solution may "
+                f"reach it)")
+
+    return "; ".join(note(label, kind, *v) for (label, kind), v in drift.items())
 
 
 BOUNDARY_MARGIN = 1e-2

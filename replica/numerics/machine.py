@@ -803,6 +803,9 @@ class Machine:
             if self.last_drift.stopped.any():  # (not iterated: never done)
                 status = np.array(status, copy=True)
                 status[self.last_drift.stopped] = Status.INADMISSIBLE.value
+                # (float64 Newton steps without a correct digit while the damped iteration
+                # does not progress: no float64 step makes progress, far from the tolerance)
+                status[self.last_drift.unresolved] = Status.STALLED.value
         return x, done, iters, rel, report, status
 
     #: The relative change of each unknown by which :meth:`_undecided_margins` measures how far
@@ -1033,6 +1036,18 @@ class Machine:
                     return self.evaluate("admissible", "np", xa, Pi, spec)
 
             margins = admissible_margins if self.outline.admissible else None
+
+            def precise_group(group):
+                def f(xa, idx):
+                    """``group`` at the points ``idx`` in extended precision (the check of a
+                    float64 Newton step, :func:`~replica.numerics.newton.iterate_grid`)."""
+                    Pi = [v[idx] for v in Pf]
+                    with np.errstate(all="ignore"):
+                        return self._evaluate_ld(group, list(xa), Pi, spec)
+                return f
+
+            precise = ((precise_group("equations"), precise_group("jacobian"))
+                       if method == "start" else None)
             # a declared unique fixed point: seeds from the declared start, the other points
             # from their solved neighbours (iterate_grid_continued)
             continued = (start is None and method == "start" and N >= CONTINUATION_MIN
@@ -1041,9 +1056,9 @@ class Machine:
                 equations, jacobian, x, fixed_point=True, positive=self.outline.positive_unknowns,
                 damping=damping, rtol=rtol, maxiter=maxiter,
                 newton_from=np.inf if method == "start" else 0.0, reuse=GRID_REUSE,
-                margins=margins)
+                margins=margins, precise=precise)
             x, done, iters, rel = got[:4]
-            if margins is not None:
+            if len(got) > 4:
                 drift = got[4]
             iters = iters + root_iters
         else:

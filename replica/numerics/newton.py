@@ -696,7 +696,7 @@ def _relative_change(new, old):
 
 def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
                  damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0,
-                 margins: Callable | None = None):
+                 margins: Callable | None = None, precise: tuple | None = None):
     r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
     still active).
 
@@ -751,9 +751,39 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     from any fixed point while it approaches the boundary of the admissible domain. The margins
     are evaluated only at points whose sweep met the first conditions (and, where such a run
     begins, at the iterate of the sweep before), so they cost nothing where no point diverges;
-    the other points' iterations, values and statuses are those without ``margins``. Returns
+    the other points' iterations, values and statuses are those without ``margins``. And by
+    :func:`damped_mp`'s second rule: a point whose map is not finite at its iterate (where no
+    Newton step was accepted it stops there, not converged, in any case -- an overflow, a
+    quadrature that fails: the float64 form of the map's error that ``damped_mp`` catches) after
+    a margin fell strictly at each of the last ``BOUNDARY_RUN_SWEEPS // 2`` sweeps (its
+    iterates at the sweeps' starts, whatever step -- damped or Newton -- led from one to the
+    next) is recorded as stopped at the boundary, with the fall over up to
+    :data:`BOUNDARY_RUN_SWEEPS` sweeps back (the Rademacher teacher above its algorithmic
+    threshold: :math:`1 - m` falls from 0.15 to 1e-5 in 12 sweeps, where the teacher's
+    integrals overflow); without such a fall it stops as before. The last
+    ``BOUNDARY_RUN_SWEEPS + 1`` iterates of every point are kept for that (an array of
+    ``13 n N`` floats), their margins evaluated only at the points whose map failed. Returns
     then ``(x, converged, iterations, relative change, drift)``, ``drift`` a
     :class:`GridDrift` of the points stopped.
+
+    **A point float64 cannot resolve** (``precise``, a fixed-point system: ``(phi_x, jac_x)``,
+    :math:`\Phi` and :math:`\Phi'` as ``phi`` and ``jac`` but evaluated in extended
+    precision, ``longdouble`` arrays): at a sweep where a point's damping is at most
+    ``damping / 4`` (its damped iteration's change grew at two sweeps at least, recently) and
+    its Newton step is taken with a Jacobian evaluated there, that step :math:`\delta = (I - \Phi')^{-1}(\Phi - x)` is computed again from the
+    extended-precision :math:`\Phi, \Phi'` (eliminated in ``longdouble``); where the two
+    differ, in the unknowns' relative scale (:math:`\max_i|\cdot_i|/|x_i|`), by more than half
+    the extended-precision step, the float64 step has no correct digit. At
+    :data:`BOUNDARY_RUN_SWEEPS` such sweeps in a row (a chord step between them neither counts
+    nor ends the run; a damping above ``damping / 4`` or a checked step with a digit ends it)
+    the point stops, recorded in ``drift``
+    (``unresolved``, status ``stalled``; ``first``: the median of those sweeps' relative step
+    errors, ``last``: the last one's): neither its damped iteration nor float64 Newton steps can converge there (the
+    noiseless LASSO at lam = 1e-5, where the risk eps - 2m + q ~ 1e-10 cancels 9 digits and the
+    Newton matrix in the relative scale has condition 1e13-1e19: the float64 iteration wandered
+    for 10906 sweeps, the same iteration with the map in extended precision converges). The
+    check costs an extended-precision evaluation at those points and sweeps only; it changes no
+    iterate.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
     f_known = np.full((n, N), np.nan)  # Phi at a point's iterate, where already evaluated
@@ -770,12 +800,19 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     floor = 1 / 64
     watch = margins is not None and fixed_point
     drift = GridDrift.none(N)
+    resolve = precise is not None and fixed_point and newton_from > 0
+    if resolve:
+        noisy = np.zeros(N, int)  # sweeps in a row whose float64 Newton step had no digit
+        noise = np.full((BOUNDARY_RUN_SWEEPS, N), np.nan)  # (their relative step errors)
     if watch:  # (the rule of damped_mp, see the docstring)
         r_before = np.full(N, np.inf)  # the relative change at a point's previous iterate
         x_before = np.full((n, N), np.nan)  # and that iterate
         in_run = np.zeros(N, bool)  # the previous sweep met the conditions of a run
         falls = g_last = g_first = None  # (K, N): a margin's falls in a row, its last value,
         # and its value before the first of those falls (allocated at the first run)
+        T = BOUNDARY_RUN_SWEEPS + 1
+        trail = np.full((T, n, N), np.nan)  # the iterates of a point's last T sweeps (sweep s
+        # at s % T), whose margins are evaluated only where the map fails
 
     def F(xv, ix):
         m = ix.size
@@ -835,6 +872,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             break
         m = idx.size
         xa = X[:, idx]
+        if watch:
+            trail[it % T][:, idx] = xa
         known = has_f[idx]
         if known.all():
             fx = f_known[:, idx]
@@ -848,6 +887,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         newton = np.zeros(m, bool)
         f_new = np.full((n, m), np.nan)
         cand = (r < newton_from) & (r >= rtol)
+        checked = None  # (positions, float64 step had no digit, its relative error)
         if cand.any():
             chord = np.zeros(m, bool)
             if reuse > 0:
@@ -858,6 +898,12 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             fresh = np.flatnonzero(cand & ~chord)
             if fresh.size:
                 A = jacobian_matrices(xa[:, fresh], idx[fresh])
+                if resolve:
+                    sel = d[idx[fresh]] <= damping / 4
+                    low = fresh[sel]
+                    if low.size:
+                        checked = (low,) + _step_without_digit(
+                            precise, xa[:, low], fx[:, low], A[sel], idx[low])
                 cand[fresh[~newton_trials(xa, r, fx, A, fresh, newton, f_new)]] = False
                 if reuse > 0:  # (xa[:, fresh] is the iterate where A was evaluated only
                     # where no step was accepted; x_kept is where A was evaluated)
@@ -951,9 +997,98 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         if stop.any():  # (a point that converged in this sweep is not stopped)
             drift.stopped[idx[stop & fin]] = False
             fin |= stop
+        if resolve:
+            hits = np.zeros(m, bool)
+            err_now = np.full(m, np.nan)
+            # a sweep that took no checked step (a chord step) neither counts nor ends the run;
+            # one whose damping is above damping / 4, or whose checked step had a digit, ends it
+            keep = d[idx] <= damping / 4
+            if checked is not None:
+                hits[checked[0]] = checked[1]
+                err_now[checked[0]] = checked[2]
+                keep[checked[0]] = checked[1]
+            noisy[idx] = np.where(hits, noisy[idx] + 1, np.where(keep, noisy[idx], 0))
+            noise[:, idx] = np.where(hits, np.roll(noise[:, idx], -1, axis=0),
+                                     np.where(keep, noise[:, idx], np.nan))
+            noise[-1, idx] = np.where(hits, err_now, noise[-1, idx])
+            gone = np.flatnonzero((noisy[idx] >= BOUNDARY_RUN_SWEEPS) & ~fin & ~stop)
+            if gone.size:
+                ix = idx[gone]
+                drift.record(ix, -1, np.median(noise[:, ix], axis=0), noise[-1, ix], it)
+                drift.unresolved[ix] = True
+                fin[gone] = True
+        if watch and not (ok | newton).all():
+            # the map not finite at a point's iterate (it stops here, above): damped_mp's
+            # second rule, after a margin fell at each of the last BOUNDARY_RUN_SWEEPS // 2
+            # sweeps
+            pos = np.flatnonzero(plain & ~ok)
+            ix = idx[pos]
+            depth = min(it, T)
+            g = np.array([_margin_rows(margins, trail[s % T][:, ix], ix)
+                          for s in range(it - depth + 1, it + 1)])  # (depth, K, points)
+            with np.errstate(invalid="ignore"):
+                fell = g[1:] < g[:-1]  # (NaN: no fall)
+            run = np.cumprod(fell[::-1], axis=0).sum(axis=0)  # (K, points): trailing falls
+            hit = run >= BOUNDARY_RUN_SWEEPS // 2
+            gone = np.flatnonzero(hit.any(axis=0))
+            if gone.size:
+                k = np.argmax(hit[:, gone], axis=0)  # the first condition whose margin fell
+                k_run = run[k, gone]
+                drift.record(ix[gone], k, g[depth - 1 - k_run, k, gone], g[-1, k, gone], it,
+                             falls=k_run)
         idx = idx[~fin]
     out = _grid_result(X, done, iters, rel, n, shape)
-    return out + (drift.reshaped(shape),) if margins is not None else out
+    return out + (drift.reshaped(shape),) if margins is not None or resolve else out
+
+
+def _step_without_digit(precise: tuple, xa, fx, A, ix):
+    """:func:`iterate_grid`'s check of its float64 Newton step at the points ``ix`` (iterates
+    ``xa``, float64 ``Phi`` values ``fx`` and matrices ``A`` = I - Phi'): ``(no digit, relative
+    error)``, the step solved from ``A`` against the one from the extended-precision ``Phi``
+    and ``Phi'`` (``precise``), eliminated in ``longdouble``; the error in the unknowns'
+    relative scale, relative to the extended-precision step's size."""
+    n, m = xa.shape
+    phi_x, jac_x = precise
+    with np.errstate(all="ignore"):
+        xl = xa.astype(np.longdouble)
+        fl = np.array([np.broadcast_to(np.asarray(v, dtype=np.longdouble), (m,))
+                       for v in phi_x(xl, ix)])
+        Jl = np.array([np.broadcast_to(np.asarray(v, dtype=np.longdouble), (m,))
+                       for v in jac_x(xl, ix)])
+        Al = np.eye(n, dtype=np.longdouble) - np.moveaxis(Jl.reshape(n, n, m), -1, 0)
+        step_x = _solve_longdouble(Al, (fl - xl).T)
+        good = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(fx), axis=0)
+        step = np.zeros((m, n))
+        if good.any():
+            try:
+                step[good] = np.linalg.solve(A[good], (fx - xa).T[good][..., None])[..., 0]
+            except np.linalg.LinAlgError:
+                good[:] = False
+        scale = np.maximum(np.abs(xa.T), 1e-300)
+        size = np.max(np.abs(step_x.astype(float)) / scale, axis=1)
+        err = np.max(np.abs((step - step_x).astype(float)) / scale, axis=1) / size
+    err = np.where(good & np.isfinite(err), err, np.nan)
+    return err > 0.5, err
+
+
+def _solve_longdouble(A, b):
+    """``A x = b`` for a batch (``A``: ``(m, n, n)``, ``b``: ``(m, n)``) in ``longdouble``, by
+    Gaussian elimination with partial pivoting (NumPy's ``solve`` has no ``longdouble``)."""
+    A, b = A.copy(), b.copy()
+    m, n = b.shape
+    rows = np.arange(m)
+    for k in range(n):
+        p = k + np.argmax(np.abs(A[:, k:, k]), axis=1)
+        A[rows, k], A[rows, p] = A[rows, p].copy(), A[rows, k].copy()
+        b[rows, k], b[rows, p] = b[rows, p].copy(), b[rows, k].copy()
+        for i in range(k + 1, n):
+            f = A[:, i, k] / A[:, k, k]
+            A[:, i, k:] -= f[:, None] * A[:, k, k:]
+            b[:, i] -= f * b[:, k]
+    x = np.zeros_like(b)
+    for i in range(n - 1, -1, -1):
+        x[:, i] = (b[:, i] - np.sum(A[:, i, i + 1:] * x[:, i + 1:], axis=1)) / A[:, i, i]
+    return x
 
 
 def _margin_rows(margins: Callable, xa, ix) -> np.ndarray:
@@ -969,26 +1104,38 @@ class GridDrift:
     boundary of the admissible domain (its ``margins``): ``stopped`` (bool), and there
     ``label`` (the index of the condition whose margin fell at every sweep of the run), the
     margin before the run (``first``) and at its last iterate (``last``), and the sweep at
-    which the point stopped (``sweep``); arrays of the grid's shape."""
+    which the point stopped (``sweep``); arrays of the grid's shape. ``falls``: 0 where the
+    point stopped by the first rule of :func:`damped_mp` (the damped iteration diverged while the
+    margin fell); where it stopped by the second (the map could not be evaluated at its
+    iterate -- not finite -- after the margin fell at each of at least
+    ``BOUNDARY_RUN_SWEEPS // 2`` sweeps), the number of sweeps of that fall (``first`` is then
+    the margin where it began, at most :data:`BOUNDARY_RUN_SWEEPS` sweeps back).
+    ``unresolved``: the point stopped because its float64 Newton steps had no correct digit
+    (:func:`iterate_grid`'s ``precise``; ``label`` -1, ``first`` and ``last`` the median and the
+    last relative step error)."""
 
     stopped: np.ndarray
     label: np.ndarray
     first: np.ndarray
     last: np.ndarray
     sweep: np.ndarray
+    falls: np.ndarray
+    unresolved: np.ndarray
 
     @classmethod
     def none(cls, shape) -> "GridDrift":
         """No point stopped, at points of ``shape``."""
         return cls(np.zeros(shape, bool), np.full(shape, -1), np.full(shape, np.nan),
-                   np.full(shape, np.nan), np.zeros(shape, int))
+                   np.full(shape, np.nan), np.zeros(shape, int), np.zeros(shape, int),
+                   np.zeros(shape, bool))
 
-    def record(self, points, label, first, last, sweep):
+    def record(self, points, label, first, last, sweep, falls=0):
         self.stopped[points] = True
         self.label[points] = label
         self.first[points] = first
         self.last[points] = last
         self.sweep[points] = sweep
+        self.falls[points] = falls
 
     def reshaped(self, shape) -> "GridDrift":
         return GridDrift(*(a.reshape(shape) for a in self._arrays()))
@@ -1033,13 +1180,16 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     n, shape, N, X0, done, iters, rel = _grid_state(x)
     X = X0.copy()
     margins = kw.pop("margins", None)
+    precise = kw.pop("precise", None)
     drift = GridDrift.none(N)
 
     def solve(points, start):
         watch = None if margins is None else (lambda xa, i: margins(xa, points[i]))
+        more = {} if precise is None else {"precise": tuple(
+            (lambda xa, i, f=f: f(xa, points[i])) for f in precise)}
         got = iterate_grid(lambda xa, i: phi(xa, points[i]), lambda xa, i: jac(xa, points[i]),
-                           start, margins=watch, **kw)
-        if margins is not None:
+                           start, margins=watch, **kw, **more)
+        if len(got) > 4:
             drift.put(points, got[4])
         return got[:4]
 
@@ -1058,7 +1208,7 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
         X[:, again], done[again], iters[again], rel[again] = solve(again, X0[:, again])
         iters[again] += before
     out = _grid_result(X, done, iters, rel, n, shape)
-    return out + (drift.reshaped(shape),) if margins is not None else out
+    return out + (drift.reshaped(shape),) if margins is not None or precise is not None else out
 
 
 def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):
