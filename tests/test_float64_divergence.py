@@ -375,3 +375,21 @@ def test_lasso_default_float64_path_says_float64_cannot_resolve_the_point():
     assert err.value.status == "stalled"
     assert int(re.search(r"at sweep (\d+) ", str(err.value)).group(1)) < 2000
     assert "no correct digit (compared with extended precision)" in err.value.tried
+
+
+@pytest.mark.slow
+def test_a_slow_approach_the_first_rule_stopped_converges_on_the_second_look():
+    """glm_ridge at lam = 1e-3, sigma = 1/2 and small alpha: V grows from 1 to ~800 while the
+    margin rho + sigma^2 - 2m + q falls steadily from ~27 to its value 1.11 at the solution, each
+    damped change larger than the one before -- the first rule's pattern, far from the boundary.
+    Found by fuzz s53 (session 52's rule stopped these points, the mp solve then refused them
+    with exit 3). The iteration without the rule (``newton._second_look``) converges; V is
+    checked against the ridge closed form written here: V (lam + alpha/(1 + V)) = 1, i.e.
+    lam V^2 + (lam + alpha - 1) V - 1 = 0. (~10-30 s wall with a fresh code cache.)"""
+    alpha, lam = np.array([0.2, 0.25, 0.3]), 1e-3
+    got = replica.solve_float64(str(Path(LASSO).parent / "glm_ridge.py"), strict=False,
+                                alpha=alpha, lam=lam, sigma=0.5)
+    assert got["status"].tolist() == ["converged"] * 3, got["status"]
+    b = lam + alpha - 1
+    V = (-b + np.sqrt(b * b + 4 * lam)) / (2 * lam)
+    np.testing.assert_allclose(got["V"], V, rtol=1e-10)

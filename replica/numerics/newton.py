@@ -751,7 +751,10 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     from any fixed point while it approaches the boundary of the admissible domain. The margins
     are evaluated only at points whose sweep met the first conditions (and, where such a run
     begins, at the iterate of the sweep before), so they cost nothing where no point diverges;
-    the other points' iterations, values and statuses are those without ``margins``. And by
+    the other points' iterations, values and statuses are those without ``margins``. A point
+    the first rule stopped is then iterated once more from its start without the rule, for at
+    most :data:`SECOND_LOOK_SWEEPS` sweeps (:func:`_second_look`): where that converges (a
+    Newton step caught a slow approach), the point is converged, else it keeps the stop. And by
     :func:`damped_mp`'s second rule: a point whose map is not finite at its iterate (where no
     Newton step was accepted it stops there, not converged, in any case -- an overflow, a
     quadrature that fails: the float64 form of the map's error that ``damped_mp`` catches) after
@@ -805,6 +808,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         noisy = np.zeros(N, int)  # sweeps in a row whose float64 Newton step had no digit
         noise = np.full((BOUNDARY_RUN_SWEEPS, N), np.nan)  # (their relative step errors)
     if watch:  # (the rule of damped_mp, see the docstring)
+        X0 = X.copy()  # the starts, for the second look (_second_look)
         r_before = np.full(N, np.inf)  # the relative change at a point's previous iterate
         x_before = np.full((n, N), np.nan)  # and that iterate
         in_run = np.zeros(N, bool)  # the previous sweep met the conditions of a run
@@ -1037,8 +1041,45 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 drift.record(ix[gone], k, g[depth - 1 - k_run, k, gone], g[-1, k, gone], it,
                              falls=k_run)
         idx = idx[~fin]
+    if watch:
+        _second_look(phi, jac, X0, X, done, iters, rel, drift, fixed_point=fixed_point,
+                     positive=positive, damping=damping, rtol=rtol,
+                     maxiter=min(maxiter, SECOND_LOOK_SWEEPS), newton_from=newton_from,
+                     reuse=reuse)
     out = _grid_result(X, done, iters, rel, n, shape)
     return out + (drift.reshaped(shape),) if margins is not None or resolve else out
+
+
+#: the sweeps of :func:`iterate_grid`'s second look at a point its first rule stopped
+SECOND_LOOK_SWEEPS = 400
+
+
+def _second_look(phi, jac, X0, X, done, iters, rel, drift, **kw):
+    """:func:`iterate_grid`'s second look at the points its first rule (a margin falling at
+    every one of :data:`BOUNDARY_RUN_SWEEPS` damped sweeps at the floor damping while the
+    change grows) stopped: their iteration again from their start ``X0``, without that rule
+    (the same sweeps as before it, bit for bit), for at most ``kw["maxiter"]`` sweeps. The
+    float64 iteration tries a Newton step at every sweep, which the damped iteration of
+    :func:`damped_mp` does not: a damped run whose margin falls steadily far from its boundary
+    may be the slow approach to a fixed point that a later Newton step reaches (glm_ridge at
+    alpha = 0.2, lam = 1e-3, sigma = 1/2: V grows from 1 to ~800 while the margin rho + sigma^2
+    - 2m + q falls from 27 to its value 1.11 at the solution; the rule stopped it at sweep 23,
+    the iteration without it converges at sweep 56). A point that converges here is converged
+    (``X``, ``done``, ``iters``, ``rel`` and ``drift.stopped`` updated in place); the others
+    keep the first rule's stop, its sweep and its reason. Points stopped by the second rule
+    (``falls`` > 0: the map could not be evaluated) or as unresolvable are not looked at
+    again."""
+    sub = np.flatnonzero(drift.stopped & (drift.falls == 0) & ~drift.unresolved)
+    if sub.size == 0:
+        return
+    xs, ok, its, rs = iterate_grid(lambda xv, ix: phi(xv, sub[ix]),
+                                   lambda xv, ix: jac(xv, sub[ix]), X0[:, sub], **kw)
+    hit = sub[ok]
+    X[:, hit] = xs[:, ok]
+    done[hit] = True
+    iters[hit] = its[ok]
+    rel[hit] = rs[ok]
+    drift.stopped[hit] = False
 
 
 def _step_without_digit(precise: tuple, xa, fx, A, ix):
