@@ -7,7 +7,8 @@ and certified solve first, then timed ones: ``benchmarks/certify_tails.py``'s ch
 alternating; the logistic models one timed run of each kind per round, the others medians of 3.
 Run ``python -m benchmarks.certify_quadrature --baseline PATH [--rounds N] [--section NAME]``; it
 rewrites the section ``certify_quadrature`` (or ``NAME``: ``cert``, job cert's, ``cert2``,
-job cert2's, ``certnode``, job certnode's, or ``certlog``, job certlog's, each with its own note)
+job cert2's, ``certnode``, job certnode's, ``certlog``, job certlog's, or ``certjac``, job
+certjac's, each with its own note)
 of ``benchmarks/README.md``.
 """
 
@@ -297,8 +298,12 @@ integrals (13,236 of the 38,745 nodes are at 56 bits)."""
 """The note of the section ``certlog`` (job certlog, session 49: the complex Krawczyk box's
 first radius; chained root boxes measured and dropped)."""
 
+CERTJAC_NOTE = """Job certjac (session 53): written by hand after the run."""
+"""The note of the section ``certjac`` (job certjac, session 53: the Krawczyk Jacobian's
+integrals at 10 bits first; the zero-order segment enclosure of negligible intervals)."""
+
 NOTES = {NAME: NOTE, "cert": CERT_NOTE, "cert2": CERT2_NOTE, "certnode": CERTNODE_NOTE,
-         "certlog": CERTLOG_NOTE}
+         "certlog": CERTLOG_NOTE, "certjac": CERTJAC_NOTE}
 
 
 def main():
