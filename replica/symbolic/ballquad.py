@@ -218,7 +218,7 @@ class NodePlan:
 
 
 SEGMENT = [True]
-r"""Whether :func:`_one` tries the zero-order enclosure of :func:`_segment` first."""
+r"""Whether ``_one`` tries the zero-order enclosure of ``_segment`` first."""
 
 
 def _segment(f, a, b, tol):
