@@ -223,3 +223,40 @@ def test_whole_range_rule_contains_mpmath_value_and_a_too_small_bound_misses(mon
         assert planted is not None and not planted.contains(truth)
     finally:
         flint.ctx.prec = old
+
+
+@pytest.mark.slow
+def test_segment_enclosure_contains_mpmath_value_and_a_midpoint_value_misses(monkeypatch):
+    """The zero-order enclosure of an interval (``ballquad._segment``: its length times the
+    integrand's ball over the real segment, taken where that is within the interval's share of
+    the tolerance) in the logistic integral over [-16, 16]: the far intervals are taken by it
+    (at least 4), and the enclosure contains mpmath's value; the integrand's value at the
+    segment's midpoint instead of its ball over the segment (planted: not an enclosure of the
+    integrand's range, so every interval passes) misses."""
+    a, b = -16, 16
+    with mpmath.workdps(25):
+        f = lambda z: (mpmath.npdf(z) * mpmath.log(1 + mpmath.exp(-_prox_mp(2 * z))))  # noqa
+        truth = mpmath.nstr(mpmath.quad(f, mpmath.linspace(a, b, 17)), 22)
+    flint.ctx.prec, old = 100, flint.ctx.prec
+    truth = arb(truth)
+    taken = []
+    honest = ballquad._segment
+
+    def segment(f, lo, hi, tol):
+        out = honest(f, lo, hi, tol)
+        taken.append(out is not None)
+        return out
+
+    def midpoint(f, lo, hi, tol):
+        return f(acb((lo + hi) / 2), False).real * (hi - lo)
+
+    try:
+        monkeypatch.setattr(ballquad, "_segment", segment)
+        out = ballquad.enclose(_logistic_integrand, arb(a), arb(b), 2.0 ** -60, 16)
+        assert out is not None and out.contains(truth) and out.rad() < 2.0 ** -59
+        assert sum(taken) >= 4, taken
+        monkeypatch.setattr(ballquad, "_segment", midpoint)
+        planted = ballquad.enclose(_logistic_integrand, arb(a), arb(b), 2.0 ** -60, 16)
+        assert planted is not None and not planted.contains(truth)
+    finally:
+        flint.ctx.prec = old

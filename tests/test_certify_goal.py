@@ -128,7 +128,7 @@ def test_the_rough_jacobian_encloses_the_box_and_the_chord_spares_the_centre(mon
         # the box (relative radius `radius` in the scaled unknowns, which are O(1)): not a point
         assert all(r > 0 for r in rads), ("the Jacobian was evaluated at the centre", rough)
         assert all(float(r) >= float(radius) / 2 for r in rads), (rads, radius)
-    assert calls[0][0] is True  # the first try is the rough one
+    assert calls[0][0] == certify.JACOBIAN_FEW_GOAL  # the first try is the roughest one
 
 
 @pytest.mark.slow
@@ -228,3 +228,129 @@ def test_a_near_miss_of_the_small_margin_is_repeated_at_the_same_precision(monke
         from flint import arb
 
         assert res.certificate.enclosures["m"].overlaps(arb(mpmath.nstr(m, 38), "1e-37"))
+
+
+def _fd_jacobian(sc, h=mpmath.mpf(10) ** -20):
+    """The scaled Jacobian of the system of ``sc`` (a ``certify._Scaled``) at the centre by
+    central differences of its equations evaluated by the mpmath backend at 60 digits (its own
+    quadrature, not the ball rule): an independent value, accurate to ~1e-35."""
+    from replica.numerics.certify import ball_to_mpf
+
+    m = sc.m
+    with mpmath.workdps(60):
+        x = [ball_to_mpf(y * s) for y, s in zip(sc.y_mid, sc.s)]
+        P = m.parameter_values_mp(sc.params)
+        spec = m.spectrum(sc.params, "mp")
+
+        def F(v):
+            f = m.evaluate("equations", "mp", v, P, spec)
+            return [vi - fi for vi, fi in zip(v, f)] if m.fixed_point else list(f)
+
+        cols = []
+        for j in range(m.n):
+            step = h * max(abs(x[j]), 1)
+            up = F([v + (step if k == j else 0) for k, v in enumerate(x)])
+            down = F([v - (step if k == j else 0) for k, v in enumerate(x)])
+            scale = ball_to_mpf(sc.s[j])
+            cols.append([(u - d) / (2 * step) * scale for u, d in zip(up, down)])
+        return [[cols[j][i] for j in range(m.n)] for i in range(m.n)]
+
+
+def _first_rough_jacobian(monkeypatch):
+    """The teacher's certified solve with the Jacobian tries recorded: ``(rough, the scaled
+    system, the Jacobian's arb_mat)``, and the result."""
+    from replica.numerics import certify
+    from replica.numerics.driver import solve_params
+
+    problem, params = _teacher()
+    calls = []
+    real_J = certify._Scaled.J
+
+    def spy(self, y, rough=False):
+        self.params = params
+        out = real_J(self, y, rough)
+        calls.append((rough, self, out))
+        return out
+
+    monkeypatch.setattr(certify._Scaled, "J", spy)
+    return calls, solve_params(problem, params, dps=30, certify=True)
+
+
+def _misses(jb, truth) -> int:
+    import flint
+
+    n = jb.nrows()
+    return sum(not jb[i, j].contains(flint.arb(mpmath.nstr(truth[i][j], 40)))
+               for i in range(n) for j in range(n))
+
+
+@pytest.mark.slow
+def test_the_few_bit_jacobian_contains_an_independent_one_and_a_shrunk_bound_misses(monkeypatch):
+    """The first Jacobian of the Krawczyk test (integrals at ``JACOBIAN_FEW_GOAL`` bits) at the
+    Gaussian teacher contains the Jacobian by central differences of the mpmath equations at
+    60 digits, and it is loose (its widest entry wider than 2^-40: the few bits are what was
+    computed); with the ellipses' bound M of the Gauss--Legendre rule 2^-60 times too small
+    (planted: too few nodes and too small an error term) it misses it."""
+    import flint
+
+    from replica.numerics import certify
+    from replica.numerics.precision import ball_precision
+    from replica.symbolic import ballquad
+
+    calls, res = _first_rough_jacobian(monkeypatch)
+    assert res.certificate.certified, res.certificate.reason
+    rough, sc, jb = calls[0]
+    assert rough == certify.JACOBIAN_FEW_GOAL
+    truth = _fd_jacobian(sc)
+    assert _misses(jb, truth) == 0
+    n = jb.nrows()
+    widest = max(float(jb[i, j].rad()) / max(abs(float(jb[i, j].mid())), 1e-300)
+                 for i in range(n) for j in range(n))
+    assert widest > 2.0 ** -40, widest
+    honest = ballquad.ellipse_bound
+
+    def shrunk(*a):
+        M = honest(*a)
+        return None if M is None else M * flint.arb(2) ** -60
+
+    monkeypatch.setattr(ballquad, "ellipse_bound", shrunk)
+    calls.clear()
+    box = [y + flint.arb(0, flint.arb((1, -100))) for y in sc.y_mid]
+    with ball_precision(30):
+        planted = certify._Scaled.J(sc, box, certify.JACOBIAN_FEW_GOAL)
+    assert _misses(planted, truth) > 0
+
+
+@pytest.mark.slow
+def test_a_wrong_first_jacobian_falls_back_and_wrong_ones_everywhere_refuse(monkeypatch):
+    """Where the Jacobian over the box of the first try does not contract (planted: twice the
+    true one, so that I - YJ is about -I), the test is repeated with the next goal and proves;
+    with every Jacobian over a box doubled (each try's; the centre's, the preconditioner's
+    source, left true) the certificate refuses: no inclusion."""
+    from replica.numerics import certify
+    from replica.numerics.driver import solve_params
+
+    problem, params = _teacher()
+    calls = []
+    real_J = certify._Scaled.J
+
+    def doubled(first_only):
+        def J(self, y, rough=False):
+            out = real_J(self, y, rough)
+            calls.append(rough)
+            over_box = all(b.rad() > 0 for b in y)
+            if over_box and (rough == certify.JACOBIAN_FEW_GOAL or not first_only):
+                out = out * 2
+            return out
+        return J
+
+    monkeypatch.setattr(certify._Scaled, "J", doubled(True))
+    res = solve_params(problem, params, dps=30, certify=True)
+    assert res.certificate.certified, res.certificate.reason
+    assert calls[:2] == [certify.JACOBIAN_FEW_GOAL, certify.JACOBIAN_GOAL], calls
+    calls.clear()
+    monkeypatch.setattr(certify, "INFLATIONS", 2)  # (each inflation tries every rung again)
+    monkeypatch.setattr(certify._Scaled, "J", doubled(False))
+    res = solve_params(problem, params, dps=30, certify=True)
+    assert not res.certificate.certified
+    assert "inclusion" in res.certificate.reason, res.certificate.reason

@@ -95,8 +95,24 @@ try: the Krawczyk test needs :math:`\\|I - YJ(X)\\|` well below 1, a few digits 
 Jacobian at the working precision before the box is inflated."""
 
 JACOBIAN_GOAL = 32
-"""Accuracy goal (bits) of the Gaussian integrals in that first Jacobian
-(:class:`~replica.symbolic.codegen.integral_goal`)."""
+"""Accuracy goal (bits) of the Gaussian integrals in the second try of that Jacobian
+(:class:`~replica.symbolic.codegen.integral_goal`), where the first, at
+:data:`JACOBIAN_FEW_GOAL`, fails because of its width."""
+
+JACOBIAN_FEW_GOAL = 10
+r"""Accuracy goal (bits) of the Gaussian integrals in the first try of the Jacobian over the
+box: each integral to about :math:`2^{-10}` of the integral of its integrand's modulus. The
+test needs :math:`\|I - YJ(X)\|` well below 1 (below 1/2 is enough for the first box, four
+times :math:`|YF(\tilde y)|`), a few bits of :math:`J(X)`; the Gauss--Legendre rule's nodes
+grow with the bits asked (about 3 a bit on the thin ellipses of the logistic models' central
+intervals), so these integrals take half the nodes of :data:`JACOBIAN_GOAL`'s (glm_logistic,
+alpha = 2: 4,540 against 10,171). Where the test fails because of that Jacobian's width, it
+is repeated at :data:`JACOBIAN_GOAL`, then at the working precision: the rung changes the
+work and the tightened box's width, never the proof."""
+
+JACOBIAN_GOALS = (JACOBIAN_FEW_GOAL, JACOBIAN_GOAL)
+"""The goals (bits) of the Jacobian's tries at :data:`JACOBIAN_DIGITS` before the working
+precision."""
 
 GOAL_MARGIN = 6
 """Decimal digits beyond those asked for that the integrals of the equations at the centre and
@@ -312,14 +328,15 @@ class _Scaled:
             fx = [xi - fi for xi, fi in zip(x, fx)]
         return fx
 
-    def J(self, y, rough: bool = False):
-        """The Jacobian in the scaled unknowns over the balls ``y``; ``rough``: at
-        :data:`JACOBIAN_DIGITS` with its integrals aiming at :data:`JACOBIAN_GOAL` bits (an
-        enclosure all the same, only wider)."""
+    def J(self, y, rough=False):
+        """The Jacobian in the scaled unknowns over the balls ``y``; ``rough`` (a goal in bits,
+        ``True``: :data:`JACOBIAN_GOAL`): at :data:`JACOBIAN_DIGITS` with its integrals aiming
+        at that goal (an enclosure all the same, only wider)."""
         if not rough:
             jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
             return self.scaled_jacobian(jx)
-        with ball_precision(JACOBIAN_DIGITS), integral_goal(JACOBIAN_GOAL):
+        goal = JACOBIAN_GOAL if rough is True else int(rough)
+        with ball_precision(JACOBIAN_DIGITS), integral_goal(goal):
             jx = self.m.evaluate("jacobian", "arb", self.x_of(y), self.P, self.spec)
         return self.scaled_jacobian(jx)
 
@@ -438,9 +455,10 @@ def _inclusion(sc, f_mid, j_mid, dps: int):
         r = arb(0, arb((1, _log2(radius))))
         delta = arb_mat([[r] for _ in range(n)])
         box = [yi + r for yi in sc.y_mid]
-        # the Jacobian over the box, first at a few digits (JACOBIAN_DIGITS), then, where the
-        # inclusion fails with that, at the working precision
-        for rough in (True, False):
+        # the Jacobian over the box, first at a few digits (JACOBIAN_DIGITS) with its integrals
+        # at a few bits (JACOBIAN_GOALS), then, where the inclusion fails with that, at the
+        # working precision
+        for rough in (*JACOBIAN_GOALS, False):
             try:
                 jb = sc.J(box, rough=rough)
             except NotEnclosable:

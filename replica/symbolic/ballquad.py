@@ -217,6 +217,33 @@ class NodePlan:
         return -(-n // step) * step
 
 
+SEGMENT = [True]
+r"""Whether ``_one`` tries the zero-order enclosure of ``_segment`` first."""
+
+
+def _segment(f, a, b, tol):
+    r"""The zero-order enclosure :math:`(b - a)\,\operatorname{Re} f([a, b])` of
+    :math:`\int_a^b \operatorname{Re} f` where its radius is at most ``tol``, else ``None``.
+
+    *Why it holds*: ``f`` evaluated on the real ball :math:`[a, b]` encloses
+    :math:`\operatorname{Re} f(s)` for every :math:`s` there, so
+    :math:`\inf \le \operatorname{Re} f \le \sup` on the interval with the ball's ends, and
+    integrating, :math:`(b - a)\inf \le \int_a^b \operatorname{Re} f \le (b - a)\sup`
+    (no analyticity or continuity needed, only the enclosure). One evaluation of ``f``: where
+    the integrand is far below the interval's share of the tolerance (the Gaussian tails inside
+    the truncation point that the growth envelope of ``negligible`` bounds too loosely), it
+    replaces the boxes of an ellipse and the nodes of a rule."""
+    import flint
+
+    v = f(flint.acb(a.union(b)), False)
+    if not v.is_finite():
+        return None
+    part = v.real * (b - a)
+    if not part.is_finite() or part.rad() > tol:
+        return None
+    return part
+
+
 def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=None,
          plan=None):
     r"""One interval: ``[-B, B]`` where ``negligible(a, b)`` (an upper bound of
@@ -234,6 +261,10 @@ def _one(f, a, b, tol, prec, depth, start=0, negligible=None, shapes=None, cap=N
         bound = negligible(a, b)
         if bound is not None and bound.is_finite() and bound <= tol:
             return arb(0, arb(bound.upper()).upper()), None
+    if SEGMENT[0]:
+        part = _segment(f, a, b, tol)
+        if part is not None:
+            return part, None
     c = (a + b) / 2
     h = (b - a) / 2
     best = None
