@@ -14,7 +14,8 @@ threads (minimum of 15 in a process), the two trees alternating.
 Run ``python -m benchmarks.lowrank_grid_parts --baseline PATH [--rounds N] [--threads 1,2]
 [--baseline-cache DIR]`` (the baseline's code cache, ``REPLICA_LAMBDIFY_CACHE``; default: the
 caller's); the numbers of the eighth round are in ``benchmarks/README.md`` (section ``grid``),
-of the ninth in section ``lowrank_grid_s46``."""
+of the ninth in section ``lowrank_grid_s46``, of session 53's (the first Newton sweep eight
+points at a time) in section ``lrgrid``."""
 
 from __future__ import annotations
 

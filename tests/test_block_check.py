@@ -401,3 +401,55 @@ def test_a_point_ending_at_a_rejected_newton_step_is_staged_at_its_solution(lowr
     np.testing.assert_array_equal(rep.view(np.int64), one.view(np.int64))
     ref = np.array(k.machine.evaluate("report", "np", x, P, spec), dtype=float)
     np.testing.assert_allclose(rep, ref, rtol=1e-12, atol=0)
+
+
+def _newton_point_one_by_one(k, P, rtol):
+    """The unknowns and relative changes of the kernel's single-thread solve recomputed point by
+    point with its one-point functions, as the solve called them before the first Newton sweep
+    was taken eight points at a time: the scalar root (continued from point to point), the
+    start, and ``newton_point`` from it (every sweep, one point at a time)."""
+    mod, none = k.module, np.zeros(0)
+    N = P[0].size
+    Pm = np.empty((k.n_p, N))
+    for j, v in enumerate(P):
+        Pm[j] = v
+    W = np.empty((mod.WS_ROWS, mod.WS_WIDTH))
+    NA = np.empty((k.n, k.n))
+    known, warm = np.empty(1), np.full(1, np.nan)
+    st, t = np.empty(k.n_al + k.n_in), np.empty(0)
+    X, rel, sweeps = np.empty((k.n, N)), np.empty(N), np.empty(N, dtype=np.int64)
+    for i in range(N):
+        p = Pm[:, i]
+        assert mod.root_0_0(p, known, warm, none, none, none, t, W) >= 0
+        mod.start_staged(p, known, none, none, none, t, st)
+        X[:, i] = mod.s_values_outer(*p, known[0], *st)
+        sw, rel[i], state = mod.newton_point(X[:, i], p, none, none, none, t, st, rtol, W, NA)
+        sweeps[i] = sw if state > 0 else -1
+    return X, rel, sweeps
+
+
+def test_the_first_newton_sweep_in_blocks_is_newton_point_bit_for_bit(lowrank_call):
+    """The solve takes the first Newton sweep of ``NEWTON_BLOCK`` points together
+    (``Kernel._newton_block_source``: the N = 37 points fill four blocks of 8 and part of a
+    fifth); a point that converges in that sweep takes the block's unknowns and relative change,
+    every other one is solved by ``newton_point`` from its start. Either way every point's
+    unknowns and relative change are those of ``newton_point`` called point by point, bit for bit
+    -- with rtol = 1e-13, where nearly every point converges in the block's sweep, and with
+    rtol = 1e-17, where none does (every point then through ``newton_point``, and iterated to
+    its rounding floor)."""
+    from replica.numerics import kernels
+
+    k, P, spec, got = lowrank_call
+    assert kernels.NEWTON_BLOCK == 8 and "def newton_block(NB, rtol):" in k.source
+    for rtol, out in ((1e-13, got), (1e-17, k(P, spec, (N,), rtol=1e-17, check=True))):
+        x, it, rel, iterated, _rep, adm, left, _ = out
+        assert iterated.all() and adm.all() and not left.any()
+        X, rel1, sweeps = _newton_point_one_by_one(k, P, rtol)
+        assert (sweeps > 0).all()
+        if rtol == 1e-13:
+            assert np.count_nonzero(sweeps == 1) >= 30  # (converged in the block's sweep)
+        else:
+            assert np.count_nonzero(sweeps > 1) >= 30
+        np.testing.assert_array_equal(x.view(np.int64), X.view(np.int64))
+        np.testing.assert_array_equal(rel.view(np.int64), rel1.view(np.int64))
+        np.testing.assert_array_equal(it - it.min(), sweeps - sweeps.min())

@@ -1193,6 +1193,101 @@ def matrix_block_source(n: int, n_p: int, n_al: int, n_in: int, fixed_point: boo
     return "\n".join(L) + "\n"
 
 
+def gesv_selections(n: int, picks: bool = False) -> list:
+    r"""The statements of ``gesv`` (the kernel's Gaussian elimination with partial pivoting) on
+    the ``n x n`` matrix held in the names ``a{i}_{j}`` and the right-hand side ``b{i}``, for one
+    lane of a loop over points: the same operations on the same operands in the same order --
+    the pivot of column :math:`k` the first row of largest :math:`|a_{ik}|`, :math:`i \ge k`;
+    the multipliers :math:`f = a_{ik}/a_{kk}`, the updates :math:`a_{ij} - f a_{kj}` and
+    :math:`b_i - f b_k`, then back substitution :math:`b_k = (b_k - \sum_{j>k} a_{kj}
+    b_j)/a_{kk}`, the sum from :math:`j = k+1` up -- with the row exchanges as selections (one
+    row at most is exchanged with row :math:`k` at step :math:`k`; the columns left of
+    :math:`k`, which ``gesv`` exchanges too, and the entries below the pivot, which it updates,
+    are never read again, so they are left out). The name ``go`` (set before) is and-ed with
+    ``gesv``'s tests (every pivot nonzero and finite, the solution finite): where it ends
+    false, ``gesv`` would have returned ``False`` and the names hold values nobody reads. The
+    solution ends in ``b{i}``; ``pi``, ``pv``, ``pa``, ``c``, ``s``, ``t``, ``f``, ``acc``:
+    scratch names. With ``picks``: every name assigned once (a new version ``<name>v<k>`` at each
+    assignment, the matrix and the pivot's row as floats) and each selection a ``_pick`` (LLVM's
+    ``select``, the value the ``a if c else b`` above has): the same numbers, one basic block
+    whose names Numba's SSA pass need not repair -- a fraction of the compile (as
+    ``cond2_block``'s, section ``lrcomp``); the solution is then assigned to ``b{i}`` again at
+    the end."""
+    if picks:
+        return _gesv_picks(n)
+    body = []
+    for k in range(n):
+        body += [f"pi = {k}", f"pv = abs(a{k}_{k})", f"pa = a{k}_{k}"]
+        for i in range(k + 1, n):
+            body += [f"c = abs(a{i}_{k}) > pv", f"pi = {i} if c else pi",
+                     f"pv = abs(a{i}_{k}) if c else pv", f"pa = a{i}_{k} if c else pa"]
+        body.append("go = go & (pa != 0.0) & (pa - pa == 0.0)")
+        for i in range(k + 1, n):
+            body.append(f"s = pi == {i}")
+            for j in range(k, n):
+                body += [f"t = a{k}_{j}", f"a{k}_{j} = a{i}_{j} if s else t",
+                         f"a{i}_{j} = t if s else a{i}_{j}"]
+            body += [f"t = b{k}", f"b{k} = b{i} if s else t", f"b{i} = t if s else b{i}"]
+        for i in range(k + 1, n):
+            body.append(f"f = a{i}_{k} / a{k}_{k}")
+            body += [f"a{i}_{j} = a{i}_{j} - f * a{k}_{j}" for j in range(k + 1, n)]
+            body.append(f"b{i} = b{i} - f * b{k}")
+    for k in range(n - 1, -1, -1):
+        body.append(f"acc = b{k}")
+        body += [f"acc = acc - a{k}_{j} * b{j}" for j in range(k + 1, n)]
+        body.append(f"b{k} = acc / a{k}_{k}")
+    body += [f"go = go & (b{k} - b{k} == 0.0)" for k in range(n)]
+    return body
+
+
+def _gesv_picks(n: int) -> list:
+    """:func:`gesv_selections` with ``picks``."""
+    ver: dict = {}
+    body = []
+
+    def cur(nm):
+        return f"{nm}v{ver[nm]}" if nm in ver else nm
+
+    def put(nm, value):
+        ver[nm] = ver.get(nm, 0) + 1
+        body.append(f"{nm}v{ver[nm]} = {value}")
+
+    for k in range(n):
+        put("pi", f"{k}.0")
+        put("pv", f"abs({cur(f'a{k}_{k}')})")
+        put("pa", cur(f"a{k}_{k}"))
+        for i in range(k + 1, n):
+            put("c", f"abs({cur(f'a{i}_{k}')}) > {cur('pv')}")
+            c = cur("c")
+            put("pi", f"_pick({c}, {i}.0, {cur('pi')})")
+            put("pv", f"_pick({c}, abs({cur(f'a{i}_{k}')}), {cur('pv')})")
+            put("pa", f"_pick({c}, {cur(f'a{i}_{k}')}, {cur('pa')})")
+        put("go", f"{cur('go')} & ({cur('pa')} != 0.0) & ({cur('pa')} - {cur('pa')} == 0.0)")
+        for i in range(k + 1, n):
+            put("s", f"{cur('pi')} == {i}.0")
+            sv = cur("s")
+            for nk, ni in [(f"a{k}_{j}", f"a{i}_{j}") for j in range(k, n)] + [(f"b{k}", f"b{i}")]:
+                t, u = cur(nk), cur(ni)
+                put(nk, f"_pick({sv}, {u}, {t})")
+                put(ni, f"_pick({sv}, {t}, {u})")
+        for i in range(k + 1, n):
+            put("f", f"{cur(f'a{i}_{k}')} / {cur(f'a{k}_{k}')}")
+            fv = cur("f")
+            for j in range(k + 1, n):
+                put(f"a{i}_{j}", f"{cur(f'a{i}_{j}')} - {fv} * {cur(f'a{k}_{j}')}")
+            put(f"b{i}", f"{cur(f'b{i}')} - {fv} * {cur(f'b{k}')}")
+    for k in range(n - 1, -1, -1):
+        put("acc", cur(f"b{k}"))
+        for j in range(k + 1, n):
+            put("acc", f"{cur('acc')} - {cur(f'a{k}_{j}')} * {cur(f'b{j}')}")
+        put(f"b{k}", f"{cur('acc')} / {cur(f'a{k}_{k}')}")
+    for k in range(n):
+        put("go", f"{cur('go')} & ({cur(f'b{k}')} - {cur(f'b{k}')} == 0.0)")
+    body += [f"b{i} = {cur(f'b{i}')}" for i in range(n)]
+    body.append(f"go = {cur('go')}")
+    return body
+
+
 def correct_block_source(n: int, n_p: int) -> str:
     r"""``check_correct_block(IE, JW, RW, CB, ERRB, GO, XW)``: ``check_correct`` (the Newton
     correction of the check, after the condition) at the ``BLOCK`` points of ``IE`` at once.
@@ -1226,27 +1321,7 @@ def correct_block_source(n: int, n_p: int) -> str:
     body.append("go = CB[q] < 1.0 / 2.220446049250313e-16")
     body += [f"b{i} = RW[{i} * BLOCK + q] + RW[{n + i} * BLOCK + q]" for i in range(n)]
     body += [f"a{i}_{j} = JW[{i * n + j} * BLOCK + q]" for i in range(n) for j in range(n)]
-    for k in range(n):
-        body += [f"pi = {k}", f"pv = abs(a{k}_{k})", f"pa = a{k}_{k}"]
-        for i in range(k + 1, n):
-            body += [f"c = abs(a{i}_{k}) > pv", f"pi = {i} if c else pi",
-                     f"pv = abs(a{i}_{k}) if c else pv", f"pa = a{i}_{k} if c else pa"]
-        body.append("go = go & (pa != 0.0) & (pa - pa == 0.0)")
-        for i in range(k + 1, n):
-            body.append(f"s = pi == {i}")
-            for j in range(k, n):
-                body += [f"t = a{k}_{j}", f"a{k}_{j} = a{i}_{j} if s else t",
-                         f"a{i}_{j} = t if s else a{i}_{j}"]
-            body += [f"t = b{k}", f"b{k} = b{i} if s else t", f"b{i} = t if s else b{i}"]
-        for i in range(k + 1, n):
-            body.append(f"f = a{i}_{k} / a{k}_{k}")
-            body += [f"a{i}_{j} = a{i}_{j} - f * a{k}_{j}" for j in range(k + 1, n)]
-            body.append(f"b{i} = b{i} - f * b{k}")
-    for k in range(n - 1, -1, -1):
-        body.append(f"acc = b{k}")
-        body += [f"acc = acc - a{k}_{j} * b{j}" for j in range(k + 1, n)]
-        body.append(f"b{k} = acc / a{k}_{k}")
-    body += [f"go = go & (b{k} - b{k} == 0.0)" for k in range(n)]
+    body += gesv_selections(n)
     body.append("step = 0.0")
     for j in range(n):
         body += [f"s = abs(x{j})", "s = s if s > 1e-300 else 1e-300", f"r = abs(b{j}) / s",

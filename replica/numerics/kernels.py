@@ -20,7 +20,14 @@ the step :math:`(I-\Phi')^{-1}(\Phi - x)`, halved until the relative change drop
 change is below ``rtol`` (:meth:`Kernel._newton`). A point where ``iterate_grid`` would take a
 damped step instead (Newton rejected above the rounding floor, a singular Jacobian, a non-finite
 map) is *left*: :meth:`~replica.numerics.machine.Machine.grid` solves the points left by the
-NumPy path, so they end exactly as they do without the kernel.
+NumPy path, so they end exactly as they do without the kernel. In a kernel with the compiled
+check, the first sweep of :data:`NEWTON_BLOCK` points is taken together, once their starts are
+known (:meth:`Kernel._newton_block_source`: the same operations on the same operands as
+``newton_point``'s first sweep, in one loop over the points that the compiler evaluates with
+vector instructions -- the low-rank grids' points, which all converge in that sweep, 0.06-0.08
+instead of about 0.5 us each, ``benchmarks/README.md``, section ``lrgrid``); a point that does
+not converge in it is solved by ``newton_point`` from its start, so every point's values are
+``newton_point``'s bit for bit.
 
 **A batch is one compiled loop over its points, with continuation**: the outer root of each
 point starts from the previous point's root where that lies inside the point's bracket (the root
@@ -359,6 +366,10 @@ def _renamed(f, name: str) -> str:
     return "@JIT\n" + "\n".join(lines) + "\n"
 
 
+NEWTON_BLOCK = 8
+"""The points whose first Newton sweep an iterated checked kernel takes together
+(:meth:`Kernel._newton_block_source`): the processor's vector width in doubles."""
+
 REPORT_BLOCK = 8
 """The points whose float64 reported values the checked kernel's solve evaluates together
 (:func:`report_block_source`): the processor's vector width in doubles."""
@@ -396,6 +407,39 @@ def report_block_source(outer: str, n_out: int):
             for j in range(n_out)]
     out.append("    return")
     return "\n".join(out) + "\n"
+
+
+def inline_call(source: str, args: list, suffix: str):
+    """``(lines, values)``: the body of the generated group function ``source`` (the text
+    :func:`_renamed` gives: straight-line assignments, then ``return (...)``) as statements
+    at the arguments ``args`` (source texts), every name of the function (its arguments and
+    locals) renamed with ``suffix``, and the source texts of its returned values -- the same
+    operations on the same operands as a call, without the call (which the compiler does not
+    inline for the large groups, and which keeps a loop over points from its vector
+    instructions). ``None`` where ``source`` is not such straight-line code."""
+    lines = source.rstrip().split("\n")
+    head = re.match(r"^def \w+\(([^)]*)\):$", lines[1]) if len(lines) > 2 else None
+    if lines[0] != "@JIT" or head is None:
+        return None
+    params = [a.strip() for a in head.group(1).split(",") if a.strip()]
+    body, ret = lines[2:-1], lines[-1]
+    plain = re.compile(r"^    (\w+) = [^\n]*$")
+    if (len(params) != len(args) or not ret.startswith("    return (")
+            or not all(plain.match(ln) for ln in body)):
+        return None
+    names = set(params) | {plain.match(ln).group(1) for ln in body}
+    word = re.compile(r"(?<![\w.])(" + "|".join(sorted(map(re.escape, names), key=len,
+                                                         reverse=True)) + r")(?!\w)")
+
+    def ren(text):
+        return word.sub(lambda mt: mt.group(1) + suffix, text)
+
+    out = [f"{a}{suffix} = {v}" for a, v in zip(params, args)]
+    out += [ren(ln.strip()) for ln in body]
+    inner = ret.strip()[len("return ("):]
+    if not inner.endswith(")"):
+        return None
+    return out, [ren(v) for v in _split_top(inner[:-1])]
 
 
 def _split_top(text: str) -> list:
@@ -655,6 +699,18 @@ class Kernel:
             block = report_block_source(self.groups["report"].source[0], self.n_report)
         flush = ("            if mr:", "                report_finish(RB, lane_r, mr, X, REL, REP,"
                  " ADM, DO, COND, ERR, CODE, CHECK)")
+        # an iterated checked kernel takes the first Newton sweep of NEWTON_BLOCK points together
+        # (newton_block_source): the points gathered into NB after their start, finished (and
+        # their reported values gathered into RB) by newton_finish once the block is full
+        nblock = None
+        if block and self.iterated and n and all(
+                not self.groups[g].n_inner for g in ("aliases", "inputs", "equations", "jacobian")
+                if g in self.groups):
+            nblock = self._newton_block_source(o)
+            flush = ("            if mn:",
+                     "                mr = newton_finish(NB, lane_n, mn, P, lam, mu, w, t, W, NA, st,"
+                     " X, SWEEPS, REL, ADM, RB, lane_r, mr, REP, DO, COND, ERR, CODE, CHECK, RTOL)"
+                     ) + flush
         # the batch
         lines += ["", "@JIT",
                   "def solve_points(P, lam, mu, w, X, ITERS, REL, REP, ADM, SWEEPS, RTOL, COND, ERR,"
@@ -668,6 +724,10 @@ class Kernel:
             lines += [f"    RB = _np.zeros({len(at_x) + self.n_report} * REPORT_BLOCK)",
                       "    lane_r = _np.empty(REPORT_BLOCK, _np.int64)",
                       "    mr = _np.int64(0)"]
+        if nblock:
+            lines += [f"    NB = _np.zeros({self._nb_rows} * NEWTON_BLOCK)",
+                      "    lane_n = _np.empty(NEWTON_BLOCK, _np.int64)",
+                      "    mn = _np.int64(0)"]
         lines += [
                   f"    known = _np.empty({max(nr, 1)})",
                   f"    st = _np.empty({max(ns, 1)})",
@@ -693,6 +753,7 @@ class Kernel:
                   "        x0 = " + self.groups["s_values"].call(self._args(p=n_p, known=nr,
                                                                             st=ns))]
         lines += [f"        X[{j}, i] = x0[{j}]" for j in range(n)]
+        i_newton = len(lines)  # (with nblock, from here the point's code moves to newton_finish)
         lines += ["        x = X[:, i]"]
         if self.iterated:
             # Newton from the declared start; a point it leaves (SWEEPS < 0) is for the NumPy
@@ -758,6 +819,19 @@ class Kernel:
                           "            report_finish(RB, lane_r, mr, X, REL, REP, ADM, DO, COND,"
                           " ERR, CODE, CHECK)",
                           "            mr = _np.int64(0)"]
+                if nblock:
+                    post = lines[i_newton:]
+                    del lines[i_newton:]
+                    lines += [f"        NB[{j} * NEWTON_BLOCK + mn] = X[{j}, i]" for j in range(n)]
+                    lines += [f"        NB[{n + j} * NEWTON_BLOCK + mn] = p[{j}]"
+                              for j in range(n_p)]
+                    lines += ["        lane_n[mn] = i", "        mn += 1",
+                              "        if mn == NEWTON_BLOCK:",
+                              "            mr = newton_finish(NB, lane_n, mn, P, lam, mu, w, t, W,"
+                              " NA, st, X, SWEEPS, REL, ADM, RB, lane_r, mr, REP, DO, COND, ERR,"
+                              " CODE, CHECK, RTOL)",
+                              "            mn = _np.int64(0)"]
+                    nblock += "\n\n" + "\n".join(self._newton_finish(post)) + "\n"
                 block += "\n\n" + "\n".join([
                     f"REPORT_BLOCK = {REPORT_BLOCK}", "", "", "@JIT",
                     "def report_finish(RB, lane_r, mr, X, REL, REP, ADM, DO, COND, ERR, CODE,"
@@ -796,7 +870,144 @@ class Kernel:
             lines += check
         if block:
             lines += ["", ""] + block.split("\n")
+        if nblock:
+            lines += ["", ""] + nblock.split("\n")
         return "\n".join(lines) + "\n"
+
+    def _newton_block_source(self, o) -> str:
+        r"""``newton_block(NB, rtol)``: the first sweep of ``newton_point`` at
+        :data:`NEWTON_BLOCK` points at once. ``NB[r * NEWTON_BLOCK + b]``: the rows ``0 .. n-1``
+        the start :math:`x` of the point in lane ``b``, then its parameters; written here, the
+        lane's outcome (``flag``), its relative change, its unknowns and its staged aliases
+        and inputs (:attr:`_nb_rows` rows in all).
+
+        Each lane does ``newton_point``'s operations on the same operands in the same order, as
+        far as its first sweep goes: :math:`\Phi(x)` (the staging and the ``equations``
+        group), the relative change :math:`r` (``change``'s statements, its branches as
+        selections), the Jacobian, :math:`A = I - \Phi'(x)`, :math:`b = \Phi(x) - x`, ``gesv``
+        (:func:`~replica.numerics.fused_check.gesv_selections`), the full step
+        :math:`x_n = x + 1.0\,b`, :math:`\Phi(x_n)` and its change :math:`r_n`. So each value
+        is the one ``newton_point`` computes at that point, bit for bit, and the lane knows
+        where ``newton_point`` would return after its first sweep: ``flag`` 1 where
+        :math:`r <` ``rtol`` at the start (converged there, staged at :math:`x`), 2 where the
+        full step is accepted (:math:`r_n < r`, every unknown positive where the outline says
+        so, ``gesv`` succeeded, :math:`r` finite) and :math:`r_n <` ``rtol`` (converged at
+        :math:`x_n`, staged there); 0 everywhere else -- a halved step, a second sweep, a
+        point that ``newton_point`` leaves -- where ``newton_finish`` calls ``newton_point``
+        from the start, which then repeats this sweep itself: every point's outcome is
+        ``newton_point``'s. One loop over the lanes without calls that stay calls (the group
+        functions are inlined) or branches that the compiler cannot turn into selections, so
+        it evaluates the lanes several at a time (vector instructions), where ``newton_point``
+        did them one at a time, with the divisions' latencies in series."""
+        from .fused_check import gesv_selections
+
+        n, n_p = self.n, self.n_p
+        n_al, n_in = self.n_al, self.n_in
+        ns = n_al + n_in
+        self._nb_rows = 2 * n + n_p + 2 + ns
+        flag, rrow, xrow, srow = 2 * n + n_p, 2 * n + n_p + 1, n + n_p, 2 * n + n_p + 2
+        g = self.groups
+        ps = [f"p{j}" for j in range(n_p)]
+
+        def inl(group, args, suffix):
+            got = inline_call(g[group].source[0], args, suffix)
+            if got is None:
+                raise ValueError(f"{group}: not straight-line code")
+            return got
+
+        def phi(xs, t):
+            # stage at xs (the aliases, then the inputs), the equations: names ending in t
+            out, st = [], []
+            if n_al:
+                code, vals = inl("aliases", xs + ps, f"_a{t}")
+                out += code + [f"al{j}{t} = {v}" for j, v in enumerate(vals)]
+                st += [f"al{j}{t}" for j in range(n_al)]
+            if n_in:
+                code, vals = inl("inputs", st[:n_al] + ps, f"_i{t}")
+                out += code + [f"sp{j}{t} = {v}" for j, v in enumerate(vals)]
+                st += [f"sp{j}{t}" for j in range(n_in)]
+            code, vals = inl("equations", xs + ps + st, f"_e{t}")
+            out += code + [f"fx{t}_{j} = {v}" for j, v in enumerate(vals)]
+            return out, st
+
+        def change(xs, t):
+            # newton_point's change(fx, x): its statements, the branches as selections
+            out = [f"cr{t}_0 = 0.0", f"ok{t}_0 = True"]
+            for j in range(n):
+                out += [f"ca{j}{t} = fx{t}_{j} + 0.0", f"cb{j}{t} = {xs[j]}",
+                        f"cs{j}{t} = maximum(maximum(abs(ca{j}{t}), abs(cb{j}{t})), 1e-300)",
+                        f"cq{j}{t} = abs(ca{j}{t} - cb{j}{t}) / cs{j}{t}",
+                        f"cr{t}_{j + 1} = _np.nan if (cq{j}{t} != cq{j}{t}) | (cr{t}_{j} != "
+                        f"cr{t}_{j}) else (cq{j}{t} if cq{j}{t} > cr{t}_{j} else cr{t}_{j})",
+                        f"ok{t}_{j + 1} = ok{t}_{j} & _finite(ca{j}{t})"
+                        + (f" & (cb{j}{t} > 0)" if self.positive else "")]
+            out.append(f"r{t} = cr{t}_{n} if ok{t}_{n} else _np.inf")
+            return out
+
+        xs = [f"x{j}" for j in range(n)]
+        ys = [f"y{j}" for j in range(n)]
+        body = [f"x{j} = NB[{j} * NEWTON_BLOCK + b]" for j in range(n)]
+        body += [f"p{j} = NB[{n + j} * NEWTON_BLOCK + b]" for j in range(n_p)]
+        got, st_x = phi(xs, "x")
+        body += got + change(xs, "x")
+        code, jx = inl("jacobian", xs + ps + st_x, "_j")
+        body += code + [f"jx{k} = {v}" for k, v in enumerate(jx)]
+        for i in range(n):
+            for j in range(n):
+                # (as a float, which gesv's array A holds: an integer 0 is +0.0 either way)
+                body.append(f"a{i}_{j} = float({'1.0 - ' if i == j else '-'}jx{n * i + j})")
+            body.append(f"b{i} = fxx_{i} - x{i}")
+        body.append("go = True")
+        body += gesv_selections(n, picks=True)
+        body += [f"y{j} = x{j} + 1.0 * b{j}" for j in range(n)]
+        got, st_y = phi(ys, "y")
+        body += got + change(ys, "y")
+        good = "(ry < rx)" + "".join(f" & (y{j} > 0)" for j in range(n) if self.positive)
+        body += [f"good = {good}",
+                 "at_x = rx < rtol",
+                 "at_y = (rx < _np.inf) & go & good & (ry < rtol)",
+                 f"NB[{flag} * NEWTON_BLOCK + b] = 1.0 if at_x else (2.0 if at_y else 0.0)",
+                 f"NB[{rrow} * NEWTON_BLOCK + b] = rx if at_x else ry"]
+        body += [f"NB[{xrow + j} * NEWTON_BLOCK + b] = x{j} if at_x else y{j}" for j in range(n)]
+        body += [f"NB[{srow + j} * NEWTON_BLOCK + b] = {a} if at_x else {c}"
+                 for j, (a, c) in enumerate(zip(st_x, st_y))]
+        out = [f"NEWTON_BLOCK = {NEWTON_BLOCK}", "", "", "@JIT", "def newton_block(NB, rtol):",
+               "    _wide_vectors()", "    for b in range(NEWTON_BLOCK):"]
+        out += ["        " + ln for ln in body]
+        out.append("    return")
+        return "\n".join(out) + "\n"
+
+    def _newton_finish(self, post) -> list:
+        """``newton_finish(...)``: the ``mn`` points gathered in ``NB`` (their indices
+        ``lane_n``) after ``newton_block``: a lane that converged in its first sweep takes the
+        block's unknowns, relative change and staged values (those ``newton_point`` would have
+        left), the others are solved by ``newton_point`` from their start, point by point;
+        then each point's code that followed ``newton_point`` in the loop (``post``: its
+        admissibility, its reported values gathered into ``RB``); returns ``RB``'s count."""
+        n, n_p = self.n, self.n_p
+        ns = self.n_al + self.n_in
+        flag, rrow, xrow, srow = 2 * n + n_p, 2 * n + n_p + 1, n + n_p, 2 * n + n_p + 2
+        L = ["@JIT",
+             "def newton_finish(NB, lane_n, mn, P, lam, mu, w, t, W, NA, st, X, SWEEPS, REL, ADM,"
+             " RB, lane_r, mr, REP, DO, COND, ERR, CODE, CHECK, RTOL):",
+             "    newton_block(NB, RTOL)",
+             "    for q in range(mn):",
+             "        i = lane_n[q]",
+             "        p = P[:, i]",
+             "        x = X[:, i]",
+             f"        if NB[{flag} * NEWTON_BLOCK + q] > 0.0:"]
+        L += [f"            X[{j}, i] = NB[{xrow + j} * NEWTON_BLOCK + q]" for j in range(n)]
+        L += [f"            st[{j}] = NB[{srow + j} * NEWTON_BLOCK + q]" for j in range(ns)]
+        L += [f"            sw, rel, state = 1, NB[{rrow} * NEWTON_BLOCK + q], 1",
+              "        else:",
+              "            sw, rel, state = newton_point(x, p, lam, mu, w, t, st, RTOL, W, NA)"]
+        first = ["        x = X[:, i]",
+                 "        sw, rel, state = newton_point(x, p, lam, mu, w, t, st, RTOL, W, NA)"]
+        if post[:2] != first:
+            raise ValueError("unexpected per-point code after the start")
+        L += post[2:]
+        L.append("    return mr")
+        return L
 
     def _newton(self, o) -> list:
         r"""``newton_point(x, ...)``: the sweeps of
