@@ -314,6 +314,10 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
                                               assess=assess, fused=assess)
     drift = m.last_drift
     if strict and not np.all(done):
+        if np.any(m.last_root_failed):
+            raise ConvergenceError(f"{m.problem.name} float64: a scalar root of the declared "
+                                   "start was not found", tried="safeguarded Newton steps",
+                                   status=Status.MAX_ITERATIONS)
         stopped = drift_summary(m, drift)
         if stopped and np.all(done | drift.stopped):  # (every point not done diverged)
             raise ConvergenceError(f"{m.problem.name} float64: {drift_note(stopped)}",
@@ -332,7 +336,8 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     if assess:
         cond, err = m.last_assessment
         out["status"] = status
-        out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape)
+        out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape,
+                                             m.last_root_failed > 0)
         out["_drift"] = drift_summary(m, drift)
         out["converged"] = status == Status.CONVERGED.value
         out["condition"] = np.where(done, cond, np.nan)
@@ -405,15 +410,18 @@ of a ``max-iterations`` point is at most this is named in the error of a strict 
 (:func:`boundary_note`)."""
 
 
-def _boundary_margins(m: Machine, x, P, spec, status, shape) -> dict:
+def _boundary_margins(m: Machine, x, P, spec, status, shape, no_start=None) -> dict:
     """``{label: (points, smallest margin)}``: for each declared admissibility condition
     (``m.outline.admissible``), how many ``max-iterations`` points of ``status`` end with the
     condition's margin at their last iterate ``x`` at most :data:`BOUNDARY_MARGIN` (0 where
     the iterate is on or past the boundary), and the smallest such margin. Empty where no point
-    ran out of iterations or the model declares no condition."""
+    ran out of iterations or the model declares no condition. ``no_start``: the points whose
+    start's scalar root was not found (no iterate: not counted)."""
     if status is None or not m.outline.admissible:
         return {}
     stuck = np.asarray(status) == Status.MAX_ITERATIONS.value
+    if no_start is not None:
+        stuck = stuck & ~np.broadcast_to(no_start, stuck.shape)
     if not stuck.any():
         return {}
     with np.errstate(all="ignore"):
