@@ -92,6 +92,7 @@ class _Bounds:
         self.upper = None if dom.upper is None else float(dom.upper)
         self.lower_open, self.upper_open = dom.lower_open, dom.upper_open
         self.allow_inf = dom.allow_inf
+        self.describe = dom.describe or "out of its domain"
 
 
 _LAYOUTS: dict = {}
@@ -150,9 +151,12 @@ def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = Non
             ok &= (v > dom.lower) if dom.lower_open else (v >= dom.lower)
         if dom.upper is not None:
             ok &= (v < dom.upper) if dom.upper_open else (v <= dom.upper)
-        if not np.all(ok):
-            raise ParameterError(problem.schema[name].option, "out of its domain at some grid "
-                                                              "point")
+        if not np.all(ok):  # (the grid is refused as a whole, as a single point would be)
+            bad = v[~ok]
+            raise ParameterError(problem.schema[name].option,
+                                 f"{dom.describe}, got {float(bad.flat[0])!r} at {bad.size} of "
+                                 f"{v.size} grid points (a grid with a value outside the domain "
+                                 "is refused)")
     cmp = _Arrays({**(other or {}), **arrays})
     with np.errstate(all="ignore"):
         for rule in problem.schema.rules:
