@@ -742,7 +742,11 @@ class Kernel:
             # the point's extended-precision check (fused_check), where it is a result: the
             # iteration converged, admissible, every unknown and reported value finite
             # and its status code (float64_checks.point_status, with 5 for an inadmissible
-            # point that is not a result)
+            # point that is not a result). Code 4 (max-iterations) where the unknowns or the
+            # change are not finite is never a point's final status: an iterated kernel's
+            # newton_point leaves such a point to the NumPy path (a non-finite map, x or
+            # change: state -1), and an exact start's 4 is made 3, non-finite
+            # (float64_checks.start_not_finite)
             from .float64_checks import CLAIM_RTOL, CONDITION_MAX
 
             m = self.machine
