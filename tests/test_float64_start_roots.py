@@ -49,8 +49,10 @@ def _check(out, alone):
             assert np.array_equal(v[GOOD], alone[k], equal_nan=True), k
 
 
+@pytest.mark.slow
 def test_a_point_without_a_start_root_does_not_sink_the_grid():
-    """(about 1 s with a fresh code cache) NumPy path: each point its own status, the others
+    """(20-30 s wall at load 19, about 4 s CPU beyond pytest's start, with a fresh code
+    cache: most of it generating the isotropic model's code) NumPy path: each point its own status, the others
     solved as without it; a strict solve names the statuses; a point alone raises as before
     with its status."""
     alone = _solve(LAMS[GOOD])
