@@ -92,6 +92,7 @@ class _Bounds:
         self.upper = None if dom.upper is None else float(dom.upper)
         self.lower_open, self.upper_open = dom.lower_open, dom.upper_open
         self.allow_inf = dom.allow_inf
+        self.describe = dom.describe or "out of its domain"
 
 
 _LAYOUTS: dict = {}
@@ -150,9 +151,12 @@ def _check_grid_domains(problem: Problem, arrays: dict, other: dict | None = Non
             ok &= (v > dom.lower) if dom.lower_open else (v >= dom.lower)
         if dom.upper is not None:
             ok &= (v < dom.upper) if dom.upper_open else (v <= dom.upper)
-        if not np.all(ok):
-            raise ParameterError(problem.schema[name].option, "out of its domain at some grid "
-                                                              "point")
+        if not np.all(ok):  # (the grid is refused as a whole, as a single point would be)
+            bad = v[~ok]
+            raise ParameterError(problem.schema[name].option,
+                                 f"{dom.describe}, got {float(bad.flat[0])!r} at {bad.size} of "
+                                 f"{v.size} grid points (a grid with a value outside the domain "
+                                 "is refused)")
     cmp = _Arrays({**(other or {}), **arrays})
     with np.errstate(all="ignore"):
         for rule in problem.schema.rules:
@@ -314,6 +318,10 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
                                               assess=assess, fused=assess)
     drift = m.last_drift
     if strict and not np.all(done):
+        if np.any(m.last_root_failed):
+            raise ConvergenceError(f"{m.problem.name} float64: a scalar root of the declared "
+                                   "start was not found", tried="safeguarded Newton steps",
+                                   status=Status.MAX_ITERATIONS)
         stopped = drift_summary(m, drift)
         if stopped and np.all(done | drift.stopped):  # (every point not done diverged)
             raise ConvergenceError(f"{m.problem.name} float64: {drift_note(stopped)}",
@@ -335,7 +343,8 @@ def _grid_variant(m: Machine, params, values: dict, shape, *, strict, start=None
     if assess:
         cond, err = m.last_assessment
         out["status"] = status
-        out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape)
+        out["_boundary"] = _boundary_margins(m, x, P, spec, status, shape,
+                                             m.last_root_failed > 0)
         out["_drift"] = drift_summary(m, drift)
         out["converged"] = status == Status.CONVERGED.value
         out["condition"] = np.where(done, cond, np.nan)
@@ -446,15 +455,18 @@ of a ``max-iterations`` point is at most this is named in the error of a strict 
 (:func:`boundary_note`)."""
 
 
-def _boundary_margins(m: Machine, x, P, spec, status, shape) -> dict:
+def _boundary_margins(m: Machine, x, P, spec, status, shape, no_start=None) -> dict:
     """``{label: (points, smallest margin)}``: for each declared admissibility condition
     (``m.outline.admissible``), how many ``max-iterations`` points of ``status`` end with the
     condition's margin at their last iterate ``x`` at most :data:`BOUNDARY_MARGIN` (0 where
     the iterate is on or past the boundary), and the smallest such margin. Empty where no point
-    ran out of iterations or the model declares no condition."""
+    ran out of iterations or the model declares no condition. ``no_start``: the points whose
+    start's scalar root was not found (no iterate: not counted)."""
     if status is None or not m.outline.admissible:
         return {}
     stuck = np.asarray(status) == Status.MAX_ITERATIONS.value
+    if no_start is not None:
+        stuck = stuck & ~np.broadcast_to(no_start, stuck.shape)
     if not stuck.any():
         return {}
     with np.errstate(all="ignore"):

@@ -27,7 +27,11 @@ known (:meth:`Kernel._newton_block_source`: the same operations on the same oper
 vector instructions -- the low-rank grids' points, which all converge in that sweep, 0.06-0.08
 instead of about 0.5 us each, ``benchmarks/README.md``, section ``lrgrid``); a point that does
 not converge in it is solved by ``newton_point`` from its start, so every point's values are
-``newton_point``'s bit for bit.
+``newton_point``'s bit for bit. A point (of any kernel) where a scalar root of the start is
+not found in :data:`ROOT_MAXITER` safeguarded Newton steps is left to the NumPy path too: its
+start fails there as well and names the point's status (``max-iterations``, or
+``non-finite`` where the root's function was not finite at its last step), the other points
+solved as before.
 
 **A batch is one compiled loop over its points, with continuation**: the outer root of each
 point starts from the previous point's root where that lies inside the point's bracket (the root
@@ -741,10 +745,18 @@ class Kernel:
                   f"            warm = _np.full({max(nr, 1)}, _np.nan)"]
         pos = 0
         for k, length in enumerate(chains):
+            # a root not found (ROOT_MAXITER steps): the point is left to the NumPy path
+            # (SWEEPS -2, X NaN), whose start finds the same root failing there and names the
+            # point's status (Machine.grid); the batch goes on (the continuation's roots are
+            # those of the point before)
             lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t, W)",
-                      "        if it < 0:"]
-            lines += list(flush) if block else []
-            lines += ["            return i",
+                      "        if it < 0:",
+                      "            SWEEPS[i] = -2",
+                      f"            for j in range({n}):",
+                      "                X[j, i] = _np.nan",
+                      "            REL[i] = _np.nan",
+                      "            ADM[i] = False",
+                      "            continue",
                       "        if it > its:",
                       "            its = it"]
             pos += length
@@ -791,7 +803,11 @@ class Kernel:
             # the point's extended-precision check (fused_check), where it is a result: the
             # iteration converged, admissible, every unknown and reported value finite
             # and its status code (float64_checks.point_status, with 5 for an inadmissible
-            # point that is not a result)
+            # point that is not a result). Code 4 (max-iterations) where the unknowns or the
+            # change are not finite is never a point's final status: an iterated kernel's
+            # newton_point leaves such a point to the NumPy path (a non-finite map, x or
+            # change: state -1), and an exact start's 4 is made 3, non-finite
+            # (float64_checks.start_not_finite)
             from .float64_checks import CLAIM_RTOL, CONDITION_MAX
 
             m = self.machine
@@ -1193,8 +1209,11 @@ class Kernel:
         """``(x, iterations, relative change, iterated, reported values, admissible, left)``
         at every point of ``shape`` (the reported values as one array, a row per value) (``P``: the parameters in the outline's order, broadcast to
         ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``). ``left``
-        (``None`` for an exact start) marks the points an iterated variant leaves to the NumPy
-        path (:meth:`_newton`); their other outputs are not meaningful. With ``check`` and a
+        marks the points left to the NumPy path -- those an iterated variant's Newton sweeps
+        leave (:meth:`_newton`) and those where a scalar root of the start was not found in
+        :data:`ROOT_MAXITER` steps, whose status the NumPy path's start names
+        (:meth:`~replica.numerics.machine.Machine.grid`); ``None`` for an exact start where
+        every root was found. Their other outputs are not meaningful. With ``check`` and a
         compiled check (``checked``), an eighth item ``(condition, error, code)``: the check of
         :mod:`replica.numerics.fused_check` at every point that is a result (NaN elsewhere,
         and at the points left) and each point's status as a code of
@@ -1236,7 +1255,7 @@ class Kernel:
             failed = self._solve_parts_on_threads(threads, solve_args, N)
         else:
             failed = self.solve(*solve_args, False, warm, 0, N)
-        if failed >= 0:
+        if failed >= 0:  # (not reached: a point whose root fails is left, SWEEPS -2)
             what = self.machine.outline.roots[0][0].what if self.machine.outline.roots else ""
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
                                    "safeguarded Newton steps (float64)",
@@ -1249,6 +1268,9 @@ class Kernel:
             left = (sweeps < 0).reshape(shape)
             iterated &= ~left.reshape(N)
             it = it + np.where(left, 0, sweeps.reshape(shape))
+        elif N and sweeps.min() < 0:  # (a scalar root of the start not found: -2)
+            left = (sweeps < 0).reshape(shape)
+            iterated &= ~left.reshape(N)
         if flat:  # (the arrays have their shape)
             out = (X, it, rel, iterated, rep, adm, left)
             if check and self.checked:

@@ -25,7 +25,8 @@ from .newton import (CONTINUATION_MIN, GRID_REUSE, BallsNotFinite, GridDrift, Ne
 from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
-from .roots import bracketed_newton, bracketed_newton_vec
+from .roots import (ROOT_NOT_FINITE, ROOT_OUT_OF_STEPS, bracketed_newton,
+                    bracketed_newton_vec)
 from .float64_checks import (LD_WIDER, RULE_RTOL, RULE_SPLIT_MAX, STEP_MAX, call_longdouble,
                              point_status, start_not_finite, status_of_codes)
 
@@ -721,9 +722,16 @@ class Machine:
         (:func:`~replica.numerics.newton.iterate_grid`, the rule of
         :func:`~replica.numerics.newton.damped_mp`) is not done, its status ``inadmissible``;
         ``last_drift`` (a :class:`~replica.numerics.newton.GridDrift` of the grid's shape) says
-        where and why."""
+        where and why.
+
+        A point where a scalar root of the declared start is not found
+        (:meth:`StartMachine.f64`, ``per_point``) has no start: it is not done, its status
+        ``max-iterations`` (the root ran out of its safeguarded Newton steps) or ``non-finite``
+        (the root's function was not finite at its last step), and the grid's other points are
+        solved as without it; ``last_root_failed`` holds those codes (0 elsewhere)."""
         self.last_drift = GridDrift.none(shape)
         stopped = np.zeros(shape, bool)  # stopped at the start, the equations not finite there
+        root_failed = np.zeros(shape, np.int8)  # a scalar root of the start not found there
         kern = None
         if fused and start is None and method == "start":
             from .kernels import kernel
@@ -740,6 +748,7 @@ class Machine:
                     code = start_not_finite(code, kern.iterated)
                     status, done = status_of_codes(code)
                     self.last_assessment = (cond, err)
+                    self.last_root_failed = root_failed
                     report = dict(zip(self.report_names, rep))
                     if np.any(code == 5):
                         done, report, status = self._undecided_margins(
@@ -753,6 +762,7 @@ class Machine:
                     method=method)
                 self.last_drift.put(left, drift)
                 stopped[left] = self._stopped_at_start
+                root_failed[left] = self._root_failed
                 x[:, left] = xs
                 iters[left] = its
                 rel[left] = rs
@@ -772,6 +782,7 @@ class Machine:
                 P, spec, shape, rtol=rtol, maxiter=maxiter, damping=damping, start=start,
                 method=method)
             stopped = self._stopped_at_start
+            root_failed = self._root_failed
         if isinstance(rep, np.ndarray):  # a row per value (the kernel's)
             finite = np.isfinite(rep).all(axis=0)
         else:
@@ -791,6 +802,11 @@ class Machine:
             if np.any(stopped):  # not out of sweeps: the equations are not finite at the start
                 status = np.where(stopped & (status == Status.MAX_ITERATIONS.value),
                                   Status.NON_FINITE.value, status)
+            if np.any(root_failed):  # no start: a scalar root of the declared start not found,
+                # out of its safeguarded Newton steps, or its function not finite at the last
+                status = np.where(root_failed == ROOT_OUT_OF_STEPS, Status.MAX_ITERATIONS.value,
+                                  np.where(root_failed == ROOT_NOT_FINITE,
+                                           Status.NON_FINITE.value, status))
             self.last_assessment = (cond, err)
             if checked is None and self.n and np.any(done) and self._np_gaussian():
                 x, done, iters, rel, report, status = self._finer_rule(
@@ -806,6 +822,7 @@ class Machine:
                 # (float64 Newton steps without a correct digit while the damped iteration
                 # does not progress: no float64 step makes progress, far from the tolerance)
                 status[self.last_drift.unresolved] = Status.STALLED.value
+        self.last_root_failed = root_failed
         return x, done, iters, rel, report, status
 
     #: The relative change of each unknown by which :meth:`_undecided_margins` measures how far
@@ -983,6 +1000,7 @@ class Machine:
         reported values, admissible, drift)``, ``drift`` the
         :class:`~replica.numerics.newton.GridDrift` of the points whose damped iteration
         diverged towards the boundary of the admissible domain (stopped, not iterated)."""
+        self._root_failed = np.zeros(shape, np.int8)  # (a scalar root of the start not found)
         if start is not None:
             x = np.array([shaped(v, shape) for v in start])
             exact = False
@@ -991,7 +1009,7 @@ class Machine:
             x = np.ones((self.n,) + shape)
             exact, root_iters = False, np.zeros(shape, int)
         else:
-            x, root_iters = self._start.f64(P, spec, shape)
+            x, root_iters, self._root_failed = self._start.f64(P, spec, shape, per_point=True)
             exact = self.outline.exact_start
         N = int(np.prod(shape, dtype=int))
         Pf = [np.array(np.broadcast_to(v, shape), dtype=float).reshape(N) for v in P]
@@ -1436,21 +1454,37 @@ class StartMachine:
             inner_vals, _ = self._solve_chain_mp(k, chain, depth + 1, P, spec, list(known) + [u])
         return [u] + inner_vals, iters
 
-    def f64(self, P, spec, shape):
-        """The start at every grid point: ``(x0 array (n, *shape), root iterations)``."""
+    def f64(self, P, spec, shape, per_point=False):
+        """The start at every grid point: ``(x0 array (n, *shape), root iterations)``. A scalar
+        root that does not converge at some point raises :class:`ConvergenceError`; with
+        ``per_point`` it does not: the return is ``(x0, root iterations, failed)``, ``x0`` NaN
+        at the points where a root failed and ``failed`` the code of
+        :func:`~replica.numerics.roots.bracketed_newton_vec` (``per_point``) of the first root
+        that failed there (0 elsewhere)."""
         known, iters = [], np.zeros(shape, int)
+        failed = np.zeros(shape, np.int8)
         for k, chain in enumerate(self.roots):
-            vals, it = self._solve_chain_f64(k, chain, 0, P, spec, known, shape)
+            vals, it, bad = self._solve_chain_f64(k, chain, 0, P, spec, known, shape,
+                                                  per_point=per_point)
             known += vals
             iters = np.maximum(iters, it)
+            failed = np.where(failed > 0, failed, bad)
         st = self._staged("np", known, P, spec)
         vals = self.ev["values"].f64(list(P) + known + st, spec)
         x = np.array([shaped(v, shape) for v in vals]) \
             if vals else np.zeros((0,) + shape)
-        return x, iters
+        if not per_point:
+            return x, iters
+        if np.any(failed):
+            x = np.where(failed > 0, np.nan, x)
+        return x, iters, failed
 
-    def _solve_chain_f64(self, k, chain, depth, P, spec, known, shape, warm=None):
-        """Solve the nested monotone roots of ``chain`` from ``depth`` on (float64). ``warm``
+    def _solve_chain_f64(self, k, chain, depth, P, spec, known, shape, warm=None,
+                         per_point=False):
+        """Solve the nested monotone roots of ``chain`` from ``depth`` on (float64):
+        ``(roots, iterations, failed)`` (``failed``: where a root of the chain at this depth or
+        below did not converge, :meth:`f64`'s codes; only with ``per_point``, which else
+        raises). ``warm``
         holds the last root found at this depth for the enclosing root's previous evaluation: it
         starts Newton where it lies inside the bracket (the inner root moves little between the
         outer iterates, so a few steps replace a solve from the declared start; the root in the
@@ -1476,18 +1510,22 @@ class StartMachine:
 
         def fdf(u):
             inner: list = []
-            if depth + 1 < len(chain):
-                inner, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
-                                                 list(known) + [u], shape, inner_warm)
+            if depth + 1 < len(chain):  # (an inner root not found: NaN, the outer step bisects)
+                inner = self._solve_chain_f64(k, chain, depth + 1, P, spec, list(known) + [u],
+                                              shape, inner_warm, per_point=per_point)[0]
             ctx = list(known) + [u] + inner
             with np.errstate(all="ignore"):
                 st = self._staged("np", ctx, P, spec)
                 h, dh = self.ev[(k, depth, "fdf")].f64(list(P) + ctx + st, spec)
             return np.where(need, h, 0.0), np.where(need, dh, 1.0)
 
+        failed = np.zeros(shape, np.int8)
         if np.any(need):
-            u, iters = bracketed_newton_vec(fdf, lo_n, hi_n, x0, increasing=r.increasing,
-                                            rtol=4e-16, what=r.what)
+            got = bracketed_newton_vec(fdf, lo_n, hi_n, x0, increasing=r.increasing,
+                                       rtol=4e-16, what=r.what, per_point=per_point)
+            u, iters = got[:2]
+            if per_point:
+                failed = np.where(need, np.broadcast_to(got[2], shape), 0).astype(np.int8)
         else:
             u, iters = x0, 0
         u = np.where(need, u, otherwise)
@@ -1495,9 +1533,11 @@ class StartMachine:
             warm[depth] = u
         inner_vals: list = []
         if depth + 1 < len(chain):
-            inner_vals, _ = self._solve_chain_f64(k, chain, depth + 1, P, spec,
-                                                  list(known) + [u], shape, inner_warm)
-        return [u] + inner_vals, np.full(shape, iters)
+            inner_vals, _, inner_failed = self._solve_chain_f64(
+                k, chain, depth + 1, P, spec, list(known) + [u], shape, inner_warm,
+                per_point=per_point)
+            failed = np.where(failed > 0, failed, inner_failed).astype(np.int8)
+        return [u] + inner_vals, np.full(shape, iters), failed
 
 
 def _stacked(values, shape, dtype) -> np.ndarray:

@@ -66,23 +66,39 @@ def bracketed_newton(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol, maxit
                            tried="bracketed Newton", status="max-iterations")
 
 
+ROOT_OUT_OF_STEPS = 1
+"""A point's code in ``failed`` (:func:`bracketed_newton_vec` with ``per_point``): its root did
+not converge in ``maxiter`` steps, the function finite at its last step."""
+ROOT_NOT_FINITE = 2
+"""A point's code in ``failed``: its root did not converge, the function or its derivative not
+finite at its last step."""
+
+
 def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: float = 1e-15,
-                         maxiter: int = 200, what: str = "root"):
+                         maxiter: int = 200, what: str = "root", per_point: bool = False):
     """Vectorised float64 :func:`bracketed_newton`: one root per element of the arrays.
 
     ``fdf(x)`` maps an array to ``(f, f')`` arrays of the same shape. ``hi`` may hold ``inf``.
-    Returns ``(x, iterations)`` with ``iterations`` the largest count over the elements.
+    Returns ``(x, iterations)`` with ``iterations`` the largest count over the elements. A point
+    that has not converged after ``maxiter`` steps raises :class:`ConvergenceError` for all of
+    them; with ``per_point`` it does not: the return is ``(x, iterations, failed)``, ``x`` NaN at
+    the points that did not converge and ``failed`` an ``int8`` array, 0 where the root
+    converged, :data:`ROOT_OUT_OF_STEPS` or :data:`ROOT_NOT_FINITE` (what the point's last step
+    saw) where it did not; the other points' roots are those of the raising call.
     """
     x = np.array(x0, dtype=float, copy=True)
     if x.size == 1:
-        return _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what)
+        return _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what, per_point)
     lo = np.broadcast_to(np.asarray(lo, dtype=float), x.shape).copy()
     hi = np.broadcast_to(np.asarray(hi, dtype=float), x.shape).copy()
     active = np.ones(x.shape, dtype=bool)
+    finite = np.ones(x.shape, dtype=bool)  # (the function finite at each point's last step)
     for it in range(1, maxiter + 1):
         fx, dfx = fdf(x)
         fx = np.asarray(fx, dtype=float)
         dfx = np.asarray(dfx, dtype=float)
+        if per_point:
+            finite = np.where(active, np.isfinite(fx) & np.isfinite(dfx), finite)
         up = (fx > 0) == increasing
         hi = np.where(active & up, x, hi)
         lo = np.where(active & ~up, x, lo)
@@ -96,13 +112,16 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
         x = np.where(active, xn, x)
         active &= ~done
         if not active.any():
-            return x, it
+            return (x, it, np.zeros(x.shape, np.int8)) if per_point else (x, it)
+    if per_point:
+        failed = np.where(active, np.where(finite, ROOT_OUT_OF_STEPS, ROOT_NOT_FINITE), 0)
+        return np.where(active, np.nan, x), maxiter, failed.astype(np.int8)
     raise ConvergenceError(f"{what}: {int(active.sum())} grid points did not converge in "
                            f"{maxiter} safeguarded Newton steps (float64)",
                            status="max-iterations")
 
 
-def _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what):
+def _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what, per_point=False):
     """:func:`bracketed_newton_vec` at a single point, in Python floats: the same IEEE double
     operations step by step (so the same iterates), without the cost of a dozen NumPy calls on
     one-element arrays per step, which dominates a float64 point."""
@@ -129,6 +148,10 @@ def _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what):
         done = abs(xn - x) <= rtol * abs(xn) or fx == 0 or hi - lo <= rtol * abs(xn)
         x = xn
         if done:
-            return np.full(shape, x), it
+            return ((np.full(shape, x), it, np.zeros(shape, np.int8)) if per_point
+                    else (np.full(shape, x), it))
+    if per_point:
+        last = ROOT_OUT_OF_STEPS if math.isfinite(fx) and math.isfinite(dfx) else ROOT_NOT_FINITE
+        return np.full(shape, np.nan), maxiter, np.full(shape, last, np.int8)
     raise ConvergenceError(f"{what}: the point did not converge in {maxiter} safeguarded Newton "
                            "steps (float64)", status="max-iterations")
