@@ -1030,7 +1030,7 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     every ``stride``-th point (default :data:`CONTINUATION_STRIDE`) of the flattened grid and its
     last point (the seeds) are solved from their start ``x`` (the declared start); every other
     point starts from the cubic through the 4 converged seeds nearest it, in the flattened
-    index (:func:`_local_cubic`; the linear interpolation of the two around it where the cubic
+    index (``_local_cubic``; the linear interpolation of the two around it where the cubic
     has a negative unknown and ``positive`` is set; the nearest seed beyond the last), and a
     point that does not converge from there is solved again from its own ``x``, as
     :func:`iterate_grid` solves it. With ``reuse > 0`` (the float64 grid's), the Jacobian is
@@ -1092,7 +1092,7 @@ def _local_cubic(t, nodes):
     either side of its interval; at the ends, the first or last 4; fewer nodes, fewer): an
     ``(m, k)`` array of positions into ``nodes`` and the ``(m, k)`` Lagrange weights, which sum
     to 1 and reproduce polynomials of degree ``k - 1``. A point outside ``[nodes[0],
-    nodes[-1]]`` takes the nearest node's value (as :func:`numpy.interp` does)."""
+    nodes[-1]]`` takes the nearest node's value (as ``numpy.interp`` does)."""
     t = np.asarray(t, dtype=float)
     nodes = np.asarray(nodes, dtype=float)
     k = min(4, nodes.size)
@@ -1117,7 +1117,7 @@ def _interpolated_jacobians(jac: Callable, X, good, rest, n, win, w):
     """The matrices :math:`I - \\Phi'` at the solved seeds ``good`` (one evaluation of ``jac``
     at their solutions ``X[:, good]``), interpolated to the points ``rest`` as
     :func:`iterate_grid_continued` interpolates their start (the weights ``w`` of the seeds
-    ``win``, :func:`_local_cubic`; linearly where a seed of the window has no finite matrix):
+    ``win``, ``_local_cubic``; linearly where a seed of the window has no finite matrix):
     an ``(m, n, n)`` array (NaN where no seed's matrix is finite)."""
     with np.errstate(all="ignore"):
         Jm = np.array([np.broadcast_to(v, (good.size,)) for v in jac(X[:, good], good)],

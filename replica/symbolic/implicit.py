@@ -1275,10 +1275,10 @@ def _significant_bytes(dtype) -> int:
 
 def _value_bytes(a) -> np.ndarray:
     """The bytes that hold the values of the one-dimensional float array ``a``, an
-    ``(elements, bytes)`` ``uint8`` array (:func:`_significant_bytes`): equal exactly where the
+    ``(elements, bytes)`` ``uint8`` array (``_significant_bytes``): equal exactly where the
     values are the same bit patterns (so ``0.0`` and ``-0.0``, or two NaNs, are told apart as
     their bytes tell them), whatever the padding of an extended type holds. Before, the
-    float64 roots' memo (:meth:`_Numeric.np`) compared every byte, padding included, and never
+    float64 roots' memo (``_Numeric.np``) compared every byte, padding included, and never
     recognised ``longdouble`` arguments it had solved (the extended-precision check of a float64
     solve solved the roots again at the same nodes for every integral)."""
     a = np.ascontiguousarray(a)
