@@ -180,9 +180,10 @@ def test_a_rejected_chord_step_is_retried_with_a_jacobian_evaluated_there():
 def test_continued_grid_reaches_the_same_fixed_points_in_fewer_evaluations():
     """``iterate_grid_continued`` on Phi(x) = a / (1 + x) (one fixed point, (sqrt(1 + 4a) - 1)/2,
     for each a > 0) over 60 values of a, from x = 1/2: every point converges to that closed form
-    (to 1e-12), the seeds every 10th point and the last one, the others started from the
+    (to 1e-12), the seeds every CONTINUATION_STRIDE-th point and the last one, the others from the
     interpolation of their solved neighbours -- fewer evaluations of Phi (counted in points)
-    than the same grid from x = 1/2 at every point (seen: 330 against 478)."""
+    than the same grid from x = 1/2 at every point (seen: 330 against 478 with seeds every 10th
+    point and linear starts)."""
     from replica.numerics.newton import iterate_grid_continued
 
     a = np.linspace(0.5, 40.0, 60)
@@ -253,8 +254,9 @@ def test_local_cubic_weights_reproduce_cubics_and_clamp_outside():
 
 def test_continued_grid_evaluates_no_jacobian_between_its_seeds():
     """``iterate_grid_continued`` with ``reuse`` (the float64 grid's) on Phi(x) = a / (1 + x)
-    over 60 values of a: the points between the seeds start from the cubic through the solved
-    seeds around them and take their Newton steps with the seeds' matrices ``I - Phi'``
+    over 60 values of a, seeds every 10th point: the points between the seeds start from the
+    cubic through the solved seeds around them and take their Newton steps with the seeds'
+    matrices ``I - Phi'``
     (evaluated once at the seeds' solutions, interpolated the same way): most of those 54
     points evaluate no Jacobian of their own (seen: 12 do, at a < 7, where the map's curvature
     makes the interpolated matrix too rough for a chord step that shrinks the change 100 times),
@@ -274,7 +276,7 @@ def test_continued_grid_evaluates_no_jacobian_between_its_seeds():
         jac_at.append(np.array(idx))
         return [-a[idx] / (1 + x[0]) ** 2]
 
-    x, done, iters, _ = iterate_grid_continued(phi, jac, np.full((1, a.size), 0.5),
+    x, done, iters, _ = iterate_grid_continued(phi, jac, np.full((1, a.size), 0.5), stride=10,
                                                fixed_point=True, positive=True, reuse=1e-2)
     assert done.all()
     assert np.max(np.abs(x[0] - exact) / exact) < 1e-12

@@ -1012,9 +1012,13 @@ class GridDrift:
         return [getattr(self, f.name) for f in dataclasses.fields(self)]
 
 
-CONTINUATION_STRIDE = 10
+CONTINUATION_STRIDE = 14
 """The seeds of :func:`iterate_grid_continued`: every this many points of the grid (and its last
-one) are solved from the declared start."""
+one) are solved from the declared start. 10 while the other points started from the linear
+interpolation; with the cubic start and the interpolated matrices, on the 100-point logistic
+curve of ``benchmarks/f64logi_curves.py`` (one process, strides alternating, best of 4, load
+11-15): strides 10, 14, 20 took 0.80, 0.73, 0.76 s (an earlier run: 0.74, 0.68, 0.71 s; 25
+and 33: 0.70, 0.73 s), 259, 278, 330 sweeps."""
 
 CONTINUATION_MIN = 16
 """The fewest points on which :meth:`~replica.numerics.machine.Machine.grid` solves a grid by
