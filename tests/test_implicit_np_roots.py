@@ -58,3 +58,37 @@ def test_float64_roots_agree_with_a_closed_form():
             exact.append(float(u - 1 / (3 * u)))
     exact = np.array(exact)
     assert np.max(np.abs(roots - exact) / np.abs(exact)) <= 4 * np.finfo(float).eps
+
+
+def test_longdouble_arguments_solved_before_are_recognised_whatever_their_padding():
+    """The roots' memo compares its arguments' bytes; x86's 80-bit ``longdouble`` is stored in
+    16 bytes whose last 6 are padding NumPy leaves undefined, so equal arguments computed twice
+    may differ there. Two copies of the same ``longdouble`` arguments with different padding
+    (written here byte by byte) are solved once, with the same roots; a ``-0.0`` beside a
+    ``0.0`` is still another argument (its significant bytes differ). Before, the second call
+    solved them again (the float64 check's extended-precision integrals re-solved the roots of
+    every integral at the same nodes)."""
+    from replica.symbolic.implicit import _significant_bytes, _value_bytes
+
+    R = implicit_root("r_np_memo_padding", p**3 + p - x, p, (x,),
+                      bracket=(-1 - abs(x), 1 + abs(x)))
+    num, elements = _counted(R)
+    ld = np.dtype(np.longdouble)
+    xs = np.linspace(-3, 5, 7).astype(np.longdouble)
+    width = _significant_bytes(ld)
+    first = num.np(xs.copy())
+    solved = list(elements)
+    assert solved and solved[0] == xs.size
+    if width < ld.itemsize:  # (x86: pad the copy's unused bytes with another pattern)
+        raw = xs.copy().view(np.uint8).reshape(xs.size, ld.itemsize)
+        raw[:, width:] = 0xA5
+        other = raw.reshape(-1).view(np.longdouble)
+        assert other.tobytes() != xs.tobytes() and np.array_equal(other, xs)
+    else:
+        other = xs.copy()
+    again = num.np(other)
+    assert elements == solved, elements  # (recognised: not evaluated again)
+    assert np.array_equal(again, first)
+    assert np.all(np.isfinite(first)) and np.max(np.abs(first**3 + first - xs)) < 1e-15
+    zeros = np.array([0.0, -0.0], dtype=np.longdouble)
+    assert not np.array_equal(_value_bytes(zeros[:1]), _value_bytes(zeros[1:]))

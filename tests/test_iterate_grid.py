@@ -180,9 +180,10 @@ def test_a_rejected_chord_step_is_retried_with_a_jacobian_evaluated_there():
 def test_continued_grid_reaches_the_same_fixed_points_in_fewer_evaluations():
     """``iterate_grid_continued`` on Phi(x) = a / (1 + x) (one fixed point, (sqrt(1 + 4a) - 1)/2,
     for each a > 0) over 60 values of a, from x = 1/2: every point converges to that closed form
-    (to 1e-12), the seeds every 10th point and the last one, the others started from the
+    (to 1e-12), the seeds every CONTINUATION_STRIDE-th point and the last one, the others from the
     interpolation of their solved neighbours -- fewer evaluations of Phi (counted in points)
-    than the same grid from x = 1/2 at every point (seen: 330 against 478)."""
+    than the same grid from x = 1/2 at every point (seen: 330 against 478 with seeds every 10th
+    point and linear starts)."""
     from replica.numerics.newton import iterate_grid_continued
 
     a = np.linspace(0.5, 40.0, 60)
@@ -225,3 +226,76 @@ def test_continued_grid_solves_a_point_again_from_its_own_start_where_the_neighb
     _, _, own, _ = iterate_grid(lambda x, i: phi(x, five), lambda x, i: jac(x, five),
                                 np.full((1, 1), 0.5), fixed_point=True, positive=True)
     assert iters[5] == own[0] + 1, (iters[5], own[0])
+
+
+def test_local_cubic_weights_reproduce_cubics_and_clamp_outside():
+    """``_local_cubic``: at every point between 11 unevenly spaced nodes the weights of the 4
+    nearest nodes give a cubic's value exactly (to rounding: written here, x^3 - 2x^2 + x/3
+    - 5), sum to 1, and points beyond the ends take the end node's value; with 2 nodes, the
+    linear interpolation."""
+    from replica.numerics.newton import _local_cubic
+
+    nodes = np.array([0.0, 3.0, 7.0, 10.0, 20.0, 21.0, 30.0, 44.0, 50.0, 61.0, 70.0])
+
+    def cubic(t):
+        return t**3 - 2 * t**2 + t / 3 - 5
+
+    t = np.setdiff1d(np.linspace(0.0, 70.0, 141), nodes)
+    win, w = _local_cubic(t, nodes)
+    assert win.shape == w.shape == (t.size, 4)
+    got = np.sum(w * cubic(nodes)[win], axis=1)
+    assert np.max(np.abs(got - cubic(t)) / np.abs(cubic(t))) < 1e-12
+    assert np.allclose(w.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    win, w = _local_cubic(np.array([-4.0, 75.0]), nodes)
+    assert np.array_equal(np.sum(w * cubic(nodes)[win], axis=1), cubic(nodes[[0, -1]]))
+    win, w = _local_cubic(np.array([1.0, 2.5]), np.array([0.0, 4.0]))
+    assert np.allclose(np.sum(w * np.array([1.0, 9.0])[win], axis=1), [3.0, 6.0])
+
+
+def test_continued_grid_evaluates_no_jacobian_between_its_seeds():
+    """``iterate_grid_continued`` with ``reuse`` (the float64 grid's) on Phi(x) = a / (1 + x)
+    over 60 values of a, seeds every 10th point: the points between the seeds start from the
+    cubic through the solved seeds around them and take their Newton steps with the seeds'
+    matrices ``I - Phi'``
+    (evaluated once at the seeds' solutions, interpolated the same way): most of those 54
+    points evaluate no Jacobian of their own (seen: 12 do, at a < 7, where the map's curvature
+    makes the interpolated matrix too rough for a chord step that shrinks the change 100 times),
+    and every point converges to the closed form (1e-12). Before, each of them evaluated its
+    own Jacobian."""
+    from replica.numerics.newton import iterate_grid_continued
+
+    a = np.linspace(0.5, 40.0, 60)
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+    seeds = np.unique(np.r_[np.arange(0, a.size, 10), a.size - 1])
+    jac_at = []
+
+    def phi(x, idx):
+        return [a[idx] / (1 + x[0])]
+
+    def jac(x, idx):
+        jac_at.append(np.array(idx))
+        return [-a[idx] / (1 + x[0]) ** 2]
+
+    x, done, iters, _ = iterate_grid_continued(phi, jac, np.full((1, a.size), 0.5), stride=10,
+                                               fixed_point=True, positive=True, reuse=1e-2)
+    assert done.all()
+    assert np.max(np.abs(x[0] - exact) / exact) < 1e-12
+    rest = np.setdiff1d(np.arange(a.size), seeds)
+    between = np.intersect1d(np.concatenate(jac_at), rest)  # (the grid's own indices)
+    assert between.size <= rest.size // 4, between
+
+
+def test_approximate_start_matrices_that_fail_are_replaced_by_evaluated_ones():
+    """``iterate_grid(jacobians=...)``: matrices 1000 times too small (a Newton step 1000 times
+    too long, rejected at the halvings at two of the three points) make those points evaluate
+    their Jacobians and converge as without them; NaN matrices are not used at all."""
+    a = np.array([3.0, 6.0, 12.0])
+    exact = (np.sqrt(1 + 4 * a) - 1) / 2
+    x0 = np.full((1, a.size), 2.0)
+    true = 1 + a / (1 + x0[0]) ** 2
+    for bad in (1e-3 * true, np.full(a.size, np.nan)):
+        phi, jac, jac_points = _kept_jacobian_map(a)
+        x, done, iters, _ = iterate_grid(phi, jac, x0, fixed_point=True, positive=True,
+                                         reuse=1e-2, jacobians=bad.reshape(a.size, 1, 1))
+        assert done.all() and np.max(np.abs(x[0] - exact) / exact) < 1e-12
+        assert sum(jac_points) >= a.size - 1, jac_points  # (replaced by evaluated ones)

@@ -665,6 +665,10 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
         records, kw = _spectrum_records(name, records, covariates, kw)
         if len(penalty.pieces) > 1:
             rules = rules + _coordinatewise_rules(penalty, covariates)
+    unique = _unique_erm(loss, penalty, records)
+    if unique and "unique_fixed_point" not in kw:  # (a model's own statement is kept)
+        kw = dict(kw)
+        kw["unique_fixed_point"] = unique
     model = SaddlePointModel(
         name, title=title or f"{loss.description} with {penalty.description} penalty on a "
                              f"{prior.description} ({channel.description})",
@@ -687,6 +691,80 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     object.__setattr__(model, "glm_parts", GLMParts(loss, penalty, channel, prior, alpha,
                                                     covariates))
     return model
+
+
+UNIQUE_ERM = (
+    "{loss} with the strongly convex {penalty} penalty, {coefficients}: the training "
+    "objective is strongly convex, its minimiser unique; the equations are the stationarity "
+    "conditions of the scalar convex-concave min-max that Gordon's comparison theorem gives "
+    "for a convex loss with a strongly convex penalty (Thrampoulidis, Abbasi and Hassibi, "
+    "IEEE Trans. Inf. Theory 2018; Salehi, Abbasi and Hassibi, NeurIPS 2019; Aubin et al., "
+    "NeurIPS 2020; Loureiro et al., NeurIPS 2021), whose saddle point is unique -- stated, "
+    "not derived here; tests/test_glm_unique_fixed_point.py reaches one fixed point from "
+    "random admissible starts")
+"""The ``unique_fixed_point`` text of :func:`ERM` where ``_unique_erm`` shows its conditions
+(a float64 grid of the model then starts most points from their solved neighbours,
+:func:`replica.numerics.newton.iterate_grid_continued`)."""
+
+
+def _unique_erm(loss: Loss, penalty: Penalty, records) -> str:
+    r"""The ``unique_fixed_point`` statement of an ERM model (``UNIQUE_ERM``), or ``""``.
+    Stated only where the declaration shows its conditions: the loss is convex
+    (``_convex_loss``) and the penalty strongly convex -- convex (``_convex_pieces``), every
+    piece's second derivative positive, each parameter of those second derivatives declared
+    ``positive`` in the model's records (a record of the user's that allows 0 --
+    :math:`\lambda = 0`, where the minimiser need not be unique -- states nothing). So ridge
+    and the elastic net with any of the builder's losses (square, absolute, Huber, logistic,
+    hinge), not the :math:`\ell_1` penalty alone (convex, not strongly), and never a
+    Bayes-optimal model (not built here)."""
+    if not _convex_loss(loss) or not _convex_pieces(penalty.pieces):
+        return ""
+    domains = {r.name: r.domain for r in records}
+    params = set()
+    for piece in penalty.pieces:
+        curvature = sympy.diff(piece.expr, T, 2)
+        if curvature.is_positive is not True:
+            return ""
+        for sym in curvature.free_symbols:
+            if domains.get(sym.name) != "positive":
+                return ""
+            params.add(sym.name)
+    coefficients = (f"its coefficients {', '.join(sorted(params))} > 0 (their domain)"
+                    if params else "its coefficients positive numbers")
+    return UNIQUE_ERM.format(loss=loss.description, penalty=penalty.description,
+                             coefficients=coefficients)
+
+
+def _convex_loss(loss: Loss) -> bool:
+    r"""Whether ``loss`` is convex by its declaration: a smooth loss whose second derivative
+    SymPy shows non-negative once simplified (the logistic loss's is :math:`1/(4\cosh^2(t/2))`),
+    a piecewise one by ``_convex_pieces``; ``False`` where that is not shown."""
+    if loss.smooth is not None:
+        d2 = sympy.simplify(sympy.diff(loss.smooth, T, 2))
+        return d2.is_nonnegative is True
+    return _convex_pieces(loss.pieces)
+
+
+def _convex_pieces(pieces) -> bool:
+    """Whether the piecewise function of ``pieces`` (in order along the real line) is convex:
+    each piece a polynomial in ``T`` of degree at most 2 with a second derivative SymPy shows
+    non-negative, consecutive pieces meeting at their common end with equal values and a slope
+    that does not decrease there."""
+    for piece in pieces:
+        e = sympy.expand(piece.expr)
+        if not e.is_polynomial(T) or sympy.degree(e, T) > 2:
+            return False
+        if sympy.diff(e, T, 2).is_nonnegative is not True:
+            return False
+    for a, b in zip(pieces, pieces[1:]):
+        if a.hi != b.lo:
+            return False
+        if sympy.simplify((b.expr - a.expr).subs(T, a.hi)) != 0:
+            return False
+        kink = sympy.simplify((sympy.diff(b.expr, T) - sympy.diff(a.expr, T)).subs(T, a.hi))
+        if kink.is_nonnegative is not True:
+            return False
+    return True
 
 
 def _spectrum_records(name, records, covariates: Covariates, kw):

@@ -696,7 +696,8 @@ def _relative_change(new, old):
 
 def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
                  damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0,
-                 margins: Callable | None = None, precise: tuple | None = None):
+                 margins: Callable | None = None, precise: tuple | None = None,
+                 jacobians=None):
     r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
     still active).
 
@@ -738,7 +739,13 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     the iterates and the sweep count differ. A point whose chord step is rejected at every
     halving takes, in the same sweep, the Newton step of a Jacobian evaluated at its iterate
     (the step of ``reuse = 0``) before any damped step, so the damped iteration sees only what
-    it saw before. Returns ``(x, converged, iterations, relative change)``.
+    it saw before. ``jacobians`` (with ``reuse > 0``; an ``(N, n, n)`` array, the grid's
+    points flattened): matrices :math:`I - \Phi'` that approximate those at the start ``x``
+    (:func:`iterate_grid_continued` interpolates its seeds'), kept as if evaluated there: a
+    point's first Newton steps are chord steps with its matrix (where finite), under the same
+    rules -- a step rejected at every halving is retried with a Jacobian evaluated at the
+    iterate, and one that shrinks the change less than :data:`CHORD_SHRINK` times ends the
+    matrix's use. Returns ``(x, converged, iterations, relative change)``.
 
     **A point that diverges** (``margins``, a fixed-point system): ``margins(xa, idx)``
     returns the admissibility margins :math:`g_k(x)` (``K`` arrays of the points ``idx``;
@@ -794,6 +801,10 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     A_kept = np.zeros((N, n, n))  # a point's latest I - Phi' and where it was evaluated
     x_kept = np.full((n, N), np.nan)
     has_A = np.zeros(N, bool)
+    if jacobians is not None and reuse > 0:  # (approximate matrices at the start: chord steps)
+        A_kept = np.array(jacobians, dtype=float).reshape(N, n, n)
+        has_A = np.all(np.isfinite(A_kept), axis=(1, 2))
+        x_kept = np.where(has_A, X, np.nan)
     d = np.full(N, float(damping))
     prev = np.full(N, np.inf)
     idx = np.arange(N)
@@ -1190,9 +1201,13 @@ class GridDrift:
         return [getattr(self, f.name) for f in dataclasses.fields(self)]
 
 
-CONTINUATION_STRIDE = 10
+CONTINUATION_STRIDE = 14
 """The seeds of :func:`iterate_grid_continued`: every this many points of the grid (and its last
-one) are solved from the declared start."""
+one) are solved from the declared start. 10 while the other points started from the linear
+interpolation; with the cubic start and the interpolated matrices, on the 100-point logistic
+curve of ``benchmarks/f64logi_curves.py`` (one process, strides alternating, best of 4, load
+11-15): strides 10, 14, 20 took 0.80, 0.73, 0.76 s (an earlier run: 0.74, 0.68, 0.71 s; 25
+and 33: 0.70, 0.73 s), 259, 278, 330 sweeps."""
 
 CONTINUATION_MIN = 16
 """The fewest points on which :meth:`~replica.numerics.machine.Machine.grid` solves a grid by
@@ -1206,14 +1221,21 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     ``examples/logistic_regression.py``; never for a system with several, such as the
     Rademacher perceptron's branches, where a point must be the declared start's fixed point):
     every ``stride``-th point (default :data:`CONTINUATION_STRIDE`) of the flattened grid and its
-    last point (the seeds) are solved from their start ``x`` (the declared start); every other point starts from the linear
-    interpolation, in the flattened index, of the converged seeds' solutions around it (the
-    nearest one beyond the last), and a point that does not converge from there is solved
-    again from its own ``x``, as :func:`iterate_grid` solves it. Where the fixed point is
-    unique, a point that converges is the same fixed point whichever start it came from (the
-    convergence test is unchanged), so only the sweeps differ: a point of a 100-point logistic
-    regression curve takes about 3 sweeps from its neighbours' solution instead of 6-7 from
-    the declared start, whose first Newton steps leave the domain. ``kw``: those of
+    last point (the seeds) are solved from their start ``x`` (the declared start); every other
+    point starts from the cubic through the 4 converged seeds nearest it, in the flattened
+    index (``_local_cubic``; the linear interpolation of the two around it where the cubic
+    has a negative unknown and ``positive`` is set; the nearest seed beyond the last), and a
+    point that does not converge from there is solved again from its own ``x``, as
+    :func:`iterate_grid` solves it. With ``reuse > 0`` (the float64 grid's), the Jacobian is
+    evaluated once at the seeds' solutions and its matrices :math:`I - \Phi'`, interpolated
+    the same way, are the other points' first chord matrices (``iterate_grid(jacobians=)``:
+    a point whose chord step fails or shrinks the change too little evaluates its own). Where
+    the fixed point is unique, a point that converges is the same fixed point whichever start
+    it came from (the convergence test is unchanged), so only the sweeps differ: a point of a
+    100-point logistic regression curve (``benchmarks/f64logi_curves.py``) takes 2-3 sweeps
+    and no Jacobian of its own from its neighbours' solution (linear start, own Jacobian: 3-4
+    sweeps and one Jacobian) instead of 6-7 sweeps from the declared start, whose first Newton
+    steps leave the domain. ``kw``: those of
     :func:`iterate_grid` (``margins`` included: a point stopped as diverging from its
     neighbours' solution is solved again from its own ``x``, like one that did not converge,
     and its :class:`GridDrift` entry is that of its last solve). Returns what it returns, the
@@ -1224,12 +1246,12 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     precise = kw.pop("precise", None)
     drift = GridDrift.none(N)
 
-    def solve(points, start):
+    def solve(points, start, jacobians=None):
         watch = None if margins is None else (lambda xa, i: margins(xa, points[i]))
         more = {} if precise is None else {"precise": tuple(
             (lambda xa, i, f=f: f(xa, points[i])) for f in precise)}
         got = iterate_grid(lambda xa, i: phi(xa, points[i]), lambda xa, i: jac(xa, points[i]),
-                           start, margins=watch, **kw, **more)
+                           start, margins=watch, jacobians=jacobians, **kw, **more)
         if len(got) > 4:
             drift.put(points, got[4])
         return got[:4]
@@ -1241,8 +1263,17 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
     good = seeds[done[seeds]]
     again = rest
     if rest.size and good.size:
+        win, w = _local_cubic(rest, good)
         start = np.array([np.interp(rest, good, X[j, good]) for j in range(n)])
-        X[:, rest], done[rest], iters[rest], rel[rest] = solve(rest, start)
+        with np.errstate(all="ignore"):
+            cubic = np.einsum("mk,jmk->jm", w, X[:, good][:, win])
+        use = np.all(np.isfinite(cubic), axis=0)
+        if kw.get("positive"):  # (an overshoot below 0: the linear start)
+            use &= np.all(cubic >= 0, axis=0)
+        start = np.where(use, cubic, start)
+        X[:, rest], done[rest], iters[rest], rel[rest] = solve(
+            rest, start, _interpolated_jacobians(jac, X, good, rest, n, win, w)
+            if kw.get("reuse", 0) > 0 else None)
         again = rest[~done[rest]]
     if again.size:  # (from the declared start, as without the seeds)
         before = iters[again]
@@ -1250,6 +1281,55 @@ def iterate_grid_continued(phi: Callable, jac: Callable, x, *, stride=None, **kw
         iters[again] += before
     out = _grid_result(X, done, iters, rel, n, shape)
     return out + (drift.reshaped(shape),) if margins is not None or precise is not None else out
+
+
+def _local_cubic(t, nodes):
+    """Weights of the cubic through the 4 nodes nearest each of the points ``t`` (the two
+    either side of its interval; at the ends, the first or last 4; fewer nodes, fewer): an
+    ``(m, k)`` array of positions into ``nodes`` and the ``(m, k)`` Lagrange weights, which sum
+    to 1 and reproduce polynomials of degree ``k - 1``. A point outside ``[nodes[0],
+    nodes[-1]]`` takes the nearest node's value (as ``numpy.interp`` does)."""
+    t = np.asarray(t, dtype=float)
+    nodes = np.asarray(nodes, dtype=float)
+    k = min(4, nodes.size)
+    right = np.clip(np.searchsorted(nodes, t), 1, max(nodes.size - 1, 1))  # nodes[right-1] < t
+    first = np.clip(right - k // 2, 0, nodes.size - k)
+    win = first[:, None] + np.arange(k)
+    s = nodes[win]
+    w = np.ones(win.shape)
+    for i in range(k):
+        for j in range(k):
+            if i != j:
+                w[:, i] *= (t - s[:, j]) / (s[:, i] - s[:, j])
+    outside = (t <= nodes[0]) | (t >= nodes[-1])
+    if outside.any():
+        win[outside] = np.where(t[outside] <= nodes[0], 0, nodes.size - 1)[:, None]
+        w[outside] = 0.0
+        w[outside, 0] = 1.0
+    return win, w
+
+
+def _interpolated_jacobians(jac: Callable, X, good, rest, n, win, w):
+    """The matrices :math:`I - \\Phi'` at the solved seeds ``good`` (one evaluation of ``jac``
+    at their solutions ``X[:, good]``), interpolated to the points ``rest`` as
+    :func:`iterate_grid_continued` interpolates their start (the weights ``w`` of the seeds
+    ``win``, ``_local_cubic``; linearly where a seed of the window has no finite matrix):
+    an ``(m, n, n)`` array (NaN where no seed's matrix is finite)."""
+    with np.errstate(all="ignore"):
+        Jm = np.array([np.broadcast_to(v, (good.size,)) for v in jac(X[:, good], good)],
+                      dtype=float)
+    A = np.eye(n) - np.moveaxis(Jm.reshape(n, n, good.size), -1, 0)
+    ok = np.all(np.isfinite(A), axis=(1, 2))
+    out = np.full((rest.size, n, n), np.nan)
+    if ok.any():
+        for i in range(n):
+            for j in range(n):
+                out[:, i, j] = np.interp(rest, good[ok], A[ok, i, j])
+        with np.errstate(all="ignore"):
+            cubic = np.einsum("mk,mkij->mij", w, A[win])
+        fine = np.all(ok[win] | (w == 0), axis=1)
+        out[fine] = cubic[fine]
+    return out
 
 
 def newton_grid(F: Callable, J: Callable, x, *, rtol=1e-13, maxiter=60):

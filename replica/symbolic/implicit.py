@@ -104,6 +104,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import sys
 import weakref
 
 import mpmath
@@ -1155,12 +1156,13 @@ class _Numeric:
         dtype = np.result_type(*arrays, np.float64)
         arrays = [a.astype(dtype) for a in arrays]
         flat = [a.reshape(-1) for a in arrays]
-        ends = [f[[0, -1]].tobytes() if f.size else b"" for f in flat]
-        for keys, kends, hit in self._np_memo:  # (the arguments compared byte for byte;
-            # first their first and last elements, which tell most arguments apart cheaply)
+        ends = [_value_bytes(f[[0, -1]]).tobytes() if f.size else b"" for f in flat]
+        for keys, kends, hit in self._np_memo:  # (the arguments compared byte for byte --
+            # the bytes that hold their values, _value_bytes; first their first and last
+            # elements, which tell most arguments apart cheaply)
             if kends == ends and all(
                     k.dtype == a.dtype and k.shape == a.shape
-                    and np.array_equal(k.reshape(-1).view(np.uint8), f.view(np.uint8))
+                    and np.array_equal(_value_bytes(k.reshape(-1)), _value_bytes(f))
                     for k, a, f in zip(keys, arrays, flat)):
                 return hit.copy()
         start = None  # the roots of the latest solve of the same shape: a start near the roots
@@ -1257,6 +1259,32 @@ class _Numeric:
             p[act] = np.nan
             p = p.reshape(shape)
         return p
+
+
+def _significant_bytes(dtype) -> int:
+    """How many of the bytes of an element of the floating type ``dtype`` hold its value: all
+    of them, except for x86's 80-bit extended ``longdouble`` (64-bit significand), stored in 12
+    or 16 bytes whose last 2 or 6 are padding that NumPy's arithmetic leaves undefined (two
+    equal values then differ in their bytes)."""
+    dtype = np.dtype(dtype)
+    if (dtype.kind == "f" and dtype.itemsize > 10 and np.finfo(dtype).nmant == 63
+            and sys.byteorder == "little"):
+        return 10
+    return dtype.itemsize
+
+
+def _value_bytes(a) -> np.ndarray:
+    """The bytes that hold the values of the one-dimensional float array ``a``, an
+    ``(elements, bytes)`` ``uint8`` array (``_significant_bytes``): equal exactly where the
+    values are the same bit patterns (so ``0.0`` and ``-0.0``, or two NaNs, are told apart as
+    their bytes tell them), whatever the padding of an extended type holds. Before, the
+    float64 roots' memo (``_Numeric.np``) compared every byte, padding included, and never
+    recognised ``longdouble`` arguments it had solved (the extended-precision check of a float64
+    solve solved the roots again at the same nodes for every integral)."""
+    a = np.ascontiguousarray(a)
+    width = _significant_bytes(a.dtype)
+    raw = a.view(np.uint8).reshape(a.size, a.dtype.itemsize)
+    return raw if width == a.dtype.itemsize else raw[:, :width]
 
 
 def implicit_root(name: str, equation, unknown, variables, bracket) -> type:
