@@ -80,6 +80,22 @@ def record_kernel_calls(monkeypatch) -> list:
     return calls
 
 
+def record_continued_grids(monkeypatch) -> list:
+    """Record the grids :meth:`Machine.grid <replica.numerics.machine.Machine.grid>` solves by
+    ``iterate_grid_continued`` (the returned list gets each grid's number of points)."""
+    from replica.numerics import machine as machine_module
+
+    sizes = []
+    real = machine_module.iterate_grid_continued
+
+    def recorded(phi, jac, x0, **kw):
+        sizes.append(np.shape(x0)[1])
+        return real(phi, jac, x0, **kw)
+
+    monkeypatch.setattr(machine_module, "iterate_grid_continued", recorded)
+    return sizes
+
+
 class LazyDerivation:
     """``replica.derivations.get(name)``, built on first use: a module-level derivation would be
     built while pytest collects the tests (seconds each)."""

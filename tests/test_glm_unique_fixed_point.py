@@ -16,6 +16,8 @@ from replica.glm.builders import _unique_erm
 from replica.glm.parts import T, Loss, Piece
 from replica.modeling import Parameter
 
+from conftest import record_continued_grids
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -160,16 +162,7 @@ def test_regression_examples_reach_one_fixed_point_from_random_starts(name, extr
 def test_a_glm_curve_with_the_statement_is_continued(monkeypatch):
     """A float64 grid of 20 points of glm_ridge (stated) is solved by
     ``iterate_grid_continued``; glm_lasso's (not stated) is not. Both converge everywhere."""
-    from replica.numerics import machine as machine_module
-
-    sizes = []
-    real = machine_module.iterate_grid_continued
-
-    def recorded(phi, jac, x0, **kw):
-        sizes.append(np.shape(x0)[1])
-        return real(phi, jac, x0, **kw)
-
-    monkeypatch.setattr(machine_module, "iterate_grid_continued", recorded)
+    sizes = record_continued_grids(monkeypatch)
     alpha = np.linspace(0.5, 3.0, 20)
     r = replica.solve_float64(_example("glm_ridge"), alpha=alpha, lam=0.1, sigma=0.5)
     assert r["converged"].all() and sizes == [20]

@@ -12,7 +12,7 @@ import sympy
 
 import replica
 from replica.modeling import FixedPointModel, ModelError, Parameter
-from replica.numerics import machine as machine_module
+from conftest import record_continued_grids
 
 ROOT = Path(__file__).resolve().parents[1]
 x = sympy.Symbol("x", positive=True)
@@ -29,15 +29,7 @@ def _toy(name, unique):
 @pytest.fixture
 def spy(monkeypatch):
     """The grids :meth:`Machine.grid` solved by ``iterate_grid_continued`` (their sizes)."""
-    sizes = []
-    real = machine_module.iterate_grid_continued
-
-    def recorded(phi, jac, x0, **kw):
-        sizes.append(np.shape(x0)[1])
-        return real(phi, jac, x0, **kw)
-
-    monkeypatch.setattr(machine_module, "iterate_grid_continued", recorded)
-    return sizes
+    return record_continued_grids(monkeypatch)
 
 
 def test_only_a_declared_unique_fixed_point_is_continued(spy):
