@@ -102,7 +102,7 @@ def test_lowrank_batched_newton_gives_the_numpy_statuses_and_values(monkeypatch)
     """The low-rank model (an iterated fixed-point system) in the kernel: one compiled loop over
     the points, the declared start then Newton sweeps, a point that needs the damped iteration
     left to the NumPy path. Every point has the NumPy path's status -- converged, not-verified
-    (its extended-precision check fails) or max-iterations (it does not converge) -- and, where
+    (its extended-precision check fails), max-iterations or stalled (it does not converge) -- and, where
     converged, its values to within what ``converged`` claims (twice CLAIM_RTOL: both are
     float64 solutions of an ill-conditioned system at some points), 1e-12 on a benign grid."""
     from replica.numerics.float64_checks import CLAIM_RTOL
@@ -112,7 +112,12 @@ def test_lowrank_batched_newton_gives_the_numpy_statuses_and_values(monkeypatch)
     k = kernels.kernel(m)
     assert k is not None and k.iterated  # compiled, with its Newton sweeps
     plain, fused = _lowrank_both(monkeypatch, **_lowrank_random_points())
-    assert set(plain["status"]) == {"converged", "not-verified", "max-iterations"}
+    # (stalled: float64 Newton steps without a correct digit, f64div2's stop -- before session
+    # 53 those points ran to max-iterations)
+    got = set(plain["status"])
+    assert {"converged", "not-verified"} <= got <= {"converged", "not-verified",
+                                                    "max-iterations", "stalled"}, got
+    assert got & {"max-iterations", "stalled"}, got
     np.testing.assert_array_equal(plain["status"], fused["status"])
     conv = plain["status"] == "converged"
     for key in plain:

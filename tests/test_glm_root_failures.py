@@ -130,8 +130,9 @@ def test_rademacher_teacher_float64_names_the_admissible_boundary():
     """2. The Rademacher teacher above alpha_alg (about 1.49) in float64: the iteration runs to
     m = 1, the boundary of the declared admissible region m < 1 (the mp solve says so and names
     the closed-form branch m = 1). The strict float64 error names that region, not only
-    ``max-iterations``; the point below alpha_alg converges, and no value is reported at the
-    point that did not."""
+    ``max-iterations``: since session 53 (f64div2, damped_mp's second rule on the float64 path)
+    the point's status is the mp path's, ``inadmissible``; the point below alpha_alg converges,
+    and no value is reported at the point that did not."""
     import replica
     from replica.errors import ConvergenceError
 
@@ -139,11 +140,11 @@ def test_rademacher_teacher_float64_names_the_admissible_boundary():
     with pytest.raises(ConvergenceError) as info:
         replica.solve_float64(teacher, alpha=np.array([2.0, 0.5]), prior="rademacher")
     message = str(info.value)
-    assert "1 of 2 grid points did not converge (1 max-iterations)" in message
-    assert "boundary of the declared admissible region m < 1" in message
+    assert "1 of 2 grid points did not converge (1 inadmissible)" in message
+    assert "runs towards the boundary of the domain m < 1" in message
     assert "no solution with m < 1 was reached" in message
     out = replica.solve_float64(teacher, alpha=np.array([2.0, 0.5]), prior="rademacher",
                                 strict=False)
-    assert list(out["status"]) == ["max-iterations", "converged"]
+    assert list(out["status"]) == ["inadmissible", "converged"]
     assert np.isnan(out["m"][0]) and 0 < out["m"][1] < 1
     assert not any(k.startswith("_") for k in out)
