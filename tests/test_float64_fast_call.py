@@ -152,6 +152,26 @@ def test_declines_what_it_does_not_handle():
         assert not _accepted(problem, dict(ALIGN, **other)), other
 
 
+def test_converged_is_the_status_named_converged():
+    """(milliseconds) The lean path's ``converged`` (session 54: ``code == 0``,
+    :func:`~replica.numerics.float64_checks.converged_of_codes`, instead of comparing 10^4
+    strings) is ``status == "converged"`` at every status code, in every shape the lean path
+    passes it (the kernel's flat codes: a grid, a point), with a kernel that iterates and one
+    that does not."""
+    from replica.numerics.float64_checks import (converged_of_codes, start_not_finite,
+                                                 status_of_codes)
+
+    rng = np.random.default_rng(54)
+    for code in (np.arange(6, dtype=np.int8), rng.integers(0, 6, (7, 3)).astype(np.int8),
+                 np.array([0], dtype=np.int8), np.array([1], dtype=np.int8)):
+        for iterated in (True, False):
+            c = start_not_finite(code, iterated)
+            got = converged_of_codes(c)
+            want = status_of_codes(c)[0] == "converged"
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+
+
 # ---------------------------------------------------------------------------------------------
 # The lean path against solve_grid (Numba)
 # ---------------------------------------------------------------------------------------------

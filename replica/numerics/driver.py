@@ -80,7 +80,7 @@ from ..errors import ConvergenceError, ParameterError
 from ..problem import Params, Problem
 from .precision import agreement_digits, check_dps, precision
 from .result import Result, Status
-from .float64_checks import start_not_finite, status_of_codes
+from .float64_checks import converged_of_codes, start_not_finite, status_of_codes
 from .grid import (GRID_KEYS, _Arrays, _check_grid_domains, _exact_float, _layout, _parse_other,
                    _scalar_in_domain, boundary_note, drift_note, drift_tried, float64_start,
                    solve_grid)
@@ -509,10 +509,11 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
     N = math.prod(shape)
     P = [numeric[name] if name in numeric else np.asarray(getattr(cmp, name), float)
          for name in m.outline.parameters]
-    if len(shape) > 1:  # the points in a row, as solve_grid passes them
-        P = [np.broadcast_to(v, shape).reshape(N) for v in P]
+    if len(shape) > 1:  # the points in a row, as solve_grid passes them (a 0-d value as it is:
+        # the kernel broadcasts it into its row of parameters, the same numbers without a copy)
+        P = [v if np.ndim(v) == 0 else np.broadcast_to(v, shape).reshape(N) for v in P]
     spec = m.spectrum(cmp, "np") if m.outline.spectrum else None
-    got = kern(P, spec, (N,), rtol=rtol, check=True)
+    got = kern(P, spec, (N,), rtol=rtol, check=True, iterated=False)  # (the codes say it)
     if len(got) < 8 or (got[6] is not None and got[6].any()):
         return None  # (points left to the NumPy path: solve_grid's Machine.grid solves them)
     _x, iters, rel, _iterated, rep, _admissible, _left, (cond, err, code) = got
@@ -532,7 +533,7 @@ def _whole_kernel_grid(problem: Problem, values: dict, rtol: float) -> dict | No
         out = {name: rep[i, 0, ...] for i, name in enumerate(m.report_names)}
     else:
         out = {name: row.reshape(shape) for name, row in zip(m.report_names, rep)}
-    out["converged"] = (status == Status.CONVERGED.value).reshape(shape)
+    out["converged"] = converged_of_codes(code).reshape(shape)  # (status == "converged")
     out["iterations"] = iters.reshape(shape)
     out["residual"] = rel.reshape(shape)
     out["status"] = status.reshape(shape)

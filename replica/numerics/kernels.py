@@ -1205,7 +1205,7 @@ class Kernel:
             self.module.check_points(e1, z, z, z, e2, np.empty((self.n_report, 0)),
                                      np.zeros(0, dtype=np.bool_), np.empty(0), np.empty(0))
 
-    def __call__(self, P, spec, shape, rtol=1e-13, check=False):
+    def __call__(self, P, spec, shape, rtol=1e-13, check=False, iterated=True):
         """``(x, iterations, relative change, iterated, reported values, admissible, left)``
         at every point of ``shape`` (the reported values as one array, a row per value) (``P``: the parameters in the outline's order, broadcast to
         ``shape``; ``spec``: ``(lam, mu, weight)`` float64 arrays or ``None``). ``left``
@@ -1218,7 +1218,10 @@ class Kernel:
         :mod:`replica.numerics.fused_check` at every point that is a result (NaN elsewhere,
         and at the points left) and each point's status as a code of
         :func:`~replica.numerics.float64_checks.status_of_codes` (not meaningful at the points
-        left)."""
+        left). ``iterated=False``: the fourth item (the points whose unknowns and change are
+        finite and which were not left) is ``None``, not computed -- the lean path
+        (:func:`~replica.numerics.driver._whole_kernel_grid`) reads the codes instead, and the
+        test over every unknown of every point was a tenth of a 10^4-point grid's Python."""
         N = math.prod(shape)
         Pm = np.empty((self.n_p, N))
         flat = len(shape) == 1
@@ -1260,23 +1263,26 @@ class Kernel:
             raise ConvergenceError(f"{what}: a grid point did not converge in {ROOT_MAXITER} "
                                    "safeguarded Newton steps (float64)",
                                    status=Status.MAX_ITERATIONS.value)
-        iterated = np.isfinite(X).all(axis=0) & np.isfinite(rel)
+        iterated = np.isfinite(X).all(axis=0) & np.isfinite(rel) if iterated else None
         it = np.empty(shape, dtype=np.int64)
         it.fill(int(iters.max()) if N else 0)
         left = None
         if self.iterated:
             left = (sweeps < 0).reshape(shape)
-            iterated &= ~left.reshape(N)
+            if iterated is not None:
+                iterated &= ~left.reshape(N)
             it = it + np.where(left, 0, sweeps.reshape(shape))
         elif N and sweeps.min() < 0:  # (a scalar root of the start not found: -2)
             left = (sweeps < 0).reshape(shape)
-            iterated &= ~left.reshape(N)
+            if iterated is not None:
+                iterated &= ~left.reshape(N)
         if flat:  # (the arrays have their shape)
             out = (X, it, rel, iterated, rep, adm, left)
             if check and self.checked:
                 out += ((cond, err, code),)
             return out
-        out = (X.reshape((self.n,) + shape), it, rel.reshape(shape), iterated.reshape(shape),
+        out = (X.reshape((self.n,) + shape), it, rel.reshape(shape),
+               None if iterated is None else iterated.reshape(shape),
                rep.reshape((self.n_report,) + shape), adm.reshape(shape), left)
         if check and self.checked:
             out += ((cond.reshape(shape), err.reshape(shape), code.reshape(shape)),)
