@@ -1220,7 +1220,7 @@ class Kernel:
         :func:`~replica.numerics.float64_checks.status_of_codes` (not meaningful at the points
         left). ``iterated=False``: the fourth item (the points whose unknowns and change are
         finite and which were not left) is ``None``, not computed -- the lean path
-        (:func:`~replica.numerics.driver._whole_kernel_grid`) reads the codes instead, and the
+        (``replica.numerics.driver._whole_kernel_grid``) reads the codes instead, and the
         test over every unknown of every point was a tenth of a 10^4-point grid's Python."""
         N = math.prod(shape)
         Pm = np.empty((self.n_p, N))
