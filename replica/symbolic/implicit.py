@@ -295,7 +295,7 @@ computed once. The ball is held with its part, so its ``id`` is not reused while
 lives, and python-flint balls are immutable, so the part stays its exact contents."""
 
 _KEY_PARTS_SIZE = 64
-"""Entries of :data:`_KEY_PARTS` at most (emptied when full)."""
+"""Entries of ``_KEY_PARTS`` at most (emptied when full)."""
 
 
 def _not_enclosable():
