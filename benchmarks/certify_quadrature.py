@@ -9,7 +9,8 @@ Run ``python -m benchmarks.certify_quadrature --baseline PATH [--rounds N] [--se
 rewrites the section ``certify_quadrature`` (or ``NAME``: ``cert``, job cert's, ``cert2``,
 job cert2's, ``certnode``, job certnode's, ``certlog``, job certlog's, or ``certjac``, job
 certjac's, each with its own note)
-of ``benchmarks/README.md``.
+of ``benchmarks/README.md``; ``--only LABEL,LABEL`` keeps the rows whose labels hold one of
+these, ``--caches BASELINE,THIS`` reuses the code caches of an earlier run.
 """
 
 from __future__ import annotations
@@ -349,8 +350,65 @@ are the levers left."""
 """The note of the section ``certjac`` (job certjac, session 53: the Krawczyk Jacobian's
 integrals at 10 bits first; the zero-order segment enclosure of negligible intervals)."""
 
+CERTJAC2_NOTE = """Job certjac2 (session 54, issue 29, the logistic certificates; baseline 4bd3015): profiled
+again, then two changes of the work, none of what is proved. The 1.5x target is NOT reached for
+the logistic models: glm_logistic 9.9x -> 7.2x (certificate 2.44 -> 2.05 s, 0.84x),
+logistic_regression 10.5x -> 10.0x (4.11 -> 4.02 s, 0.98x: one timed run each at load 13-16, within
+this machine's noise). A second run of the two logistic rows (same warm caches, load 11.8-13.1):
+logistic_regression verified 0.53 / 0.41 s, certified 4.38 -> 3.34 s (0.76x), 8.2x -> 8.1x (the
+baseline's verified solve slow in that run); glm_logistic verified 0.28 / 0.30 s, certified 2.45
+-> 2.16 s (0.88x), 8.8x -> 7.2x. The Gaussian teacher 1.85x -> 1.74x and
+hinge 1.72x -> 1.58x are one round at load 13-16 too (their differences, 0.03 s and 0.00 s, are
+noise-sized). Every certificate proved, verified values identical.
+
+Certified outputs: in a fresh cache per tree, the certificates of glm_logistic and
+logistic_regression (this table's points) printed at 33 digits (``to_json_dict(30)``): radius,
+box and every enclosure identical to the baseline's; ``replica solve --model
+examples/perceptron_capacity.py --kappa 0 --dps 40 --certify --json``: stdout byte-identical to
+the baseline's, alpha_c = 2 proved.
+
+Profile first (glm_logistic, one certified solve after an untimed one, one process, CPU, load
+~7, baseline code): certified 2.56-2.63 s, verified 0.27-0.30 s; the certificate ~2.25 s: the
+equations at the centre 0.61-0.67 s, the Jacobian over the box 0.45 s, the reported values over
+the box 1.1 s, admissibility ~0. Inside them: 31,312 calls of the proximal root's ball
+enclosure, 1.12 s -- its 10,000 Krawczyk tests 0.70 s (7,477 real at 144 bits 0.41 s, 971
+complex at 144 bits 0.18 s, 1,377 at 34 bits 0.10 s) and 0.42 s of the call itself at memo hits
+(the memo key 12 us, an import 2.4 us, the key's hash 1.8 us); the ellipse bounds 0.45-0.5 s (844
+ellipses); the integrands' own arithmetic most of the rest.
+
+Changed: (1) ``codegen._arb_hoisted``: each ball integrand takes the largest sub-expressions free
+of z and the switches (sqrt(2)/sqrt(pi), eta m/sqrt(q - eta^2 m^2), sqrt(q), 1/V, their
+products) as balls computed once per integral by ``_gauss_arb`` at the integrand's precision
+(cached as ``gauss_h_k`` beside ``gauss_f_k``). Sound by inclusion isotonicity (a hoisted ball
+contains the part at every point of the argument balls); not bit for bit the same balls (a
+product is regrouped), the same to the 33 digits printed. Per evaluation (two integrand shapes
+of glm_logistic, the root from its memo, 970 real nodes at 144 bits, 5 rounds alternating, min):
+21.8 -> 17.0 us and 24.4 -> 17.6 us. (2) ``implicit._ball_key`` reuses the key part of a ball
+object it has seen (the parameter and hoisted balls are the same objects at every node: 12 ->
+~3 us a key) and ``_Numeric.ball`` no longer imports at each call. In one process (load ~7): the
+certificate ~2.25 -> ~2.0 s, root calls 31,312 -> 31,369 and ellipses 844 -> 845 (the
+regrouped balls).
+
+Tried and dropped (measured, not committed): the Newton centre a Krawczyk test reached,
+remembered under the float64 midpoints and precision as the next test's start (the equations
+at the centre, the Jacobian and the report meet a node with the same midpoints): real 144-bit
+equation evaluations 22,623 -> 20,103, but in one process, 4 rounds alternating, 1.99 / 2.22 s
+(min / median) without against 2.09 / 2.27 s with -- no gain.
+
+Left: 1.5x needs the glm_logistic certificate at ~0.14 s, ~14x less. Per integrand evaluation
+now ~17 us of arithmetic plus ~12 us of the root's call at a memo hit; the 6 reported integrals
+(and the 3 equations, the 12 Jacobian entries) are enclosed one by one, each with its own
+ellipse boxes and its own root look-ups, though at a node they share the root, e^p, the erfc
+and e^(-z^2/2). One rule per group (one function returning the members' integrands with their
+common subexpressions once, the ellipse boxes evaluated once for all, n the largest the members
+need) is the next lever; then the mean-value form of the reported values (their values at the
+centre, sharing the equations' root enclosures, plus a few-bit derivative over the box times
+the box's radius) instead of the 144-bit integrals over the box. Neither done."""
+"""The note of the section ``certjac2`` (job certjac2, session 54: the ball integrands' z-free
+parts hoisted; the root's ball key)."""
+
 NOTES = {NAME: NOTE, "cert": CERT_NOTE, "cert2": CERT2_NOTE, "certnode": CERTNODE_NOTE,
-         "certlog": CERTLOG_NOTE, "certjac": CERTJAC_NOTE}
+         "certlog": CERTLOG_NOTE, "certjac": CERTJAC_NOTE, "certjac2": CERTJAC2_NOTE}
 
 
 def main():
@@ -360,9 +418,15 @@ def main():
     rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 1
     trees = {"baseline": os.path.abspath(baseline), "this": REPO}
     caches = {k: tempfile.mkdtemp(prefix=f"certify-quadrature-{k}-") for k in trees}
+    if "--caches" in sys.argv:  # (BASELINE,THIS: code caches of an earlier run, kept warm)
+        caches = dict(zip(trees, sys.argv[sys.argv.index("--caches") + 1].split(",")))
+    points = LOGISTIC_POINTS[:2] + POINTS
+    if "--only" in sys.argv:  # (comma-separated parts of the rows' labels)
+        keep = sys.argv[sys.argv.index("--only") + 1].split(",")
+        points = [pt for pt in points if any(k in pt[0] for k in keep)]
     rows = []
     loads = [os.getloadavg()[0]]
-    for label, path, raw in LOGISTIC_POINTS[:2] + POINTS:
+    for label, path, raw in points:
         repeats = 1 if "logistic" in path else 3
         runs = {k: [] for k in trees}
         for _ in range(rounds):

@@ -373,6 +373,10 @@ class _GaussFunctions:
         self.levels: dict = {}  # the Gauss--Legendre level of each cell, remembered (mpmath)
         self.prior: dict = {}  # the levels an earlier process remembered (_RememberedLevels)
         self.fast = None  # (mpmath) the integrand in ball arithmetic, where it has one
+        # (balls) the parts of the integrand free of the variable and the switches as a
+        # function of the arguments (_arb_hoisted): the integrand then takes (z, *switches,
+        # *pre(*args)); None where it takes (z, *switches, *args)
+        self.pre = None
         # (two-dimensional integrals) an inner one is a function of its outer variable too (its
         # last argument), evaluated at the outer rule's nodes; an outer one lists its inner
         # integrals (``nested``) and, for mpmath, the derivatives of its integrand in them
@@ -1648,16 +1652,57 @@ def _arb_gaussians(prepared, args, dummies) -> list:
         # common factors out of sums, (m e^A - e^A)^-1 = e^-A/(m - 1): a ball bounds e^(a + b)
         # where e^a and e^b bounded apart overestimate it by the variation of a and b over the
         # ball, and acb.integral then subdivided the sign channel's integrands 2-6x as often)
-        integrand = _arb_lambdify([g.z] + g.switches + gargs,
-                                  scaled_erfc(g.integrand, scale=False),
-                                  namespace=_acb_namespace())
+        expr = scaled_erfc(g.integrand, scale=False)
+        integrand, pre = _arb_hoisted(expr, g.z, g.switches, gargs)
         arguments = _arb_lambdify([g.z] + gargs, g.arguments)
         kinks = _arb_lambdify(gargs, g.kinks)
         env = _arb_lambdify(gargs, [C, B, Q] + [c for c, _ in conditions])
-        out.append(_GaussFunctions(integrand, arguments, kinks, env, sympy.Rational(P),
-                                   conditions="".join(_CONDITION_KINDS[kind]
-                                                      for _, kind in conditions)))
+        fns = _GaussFunctions(integrand, arguments, kinks, env, sympy.Rational(P),
+                              conditions="".join(_CONDITION_KINDS[kind]
+                                                 for _, kind in conditions))
+        fns.pre = pre
+        out.append(fns)
     return out
+
+
+HOIST = [True]
+"""Whether :func:`_arb_gaussians` hoists the parts of each ball integrand that are free of
+the variable and the switches (:func:`_arb_hoisted`); ``False`` only to measure against."""
+
+
+def _arb_hoisted(expr, z, switches, gargs):
+    r"""``(integrand, pre)``: the ball integrand of ``expr`` (in the ``acb`` namespace) as a
+    function of ``(z, *switches, *pre(*gargs))``, ``pre`` the function of the arguments
+    returning the largest sub-expressions of ``expr`` free of :math:`z` and the switches
+    (``_hoist``: e.g. :math:`\sqrt{2}/\sqrt{\pi}`, :math:`\eta m/\sqrt{q - \eta^2m^2}`,
+    :math:`\sqrt q`), evaluated once per integral by :func:`_gauss_arb` instead of at every
+    node and box of its rule; ``pre`` is ``None`` (the integrand a function of ``(z,
+    *switches, *gargs)`` as before) where nothing is hoisted or ``expr`` holds a
+    ``Piecewise`` (whose conditions are not values).
+
+    *Why the enclosure is unchanged in kind*: ball arithmetic is inclusion-isotone, so the ball
+    of a hoisted part :math:`h(a)` over the argument balls :math:`A` contains :math:`h(a)` for
+    every :math:`a \in A`, and the integrand evaluated on :math:`(z, h(A))` contains
+    :math:`f(z, h(a)) = f(z; a)` for every :math:`a \in A` and :math:`z` in its ball: the
+    same kind of enclosure as :math:`f(Z, A)` computed as one expression (not bit for bit the
+    same ball: a hoisted product is grouped, and rounded, differently; the parts that depend on
+    the arguments only through one hoisted ball lose their dependence on each other, which
+    can only narrow what the direct form widened, or widen by the rounding of the regrouping).
+    Analyticity in :math:`z` is the integrand's: the hoisted balls are constants there."""
+    import sympy
+
+    if not HOIST[0] or expr.has(sympy.Piecewise):
+        return _arb_lambdify([z] + list(switches) + list(gargs), expr,
+                             namespace=_acb_namespace()), None
+    table: dict = {}
+    body = _hoist(expr, {z, *switches}, table)
+    if not table:
+        return _arb_lambdify([z] + list(switches) + list(gargs), expr,
+                             namespace=_acb_namespace()), None
+    pre = _arb_lambdify(list(gargs), list(table), namespace=_acb_namespace())
+    integrand = _arb_lambdify([z] + list(switches) + list(table.values()), body,
+                              namespace=_acb_namespace())
+    return integrand, pre
 
 
 def _arb_gaussians_loaded(ns) -> list:
@@ -1670,10 +1715,14 @@ def _arb_gaussians_loaded(ns) -> list:
     if not _bind_implicit(acb_ns, ns.get("IMPLICIT")):
         raise KeyError("IMPLICIT")  # (not declared in this process: generated again)
     exec(_compiled(ns["ACB_SOURCE"], "<cached acb integrands>"), acb_ns)  # noqa: S102
-    return [_GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
-                            ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]),
-                            conditions=ns.get(f"gauss_K_{k}", ""))
-            for k in range(n)]
+    out = []
+    for k in range(n):
+        fns = _GaussFunctions(acb_ns[f"gauss_f_{k}"], ns[f"gauss_u_{k}"], ns[f"gauss_k_{k}"],
+                              ns[f"gauss_env_{k}"], _Rational(*ns[f"gauss_P_{k}"]),
+                              conditions=ns.get(f"gauss_K_{k}", ""))
+        fns.pre = acb_ns.get(f"gauss_h_{k}")  # (the hoisted parts, _arb_hoisted)
+        out.append(fns)
+    return out
 
 
 _CONDITION_KINDS = {"positive": "p", "nonnegative": "n", "real": "r"}
@@ -1882,6 +1931,16 @@ def _gauss_arb(g: _GaussFunctions, values, plan=None):
         if not a < b:
             raise NotEnclosable("two kinks of a Gaussian integral are not separated on the box")
     acb_values = [acb(v) for v in values]
+    goal = _INTEGRAL_GOAL[0]
+    # (under a goal the integrand is evaluated with GOAL_GUARD_BITS more bits than the goal,
+    # not at the working precision: the rounding stays far below the error aimed at)
+    inner = prec if goal is None else min(prec, goal + GOAL_GUARD_BITS)
+    if g.pre is not None:  # the parts free of z and the switches, once (_arb_hoisted)
+        flint.ctx.prec = inner
+        try:
+            acb_values = [v if type(v) is acb else acb(v) for v in g.pre(*acb_values)]
+        finally:
+            flint.ctx.prec = prec
     pieces, switches = [], []
     for lo, hi in zip(points[:-1], points[1:]):
         sw = []
@@ -1898,13 +1957,9 @@ def _gauss_arb(g: _GaussFunctions, values, plan=None):
         switches.append(sw)
         pieces.append(lambda s, analytic, sw=sw, lo_c=lo_c, width=width:
                       g.integrand(lo_c + width * s, *sw, *acb_values) * width)
-    goal = _INTEGRAL_GOAL[0]
     size = _rough_size(pieces)
     options = _integral_options(size) if goal is not None else {}
     total = arb(0)
-    # (under a goal the integrand is evaluated with GOAL_GUARD_BITS more bits than the goal,
-    # not at the working precision: the rounding stays far below the error aimed at)
-    inner = prec if goal is None else min(prec, goal + GOAL_GUARD_BITS)
     flint.ctx.prec = inner
     try:
         if BALL_RULE[0] == "gauss-legendre":
@@ -3184,8 +3239,9 @@ class Evaluator:
         # ball implementation, what _arb_lambdify bound when the code was generated)
         implicit = _implicit_names(self.exprs)
         if implicit is None or not (all(_cacheable(f, "arb", implicit) for f in fns)
-                                    and all(_cacheable(g.integrand, "acb", implicit)
-                                            for g in gauss)):
+                                    and all(_cacheable(f, "acb", implicit)
+                                            for g in gauss for f in (g.integrand, g.pre)
+                                            if f is not None)):
             return
         try:
             parts = [_function_source(outer, "outer")]
@@ -3193,6 +3249,8 @@ class Evaluator:
             acb = []
             for k, g in enumerate(gauss):
                 acb.append(_function_source(g.integrand, f"gauss_f_{k}"))
+                if g.pre is not None:
+                    acb.append(_function_source(g.pre, f"gauss_h_{k}"))
                 parts += [_function_source(g.arguments, f"gauss_u_{k}"),
                           _function_source(g.kinks, f"gauss_k_{k}"),
                           _function_source(g.envelope, f"gauss_env_{k}"),

@@ -269,14 +269,42 @@ def _ball_key(args) -> tuple:
     import flint
 
     out = [flint.ctx.prec]
+    parts = _KEY_PARTS
     for a in args:
+        hit = parts.get(id(a))
+        if hit is not None and hit[0] is a:  # (the same object: its part of the key, again)
+            out.append(hit[1])
+            continue
         if type(a) is flint.acb:
             re, im = a.real, a.imag
-            out.append((1, re.mid().man_exp(), re.rad().man_exp(), im.mid().man_exp(),
-                        im.rad().man_exp()))
+            part = (1, re.mid().man_exp(), re.rad().man_exp(), im.mid().man_exp(),
+                    im.rad().man_exp())
         else:
-            out.append((0, a.mid().man_exp(), a.rad().man_exp()))
+            part = (0, a.mid().man_exp(), a.rad().man_exp())
+        if len(parts) >= _KEY_PARTS_SIZE:
+            parts.clear()
+        parts[id(a)] = (a, part)
+        out.append(part)
     return tuple(out)
+
+
+_KEY_PARTS: dict = {}
+"""``id(ball) -> (ball, its part of a key)`` for :func:`_ball_key`: an integrand passes the same
+ball object (a parameter, a hoisted part) at every node of a rule, whose key part is then
+computed once. The ball is held with its part, so its ``id`` is not reused while the entry
+lives, and python-flint balls are immutable, so the part stays its exact contents."""
+
+_KEY_PARTS_SIZE = 64
+"""Entries of ``_KEY_PARTS`` at most (emptied when full)."""
+
+
+def _not_enclosable():
+    """:class:`replica.symbolic.codegen.NotEnclosable` (imported when first needed: an
+    ``except`` clause names it, and an import in :meth:`_Numeric.ball`, called at every
+    quadrature node, cost about 2 us a call)."""
+    from .codegen import NotEnclosable
+
+    return NotEnclosable
 
 
 def _magnitude(b):
@@ -650,8 +678,6 @@ class _Numeric:
         non-finite ball (the integrator then subdivides, as at a pole)."""
         import flint
 
-        from .codegen import NotEnclosable
-
         if any(type(a) is flint.acb for a in args):
             args = tuple(a if type(a) is flint.acb else flint.acb(self._arb_ball(a))
                          for a in args)
@@ -664,7 +690,7 @@ class _Numeric:
                     out = flint.acb(self._krawczyk(tuple(a.real for a in args), False))
                 else:
                     out = self._krawczyk(args, True)
-            except (_NoContraction, NotEnclosable):
+            except (_NoContraction, _not_enclosable()):  # (looked up only when raised)
                 out = flint.acb(flint.arb.nan(), flint.arb.nan())
             self._remember(key, out)
             return out
