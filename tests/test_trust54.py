@@ -1,0 +1,60 @@
+"""Defects of the s53 fuzz campaign fixed by job ``trust54``, each checked against a value
+computed here independently of the engine.
+
+* ``examples/perceptron_capacity.py`` at far negative margins: alpha_c = 1/I(kappa) with
+  I(kappa) = int Dz (z + kappa)^2 theta(z + kappa) = (1 + kappa^2) Phi(kappa) + kappa phi(kappa)
+  (integration by parts), and the reported ``at_ratio`` = alpha_c Phi(kappa), both in closed
+  form with mpmath's erfc at 60 digits. Before the fix kappa = -25 exited 3 after raising the
+  precision to 273 digits: the ball enclosure of int Dz theta(z + kappa) was truncated at
+  |z| = T ~ 16 short of the kink at 25 (an enclosure 0 +- 2^-p, no relative digit).
+"""
+
+import mpmath
+import pytest
+
+import replica
+
+from conftest import REPO
+
+mp = mpmath
+CAPACITY = f"{REPO}/examples/perceptron_capacity.py"
+
+
+def _capacity_closed_form(kappa):
+    """(alpha_c, at_ratio) of the capacity example at margin ``kappa`` (60 digits)."""
+    with mp.workdps(60):
+        k = mp.mpf(kappa)
+        Phi = mp.erfc(-k / mp.sqrt(2)) / 2
+        integral = (1 + k ** 2) * Phi + k * mp.npdf(k)
+        return 1 / integral, Phi / integral
+
+
+def _relative(value, reference):
+    with mp.workdps(60):
+        return abs(mp.mpf(value) / reference - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kappa", ["-25", "-40"])
+def test_capacity_far_negative_margin(kappa):
+    """30 digits of alpha_c and at_ratio where the integrals are 1e-141 and 1e-353 in size."""
+    alpha_c, at_ratio = _capacity_closed_form(kappa)
+    r = replica.solve(CAPACITY, kappa=kappa)
+    assert r.status == "converged" and r.digits == 30
+    assert "working precision 35 digits" in r.digits_how  # no round of raised precision
+    assert _relative(r["alpha_c"], alpha_c) < 1e-29
+    assert _relative(r["at_ratio"], at_ratio) < 1e-29
+
+
+def test_tanh_sinh_fallback_is_relative_to_the_integral(monkeypatch):
+    """The fallback quadrature (mpmath.quad, whose own stop is absolute) reaches the working
+    precision relative to an integral of size 1e-141 (kappa = -25): the Gauss--Legendre rule is
+    made to give up so that every mp integral goes to the fallback."""
+    import replica.symbolic.codegen as codegen
+
+    monkeypatch.setattr(codegen, "_gauss_mp_rule", lambda *a, **k: None)
+    alpha_c, at_ratio = _capacity_closed_form(-25)
+    r = replica.solve(CAPACITY, kappa=-25, dps=20)
+    assert r.status == "converged"
+    assert _relative(r["alpha_c"], alpha_c) < 1e-19
+    assert _relative(r["at_ratio"], at_ratio) < 1e-19
