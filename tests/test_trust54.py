@@ -58,3 +58,19 @@ def test_tanh_sinh_fallback_is_relative_to_the_integral(monkeypatch):
     assert r.status == "converged"
     assert _relative(r["alpha_c"], alpha_c) < 1e-19
     assert _relative(r["at_ratio"], at_ratio) < 1e-19
+
+
+def test_gardner_above_capacity_says_no_solution_was_reached():
+    """Above the capacity (alpha = 5/4 > alpha_c(1/2) = 0.961..., closed form) the
+    replica-symmetric overlap runs to q -> 1: the error says that Newton's iterates ran to the
+    boundary q < 1 (status ``inadmissible``), not only that a quadrature failed there."""
+    from replica.errors import ConvergenceError
+
+    alpha_c, _ = _capacity_closed_form(mp.mpf(1) / 2)
+    assert alpha_c < mp.mpf(5) / 4
+    with pytest.raises(ConvergenceError) as info:
+        replica.solve(f"{REPO}/examples/perceptron_gardner.py", alpha="5/4", kappa="1/2")
+    assert info.value.status == "inadmissible"
+    text = str(info.value)
+    assert "boundary of the domain q < 1" in text and "no solution with q < 1" in text
+    assert "\n" not in text
