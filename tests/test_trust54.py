@@ -60,6 +60,7 @@ def test_tanh_sinh_fallback_is_relative_to_the_integral(monkeypatch):
     assert _relative(r["at_ratio"], at_ratio) < 1e-19
 
 
+@pytest.mark.slow
 def test_gardner_above_capacity_says_no_solution_was_reached():
     """Above the capacity (alpha = 5/4 > alpha_c(1/2) = 0.961..., closed form) the
     replica-symmetric overlap runs to q -> 1: the error says that Newton's iterates ran to the
@@ -74,3 +75,34 @@ def test_gardner_above_capacity_says_no_solution_was_reached():
     text = str(info.value)
     assert "boundary of the domain q < 1" in text and "no solution with q < 1" in text
     assert "\n" not in text
+
+
+@pytest.mark.slow
+def test_erm_penalty_named_alpha_is_refused(tmp_path):
+    """A penalty parameter named as the sample ratio was silently the sample ratio itself:
+    refused with one line naming the clash (exit 2); named apart (alpha='n_over_d'), the same
+    model solves ridge regression, checked against the closed form (V the positive root of
+    lam V^2 + (lam + a - 1) V - 1, m = a V/(1 + V), test = ((1 - m)^2 + s^2)/(1 - a V^2/(1 + V)^2))."""
+    from conftest import run_cli
+    from replica.modeling import ModelError
+    from replica.glm import ERM, Linear, Ridge, Square, Teacher
+
+    with pytest.raises(ModelError, match="parameter 'alpha' of the penalty 'ridge' is the name "
+                                         "of the sample ratio"):
+        ERM("clash", loss=Square(), penalty=Ridge("alpha"), teacher=Teacher(Linear("sigma")))
+    src = tmp_path / "clash.py"
+    src.write_text("from replica.glm import ERM, Linear, Ridge, Square, Teacher\n"
+                   "MODEL = ERM('clash', loss=Square(), penalty=Ridge('alpha'), "
+                   "teacher=Teacher(Linear('sigma')))\n")
+    code, out, err = run_cli("solve", "--model", src, "--alpha", "2", "--sigma", "1/2")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "is the name of the sample ratio" in err
+    apart = ERM("apart", loss=Square(), penalty=Ridge("alpha"), teacher=Teacher(Linear("sigma")),
+                alpha="n_over_d")
+    r = replica.solve(apart, n_over_d=2, alpha="1/10", sigma="1/2", dps=20)
+    with mp.workdps(40):
+        a, lam, s = mp.mpf(2), mp.mpf(1) / 10, mp.mpf(1) / 2
+        V = (-(lam + a - 1) + mp.sqrt((lam + a - 1) ** 2 + 4 * lam)) / (2 * lam)
+        m = a * V / (1 + V)
+        test = ((1 - m) ** 2 + s ** 2) / (1 - a * V ** 2 / (1 + V) ** 2)
+    assert _relative(r["test"], test) < 1e-19
