@@ -226,7 +226,7 @@ class GLMDerivation:
 # Parameters
 # ---------------------------------------------------------------------------------------------
 def _schema(name, parts, parameters: Sequence, alpha: str):
-    """The model's Parameter records and rules: ``alpha``, then each part's parameters (the
+    r"""The model's Parameter records and rules: ``alpha``, then each part's parameters (the
     user's records of the same name replace them), and the symbols by name. A part's parameter
     named as the sample ratio is refused (:class:`ModelError`): it would be the sample ratio
     itself, a penalty :math:`\lambda = \alpha` that no one declares on purpose; two parts may
