@@ -226,14 +226,22 @@ class GLMDerivation:
 # Parameters
 # ---------------------------------------------------------------------------------------------
 def _schema(name, parts, parameters: Sequence, alpha: str):
-    """The model's Parameter records and rules: ``alpha``, then each part's parameters (the
-    user's records of the same name replace them), and the symbols by name."""
+    r"""The model's Parameter records and rules: ``alpha``, then each part's parameters (the
+    user's records of the same name replace them), and the symbols by name. A part's parameter
+    named as the sample ratio is refused (:class:`ModelError`): it would be the sample ratio
+    itself, a penalty :math:`\lambda = \alpha` that no one declares on purpose; two parts may
+    share a parameter of the same domain."""
     if not isinstance(alpha, str) or not alpha.isidentifier():
         raise ModelError(f"model {name!r}: alpha= names the sample-ratio parameter, got "
                          f"{alpha!r}")
     specs = {alpha: ("samples per dimension n/d", "positive", r"\alpha", None)}
     for part in parts:
         for p in part.params:
+            if p.name == alpha:  # (same domain: it would silently be the sample ratio itself)
+                raise ModelError(f"model {name!r}: parameter {p.name!r} of the "
+                                 f"{type(part).__name__.lower()} {part.name!r} is the name of the "
+                                 "sample ratio n/d (it would be tied to it): give it another "
+                                 "name, or the sample ratio another (alpha='...')")
             old = specs.get(p.name)
             if old is not None and old[1] != p.domain:
                 raise ModelError(f"model {name!r}: parameter {p.name!r} is used by two parts "
@@ -586,7 +594,9 @@ def ERM(name: str, *, loss: Loss, penalty: Penalty, teacher: Teacher,
     (module docstring), its stability is the replicon. ``covariates``: a :class:`Covariates`
     record for a diagonal input covariance given as a SPEC (and a teacher power per coordinate);
     default isotropic. ``parameters``: optional :class:`~replica.modeling.Parameter` records
-    replacing the parts' defaults of the same name; other keywords go to
+    replacing the parts' defaults of the same name; ``alpha``: the name of the sample-ratio
+    parameter, which no part's parameter may share (``Ridge("alpha")`` is refused, exit status
+    2: it would tie the penalty to the sample ratio); other keywords go to
     :class:`~replica.modeling.SaddlePointModel`."""
     loss = _named_part(name, loss, LOSSES, "loss")
     penalty = _named_part(name, penalty, PENALTIES, "penalty")

@@ -21,7 +21,7 @@ from ..problem import Params, Problem, ScalarRoot, System
 from ..symbolic.codegen import CodeCache, Evaluator, NotEnclosable, cache_key
 from .newton import (CONTINUATION_MIN, GRID_REUSE, BallsNotFinite, GridDrift, NewtonReport,
                      damped_mp, iterate_grid, iterate_grid_continued, jacobian_digits,
-                     newton_arb, newton_grid, newton_mp)
+                     _falling_margin, newton_arb, newton_grid, newton_mp)
 from .outline import Outline, load_fact, load_outline, store_fact, store_outline
 from .precision import ball_precision, precision
 from .result import Status
@@ -30,7 +30,17 @@ from .roots import (ROOT_NOT_FINITE, ROOT_OUT_OF_STEPS, bracketed_newton,
 from .float64_checks import (LD_WIDER, RULE_RTOL, RULE_SPLIT_MAX, STEP_MAX, call_longdouble,
                              point_status, start_not_finite, status_of_codes)
 
+NEWTON_BOUNDARY_STEPS = 4
+"""Newton steps in a row, each lowering one margin of a model's ``admissible`` domain, after
+which a failed evaluation of the equations (a quadrature that fails as the iterates near the
+boundary) is reported as a run to that boundary, status ``inadmissible``
+(:meth:`Machine.newton`), as :func:`~replica.numerics.newton.damped_mp` reports its sweeps'."""
 
+
+def _without_tried(exc) -> str:
+    """The message of a :class:`ConvergenceError` without its ``(tried: ...)`` suffix."""
+    text, tail = str(exc), f" (tried: {exc.tried})" if exc.tried else ""
+    return text[:-len(tail)] if tail and text.endswith(tail) else text
 
 
 def _lazy(value):
@@ -415,8 +425,14 @@ class Machine:
         def theta(y):
             return [y[i] * scale[i] for i in range(n)]
 
+        trail = []  # the admissible margins at each iterate at which the equations were evaluated
+
         def F(y):
             x = theta(y)
+            if self.outline.admissible:
+                trail.append(list(zip(self.outline.admissible,
+                                      self.evaluate("admissible", "mp", x, P, spec))))
+                del trail[:-(NEWTON_BOUNDARY_STEPS + 1)]
             fx = self._evaluate_fast("equations", x, P, spec, balls)
             if self.fixed_point:
                 fx = [x[i] - fx[i] for i in range(n)]
@@ -458,9 +474,26 @@ class Machine:
         if chord is not None:  # the matrix in these scaled unknowns: rows / rscale, columns * scale
             J0 = mpmath.matrix([[mpmath.mpf(chord[i, j]) * scale[j] / rscale[i]
                                  for j in range(n)] for i in range(n)])
-        rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
-                        residual=condition, J0=J0, last_step=last_step, inside=inside,
-                        predict=predict, rate=rate if J0 is not None else None)
+        try:
+            rep = newton_mp(F, J, y0, what=what, balls=balls is not None, condition=condition,
+                            residual=condition, J0=J0, last_step=last_step, inside=inside,
+                            predict=predict, rate=rate if J0 is not None else None)
+        except ConvergenceError as exc:
+            # the equations could not be evaluated (a quadrature failed) after Newton's
+            # iterates pushed a margin of the declared domain down at every one of the last
+            # NEWTON_BOUNDARY_STEPS steps: say that, not only which evaluation failed (the
+            # Gardner volume above its capacity: q -> 1, where no solution with q < 1 exists)
+            fell = _falling_margin(trail, NEWTON_BOUNDARY_STEPS)
+            if fell is None or exc.status == Status.INADMISSIBLE.value:
+                raise
+            label, seq = fell
+            raise ConvergenceError(
+                f"{what}: Newton's iterates run towards the boundary of the domain {label} (its "
+                f"margin fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-1], 3)} in the "
+                f"last {len(seq) - 1} steps), where the equations could not be evaluated "
+                f"({_without_tried(exc)}): no solution with {label} "
+                "was reached (there may be none at these parameters)",
+                tried="Newton's method in mpmath", status=Status.INADMISSIBLE) from None
         last = None
         if rep.chord is not None:  # back to the unknowns x
             last = mpmath.matrix([[rep.chord[i, j] * rscale[i] / scale[j] for j in range(n)]

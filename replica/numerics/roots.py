@@ -41,6 +41,9 @@ def bracketed_newton(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol, maxit
         fx, dfx = fdf(x)
         if fx == 0:
             return x, it
+        if fx != fx:  # NaN: no sign to move the bracket by (it would bisect to one end)
+            raise ConvergenceError(f"{what}: the function is NaN at {x}",
+                                   tried=f"bracketed Newton, step {it}", status="non-finite")
         if (fx > 0) == increasing:
             hi = x
         else:
@@ -84,7 +87,10 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
     them; with ``per_point`` it does not: the return is ``(x, iterations, failed)``, ``x`` NaN at
     the points that did not converge and ``failed`` an ``int8`` array, 0 where the root
     converged, :data:`ROOT_OUT_OF_STEPS` or :data:`ROOT_NOT_FINITE` (what the point's last step
-    saw) where it did not; the other points' roots are those of the raising call.
+    saw) where it did not; the other points' roots are those of the raising call. A point where
+    ``f`` is NaN stops there at once (``ROOT_NOT_FINITE``; without ``per_point``
+    :class:`ConvergenceError`, status ``non-finite``): NaN has no sign to move the bracket by,
+    and taken as one sign the bracket would shrink to one of its ends.
     """
     x = np.array(x0, dtype=float, copy=True)
     if x.size == 1:
@@ -93,12 +99,21 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
     hi = np.broadcast_to(np.asarray(hi, dtype=float), x.shape).copy()
     active = np.ones(x.shape, dtype=bool)
     finite = np.ones(x.shape, dtype=bool)  # (the function finite at each point's last step)
+    nan = np.zeros(x.shape, dtype=bool)  # points stopped where the function was NaN
     for it in range(1, maxiter + 1):
         fx, dfx = fdf(x)
         fx = np.asarray(fx, dtype=float)
         dfx = np.asarray(dfx, dtype=float)
         if per_point:
             finite = np.where(active, np.isfinite(fx) & np.isfinite(dfx), finite)
+        now = active & np.isnan(fx)  # no sign to move the bracket by: stopped at once
+        if now.any():
+            if not per_point:
+                raise ConvergenceError(f"{what}: the function is NaN at {int(now.sum())} grid "
+                                       "points (float64)", tried=f"bracketed Newton, step {it}",
+                                       status="non-finite")
+            nan |= now
+            active &= ~now
         up = (fx > 0) == increasing
         hi = np.where(active & up, x, hi)
         lo = np.where(active & ~up, x, lo)
@@ -112,10 +127,14 @@ def bracketed_newton_vec(fdf: Callable, lo, hi, x0, *, increasing: bool, rtol: f
         x = np.where(active, xn, x)
         active &= ~done
         if not active.any():
-            return (x, it, np.zeros(x.shape, np.int8)) if per_point else (x, it)
+            if per_point:
+                return (np.where(nan, np.nan, x), it,
+                        np.where(nan, ROOT_NOT_FINITE, 0).astype(np.int8))
+            return x, it
     if per_point:
         failed = np.where(active, np.where(finite, ROOT_OUT_OF_STEPS, ROOT_NOT_FINITE), 0)
-        return np.where(active, np.nan, x), maxiter, failed.astype(np.int8)
+        failed = np.where(nan, ROOT_NOT_FINITE, failed)
+        return np.where(active | nan, np.nan, x), maxiter, failed.astype(np.int8)
     raise ConvergenceError(f"{what}: {int(active.sum())} grid points did not converge in "
                            f"{maxiter} safeguarded Newton steps (float64)",
                            status="max-iterations")
@@ -133,6 +152,11 @@ def _bracketed_newton_one(fdf, lo, hi, x, increasing, rtol, maxiter, what, per_p
         fx, dfx = fdf(np.full(shape, x))
         fx = float(np.asarray(fx, dtype=float).reshape(-1)[0])
         dfx = float(np.asarray(dfx, dtype=float).reshape(-1)[0])
+        if math.isnan(fx):  # no sign to move the bracket by: stopped at once
+            if per_point:
+                return np.full(shape, np.nan), it, np.full(shape, ROOT_NOT_FINITE, np.int8)
+            raise ConvergenceError(f"{what}: the function is NaN at {x!r} (float64)",
+                                   tried=f"bracketed Newton, step {it}", status="non-finite")
         if (fx > 0) == increasing:
             hi = x
         else:

@@ -902,13 +902,16 @@ def _quad_finite(f, lo, hi):
 
 
 def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
-    """The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
+    r"""The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
     between kinks and the cut points at narrow features (:func:`_feature_points`; the infinite
     ends included), at 20 guard bits; raises
     :class:`QuadratureError` where the summed error estimate exceeds ``10**-dps`` times the sum
-    of the pieces' magnitudes. (python-flint's ``acb.integral`` was measured slower here: for
-    integrands with the error function its bounds on complex ellipses force ten times as many
-    evaluations.)"""
+    of the pieces' magnitudes :math:`S`. ``mpmath.quad`` stops once its estimate is below the
+    working epsilon in absolute terms; where that leaves the estimate above the tolerance, the
+    pieces are integrated once more with the integrand times :math:`2^{-\lfloor\log_2 S\rfloor}`
+    (exact), so that its absolute stop is one relative to the integral. (python-flint's
+    ``acb.integral`` was measured slower here: for integrands with the error function its
+    bounds on complex ellipses force ten times as many evaluations.)"""
     dps = mpmath.mp.dps
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features([g], [values])
@@ -917,18 +920,31 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
         cuts = _feature_points(features, mpmath.inf, mpmath.mp.prec)
         kinks = sorted(kinks | set(cuts))
         points = [mpmath.ninf] + kinks + [mpmath.inf]
-        total, size, error = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
+        pieces = []
         for lo, hi in zip(points[:-1], points[1:]):
             if lo == hi:
                 continue
             mid = (lo + hi) / 2 if mpmath.isfinite(lo) and mpmath.isfinite(hi) else (
                 hi - 1 if mpmath.isfinite(hi) else (lo + 1 if mpmath.isfinite(lo) else 0))
-            sw = _piece_switches(g, mid, values)
-            f = lambda z, sw=sw: g.integrand(z, *sw, *values)  # noqa: E731
-            value, err = _quad_finite(f, lo, hi)
-            total += value
-            size += abs(value)
-            error += err
+            pieces.append((lo, hi, _piece_switches(g, mid, values)))
+
+        def integrate(scale):
+            total, size, error = mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0)
+            for lo, hi, sw in pieces:
+                f = lambda z, sw=sw: g.integrand(z, *sw, *values) * scale  # noqa: E731
+                value, err = _quad_finite(f, lo, hi)
+                total += value
+                size += abs(value)
+                error += err
+            return total / scale, size / scale, error / scale
+
+        total, size, error = integrate(1)
+        if error > mpmath.mpf(10) ** -dps * size and size > 0:
+            # mpmath.quad stops where its estimate is below the working epsilon in absolute
+            # terms: an integral far from 1 in size (1e-141 at kappa = -25 of
+            # perceptron_capacity) stops at an error that is large relative to it. Once more
+            # with the integrand scaled by a power of two (exact) that brings it near 1.
+            total, size, error = integrate(mpmath.ldexp(1, -int(mpmath.floor(mpmath.log(size, 2)))))
     if error > mpmath.mpf(10) ** -dps * size:
         raise QuadratureError(f"a Gaussian integral's quadrature error estimate "
                               f"{mpmath.nstr(error, 3)} exceeds 1e-{dps} of its size "
@@ -1799,13 +1815,13 @@ def _rough_size(pieces):
 
     prec, flint.ctx.prec = flint.ctx.prec, 30
     try:
-        total = 0.0
+        total = flint.arb(0)
         for f in pieces:
             for k in range(_ROUGH_NODES):
                 v = f(flint.acb(flint.arb(2 * k + 1) / (2 * _ROUGH_NODES)), False)
-                if v.is_finite():
-                    total += abs(float(v.real.mid()))
-        return flint.arb(total / _ROUGH_NODES)
+                if v.is_finite():  # (an arb, not a float: a size below 1e-308 stays nonzero)
+                    total += abs(v.real.mid())
+        return total.mid() / _ROUGH_NODES
     finally:
         flint.ctx.prec = prec
 
@@ -1873,7 +1889,10 @@ def _gauss_arb(g: _GaussFunctions, values, plan=None):
     growing quadratic term, where the net Gaussian decay :math:`e^{-wz^2/2}` is that of the
     weight). Under :class:`integral_goal` the integrator's tolerances are the goal relative to
     :func:`_rough_size` (the enclosure is as rigorous, only wider); ``T`` stays that of the
-    working precision. With :data:`BALL_RULE` ``"gauss-legendre"`` (the default) each piece is
+    working precision, except that a kink beyond ``T`` moves ``T`` to that kink plus the same
+    width (a Heaviside that vanishes short of the kink hides the whole integral there: truncated
+    at ``T`` its enclosure would be 0 plus a tail radius of about :math:`2^{-p}`, without one
+    relative digit of an integral below :math:`2^{-p}`). With :data:`BALL_RULE` ``"gauss-legendre"`` (the default) each piece is
     cut into intervals of about :data:`BALL_RULE_LENGTH` and integrated by
     :func:`replica.symbolic.ballquad.enclose` (Gauss--Legendre with the a-priori error bound
     of an analytic integrand, Trefethen's Theorem 19.3, aiming at the same tolerance: the goal,
@@ -1909,6 +1928,15 @@ def _gauss_arb(g: _GaussFunctions, values, plan=None):
                             "its tails are not dominated by the Gaussian weight")
     T = int(mpmath.ceil(float(B.upper()) / width + float(P)
                         + math.sqrt(2 * (prec + 10) * math.log(2) / width))) + 2
+    # a kink beyond T may hide the integral's whole mass there (a Heaviside that vanishes
+    # short of it, e.g. theta(z + kappa) at kappa = -25): truncated at T, the enclosure would be
+    # 0 plus an absolute tail radius of about 2^-p -- rigorous, but without one relative digit
+    # of an integral below 2^-p. T then reaches the farthest kink plus the same width, so that
+    # the tail beyond it is about 2^-p relative to the density at that kink.
+    far = [abs(float(arb_of(k).mid())) for k in g.kinks(*values)]
+    far = max([k for k in far if math.isfinite(k)], default=0.0)
+    if far > T - 2:
+        T = int(math.ceil(far)) + T
     if plan is not None:
         T += T % 2
     T = arb(T)
