@@ -214,7 +214,8 @@ def test_derivation_steps_verify():
             assert step.verify(), step.name
     names = [s.name for s in MODEL.derivation.steps()]
     for n in ("prior_partition", "prior_average", "prior_stationarity", "ansatz",
-              "channel_partition", "non_specialised", "specialisation", "free_entropy"):
+              "channel_partition", "non_specialised", "non_specialised_closed", "gibbs_closed",
+              "specialisation", "free_entropy"):
         assert f"glm_{n}" in names
 
 
