@@ -43,7 +43,7 @@ real axis (one panel where the interval is at most :math:`2w`: the committee mac
 rule is about :math:`d^2/|G_n|`: the estimate of :mod:`replica.symbolic.quadrature`, with its
 factor :math:`2^8`); :math:`n` starts at the last accepted count of the same form and
 precision (at least 16), doubles up to
-:data:`MAX_NODES`, else :class:`~replica.errors.QuadratureError` is raised (the caller's
+:data:`MAX_NODES`, else :class:`~replica.symbolic.codegen.QuadratureError` is raised (the caller's
 refusal). The float64 :math:`U` (:func:`owens_u_np`) is SciPy's ``owens_t`` in the difference
 form for :math:`h \le 1` and a fixed 48-node rule of the tail form above (both measured against
 the mpmath form in ``tests/test_owen.py``).
@@ -55,7 +55,7 @@ import math
 
 import mpmath
 
-__all__ = ["owens_t_mp", "owens_u_mp", "owens_u_np", "GUARD", "MAX_NODES"]
+__all__ = ["owens_t_mp", "owens_u_mp", "owens_u_np", "GUARD", "MAX_NODES", "SAFETY", "MEMO"]
 
 GUARD = 24
 """Guard bits of the ball sums."""
@@ -64,7 +64,7 @@ MAX_NODES = 1024
 """The most nodes of one rule before the evaluation is refused."""
 
 SAFETY = 256
-"""The factor of the squared estimate (as :data:`replica.symbolic.quadrature.SAFETY`)."""
+"""The factor of the squared estimate (as ``replica.symbolic.quadrature.SAFETY``)."""
 
 MEMO = 4096
 """Values remembered (keyed on the arguments' binary values, the function and the precision):
@@ -101,7 +101,7 @@ def _integral(f, length, prec: int, form: str, width=None):
     r""":math:`\int_0^{\rm length}f` on the geometric panels :math:`[0, 2w]`, :math:`[2w, 4w]`,
     :math:`[4w, 8w]`, ... (``width`` :math:`w`: the distance of the integrand's poles from the
     real axis; each panel then lies inside a Bernstein ellipse of parameter :math:`\ge 2.4`
-    free of them), each by :func:`_panel`; one panel where ``width`` is ``None``."""
+    free of them), each by ``_panel``; one panel where ``width`` is ``None``."""
     if width is None or length <= 2 * width:
         return _panel(f, 0 * length, length, prec, form)
     total, lo, k = 0 * length, 0 * length, 0
