@@ -97,18 +97,23 @@ the Gibbs generalisation error (a posterior sample's label disagrees with the te
 :data:`MODEL_K1` is the same declaration with one hidden unit: the Bayes-optimal sign perceptron
 (``examples/perceptron_teacher.py``, which the tests compare to 12+ digits).
 
-Cost: the float64 path (:func:`overlap_float64`, status ``not-verified``: a two-dimensional
-rule carries no error estimate) takes about half a second and equals the hand-written state
-evolution's fixed point to :math:`2\cdot10^{-15}` at :math:`\alpha = 1, 1.8`. The mpmath path
-evaluates a two-dimensional Gaussian integral at every call (at 20 digits, 10 s of CPU time
-for the channel term, 30 s with its derivative): at :math:`\alpha = 1`, ``replica solve
---dps 15`` took 274 s of CPU time and ``--dps 20`` 377 s (each ``converged``, its digits
-certified by the re-solve at 30 and 37 digits; the default 30 digits was not run),
-:math:`q = 0.47989868118512037855`, :math:`\hat q = 0.92270229631148344952`,
-:math:`\Phi = -0.94401262309081260655`, :math:`\varepsilon_{\rm Gibbs} =
-0.52888271691723046706`::
+Cost: the float64 path (:func:`overlap_float64`; status ``converged`` since the channel term
+is a one-dimensional integral, ``not-verified`` with the nested rule before) equals the
+hand-written state evolution's fixed point to :math:`4\cdot10^{-14}` at :math:`\alpha = 1`
+and :math:`1.2\cdot10^{-15}` at :math:`1.8` (the nested rule's values to :math:`2\cdot
+10^{-16}`). The mpmath path evaluates the channel term and
+the Gibbs error as one-dimensional Gaussian integrals of Owen's :math:`T` and its complement
+:math:`U` (the derived steps ``non_specialised_closed`` and ``gibbs_closed``: the orthant
+probability at :math:`q_0 = 0`; :mod:`replica.symbolic.owen` evaluates :math:`T` and :math:`U`):
+at :math:`\alpha = 1`, ``--dps 30`` takes about 9 s of CPU time with a warm code cache
+(``converged``, certified by the re-solve at 52 digits; before those steps the nested
+two-dimensional integrals took 274 s at 15 digits and did not finish at 30,
+``benchmarks/README.md`` section ``committee30``): :math:`q =
+0.479898681185120378554456223316`, :math:`\hat q = 0.922702296311483449517466183718`,
+:math:`\Phi = -0.944012623090812606552692484251`, :math:`\varepsilon_{\rm Gibbs} =
+0.528882716917230467062682995524` (the first 20 digits those of the nested quadrature)::
 
-    replica solve --model examples/committee_machine.py --alpha 1 --dps 15 --json
+    replica solve --model examples/committee_machine.py --alpha 1 --dps 30 --json
     replica equations --model examples/committee_machine.py
 """
 

@@ -406,7 +406,10 @@ def _channel_k2(D: CommitteeDerivation):
           "Z_+ = Z_out(1), Z_out(-1) = Z_+ at -xi, Z_0 = Z_out(0). It is a fixed point for "
           "every alpha: Psi_out is even in omega_- (the exchange of the units), its expansion "
           "in q_0 has no linear term (the specialisation step).", check_half_line)
-    out = gauss(2 * Zp * sympy.log(Zp) + Z0 * sympy.log(Z0), xi)
+    Zc, Uc, Z0c, hc, ac = _closed_non_specialised(D, Zp, Z0)
+    even = {xi: sympy.Abs(xi)}
+    out = gauss((Zc * sympy.log(Zc) + Uc * sympy.log(Uc) + Z0c * sympy.log(Z0c)).xreplace(even),
+                xi)
     # the expansion in q_0: Z_y = Z_y^(0) + q_0 (xi_-^2 - 1) A_y/2 + O(q_0^(3/2))
     xm = sympy.Symbol("xi_-", real=True)
     Ap = gauss((z**2 - 1) * sympy.Heaviside(z) * sympy.erfc((z - om_p) / (s1 * r2)), z)
@@ -442,12 +445,103 @@ def _channel_k2(D: CommitteeDerivation):
     D._pieces = (Ap, Zp, Z0)
     D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
           "The channel term at the non-specialised point: the label -1 equals the label 1 "
-          "under xi -> -xi, so Psi_out = E_xi[2 Z_+ log Z_+ + Z_0 log Z_0], a two-dimensional "
-          "(nested) Gaussian integral.")
+          "under xi -> -xi, so Psi_out = E_xi[2 Z_+ log Z_+ + Z_0 log Z_0]; its integrand's "
+          "even part is Z_+ log Z_+ + Z_- log Z_- + Z_0 log Z_0 (Z_-(xi) = Z_+(-xi), Z_0 "
+          "even), so Psi_out = E_xi[Z_+ log Z_+ + Z_- log Z_- + Z_0 log Z_0] with the closed "
+          "forms of the step before at |xi|: a one-dimensional Gaussian integral of elementary "
+          "functions and Owen's T and U (no difference cancels at xi > 0).")
     return out, Zp, Z0
 
 
-def _gibbs_k2():
+def _closed_non_specialised(D: CommitteeDerivation, Zp, Z0):
+    r"""The step ``non_specialised_closed``: the label probabilities at the non-specialised
+    point from the bivariate orthant probability of :func:`_bivariate_orthant` (Owen's formula)
+    at :math:`q_0 = 0`, :math:`\omega_- = 0`, :math:`\omega_+ = \sqrt q\,\xi`. Returns
+    ``(Z_+, Z_-, Z_0, h, a)`` for :math:`\xi > 0`: :math:`Z_+ = \Phi(h) - 2T(h, a)`,
+    :math:`Z_- = 2U(h, a)`, :math:`Z_0 = 4T(h, a)`, :math:`h = \sqrt{q/(2 - q)}\,\xi`,
+    :math:`a = 1/\sqrt{1 - q}`."""
+    import mpmath
+
+    from ..symbolic.gaussian import owens_u
+
+    Zg, _, _, _, _ = _bivariate_orthant()
+    at = {q0: 0, wm: 0, wp: sympy.sqrt(q) * xi}
+    Zgen = Zg.xreplace(at)
+    pw = list(Zgen.atoms(sympy.Piecewise))
+    Zgen0 = Zgen.xreplace({p: 0 for p in pw})  # beta = 0 (checked below)
+    ts = sorted(Zgen0.atoms(owens_t), key=sympy.default_sort_key)
+    hh = sympy.sqrt(q) * xi / sympy.sqrt(2 - q)
+    aa = 1 / sympy.sqrt(1 - q)
+    Zc = _Phi(hh) - 2 * owens_t(hh, aa)
+    Uc = 2 * owens_u(hh, aa)
+    Z0c = 4 * owens_t(hh, aa)
+
+    def check_closed():
+        """SymPy: at omega_- = 0 the orthant's h and k coincide (h k = h^2 >= 0, and h + k =
+        2h = 0 where h k = 0), so Owen's beta is 0; both T terms have the arguments (h, a)
+        with h = sqrt(q/(2 - q)) xi and a = 1/sqrt(1 - q) (the difference simplified to 0, or
+        zero at 40 digits at q = 1/10, 1/2, 9/10); 2 U = Phi(-h) - 2 T (U's definition) and
+        Phi(h) + Phi(-h) = 1 (so Z_0 = 1 - Z_+(xi) - Z_+(-xi) = 4 T, T being even in h). mpmath
+        at 40 digits: the closed forms equal the step before's integrals Z_+ = E_z theta(z)
+        erfc((z - omega)/sqrt(2(1 - q))) at xi and -xi and Z_0 = its integral at four points
+        (q, xi), to 1e-36."""
+        if len(pw) != 1 or len(ts) != 1:
+            return False
+        hval = ts[0].args[0]
+        cond = pw[0].args[0].cond  # (beta = 0 where it holds: h k > 0 or h k = 0 <= h + k)
+        if pw[0].args[0].expr != 0:
+            return False
+        for xv in (0, sympy.Rational(7, 3), -sympy.Rational(7, 3)):  # h = k: xi = 0 or not
+            if cond.xreplace({q: sympy.Rational(1, 2), xi: xv}) is not sympy.true:
+                return False
+        if sympy.simplify(Zgen0 - (_Phi(hval) - 2 * ts[0])) != 0:
+            return False
+        for arg, want in zip(ts[0].args, (hh, aa)):
+            if sympy.simplify(arg - want) == 0:
+                continue
+            for qv in (sympy.Rational(1, 10), sympy.Rational(1, 2), sympy.Rational(9, 10)):
+                d = (arg - want).xreplace({q: qv, xi: sympy.Rational(7, 3)})
+                if abs(sympy.N(d, 40)) > sympy.Float("1e-38"):
+                    return False
+        hs = sympy.Symbol("h_s", real=True)
+        Udef = sympy.erfc(hs / sympy.sqrt(2)) / 4 - owens_t(hs, aa)
+        if sympy.simplify(2 * Udef - (_Phi(-hs) - 2 * owens_t(hs, aa))) != 0:
+            return False
+        if sympy.simplify(_Phi(hs) + _Phi(-hs) - 1) != 0:
+            return False
+        with mpmath.workdps(40):
+            for qv, xv in (("0.3", "1.7"), ("0.48", "0.25"), ("0.7", "3.5"), ("0.9", "0.6")):
+                Q, X = mpmath.mpf(qv), mpmath.mpf(xv)
+                s = mpmath.sqrt(1 - Q)
+
+                def zplus(om):
+                    return 2 * mpmath.quad(lambda t: mpmath.npdf(t) * mpmath.ncdf((om - t) / s),
+                                           [0, max(om, 0), mpmath.inf])
+                om = mpmath.sqrt(Q) * X
+                zero = 2 * mpmath.quad(lambda t: mpmath.npdf(t) * (
+                    mpmath.ncdf((t - om) / s) - mpmath.ncdf((-t - om) / s)), [0, om, mpmath.inf])
+                sub = {q: sympy.Float(qv, 45), xi: sympy.Float(xv, 45)}
+                for closed, ref in ((Zc, zplus(om)), (Uc, zplus(-om)), (Z0c, zero)):
+                    got = mpmath.mpf(str(sympy.N(closed.xreplace(sub), 45)))
+                    if abs(got - ref) > mpmath.mpf(10) ** -36 * abs(ref):
+                        return False
+        return True
+
+    D.add("non_specialised_closed",
+          {"Z1": sympy.Eq(sympy.Symbol("Z_+"), Zc), "Zm": sympy.Eq(sympy.Symbol("Z_-"), Uc),
+           "Z0": sympy.Eq(sympy.Symbol("Z_0"), Z0c)},
+          "The label probabilities at the non-specialised point in closed form, for xi > 0: "
+          "the bivariate orthant probability of the specialised branch (Owen's formula) at q_0 "
+          "= 0, omega_- = 0, omega_+ = sqrt(q) xi (substituted by SymPy; there h = k, so "
+          "Owen's beta is 0) is Z_+ = Phi(h) - 2 T(h, a), h = sqrt(q/(2 - q)) xi, a = 1/sqrt(1 "
+          "- q); Z_-(xi) = Z_+(-xi) = Phi(-h) - 2 T(h, a) = 2 U(h, a) (U = erfc(h/sqrt 2)/4 - "
+          "T, evaluated without the difference, which cancels for large h) and Z_0 = 1 - Z_+ - "
+          "Z_- = 4 T(h, a). Checked: the arguments by SymPy, the values against the step "
+          "before's integrals at 40 digits.", check_closed)
+    return Zc, Uc, Z0c, hh, aa
+
+
+def _gibbs_k2(D: CommitteeDerivation | None = None):
     r"""The Gibbs error of two hidden units at the non-specialised point: a posterior sample
     :math:`W` has :math:`\operatorname{Cov}(Wx, W^*x)/d = Q`, so the rotated pairs
     :math:`(z_+, z_+^*)` have correlation :math:`q` and :math:`(z_-, z_-^*)` are independent
@@ -455,13 +549,55 @@ def _gibbs_k2():
     0)` with :math:`P(y = 1\,|\,z_+) = \theta(z_+)(1 - 2H(z_+))` (:math:`|z_-| < z_+`) and
     :math:`P(y = 0\,|\,z_+) = 2H(|z_+|)`: :math:`\varepsilon = 1 - 2\mathbb E[a(z_+)a(z_+^*)]
     - \mathbb E[b(z_+)b(z_+^*)]`, with :math:`z_+^* = qz_+ + \sqrt{1 - q^2}\,t`; the second
-    average, even in :math:`z_+`, is twice its half line."""
+    average, even in :math:`z_+`, is twice its half line. The inner averages over :math:`t` are
+    the label probabilities at :math:`\omega = qz_+`, :math:`V = 1 - q^2` in closed form (the
+    step ``gibbs_closed``, recorded in ``D``): one-dimensional integrals."""
     t = sympy.Symbol("t", real=True)
     zs = q * xi + sympy.sqrt(1 - q**2) * t
     a_star = sympy.Heaviside(zs) * (1 - 2 * H(zs))
     b_star = 2 * sympy.Heaviside(zs) * H(zs) + 2 * sympy.Heaviside(-zs) * (1 - H(zs))
-    both_one = gauss(sympy.Heaviside(xi) * (1 - 2 * H(xi)) * gauss(a_star, t), xi)
-    both_zero = 2 * gauss(sympy.Heaviside(xi) * 2 * H(xi) * gauss(b_star, t), xi)
+    # the inner averages in closed form (D: the step gibbs_closed): E_t a(z*) = P(z* > |X|)
+    # and E_t b(z*) = P(|X| > |z*|), X ~ N(0, 1), z* ~ N(q xi, 1 - q^2): the label
+    # probabilities Z_+ and Z_0 at omega = q xi, V = 1 - q^2
+    h2 = q * xi / sympy.sqrt(2 - q**2)
+    a2 = 1 / sympy.sqrt(1 - q**2)
+    Ea = _Phi(h2) - 2 * owens_t(h2, a2)
+    Eb = 4 * owens_t(h2, a2)
+    if D is not None:
+        import mpmath
+
+        def check_gibbs():
+            """mpmath at 40 digits: the closed forms equal the inner averages E_t a(z*), E_t
+            b(z*) (quadrature of their integrands, split at z* = 0) at four points (q, xi)."""
+            with mpmath.workdps(40):
+                for qv, xv in (("0.3", "1.7"), ("0.48", "0.25"), ("0.7", "3.5"),
+                               ("0.9", "0.6")):
+                    sub = {q: sympy.Float(qv, 45), xi: sympy.Float(xv, 45)}
+                    fa = sympy.lambdify(t, a_star.xreplace(sub).rewrite(sympy.Piecewise),
+                                        "mpmath")
+                    fb = sympy.lambdify(t, b_star.xreplace(sub).rewrite(sympy.Piecewise),
+                                        "mpmath")
+                    Q, X = mpmath.mpf(qv), mpmath.mpf(xv)
+                    cut = -Q * X / mpmath.sqrt(1 - Q * Q)  # z* = 0
+                    for closed, f in ((Ea, fa), (Eb, fb)):
+                        ref = mpmath.quad(lambda u: mpmath.npdf(u) * f(u),
+                                          [mpmath.ninf, cut, mpmath.inf])
+                        got = mpmath.mpf(str(sympy.N(closed.xreplace(sub), 45)))
+                        if abs(got - ref) > mpmath.mpf(10) ** -36 * abs(ref):
+                            return False
+            return True
+
+        D.add("gibbs_closed",
+              {"Ea": sympy.Eq(sympy.Symbol("E_t a(z*)"), Ea),
+               "Eb": sympy.Eq(sympy.Symbol("E_t b(z*)"), Eb)},
+              "The Gibbs error's inner averages: a(z) = theta(z)(1 - 2 H(z)) = P(|X| < z) and "
+              "b(z) = 2 H(|z|) = P(|X| > |z|) (X ~ N(0, 1)), so with z* ~ N(q xi, 1 - q^2) "
+              "E_t a(z*) and E_t b(z*) are the label probabilities Z_+ and Z_0 of the step "
+              "non_specialised_closed at omega = q xi, V = 1 - q^2: Phi(h) - 2 T(h, a) and 4 "
+              "T(h, a) with h = q xi/sqrt(2 - q^2), a = 1/sqrt(1 - q^2). Checked against the "
+              "quadrature of the inner integrals at 40 digits.", check_gibbs)
+    both_one = gauss(sympy.Heaviside(xi) * (1 - 2 * H(xi)) * Ea, xi)
+    both_zero = 2 * gauss(sympy.Heaviside(xi) * 2 * H(xi) * Eb, xi)
     return 1 - 2 * both_one - both_zero
 
 
@@ -512,7 +648,7 @@ def Committee(name: str, *, K: int = 2, prior: str = "gaussian", activation: str
                           "bayes": sympy.acos(sympy.sqrt(q)) / sympy.pi}}
     else:
         out, _, _ = _channel_k2(D)
-        obs = {"errors": {"gibbs": _gibbs_k2()}}
+        obs = {"errors": {"gibbs": _gibbs_k2(D)}}
         _specialised_steps(D)
         D.specialisation_cubic_coefficient = _cubic_step(D, *D._pieces)
     phi = -trace.xreplace(at_zero) / 2 + psi.xreplace(at_zero) + alpha * out

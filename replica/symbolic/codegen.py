@@ -2087,30 +2087,34 @@ def _mpmath_namespace() -> dict:
     ns.update({"mpmath": mpmath, "builtins": builtins, "range": range})
     ns.update(_LOG_SPACE_MP)
     ns["owens_t"] = owens_t_mp
+    ns["owens_u"] = owens_u_mp
     return ns
 
 
 def owens_t_mp(h, a):
-    r"""Owen's :math:`T(h, a)` (``replica.symbolic.gaussian.owens_t``) in mpmath at the
-    working precision: the definition's integral by ``mpmath.quad`` (tanh--sinh) at 20 guard
-    bits, whose error estimate must be below ``10**-dps`` of the value (else
-    :class:`QuadratureError`); :math:`T(h, 0) = 0` and :math:`T(0, a) = \arctan(a)/(2\pi)`
-    exactly."""
-    dps = mpmath.mp.dps
-    with mpmath.workprec(mpmath.mp.prec + 20):
-        h, a = mpmath.mpf(h), mpmath.mpf(a)
-        if a == 0:
-            return mpmath.mpf(0)
-        if h == 0:
-            return +(mpmath.atan(a) / (2 * mpmath.pi))
-        h2 = h * h
-        value, err = mpmath.quad(lambda x: mpmath.exp(-h2 * (1 + x * x) / 2) / (1 + x * x),
-                                 [0, a], error=True)
-        if not (mpmath.isfinite(value) and err <= mpmath.mpf(10) ** -dps * abs(value)):
-            raise QuadratureError(f"Owen's T({mpmath.nstr(h, 5)}, {mpmath.nstr(a, 5)}): "
-                                  f"quadrature error estimate {mpmath.nstr(err, 3)}")
-        value /= 2 * mpmath.pi
-    return +value
+    r"""Owen's :math:`T(h, a)` (``replica.symbolic.gaussian.owens_t``) at mpmath's working
+    precision: :func:`replica.symbolic.owen.owens_t_mp` (Gauss--Legendre rules of two
+    finite-interval forms in ball arithmetic, doubled until two agree; else
+    :class:`QuadratureError`)."""
+    from .owen import owens_t_mp as f
+
+    return f(h, a)
+
+
+def owens_u_mp(h, a):
+    r""":math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)`
+    (``replica.symbolic.gaussian.owens_u``) at mpmath's working precision, without the
+    cancellation of the difference: :func:`replica.symbolic.owen.owens_u_mp`."""
+    from .owen import owens_u_mp as f
+
+    return f(h, a)
+
+
+def _owens_u_np(h, a):
+    """:math:`U(h, a)` in float64: :func:`replica.symbolic.owen.owens_u_np`."""
+    from .owen import owens_u_np
+
+    return owens_u_np(h, a)
 
 
 _LOG_SPACE_MP = {
@@ -2144,17 +2148,18 @@ def _numpy_namespace() -> dict:
         ns.update(_log_space_np(ns["erfc"], ns["erfcx"]))
         ns["polygamma"] = _polygamma_np
         ns["owens_t"] = _owens_t_np
+        ns["owens_u"] = _owens_u_np
     return ns
 
 
-_SPECIAL_NP = ("polygamma", "owens_t")
+_SPECIAL_NP = ("polygamma", "owens_t", "owens_u")
 """Special functions the float64 namespace adds (SciPy's, imported on the first call) beyond
 the error functions and the log-space forms: SymPy's ``polygamma`` and Owen's T
-(``replica.symbolic.gaussian.owens_t``)."""
+(``replica.symbolic.gaussian.owens_t``) and its complement ``owens_u``."""
 
-_SPECIAL_MP = ("owens_t",)
+_SPECIAL_MP = ("owens_t", "owens_u")
 """Functions of :mod:`replica.symbolic.gaussian` the mpmath namespace adds beyond the
-log-space forms (mpmath has no Owen's T): :func:`owens_t_mp`."""
+log-space forms (mpmath has no Owen's T): :func:`owens_t_mp`, :func:`owens_u_mp`."""
 
 
 def _owens_t_np(h, a):

@@ -1139,6 +1139,36 @@ class owens_t(sympy.Function):  # noqa: N801 - the name SciPy uses
             return sympy.Float(value, precision=prec)
 
 
+class owens_u(sympy.Function):  # noqa: N801
+    r"""The complement of Owen's :math:`T` in the quarter plane,
+    :math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)`, which for
+    :math:`h \ge 0` is :math:`\frac1{2\pi}\int_a^\infty\frac{e^{-h^2(1 + x^2)/2}}{1 +
+    x^2}\,dx` (:math:`T(h, \infty) = \tfrac14\operatorname{erfc}(|h|/\sqrt2)`), :math:`a > 0`:
+    the small orthant probabilities far in a tail, where the difference cancels (a bivariate
+    normal wedge beyond distance :math:`h`). Generated code evaluates it without the
+    difference (:mod:`replica.symbolic.owen`); no ball-arithmetic version. Its partial
+    derivatives: :math:`\partial_hU = -\frac{e^{-h^2/2}}{2\sqrt{2\pi}}\operatorname{erfc}
+    (ah/\sqrt2)` and :math:`\partial_aU = -\frac{e^{-h^2(1 + a^2)/2}}{2\pi(1 + a^2)}`."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=1):
+        h, a = self.args
+        if argindex == 1:
+            return (-sympy.exp(-h**2 / 2) * sympy.erfc(a * h / sympy.sqrt(2))
+                    / (2 * sympy.sqrt(2 * sympy.pi)))
+        if argindex == 2:
+            return -sympy.exp(-h**2 * (1 + a**2) / 2) / (2 * sympy.pi * (1 + a**2))
+        raise sympy.ArgumentIndexError(self, argindex)
+
+    def _eval_evalf(self, prec):
+        if not all(x.is_number for x in self.args):
+            return None
+        h, a = self.args
+        return (sympy.erfc(h / sympy.sqrt(2)) / 4 - owens_t(h, a))._eval_evalf(prec + 40 + int(
+            abs(sympy.N(h * a, 15)) ** 2))
+
+
 SCALED_ERFC_FROM = sympy.Rational(53, 2)
 r"""Where an integrand's ``erfc`` arguments reach this, its float64 value is taken from the
 scaled form of :func:`scaled_erfc`; where they are below it and the plain form is finite, from

@@ -1,0 +1,307 @@
+r"""Owen's :math:`T` function and its complement at any precision, and the complement in float64:
+the numerics behind ``replica.symbolic.gaussian.owens_t`` and ``owens_u`` in generated code
+(:mod:`replica.symbolic.codegen`).
+
+.. math::
+    T(h, a) = \frac1{2\pi}\int_0^a\frac{e^{-h^2(1 + x^2)/2}}{1 + x^2}\,dx,\qquad
+    U(h, a) = \tfrac14\operatorname{erfc}\frac h{\sqrt2} - T(h, a)
+            = \frac1{2\pi}\int_a^\infty\frac{e^{-h^2(1 + x^2)/2}}{1 + x^2}\,dx\quad(h \ge 0),
+
+the last equality because :math:`T(h, \infty) = \tfrac14\operatorname{erfc}(|h|/\sqrt2)` (the
+integral of :math:`e^{-h^2(1 + x^2)/2}` over the quarter plane in polar form). Both
+integrands are positive, so no form below cancels (the difference form of :math:`U` is used
+only where its terms are within a few digits of it, at extra precision). :math:`T` is even in
+:math:`h` and odd in :math:`a`.
+
+**The forms** (:math:`h \ge 0`, :math:`a > 0`), each a finite interval with an analytic
+integrand, integrated by Gauss--Legendre rules (nodes from python-flint's
+``arb.legendre_p_root``, sums in ``arb`` at the working precision plus :data:`GUARD` bits) on
+geometric panels :math:`[0, 2w], [2w, 4w], \dots` with :math:`w` the poles' distance from the
+real axis (one panel where the interval is at most :math:`2w`: the committee machine's
+:math:`a \le 2`):
+
+* :math:`T = \frac{e^{-h^2/2}}{2\pi}\int_0^a\frac{e^{-h^2x^2/2}}{1 + x^2}dx` for :math:`h \le 1`
+  (poles at :math:`\pm i`);
+* :math:`T = \frac{e^{-h^2/2}}{2\pi h}\int_0^{\min(ah, L)}\frac{e^{-u^2/2}}{1 + u^2/h^2}du`
+  for :math:`h > 1` (:math:`x = u/h`; poles at :math:`\pm ih`), :math:`L` with
+  :math:`e^{-L^2/2}/L \le 2^{-p-8}` at :math:`p` bits: the neglected
+  :math:`\int_L^\infty` is below that relative to the integral (which exceeds
+  :math:`\int_0^1e^{-u^2/2}du/2 > 0.4` when :math:`ah \ge L`);
+* :math:`U = \frac{e^{-h^2(1 + a^2)/2}}{2\pi h}\int_0^V\frac{e^{-ahv - v^2/2}}{1 + (a +
+  v/h)^2}dv` for :math:`h > 2` or :math:`ah > 4` (:math:`u = ah + v`; poles at distance
+  :math:`h` from the real axis), :math:`V` the root of
+  :math:`ahV + V^2/2 = (p + 8)\log 2` (the neglected part is below :math:`2^{-p-8}` of the
+  integral);
+* :math:`U = \tfrac14\operatorname{erfc}(h/\sqrt2) - T` for :math:`h \le 2` and
+  :math:`ah \le 4` (also :math:`h < 0`, where :math:`U \ge 1/4 - T(0, a)` has no cancellation), at
+  :math:`\lceil h^2a^2\log_2e/2\rceil + 10` further bits (:math:`U/T(h, \infty) \ge
+  e^{-h^2a^2/2}/5` there).
+
+**The error control**: the rule with :math:`n` nodes is accepted when its difference
+:math:`d` from the rule with :math:`n/2` nodes, or :math:`2^8d^2/|G_n|`, is at most
+:math:`2^{-p}|G_n|` (Gauss--Legendre converges geometrically here, so the error of the finer
+rule is about :math:`d^2/|G_n|`: the estimate of :mod:`replica.symbolic.quadrature`, with its
+factor :math:`2^8`); :math:`n` starts at the last accepted count of the same form and
+precision (at least 16), doubles up to
+:data:`MAX_NODES`, else :class:`~replica.symbolic.codegen.QuadratureError` is raised (the caller's
+refusal). The float64 :math:`U` (:func:`owens_u_np`) is SciPy's ``owens_t`` in the difference
+form for :math:`h \le 1` and a fixed 48-node rule of the tail form above (both measured against
+the mpmath form in ``tests/test_owen.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+
+__all__ = ["owens_t_mp", "owens_u_mp", "owens_u_np", "GUARD", "MAX_NODES", "SAFETY", "MEMO"]
+
+GUARD = 24
+"""Guard bits of the ball sums."""
+
+MAX_NODES = 1024
+"""The most nodes of one rule before the evaluation is refused."""
+
+SAFETY = 256
+"""The factor of the squared estimate (as ``replica.symbolic.quadrature.SAFETY``)."""
+
+MEMO = 4096
+"""Values remembered (keyed on the arguments' binary values, the function and the precision):
+an integrand and its derivatives name the same :math:`T(h, a)` several times."""
+
+_RULES: dict = {}
+_START: dict = {}
+_MEMO: dict = {}
+
+
+def _rule(n: int, prec: int):
+    """``(x, w)``: the ``n``-point Gauss--Legendre rule on :math:`[0, 1]` as ``arb`` lists at
+    ``prec`` bits (cached)."""
+    key = (n, prec)
+    hit = _RULES.get(key)
+    if hit is None:
+        import flint
+
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = prec + 16
+            xs, ws = [], []
+            for k in range(n):
+                x, w = flint.arb.legendre_p_root(n, k, weight=True)
+                xs.append(((x + 1) / 2).mid())
+                ws.append((w / 2).mid())
+        finally:
+            flint.ctx.prec = old
+        hit = _RULES[key] = (xs, ws)
+    return hit
+
+
+def _integral(f, length, prec: int, form: str, width=None):
+    r""":math:`\int_0^{\rm length}f` on the geometric panels :math:`[0, 2w]`, :math:`[2w, 4w]`,
+    :math:`[4w, 8w]`, ... (``width`` :math:`w`: the distance of the integrand's poles from the
+    real axis; each panel then lies inside a Bernstein ellipse of parameter :math:`\ge 2.4`
+    free of them), each by ``_panel``; one panel where ``width`` is ``None``."""
+    if width is None or length <= 2 * width:
+        return _panel(f, 0 * length, length, prec, form)
+    total, lo, k = 0 * length, 0 * length, 0
+    hi = 2 * width
+    while True:
+        last = not (hi < length)
+        top = length if last else hi
+        total += _panel(f, lo, top - lo, prec, f"{form}{k}")
+        if last:
+            return total
+        lo, hi, k = hi, 2 * hi, k + 1
+
+
+def _panel(f, lo, length, prec: int, form: str):
+    r""":math:`\int_0^{\rm length}f`: the Gauss--Legendre rules with :math:`n` and :math:`n/2`
+    nodes until they agree to :math:`2^{-{\rm prec}}` (module docstring). ``f`` maps an ``arb``
+    node to an ``arb`` value; ``length`` is an ``arb``; flint's precision is set by the
+    caller."""
+    import flint
+
+    from .codegen import QuadratureError
+
+    key = (form, prec)
+    n = _START.get(key, 16)
+    tol = flint.arb((1, -prec))
+    coarse = _rule_sum(f, lo, length, n // 2, prec)
+    while n <= MAX_NODES:
+        fine = _rule_sum(f, lo, length, n, prec)
+        diff = abs(fine - coarse).upper()
+        size = abs(fine).lower()
+        if diff <= tol * size or diff * diff * SAFETY <= tol * size * size:
+            _START[key] = n
+            return fine
+        coarse, n = fine, 2 * n
+    raise QuadratureError(f"Owen's T: the {form} form's Gauss-Legendre rules do not agree at "
+                          f"{MAX_NODES} nodes", tried=f"Gauss-Legendre with up to {MAX_NODES} "
+                          f"nodes at {prec} bits")
+
+
+def _rule_sum(f, lo, length, n: int, prec: int):
+    xs, ws = _rule(n, prec)
+    total = 0 * length
+    for x, w in zip(xs, ws):
+        total += w * f(lo + length * x)
+    return total * length
+
+
+def _cutoff(prec: int):
+    """:math:`L` with :math:`e^{-L^2/2}/L \\le 2^{-p-8}`: :math:`\\sqrt{2(p + 8)\\log 2}`
+    (:math:`L > 1`)."""
+    return math.sqrt(2 * (prec + 8) * math.log(2)) + 1
+
+
+def _t_arb(h, a, prec: int):
+    """:math:`T(h, a)` for ``arb`` :math:`h \\ge 0`, :math:`a > 0` (module docstring), at
+    ``prec`` bits."""
+    import flint
+
+    arb = flint.arb
+    two_pi = 2 * arb.pi()
+    if h <= 1:
+        h2 = h * h / 2
+        return (-h2).exp() / two_pi * _integral(
+            lambda x: (-h2 * x * x).exp() / (1 + x * x), a, prec, "T-x", arb(1))
+    upper = a * h
+    cut = arb(_cutoff(prec))
+    if upper > cut:
+        upper = cut
+    ih2 = 1 / (h * h)
+    return (-h * h / 2).exp() / (two_pi * h) * _integral(
+        lambda u: (-u * u / 2).exp() / (1 + u * u * ih2), upper, prec, "T-u", h)
+
+
+def _u_tail_arb(h, a, prec: int):
+    """:math:`U(h, a)` for ``arb`` :math:`h > 2`, :math:`a > 0` by the tail form."""
+    import flint
+
+    arb = flint.arb
+    ah = a * h
+    c = (prec + 8) * arb(2).log()
+    V = 2 * c / (ah + (ah * ah + 2 * c).sqrt())  # (the root, without a difference)
+    ih = 1 / h
+    return ((-h * h * (1 + a * a) / 2).exp() / (2 * arb.pi() * h)) * _integral(
+        lambda v: (-ah * v - v * v / 2).exp() / (1 + (a + v * ih) ** 2), V, prec, "U-tail", h)
+
+
+def _special(h, a, which: str):
+    r""":math:`T(h, a)` (``which == "T"``) or :math:`U(h, a)` (``"U"``) at the working
+    precision of mpmath, as an ``mpf`` (remembered: :data:`MEMO`)."""
+    h, a = mpmath.mpf(h), mpmath.mpf(a)
+    key = (which, h._mpf_, a._mpf_, mpmath.mp.prec)
+    hit = _MEMO.get(key)
+    if hit is not None:
+        return hit
+    out = _evaluate(h, a, which)
+    if len(_MEMO) >= MEMO:
+        _MEMO.clear()
+    _MEMO[key] = out
+    return out
+
+
+def _evaluate(h, a, which: str):
+    import flint
+
+    from .codegen import QuadratureError
+
+    if not (mpmath.isfinite(h) and mpmath.isfinite(a)):
+        raise QuadratureError(f"Owen's {which}({h}, {a}): an argument is not finite")
+    sign = 1
+    if which == "T":
+        if a < 0:
+            a, sign = -a, -1
+        if a == 0:
+            return mpmath.mpf(0)
+        h = abs(h)
+    elif a <= 0:
+        raise QuadratureError(f"Owen's U({mpmath.nstr(h, 5)}, {mpmath.nstr(a, 5)}): a must be "
+                              "positive")
+    prec = mpmath.mp.prec
+    old = flint.ctx.prec
+    try:
+        if which == "U" and (h <= 0 or h <= 2 and a * h <= 4):  # the difference form, at
+            # the bits its terms cancel
+            extra = int(math.ceil(float(h * h * a * a) * 0.7213475204444817)) + 10 \
+                if h > 0 else 10
+            flint.ctx.prec = prec + GUARD + extra
+            hb, ab = _ball(h), _ball(a)
+            quarter = (hb / flint.arb(2).sqrt()).erfc() / 4
+            value = quarter - _t_arb(abs(hb), ab, prec + extra)
+        else:
+            flint.ctx.prec = prec + GUARD
+            hb, ab = _ball(h), _ball(a)
+            if h == 0:
+                value = ab.atan() / (2 * flint.arb.pi())
+            elif which == "T":
+                value = _t_arb(hb, ab, prec)
+            else:
+                value = _u_tail_arb(hb, ab, prec)
+        if not value.is_finite():
+            raise QuadratureError(f"Owen's {which}({mpmath.nstr(h, 5)}, "
+                                  f"{mpmath.nstr(a, 5)}) is not finite")
+        out = sign * _mpf(value.mid())
+    finally:
+        flint.ctx.prec = old
+    return +out
+
+
+def _ball(x):
+    from .codegen import arb_of
+
+    return arb_of(x)
+
+
+def _mpf(b):
+    """The ``mpf`` of an exact ``arb`` midpoint."""
+    man, exp = b.man_exp()
+    return mpmath.mpf((int(man), int(exp)))
+
+
+def owens_t_mp(h, a):
+    r"""Owen's :math:`T(h, a)` at mpmath's working precision (module docstring)."""
+    return _special(h, a, "T")
+
+
+def owens_u_mp(h, a):
+    r""":math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)` at mpmath's working
+    precision, :math:`a > 0` (module docstring)."""
+    return _special(h, a, "U")
+
+
+_NP_RULE: list = []
+
+
+def owens_u_np(h, a):
+    r""":math:`U(h, a)` in float64 (arrays broadcast): SciPy's ``owens_t`` in the difference
+    form for :math:`h \le 1` and a fixed 48-node Gauss--Legendre rule of the tail form for
+    :math:`h > 1` (module docstring), :math:`a > 0`; where it underflows, the least subnormal
+    number (so that :math:`U\log U` and :math:`U'^2/U` stay finite: an absolute change below
+    :math:`5\cdot10^{-324}`)."""
+    import numpy as np
+    from scipy import special
+
+    h, a = np.broadcast_arrays(np.asarray(h, dtype=float), np.asarray(a, dtype=float))
+    if not _NP_RULE:
+        x, w = np.polynomial.legendre.leggauss(48)
+        _NP_RULE.append(((x + 1) / 2, w / 2))
+    x, w = _NP_RULE[0]
+    out = np.empty(h.shape)
+    small = h <= 1
+    with np.errstate(all="ignore"):
+        out[small] = special.erfc(h[small] / math.sqrt(2)) / 4 - special.owens_t(h[small],
+                                                                                a[small])
+        hb, ab = h[~small][..., None], a[~small][..., None]
+        ah = ab * hb
+        V = 2 * 61 * math.log(2) / (ah + np.sqrt(ah * ah + 2 * 61 * math.log(2)))
+        v = V * x
+        s = np.sum(w * np.exp(-ah * v - v * v / 2) / (1 + (ab + v / hb) ** 2), axis=-1) \
+            * V[..., 0]
+        out[~small] = (np.exp(-hb[..., 0]**2 * (1 + ab[..., 0]**2) / 2)
+                       / (2 * math.pi * hb[..., 0]) * s)
+    # below the least subnormal number the value is that number (not 0, whose U log U and
+    # scores U'^2/U would be 0 * inf): an absolute change below 5e-324
+    return np.where((out == 0) & np.isfinite(h), np.nextafter(0, 1), out)
