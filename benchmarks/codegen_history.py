@@ -8,7 +8,10 @@ generated files of the two caches are compared byte for byte and after numbering
 names in order of appearance (``semantic``: the same code up to names), and every output array
 bit for bit. Before ``codegen.lambdify_canonical`` the two processes' hinge SVM and logistic
 regression code differed in the order of operations, and hinge SVM's float64 values in their
-last bits at 3 of 9 points.
+last bits at 3 of 9 points (SymPy's process-wide Dummy counter names lambdify's arguments).
+Reverted once in session 53 (the new order broke tests that had passed by an exact
+cancellation), re-landed in session 54 (job canon2) with those causes fixed -- see
+benchmarks/README.md, sections ``f64status`` and ``canon2``.
 
 ``python -m benchmarks.codegen_history TREE [TREE ...]`` (each tree's checkout on
 ``PYTHONPATH``; minutes per tree: code generation of three example models twice).
