@@ -978,7 +978,7 @@ class _Numeric:
 
     FLOAT_START_ITER = 60
     FLOAT_WIDTH = 4e-16
-    """:meth:`_float_iteration`: the bracket's final width relative to ``max(|p|, 1)`` (two
+    """``_float_iteration``: the bracket's final width relative to ``max(|p|, 1)`` (two
     units in the last place), and the largest Newton step from a bracket end that fails its
     sign test for which that end is taken as the root (the same accuracy)."""
 
@@ -1007,7 +1007,7 @@ class _Numeric:
         that is not available: an argument or bracket end outside float64's range, a value
         that is not finite, a bracket end that fails its sign test in float64 by more than
         rounding (the full iteration of :meth:`mp` then decides; an end whose Newton step
-        -F/F' is within :attr:`FLOAT_WIDTH` is the root: the declared bracket holds the
+        -F/F' is within ``FLOAT_WIDTH`` is the root: the declared bracket holds the
         root, and the float64 ends are its rounded ends), no convergence."""
         if self._np is None:
             self._np = self._functions("numpy")
