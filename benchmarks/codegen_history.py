@@ -6,14 +6,12 @@ grids below at once; ``history`` first makes 777 SymPy symbols and solves two ot
 (what a pytest worker has done before it reaches a module, or another tree's process). The
 generated files of the two caches are compared byte for byte and after numbering SymPy's dummy
 names in order of appearance (``semantic``: the same code up to names), and every output array
-bit for bit. On main the two processes' hinge SVM and logistic regression code differ in the
-order of operations, and hinge SVM's float64 values in their last bits at 3 of 9 points (SymPy's
-process-wide Dummy counter names lambdify's arguments). Branch ``f64status-s53``'s
-``codegen.lambdify_canonical`` (positional names) made them identical; it was reverted on main
-in session 53 because the new operation order broke two tests (a float64 sign test at a bracket
-end that the old order passed by an exact cancellation; one of 200 hard alignment points
-borderline between converged and not-verified on the NumPy path) -- see benchmarks/README.md,
-section ``f64status``.
+bit for bit. Before ``codegen.lambdify_canonical`` the two processes' hinge SVM and logistic
+regression code differed in the order of operations, and hinge SVM's float64 values in their
+last bits at 3 of 9 points (SymPy's process-wide Dummy counter names lambdify's arguments).
+Reverted once in session 53 (the new order broke tests that had passed by an exact
+cancellation), re-landed in session 54 (job canon2) with those causes fixed -- see
+benchmarks/README.md, sections ``f64status`` and ``canon2``.
 
 ``python -m benchmarks.codegen_history TREE [TREE ...]`` (each tree's checkout on
 ``PYTHONPATH``; minutes per tree: code generation of three example models twice).

@@ -422,16 +422,53 @@ def test_averages_of_the_spectrum_alone_are_those_of_each_covariance(monkeypatch
         (err, err_ld)
 
 
+def _true_error(r, i, ref) -> float:
+    """The largest relative error of the float64 values of ``r`` at point ``i`` against the
+    30-digit solve ``ref``."""
+    true = 0.0
+    for name in r:
+        if name in GRID_KEYS or ref.all_values.get(name) is None:
+            continue
+        exact = Fraction(str(ref.all_values[name]))
+        if exact != 0:
+            true = max(true, float(abs(Fraction(float(r[name][i])) - exact) / abs(exact)))
+    return true
+
+
 @numba_missing
 @pytest.mark.slow
 def test_kernel_and_numpy_paths_give_the_same_statuses_and_values(monkeypatch):
+    """The same statuses with the kernel and without, except at a point whose two float64
+    solutions really differ in accuracy: a reported value that cancels (paper A's
+    ``e_icl_memorization`` at tau - 1 = 4e-6, rho = 3e-8: 7.6e-15 from larger terms) turns the
+    paths' different last bits (their iterations and sums differ) into errors on both sides of
+    CLAIM_RTOL (6.6e-8 and 7.2e-9 at hard point 75 since the canonical code order; the check
+    on each path's own solution is right). There the values differ by about the two errors'
+    difference, and a 30-digit solve shows each estimate within a factor 2 of its path's true
+    error: the status follows the value, not a check that decides differently (the compiled
+    and the ``longdouble`` check on one solution: test_compiled_check_gives_the_longdouble_
+    statuses). At most 2 of the 200 points."""
     args = dict(d=40, train="piano", test="spike:3", strict=False, **hard_alignment_points())
     monkeypatch.setenv("REPLICA_NUMBA", "0")
     plain = replica.solve_float64("alignment", **args)
     monkeypatch.setenv("REPLICA_NUMBA", "1")
     fused = replica.solve_float64("alignment", **args)
-    np.testing.assert_array_equal(plain["status"], fused["status"])
-    conv = plain["converged"]
+    differ = np.flatnonzero(plain["status"] != fused["status"])
+    assert len(differ) <= 2, differ
+    names = ("alpha", "tau", "kappa", "rho", "lam")
+    for i in differ:
+        assert {str(plain["status"][i]), str(fused["status"][i])} == {"converged",
+                                                                       "not-verified"}, i
+        ep, ef = plain["error_estimate"][i], fused["error_estimate"][i]
+        apart = max(float(abs(fused[k][i] - plain[k][i]) / abs(plain[k][i])) for k in plain
+                    if k not in GRID_KEYS and plain[k][i] != 0)
+        assert apart >= abs(ep - ef) / 2, (i, apart, ep, ef)
+        ref = replica.solve("alignment", d=40, train="piano", test="spike:3", dps=30,
+                            **{k: str(Fraction(float(args[k][i]))) for k in names})
+        for r, est in ((plain, ep), (fused, ef)):
+            true = _true_error(r, i, ref)
+            assert true / 2 <= est <= 2 * true, (i, est, true)
+    conv = plain["converged"] & fused["converged"]
     assert 0 < conv.sum() < conv.size
     for k in plain:
         if k in GRID_KEYS:
@@ -465,13 +502,7 @@ def test_estimate_bounds_the_true_error(monkeypatch):
     for i, p in enumerate(points):
         ref = replica.solve("alignment", d=40, train="piano", test="spike:3", dps=30,
                             **{k: str(Fraction(v)) for k, v in zip(names, p)})
-        true = 0.0
-        for name in r:
-            if name in GRID_KEYS or ref.all_values.get(name) is None:
-                continue
-            exact = Fraction(str(ref.all_values[name]))
-            if exact != 0:
-                true = max(true, float(abs(Fraction(float(r[name][i])) - exact) / abs(exact)))
+        true = _true_error(r, i, ref)
         est = r["error_estimate"][i]
         assert true > 1e-11, (p, true)
         assert true / 2 <= est <= 2 * true, (p, est, true)

@@ -316,14 +316,53 @@ def _implicit_balls(exprs) -> dict:
     return out
 
 
+def lambdify_canonical(args, exprs, **kwargs):
+    """``sympy.lambdify(args, exprs, **kwargs)`` with every argument that is a symbol (or
+    another single expression) replaced first, in ``args`` and ``exprs``, by a plain symbol
+    named by its position, ``_a0``, ``_a1``, ... (with the argument's assumptions): the one
+    call of ``lambdify`` in the package.
+
+    Why: ``lambdify`` replaces *all* arguments by new ``Dummy()`` symbols as soon as one of
+    them is a ``Dummy`` (ours are: integration variables, spectral averages, staged values),
+    and a new ``Dummy`` is named by SymPy's process-wide counter (``Dummy_999``,
+    ``Dummy_1001``). The generated code's order of terms and factors (the printer's and
+    ``cse``'s) follows those names as strings, so code generated for the same expressions in
+    two processes -- one that had made more symbols before, e.g. after other models or
+    modules -- could differ in the order of its operations and so in the last bits of its
+    float64 values (hinge SVM: 3 of 9 points of a grid, up to 1.7e-15 relative; with the
+    code cache shared by processes, two solves in one process could use the two versions).
+    With names fixed by position, the generated code is the same in every process."""
+    import sympy
+
+    mapping = {}
+    canonical = []
+    for i, a in enumerate(args):
+        if isinstance(a, sympy.Basic) and not isinstance(a, sympy.MatrixBase) and (
+                a.is_symbol or isinstance(a, (sympy.Function, sympy.Derivative))):
+            assumptions = a.assumptions0 if isinstance(a, sympy.Symbol) else {}
+            new = mapping.get(a)
+            if new is None:
+                new = mapping[a] = sympy.Symbol(f"_a{i}", **assumptions)
+            canonical.append(new)
+        else:
+            canonical.append(a)
+
+    def replaced(e):
+        if isinstance(e, (list, tuple)):
+            return type(e)(replaced(v) for v in e)
+        if isinstance(e, sympy.Basic):
+            return e.xreplace(mapping)
+        return e
+
+    return sympy.lambdify(canonical, replaced(exprs) if mapping else exprs, **kwargs)
+
+
 def _arb_lambdify(args, exprs, namespace=None):
     """``lambdify`` for ball arithmetic (``namespace``: :func:`_arb_namespace` by default);
     raises :class:`NotEnclosable` naming the functions that have no ball version."""
-    import sympy
-
     ns = namespace if namespace is not None else _arb_namespace()
     ns = {**_implicit_balls(exprs), **ns}
-    f = sympy.lambdify(args, exprs, modules=[ns], printer=_ArbPrinter.get(), cse=True)
+    f = lambdify_canonical(args, exprs, modules=[ns], printer=_ArbPrinter.get(), cse=True)
     missing = sorted(n for n in _global_names(f) if n not in ns and not hasattr(builtins, n))
     if missing:
         raise NotEnclosable(f"no ball arithmetic for {', '.join(missing)}")
@@ -3097,19 +3136,19 @@ class Evaluator:
                                            or k in _SPECIAL_MP)}, module]
             # (NumPy code: integers beyond int64 printed as floats, _numpy_printer)
             printer = _numpy_printer(module) if backend == "np" else None
-            outer = sympy.lambdify(args + dummies, current, modules=module, cse=True,
+            outer = lambdify_canonical(args + dummies, current, modules=module, cse=True,
                                    printer=printer)
-            inners = [sympy.lambdify([LAMBDA_I, MU_I] + args + before, e, modules=module,
+            inners = [lambdify_canonical([LAMBDA_I, MU_I] + args + before, e, modules=module,
                                      cse=True, printer=printer) for e, before in inner_exprs]
             gargs = [_gauss_args(g, args, len(self.args), k)
                      for k, g in enumerate(gauss_prepared)]
             gauss = [_GaussFunctions(
-                sympy.lambdify([g.z] + g.switches + gargs[k], g.integrand,
+                lambdify_canonical([g.z] + g.switches + gargs[k], g.integrand,
                                modules=module, cse=True, printer=printer),
-                sympy.lambdify([g.z] + gargs[k], g.arguments, modules=module,
+                lambdify_canonical([g.z] + gargs[k], g.arguments, modules=module,
                                printer=printer),
-                sympy.lambdify(gargs[k], g.kinks, modules=module, printer=printer),
-                features=sympy.lambdify(gargs[k], [x for f in g.features for x in f],
+                lambdify_canonical(gargs[k], g.kinks, modules=module, printer=printer),
+                features=lambdify_canonical(gargs[k], [x for f in g.features for x in f],
                                         modules=module, printer=printer)
                 if g.features else None)
                 for k, g in enumerate(gauss_prepared)]
@@ -3117,7 +3156,7 @@ class Evaluator:
                 gauss[k].inner, gauss[k].nested = g.outer is not None, tuple(g.nested)
                 if backend == "mp" and g.nested:  # (the inner integrals' error propagation)
                     gauss[k].derivatives = tuple(
-                        sympy.lambdify([g.z] + g.switches + gargs[k],
+                        lambdify_canonical([g.z] + g.switches + gargs[k],
                                        sympy.diff(g.integrand, gauss_dummies[j]),
                                        modules=module, cse=True, printer=printer)
                         for j in g.nested)
@@ -3131,12 +3170,12 @@ class Evaluator:
                     if not ys:
                         continue
                     gauss[k].scaled, gauss[k].combined = (
-                        sympy.lambdify([g.z] + g.switches + gargs[k],
+                        lambdify_canonical([g.z] + g.switches + gargs[k],
                                        scaled_erfc(g.integrand, scale,
                                                    memo=_scaled_erfc_memo(scale)),
                                        modules=module, cse=True, printer=printer)
                         for scale in (True, False))
-                    gauss[k].erfc_arguments = sympy.lambdify([g.z] + g.switches + gargs[k],
+                    gauss[k].erfc_arguments = lambdify_canonical([g.z] + g.switches + gargs[k],
                                                              [y.args[0] - SCALED_ERFC_FROM
                                                               for y in ys],
                                                              modules=module, printer=printer)
@@ -3231,8 +3270,6 @@ class Evaluator:
                     return {k: ns[f"gauss_l_{k}"] for k in ns["GAUSS_LOGISTIC_MADE"]}
                 except KeyError:
                     pass
-        import sympy
-
         exprs, prepared, dummies = self._extract_gaussian_integrals(self.exprs)
         args = self.args + dummies
         ns = _namespace("np")
@@ -3246,7 +3283,7 @@ class Evaluator:
                 continue
             safe = _logistic_safe(g.integrand, memo)
             if safe != g.integrand:
-                out[k] = sympy.lambdify([g.z] + g.switches + _gauss_args(g, args, len(self.args),
+                out[k] = lambdify_canonical([g.z] + g.switches + _gauss_args(g, args, len(self.args),
                                                                         k),
                                         safe, modules=module, cse=True, printer=printer)
         implicit = _implicit_names(self.exprs) if cname else None

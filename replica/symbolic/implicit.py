@@ -1003,6 +1003,10 @@ class _Numeric:
         return self._keep(key, p)
 
     FLOAT_START_ITER = 60
+    FLOAT_WIDTH = 4e-16
+    """``_float_iteration``: the bracket's final width relative to ``max(|p|, 1)`` (two
+    units in the last place), and the largest Newton step from a bracket end that fails its
+    sign test for which that end is taken as the root (the same accuracy)."""
 
     def _remembered_float_root(self, memo: dict, fa: tuple):
         """:meth:`_float_root` at the float64 arguments ``fa``, remembered in ``memo`` (emptied
@@ -1022,12 +1026,15 @@ class _Numeric:
         its functions those of the ``math`` module where it uses no others
         (:meth:`_scalar_functions`), NumPy's where ``math`` refuses a value;
         a Newton step that lands exactly on a bracket end is taken, once, instead of
-        bisecting: where the root is within an ulp of that end -- the logistic proximal map at
-        large omega -- bisection took about fifty evaluations of :math:`F` down to
-        the bracket's 4e-16), and the bracket's ends in float64, or ``None`` where
+        bisecting, and a Newton step that rounds to nothing ends the iteration there, a
+        bracket end included: where the root is within an ulp of that end -- the logistic
+        proximal map at large omega -- bisection took about fifty evaluations of :math:`F`
+        down to the bracket's 4e-16), and the bracket's ends in float64, or ``None`` where
         that is not available: an argument or bracket end outside float64's range, a value
-        that is not finite, a bracket end that fails its sign test in float64 (the full
-        iteration of :meth:`mp` then decides), no convergence."""
+        that is not finite, a bracket end that fails its sign test in float64 by more than
+        rounding (the full iteration of :meth:`mp` then decides; an end whose Newton step
+        -F/F' is within ``FLOAT_WIDTH`` is the root: the declared bracket holds the
+        root, and the float64 ends are its rounded ends), no convergence."""
         if self._np is None:
             self._np = self._functions("numpy")
         if self._scalar is None:
@@ -1056,11 +1063,22 @@ class _Numeric:
             lo, hi = hi, lo
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return None
-        flo = float(both(lo, *fa)[0])
-        fhi = float(both(hi, *fa)[0])
-        if not (flo <= 0 <= fhi):
-            return None
         bracket = lo, hi
+        flo, dlo = (float(v) for v in both(lo, *fa))
+        fhi, dhi = (float(v) for v in both(hi, *fa))
+        if not (flo <= 0 <= fhi):
+            # the declared bracket [l, h] holds the root (F(l) <= 0 <= F(h) exactly); its
+            # float64 ends are l, h rounded, and F there is computed with rounding. An end
+            # whose F has the wrong sign by less than the iteration's final width in p (the
+            # Newton step -F/F' from it) is the root to float64's precision: the root lies
+            # between the rounded end and the exact one, or F is zero to rounding there
+            # (the logistic proximal map at omega = -60: h = omega + V rounded down by
+            # 2.2e-15, F(h) = h - omega - V/(1 + e^h) = -2.2e-15 exactly, the root
+            # h + V e^h/(1 + e^h) ~ h + 4e-25). Any other failed end: None
+            for end, f, d, wrong in ((lo, flo, dlo, flo > 0), (hi, fhi, dhi, fhi < 0)):
+                if wrong and d > 0 and abs(f / d) <= self.FLOAT_WIDTH * max(abs(end), 1.0):
+                    return end, bracket
+            return None
         p = (lo + hi) / 2
         onto_end = True
         older = last = hi - lo  # the steps before (as in mp: Newton must halve the one before last)
@@ -1076,6 +1094,14 @@ class _Numeric:
             else:
                 return None  # NaN
             new = p - f / d if d > 0 else (lo + hi) / 2
+            if new == p and d > 0:
+                # Newton's step rounds to nothing: |F/F'| below half an ulp of p, p is the
+                # float nearest the root (of F's linearisation at p; the error of that is
+                # of the step's square). p may be a bracket end here -- after a Newton step
+                # onto it, the root within an ulp of the end (omega = 35: the root omega +
+                # V e^-omega/(1 + e^-omega), 2.5e-15 above omega) -- where the rule of
+                # _newton_step_kept (strictly inside) bisected down to the width below
+                return p, bracket
             newton = _newton_step_kept(new, p, lo, hi, older, 1e-9)
             if not newton and onto_end and new in (lo, hi):
                 # Newton onto a bracket end: the root within rounding of it (omega
@@ -1090,7 +1116,7 @@ class _Numeric:
             scale = max(abs(p), 1.0)
             # a Newton step of 1e-9 leaves an error of about its square: the float64
             # root to rounding (the working-precision steps of _polish take it on)
-            if (step <= 1e-9 * scale and newton) or hi - lo <= 4e-16 * scale:
+            if (step <= 1e-9 * scale and newton) or hi - lo <= self.FLOAT_WIDTH * scale:
                 return p, bracket
         return None
 
