@@ -81,19 +81,10 @@ def _rule(n: int, prec: int):
     key = (n, prec)
     hit = _RULES.get(key)
     if hit is None:
-        import flint
+        from .quadrature import legendre_balls
 
-        old = flint.ctx.prec
-        try:
-            flint.ctx.prec = prec + 16
-            xs, ws = [], []
-            for k in range(n):
-                x, w = flint.arb.legendre_p_root(n, k, weight=True)
-                xs.append(((x + 1) / 2).mid())
-                ws.append((w / 2).mid())
-        finally:
-            flint.ctx.prec = old
-        hit = _RULES[key] = (xs, ws)
+        hit = _RULES[key] = legendre_balls(n, prec, lambda x: ((x + 1) / 2).mid(),
+                                           lambda w: (w / 2).mid())
     return hit
 
 

@@ -153,11 +153,11 @@ def _keep(kind: str, n: int, prec: int, vectors) -> None:
         RULE_STORE[0].store(kind, n, prec, vectors)
 
 
-@functools.lru_cache(maxsize=None)
-def _rule(n: int, prec: int):
-    hit = _stored("rule", n, prec, 2)
-    if hit is not None:
-        return hit
+def legendre_balls(n: int, prec: int, node, weight):
+    r"""The ``n``-point Gauss--Legendre rule on :math:`[-1, 1]`: its nodes :math:`x_k` and
+    weights :math:`w_k` as python-flint ``arb`` balls at ``prec + 16`` bits (Legendre roots
+    enclosed by arb), each passed through ``node`` / ``weight`` while that precision is in
+    force (so a map such as :math:`(x + 1)/2` is rounded at it too); two lists."""
     import flint
 
     old = flint.ctx.prec
@@ -166,10 +166,19 @@ def _rule(n: int, prec: int):
         xs, ws = [], []
         for k in range(n):
             x, w = flint.arb.legendre_p_root(n, k, weight=True)
-            xs.append(_to_mpf(x, prec))
-            ws.append(_to_mpf(w, prec))
+            xs.append(node(x))
+            ws.append(weight(w))
     finally:
         flint.ctx.prec = old
+    return xs, ws
+
+
+@functools.lru_cache(maxsize=None)
+def _rule(n: int, prec: int):
+    hit = _stored("rule", n, prec, 2)
+    if hit is not None:
+        return hit
+    xs, ws = legendre_balls(n, prec, lambda x: _to_mpf(x, prec), lambda w: _to_mpf(w, prec))
     out = tuple(xs), tuple(ws)
     _keep("rule", n, prec, out)
     return out
