@@ -6,6 +6,7 @@ derivatives against numerical differentiation."""
 
 import mpmath
 import numpy as np
+import pytest
 import sympy
 
 from replica.symbolic.codegen import Evaluator
@@ -67,3 +68,97 @@ def test_derivatives_of_u_against_numerical_differentiation():
             got = ev.mp([mpmath.mpf(hv), mpmath.mpf(av)])
         assert abs(got[0] - dh) < mpmath.mpf(10) ** -28 * abs(dh), (hv, av)
         assert abs(got[1] - da) < mpmath.mpf(10) ** -28 * abs(da), (hv, av)
+
+
+# ---------------------------------------------------------------------------------------------
+# ball arithmetic (replica.symbolic.owen.owens_t_ball, owens_u_ball): enclosures against the
+# definitions above at 60 digits and more
+# ---------------------------------------------------------------------------------------------
+BALL_POINTS = [(0.0, 1.3), (0.3, 1.05), (2.5, 1.4), (-0.8, 1.4), (0.5, 3.0), (3.0, -0.3),
+               (1e-3, 0.5)]
+"""Quick references (0.15 s): the series form, h < 0, a < 0 (T only), h near 0."""
+
+BALL_POINTS_FAR = [(6.9, 1.4), (7.0, 1.4), (10.0, 1.4), (20.0, 1.05), (-10.0, 1.4), (1.0, 8.0),
+                   (4.0, 5.0)]
+"""Far out (their references 2.3 s): 6.9 and 7.0 on either side of the switch from the series
+to the tail integral at a = 1.4 (s a^2 = 48); (4, 5): s a^2 = 200; (1, 8): the series losing 46
+bits; U(-10, 1.4): erfc minus the tail form's T."""
+
+
+def _t_ref(hv, av, dps):
+    with mpmath.workdps(dps):
+        return mpmath.sign(av) * _t_def(abs(hv), abs(av))
+
+
+def _u_ref(hv, av, dps):
+    with mpmath.workdps(dps + int(hv * hv * av * av / 4.6) + 10):
+        return +(mpmath.erfc(mpmath.mpf(hv) / mpmath.sqrt(2)) / 4 - _t_def(hv, av))
+
+
+def test_balls_contain_the_definition():
+    """(0.3 s) At 170 bits (51 digits) the balls contain the 60-digit values of the definitions
+    (tanh-sinh, above), and are tight: radius below 2^-160 of the value."""
+    _check_balls(BALL_POINTS)
+
+
+@pytest.mark.slow
+def test_balls_contain_the_definition_far_out():
+    """(2.5 s) As above at large h and a, both forms and the switch between them."""
+    _check_balls(BALL_POINTS_FAR)
+
+
+def _check_balls(points):
+    import flint
+
+    from replica.symbolic.owen import _BALL_MEMO, owens_t_ball, owens_u_ball
+
+    _BALL_MEMO.clear()
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 170
+        for hv, av in points:
+            hb, ab = flint.arb(hv), flint.arb(av)  # (exact binary values, as mpf(hv))
+            pairs = [(owens_t_ball(hb, ab), _t_ref(hv, av, 60))]
+            if av > 0:
+                pairs.append((owens_u_ball(hb, ab), _u_ref(hv, av, 60)))
+            else:
+                assert not owens_u_ball(hb, ab).is_finite()  # (a <= 0: no U)
+            for ball, ref in pairs:
+                assert ball.is_finite(), (hv, av)
+                with mpmath.workdps(80):
+                    refb = flint.arb(mpmath.nstr(ref, 70))
+                assert ball.overlaps(refb), (hv, av, ball, ref)
+                assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -160, (hv, av, ball)
+    finally:
+        flint.ctx.prec = old
+
+
+def test_truncation_bounds_are_what_makes_the_enclosure():
+    """(0.2 s) With the sums cut short on purpose the truncation bounds are most of the radius
+    and still enclose: the series F(s, a) with 4 and 8 terms, the tail integral cut at V = 0.02
+    and 0.05 (the omitted part 1-20 % of U). A bound halved would not enclose (the bounds are
+    within a factor 1.3 of the omitted parts here: measured 1.0-1.2)."""
+    import flint
+
+    from replica.symbolic.owen import _series_f, _u_tail_ball
+
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 200
+        for hv, av, n in [(1.0, 0.3, 4), (1.0, 0.3, 8), (3.0, 0.25, 12)]:
+            ball = _series_f(flint.arb(hv), flint.arb(av), 200, terms=n)
+            with mpmath.workdps(70):
+                s = mpmath.mpf(hv) ** 2 / 2
+                ref = mpmath.quad(lambda x: mpmath.exp(-s * x * x) / (1 + x * x), [0, av])
+                refb = flint.arb(mpmath.nstr(ref, 65))
+            assert ball.overlaps(refb), (hv, av, n)
+            # the bound is not much larger than the error it bounds
+            assert ball.rad() < 1.3 * abs(ball.mid() - refb).upper(), (hv, av, n)
+        for hv, av, cut in [(8.0, 1.4, 0.02), (8.0, 1.4, 0.05), (3.0, 2.0, 0.05)]:
+            ball = _u_tail_ball(flint.arb(hv), flint.arb(av), 200, cut=flint.arb(cut))
+            ref = _u_ref(hv, av, 60)
+            refb = flint.arb(mpmath.nstr(ref, 65))
+            assert ball.overlaps(refb), (hv, av, cut)
+            assert ball.rad() < 1.3 * abs(ball.mid() - refb).upper(), (hv, av, cut)
+    finally:
+        flint.ctx.prec = old

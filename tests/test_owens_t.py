@@ -83,6 +83,24 @@ def test_code_is_cached_and_runs_when_loaded(tmp_path, monkeypatch):
         CodeCache.folder.cache_clear()
 
 
-def test_no_ball_arithmetic_version():
+def test_real_balls_but_no_complex_ball_version():
+    """Real balls (replica.symbolic.owen.owens_t_ball: what the mpmath quadrature's fast
+    integrands use) enclose the value; complex balls (acb.integral's integrands, --certify) have
+    no version: refused as not enclosable."""
+    import flint
+
+    from replica.symbolic.codegen import _acb_namespace
+
+    f = _arb_lambdify([h, a], [owens_t(h, a)])
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 120
+        ball = f(flint.arb("0.3"), flint.arb("0.7"))[0]
+    finally:
+        flint.ctx.prec = old
+    with mpmath.workdps(40):
+        ref = owen_by_hand("0.3", "0.7")
+        assert ball.overlaps(flint.arb(mpmath.nstr(ref, 38))), (ball, ref)
+    assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -110
     with pytest.raises(NotEnclosable, match="owens_t"):
-        _arb_lambdify([h, a], [owens_t(h, a)])
+        _arb_lambdify([h, a], [owens_t(h, a)], namespace=_acb_namespace())

@@ -174,7 +174,24 @@ def _arb_namespace() -> dict:
         ns[name] = unary(name)
     ns.update(_log_space_balls(ns, lambda v: v if type(v) is arb else arb_of(v)))
     ns["polygamma"] = _ball_polygamma
+    ns["owens_t"] = _ball_owens_t
+    ns["owens_u"] = _ball_owens_u
     return ns
+
+
+def _ball_owens_t(h, a):
+    """Owen's :math:`T(h, a)` of balls: :func:`replica.symbolic.owen.owens_t_ball` (every
+    truncation bounded, in the radius)."""
+    from .owen import owens_t_ball
+
+    return owens_t_ball(h, a)
+
+
+def _ball_owens_u(h, a):
+    """:math:`U(h, a)` of balls: :func:`replica.symbolic.owen.owens_u_ball`."""
+    from .owen import owens_u_ball
+
+    return owens_u_ball(h, a)
 
 
 def _ball_polygamma(n, x):

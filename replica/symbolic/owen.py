@@ -55,7 +55,8 @@ import math
 
 import mpmath
 
-__all__ = ["owens_t_mp", "owens_u_mp", "owens_u_np", "GUARD", "MAX_NODES", "SAFETY", "MEMO"]
+__all__ = ["owens_t_mp", "owens_u_mp", "owens_u_np", "owens_t_ball", "owens_u_ball", "GUARD",
+           "MAX_NODES", "SAFETY", "MEMO", "SERIES_MAX"]
 
 GUARD = 24
 """Guard bits of the ball sums."""
@@ -296,3 +297,265 @@ def owens_u_np(h, a):
     # below the least subnormal number the value is that number (not 0, whose U log U and
     # scores U'^2/U would be 0 * inf): an absolute change below 5e-324
     return np.where((out == 0) & np.isfinite(h), np.nextafter(0, 1), out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ball arithmetic: enclosures of T and U with rigorous truncation bounds
+# ---------------------------------------------------------------------------------------------
+SERIES_MAX = 48
+r"""The largest :math:`S = \sup s a^2` (:math:`s = h^2/2`) at which :func:`owens_t_ball` and
+:func:`owens_u_ball` sum the series in :math:`s` (its terms cancel by about :math:`S\log_2e`
+bits, worked at that many further bits); beyond it, the tail integral."""
+
+_POLYS: dict = {}
+
+
+def _coefficients(a, bits: int, n: int):
+    r"""The ``arb_poly`` :math:`\sum_{k<n}(-1)^km_k(a)s^k/k!`, :math:`m_k(a) = \int_0^a
+    x^{2k}/(1 + x^2)\,dx` (:math:`m_0 = \arctan a`, :math:`m_k = a^{2k-1}/(2k - 1) -
+    m_{k-1}`, in ball arithmetic: the recursion's errors do not grow, each step adds one ball
+    to one of the same size) at ``bits`` rounded up to a multiple of 64, ``n`` rounded up to a
+    multiple of 16; the coefficients remembered for the ball ``a`` (its midpoint and radius)
+    and those bits, extended as more are asked for."""
+    import flint
+
+    n = -(-n // 16) * 16
+    bits = -(-bits // 64) * 64
+    key = (a.mid().man_exp(), a.rad().man_exp(), bits)
+    entry = _POLYS.get(key)
+    if entry is None:
+        if len(_POLYS) >= 64:
+            _POLYS.clear()
+        entry = _POLYS[key] = [[], {}, None]  # coefficients, polynomials, recursion state
+    out, polys = entry[0], entry[1]
+    hit = polys.get(n)
+    if hit is None:
+        if len(out) < n:
+            old = flint.ctx.prec
+            try:
+                flint.ctx.prec = bits
+                if not out:
+                    out.append(a.atan())
+                    entry[2] = (out[0], a, flint.arb(1))  # m_{k-1}, a^(2k-1), (k-1)!
+                m, power, factorial = entry[2]
+                a2 = a * a
+                for k in range(len(out), n):
+                    m = power / (2 * k - 1) - m
+                    power *= a2
+                    factorial *= k
+                    out.append(m / factorial if k % 2 == 0 else -m / factorial)
+                entry[2] = (m, power, factorial)
+            finally:
+                flint.ctx.prec = old
+        hit = polys[n] = flint.arb_poly(out[:n])
+    return hit
+
+
+def _exact_length(a, bits: int, n: int):
+    """The polynomial of :func:`_coefficients` cut to exactly ``n`` terms (tests)."""
+    import flint
+
+    poly = _coefficients(a, bits, n)
+    return flint.arb_poly([poly[k] for k in range(n)])
+
+
+def _series_f(h, a, bits: int, terms=None):
+    r"""The ball :math:`F(s, a) = \int_0^a e^{-sx^2}/(1 + x^2)\,dx = \sum_k(-s)^km_k(a)/k!`
+    (:math:`s = h^2/2`; an entire function of :math:`s`) at ``bits`` bits, ``a`` of either sign,
+    with the terms :math:`k \ge N` bounded and added to the radius: :math:`|m_k| \le
+    |a|^{2k+1}/(2k + 1)` (:math:`1/(1 + x^2) \le 1`), so with :math:`S \ge s a^2` and
+    :math:`N + 1 > S` the tail is at most :math:`|a|S^N/(N!(2N + 1))\cdot1/(1 - S/(N + 1))`
+    (a geometric series of ratio :math:`S/(N + 1)`). :math:`N` is the first index past
+    :math:`2S` whose bound is below :math:`2^{-{\rm bits}}\min(|a|, s^{-1/2})/4` (a lower
+    bound of :math:`F`'s order: the choice only sizes the sum, the bound is added whatever
+    it is); ``terms`` (tests) fixes the sum's length instead (the coefficients' length then,
+    at least :math:`S + 1`)."""
+    import flint
+
+    arb = flint.arb
+    s = h * h / 2
+    A = float(abs(a).upper())
+    S = float(s.upper()) * A * A
+    target = -bits * math.log(2) + math.log(max(min(A, 1 / math.sqrt(max(float(s.upper()),
+                                                                           1e-300))), 1e-300) / 4)
+    # (the bound A S^n/n! in floats, S^n/n! <= e^S <= e^SERIES_MAX; compared in logarithms
+    # where the target is below float64's range)
+    n, term, floor = 0, 1.0, target - (math.log(A) if A > 0 else 0.0)
+    if floor > -700:
+        threshold = math.exp(floor)
+        while n < 2 * S + 2 or term > threshold:
+            n += 1
+            term *= S / n
+    else:
+        log_term, log_s = 0.0, math.log(S) if S > 0 else -math.inf
+        while n < 2 * S + 2 or log_term > floor:
+            n += 1
+            log_term += log_s - math.log(n)
+    if terms is not None:
+        n = int(terms)
+    poly = _coefficients(a, bits + 16, n) if terms is None else _exact_length(a, bits + 16, n)
+    if not poly.length() > S:  # (the geometric bound needs N + 1 > S)
+        return _nan()
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = bits
+        value = poly(s)
+        # the terms from len(poly) on (at least n): |a| S^N/(N! (2N + 1))/(1 - S/(N + 1))
+        N = poly.length()
+        Sb = arb(abs(s).upper()) * arb(abs(a).upper()) ** 2
+        tail = arb(abs(a).upper()) * Sb ** N / (arb(N).fac() * (2 * N + 1)) / (1 - Sb / (N + 1))
+        return value + arb(0, tail.upper())
+    finally:
+        flint.ctx.prec = old
+
+
+def _u_tail_ball(h, a, bits: int, cut=None):
+    r""":math:`U(h, a)` for balls :math:`h > 0`, :math:`a > 0`:
+    :math:`\frac{e^{-s(1 + a^2)}}{2\pi}\int_0^\infty\frac{e^{-2sav - sv^2}}{1 + (a + v)^2}dv`
+    (:math:`x = a + v`, :math:`s = h^2/2`), the integral over :math:`[0, V]` by python-flint's
+    ``acb.integral`` (rigorous: the integrand is meromorphic, its poles :math:`v = -a \pm i` at
+    distance 1 from the interval), :math:`V` the root of :math:`2saV + sV^2 = ({\rm bits} +
+    8)\log2` (``cut`` in tests), and the rest bounded and added to the radius:
+    :math:`1/(1 + x^2)` decreases and :math:`\int_X^\infty e^{-sx^2}dx \le
+    e^{-sX^2}/(2sX)`, so :math:`\int_V^\infty \le e^{-2saV - sV^2}/((1 + (a + V)^2)
+    \,2s(a + V))`."""
+    import flint
+
+    arb, acb = flint.arb, flint.acb
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = bits
+        s = h * h / 2
+        sa = s * a
+        c = (bits + 8) * math.log(2)
+        sl, sal = float(s.lower()), float(sa.lower())
+        V = arb(2 * c / (2 * sal + math.sqrt(4 * sal * sal + 4 * sl * c)) if cut is None
+                else cut)  # (an exact float)
+        ac, sc, sac = acb(a), acb(s), acb(2 * sa)
+
+        def f(v, _):
+            w = ac + v
+            return (-(sac + sc * v) * v).exp() / (1 + w * w)
+
+        part = acb.integral(f, 0, V, rel_tol=arb(2) ** -(bits + 4)).real
+        lo = s * a  # (the bound at V, all in balls)
+        rest = (-(2 * lo + s * V) * V).exp() / ((1 + (a + V) ** 2) * 2 * s * (a + V))
+        total = part + arb(0, abs(rest).upper())
+        return (-s * (1 + a * a)).exp() / (2 * arb.pi()) * total
+    finally:
+        flint.ctx.prec = old
+
+
+def _nan():
+    import flint
+
+    return flint.arb("nan")
+
+
+def _as_ball(x):
+    import flint
+
+    return x if isinstance(x, flint.arb) else _ball(mpmath.mpf(x) if not isinstance(x, int)
+                                                    else x)
+
+
+def owens_t_ball(h, a):
+    r"""An enclosure of Owen's :math:`T(h, a)` for real balls at flint's working precision
+    (``_t_ball``), remembered (:data:`MEMO` values, keyed on the balls' midpoints and radii and
+    the precision: an integrand and its derivatives name the same :math:`T` several times, and
+    the solver evaluates its integrands at the same nodes more than once)."""
+    return _remembered("T", h, a)
+
+
+def owens_u_ball(h, a):
+    r""":math:`U(h, a)` for real balls (``_u_ball``), remembered as :func:`owens_t_ball`."""
+    return _remembered("U", h, a)
+
+
+_BALL_MEMO: dict = {}
+
+
+def _remembered(which: str, h, a):
+    import flint
+
+    h, a = _as_ball(h), _as_ball(a)
+    key = (which, h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp(),
+           flint.ctx.prec)
+    hit = _BALL_MEMO.get(key)
+    if hit is None:
+        hit = (_t_ball if which == "T" else _u_ball)(h, a)
+        if len(_BALL_MEMO) >= MEMO:
+            _BALL_MEMO.clear()
+        _BALL_MEMO[key] = hit
+    return hit
+
+
+def _t_ball(h, a):
+    r"""An enclosure of Owen's :math:`T(h, a)` for real balls (python-flint ``arb``) at
+    flint's working precision :math:`p`: where :math:`S = \sup s a^2 \le` :data:`SERIES_MAX`,
+    :math:`T = e^{-s}F(s, a)/(2\pi)` by the series of ``_series_f`` at :math:`p + 24 +
+    \lceil S\log_2e\rceil` bits (its terms are at most :math:`|a|e^S` in sum); beyond,
+    :math:`T(h, a) = \operatorname{sign}(a)[\tfrac14\operatorname{erfc}(|h|/\sqrt2) -
+    U(|h|, |a|)]` with :math:`U` by ``_u_tail_ball`` (no cancellation: :math:`U` is the
+    smaller part). Every truncation is bounded and in the radius; a non-finite ball (NaN)
+    where neither applies (:math:`S` large and :math:`h` or :math:`a` a ball about 0)."""
+    import flint
+
+    h, a = _as_ball(h), _as_ball(a)
+    if not (h.is_finite() and a.is_finite()):
+        return _nan()
+    p = flint.ctx.prec
+    S = float((h * h / 2).upper()) * float(abs(a).upper()) ** 2
+    if S <= SERIES_MAX:
+        bits = p + GUARD + int(math.ceil(S * 1.4426950408889634)) + 8
+        old = flint.ctx.prec
+        try:
+            flint.ctx.prec = bits
+            value = (-h * h / 2).exp() * _series_f(h, a, bits) / (2 * flint.arb.pi())
+        finally:
+            flint.ctx.prec = old
+        return +value
+    if not ((h > 0 or h < 0) and (a > 0 or a < 0)):
+        return _nan()
+    ha, aa = abs(h), abs(a)
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = p + GUARD
+        value = (ha / flint.arb(2).sqrt()).erfc() / 4 - _u_tail_ball(ha, aa, p + GUARD)
+        if a < 0:
+            value = -value
+    finally:
+        flint.ctx.prec = old
+    return +value
+
+
+def _u_ball(h, a):
+    r"""An enclosure of :math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)` for
+    real balls, :math:`a > 0` (NaN otherwise), at flint's working precision :math:`p`: where
+    :math:`S = \sup s a^2 \le` :data:`SERIES_MAX` the difference, :math:`T` by the series at
+    :math:`p + 24 + 2\lceil S\log_2e\rceil + 16` bits (:math:`U \ge T(h, \infty)
+    e^{-h^2a^2/2}/5` there: the difference loses at most :math:`S\log_2e + 3` bits, the
+    series as many again); beyond, for :math:`h > 0` the tail integral ``_u_tail_ball``, for
+    :math:`h < 0` the difference with :math:`T(|h|, a)` (:math:`\tfrac14\operatorname{erfc}
+    (h/\sqrt2) > \tfrac14 > T`: no cancellation)."""
+    import flint
+
+    h, a = _as_ball(h), _as_ball(a)
+    if not (h.is_finite() and a.is_finite() and a > 0):
+        return _nan()
+    p = flint.ctx.prec
+    S = float((h * h / 2).upper()) * float(a.upper()) ** 2
+    old = flint.ctx.prec
+    try:
+        if S <= SERIES_MAX or h < 0:
+            bits = p + GUARD + 2 * int(math.ceil(S * 1.4426950408889634)) + 16 \
+                if S <= SERIES_MAX else p + GUARD
+            flint.ctx.prec = bits
+            value = (h / flint.arb(2).sqrt()).erfc() / 4 - owens_t_ball(h, a)
+        elif h > 0:
+            value = _u_tail_ball(h, a, p + GUARD)
+        else:
+            return _nan()
+    finally:
+        flint.ctx.prec = old
+    return +value
