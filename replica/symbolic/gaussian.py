@@ -1109,8 +1109,9 @@ class owens_t(sympy.Function):  # noqa: N801 - the name SciPy uses
     (the bivariate normal orthant probabilities, Owen 1956), a function of the code generator
     (:mod:`replica.symbolic.codegen`): float64 code calls SciPy's ``scipy.special.owens_t``,
     mpmath code the definition by ``mpmath.quad`` at the working precision plus guard bits
-    (:func:`~replica.symbolic.codegen.owens_t_mp`);
-    there is no ball-arithmetic version (an expression with it is not enclosable). Its
+    (:func:`~replica.symbolic.codegen.owens_t_mp`); real-ball code an enclosure with rigorous
+    truncation bounds (:func:`replica.symbolic.owen.owens_t_ball`), complex-ball code (the
+    integrands of ``--certify``) none (an expression with it is not enclosable there). Its
     partial derivatives, differentiated under the integral sign:
     :math:`\partial_h T = -\frac{e^{-h^2/2}}{2\sqrt{2\pi}}\operatorname{erf}(ah/\sqrt2)` and
     :math:`\partial_a T = \frac{e^{-h^2(1 + a^2)/2}}{2\pi(1 + a^2)}`."""
@@ -1146,7 +1147,8 @@ class owens_u(sympy.Function):  # noqa: N801
     x^2}\,dx` (:math:`T(h, \infty) = \tfrac14\operatorname{erfc}(|h|/\sqrt2)`), :math:`a > 0`:
     the small orthant probabilities far in a tail, where the difference cancels (a bivariate
     normal wedge beyond distance :math:`h`). Generated code evaluates it without the
-    difference (:mod:`replica.symbolic.owen`); no ball-arithmetic version. Its partial
+    difference (:mod:`replica.symbolic.owen`; real balls:
+    :func:`~replica.symbolic.owen.owens_u_ball`, complex balls: none). Its partial
     derivatives: :math:`\partial_hU = -\frac{e^{-h^2/2}}{2\sqrt{2\pi}}\operatorname{erfc}
     (ah/\sqrt2)` and :math:`\partial_aU = -\frac{e^{-h^2(1 + a^2)/2}}{2\pi(1 + a^2)}`."""
 

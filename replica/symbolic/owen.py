@@ -47,6 +47,25 @@ precision (at least 16), doubles up to
 refusal). The float64 :math:`U` (:func:`owens_u_np`) is SciPy's ``owens_t`` in the difference
 form for :math:`h \le 1` and a fixed 48-node rule of the tail form above (both measured against
 the mpmath form in ``tests/test_owen.py``).
+
+**In ball arithmetic** (:func:`owens_t_ball`, :func:`owens_u_ball`: what generated real-ball
+code calls, the integrands of the mpmath quadrature's fast path among them), every truncation
+bounded and added to the radius, for balls :math:`h`, :math:`a` (:math:`s = h^2/2`,
+:math:`S = \sup sa^2`):
+
+* :math:`S \le` :data:`SERIES_MAX`: :math:`T = \frac{e^{-s}}{2\pi}\sum_k\frac{(-s)^k}{k!}
+  m_k(a)`, :math:`m_k = \int_0^ax^{2k}/(1 + x^2)dx` (expand :math:`e^{-sx^2}` under the
+  integral; :math:`m_0 = \arctan a`, :math:`m_k = a^{2k-1}/(2k - 1) - m_{k-1}`), the terms
+  from :math:`N > S` on bounded by :math:`|a|S^N/(N!(2N + 1))/(1 - S/(N + 1))`, summed at
+  :math:`S\log_2e` further bits (their cancellation); :math:`U` as the difference at twice
+  those;
+* beyond: :math:`U = \frac{e^{-s(1 + a^2)}}{2\pi}\int_0^\infty\frac{e^{-2sav -
+  sv^2}}{1 + (a + v)^2}dv` (:math:`h, a > 0`) by python-flint's rigorous ``acb.integral`` on
+  :math:`[0, V]` and :math:`\int_V^\infty \le e^{-2saV - sV^2}/((1 + (a + V)^2)2s(a +
+  V))`; :math:`T = \tfrac14\operatorname{erfc}(h/\sqrt2) - U`.
+
+There is no complex-ball version (``acb``): ``--certify`` refuses an integrand with
+:math:`T`.
 """
 
 from __future__ import annotations
