@@ -378,6 +378,29 @@ def _exact_length(a, bits: int, n: int):
     return flint.arb_poly([poly[k] for k in range(n)])
 
 
+def _length(S: float, floor: float) -> int:
+    r"""The least :math:`n \ge 2S + 2` with :math:`n\log S - \log n! \le` ``floor`` (the
+    logarithm of the series' term bound over :math:`|a|`; decreasing in :math:`n` beyond
+    :math:`S`), by doubling and bisection on ``math.lgamma``."""
+    n = int(2 * S) + 2
+    if S <= 0:
+        return n
+    log_s = math.log(S)
+
+    def above(m):
+        return m * log_s - math.lgamma(m + 1) > floor
+
+    if not above(n):
+        return n
+    lo, hi = n, 2 * n
+    while above(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:  # above(lo), not above(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if above(mid) else (lo, mid)
+    return hi
+
+
 def _series_f(h, a, bits: int, terms=None):
     r"""The ball :math:`F(s, a) = \int_0^a e^{-sx^2}/(1 + x^2)\,dx = \sum_k(-s)^km_k(a)/k!`
     (:math:`s = h^2/2`; an entire function of :math:`s`) at ``bits`` bits, ``a`` of either sign,
@@ -397,19 +420,7 @@ def _series_f(h, a, bits: int, terms=None):
     S = float(s.upper()) * A * A
     target = -bits * math.log(2) + math.log(max(min(A, 1 / math.sqrt(max(float(s.upper()),
                                                                            1e-300))), 1e-300) / 4)
-    # (the bound A S^n/n! in floats, S^n/n! <= e^S <= e^SERIES_MAX; compared in logarithms
-    # where the target is below float64's range)
-    n, term, floor = 0, 1.0, target - (math.log(A) if A > 0 else 0.0)
-    if floor > -700:
-        threshold = math.exp(floor)
-        while n < 2 * S + 2 or term > threshold:
-            n += 1
-            term *= S / n
-    else:
-        log_term, log_s = 0.0, math.log(S) if S > 0 else -math.inf
-        while n < 2 * S + 2 or log_term > floor:
-            n += 1
-            log_term += log_s - math.log(n)
+    n = _length(S, target - (math.log(A) if A > 0 else 0.0))
     if terms is not None:
         n = int(terms)
     poly = _coefficients(a, bits + 16, n) if terms is None else _exact_length(a, bits + 16, n)
