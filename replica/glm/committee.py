@@ -566,6 +566,8 @@ def _gibbs_k2(D: CommitteeDerivation | None = None):
     if D is not None:
         import mpmath
 
+        from ..symbolic.codegen import lambdify_canonical  # (the package's one lambdify)
+
         def check_gibbs():
             """mpmath at 40 digits: the closed forms equal the inner averages E_t a(z*), E_t
             b(z*) (quadrature of their integrands, split at z* = 0) at four points (q, xi)."""
@@ -573,10 +575,10 @@ def _gibbs_k2(D: CommitteeDerivation | None = None):
                 for qv, xv in (("0.3", "1.7"), ("0.48", "0.25"), ("0.7", "3.5"),
                                ("0.9", "0.6")):
                     sub = {q: sympy.Float(qv, 45), xi: sympy.Float(xv, 45)}
-                    fa = sympy.lambdify(t, a_star.xreplace(sub).rewrite(sympy.Piecewise),
-                                        "mpmath")
-                    fb = sympy.lambdify(t, b_star.xreplace(sub).rewrite(sympy.Piecewise),
-                                        "mpmath")
+                    fa = lambdify_canonical([t], a_star.xreplace(sub).rewrite(
+                        sympy.Piecewise), modules="mpmath")
+                    fb = lambdify_canonical([t], b_star.xreplace(sub).rewrite(
+                        sympy.Piecewise), modules="mpmath")
                     Q, X = mpmath.mpf(qv), mpmath.mpf(xv)
                     cut = -Q * X / mpmath.sqrt(1 - Q * Q)  # z* = 0
                     for closed, f in ((Ea, fa), (Eb, fb)):
