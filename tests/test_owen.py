@@ -75,8 +75,10 @@ def test_derivatives_of_u_against_numerical_differentiation():
 # definitions above at 60 digits and more
 # ---------------------------------------------------------------------------------------------
 BALL_POINTS = [(0.0, 1.3), (0.3, 1.05), (2.5, 1.4), (-0.8, 1.4), (0.5, 3.0), (3.0, -0.3),
-               (1e-3, 0.5)]
-"""Quick references (0.15 s): the series form, h < 0, a < 0 (T only), h near 0."""
+               (1e-3, 0.5), (15.0, 0.44), (30.0, 0.05), (9.0, 0.75)]
+"""Quick references (0.3 s): the series form, h < 0, a < 0 (T only), h near 0; a < 1 with s
+much larger than s a^2 (the coefficients' recursion: downward for |a| < 1/2, upward at extra
+bits for 1/2 <= |a| < 1 -- upward at the working bits, the balls were 2^-27 wide at 60 bits)."""
 
 BALL_POINTS_FAR = [(6.9, 1.4), (7.0, 1.4), (10.0, 1.4), (20.0, 1.05), (-10.0, 1.4), (1.0, 8.0),
                    (4.0, 5.0)]
@@ -96,7 +98,7 @@ def _u_ref(hv, av, dps):
 
 
 def test_balls_contain_the_definition():
-    """(0.3 s) At 170 bits (51 digits) the balls contain the 60-digit values of the definitions
+    """(0.4 s) At 170 bits (51 digits) the balls contain the 60-digit values of the definitions
     (tanh-sinh, above), and are tight: radius below 2^-160 of the value."""
     _check_balls(BALL_POINTS)
 

@@ -331,42 +331,71 @@ _POLYS: dict = {}
 
 def _coefficients(a, bits: int, n: int):
     r"""The ``arb_poly`` :math:`\sum_{k<n}(-1)^km_k(a)s^k/k!`, :math:`m_k(a) = \int_0^a
-    x^{2k}/(1 + x^2)\,dx` (:math:`m_0 = \arctan a`, :math:`m_k = a^{2k-1}/(2k - 1) -
-    m_{k-1}`, in ball arithmetic: the recursion's errors do not grow, each step adds one ball
-    to one of the same size) at ``bits`` rounded up to a multiple of 64, ``n`` rounded up to a
-    multiple of 16; the coefficients remembered for the ball ``a`` (its midpoint and radius)
-    and those bits, extended as more are asked for."""
+    x^{2k}/(1 + x^2)\,dx`, from :math:`m_k + m_{k-1} = a^{2k-1}/(2k - 1)` (an identity for
+    every real :math:`a`), with ``n`` rounded up to a multiple of 16 and ``bits`` to one of 64,
+    remembered for the ball ``a`` (midpoint and radius), those bits and ``n``; ``None`` for a ball :math:`a` about
+    :math:`|a| = 1/2` (neither recursion below applies to all of it). The recursion in the
+    stable direction, so that the coefficients' errors are relative to them:
+
+    * :math:`|a| \ge 1`: upward from :math:`m_0 = \arctan a` (:math:`m_k` grows; the
+      absolute errors do not), at ``bits`` + 16;
+    * :math:`1/2 \le |a| < 1`: upward, whose relative error grows like :math:`a^{-2k}`: at
+      :math:`\lceil s_{\max}(1 - a^2)\log_2e\rceil + 16` further bits, :math:`s_{\max} =`
+      :data:`SERIES_MAX` :math:`/a^2` (the error of :math:`\sum_k s^km_k/k!` is then about
+      :math:`e^s` times the rounding, against terms of :math:`e^{sa^2}`);
+    * :math:`|a| < 1/2`: downward from :math:`K = n + d`, :math:`|a|^{2d} \le
+      2^{-{\rm bits}-16}`, started from the ball :math:`m_K \in [-b, b]`, :math:`b =
+      |a|^{2K+1}/(2K + 1)` (:math:`1/(1 + x^2) \le 1`); its error is carried down unchanged
+      while :math:`m_k` grows like :math:`a^{-2}` a step."""
     import flint
 
+    arb = flint.arb
     n = -(-n // 16) * 16
     bits = -(-bits // 64) * 64
-    key = (a.mid().man_exp(), a.rad().man_exp(), bits)
-    entry = _POLYS.get(key)
-    if entry is None:
-        if len(_POLYS) >= 64:
-            _POLYS.clear()
-        entry = _POLYS[key] = [[], {}, None]  # coefficients, polynomials, recursion state
-    out, polys = entry[0], entry[1]
-    hit = polys.get(n)
-    if hit is None:
-        if len(out) < n:
-            old = flint.ctx.prec
-            try:
-                flint.ctx.prec = bits
-                if not out:
-                    out.append(a.atan())
-                    entry[2] = (out[0], a, flint.arb(1))  # m_{k-1}, a^(2k-1), (k-1)!
-                m, power, factorial = entry[2]
-                a2 = a * a
-                for k in range(len(out), n):
-                    m = power / (2 * k - 1) - m
-                    power *= a2
-                    factorial *= k
-                    out.append(m / factorial if k % 2 == 0 else -m / factorial)
-                entry[2] = (m, power, factorial)
-            finally:
-                flint.ctx.prec = old
-        hit = polys[n] = flint.arb_poly(out[:n])
+    key = (a.mid().man_exp(), a.rad().man_exp(), bits, n)
+    hit = _POLYS.get(key)
+    if hit is not None:
+        return hit
+    lo, up = float(abs(a).lower()), float(abs(a).upper())
+    if not (up < 0.5 or lo >= 0.5):
+        return None
+    old = flint.ctx.prec
+    try:
+        if up == 0:
+            ms = [arb(0)] * n
+        elif lo >= 0.5:
+            extra = 0 if lo >= 1 else int(math.ceil(SERIES_MAX / (lo * lo) * (1 - lo * lo)
+                                                    * 1.4426950408889634))
+            flint.ctx.prec = bits + 16 + extra
+            m = a.atan()
+            a2, power, ms = a * a, a, [m]
+            for k in range(1, n):
+                m = power / (2 * k - 1) - m
+                power *= a2
+                ms.append(m)
+        else:
+            flint.ctx.prec = bits + 16
+            K = n + int(math.ceil((bits + 16) / (2 * math.log2(1 / up))))
+            a2 = a * a
+            powers = [a]  # a^(2k - 1) for k = 1, ..., K
+            for _ in range(1, K):
+                powers.append(powers[-1] * a2)
+            m = arb(0, (arb(up) ** (2 * K + 1) / (2 * K + 1)).upper())
+            ms = [None] * n
+            for k in range(K, 0, -1):
+                m = powers[k - 1] / (2 * k - 1) - m  # m_{k-1}
+                if k - 1 < n:
+                    ms[k - 1] = m
+        out, factorial = [], arb(1)
+        for k, m in enumerate(ms):
+            if k:
+                factorial *= k
+            out.append(m / factorial if k % 2 == 0 else -m / factorial)
+    finally:
+        flint.ctx.prec = old
+    if len(_POLYS) >= 256:
+        _POLYS.clear()
+    hit = _POLYS[key] = flint.arb_poly(out)
     return hit
 
 
@@ -375,7 +404,7 @@ def _exact_length(a, bits: int, n: int):
     import flint
 
     poly = _coefficients(a, bits, n)
-    return flint.arb_poly([poly[k] for k in range(n)])
+    return None if poly is None else flint.arb_poly([poly[k] for k in range(n)])
 
 
 def _length(S: float, floor: float) -> int:
@@ -423,8 +452,8 @@ def _series_f(h, a, bits: int, terms=None):
     n = _length(S, target - (math.log(A) if A > 0 else 0.0))
     if terms is not None:
         n = int(terms)
-    poly = _coefficients(a, bits + 16, n) if terms is None else _exact_length(a, bits + 16, n)
-    if not poly.length() > S:  # (the geometric bound needs N + 1 > S)
+    poly = _coefficients(a, bits, n) if terms is None else _exact_length(a, bits, n)
+    if poly is None or (S > 0 and not poly.length() > S):  # (the bound needs N + 1 > S)
         return _nan()
     old = flint.ctx.prec
     try:
