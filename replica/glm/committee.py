@@ -720,7 +720,8 @@ def specialisation_threshold(model, lo=0.5, hi=0.8, tol=1e-14):
 # -- the specialised branch q_0 > 0 (K = 2) ------------------------------------------------------
 OwensT = owens_t
 """Owen's :math:`T(h, a)`: the code generator's ``replica.symbolic.gaussian.owens_t``
-(float64 code: SciPy's ``owens_t``; mpmath code: the quadrature of its definition)."""
+(float64 code: SciPy's ``owens_t``; mpmath code: Gauss--Legendre rules of its definition;
+real-ball code: :func:`replica.symbolic.owen.owens_t_ball`, with rigorous truncation bounds)."""
 
 
 wp, wm = sympy.symbols("omega_+ omega_-", real=True)
