@@ -333,8 +333,8 @@ def _coefficients(a, bits: int, n: int):
     r"""The ``arb_poly`` :math:`\sum_{k<n}(-1)^km_k(a)s^k/k!`, :math:`m_k(a) = \int_0^a
     x^{2k}/(1 + x^2)\,dx`, from :math:`m_k + m_{k-1} = a^{2k-1}/(2k - 1)` (an identity for
     every real :math:`a`), with ``n`` rounded up to a multiple of 16 and ``bits`` to one of 64,
-    remembered for the ball ``a`` (midpoint and radius), those bits and ``n``; ``None`` for a ball :math:`a` about
-    :math:`|a| = 1/2` (neither recursion below applies to all of it). The recursion in the
+    remembered for the ball ``a`` (midpoint and radius), those bits and ``n``; ``None`` for
+    a ball :math:`a` about :math:`|a| = 1/2` (neither recursion below applies to all of it). The recursion in the
     stable direction, so that the coefficients' errors are relative to them:
 
     * :math:`|a| \ge 1`: upward from :math:`m_0 = \arctan a` (:math:`m_k` grows; the
