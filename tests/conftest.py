@@ -64,14 +64,16 @@ def run_cli(*args, timeout=300):
 def record_kernel_calls(monkeypatch) -> list:
     """Turn the compiled float64 kernels on (``REPLICA_NUMBA=1``) and record every
     ``Kernel.__call__``: the returned list gets ``(kernel, P, spec, shape, outputs)`` per call
-    (``monkeypatch``: pytest's fixture or a ``pytest.MonkeyPatch()``; undoing it restores both)."""
+    (``monkeypatch``: pytest's fixture or a ``pytest.MonkeyPatch()``; undoing it restores both).
+    Every call is made with ``iterated=True``, so the outputs recorded are complete: the lean
+    path asks for ``iterated=False`` (it reads the status codes instead) and ignores that item."""
     from replica.numerics import kernels
 
     calls = []
     orig = kernels.Kernel.__call__
 
-    def spy(self, P, spec, shape, rtol=1e-13, check=False):
-        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+    def spy(self, P, spec, shape, rtol=1e-13, check=False, iterated=True):
+        got = orig(self, P, spec, shape, rtol=rtol, check=check, iterated=True)
         calls.append((self, P, spec, shape, got))
         return got
 

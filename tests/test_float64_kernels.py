@@ -217,7 +217,7 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
     calls, steps = [], []
     orig = kernels.Kernel.__call__
 
-    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+    def spy(self, P, spec, shape, rtol=1e-13, check=False, iterated=True):
         if not hasattr(self, "_steps_spied"):
             solve = self.solve
 
@@ -226,7 +226,7 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
                 return solve(*args)
             self.solve = counting
             self._steps_spied = solve
-        got = orig(self, P, spec, shape, rtol=rtol, check=check)
+        got = orig(self, P, spec, shape, rtol=rtol, check=check, iterated=iterated)
         if np.prod(shape) >= kernels.PARALLEL_MIN:
             calls.append((self, P, spec, shape, rtol))
         return got

@@ -393,9 +393,9 @@ def test_averages_of_the_spectrum_alone_are_those_of_each_covariance(monkeypatch
     calls = []
     orig = kernels.Kernel.__call__
 
-    def spy(self, P, spec, shape, rtol=1e-13, check=False):
+    def spy(self, P, spec, shape, rtol=1e-13, check=False, iterated=True):
         calls.append((self, P, spec))
-        return orig(self, P, spec, shape, rtol=rtol, check=check)
+        return orig(self, P, spec, shape, rtol=rtol, check=check, iterated=iterated)
 
     monkeypatch.setenv("REPLICA_NUMBA", "1")
     monkeypatch.setattr(kernels.Kernel, "__call__", spy)
