@@ -1923,6 +1923,13 @@ BALL_RULE = ["gauss-legendre"]
 where that bound cannot be had), or ``"acb.integral"`` (python-flint's adaptive integrator
 throughout; kept for comparison)."""
 
+FAR_KINK_REACH = 16
+"""A kink beyond the ball quadrature's truncation point ``T`` moves ``T`` to it (a Heaviside
+that vanishes short of it can hide the integral's whole mass there) only within this many
+``T``: the enclosure's cost grows with the reach, and a farther kink -- ``theta(z + kappa)`` at
+``kappa = 1e40`` -- would make it endless; beyond, the integral is enclosed on ``[-T, T]`` as
+before (rigorous: its tails are in the radius)."""
+
 BALL_RULE_LENGTH = 2.0
 """The length (in :math:`z`) of the intervals of the Gauss--Legendre rule of :func:`_gauss_arb`
 (a piece between kinks is cut into ``ceil(length / BALL_RULE_LENGTH)`` equal intervals)."""
@@ -2024,8 +2031,10 @@ def _gauss_arb(g: _GaussFunctions, values, plan=None):
     # 0 plus an absolute tail radius of about 2^-p -- rigorous, but without one relative digit
     # of an integral below 2^-p. T then reaches the farthest kink plus the same width, so that
     # the tail beyond it is about 2^-p relative to the density at that kink.
+    # Only kinks within FAR_KINK_REACH T: the cost grows with the reach (intervals of
+    # BALL_RULE_LENGTH), and a kink at 1e40 (kappa = 1e40) made the enclosure endless.
     far = [abs(float(arb_of(k).mid())) for k in g.kinks(*values)]
-    far = max([k for k in far if math.isfinite(k)], default=0.0)
+    far = max([k for k in far if math.isfinite(k) and k <= FAR_KINK_REACH * T], default=0.0)
     if far > T - 2:
         T = int(math.ceil(far)) + T
     if plan is not None:
