@@ -719,14 +719,9 @@ def _cancellation_bits(totals, sizes) -> int:
     return worst
 
 
-_NOISE_GUARD_BITS = 10
-"""Bits beyond a noise plateau's excess over the tolerance by which :func:`_gauss_mp_rule`
-raises the working precision (:func:`replica.symbolic.quadrature._plateau`)."""
-
-
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
-                   partial: bool = False, prior=None, raised: bool = False, rtol=None):
-    r"""The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
+                   partial: bool = False, prior=None, raised: bool = False):
+    """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
     list, one per member; ``None``: the mpmath integrands only), or by
@@ -743,25 +738,12 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     :class:`_RememberedLevels`), another integral's at a lower precision. An integral that
     cancels (far smaller than the sum of its pieces' magnitudes) is recomputed at a precision
     raised by the bits lost (:func:`_cancellation_bits`); ``raised``: this is that
-    recomputation, which returns ``(values, sizes)`` and raises nothing more.
-
-    A noise plateau (:func:`replica.symbolic.quadrature._plateau`: top coefficients that do not
-    shrink from one level to the next, set by the integrand's evaluation noise -- a
-    cancellation inside it on the point-wise path, which no ball radius bounds) estimates its
-    pieces by the floor itself; where that floor :math:`F` (relative to the size) exceeds the
-    tolerance :math:`\tau`, no refinement lowers it (``plateau_exit`` of
-    :func:`~replica.symbolic.quadrature.gauss_legendre_fused`) and the rule is computed again,
-    at the same tolerance (``rtol``), at :math:`\lceil\log_2(F/\tau)\rceil` +
-    ``_NOISE_GUARD_BITS`` more bits: rounding noise scales as :math:`2^{-p}`. Once: that
-    computation refines as before (a knee taken for a plateau is resolved there or refused,
-    never credited), and its plateau, if any, is estimated by its floor."""
+    recomputation, which returns ``(values, sizes)`` and raises nothing more."""
     quadrature = _quadrature()
     NotResolved, gauss_legendre_fused = quadrature.NotResolved, quadrature.gauss_legendre_fused
 
     dps = mpmath.mp.dps
-    noise_retry = rtol is None and not partial
-    noise_bits = 0
-    rtol = mpmath.mpf(10) ** -dps if rtol is None else rtol
+    rtol = mpmath.mpf(10) ** -dps
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features(members, member_values)
     with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
@@ -793,28 +775,11 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             totals, errors, sizes = gauss_legendre_fused(
                 pieces, rtol / 2, memory,
                 hints=None if partial else _StartLevels(_level_hints(), prior or {}),
-                rounding_floor=partial, plateau_exit=noise_retry)
+                rounding_floor=partial)
         except NotResolved as exc:
-            floor = exc.floor if noise_retry else None
-            if floor is not None and mpmath.isfinite(floor):
-                noise_bits = int(mpmath.ceil(mpmath.log(floor / (rtol / 2), 2))) \
-                    + _NOISE_GUARD_BITS
-            if not noise_bits and (not partial or exc.partial is None):
+            if not partial or exc.partial is None:
                 return None
-            if not noise_bits:
-                totals, errors, sizes = exc.partial
-    if noise_bits:  # a noise plateau above the tolerance: the same rule at more bits, once
-        if noise_bits > _CANCELLATION_MAX_BITS:
-            return None
-        with mpmath.workprec(mpmath.mp.prec + noise_bits):
-            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, raised=raised, rtol=rtol)
-        if again is None:
-            return None
-        if raised:
-            return [+t for t in again[0]], again[1]
-        return [+t for t in again]
-    with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
+            totals, errors, sizes = exc.partial
         if not all(mpmath.isfinite(t) for t in totals):
             raise QuadratureError("a Gaussian integral is not finite")
         if partial:
