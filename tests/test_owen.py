@@ -164,3 +164,22 @@ def test_truncation_bounds_are_what_makes_the_enclosure():
             assert ball.rad() < 1.3 * abs(ball.mid() - refb).upper(), (hv, av, cut)
     finally:
         flint.ctx.prec = old
+
+
+@pytest.mark.parametrize("h", ["10", "1e5", "1e20", "3e29"])
+def test_mpmath_values_far_out_have_every_digit(h):
+    """T(h, 1) = Phi(h) Phi(-h)/2 (the orthant form at a = 1, written separately) for large h,
+    where e^{-h^2/2} is below every float and its exponent has ~2 log2 h bits: the prefactor's
+    exponent carries them (at h = 3e29 the balls had no relative digit and the value printed
+    as 0.0, so the committee's Z log Z was NaN at |xi| ~ 1e40 and its map at alpha = 1e-20/3
+    and 20 digits was refused). Against 400-bit mpmath, within 2^-80 at 90 bits; U(h, 1) > 0
+    too."""
+    from replica.symbolic.owen import owens_t_mp, owens_u_mp
+
+    with mpmath.workprec(90):
+        H = mpmath.mpf(h)
+        t, u = owens_t_mp(H, mpmath.mpf(1)), owens_u_mp(H, mpmath.mpf(1))
+    with mpmath.workprec(400):
+        ref = mpmath.ncdf(H) * mpmath.ncdf(-H) / 2
+        assert abs(t / ref - 1) < mpmath.mpf(2) ** -80, (t, ref)
+    assert u > 0 and mpmath.isfinite(mpmath.log(u))

@@ -56,7 +56,7 @@ import mpmath
 import numpy as np
 from mpmath.libmp import from_man_exp as _from_man_exp
 
-from ..errors import ConvergenceError
+from .quadrature import QuadratureError  # noqa: F401 (re-exported)
 
 # SymPy (and this package's symbolic modules, which build on it) is imported where code is
 # generated, not here: a process whose evaluators all come from the disk cache never imports it
@@ -65,40 +65,7 @@ BACKENDS = {"mp": "mpmath", "np": "numpy", "arb": "arb"}
 """Backend name -> the ``lambdify`` module it uses (``"arb"``: :data:`ARB_NAMESPACE`)."""
 
 
-class NotEnclosable(ValueError):
-    """An expression has no ball-arithmetic evaluation (the reason says which part)."""
-
-
-_ARB: list = []  # python-flint's arb, imported on first use
-
-
-def _arb():
-    if not _ARB:
-        import flint
-
-        _ARB.append(flint.arb)
-    return _ARB[0]
-
-
-def arb_of(x):
-    """``x`` as a ball: an ``arb`` unchanged, an integer exactly, an ``mpf`` exactly (its binary
-    value)."""
-    arb = _ARB[0] if _ARB else _arb()
-    if type(x) is arb or isinstance(x, arb):
-        return x
-    if isinstance(x, int):
-        return arb(x)
-    if isinstance(x, mpmath.mpf):
-        if mpmath.isinf(x):
-            return arb.pos_inf() if x > 0 else arb.neg_inf()
-        sign, man, exp, _ = x._mpf_
-        return _ball_float(sign, man, exp)
-    raise NotEnclosable(f"cannot enclose a value of type {type(x).__name__}")
-
-
-def _ball_float(sign, man, exp):
-    """The exact value of a binary floating-point constant, as a ball of radius 0."""
-    return _arb()((-man if sign else man, exp))
+from .balls import _ARB, NotEnclosable, _arb, _ball_float, arb_of  # noqa: F401 (re-exported)
 
 
 def _ball_ipow(x, n: int):
@@ -389,15 +356,6 @@ def _arb_lambdify(args, exprs, namespace=None):
 # ---------------------------------------------------------------------------------------------
 # Gaussian integrals (replica.symbolic.gaussian): quadrature for each backend
 # ---------------------------------------------------------------------------------------------
-class QuadratureError(ConvergenceError):
-    """A Gaussian integral whose quadrature error estimate is not below the working precision
-    (mpmath), or whose value is not finite: the equations cannot be evaluated there (exit
-    status 3, like a solve that does not converge; status ``non-finite``)."""
-
-    def __init__(self, message: str, tried: str = "mpmath.quad on the pieces between the kinks"):
-        super().__init__(message, tried=tried, status="non-finite")
-
-
 class _GaussFunctions:
     """The generated functions of one Gaussian integral: ``integrand(z, *switches, *args)``
     (the switched integrand times the density), ``arguments(z, *args)`` (the Heaviside
@@ -696,6 +654,10 @@ def _ball_pre(pre, balls):
     return out if all(v.is_finite() for v in out) else None
 
 
+_ROUNDING_MAX_BITS = 256
+"""The most bits :func:`_gauss_mp_rule` adds to the working precision for integrands whose
+balls' radii (their rounding) keep the error above the tolerance."""
+
 _CANCELLATION_GUARD_BITS = 30
 """Cancellation inside a Gaussian integral that :func:`_gauss_mp_rule` tolerates before it
 recomputes the integral at a raised precision (bits: about 9 digits, the margin of the driver's
@@ -720,8 +682,9 @@ def _cancellation_bits(totals, sizes) -> int:
 
 
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
-                   partial: bool = False, prior=None, raised: bool = False):
-    """The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
+                   partial: bool = False, prior=None, raised: bool = False, rtol=None,
+                   rounding_base=None):
+    r"""The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
     list, one per member; ``None``: the mpmath integrands only), or by
@@ -738,12 +701,26 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     :class:`_RememberedLevels`), another integral's at a lower precision. An integral that
     cancels (far smaller than the sum of its pieces' magnitudes) is recomputed at a precision
     raised by the bits lost (:func:`_cancellation_bits`); ``raised``: this is that
-    recomputation, which returns ``(values, sizes)`` and raises nothing more."""
+    recomputation, which returns ``(values, sizes)`` and raises nothing more.
+
+    **Rounding.** Where the integrands are balls, a member whose rule is resolved but whose
+    error is above the tolerance for the balls' radii alone (an integrand that cancels at
+    every node, e.g. terms of size :math:`1/\sqrt q` summing to one: the committee machine's
+    map at :math:`q \sim 10^{-21}`) is not refined (refinement does not lower rounding;
+    ``rounding_floor`` of :func:`~replica.symbolic.quadrature.gauss_legendre_fused`), and a
+    rule not resolved whose radii alone exceed the tolerance (their noise in the midpoints
+    feeds the truncation estimate too) is not accepted at any level: the members are computed
+    again with the working precision raised by the bits their error takes beyond the
+    tolerance (plus 16), at the same tolerance ``rtol`` (default :math:`10^{-{\rm dps}}`),
+    again while the radii keep it over (``rounding_base``: the precision of the first call),
+    up to :data:`_ROUNDING_MAX_BITS` further bits in all, the values then rounded to the
+    working precision. (mpmath's integrands, in the tanh--sinh fallback, carry
+    no radius: such a cancellation passes there unseen.)"""
     quadrature = _quadrature()
     NotResolved, gauss_legendre_fused = quadrature.NotResolved, quadrature.gauss_legendre_fused
 
     dps = mpmath.mp.dps
-    rtol = mpmath.mpf(10) ** -dps
+    rtol = mpmath.mpf(10) ** -dps if rtol is None else rtol
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features(members, member_values)
     with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
@@ -751,7 +728,9 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
         balls = None
         if fast is not None:
             try:
-                balls = [arb_of(v) for v in fast_values]
+                # (None: an integral of the same evaluator not computed yet, which this
+                # integrand does not use -- a fused group's member computed alone)
+                balls = [None if v is None else arb_of(v) for v in fast_values]
             except NotEnclosable:  # an argument that is not a number (mpf, int)
                 balls = None
             if balls is not None and pre is not None:
@@ -775,17 +754,34 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             totals, errors, sizes = gauss_legendre_fused(
                 pieces, rtol / 2, memory,
                 hints=None if partial else _StartLevels(_level_hints(), prior or {}),
-                rounding_floor=partial)
+                rounding_floor=partial or balls is not None)
         except NotResolved as exc:
-            if not partial or exc.partial is None:
+            if not partial and balls is not None and exc.partial is not None and any(
+                    r > rtol * s for r, s in zip(exc.rounding, exc.partial[2])):
+                # the rounding alone is above the tolerance: no rule is accepted at this
+                # precision (the midpoints' noise feeds the truncation estimate as well)
+                totals, errors, sizes = exc.partial
+            elif not partial or exc.partial is None:
                 return None
-            totals, errors, sizes = exc.partial
+            else:
+                totals, errors, sizes = exc.partial
         if not all(mpmath.isfinite(t) for t in totals):
             raise QuadratureError("a Gaussian integral is not finite")
         if partial:
             return [+t for t in totals], errors
-        if any(e > rtol * s for e, s in zip(errors, sizes)):
-            return None
+        over = [e / (rtol * s) for e, s in zip(errors, sizes) if e > rtol * s]
+        if over:  # (with balls: the rounding is over the tolerance)
+            if balls is None or raised or not mpmath.isfinite(max(over)):
+                return None
+            base = mpmath.mp.prec if rounding_base is None else rounding_base
+            bits = int(mpmath.ceil(mpmath.log(max(over), 2))) + 16
+            if mpmath.mp.prec + bits - base > _ROUNDING_MAX_BITS:
+                return None
+    if over:
+        with mpmath.workprec(mpmath.mp.prec + bits):
+            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
+                                   prior=prior, rtol=rtol, rounding_base=base)
+        return None if again is None else [+t for t in again]
     if raised:
         return [+t for t in totals], sizes
     # the rule's error is relative to the pieces' magnitudes: an integral far smaller than its

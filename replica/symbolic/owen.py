@@ -133,7 +133,7 @@ def _panel(f, lo, length, prec: int, form: str):
     caller."""
     import flint
 
-    from .codegen import QuadratureError
+    from .quadrature import QuadratureError
 
     key = (form, prec)
     n = _START.get(key, 16)
@@ -217,7 +217,7 @@ def _special(h, a, which: str):
 def _evaluate(h, a, which: str):
     import flint
 
-    from .codegen import QuadratureError
+    from .quadrature import QuadratureError
 
     if not (mpmath.isfinite(h) and mpmath.isfinite(a)):
         raise QuadratureError(f"Owen's {which}({h}, {a}): an argument is not finite")
@@ -233,17 +233,22 @@ def _evaluate(h, a, which: str):
                               "positive")
     prec = mpmath.mp.prec
     old = flint.ctx.prec
+    # e^{-h^2(1 + a^2)/2}: an exponent M known to p bits is a factor e^{M 2^-p} uncertain, so
+    # the balls carry log2 M further bits (mpmath's exp does the same); the result is checked
+    # to have prec relative bits below
+    big = h * h * (1 + a * a)
+    scale = max(0, int(mpmath.floor(mpmath.log(big, 2))) + 2) if big > 1 else 0
     try:
         if which == "U" and (h <= 0 or h <= 2 and a * h <= 4):  # the difference form, at
             # the bits its terms cancel
             extra = int(math.ceil(float(h * h * a * a) * 0.7213475204444817)) + 10 \
                 if h > 0 else 10
-            flint.ctx.prec = prec + GUARD + extra
+            flint.ctx.prec = prec + GUARD + extra + scale
             hb, ab = _ball(h), _ball(a)
             quarter = (hb / flint.arb(2).sqrt()).erfc() / 4
             value = quarter - _t_arb(abs(hb), ab, prec + extra)
         else:
-            flint.ctx.prec = prec + GUARD
+            flint.ctx.prec = prec + GUARD + scale
             hb, ab = _ball(h), _ball(a)
             if h == 0:
                 value = ab.atan() / (2 * flint.arb.pi())
@@ -254,6 +259,11 @@ def _evaluate(h, a, which: str):
         if not value.is_finite():
             raise QuadratureError(f"Owen's {which}({mpmath.nstr(h, 5)}, "
                                   f"{mpmath.nstr(a, 5)}) is not finite")
+        if value.rel_accuracy_bits() < prec:  # (rounding only: the rules' agreement is above)
+            raise QuadratureError(f"Owen's {which}({mpmath.nstr(h, 5)}, "
+                                  f"{mpmath.nstr(a, 5)}): the ball arithmetic kept "
+                                  f"{value.rel_accuracy_bits()} of {prec} bits",
+                                  tried=f"Gauss-Legendre in arb at {flint.ctx.prec} bits")
         out = sign * _mpf(value.mid())
     finally:
         flint.ctx.prec = old
@@ -261,7 +271,7 @@ def _evaluate(h, a, which: str):
 
 
 def _ball(x):
-    from .codegen import arb_of
+    from .balls import arb_of
 
     return arb_of(x)
 

@@ -93,9 +93,21 @@ import math
 
 import mpmath
 
-__all__ = ["legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
+from ..errors import ConvergenceError
+
+__all__ = ["QuadratureError", "legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
            "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "RULE_STORE", "level_nodes"]
+
+class QuadratureError(ConvergenceError):
+    """A Gaussian integral whose quadrature error estimate is not below the working precision
+    (mpmath), or whose value is not finite: the equations cannot be evaluated there (exit
+    status 3, like a solve that does not converge; status ``non-finite``)."""
+
+    def __init__(self, message: str, tried: str = "mpmath.quad on the pieces between the kinks"):
+        super().__init__(message, tried=tried, status="non-finite")
+
+
 
 MAX_LEVEL = 5
 """The highest level, :math:`n = 4\\cdot 2^5 = 128` nodes; a piece not resolved there is
@@ -114,9 +126,11 @@ TAILS = 4
 class NotResolved(ArithmeticError):
     """The error estimate did not fall below the tolerance within :data:`MAX_REFINEMENTS`;
     ``partial`` holds ``(value, error, size)`` as they stood (None where a piece was not
-    finite)."""
+    finite), ``rounding`` the part of each error that is the balls' rounding bound (zeros
+    without balls)."""
 
     partial = None
+    rounding = None
 
 
 def level_nodes(k: int) -> int:
@@ -420,6 +434,7 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
                       f"{mpmath.nstr(rtol, 3)} of the size {mpmath.nstr(sizes[r], 3)}"
                       + (f" (member {r} of {len(sizes)})" if len(sizes) > 1 else ""))
     exc.partial = ([mpmath.fsum(p.value[k] for p in live) for k in members], errors, sizes)
+    exc.rounding = [mpmath.fsum(p.rounding[k] for p in live) for k in members]
     raise exc
 
 
