@@ -1045,7 +1045,7 @@ def _spectral_pairs_ball(train: Covariance, test: Covariance) -> SpectralPairs:
     diagonal ``C_train``: its eigenbasis is then the coordinate basis, so ``lambda_i`` and
     ``mu_i`` are diagonal entries, enclosed exactly (rational entries) or by ball evaluation (a
     power law). Exactly equal rational pairs are merged with their multiplicity. A full
-    ``C_train`` raises :class:`~replica.symbolic.codegen.NotEnclosable`: its numerical
+    ``C_train`` raises :class:`~replica.symbolic.balls.NotEnclosable`: its numerical
     eigendecomposition is not enclosed."""
     import flint
 

@@ -299,7 +299,7 @@ _KEY_PARTS_SIZE = 64
 
 
 def _not_enclosable():
-    """:class:`replica.symbolic.codegen.NotEnclosable` (imported when first needed: an
+    """:class:`replica.symbolic.balls.NotEnclosable` (imported when first needed: an
     ``except`` clause names it, and an import in :meth:`_Numeric.ball`, called at every
     quadrature node, cost about 2 us a call)."""
     from .codegen import NotEnclosable

@@ -43,7 +43,7 @@ real axis (one panel where the interval is at most :math:`2w`: the committee mac
 rule is about :math:`d^2/|G_n|`: the estimate of :mod:`replica.symbolic.quadrature`, with its
 factor :math:`2^8`); :math:`n` starts at the last accepted count of the same form and
 precision (at least 16), doubles up to
-:data:`MAX_NODES`, else :class:`~replica.symbolic.codegen.QuadratureError` is raised (the caller's
+:data:`MAX_NODES`, else :class:`~replica.symbolic.quadrature.QuadratureError` is raised (the caller's
 refusal). The float64 :math:`U` (:func:`owens_u_np`) is SciPy's ``owens_t`` in the difference
 form for :math:`h \le 1` and a fixed 48-node rule of the tail form above (both measured against
 the mpmath form in ``tests/test_owen.py``).
