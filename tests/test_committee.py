@@ -504,17 +504,16 @@ def test_small_alpha_slope_of_the_hand_state_evolution():
 
 @pytest.mark.slow
 def test_engine_map_at_a_tiny_sample_ratio_is_the_small_alpha_limit():
-    """(about 30 s of CPU time: one evaluation of the two-dimensional channel integral and its
-    derivative at 16 digits) At alpha = 1e-20/3 the fixed point is q = 2 alpha/pi (1 + O(alpha))
-    (the test above; O(alpha) is 1e-20 here): the engine's mp map returns it to 1e-15 relative
-    although its integrand cancels 1/sqrt(q) ~ 2e10 between its odd terms (34 bits: the
-    integral is recomputed with the bits lost added, codegen._recomputed_while_cancelling;
-    without the recompute the map is 6.7e-14 off). At the raised precision the inner integrals
-    end at their rounding bound (the balls' radii), which refinement does not lower: they stop
-    there and the outer rule judges their errors (quadrature.gauss_legendre_fused's
-    rounding_floor); before, each spent its 64 refinements and the point was refused after
-    about 240 s (QuadratureError at 129 bits, raised by 53). This test was the same check at
-    24 digits and alpha = 1e-30/3, 140-250 s in CI (57 s with the rounding floor)."""
+    """(~30 s with a fresh code cache, mostly generating code) At alpha = 1e-20/3 the fixed point is q = 2 alpha/pi
+    (1 + O(alpha)) (the test above; O(alpha) is 1e-20 here): the engine's mp map returns it to
+    1e-15 relative although its integrand (the closed form of step non_specialised_closed)
+    cancels terms of size 1/sqrt(q) ~ 2e10 at every node (34 bits). The integrand's balls carry
+    that loss in their radii, so the Gauss-Legendre rule is recomputed at a precision raised by
+    the bits over the tolerance (codegen._gauss_mp_rule, session 55); before, the rule was
+    given up and mpmath's tanh-sinh, whose integrands carry no radius, returned the map 5.4e-15
+    off with an estimate of 9e-18 (this test failed in CI). The engine's first form of this map
+    (a two-dimensional integral, sessions 52-54) cancelled the same way between its odd terms
+    (codegen._recomputed_while_cancelling)."""
     from fractions import Fraction
 
     from replica.numerics.machine import machine
