@@ -505,8 +505,8 @@ def test_small_alpha_slope_of_the_hand_state_evolution():
 @pytest.mark.slow
 def test_engine_map_at_a_tiny_sample_ratio_is_the_small_alpha_limit():
     """(~30 s with a fresh code cache, mostly generating code) At alpha = 1e-20/3 the fixed
-    point is q = 2 alpha/pi (1 + O(alpha)) (the test above; O(alpha) is 1e-20 here): the engine's mp map returns it to
-    1e-15 relative although its integrand (the closed form of step non_specialised_closed)
+    point is q = 2 alpha/pi (1 + O(alpha)) (the test above; O(alpha) is 1e-20 here): the
+    engine's mp map returns it to 1e-15 relative although its integrand (the closed form of step non_specialised_closed)
     cancels terms of size 1/sqrt(q) ~ 2e10 at every node (34 bits). The integrand's balls carry
     that loss in their radii, so the Gauss-Legendre rule is recomputed at a precision raised by
     the bits over the tolerance (codegen._gauss_mp_rule, session 55); before, the rule was
