@@ -587,10 +587,12 @@ def _t_ball(h, a):
     if not ((h > 0 or h < 0) and (a > 0 or a < 0)):
         return _nan()
     ha, aa = abs(h), abs(a)
+    u = owens_u_ball(ha, aa)  # (the tail form at p + GUARD bits, remembered: the channel's
+    # integrand names U(h, a) after T(h, a), which then costs no second tail integral)
     old = flint.ctx.prec
     try:
         flint.ctx.prec = p + GUARD
-        value = (ha / flint.arb(2).sqrt()).erfc() / 4 - _u_tail_ball(ha, aa, p + GUARD)
+        value = (ha / flint.arb(2).sqrt()).erfc() / 4 - u
         if a < 0:
             value = -value
     finally:
