@@ -183,3 +183,37 @@ def test_mpmath_values_far_out_have_every_digit(h):
         ref = mpmath.ncdf(H) * mpmath.ncdf(-H) / 2
         assert abs(t / ref - 1) < mpmath.mpf(2) ** -80, (t, ref)
     assert u > 0 and mpmath.isfinite(mpmath.log(u))
+
+
+def test_t_and_u_share_one_series_and_one_tail_integral(monkeypatch):
+    """(0.9 s at load 8: the references) An integrand naming T(h, a) and then U(h, a) (the committee's channel) costs one
+    series sum where s a^2 <= SERIES_MAX (U's difference form sums T at its precision and leaves
+    it, rounded, for T) and one tail integral beyond (T takes U from the memo); both balls
+    contain the 60-digit references and hold 160 bits."""
+    import flint
+
+    from replica.symbolic import owen
+
+    calls = {"_series_f": 0, "_u_tail_ball": 0}
+    for name in calls:
+        def counted(*args, _f=getattr(owen, name), _n=name, **kw):
+            calls[_n] += 1
+            return _f(*args, **kw)
+        monkeypatch.setattr(owen, name, counted)
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 170
+        for hv, av, series, tail in [(3.0, 1.4, 1, 0), (7.5, 1.4, 0, 1)]:
+            owen._BALL_MEMO.clear()
+            for k in calls:
+                calls[k] = 0
+            hb, ab = flint.arb(hv), flint.arb(av)
+            t, u = owen.owens_t_ball(hb, ab), owen.owens_u_ball(hb, ab)
+            assert (calls["_series_f"], calls["_u_tail_ball"]) == (series, tail), (hv, calls)
+            for ball, ref in ((t, _t_ref(hv, av, 60)), (u, _u_ref(hv, av, 60))):
+                with mpmath.workdps(80):
+                    refb = flint.arb(mpmath.nstr(ref, 70))
+                assert ball.overlaps(refb), (hv, av, ball, ref)
+                assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -160, (hv, av, ball)
+    finally:
+        flint.ctx.prec = old

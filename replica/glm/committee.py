@@ -152,6 +152,14 @@ __all__ = ["Committee", "CommitteeDerivation", "REFERENCE", "SpecialisedChannel"
 REFERENCE = ("Aubin, Maillard, Barbier, Krzakala, Macris and Zdeborova, NeurIPS 2018 "
              "(arXiv:1806.05451)")
 
+def _eq(lhs, rhs):
+    """A step's displayed equation ``lhs = rhs``, not evaluated: SymPy's ``Eq`` would try to
+    decide the equality (assumption queries on the derived expressions: about a third of the
+    model's construction), and no displayed equation here is decidable -- it is a definition or
+    a result, each checked by its step's own check."""
+    return sympy.Eq(lhs, rhs, evaluate=False)
+
+
 q, qhat = sympy.symbols("q qhat", positive=True)
 q0, qhat0 = sympy.symbols("q_0 qhat_0", nonnegative=True)
 xi, z = sympy.symbols("xi z", real=True)
@@ -212,7 +220,7 @@ def _prior_steps(K: int, D: CommitteeDerivation):
     QhS = sympy.MatrixSymbol("Qhat", K, K)
     IS = sympy.Identity(K)
     D.add("prior_partition",
-          {"Z0": sympy.Eq(sympy.Function("Z_P")(sympy.Symbol("b")),
+          {"Z0": _eq(sympy.Function("Z_P")(sympy.Symbol("b")),
                           sympy.Determinant(IS + QhS) ** sympy.Rational(-1, 2)
                           * sympy.exp(sympy.Symbol("b^T (I + Qhat)^{-1} b") / 2))},
           f"The Gaussian prior's K-dimensional integral (K = {K}) of exp(b.w - w.Qhat.w/2) "
@@ -230,7 +238,7 @@ def _prior_steps(K: int, D: CommitteeDerivation):
         return sympy.simplify(psi_general - psi_closed) == 0
 
     D.add("prior_average",
-          {"psi": sympy.Eq(sympy.Function("psi_P")(QhS),
+          {"psi": _eq(sympy.Function("psi_P")(QhS),
                            (sympy.Trace(QhS) - sympy.log(sympy.Determinant(IS + QhS))) / 2)},
           "Its logarithm averaged over b = Qhat^(1/2) xi + Qhat w_0 (xi, w_0 ~ N(0, I_K)), "
           "whose second moment is E b b^T = Qhat + Qhat^2: psi_P = -log det(I + Qhat)/2 + "
@@ -252,7 +260,7 @@ def _prior_steps(K: int, D: CommitteeDerivation):
 
     QS = sympy.MatrixSymbol("Q", K, K)
     D.add("prior_stationarity",
-          {"Q": sympy.Eq(QS, QhS * (IS + QhS).inverse())},
+          {"Q": _eq(QS, QhS * (IS + QhS).inverse())},
           "Stationarity in Qhat: Q = 2 d psi_P/d Qhat = I - (I + Qhat)^(-1) = Qhat (I + "
           "Qhat)^(-1), checked entry by entry.", check_stationarity)
     # the committee-symmetric ansatz
@@ -279,9 +287,9 @@ def _prior_steps(K: int, D: CommitteeDerivation):
         return sympy.expand(rebuilt - psi_reduced) == 0
 
     D.add("ansatz",
-          {"Q": sympy.Eq(QS, q * sympy.Symbol("P_1") + q0 * (1 - sympy.Symbol("P_1"))),
-           "trace": sympy.Eq(sympy.Trace(QS * QhS), trace_reduced),
-           "psi": sympy.Eq(sympy.Function("psi_P")(qhat, qhat0), psi_reduced)},
+          {"Q": _eq(QS, q * sympy.Symbol("P_1") + q0 * (1 - sympy.Symbol("P_1"))),
+           "trace": _eq(sympy.Trace(QS * QhS), trace_reduced),
+           "psi": _eq(sympy.Function("psi_P")(qhat, qhat0), psi_reduced)},
           "The committee-symmetric ansatz Q = q P_1 + q_0 (I - P_1), Qhat = qhat P_1 + "
           "qhat_0 (I - P_1), P_1 = 1 1^T/K (the paper's q_d I + q_a 1 1^T/K with q_d = q_0, "
           "q_a = q - q_0), substituted by SymPy into the trace and the prior term; the "
@@ -318,12 +326,12 @@ def _channel_k1(D: CommitteeDerivation):
         """SymPy: Z_out(-1 | xi) = 1 - Z_out(1 | xi) = Z_out(1 | -xi)."""
         return sympy.simplify(Z1.xreplace({xi: -xi}) - (1 - Z1)) == 0
 
-    D.add("channel_partition", {"Z1": sympy.Eq(sympy.Symbol("Z_out_1"), Z1)},
+    D.add("channel_partition", {"Z1": _eq(sympy.Symbol("Z_out_1"), Z1)},
           "One hidden unit (K = 1): Z_out(1; omega, V) = P(omega + sqrt(V) z > 0) = H(-omega/"
           "sqrt(V)) with omega = sqrt(q) xi, V = 1 - q; the label -1 is the label 1 at -xi "
           "(checked by SymPy).", check)
     out = 2 * gauss(H(c * xi) * sympy.log(H(c * xi)), xi)
-    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+    D.add("channel_average", {"Psi_out": _eq(sympy.Symbol("Psi_out"), out)},
           "The channel term: both labels alike, written at -xi (a Gaussian tail, full "
           "precision).")
     return out
@@ -368,11 +376,11 @@ def _channel_k2(D: CommitteeDerivation):
     g_general = H((sympy.Abs(om_m + sympy.sqrt(1 - q0) * z) - om_p) / s1)
     general = gauss(g_general, z)
     D.add("channel_partition",
-          {"u_plus": sympy.Eq(up, (sympy.Symbol("u_1") + sympy.Symbol("u_2")) / sympy.sqrt(2)),
-           "u_minus": sympy.Eq(um, (sympy.Symbol("u_1") - sympy.Symbol("u_2")) / sympy.sqrt(2)),
-           "g1": sympy.Eq(sympy.Function("g_1")(um), g_general.xreplace(
+          {"u_plus": _eq(up, (sympy.Symbol("u_1") + sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "u_minus": _eq(um, (sympy.Symbol("u_1") - sympy.Symbol("u_2")) / sympy.sqrt(2)),
+           "g1": _eq(sympy.Function("g_1")(um), g_general.xreplace(
                {om_m + sympy.sqrt(1 - q0) * z: um})),
-           "Z1": sympy.Eq(sympy.Symbol("Z_out_1"), general)},
+           "Z1": _eq(sympy.Symbol("Z_out_1"), general)},
           "Two hidden units, the committee y = sign(sign u_1 + sign u_2) in {-1, 0, 1}: the "
           "rotation R to (u_+, u_-) = ((u_1 + u_2), (u_1 - u_2))/sqrt(2) diagonalises Q^(1/2) "
           "and V = I - Q on the ansatz, so u_+ = sqrt(q) xi_+ + sqrt(1 - q) z_+ and u_- = "
@@ -400,7 +408,7 @@ def _channel_k2(D: CommitteeDerivation):
         return sympy.simplify(sympy.expand(zero - g_zero.xreplace({z: zp}))) == 0
 
     D.add("non_specialised",
-          {"Z1": sympy.Eq(sympy.Symbol("Z_+"), Zp), "Z0": sympy.Eq(sympy.Symbol("Z_0"), Z0)},
+          {"Z1": _eq(sympy.Symbol("Z_+"), Zp), "Z0": _eq(sympy.Symbol("Z_0"), Z0)},
           "The non-specialised point q_0 = qhat_0 = 0 (Q = q P_1): u_- = z_- is independent of "
           "the field and the integrands are even in it, so each is twice its half line: "
           "Z_+ = Z_out(1), Z_out(-1) = Z_+ at -xi, Z_0 = Z_out(0). It is a fixed point for "
@@ -432,8 +440,8 @@ def _channel_k2(D: CommitteeDerivation):
         return sympy.expand((sympy.sqrt(q0))**2 + (sympy.sqrt(1 - q0))**2) == 1
 
     D.add("specialisation",
-          {"A": sympy.Eq(sympy.Symbol("A_+"), Ap),
-           "c2": sympy.Eq(sympy.Symbol("c_2"), c2)},
+          {"A": _eq(sympy.Symbol("A_+"), Ap),
+           "c2": _eq(sympy.Symbol("c_2"), c2)},
           "The expansion in the specialised overlap q_0: the label's probability given u_- is "
           "g_y(u_-), Z_y = E_z g_y(sqrt(q_0) xi_- + sqrt(1 - q_0) z), whose xi_- average is "
           "E g_y for every q_0; Taylor's formula and Stein's lemma give Z_y = Z_y(0) + q_0 "
@@ -443,7 +451,7 @@ def _channel_k2(D: CommitteeDerivation):
           "stability where 4 alpha c_2 = 1.", check_expansion)
     D.specialisation_coefficient = c2
     D._pieces = (Ap, Zp, Z0)
-    D.add("channel_average", {"Psi_out": sympy.Eq(sympy.Symbol("Psi_out"), out)},
+    D.add("channel_average", {"Psi_out": _eq(sympy.Symbol("Psi_out"), out)},
           "The channel term at the non-specialised point: the label -1 equals the label 1 "
           "under xi -> -xi, so Psi_out = E_xi[2 Z_+ log Z_+ + Z_0 log Z_0]; its integrand's "
           "even part is Z_+ log Z_+ + Z_- log Z_- + Z_0 log Z_0 (Z_-(xi) = Z_+(-xi), Z_0 "
@@ -528,8 +536,8 @@ def _closed_non_specialised(D: CommitteeDerivation, Zp, Z0):
         return True
 
     D.add("non_specialised_closed",
-          {"Z1": sympy.Eq(sympy.Symbol("Z_+"), Zc), "Zm": sympy.Eq(sympy.Symbol("Z_-"), Uc),
-           "Z0": sympy.Eq(sympy.Symbol("Z_0"), Z0c)},
+          {"Z1": _eq(sympy.Symbol("Z_+"), Zc), "Zm": _eq(sympy.Symbol("Z_-"), Uc),
+           "Z0": _eq(sympy.Symbol("Z_0"), Z0c)},
           "The label probabilities at the non-specialised point in closed form, for xi > 0: "
           "the bivariate orthant probability of the specialised branch (Owen's formula) at q_0 "
           "= 0, omega_- = 0, omega_+ = sqrt(q) xi (substituted by SymPy; there h = k, so "
@@ -590,8 +598,8 @@ def _gibbs_k2(D: CommitteeDerivation | None = None):
             return True
 
         D.add("gibbs_closed",
-              {"Ea": sympy.Eq(sympy.Symbol("E_t a(z*)"), Ea),
-               "Eb": sympy.Eq(sympy.Symbol("E_t b(z*)"), Eb)},
+              {"Ea": _eq(sympy.Symbol("E_t a(z*)"), Ea),
+               "Eb": _eq(sympy.Symbol("E_t b(z*)"), Eb)},
               "The Gibbs error's inner averages: a(z) = theta(z)(1 - 2 H(z)) = P(|X| < z) and "
               "b(z) = 2 H(|z|) = P(|X| > |z|) (X ~ N(0, 1)), so with z* ~ N(q xi, 1 - q^2) "
               "E_t a(z*) and E_t b(z*) are the label probabilities Z_+ and Z_0 of the step "
@@ -636,7 +644,7 @@ def Committee(name: str, *, K: int = 2, prior: str = "gaussian", activation: str
     D = CommitteeDerivation()
     QS, QhS = sympy.MatrixSymbol("Q", K, K), sympy.MatrixSymbol("Qhat", K, K)
     D.add("general_free_entropy",
-          {"Phi": sympy.Eq(sympy.Symbol("Phi"), -sympy.Trace(QS * QhS) / 2
+          {"Phi": _eq(sympy.Symbol("Phi"), -sympy.Trace(QS * QhS) / 2
                            + sympy.Function("psi_P")(QhS)
                            + alpha * sympy.Function("Psi_out")(QS))},
           f"The replica-symmetric free entropy of the Bayes-optimal committee machine with "
@@ -655,7 +663,7 @@ def Committee(name: str, *, K: int = 2, prior: str = "gaussian", activation: str
         D.specialisation_cubic_coefficient = _cubic_step(D, *D._pieces)
     phi = -trace.xreplace(at_zero) / 2 + psi.xreplace(at_zero) + alpha * out
     D._free_energy = phi
-    D.add("free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), phi)},
+    D.add("free_entropy", {"Phi": _eq(sympy.Symbol("Phi"), phi)},
           "The free entropy assembled" + (" at the non-specialised point q_0 = qhat_0 = 0"
                                           if K > 1 else "") + ": the model's free energy.")
     rules = list(kw.pop("rules", []))
@@ -803,10 +811,10 @@ def _specialised_steps(D: CommitteeDerivation):
 
     Phi2 = sympy.Function("Phi_2")
     D.add("specialised_partition",
-          {"Z1": sympy.Eq(sympy.Symbol("Z_out_1"), Z),
-           "dZ1_plus": sympy.Eq(sympy.Symbol("dZ_out_1/domega_+"), dp),
-           "dZ1_minus": sympy.Eq(sympy.Symbol("dZ_out_1/domega_-"), dm),
-           "orthant": sympy.Eq(sympy.Symbol("Z_out_1"),
+          {"Z1": _eq(sympy.Symbol("Z_out_1"), Z),
+           "dZ1_plus": _eq(sympy.Symbol("dZ_out_1/domega_+"), dp),
+           "dZ1_minus": _eq(sympy.Symbol("dZ_out_1/domega_-"), dm),
+           "orthant": _eq(sympy.Symbol("Z_out_1"),
                                Phi2(sympy.Symbol("h"), sympy.Symbol("k"), sympy.Symbol("rho")))},
           "The label probabilities for general q_0 in closed form: Z_out(1) = P(u_1 > 0, u_2 > 0) "
           "with (u_1, u_2) = ((u_+ + u_-), (u_+ - u_-))/sqrt(2) bivariate normal, means "
@@ -835,7 +843,7 @@ def _specialised_steps(D: CommitteeDerivation):
         ser = sympy.series((x + sympy.log(1 - x)) / 2, x, 0, 4).removeO()
         return sympy.expand(ser + x**2 / 4 + x**3 / 6) == 0
 
-    D.add("specialised_free_entropy", {"Phi": sympy.Eq(sympy.Symbol("Phi"), reduced)},
+    D.add("specialised_free_entropy", {"Phi": _eq(sympy.Symbol("Phi"), reduced)},
           "The free entropy with qhat = q/(1 - q), qhat_0 = q_0/(1 - q_0) eliminated (the "
           "prior's stationarity): Phi(q, q_0) = (q + log(1 - q))/2 + (q_0 + log(1 - q_0))/2 + "
           "alpha Psi_out(q, q_0); the prior part of q_0 is -q_0^2/4 - q_0^3/6 + O(q_0^4).",
@@ -850,9 +858,9 @@ def _specialised_steps(D: CommitteeDerivation):
         return sympy.simplify(sympy.diff(tail, V) - sympy.diff(tail, wp, 2) / 2) == 0
 
     D.add("specialised_gradient",
-          {"dq": sympy.Eq(sympy.Symbol("dPsi_out/dq"),
+          {"dq": _eq(sympy.Symbol("dPsi_out/dq"),
                           sympy.Symbol("E_xi sum_y (dZ_y/domega_+)^2/(2 Z_y)")),
-           "dq0": sympy.Eq(sympy.Symbol("dPsi_out/dq_0"),
+           "dq0": _eq(sympy.Symbol("dPsi_out/dq_0"),
                            sympy.Symbol("E_xi sum_y (dZ_y/domega_-)^2/(2 Z_y)"))},
           "The gradient of Psi_out(q, q_0) = E_xi sum_y Z_y log Z_y, Z_y at omega_+ = sqrt(q) "
           "xi_+, omega_- = sqrt(q_0) xi_- and V_+ = 1 - q, V_- = 1 - q_0: d/dq acts through "
@@ -890,7 +898,7 @@ def _cubic_step(D: CommitteeDerivation, Ap, Zp, Z0):
             return False
         return sympy.Rational(8, 6) * sympy.Rational(1, 8) == sympy.Rational(1, 6)
 
-    D.add("specialisation_cubic", {"c3": sympy.Eq(sympy.Symbol("c_3"), c3)},
+    D.add("specialisation_cubic", {"c3": _eq(sympy.Symbol("c_3"), c3)},
           "The third order in q_0: Z_y(xi_+, xi_-) = Z_y(0) + q_0 He_2(xi_-) A_y/2 + q_0^2 "
           "He_4(xi_-) B_y + O(q_0^3) (Mehler's rule for the Hermite components of the even g_y), "
           "and with f(Z) = Z log Z, f'' = 1/Z, f''' = -1/Z^2, the xi_- averages E He_2 He_4 = 0, "

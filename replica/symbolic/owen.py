@@ -64,6 +64,11 @@ bounded and added to the radius, for balls :math:`h`, :math:`a` (:math:`s = h^2/
   :math:`[0, V]` and :math:`\int_V^\infty \le e^{-2saV - sV^2}/((1 + (a + V)^2)2s(a +
   V))`; :math:`T = \tfrac14\operatorname{erfc}(h/\sqrt2) - U`.
 
+Where an integrand names :math:`T(h, a)` and :math:`U(h, a)` (the committee's channel), both
+come from one evaluation: within the series, :math:`T` is taken (rounded) from the
+higher-precision sum of :math:`U`'s difference form; beyond, :math:`T = \tfrac14
+\operatorname{erfc} - U` with :math:`U` from the memo (one tail integral for both).
+
 There is no complex-ball version (``acb``): ``--certify`` refuses an integrand with
 :math:`T`.
 """
@@ -544,22 +549,30 @@ def owens_u_ball(h, a):
 _BALL_MEMO: dict = {}
 
 
-def _remembered(which: str, h, a):
+def _memo_key(which: str, h, a):
     import flint
 
+    return (which, h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp(),
+            flint.ctx.prec)
+
+
+def _remember(key, value):
+    if len(_BALL_MEMO) >= MEMO:
+        _BALL_MEMO.clear()
+    _BALL_MEMO[key] = value
+
+
+def _remembered(which: str, h, a, share: bool = True):
     h, a = _as_ball(h), _as_ball(a)
-    key = (which, h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp(),
-           flint.ctx.prec)
+    key = _memo_key(which, h, a)
     hit = _BALL_MEMO.get(key)
     if hit is None:
-        hit = (_t_ball if which == "T" else _u_ball)(h, a)
-        if len(_BALL_MEMO) >= MEMO:
-            _BALL_MEMO.clear()
-        _BALL_MEMO[key] = hit
+        hit = _t_ball(h, a, share) if which == "T" else _u_ball(h, a)
+        _remember(key, hit)
     return hit
 
 
-def _t_ball(h, a):
+def _t_ball(h, a, share: bool = True):
     r"""An enclosure of Owen's :math:`T(h, a)` for real balls (python-flint ``arb``) at
     flint's working precision :math:`p`: where :math:`S = \sup s a^2 \le` :data:`SERIES_MAX`,
     :math:`T = e^{-s}F(s, a)/(2\pi)` by the series of ``_series_f`` at :math:`p + 24 +
@@ -576,6 +589,14 @@ def _t_ball(h, a):
     p = flint.ctx.prec
     S = float((h * h / 2).upper()) * float(abs(a).upper()) ** 2
     if S <= SERIES_MAX:
+        if share and a > 0:
+            # T and U from one series: U's difference form sums T at its (higher) precision
+            # and leaves that T, rounded to p, in the memo (an integrand naming T(h, a) names
+            # U(h, a) too: the committee's channel)
+            owens_u_ball(h, a)
+            hit = _BALL_MEMO.get(_memo_key("T", h, a))
+            if hit is not None:
+                return hit
         bits = p + GUARD + int(math.ceil(S * 1.4426950408889634)) + 8
         old = flint.ctx.prec
         try:
@@ -587,10 +608,12 @@ def _t_ball(h, a):
     if not ((h > 0 or h < 0) and (a > 0 or a < 0)):
         return _nan()
     ha, aa = abs(h), abs(a)
+    u = owens_u_ball(ha, aa)  # (the tail form at p + GUARD bits, remembered: the channel's
+    # integrand names U(h, a) after T(h, a), which then costs no second tail integral)
     old = flint.ctx.prec
     try:
         flint.ctx.prec = p + GUARD
-        value = (ha / flint.arb(2).sqrt()).erfc() / 4 - _u_tail_ball(ha, aa, p + GUARD)
+        value = (ha / flint.arb(2).sqrt()).erfc() / 4 - u
         if a < 0:
             value = -value
     finally:
@@ -620,11 +643,17 @@ def _u_ball(h, a):
             bits = p + GUARD + 2 * int(math.ceil(S * 1.4426950408889634)) + 16 \
                 if S <= SERIES_MAX else p + GUARD
             flint.ctx.prec = bits
-            value = (h / flint.arb(2).sqrt()).erfc() / 4 - owens_t_ball(h, a)
+            t_hi = _remembered("T", h, a, share=False)
+            value = (h / flint.arb(2).sqrt()).erfc() / 4 - t_hi
         elif h > 0:
+            t_hi = None
             value = _u_tail_ball(h, a, p + GUARD)
         else:
             return _nan()
     finally:
         flint.ctx.prec = old
+    if t_hi is not None and S <= SERIES_MAX:
+        key = _memo_key("T", h, a)  # (at p: T(h, a) named next costs no second series)
+        if key not in _BALL_MEMO:
+            _remember(key, +t_hi)
     return +value
