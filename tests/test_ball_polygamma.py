@@ -31,7 +31,8 @@ def test_ball_polygamma_contains_the_true_value(prec):
     """For n = 1..3 (the series) and n = 0 (Arb's digamma) at 96 and 196 bits, exact
     balls and balls of radius 1e-41 relative: every ball contains mpmath's 60-digit value at
     the midpoint and at both ends of the ball; an exact argument's ball is within 2^-(p - 8)
-    relative (no bound that is merely safe and wide)."""
+    relative (no bound that is merely safe and wide). (0.26 s CPU.)"""
+    codegen._POLYGAMMA_MEMO.clear()  # (computed here, not remembered from another test)
     with mpmath.workdps(60):
         for p in (96, 196):
             ctx.prec = p
