@@ -275,12 +275,15 @@ def main(argv=None):
     ap.add_argument("--section", default=NAME)
     ap.add_argument("--tree", default=HERE, help="the tree measured as 'this' (default: this one)")
     ap.add_argument("--parts", default="", help="NAME,...: where the time goes (no table)")
+    ap.add_argument("--point-only", action="store_true",
+                    help="time the 30-digit point only (no float64 curve)")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     if args.parts:
         for name in args.parts.split(","):
             print(name, json.dumps(parts(os.path.abspath(args.tree), name), indent=1))
         return
     names = [n for n in args.only.split(",") if n] or list(MODELS)
+    what = "point" if args.point_only else "point,curve"
     trees = {"this": os.path.abspath(args.tree)}
     if args.baseline:
         trees = {"baseline": os.path.abspath(args.baseline), "this": os.path.abspath(args.tree)}
@@ -290,14 +293,14 @@ def main(argv=None):
         runs = {side: [] for side in trees}
         cold = {}
         for side, tree in trees.items():
-            cold[side] = run(tree, name, 0, args.timeout)
+            cold[side] = run(tree, name, 0, args.timeout, what)
             print(name, side, "cold", json.dumps(cold[side])[:300], flush=True)
         for i in range(args.repeats):
             order = list(trees.items())
             for side, tree in (order if i % 2 == 0 else order[::-1]):
                 if "timeout" in cold[side] or "failed" in cold[side]:
                     continue
-                got = run(tree, name, args.inner, args.timeout)
+                got = run(tree, name, args.inner, args.timeout, what)
                 print(name, side, json.dumps(got)[:300], flush=True)
                 runs[side].append(got)
         for side in trees:
@@ -311,7 +314,7 @@ def main(argv=None):
                 continue
             firsts = [r["point"]["cpu"] for r in rs]
             inner = [c for r in rs for c in r["inner"]]
-            curves = [r["curve"]["cpu"] for r in rs]
+            curves = [r["curve"]["cpu"] for r in rs if "curve" in r] or [float("nan")]
             last = rs[-1]
             same = "-"
             if len(trees) == 2:
@@ -325,9 +328,9 @@ def main(argv=None):
                          _fmt(statistics.median(inner)) if inner else "-",
                          f"{last['point']['status']} ({last['point']['digits']})",
                          _fmt(statistics.median(curves)),
-                         f"{last['curve']['converged']}/100 "
-                         + ", ".join(f"{k} {v}" for k, v in last["curve"]["statuses"].items()
-                                     if k != "converged"),
+                         (f"{last['curve']['converged']}/100 "
+                          + ", ".join(f"{k} {v}" for k, v in last["curve"]["statuses"].items()
+                                      if k != "converged")) if "curve" in last else "-",
                          f"{_fmt(cold_cpu)} / {_fmt(statistics.median(r['load'] for r in rs))}",
                          same])
         print(json.dumps(rows[-len(trees):]), flush=True)
