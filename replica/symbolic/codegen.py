@@ -730,7 +730,7 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     :func:`~replica.symbolic.quadrature.gauss_legendre_fused`) and the rule is computed again,
     at the same tolerance (``rtol``), at :math:`\lceil\log_2(F/\tau)\rceil` +
     ``_NOISE_GUARD_BITS`` more bits: rounding noise scales as :math:`2^{-p}`. The bits come
-    out of the same budget as the rounding's (``spent``, :data:`_ROUNDING_MAX_BITS` in all,
+    out of the same budget as the rounding's (``spent``, ``_ROUNDING_MAX_BITS`` in all,
     shared with the cancellation's recomputations below, which pass it on): one chain of
     recomputations never adds more. Where the budget does not cover them, or where a
     recomputation (``noise``: ``(F, bits added)`` that sent it) finds a plateau again whose
