@@ -788,9 +788,14 @@ def _cancellation_bits(totals, sizes) -> int:
     return worst
 
 
+_NOISE_GUARD_BITS = 10
+"""Bits beyond a noise plateau's excess over the tolerance by which :func:`_gauss_mp_rule`
+raises the working precision (:func:`replica.symbolic.quadrature._plateau`)."""
+
+
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                    partial: bool = False, prior=None, raised: bool = False, rtol=None,
-                   rounding_base=None):
+                   spent: int = 0, noise=None):
     r"""The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
@@ -819,14 +824,34 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     feeds the truncation estimate too) is not accepted at any level: the members are computed
     again with the working precision raised by the bits their error takes beyond the
     tolerance (plus 16), at the same tolerance ``rtol`` (default :math:`10^{-{\rm dps}}`),
-    again while the radii keep it over (``rounding_base``: the precision of the first call),
-    up to :data:`_ROUNDING_MAX_BITS` further bits in all, the values then rounded to the
-    working precision. (mpmath's integrands, in the tanh--sinh fallback, carry
-    no radius: such a cancellation passes there unseen.)"""
+    again while the radii keep it over, up to :data:`_ROUNDING_MAX_BITS` further bits in all
+    (``spent``: the bits this chain of recomputations has added so far, for rounding or
+    noise), the values then rounded to the working precision. (mpmath's integrands, in the
+    tanh--sinh fallback, carry no radius: such a cancellation passes there unseen.)
+
+    A noise plateau (:func:`replica.symbolic.quadrature._plateau`: top coefficients that do not
+    shrink from one level to the next, set by the integrand's evaluation noise -- a
+    cancellation inside it on the point-wise path, which no ball radius bounds) estimates its
+    pieces by the floor itself; where that floor :math:`F` (relative to the size) exceeds the
+    tolerance :math:`\tau`, no refinement lowers it (``plateau_exit`` of
+    :func:`~replica.symbolic.quadrature.gauss_legendre_fused`) and the rule is computed again,
+    at the same tolerance (``rtol``), at :math:`\lceil\log_2(F/\tau)\rceil` +
+    ``_NOISE_GUARD_BITS`` more bits: rounding noise scales as :math:`2^{-p}`. The bits come
+    out of the same budget as the rounding's (``spent``, ``_ROUNDING_MAX_BITS`` in all,
+    shared with the cancellation's recomputations below, which pass it on): one chain of
+    recomputations never adds more. Where the budget does not cover them, or where a
+    recomputation (``noise``: ``(F, bits added)`` that sent it) finds a plateau again whose
+    floor did not fall by at least half the bits added (:math:`F' > F\,2^{-b/2}`: not rounding
+    noise -- a knee, a bump hidden at the lower levels), the rule is refined as before at that
+    precision, plateau pieces estimated by their floor: resolved there, or refused (``None``),
+    never credited. (At :math:`\alpha = 10^{-300}` the teacher's channel integrand, computed
+    point-wise, has a floor of :math:`10^{-3}` of its size at 485 bits: 473 more bits, which
+    then cancel again -- 11 s per evaluation, minutes per solve, before this budget.)"""
     quadrature = _quadrature()
     NotResolved, gauss_legendre_fused = quadrature.NotResolved, quadrature.gauss_legendre_fused
 
     dps = mpmath.mp.dps
+    noise_bits = 0
     rtol = mpmath.mpf(10) ** -dps if rtol is None else rtol
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features(members, member_values)
@@ -857,12 +882,30 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make, features)
-        try:
-            totals, errors, sizes = gauss_legendre_fused(
-                pieces, rtol / 2, memory,
-                hints=None if partial else _StartLevels(_level_hints(), prior or {}),
-                rounding_floor=partial or balls is not None)
-        except NotResolved as exc:
+        plateau_exit, fail = not partial, None
+        while True:  # (twice at most: the second time without the plateau exit)
+            try:
+                totals, errors, sizes = gauss_legendre_fused(
+                    pieces, rtol / 2, memory,
+                    hints=None if partial else _StartLevels(_level_hints(), prior or {}),
+                    rounding_floor=partial or balls is not None, plateau_exit=plateau_exit)
+                break
+            except NotResolved as exc:
+                floor = exc.floor if plateau_exit else None
+                if floor is None or not mpmath.isfinite(floor):
+                    fail = exc
+                    break
+                noise_bits = int(mpmath.ceil(mpmath.log(floor / (rtol / 2), 2))) \
+                    + _NOISE_GUARD_BITS
+                if spent + noise_bits > _ROUNDING_MAX_BITS or (
+                        noise is not None and floor > noise[0] / mpmath.mpf(2) ** (noise[1] / 2)):
+                    # over the budget, or more bits did not lower the floor (not rounding
+                    # noise): refined at this precision, the plateau estimated by its floor
+                    noise_bits, plateau_exit = 0, False
+                    continue
+                break
+        if not noise_bits and fail is not None:
+            exc = fail
             if not partial and balls is not None and exc.partial is not None and any(
                     r > rtol * s for r, s in zip(exc.rounding, exc.partial[2])):
                 # the rounding alone is above the tolerance: no rule is accepted at this
@@ -872,6 +915,17 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                 return None
             else:
                 totals, errors, sizes = exc.partial
+    if noise_bits:  # a noise plateau above the tolerance: the same rule at more bits
+        with mpmath.workprec(mpmath.mp.prec + noise_bits):
+            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
+                                   prior=prior, raised=raised, rtol=rtol,
+                                   spent=spent + noise_bits, noise=(floor, noise_bits))
+        if again is None:
+            return None
+        if raised:
+            return [+t for t in again[0]], again[1]
+        return [+t for t in again]
+    with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
         if not all(mpmath.isfinite(t) for t in totals):
             raise QuadratureError("a Gaussian integral is not finite")
         if partial:
@@ -880,14 +934,13 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
         if over:  # (with balls: the rounding is over the tolerance)
             if balls is None or raised or not mpmath.isfinite(max(over)):
                 return None
-            base = mpmath.mp.prec if rounding_base is None else rounding_base
             bits = int(mpmath.ceil(mpmath.log(max(over), 2))) + 16
-            if mpmath.mp.prec + bits - base > _ROUNDING_MAX_BITS:
+            if spent + bits > _ROUNDING_MAX_BITS:
                 return None
     if over:
         with mpmath.workprec(mpmath.mp.prec + bits):
             again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, rtol=rtol, rounding_base=base)
+                                   prior=prior, rtol=rtol, spent=spent + bits)
         return None if again is None else [+t for t in again]
     if raised:
         return [+t for t in totals], sizes
@@ -902,7 +955,7 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     # value is then the last one computed, and the verifying re-solve judges it)
     totals = _recomputed_while_cancelling(
         totals, sizes, lambda: _gauss_mp_rule(members, member_values, fast, fast_values, memory,
-                                              pre, prior=prior, raised=True))
+                                              pre, prior=prior, raised=True, spent=spent))
     return [+t for t in totals]
 
 

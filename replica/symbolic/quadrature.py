@@ -52,7 +52,12 @@ estimate from below, and the estimate used is
 .. math::  \hat e = \min\big(E,\; 2^8 E\max(E/s,\, q^n)\big)
 
 (never below the squared one: an integral accepted now was accepted before, at the same
-levels or higher). An integrand object whose
+levels or higher). A noise plateau -- top coefficients that do not shrink by a factor 4
+from one level to the next, above the rounding level (``_plateau``: the integrand's evaluation
+noise, which no more nodes lower) -- is estimated by its floor,
+:math:`\hat e \ge 2\max_k |c_{n-k}|`, nothing read from the coefficients' random ratios;
+where that floor exceeds the tolerance the caller is told (``NotResolved.floor``) and raises
+the working precision. An integrand object whose
 ``weighted_sums`` gives no coefficients (no ``nested`` attribute) shows no decay: its
 estimate is :math:`E = |G_{n_k} - G_{n_{k-1}}|` itself (the error of the coarser rule,
 evaluated too), never squared (:mod:`replica.symbolic.codegen`'s integrands, the outer one of
@@ -127,10 +132,14 @@ class NotResolved(ArithmeticError):
     """The error estimate did not fall below the tolerance within :data:`MAX_REFINEMENTS`;
     ``partial`` holds ``(value, error, size)`` as they stood (None where a piece was not
     finite), ``rounding`` the part of each error that is the balls' rounding bound (zeros
-    without balls)."""
+    without balls); ``floor``, where the pieces on a noise plateau (``_plateau``) alone exceed
+    the tolerance of a member not accepted, the largest such sum of their estimates relative to
+    the member's size (refinement cannot lower it; more working precision can), else
+    ``None``."""
 
     partial = None
     rounding = None
+    floor = None
 
 
 def level_nodes(k: int) -> int:
@@ -245,6 +254,57 @@ def _seen_decay(c, n: int, scale, rounding):
     return r ** (n // 2) if r < 1 else 1
 
 
+PLATEAU = 4
+"""A piece's top coefficients are on a plateau (``_plateau``) where the largest of them
+has shrunk by less than this factor from one level to the next."""
+
+
+def _plateau(c, below, n: int, scale, rounding) -> bool:
+    r"""Whether the top coefficients ``c`` (:math:`|c_{n-1}|, \dots, |c_{n-4}|` of the
+    ``n``-point rule) sit on a noise plateau: their largest, :math:`C_n`, is above the rounding
+    level :math:`\delta` of :func:`_seen_decay` and has not shrunk by the factor
+    :data:`PLATEAU` since the rule of the level below (``below``, :math:`C_{n/2}`; ``None``
+    where the piece was not evaluated there: no plateau), :math:`C_n \ge C_{n/2}/4`, while
+    the coefficients are far below the piece's scale :math:`s`, :math:`2^8 E < s`
+    (:math:`E = 2\max(|c_{n-1}|, |c_{n-2}|)`: where the estimate would be read from them at
+    all). A piece not yet resolved -- coefficients of the order of its scale, shrinking slowly
+    in the pre-asymptotic regime, e.g. a Gaussian tail piece :math:`[8, 10]` at 16 nodes,
+    :math:`C_{16} \approx 0.9s`, :math:`C_8 \approx 2.6s` -- is no plateau: its estimate
+    is :math:`E` unsquared and it is refined as before (taken for a plateau, it would send
+    the caller to more working precision, which does not resolve it).
+
+    Why it is not an unseen decay. For :math:`f` analytic near the piece the interpolant's
+    coefficients are those of :math:`f`, :math:`|c_j| \lesssim A q^j`, folded by aliasing
+    (:math:`\tilde c_{n-k} \approx c_{n-k} - c_{n+k} + \dots`): both at :math:`n/2` and at
+    :math:`n` of the size :math:`A q^{n}` resp. :math:`A q^{n/2}` or below, so that
+    :math:`C_n/C_{n/2} \approx q^{n/2}`: a knee -- a slow component hidden below a fast one at
+    the lower level -- makes the ratio larger than the fast rate, never larger than about 1.
+    Values :math:`f_i + \epsilon_i` with an evaluation noise :math:`\epsilon_i` (rounding
+    amplified by a cancellation inside the integrand, which no ball radius bounds on the
+    point-wise path) add :math:`h\sum_i v^{(j)}_i\epsilon_i` to each coefficient, of the size
+    :math:`2h\sigma\sqrt{j/n}` for independent :math:`\epsilon_i` of size :math:`\sigma`
+    (:math:`\sum_i w_i^2 P_j(x_i)^2 \approx 4/(nj)`): the same at every :math:`n`, a
+    plateau, while the rule's own error from the noise is :math:`h\sum_i w_i\epsilon_i`, of
+    the size :math:`h\sigma\pi/\sqrt{2n}`, below :math:`2C_n`. On the plateau the
+    coefficients' ratios are random, and the squared or extrapolated estimate read from them
+    an arbitrary decay (the teacher perceptron's channel integrand at :math:`\alpha =
+    10^{-30}`, 126 bits: top coefficients :math:`10^{-23}` of the scale at 32, 64 and 128
+    nodes, estimates :math:`10^{-43}` of it). So a piece on a plateau is estimated by the floor
+    itself, :math:`\hat e \ge 2C_n` (the error of the rule at most the floor, nothing
+    extrapolated below it); where the floor is above the tolerance, no level or bisection helps
+    (the noise is per node): :func:`gauss_legendre_fused` reports it (``NotResolved.floor``)
+    and the caller raises the working precision (:mod:`replica.symbolic.codegen`). The factor
+    is safe for a true decay: a ratio :math:`q^{n/2} \ge 1/4` already gives :math:`q^n \ge
+    1/16` and the estimate :math:`E` unsquared; only a ratio read at random off a plateau is
+    taken back. A knee whose coefficients appear only at the larger :math:`n` is flat or
+    rising: it is estimated by its floor and refined as before, never credited."""
+    if below is None:
+        return False
+    top = max(c)
+    floor = n * (rounding + scale * _ulp16(mpmath.mp.prec))
+    return top > floor and PLATEAU * top >= below and SAFETY * 2 * max(c[:2]) < scale
+
+
 @functools.lru_cache(maxsize=None)
 def _ulp16(prec: int):
     """:math:`2^{4-p}` as an ``mpf``."""
@@ -288,11 +348,12 @@ class _Piece:
     the estimate is the nested one, from the rule's own nodes), scales and error estimates."""
 
     __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding",
-                 "tails", "trunc")
+                 "tails", "trunc", "top", "plateau")
 
     def __init__(self, a, b, cell, level, f):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
         self.coarse = None
+        self.top = None  # per member the largest top coefficient of the level below (or None)
         self.value, self.scale = self._rule(level)
         if self.tails is None:  # an integrand whose sums give no coefficients: the coarse rule
             self.coarse = self._rule(level - 1)[0]
@@ -325,13 +386,16 @@ class _Piece:
                 [h * mpmath.fdot(ws, [abs(v[i]) for v in fs]) for i in members])
 
     def _estimate(self):
-        self.est, self.trunc = [], []
+        self.est, self.trunc, self.plateau = [], [], []
         n = level_nodes(self.level)
         for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
                                                          self.rounding)):
+            flat = False
             if self.tails is not None:
                 c = [abs(t) for t in self.tails[r]]
                 E = 2 * max(c[:2])
+                below = None if self.top is None else self.top[r]
+                flat = _plateau(c, below, n, scale, rounding)
             else:  # no coefficients: no decay seen (_seen_decay 1), the estimate is E
                 c, E = (), abs(value - self.coarse[r])
             if not (mpmath.isfinite(value) and mpmath.isfinite(E)):
@@ -343,12 +407,16 @@ class _Piece:
                 if SAFETY * square < 1:  # (else est = E anyway)
                     square = max(square, _seen_decay(c, n, scale, rounding))
                 est = min(E, SAFETY * E * square)
+            if flat:  # a noise plateau: the rule's error is its floor, nothing extrapolated
+                est = max(est, 2 * max(c))
+            self.plateau.append(flat)
             self.trunc.append(est)
             self.est.append(est + rounding)
 
     def raise_level(self):
         self.level += 1
         coarse = self.value
+        self.top = None if self.tails is None else [max(abs(t) for t in c) for c in self.tails]
         self.value, self.scale = self._rule(self.level)
         self.coarse = coarse if self.tails is None else None
         self._estimate()
@@ -360,7 +428,7 @@ class _Piece:
 
 def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
                          max_refinements: int = MAX_REFINEMENTS, hints=None,
-                         rounding_floor: bool = False):
+                         rounding_floor: bool = False, plateau_exit: bool = False):
     r"""``(values, errors, sizes)``, one entry per member, of the integrals
     :math:`\sum_i \int_{a_i}^{b_i} f_i^{(r)}` of a vector of integrands that share their pieces
     and nodes: ``pieces`` a list of ``(a, b, f, cell)`` as for :func:`gauss_legendre_pieces`,
@@ -388,8 +456,26 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
     refinement does not lower a rounding bound (the integrand's balls' radii summed with the
     weights, about the same on any rule) -- and the result is returned, its ``errors`` the
     full estimates (rounding included), above ``rtol * sizes`` for such a member: the caller
-    must check them."""
+    must check them.
+
+    ``plateau_exit``: :class:`NotResolved` is raised at once, its ``floor`` set, where for every
+    member not accepted the pieces on a noise plateau (``_plateau``) alone exceed its
+    tolerance -- no refinement lowers a floor set by the integrand's evaluation noise (a level
+    raised keeps it, a bisection halves each half's), and the caller that can raise the working
+    precision asks for it instead of the :data:`MAX_REFINEMENTS` refinements; without it
+    ``floor`` is set only when the refinements are spent."""
     memory = {} if memory is None else memory
+
+    def plateau_floor(failing, sizes):
+        """The largest share of the tolerance-exceeding plateau pieces' estimates, or None."""
+        worst = None
+        for r in failing:
+            flat = mpmath.fsum(p.trunc[r] for p in live if p.plateau[r])
+            if not flat > rtol * sizes[r]:
+                return None
+            share = flat / sizes[r] if sizes[r] > 0 else mpmath.inf
+            worst = share if worst is None else max(worst, share)
+        return worst
 
     def first(cell):
         level = memory.get(cell)
@@ -415,6 +501,18 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
             if hints is not None:
                 hints.note(levels)
             return [mpmath.fsum(p.value[r] for p in live) for r in members], errors, sizes
+        if plateau_exit:
+            floor = plateau_floor(failing, sizes)
+            if floor is not None:
+                exc = NotResolved(f"the error estimate {mpmath.nstr(errors[failing[0]], 3)} of "
+                                  f"the size {mpmath.nstr(sizes[failing[0]], 3)} is held above "
+                                  f"{mpmath.nstr(rtol, 3)} by a noise plateau of "
+                                  f"{mpmath.nstr(floor, 3)} of it")
+                exc.partial = ([mpmath.fsum(p.value[k] for p in live) for k in members],
+                               errors, sizes)
+                exc.rounding = [mpmath.fsum(p.rounding[k] for p in live) for k in members]
+                exc.floor = floor
+                raise exc
         est = [p.trunc if rounding_floor else p.est for p in live]
         if len(failing) == 1:
             r = failing[0]
@@ -435,6 +533,7 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
                       + (f" (member {r} of {len(sizes)})" if len(sizes) > 1 else ""))
     exc.partial = ([mpmath.fsum(p.value[k] for p in live) for k in members], errors, sizes)
     exc.rounding = [mpmath.fsum(p.rounding[k] for p in live) for k in members]
+    exc.floor = plateau_floor(failing, sizes)
     raise exc
 
 
