@@ -209,8 +209,13 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
       together (the larger one alone is exceeded: 9.0e-15 apart against estimates of 4.2e-15
       and 6.9e-15 at one point of the tau = 1/2 grid in 3 parts);
     * each part carries its continuation: the scalar root's safeguarded Newton steps are the
-      sequential solve's at every point but the first four of each part (a part solved point by
-      point from the declared start changes them at most points);
+      sequential solve's at every point but the first ``NEAR`` = 32 of each part (a part solved
+      point by point from the declared start changes them at most points). A part's first roots
+      start from their brackets and may end a few units in the last place from the sequential
+      ones; since the start is the predictor ``2 u_1 - u_2`` (``Kernel._root_solver``) such a
+      difference is carried along the part's next points, and may change their steps: measured
+      on the tau = 1/2 grid in 7 parts, 26 points at most 28 points after a part's start (before
+      the predictor the steps differed only at a part's first four points);
     * each point's estimate is the serial check's (``Kernel.check``) at its own solution (where
       the kernel leaves no point to the NumPy path), and with one thread the parts are not used
       (the single loop, bit for bit)."""
@@ -280,7 +285,7 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
             bounds = kernels.split_points(int(np.prod(shape)), threads)
             near = np.zeros(int(np.prod(shape)), bool)
             for lo in bounds[:-1]:
-                near[lo:lo + 4] = True
+                near[lo:lo + 32] = True
             differ = np.flatnonzero(steps[-1] != seq_steps)
             assert np.all(near[differ]), (threads, differ[~near[differ]][:5])
             if left:
