@@ -418,7 +418,7 @@ def _newton_point_one_by_one(k, P, rtol):
         Pm[j] = v
     W = np.empty((mod.WS_ROWS, mod.WS_WIDTH))
     NA = np.empty((k.n, k.n))
-    known, warm = np.empty(1), np.full(1, np.nan)
+    known, warm = np.empty(1), np.full(k.warm_size, np.nan)
     st, t = np.empty(k.n_al + k.n_in), np.empty(0)
     X, rel, sweeps = np.empty((k.n, N)), np.empty(N), np.empty(N, dtype=np.int64)
     for i in range(N):
