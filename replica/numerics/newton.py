@@ -591,6 +591,8 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
                                    "real domain", tried=f"damped fixed-point iteration, sweep "
                                    f"{it}", status=Status.INADMISSIBLE)
         fx = [v.real if isinstance(v, mpmath.mpc) else v for v in fx]
+        if margins is not None:
+            _refuse_on_boundary(fx, margins, trail, what, it)
         r = max(abs(a - b) / max(abs(a), abs(b)) for a, b in zip(fx, x))
         if r < rtol:
             return list(fx), it
@@ -612,6 +614,37 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
     raise ConvergenceError(f"{what}: the damped iteration did not converge in {maxiter} sweeps",
                            tried="damped fixed-point iteration in mpmath (adaptive damping)",
                            status=Status.MAX_ITERATIONS)
+
+
+def _refuse_on_boundary(fx, margins: Callable, trail: list, what: str, sweep: int) -> None:
+    r"""Raises :class:`ConvergenceError` (``inadmissible``) where the map's value ``fx`` lies
+    on the boundary of the declared domain to the working precision, or beyond it (a margin
+    :math:`g \le 2^{4-p}\max_i|\phi_i|` at :math:`p` bits: a point whose margin the working
+    precision does not resolve is not shown to be inside): no such iterate is a solution with
+    :math:`g > 0`, though the map may be evaluable there (the Rademacher teacher above its
+    algorithmic threshold, whose fixed point is perfect recovery, :math:`m = 1`: at 30 digits
+    :math:`\phi(m) = 1` at :math:`1 - m = 2\cdot10^{-4}` and at :math:`1 - m = 5\cdot10^{-21}`,
+    where Newton and the verifying re-solve then fail). The message says how the margin fell
+    before, where it did at every one of the last ``BOUNDARY_RUN_SWEEPS // 2`` sweeps (as the
+    stop where the map cannot be evaluated)."""
+    at = margins(fx)
+    floor = max(abs(v) for v in fx) * mpmath.mpf(2) ** (4 - mpmath.mp.prec)
+    bad = [label for label, g in at if not _real(g) > floor]
+    if not bad:
+        return
+    fell = _falling_margin(trail + [at], BOUNDARY_RUN_SWEEPS // 2)
+    if fell is not None and fell[0] in bad:
+        label, seq = fell
+        how = (f"the iteration runs towards the boundary of the domain {label} (its margin "
+               f"fell from {mpmath.nstr(seq[0], 3)} to {mpmath.nstr(seq[-2], 3)} in the last "
+               f"{len(seq) - 2} sweeps), where the map's value lies on the boundary at sweep "
+               f"{sweep}")
+    else:
+        label = bad[0]
+        how = f"the map's value lies on the boundary of the domain {label} at sweep {sweep}"
+    raise ConvergenceError(f"{what}: {how}: no solution with {label} was reached",
+                           tried="damped fixed-point iteration in mpmath from the declared start",
+                           status=Status.INADMISSIBLE)
 
 
 def _falling_margin(trail: list, sweeps: int):
