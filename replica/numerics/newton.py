@@ -795,14 +795,16 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     check costs an extended-precision evaluation at those points and sweeps only; it changes no
     iterate.
 
-    **A ghost** (``ghost`` :math:`= K > 0`, :func:`_second_look`'s): a point whose relative
+    **A ghost** (``ghost`` :math:`= K > 0`, ``_second_look``'s): a point whose relative
     change :math:`r_k` after sweep :math:`k` has not fallen below half its reference value
     (:math:`r` at the last sweep that halved it, or at the first sweep) for :math:`K` sweeps in
-    a row, that reference being at most :data:`GHOST_CHANGE`, stops there, not converged. Every
-    such sweep tried a Newton step from a Jacobian at its iterate (a rejected chord step is
-    retried with one) and halved it to :math:`t = 1/16` without lowering :math:`r`: the
-    iterate stays where :math:`\|\Phi(x) - x\|` is small but bounded away from 0 and
-    :math:`I - \Phi'` is nearly singular -- the ghost of a saddle-node past its spinodal, where
+    a row, each of which tried a Newton step (a sweep without one ends the run: a damped
+    iteration alone, ``newton_from = 0``, is never stopped), that reference being at most
+    :data:`GHOST_CHANGE`, stops there, not converged. Every such sweep tried a Newton step
+    from a Jacobian at its iterate (a rejected chord step is retried with one) and halved it
+    to :math:`t = 1/16` without lowering :math:`r`: the iterate stays where
+    :math:`\|\Phi(x) - x\|` is small but bounded away from 0 and :math:`I - \Phi'` is nearly
+    singular -- the ghost of a saddle-node past its spinodal, where
     :math:`\Phi(x) - x` keeps a positive minimum (the Rademacher teacher at alpha = 1.501,
     :math:`r \approx 1.29\times 10^{-3}` for 140 sweeps; phase retrieval at alpha = 1.132,
     :math:`r = 4.43\times 10^{-4}` for 400). Near a regular or a double root the Newton steps
@@ -1030,7 +1032,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         if ghost > 0:  # (see the docstring: a stalled small change, not converged)
             fell = r < 0.5 * ref[idx]
             ref[idx] = np.where(fell, r, ref[idx])
-            since[idx] = np.where(fell, 0, since[idx] + 1)
+            # (a sweep that tried no Newton step -- newton_from, a map not finite -- ends a run)
+            since[idx] = np.where(fell, 0, np.where(cand, since[idx] + 1, 0))
             fin |= (since[idx] >= ghost) & (ref[idx] <= GHOST_CHANGE)
         if stop.any():  # (a point that converged in this sweep is not stopped)
             drift.stopped[idx[stop & fin]] = False
