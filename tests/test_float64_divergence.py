@@ -394,3 +394,41 @@ def test_a_slow_approach_the_first_rule_stopped_converges_on_the_second_look():
     b = lam + alpha - 1
     V = (-b + np.sqrt(b * b + 4 * lam)) / (2 * lam)
     np.testing.assert_allclose(got["V"], V, rtol=1e-10)
+
+
+@pytest.mark.slow
+def test_a_curve_past_the_spinodal_keeps_its_statuses_with_the_ghost_rule(monkeypatch):
+    """The Rademacher teacher across its algorithmic threshold alpha_alg ~ 1.4925 (the end of
+    the m < 1 branch): 1.48 converges; above, there is no m < 1 fixed point and every point is
+    inadmissible (the 100-point curve's statuses) -- 1.5010 is the one the first rule stops
+    at the saddle-node's ghost (Phi(m) - m keeps a minimum ~1.3e-3 near m = 0.9) on the
+    100-point curve, which the second look
+    used to iterate for 152 sweeps (1555 evaluations of Phi) until m reached 1 and the map
+    failed. With the ghost rule (``iterate_grid(ghost=)``) the second look stops it after 34
+    sweeps (the curve's second look: 338 evaluations); every status, value
+    and iteration count is that without the rule (``GHOST_SWEEPS`` set beyond the second
+    look's cap), whose second look costs 1555 evaluations. (~22-25 s wall at load 12 in a
+    session with its fresh code cache: the model's code generated, then the run without the
+    rule.)"""
+    path = str(Path(LASSO).parent / "perceptron_teacher.py")
+    kw = dict(alpha=np.array([1.48, 0.2 + 46 * 2.8 / 99]), prior="rademacher", strict=False)
+    evaluations = []
+    look = newton._second_look
+
+    def counted(phi, *args, **kwargs):
+        def phi_counted(xv, ix):
+            evaluations[-1] += np.size(ix)
+            return phi(xv, ix)
+        evaluations.append(0)
+        return look(phi_counted, *args, **kwargs)
+
+    monkeypatch.setattr(newton, "_second_look", counted)
+    got = replica.solve_float64(path, **kw)
+    assert [str(s) for s in got["status"]] == ["converged", "inadmissible"]
+    assert len(evaluations) == 1 and evaluations[0] < 500, evaluations
+    monkeypatch.setattr(newton, "GHOST_SWEEPS", 10 ** 6)
+    off = replica.solve_float64(path, **kw)
+    assert evaluations[1] > 1000, evaluations
+    assert [str(s) for s in off["status"]] == [str(s) for s in got["status"]]
+    for name in ("m", "mhat", "generalisation", "iterations", "residual"):
+        np.testing.assert_array_equal(got[name], off[name], err_msg=name)

@@ -299,3 +299,48 @@ def test_approximate_start_matrices_that_fail_are_replaced_by_evaluated_ones():
                                          reuse=1e-2, jacobians=bad.reshape(a.size, 1, 1))
         assert done.all() and np.max(np.abs(x[0] - exact) / exact) < 1e-12
         assert sum(jac_points) >= a.size - 1, jac_points  # (replaced by evaluated ones)
+
+
+def test_the_ghost_rule_stops_a_saddle_node_ghost_and_changes_no_converging_point():
+    r"""``iterate_grid(ghost=32)`` (``_second_look``'s) on :math:`\Phi(x) = x + c + (x - 1)^2`,
+    one point per :math:`c`: for :math:`c > 0` the equation :math:`\Phi(x) = x` has no root
+    (:math:`\Phi - x \ge c`): past the fold, the ghost of the saddle-node of :math:`c = 0`,
+    where the damped iterates crawl through :math:`x \approx 1` with relative change
+    :math:`\approx c` and every Newton step (:math:`-(c + (x-1)^2)/(2(x-1))`, huge there) is
+    rejected. For :math:`c < 0` the roots are :math:`1 \pm \sqrt{-c}`, the lower one reached
+    from 0.5 (a fold 1e-3 away for :math:`c = -10^{-6}`). The ghost point stops, not converged,
+    within the rule's 32 sweeps of stalling (35-38 sweeps); without the rule it crawls on to
+    the cap (150 here); the converging points end bit for bit as without the rule, at the
+    closed-form root; the damped iteration alone is never stopped. (~0.2 s at load 12.)"""
+    from replica.numerics.newton import GHOST_SWEEPS
+
+    c = np.array([1e-4, 3e-3, -1e-6, -1e-2, -0.2])
+
+    def phi(x, idx):
+        return [x[0] + c[idx] + (x[0] - 1) ** 2]
+
+    def jac(x, idx):
+        return [1 + 2 * (x[0] - 1)]
+
+    kw = dict(fixed_point=True, positive=True, rtol=1e-13, maxiter=150, reuse=1e-2)
+    x0 = np.full((1, c.size), 0.5)
+    x, done, iters, rel = iterate_grid(phi, jac, x0, ghost=GHOST_SWEEPS, **kw)
+    x_off, done_off, iters_off, _ = iterate_grid(phi, jac, x0, **kw)
+    ghost = c > 0
+    assert not done[ghost].any() and done[~ghost].all(), (done, iters)
+    # the ghost points stopped within the rule's sweeps of the stall (a few to reach it)
+    assert np.all(iters[ghost] <= GHOST_SWEEPS + 16), iters
+    assert np.all(iters_off[ghost] == 150), iters_off  # (the cap: still crawling)
+    # there (x near 1) the change is about c: small and bounded away from 0, not converged
+    assert np.all(rel[ghost] >= 0.5 * c[ghost]) and np.all(rel[ghost] <= 1e-2), rel
+    assert np.all(np.abs(x[0][ghost] - 1) < 0.1), x
+    # the converging points: as without the rule, bit for bit, at 1 - sqrt(-c)
+    assert np.array_equal(x[:, ~ghost], x_off[:, ~ghost])
+    assert np.array_equal(iters[~ghost], iters_off[~ghost])
+    np.testing.assert_allclose(x[0][~ghost], 1 - np.sqrt(-c[~ghost]), rtol=1e-9)
+    # the damped iteration alone (no Newton step tried, newton_from = 0) is never stopped
+    damped = dict(kw, newton_from=0.0, maxiter=100)
+    got = iterate_grid(phi, jac, x0, ghost=GHOST_SWEEPS, **damped)
+    ref = iterate_grid(phi, jac, x0, **damped)
+    for a, b in zip(got, ref):
+        assert np.array_equal(a, b)

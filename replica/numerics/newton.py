@@ -730,7 +730,7 @@ def _relative_change(new, old):
 def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive: bool,
                  damping=0.5, rtol=1e-13, maxiter=20000, newton_from=np.inf, reuse=0.0,
                  margins: Callable | None = None, precise: tuple | None = None,
-                 jacobians=None):
+                 jacobians=None, ghost: int = 0):
     r"""Solve :math:`x = \Phi(x)` at every point of a float64 grid (vectorised over the points
     still active).
 
@@ -827,6 +827,23 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     for 10906 sweeps, the same iteration with the map in extended precision converges). The
     check costs an extended-precision evaluation at those points and sweeps only; it changes no
     iterate.
+
+    **A ghost** (``ghost`` :math:`= K > 0`, ``_second_look``'s): a point whose relative
+    change :math:`r_k` after sweep :math:`k` has not fallen below half its reference value
+    (:math:`r` at the last sweep that halved it, or at the first sweep) for :math:`K` sweeps in
+    a row, each of which tried a Newton step (a sweep without one ends the run: a damped
+    iteration alone, ``newton_from = 0``, is never stopped), that reference being at most
+    :data:`GHOST_CHANGE`, stops there, not converged. Every such sweep tried a Newton step
+    from a Jacobian at its iterate (a rejected chord step is retried with one) and halved it
+    to :math:`t = 1/16` without lowering :math:`r`: the iterate stays where
+    :math:`\|\Phi(x) - x\|` is small but bounded away from 0 and :math:`I - \Phi'` is nearly
+    singular -- the ghost of a saddle-node past its spinodal, where
+    :math:`\Phi(x) - x` keeps a positive minimum (the Rademacher teacher at alpha = 1.501,
+    :math:`r \approx 1.29\times 10^{-3}` for 140 sweeps; phase retrieval at alpha = 1.132,
+    :math:`r = 4.43\times 10^{-4}` for 400). Near a regular or a double root the Newton steps
+    halve :math:`r` at least every few sweeps; the slow approach the second look exists for
+    (glm_ridge, ``_second_look``) stalls at :math:`r \approx 0.3`-:math:`0.5`, far above
+    :data:`GHOST_CHANGE`, and is never stopped by this rule.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
     f_known = np.full((n, N), np.nan)  # Phi at a point's iterate, where already evaluated
@@ -851,6 +868,9 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     if resolve:
         noisy = np.zeros(N, int)  # sweeps in a row whose float64 Newton step had no digit
         noise = np.full((BOUNDARY_RUN_SWEEPS, N), np.nan)  # (their relative step errors)
+    if ghost > 0:
+        ref = np.full(N, np.inf)  # r at a point's last sweep that halved it
+        since = np.zeros(N, int)  # sweeps since then
     if watch:  # (the rule of damped_mp, see the docstring)
         X0 = X.copy()  # the starts, for the second look (_second_look)
         r_before = np.full(N, np.inf)  # the relative change at a point's previous iterate
@@ -1042,6 +1062,12 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             stuck = plain & ~fin
             fin |= stuck & (it >= 3)
         done[idx[fin & (r < 100 * rtol)]] = True
+        if ghost > 0:  # (see the docstring: a stalled small change, not converged)
+            fell = r < 0.5 * ref[idx]
+            ref[idx] = np.where(fell, r, ref[idx])
+            # (a sweep that tried no Newton step -- newton_from, a map not finite -- ends a run)
+            since[idx] = np.where(fell, 0, np.where(cand, since[idx] + 1, 0))
+            fin |= (since[idx] >= ghost) & (ref[idx] <= GHOST_CHANGE)
         if stop.any():  # (a point that converged in this sweep is not stopped)
             drift.stopped[idx[stop & fin]] = False
             fin |= stop
@@ -1089,13 +1115,21 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         _second_look(phi, jac, X0, X, done, iters, rel, drift, fixed_point=fixed_point,
                      positive=positive, damping=damping, rtol=rtol,
                      maxiter=min(maxiter, SECOND_LOOK_SWEEPS), newton_from=newton_from,
-                     reuse=reuse)
+                     reuse=reuse, ghost=GHOST_SWEEPS)
     out = _grid_result(X, done, iters, rel, n, shape)
     return out + (drift.reshaped(shape),) if margins is not None or resolve else out
 
 
 #: the sweeps of :func:`iterate_grid`'s second look at a point its first rule stopped
 SECOND_LOOK_SWEEPS = 400
+
+#: the second look's ghost rule (:func:`iterate_grid`'s ``ghost``): this many sweeps in a row
+#: without halving a relative change of at most :data:`GHOST_CHANGE` stop a point
+GHOST_SWEEPS = 32
+
+#: the largest relative change at which :func:`iterate_grid`'s ghost rule stops a stalled
+#: point: 1e-2, thirty times below the stall of glm_ridge's slow approach (0.34-0.48)
+GHOST_CHANGE = 1e-2
 
 
 def _second_look(phi, jac, X0, X, done, iters, rel, drift, **kw):
@@ -1108,7 +1142,10 @@ def _second_look(phi, jac, X0, X, done, iters, rel, drift, **kw):
     may be the slow approach to a fixed point that a later Newton step reaches (glm_ridge at
     alpha = 0.2, lam = 1e-3, sigma = 1/2: V grows from 1 to ~800 while the margin rho + sigma^2
     - 2m + q falls from 27 to its value 1.11 at the solution; the rule stopped it at sweep 23,
-    the iteration without it converges at sweep 56). A point that converges here is converged
+    the iteration without it converges at sweep 56). The iteration stops a point at a ghost
+    (``ghost`` = :data:`GHOST_SWEEPS`: a relative change of at most :data:`GHOST_CHANGE` that
+    Newton steps cannot halve in that many sweeps, see :func:`iterate_grid`) instead of
+    sweeping to the cap. A point that converges here is converged
     (``X``, ``done``, ``iters``, ``rel`` and ``drift.stopped`` updated in place); the others
     keep the first rule's stop, its sweep and its reason. Points stopped by the second rule
     (``falls`` > 0: the map could not be evaluated) or as unresolvable are not looked at
