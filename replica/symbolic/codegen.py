@@ -681,7 +681,7 @@ def _piece_switches(g, mid, values):
     return [1 if u > 0 else 0 for u in g.arguments(mid, *values)]
 
 
-def _gauss_mp(g: _GaussFunctions, values, rtol=None, base=None):
+def _gauss_mp(g: _GaussFunctions, values):
     r"""The integral at the working precision (``dps`` digits), computed at 20 guard bits:
     adaptive piecewise Gauss--Legendre (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`)
     on the pieces of :math:`[-T, T]` between the breakpoints :math:`-T, -T + 2, \dots, T` and the
@@ -697,15 +697,10 @@ def _gauss_mp(g: _GaussFunctions, values, rtol=None, base=None):
     :class:`QuadratureError` where its own estimate fails too. Where the integrand has a
     ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
     midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
-    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite; where there is
-    none, the rounding of the mpmath integrand is measured (:func:`_integrand_noise`) and the
-    integral computed again at a precision raised by the bits it costs. ``rtol``: the
-    tolerance (default :math:`10^{-{\rm dps}}`) and ``base``: the working precision of the
-    first call, for such a recomputation (``_NOISE_MAX_BITS``)."""
+    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
     fast = None if g.fast is None else (lambda z, *a, f=g.fast: [f(z, *a)])
-    out = _gauss_mp_rule([g], [values], fast, values, g.levels, prior=g.prior, rtol=rtol,
-                         noise_base=base)
-    return _gauss_mp_tanh_sinh(g, values, rtol, base) if out is None else out[0]
+    out = _gauss_mp_rule([g], [values], fast, values, g.levels, prior=g.prior)
+    return _gauss_mp_tanh_sinh(g, values) if out is None else out[0]
 
 
 class _FusedGauss:
@@ -798,117 +793,9 @@ _NOISE_GUARD_BITS = 10
 raises the working precision (:func:`replica.symbolic.quadrature._plateau`)."""
 
 
-_PROBE_BITS = 64
-"""The bits beyond the integration's precision at which :func:`_integrand_noise` evaluates the
-mpmath integrands a second time (the reference its rounding is measured against)."""
-
-_PROBE_POINTS = (mpmath.mpf(1) / 2 - mpmath.sqrt(3) / 6, mpmath.mpf(1) / 2 + mpmath.sqrt(3) / 6)
-"""Where :func:`_integrand_noise` probes each piece (fractions of its width: the two-point
-Gauss--Legendre nodes, generic binary fractions -- at a dyadic point such as a piece's midpoint
-a polynomial integrand with exact parameters can be exact and show no rounding at all)."""
-
-_NOISE_MARGIN_BITS = 4
-"""An mpmath integrand's rounding (:func:`_integrand_noise`) is accepted while it is at most
-:math:`2^{-4}` of the tolerance (the rule's own half of it left for the truncation)."""
-
-_NOISE_MAX_BITS = 1024
-"""The most bits the mpmath-integrand paths (:func:`_gauss_mp_rule` without balls,
-:func:`_gauss_mp_tanh_sinh`) add to the working precision for a cancellation inside the
-integrand (:func:`_integrand_noise`); beyond, :class:`QuadratureError`."""
-
-
-def _integrand_noise(pieces, count: int, extra: int = _PROBE_BITS):
-    r"""The rounding of mpmath integrands, per member: ``(noise, scale)`` with
-    :math:`E = \sum_p (b_p - a_p)\max_j |f(x_{pj}) - \tilde f(x_{pj})|` and
-    :math:`S = \sum_p (b_p - a_p)\max_j |\tilde f(x_{pj})|` over the ``pieces``
-    ``(a, b, f, ...)`` (``f(x)`` the list of the ``count`` members' integrands, or a
-    :class:`_HalfLine`), :math:`x_{pj}` the probes ``_PROBE_POINTS`` of each piece and
-    :math:`\tilde f` the same integrand at ``extra`` more bits at the same (exact) point.
-    :math:`E` is of the order of the integrands' rounding error's contribution to the integral:
-    nothing else differs between the two evaluations (the arguments are exact ``mpf``; a
-    half-line's mapped point is computed once, at the working precision). An integrand whose
-    terms cancel at every point (:math:`(f + c)^2 - c^2 - 2cf` with :math:`c = 10^5`: ten
-    digits) keeps that many fewer digits than the working precision -- invisible to the
-    rule's error estimate and to ``mpmath.quad``'s (their levels see the same noise), visible
-    here. A probe where an integrand cannot be evaluated, or is not finite, counts for nothing
-    (the rule says so where it matters)."""
-    noise, scale = [mpmath.mpf(0)] * count, [mpmath.mpf(0)] * count
-    for piece in pieces:
-        a, b, f = piece[:3]
-        width = b - a
-        worst, big = [mpmath.mpf(0)] * count, [mpmath.mpf(0)] * count
-        for u in _PROBE_POINTS:
-            x = a + width * u
-            try:
-                if isinstance(f, _HalfLine):
-                    v = 1 - x
-                    factor = 1 / (v * v)
-                    z = f.c + f.sign * x / v
-                    lo = [factor * w for w in f.point(z)]
-                    with mpmath.extraprec(extra):
-                        hi = [factor * w for w in f.point(z)]
-                else:
-                    lo = f(x)
-                    with mpmath.extraprec(extra):
-                        hi = f(x)
-            except (ZeroDivisionError, ValueError, TypeError, OverflowError, ArithmeticError):
-                continue
-            for i, (p, q) in enumerate(zip(lo, hi)):
-                try:
-                    d, m = abs(p - q), abs(q)
-                except TypeError:
-                    continue
-                if not (isinstance(d, mpmath.mpf) and mpmath.isfinite(d)
-                        and isinstance(m, mpmath.mpf) and mpmath.isfinite(m)):
-                    continue
-                worst[i], big[i] = max(worst[i], d), max(big[i], m)
-        noise = [o + width * w for o, w in zip(noise, worst)]
-        scale = [o + width * w for o, w in zip(scale, big)]
-    return noise, scale
-
-
-def _noise_bits(pieces, count: int, sizes, rtol) -> int:
-    r"""The bits by which the working precision must rise for the rounding :math:`E` of the
-    ``count`` mpmath integrands on ``pieces`` (:func:`_integrand_noise`) to be at most
-    :math:`2^{-4}` (``_NOISE_MARGIN_BITS``) of ``rtol`` times :math:`\max(S, S')`, ``sizes``
-    :math:`S` (the sums of the pieces' magnitudes) and :math:`S'` the probes' own magnitude:
-    0 where it is already, else that many bits plus 10. An integral whose every node and probe
-    is exactly 0 (terms cancelling to 0 at both precisions: more than 64 bits lost) is probed
-    once more at ``_NOISE_MAX_BITS`` + 64 more bits; where that is not 0 everywhere, the
-    bits returned are the most the cap allows. (Beyond that, an integrand that is 0 at every
-    probe at both precisions is taken as 0.)"""
-    noise, scale = _integrand_noise(pieces, count)
-    worst = 0
-    for e, s, t in zip(noise, sizes, scale):
-        s = max(s, t)
-        if e > 0 and s > 0 and e * 2**_NOISE_MARGIN_BITS > rtol * s:
-            worst = max(worst, int(mpmath.ceil(mpmath.log(e * 2**_NOISE_MARGIN_BITS
-                                                          / (rtol * s), 2))) + 10)
-    if any(s == 0 and t == 0 for s, t in zip(sizes, scale)):
-        _, deep = _integrand_noise(pieces, count, _NOISE_MAX_BITS + _PROBE_BITS)
-        if any(s == 0 and t == 0 and d > 0 for s, t, d in zip(sizes, scale, deep)):
-            worst = max(worst, _NOISE_MAX_BITS)
-    return worst
-
-
-def _noise_raise(bits: int, base) -> int:
-    """The working precision of the first call (``base``, or the current one) of a
-    recomputation at ``bits`` more bits for an mpmath integrand's rounding (at most what
-    ``_NOISE_MAX_BITS`` leaves, where that is more than the bits already added); raises
-    :class:`QuadratureError` where nothing is left."""
-    base = mpmath.mp.prec if base is None else base
-    if mpmath.mp.prec + bits - base > _NOISE_MAX_BITS:
-        raise QuadratureError(
-            f"a Gaussian integrand loses more digits to cancellation at every point than "
-            f"{_NOISE_MAX_BITS} bits more precision restore (measured against its value at "
-            f"{_PROBE_BITS} more bits)",
-            tried=f"the integral at up to {_NOISE_MAX_BITS} bits above the working precision")
-    return base
-
-
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                    partial: bool = False, prior=None, raised: bool = False, rtol=None,
-                   spent: int = 0, noise=None, noise_base=None):
+                   spent: int = 0, noise=None):
     r"""The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
@@ -959,17 +846,7 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     precision, plateau pieces estimated by their floor: resolved there, or refused (``None``),
     never credited. (At :math:`\alpha = 10^{-300}` the teacher's channel integrand, computed
     point-wise, has a floor of :math:`10^{-3}` of its size at 485 bits: 473 more bits, which
-    then cancel again -- 11 s per evaluation, minutes per solve, before this budget.)
-
-    **mpmath integrands** (no balls: ``fast`` is ``None``) carry no radius, and a cancellation
-    inside them at every node is invisible to the rule's estimate (its levels see the same
-    noise): their rounding is measured first, at two probes per piece against an evaluation
-    at 64 more bits (:func:`_integrand_noise`), relative to the probes' magnitude; where it
-    exceeds :math:`2^{-4}` of the tolerance the members are computed at the working precision
-    raised by the bits it takes (:func:`_noise_bits`), at the same ``rtol`` (``noise_base``:
-    the precision of the first call), up to ``_NOISE_MAX_BITS`` further bits, beyond which
-    :class:`QuadratureError` (so also in the tanh--sinh fallback,
-    :func:`_gauss_mp_tanh_sinh`)."""
+    then cancel again -- 11 s per evaluation, minutes per solve, before this budget.)"""
     quadrature = _quadrature()
     NotResolved, gauss_legendre_fused = quadrature.NotResolved, quadrature.gauss_legendre_fused
 
@@ -1005,13 +882,8 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make, features)
-        noisy = 0
-        if balls is None and not partial and not raised:
-            # the mpmath integrands' own rounding (no radius tells it), probed before the rule
-            # (whose levels would climb on the noise in vain)
-            noisy = _noise_bits(pieces, len(members), [0] * len(members), rtol)
         plateau_exit, fail = not partial, None
-        while not noisy:  # (twice at most: the second time without the plateau exit)
+        while True:  # (twice at most: the second time without the plateau exit)
             try:
                 totals, errors, sizes = gauss_legendre_fused(
                     pieces, rtol / 2, memory,
@@ -1043,18 +915,11 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                 return None
             else:
                 totals, errors, sizes = exc.partial
-    if noisy:
-        base = _noise_raise(noisy, noise_base)
-        with mpmath.workprec(mpmath.mp.prec + noisy):
-            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, rtol=rtol, spent=spent, noise_base=base)
-        return None if again is None else [+t for t in again]
     if noise_bits:  # a noise plateau above the tolerance: the same rule at more bits
         with mpmath.workprec(mpmath.mp.prec + noise_bits):
             again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
                                    prior=prior, raised=raised, rtol=rtol,
-                                   spent=spent + noise_bits, noise=(floor, noise_bits),
-                                   noise_base=noise_base)
+                                   spent=spent + noise_bits, noise=(floor, noise_bits))
         if again is None:
             return None
         if raised:
@@ -1248,7 +1113,7 @@ def _quad_finite(f, lo, hi):
     return value, err
 
 
-def _gauss_mp_tanh_sinh(g: _GaussFunctions, values, rtol=None, base=None):
+def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
     r"""The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
     between kinks and the cut points at narrow features (:func:`_feature_points`; the infinite
     ends included), at 20 guard bits; raises
@@ -1258,15 +1123,8 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values, rtol=None, base=None):
     pieces are integrated once more with the integrand times :math:`2^{-\lfloor\log_2 S\rfloor}`
     (exact), so that its absolute stop is one relative to the integral. (python-flint's
     ``acb.integral`` was measured slower here: for integrands with the error function its
-    bounds on complex ellipses force ten times as many evaluations.) ``mpmath.quad``'s
-    estimate compares levels that share their nodes, so it cannot see the integrand's own
-    rounding: that is measured first (:func:`_integrand_noise`, two probes per piece of the
-    Gauss--Legendre layout, relative to the probes' own magnitude) and where it exceeds :math:`2^{-4}` of the tolerance the integral
-    is computed again by :func:`_gauss_mp` at a precision raised by the bits it costs, at the
-    same tolerance ``rtol`` (default :math:`10^{-{\rm dps}}`; ``base``: the first call's
-    precision), up to ``_NOISE_MAX_BITS`` bits, beyond which :class:`QuadratureError`."""
+    bounds on complex ellipses force ten times as many evaluations.)"""
     dps = mpmath.mp.dps
-    rtol = mpmath.mpf(10) ** -dps if rtol is None else rtol
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features([g], [values])
     with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
@@ -1274,24 +1132,6 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values, rtol=None, base=None):
         cuts = _feature_points(features, mpmath.inf, mpmath.mp.prec)
         kinks = sorted(kinks | set(cuts))
         points = [mpmath.ninf] + kinks + [mpmath.inf]
-
-        def make(mid, half):
-            sw = _piece_switches(g, mid, values)
-
-            def point(z):
-                return [g.integrand(z, *sw, *values)]
-            return point if half is None else _HalfLine(point, None, half[0], half[1])
-
-        # the integrand's own rounding first (relative to the probes' magnitude: no quadrature
-        # is spent at a precision that cannot give the digits)
-        noisy = _noise_bits(_mp_layout(g.kinks(*values), mpmath.mp.prec, make, features), 1,
-                            [0], rtol)
-    if noisy:
-        base = _noise_raise(noisy, base)
-        with mpmath.workprec(mpmath.mp.prec + noisy):
-            again = _gauss_mp(g, values, rtol, base)
-        return +again
-    with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
         pieces = []
         for lo, hi in zip(points[:-1], points[1:]):
             if lo == hi:
@@ -1311,17 +1151,15 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values, rtol=None, base=None):
             return total / scale, size / scale, error / scale
 
         total, size, error = integrate(1)
-        if error > rtol * size and size > 0:
+        if error > mpmath.mpf(10) ** -dps * size and size > 0:
             # mpmath.quad stops where its estimate is below the working epsilon in absolute
             # terms: an integral far from 1 in size (1e-141 at kappa = -25 of
             # perceptron_capacity) stops at an error that is large relative to it. Once more
             # with the integrand scaled by a power of two (exact) that brings it near 1.
             total, size, error = integrate(mpmath.ldexp(1, -int(mpmath.floor(mpmath.log(size, 2)))))
-
-    if error > rtol * size:
-        tol = f"1e-{dps}" if rtol == mpmath.mpf(10) ** -dps else mpmath.nstr(rtol, 3)
+    if error > mpmath.mpf(10) ** -dps * size:
         raise QuadratureError(f"a Gaussian integral's quadrature error estimate "
-                              f"{mpmath.nstr(error, 3)} exceeds {tol} of its size "
+                              f"{mpmath.nstr(error, 3)} exceeds 1e-{dps} of its size "
                               f"{mpmath.nstr(size, 3)}")
     return +total
 
