@@ -109,6 +109,17 @@ def test_balls_contain_the_definition_far_out():
     _check_balls(BALL_POINTS_FAR)
 
 
+def _assert_tight_enclosure(ball, ref, where):
+    """``ball`` overlaps the reference ``ref`` (an ``mpf`` to 60 digits) and its radius is
+    below 2^-160 of its midpoint."""
+    import flint
+
+    with mpmath.workdps(80):
+        refb = flint.arb(mpmath.nstr(ref, 70))
+    assert ball.overlaps(refb), (*where, ball, ref)
+    assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -160, (*where, ball)
+
+
 def _check_balls(points):
     import flint
 
@@ -127,10 +138,7 @@ def _check_balls(points):
                 assert not owens_u_ball(hb, ab).is_finite()  # (a <= 0: no U)
             for ball, ref in pairs:
                 assert ball.is_finite(), (hv, av)
-                with mpmath.workdps(80):
-                    refb = flint.arb(mpmath.nstr(ref, 70))
-                assert ball.overlaps(refb), (hv, av, ball, ref)
-                assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -160, (hv, av, ball)
+                _assert_tight_enclosure(ball, ref, (hv, av))
     finally:
         flint.ctx.prec = old
 
@@ -211,9 +219,6 @@ def test_t_and_u_share_one_series_and_one_tail_integral(monkeypatch):
             t, u = owen.owens_t_ball(hb, ab), owen.owens_u_ball(hb, ab)
             assert (calls["_series_f"], calls["_u_tail_ball"]) == (series, tail), (hv, calls)
             for ball, ref in ((t, _t_ref(hv, av, 60)), (u, _u_ref(hv, av, 60))):
-                with mpmath.workdps(80):
-                    refb = flint.arb(mpmath.nstr(ref, 70))
-                assert ball.overlaps(refb), (hv, av, ball, ref)
-                assert ball.rad() < abs(ball.mid()) * flint.arb(2) ** -160, (hv, av, ball)
+                _assert_tight_enclosure(ball, ref, (hv, av))
     finally:
         flint.ctx.prec = old
