@@ -619,8 +619,11 @@ def damped_mp(phi: Callable, x, *, admissible: Callable | None = None, damping=N
 def _refuse_on_boundary(fx, margins: Callable, trail: list, what: str, sweep: int) -> None:
     r"""Raises :class:`ConvergenceError` (``inadmissible``) where the map's value ``fx`` lies
     on the boundary of the declared domain to the working precision, or beyond it (a margin
-    :math:`g \le 2^{4-p}\max_i|\phi_i|` at :math:`p` bits: a point whose margin the working
-    precision does not resolve is not shown to be inside): no such iterate is a solution with
+    :math:`g(\phi)` at most its change when one value :math:`\phi_i` moves by
+    :math:`2^{4-p}\phi_i` at :math:`p` bits -- :math:`1 - m` against :math:`2^{4-p}` at
+    :math:`m \approx 1`, :math:`-z` against :math:`2^{4-p}|z|`, so a tiny :math:`z` is resolved:
+    a point whose margin the working precision does not resolve is not shown to be inside): no
+    such iterate is a solution with
     :math:`g > 0`, though the map may be evaluable there (the Rademacher teacher above its
     algorithmic threshold, whose fixed point is perfect recovery, :math:`m = 1`: at 30 digits
     :math:`\phi(m) = 1` at :math:`1 - m = 2\cdot10^{-4}` and at :math:`1 - m = 5\cdot10^{-21}`,
@@ -628,8 +631,11 @@ def _refuse_on_boundary(fx, margins: Callable, trail: list, what: str, sweep: in
     before, where it did at every one of the last ``BOUNDARY_RUN_SWEEPS // 2`` sweeps (as the
     stop where the map cannot be evaluated)."""
     at = margins(fx)
-    floor = max(abs(v) for v in fx) * mpmath.mpf(2) ** (4 - mpmath.mp.prec)
-    bad = [label for label, g in at if not _real(g) > floor]
+    eps = mpmath.mpf(2) ** (4 - mpmath.mp.prec)
+    moved = [margins([v * (1 + eps) if j == i else v for j, v in enumerate(fx)])
+             for i in range(len(fx))]
+    bad = [label for k, (label, g) in enumerate(at)
+           if not _real(g) > max(abs(_real(m[k][1]) - _real(g)) for m in moved)]
     if not bad:
         return
     fell = _falling_margin(trail + [at], BOUNDARY_RUN_SWEEPS // 2)
