@@ -432,3 +432,46 @@ def test_a_curve_past_the_spinodal_keeps_its_statuses_with_the_ghost_rule(monkey
     assert [str(s) for s in off["status"]] == [str(s) for s in got["status"]]
     for name in ("m", "mhat", "generalisation", "iterations", "residual"):
         np.testing.assert_array_equal(got[name], off[name], err_msg=name)
+
+
+@pytest.mark.slow
+def test_the_check_reevaluates_only_the_points_whose_iteration_converged(monkeypatch):
+    """``Machine.assess`` (the extended-precision re-evaluation behind a float64 point's
+    ``condition`` and ``error_estimate``) runs at the points whose iteration converged only:
+    the Rademacher teacher at alpha = 1.8 and 2 (above alpha_alg ~ 1.4925: no m < 1 fixed
+    point, the iteration runs to m = 1 and stops, inadmissible) is not re-evaluated -- on the
+    100-point curve 54 such points, most of the check's CPU (the narrow integrands near m = 1
+    made the whole batch's quadrature finer). Against the check of every point (the rule
+    before): every output is the same, bit for bit, but the error estimate, which agrees to
+    a relative 0.25 -- its float64 part, the rule cut finer (``_evaluate_finer``), rounds
+    differently in a batch of other points (its pieces padded to theirs); the estimate's own
+    accuracy is 1-20 % (``Machine.assess``). The points not converged have NaN there, as
+    before (the output masks a point not done)."""
+    from replica.numerics.machine import Machine
+
+    sizes = []
+    assess = Machine.assess
+
+    def spy(self, x, P, spec, shape, report):
+        sizes.append(int(np.prod(shape)))
+        return assess(self, x, P, spec, shape, report)
+
+    monkeypatch.setattr(Machine, "assess", spy)
+    kw = dict(alpha=np.array([1.0, 1.8, 1.3, 2.0]), prior="rademacher", strict=False)
+    got = replica.solve_float64(TEACHER, **kw)
+    assert [str(s) for s in got["status"]] == ["converged", "inadmissible", "converged",
+                                               "inadmissible"]
+    assert sizes == [2], sizes
+    monkeypatch.setattr(Machine, "_assess_iterated",
+                        lambda self, x, P, spec, shape, report, it:
+                        self.assess(x, P, spec, shape, report))
+    every = replica.solve_float64(TEACHER, **kw)
+    assert sizes == [2, 4], sizes
+    assert sorted(got) == sorted(every)
+    for name in got:
+        if name != "error_estimate":
+            np.testing.assert_array_equal(got[name], every[name], err_msg=name)
+    np.testing.assert_allclose(got["error_estimate"], every["error_estimate"], rtol=0.25)
+    assert (got["error_estimate"][[0, 2]] < 1e-12).all()
+    assert np.isnan(got["condition"][[1, 3]]).all()
+    assert np.isnan(got["error_estimate"][[1, 3]]).all()
