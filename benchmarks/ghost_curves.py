@@ -12,7 +12,8 @@ second look's share, and whether every output array (statuses, values, iteration
 conditions, error estimates) is identical between the trees, bit for bit.
 
 ``python -m benchmarks.ghost_curves --baseline DIR [--repeats 3] [--only NAME,...]
-[--no-write]``
+[--no-write] [--section ghost]``; a tree without ``newton._second_look`` (curves32: the
+second look goes on in place inside ``iterate_grid``) reports no second look of its own.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ try:
 except ImportError:
     pass
 looked = {"cpu": 0.0, "evaluations": 0, "points": 0}
-look = newton._second_look
+look = getattr(newton, "_second_look", None)  # (none since curves32: the look in place)
 def counted(phi, jac, X0, X, done, iters, rel, drift, **kw):
     sub = np.flatnonzero(drift.stopped & (drift.falls == 0) & ~drift.unresolved)
     def phi_counted(xv, ix):
@@ -62,7 +63,8 @@ def counted(phi, jac, X0, X, done, iters, rel, drift, **kw):
     look(phi_counted, jac, X0, X, done, iters, rel, drift, **kw)
     looked["cpu"] += time.process_time() - t
     looked["points"] += int(sub.size)
-newton._second_look = counted
+if look is not None:
+    newton._second_look = counted
 t = time.process_time()
 r = replica.solve_float64(model, **{param: grid}, strict=False, **extra)
 cpu = time.process_time() - t
@@ -97,6 +99,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default=DEFAULT)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--section", default=NAME, help="the README section written")
     args = ap.parse_args(sys.argv[1:] if argv is None else argv)
     trees = {"baseline": os.path.abspath(args.baseline), "this": HERE}
     load0 = os.getloadavg()[0]
@@ -126,7 +129,7 @@ def main(argv=None):
                          "identical" if len(hashes) == 1 else "DIFFERENT"])
         print(json.dumps(rows[-2:]), flush=True)
     load1 = os.getloadavg()[0]
-    md = [f"## {NAME}", "",
+    md = [f"## {args.section}", "",
           f"`python -m benchmarks.ghost_curves --baseline DIR --repeats {args.repeats}`: "
           f"100-point float64 curves (the ranges of `quad30_points`), CPU seconds of "
           f"`solve_float64`, median (min) of {args.repeats} fresh processes per tree, the trees "
@@ -135,7 +138,7 @@ def main(argv=None):
           f"'outputs': every output array of every run, both trees, bit for bit.", "",
           table(["curve", "tree", "CPU (s)", "statuses", "second look", "outputs"], rows)]
     if not args.no_write:
-        write_section(NAME, "\n".join(md))
+        write_section(args.section, "\n".join(md))
     print("\n".join(md))
 
 

@@ -171,7 +171,7 @@ def timed(key, f):
             cpu[key] += time.process_time() - t
             calls[key] += 1
     return g
-second_look = newton._second_look
+second_look = getattr(newton, "_second_look", None)  # (none since curves32: in place)
 def look(phi, jac, X0, X, done, iters, rel, drift, **kw):
     sub = np.flatnonzero(drift.stopped & (drift.falls == 0) & ~drift.unresolved)
     evals = [0]
@@ -184,7 +184,8 @@ def look(phi, jac, X0, X, done, iters, rel, drift, **kw):
         looked.append({"points": sub.tolist(), "phi_point_evaluations": evals[0],
                        "converged": [bool(done[i]) for i in sub],
                        "cpu": time.process_time() - t})
-newton._second_look = look
+if second_look is not None:
+    newton._second_look = look
 evaluate = machine.Machine.evaluate
 def evaluated(self, group, backend, *a, **k):
     t = time.process_time()

@@ -798,9 +798,21 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     are evaluated only at points whose sweep met the first conditions (and, where such a run
     begins, at the iterate of the sweep before), so they cost nothing where no point diverges;
     the other points' iterations, values and statuses are those without ``margins``. A point
-    the first rule stopped is then iterated once more from its start without the rule, for at
-    most :data:`SECOND_LOOK_SWEEPS` sweeps (:func:`_second_look`): where that converges (a
-    Newton step caught a slow approach), the point is converged, else it keeps the stop. And by
+    the first rule stops then has a second look: its iteration without the rule, up to
+    :data:`SECOND_LOOK_SWEEPS` sweeps from its start, with the ghost rule below (``ghost`` =
+    :data:`GHOST_SWEEPS`): where that converges (a Newton step caught a slow approach: glm_ridge
+    at alpha = 0.2, lam = 1e-3, sigma = 1/2, V growing from 1 to ~800 while the margin
+    rho + sigma^2 - 2m + q falls from 27 to its value 1.11 at the solution, stopped at sweep 23,
+    converged at sweep 56), the point is converged, else it keeps the first rule's stop (its
+    iterate, sweep, change and reason). Since the rule changes no iterate, the iteration
+    without it is this one up to the stop: the second look goes on from there, in place (the
+    point's state kept, its sweeps counted from its start), and ends where the iteration from
+    the start would -- at a sweep where the ghost rule's condition holds (tracked at every
+    point from its first sweep; one met before the stop ends the look at once), where the map
+    is not finite, or at the cap -- neither rule of the margins nor the check ``precise``
+    acting on it. (Session 55 began it again from the start: the Rademacher teacher's
+    alpha = 1.5010, stopped at sweep 24, its first 24 sweeps evaluated twice, 565 evaluations
+    of Phi for the point and a converging neighbour against 348 now.) And by
     :func:`damped_mp`'s second rule: a point whose map is not finite at its iterate (where no
     Newton step was accepted it stops there, not converged, in any case -- an overflow, a
     quadrature that fails: the float64 form of the map's error that ``damped_mp`` catches) after
@@ -834,7 +846,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     check costs an extended-precision evaluation at those points and sweeps only; it changes no
     iterate.
 
-    **A ghost** (``ghost`` :math:`= K > 0`, ``_second_look``'s): a point whose relative
+    **A ghost** (``ghost`` :math:`= K > 0`; the second look's is :data:`GHOST_SWEEPS`): a point whose relative
     change :math:`r_k` after sweep :math:`k` has not fallen below half its reference value
     (:math:`r` at the last sweep that halved it, or at the first sweep) for :math:`K` sweeps in
     a row, each of which tried a Newton step (a sweep without one ends the run: a damped
@@ -848,7 +860,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
     :math:`r \approx 1.29\times 10^{-3}` for 140 sweeps; phase retrieval at alpha = 1.132,
     :math:`r = 4.43\times 10^{-4}` for 400). Near a regular or a double root the Newton steps
     halve :math:`r` at least every few sweeps; the slow approach the second look exists for
-    (glm_ridge, ``_second_look``) stalls at :math:`r \approx 0.3`-:math:`0.5`, far above
+    (glm_ridge, above) stalls at :math:`r \approx 0.3`-:math:`0.5`, far above
     :data:`GHOST_CHANGE`, and is never stopped by this rule.
     """
     n, shape, N, X, done, iters, rel = _grid_state(x)
@@ -878,7 +890,16 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
         ref = np.full(N, np.inf)  # r at a point's last sweep that halved it
         since = np.zeros(N, int)  # sweeps since then
     if watch:  # (the rule of damped_mp, see the docstring)
-        X0 = X.copy()  # the starts, for the second look (_second_look)
+        # the second look (see the docstring): a point the first rule stops iterates on in
+        # place, without the rule, as its iteration from the start without it would
+        look_cap = min(maxiter, SECOND_LOOK_SWEEPS)
+        looking = np.zeros(N, bool)  # (the points now in their second look)
+        ghosted = np.zeros(N, bool)  # the ghost rule's condition met at some sweep
+        look_ref = np.full(N, np.inf)  # (the ghost rule's reference and sweeps, every point)
+        look_since = np.zeros(N, int)
+        kept_X = np.full((n, N), np.nan)  # the iterate, sweep and change at the first rule's
+        kept_iters = np.zeros(N, int)  # stop, which a point keeps where its second look
+        kept_rel = np.full(N, np.inf)  # does not converge
         r_before = np.full(N, np.inf)  # the relative change at a point's previous iterate
         x_before = np.full((n, N), np.nan)  # and that iterate
         in_run = np.zeros(N, bool)  # the previous sweep met the conditions of a run
@@ -974,6 +995,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 A = jacobian_matrices(xa[:, fresh], idx[fresh])
                 if resolve:
                     sel = d[idx[fresh]] <= damping / 4
+                    if watch:  # (a point in its second look is not checked)
+                        sel &= ~looking[idx[fresh]]
                     low = fresh[sel]
                     if low.size:
                         checked = (low,) + _step_without_digit(
@@ -1026,6 +1049,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             # a sweep of a run: damped, the damping at its floor, the change grown since the
             # previous iterate (X[:, idx] still holds this sweep's iterates)
             grew = plain & ok & np.isfinite(r0) & (r0 > r_before[idx]) & (d[idx] <= floor)
+            grew &= ~looking[idx]  # (a point in its second look: without the rule)
             pos = np.flatnonzero(grew)
             if pos.size:
                 ix = idx[pos]
@@ -1074,8 +1098,21 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             # (a sweep that tried no Newton step -- newton_from, a map not finite -- ends a run)
             since[idx] = np.where(fell, 0, np.where(cand, since[idx] + 1, 0))
             fin |= (since[idx] >= ghost) & (ref[idx] <= GHOST_CHANGE)
+        if watch:  # the ghost rule's state, as the second look's iteration would have it
+            fell = r < 0.5 * look_ref[idx]
+            look_ref[idx] = np.where(fell, r, look_ref[idx])
+            look_since[idx] = np.where(fell, 0, np.where(cand, look_since[idx] + 1, 0))
+            ghosted[idx] |= (look_since[idx] >= GHOST_SWEEPS) & (look_ref[idx] <= GHOST_CHANGE)
         if stop.any():  # (a point that converged in this sweep is not stopped)
             drift.stopped[idx[stop & fin]] = False
+            # the second look: on from here, unless its iteration would have ended already
+            # (the ghost rule met, or its cap)
+            on = np.flatnonzero(stop & ~fin & ~ghosted[idx] & (it < look_cap))
+            if on.size:
+                ix = idx[on]
+                looking[ix] = True
+                kept_X[:, ix], kept_iters[ix], kept_rel[ix] = X[:, ix], iters[ix], rel[ix]
+                stop[on] = False
             fin |= stop
         if resolve:
             hits = np.zeros(m, bool)
@@ -1091,7 +1128,8 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             noise[:, idx] = np.where(hits, np.roll(noise[:, idx], -1, axis=0),
                                      np.where(keep, noise[:, idx], np.nan))
             noise[-1, idx] = np.where(hits, err_now, noise[-1, idx])
-            gone = np.flatnonzero((noisy[idx] >= BOUNDARY_RUN_SWEEPS) & ~fin & ~stop)
+            gone = np.flatnonzero((noisy[idx] >= BOUNDARY_RUN_SWEEPS) & ~fin & ~stop
+                                  & ~(looking[idx] if watch else False))
             if gone.size:
                 ix = idx[gone]
                 drift.record(ix, -1, np.median(noise[:, ix], axis=0), noise[-1, ix], it)
@@ -1101,7 +1139,7 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
             # the map not finite at a point's iterate (it stops here, above): damped_mp's
             # second rule, after a margin fell at each of the last BOUNDARY_RUN_SWEEPS // 2
             # sweeps
-            pos = np.flatnonzero(plain & ~ok)
+            pos = np.flatnonzero(plain & ~ok & ~looking[idx])
             ix = idx[pos]
             depth = min(it, T)
             g = np.array([_margin_rows(margins, trail[s % T][:, ix], ix)
@@ -1116,12 +1154,17 @@ def iterate_grid(phi: Callable, jac: Callable, x, *, fixed_point: bool, positive
                 k_run = run[k, gone]
                 drift.record(ix[gone], k, g[depth - 1 - k_run, k, gone], g[-1, k, gone], it,
                              falls=k_run)
+        if watch and looking[idx].any():  # the second looks that end here
+            lk = looking[idx]
+            conv = lk & done[idx]  # converged: the point is not stopped
+            drift.stopped[idx[conv]] = False
+            # not converged (its map not finite, the ghost rule, the cap): the first rule's stop
+            end = lk & ~done[idx] & (fin | ghosted[idx] | (it >= look_cap))
+            ix = idx[end]
+            X[:, ix], iters[ix], rel[ix] = kept_X[:, ix], kept_iters[ix], kept_rel[ix]
+            fin |= end
+            looking[idx[conv | end]] = False
         idx = idx[~fin]
-    if watch:
-        _second_look(phi, jac, X0, X, done, iters, rel, drift, fixed_point=fixed_point,
-                     positive=positive, damping=damping, rtol=rtol,
-                     maxiter=min(maxiter, SECOND_LOOK_SWEEPS), newton_from=newton_from,
-                     reuse=reuse, ghost=GHOST_SWEEPS)
     out = _grid_result(X, done, iters, rel, n, shape)
     return out + (drift.reshaped(shape),) if margins is not None or resolve else out
 
@@ -1136,37 +1179,6 @@ GHOST_SWEEPS = 32
 #: the largest relative change at which :func:`iterate_grid`'s ghost rule stops a stalled
 #: point: 1e-2, thirty times below the stall of glm_ridge's slow approach (0.34-0.48)
 GHOST_CHANGE = 1e-2
-
-
-def _second_look(phi, jac, X0, X, done, iters, rel, drift, **kw):
-    """:func:`iterate_grid`'s second look at the points its first rule (a margin falling at
-    every one of :data:`BOUNDARY_RUN_SWEEPS` damped sweeps at the floor damping while the
-    change grows) stopped: their iteration again from their start ``X0``, without that rule
-    (the same sweeps as before it, bit for bit), for at most ``kw["maxiter"]`` sweeps. The
-    float64 iteration tries a Newton step at every sweep, which the damped iteration of
-    :func:`damped_mp` does not: a damped run whose margin falls steadily far from its boundary
-    may be the slow approach to a fixed point that a later Newton step reaches (glm_ridge at
-    alpha = 0.2, lam = 1e-3, sigma = 1/2: V grows from 1 to ~800 while the margin rho + sigma^2
-    - 2m + q falls from 27 to its value 1.11 at the solution; the rule stopped it at sweep 23,
-    the iteration without it converges at sweep 56). The iteration stops a point at a ghost
-    (``ghost`` = :data:`GHOST_SWEEPS`: a relative change of at most :data:`GHOST_CHANGE` that
-    Newton steps cannot halve in that many sweeps, see :func:`iterate_grid`) instead of
-    sweeping to the cap. A point that converges here is converged
-    (``X``, ``done``, ``iters``, ``rel`` and ``drift.stopped`` updated in place); the others
-    keep the first rule's stop, its sweep and its reason. Points stopped by the second rule
-    (``falls`` > 0: the map could not be evaluated) or as unresolvable are not looked at
-    again."""
-    sub = np.flatnonzero(drift.stopped & (drift.falls == 0) & ~drift.unresolved)
-    if sub.size == 0:
-        return
-    xs, ok, its, rs = iterate_grid(lambda xv, ix: phi(xv, sub[ix]),
-                                   lambda xv, ix: jac(xv, sub[ix]), X0[:, sub], **kw)
-    hit = sub[ok]
-    X[:, hit] = xs[:, ok]
-    done[hit] = True
-    iters[hit] = its[ok]
-    rel[hit] = rs[ok]
-    drift.stopped[hit] = False
 
 
 def _step_without_digit(precise: tuple, xa, fx, A, ix):
