@@ -1163,7 +1163,7 @@ class Machine:
         """:meth:`assess` at the points whose iteration converged (``iterated``) only;
         ``(condition, error)`` NaN at the others. Only those points' assessment is ever read:
         :func:`~replica.numerics.float64_checks.point_status` reads it where a point is done
-        (``iterated``, admissible, every value finite), :meth:`_undecided_margins` makes
+        (``iterated``, admissible, every value finite), ``_undecided_margins`` makes
         points done that are ``iterated`` (and refused), and the output masks it where a point
         is not done (``condition``, ``error_estimate``: NaN). A point not iterated -- out of
         sweeps, stopped where its map was not finite, or as diverging towards the boundary
