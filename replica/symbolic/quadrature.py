@@ -57,7 +57,13 @@ from one level to the next, above the rounding level (``_plateau``: the integran
 noise, which no more nodes lower) -- is estimated by its floor,
 :math:`\hat e \ge 2\max_k |c_{n-k}|`, nothing read from the coefficients' random ratios;
 where that floor exceeds the tolerance the caller is told (``NotResolved.floor``) and raises
-the working precision. An integrand object whose
+the working precision. The floor stays with the piece (``_Piece.noise``): at its later levels,
+where the maximum of the noise may happen to fall by more than the factor 4 (a 12x fall,
+then read as a decay, claimed :math:`10^{-34}` against a true :math:`10^{-23}`), and, halved
+(the noise's coefficients are proportional to the half-width), on the halves of a piece
+bisected (which restart at 8 nodes, the noise hidden under coefficients still falling, with
+no level below to compare); it is dropped only where the piece's top coefficients are below
+1/:data:`NOISE_DROP` of it at two successive levels (a knee resolved, not noise). An integrand object whose
 ``weighted_sums`` gives no coefficients (no ``nested`` attribute) shows no decay: its
 estimate is :math:`E = |G_{n_k} - G_{n_{k-1}}|` itself (the error of the coarser rule,
 evaluated too), never squared (:mod:`replica.symbolic.codegen`'s integrands, the outer one of
@@ -305,6 +311,12 @@ def _plateau(c, below, n: int, scale, rounding) -> bool:
     return top > floor and PLATEAU * top >= below and SAFETY * 2 * max(c[:2]) < scale
 
 
+NOISE_DROP = 64
+"""A noise floor seen on a piece (``_Piece.noise``: its own plateau's, or half of the piece's
+it was cut from) stays a lower bound of its estimate until its top coefficients are below
+1/``NOISE_DROP`` of it at two successive levels."""
+
+
 @functools.lru_cache(maxsize=None)
 def _ulp16(prec: int):
     """:math:`2^{4-p}` as an ``mpf``."""
@@ -348,12 +360,16 @@ class _Piece:
     the estimate is the nested one, from the rule's own nodes), scales and error estimates."""
 
     __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding",
-                 "tails", "trunc", "top", "plateau")
+                 "tails", "trunc", "top", "plateau", "noise")
 
-    def __init__(self, a, b, cell, level, f):
+    def __init__(self, a, b, cell, level, f, noise=None):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
         self.coarse = None
         self.top = None  # per member the largest top coefficient of the level below (or None)
+        # per member the noise floor this piece (or the piece it was cut from) was seen on, or
+        # None (_estimate: kept as a lower bound of the estimate until the coefficients fall
+        # well below it, NOISE_DROP)
+        self.noise = noise
         self.value, self.scale = self._rule(level)
         if self.tails is None:  # an integrand whose sums give no coefficients: the coarse rule
             self.coarse = self._rule(level - 1)[0]
@@ -388,9 +404,11 @@ class _Piece:
     def _estimate(self):
         self.est, self.trunc, self.plateau = [], [], []
         n = level_nodes(self.level)
+        if self.noise is None:
+            self.noise = [None] * len(self.value)
         for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
                                                          self.rounding)):
-            flat = False
+            flat, below = False, None
             if self.tails is not None:
                 c = [abs(t) for t in self.tails[r]]
                 E = 2 * max(c[:2])
@@ -409,6 +427,14 @@ class _Piece:
                 est = min(E, SAFETY * E * square)
             if flat:  # a noise plateau: the rule's error is its floor, nothing extrapolated
                 est = max(est, 2 * max(c))
+                self.noise[r] = 2 * max(c)
+            elif self.noise[r] is not None:  # a floor seen before (this piece's, its parent's)
+                if c and below is not None and NOISE_DROP * max(c) < self.noise[r] \
+                        and NOISE_DROP * below < self.noise[r]:
+                    self.noise[r] = None  # two levels well below it: not noise here
+                else:
+                    flat = True
+                    est = max(est, self.noise[r])
             self.plateau.append(flat)
             self.trunc.append(est)
             self.est.append(est + rounding)
@@ -423,7 +449,14 @@ class _Piece:
 
     def halves(self):
         mid = (self.a + self.b) / 2
-        return [_Piece(self.a, mid, self.cell, 1, self.f), _Piece(mid, self.b, self.cell, 1, self.f)]
+        # a noise floor is per node, its coefficients proportional to the half-width h: each
+        # half inherits half of it (the halves restart at 8 nodes, where the noise hides under
+        # coefficients still falling -- no level below to compare with)
+        noise = [None if f is None else f / 2 for f in self.noise]
+        if all(f is None for f in noise):
+            noise = None
+        return [_Piece(self.a, mid, self.cell, 1, self.f, noise and list(noise)),
+                _Piece(mid, self.b, self.cell, 1, self.f, noise and list(noise))]
 
 
 def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
