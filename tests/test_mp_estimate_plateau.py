@@ -265,3 +265,35 @@ def test_an_inner_integrals_noise_beyond_the_budget_goes_back_with_its_floor():
         base = mpmath.mp.prec + 20
     assert max(precs) <= base
     assert len(precs) < 1000, len(precs)
+
+
+def test_settle_lowers_a_remembered_level_that_is_more_than_needed():
+    """(0.3 s) ``settle`` (the inner integrals of a two-dimensional one): e^{-z^2/2} on
+    [0, 2] at 30 digits, remembered at 128 nodes (the level a harder argument needed): without
+    it every evaluation starts and stays there; with it the remembered level falls one per
+    evaluation while the top coefficients say the level below suffices, to within one level of
+    what the full ladder from 8 nodes accepts, each value within the claim of the closed form
+    sqrt(2 pi) (Phi(2) - 1/2)."""
+    def f(z):
+        return [mpmath.exp(-z * z / 2)]
+    with mpmath.workdps(30):
+        rtol = mpmath.mpf(10) ** -30 / 2
+        with mpmath.workprec(mpmath.mp.prec + 20):
+            with mpmath.workdps(60):
+                exact = mpmath.sqrt(2 * mpmath.pi) * (mpmath.ncdf(2) - mpmath.ncdf(0))
+            pieces = [(mpmath.mpf(0), mpmath.mpf(2), f, ("c",))]
+            ladder: dict = {}
+            Q.gauss_legendre_fused(pieces, rtol, ladder)  # from 8 nodes up
+            needed = ladder[("c",)]
+            assert needed < Q.MAX_LEVEL
+            kept = {("c",): Q.MAX_LEVEL}
+            Q.gauss_legendre_fused(pieces, rtol, kept)
+            assert kept[("c",)] == Q.MAX_LEVEL  # (the ratchet: never lowered)
+            memory = {("c",): Q.MAX_LEVEL}
+            seen = []
+            for _ in range(Q.MAX_LEVEL):
+                values, errors, sizes = Q.gauss_legendre_fused(pieces, rtol, memory, settle=True)
+                assert abs(values[0] - exact) <= rtol * sizes[0], values[0] - exact
+                seen.append(memory[("c",)])
+            assert seen[0] == Q.MAX_LEVEL - 1
+            assert needed - 1 <= seen[-1] <= needed, (seen, needed)

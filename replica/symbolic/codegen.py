@@ -895,7 +895,8 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                 totals, errors, sizes = gauss_legendre_fused(
                     pieces, rtol / 2, memory,
                     hints=None if partial else _StartLevels(_level_hints(), prior or {}),
-                    rounding_floor=partial or balls is not None, plateau_exit=plateau_exit)
+                    rounding_floor=partial or balls is not None, plateau_exit=plateau_exit,
+                    settle=partial)
                 break
             except NotResolved as exc:
                 floor = exc.floor if plateau_exit else None
