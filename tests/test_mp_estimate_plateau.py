@@ -191,3 +191,109 @@ def test_a_noise_plateau_beyond_the_budget_is_not_recomputed():
         base = mpmath.mp.prec + 20
     assert out is None
     assert max(precs) <= base
+
+
+# --- the two-dimensional inner rule's share (noisy2d, session 56) -----------------------------
+@pytest.mark.parametrize("bits", [50, 60])
+def test_a_bisected_plateau_keeps_its_floor(bits):
+    """(0.5-1 s) The same noise through ``gauss_legendre_pieces`` (no ``plateau_exit``: the
+    outer rule of a two-dimensional integral): the plateau pieces [-1, 0], [0, 1] are bisected
+    at 128 nodes and their halves restart at 8, where the noise hides under coefficients still
+    falling; main accepted them, claiming 8.8e-34 of the size against a true error 1.4e-23
+    (bits 60: 1.3e-33 against 1.0e-20). Now each half carries half its parent's floor: the
+    rule is not resolved (NotResolved after its refinements), its partial error at least the
+    true one; a half of a flagged piece is flagged at its first rule, its estimate at least
+    half the parent's floor and its true error."""
+    K = mpmath.mpf(2) ** bits
+
+    def f(z):
+        return (mpmath.exp(-z * z / 2) + K) - K
+    with mpmath.workdps(30):
+        rtol = mpmath.mpf(10) ** -30 / 2
+        with mpmath.workprec(mpmath.mp.prec + 20):
+            with mpmath.workdps(60):
+                exact = mpmath.sqrt(2 * mpmath.pi) * (mpmath.ncdf(2) - mpmath.ncdf(-2))
+                half = mpmath.sqrt(2 * mpmath.pi) * (mpmath.ncdf(0.5) - mpmath.ncdf(0))
+            pieces = [(mpmath.mpf(a), mpmath.mpf(a + 1), f, (a,)) for a in range(-2, 2)]
+            with pytest.raises(Q.NotResolved) as info:
+                Q.gauss_legendre_pieces(pieces, rtol, {})
+            value, error, size = info.value.partial
+            assert error > rtol * size
+            assert abs(value - exact) <= error, (value - exact, error)
+            piece = Q._Piece(mpmath.mpf(0), mpmath.mpf(1), 0, 4, lambda z: [f(z)])
+            piece.raise_level()  # 64 nodes: on the plateau
+            assert piece.plateau == [True]
+            left = piece.halves()[0]  # [0, 1/2] at 8 nodes
+            assert left.level == 1 and left.plateau == [True]
+            assert left.est[0] >= piece.noise[0] / 2
+            assert left.est[0] >= abs(left.value[0] - half)
+
+
+def test_an_inner_integrals_noise_plateau_is_answered_by_more_bits():
+    """(1 s) ``partial`` (the inner integral of a two-dimensional one, ``_gauss_mp_error``)
+    with the noisy density (phi + 2^50) - 2^50 at 30 digits: recomputed at the bits the floor
+    asks for, within the budget, the value within 1e-30 of 1 and its error within the
+    tolerance. (Main: no plateau exit for an inner integral; its 64 refinements spent, 2,896
+    evaluations, the value 6e-23 off, its error 2.4e-22.)"""
+    from replica.symbolic import codegen
+
+    K = mpmath.mpf(2) ** 50
+    g, precs = _point_wise(lambda z: (mpmath.npdf(z) + K) - K)
+    with mpmath.workdps(30):
+        values, errors = codegen._gauss_mp_rule([g], [[]], None, [], {}, partial=True)
+        assert abs(values[0] - 1) <= mpmath.mpf(10) ** -30, values[0] - 1
+        assert errors[0] <= mpmath.mpf(10) ** -30
+        base = mpmath.mp.prec + 20
+    assert base < max(precs) <= base + codegen._ROUNDING_MAX_BITS + 64
+    assert len(precs) < 2000, len(precs)
+
+
+def test_an_inner_integrals_noise_beyond_the_budget_goes_back_with_its_floor():
+    """(0.5 s) The same at a chain's budget spent (``spent`` = _ROUNDING_MAX_BITS - 8): no
+    bits added; the rule stops at the plateau exit (no refinement lowers the floor) and returns
+    the value with an error above the tolerance that bounds its true error, for the outer
+    rule to judge -- after 688 evaluations, not the 64 refinements (main: 2,896)."""
+    from replica.symbolic import codegen
+
+    K = mpmath.mpf(2) ** 50
+    g, precs = _point_wise(lambda z: (mpmath.npdf(z) + K) - K)
+    with mpmath.workdps(30):
+        values, errors = codegen._gauss_mp_rule([g], [[]], None, [], {}, partial=True,
+                                                spent=codegen._ROUNDING_MAX_BITS - 8)
+        assert errors[0] > mpmath.mpf(10) ** -30
+        assert abs(values[0] - 1) <= errors[0], (values[0] - 1, errors[0])
+        base = mpmath.mp.prec + 20
+    assert max(precs) <= base
+    assert len(precs) < 1000, len(precs)
+
+
+def test_settle_lowers_a_remembered_level_that_is_more_than_needed():
+    """(0.3 s) ``settle`` (the inner integrals of a two-dimensional one): e^{-z^2/2} on
+    [0, 2] at 30 digits, remembered at 128 nodes (the level a harder argument needed): without
+    it every evaluation starts and stays there; with it the remembered level falls one per
+    evaluation while the top coefficients say the level below suffices, to within one level of
+    what the full ladder from 8 nodes accepts, each value within the claim of the closed form
+    sqrt(2 pi) (Phi(2) - 1/2)."""
+    def f(z):
+        return [mpmath.exp(-z * z / 2)]
+    with mpmath.workdps(30):
+        rtol = mpmath.mpf(10) ** -30 / 2
+        with mpmath.workprec(mpmath.mp.prec + 20):
+            with mpmath.workdps(60):
+                exact = mpmath.sqrt(2 * mpmath.pi) * (mpmath.ncdf(2) - mpmath.ncdf(0))
+            pieces = [(mpmath.mpf(0), mpmath.mpf(2), f, ("c",))]
+            ladder: dict = {}
+            Q.gauss_legendre_fused(pieces, rtol, ladder)  # from 8 nodes up
+            needed = ladder[("c",)]
+            assert needed < Q.MAX_LEVEL
+            kept = {("c",): Q.MAX_LEVEL}
+            Q.gauss_legendre_fused(pieces, rtol, kept)
+            assert kept[("c",)] == Q.MAX_LEVEL  # (the ratchet: never lowered)
+            memory = {("c",): Q.MAX_LEVEL}
+            seen = []
+            for _ in range(Q.MAX_LEVEL):
+                values, errors, sizes = Q.gauss_legendre_fused(pieces, rtol, memory, settle=True)
+                assert abs(values[0] - exact) <= rtol * sizes[0], values[0] - exact
+                seen.append(memory[("c",)])
+            assert seen[0] == Q.MAX_LEVEL - 1
+            assert needed - 1 <= seen[-1] <= needed, (seen, needed)

@@ -844,7 +844,14 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     floor did not fall by at least half the bits added (:math:`F' > F\,2^{-b/2}`: not rounding
     noise -- a knee, a bump hidden at the lower levels), the rule is refined as before at that
     precision, plateau pieces estimated by their floor: resolved there, or refused (``None``),
-    never credited. (At :math:`\alpha = 10^{-300}` the teacher's channel integrand, computed
+    never credited. ``partial`` (an inner integral of a two-dimensional one) takes the same
+    recomputation within the budget; beyond it, or where the floor did not fall, it returns at
+    once the values and errors as they stand, the floor in the errors, for the outer rule to
+    judge (refinement would not lower it). (Before, an inner integral had no plateau exit: a
+    noisy inner integrand spent its 64 refinements, and the floor of a plateau piece was lost
+    when it was bisected -- ``(phi + 2^50) - 2^50`` at 30 digits, a value 6e-23 off after
+    2,896 evaluations; now the same value to 30 digits at 40 more bits, 1,424 evaluations.)
+    (At :math:`\alpha = 10^{-300}` the teacher's channel integrand, computed
     point-wise, has a floor of :math:`10^{-3}` of its size at 485 bits: 473 more bits, which
     then cancel again -- 11 s per evaluation, minutes per solve, before this budget.)"""
     quadrature = _quadrature()
@@ -882,13 +889,14 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make, features)
-        plateau_exit, fail = not partial, None
+        plateau_exit, fail = True, None
         while True:  # (twice at most: the second time without the plateau exit)
             try:
                 totals, errors, sizes = gauss_legendre_fused(
                     pieces, rtol / 2, memory,
                     hints=None if partial else _StartLevels(_level_hints(), prior or {}),
-                    rounding_floor=partial or balls is not None, plateau_exit=plateau_exit)
+                    rounding_floor=partial or balls is not None, plateau_exit=plateau_exit,
+                    settle=partial)
                 break
             except NotResolved as exc:
                 floor = exc.floor if plateau_exit else None
@@ -900,8 +908,13 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                 if spent + noise_bits > _ROUNDING_MAX_BITS or (
                         noise is not None and floor > noise[0] / mpmath.mpf(2) ** (noise[1] / 2)):
                     # over the budget, or more bits did not lower the floor (not rounding
-                    # noise): refined at this precision, the plateau estimated by its floor
+                    # noise): refined at this precision, the plateau estimated by its floor;
+                    # ``partial`` (an inner integral): no refinement lowers the floor, its
+                    # error (the floor in it) goes back as it stands, for the outer rule
                     noise_bits, plateau_exit = 0, False
+                    if partial:
+                        fail = exc
+                        break
                     continue
                 break
         if not noise_bits and fail is not None:
@@ -918,11 +931,11 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     if noise_bits:  # a noise plateau above the tolerance: the same rule at more bits
         with mpmath.workprec(mpmath.mp.prec + noise_bits):
             again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, raised=raised, rtol=rtol,
+                                   partial=partial, prior=prior, raised=raised, rtol=rtol,
                                    spent=spent + noise_bits, noise=(floor, noise_bits))
         if again is None:
             return None
-        if raised:
+        if partial or raised:
             return [+t for t in again[0]], again[1]
         return [+t for t in again]
     with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):

@@ -57,7 +57,13 @@ from one level to the next, above the rounding level (``_plateau``: the integran
 noise, which no more nodes lower) -- is estimated by its floor,
 :math:`\hat e \ge 2\max_k |c_{n-k}|`, nothing read from the coefficients' random ratios;
 where that floor exceeds the tolerance the caller is told (``NotResolved.floor``) and raises
-the working precision. An integrand object whose
+the working precision. The floor stays with the piece (``_Piece.noise``): at its later levels,
+where the maximum of the noise may happen to fall by more than the factor 4 (a 12x fall,
+then read as a decay, claimed :math:`10^{-34}` against a true :math:`10^{-23}`), and, halved
+(the noise's coefficients are proportional to the half-width), on the halves of a piece
+bisected (which restart at 8 nodes, the noise hidden under coefficients still falling, with
+no level below to compare); it is dropped only where the piece's top coefficients are below
+1/:data:`NOISE_DROP` of it at two successive levels (a knee resolved, not noise). An integrand object whose
 ``weighted_sums`` gives no coefficients (no ``nested`` attribute) shows no decay: its
 estimate is :math:`E = |G_{n_k} - G_{n_{k-1}}|` itself (the error of the coarser rule,
 evaluated too), never squared (:mod:`replica.symbolic.codegen`'s integrands, the outer one of
@@ -305,6 +311,17 @@ def _plateau(c, below, n: int, scale, rounding) -> bool:
     return top > floor and PLATEAU * top >= below and SAFETY * 2 * max(c[:2]) < scale
 
 
+SETTLE = 1024
+"""``settle`` of :func:`gauss_legendre_fused`: a cell's remembered level is lowered by one
+where its top coefficients are at most :math:`1/2^{10}` of its pieces' share of the
+tolerance."""
+
+NOISE_DROP = 64
+"""A noise floor seen on a piece (``_Piece.noise``: its own plateau's, or half of the piece's
+it was cut from) stays a lower bound of its estimate until its top coefficients are below
+1/``NOISE_DROP`` of it at two successive levels."""
+
+
 @functools.lru_cache(maxsize=None)
 def _ulp16(prec: int):
     """:math:`2^{4-p}` as an ``mpf``."""
@@ -348,12 +365,16 @@ class _Piece:
     the estimate is the nested one, from the rule's own nodes), scales and error estimates."""
 
     __slots__ = ("a", "b", "cell", "level", "value", "coarse", "scale", "est", "f", "rounding",
-                 "tails", "trunc", "top", "plateau")
+                 "tails", "trunc", "top", "plateau", "noise")
 
-    def __init__(self, a, b, cell, level, f):
+    def __init__(self, a, b, cell, level, f, noise=None):
         self.a, self.b, self.cell, self.level, self.f = a, b, cell, level, f
         self.coarse = None
         self.top = None  # per member the largest top coefficient of the level below (or None)
+        # per member the noise floor this piece (or the piece it was cut from) was seen on, or
+        # None (_estimate: kept as a lower bound of the estimate until the coefficients fall
+        # well below it, NOISE_DROP)
+        self.noise = noise
         self.value, self.scale = self._rule(level)
         if self.tails is None:  # an integrand whose sums give no coefficients: the coarse rule
             self.coarse = self._rule(level - 1)[0]
@@ -388,9 +409,11 @@ class _Piece:
     def _estimate(self):
         self.est, self.trunc, self.plateau = [], [], []
         n = level_nodes(self.level)
+        if self.noise is None:
+            self.noise = [None] * len(self.value)
         for r, (value, scale, rounding) in enumerate(zip(self.value, self.scale,
                                                          self.rounding)):
-            flat = False
+            flat, below = False, None
             if self.tails is not None:
                 c = [abs(t) for t in self.tails[r]]
                 E = 2 * max(c[:2])
@@ -409,6 +432,14 @@ class _Piece:
                 est = min(E, SAFETY * E * square)
             if flat:  # a noise plateau: the rule's error is its floor, nothing extrapolated
                 est = max(est, 2 * max(c))
+                self.noise[r] = 2 * max(c)
+            elif self.noise[r] is not None:  # a floor seen before (this piece's, its parent's)
+                if c and below is not None and NOISE_DROP * max(c) < self.noise[r] \
+                        and NOISE_DROP * below < self.noise[r]:
+                    self.noise[r] = None  # two levels well below it: not noise here
+                else:
+                    flat = True
+                    est = max(est, self.noise[r])
             self.plateau.append(flat)
             self.trunc.append(est)
             self.est.append(est + rounding)
@@ -423,12 +454,20 @@ class _Piece:
 
     def halves(self):
         mid = (self.a + self.b) / 2
-        return [_Piece(self.a, mid, self.cell, 1, self.f), _Piece(mid, self.b, self.cell, 1, self.f)]
+        # a noise floor is per node, its coefficients proportional to the half-width h: each
+        # half inherits half of it (the halves restart at 8 nodes, where the noise hides under
+        # coefficients still falling -- no level below to compare with)
+        noise = [None if f is None else f / 2 for f in self.noise]
+        if all(f is None for f in noise):
+            noise = None
+        return [_Piece(self.a, mid, self.cell, 1, self.f, noise and list(noise)),
+                _Piece(mid, self.b, self.cell, 1, self.f, noise and list(noise))]
 
 
 def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
                          max_refinements: int = MAX_REFINEMENTS, hints=None,
-                         rounding_floor: bool = False, plateau_exit: bool = False):
+                         rounding_floor: bool = False, plateau_exit: bool = False,
+                         settle: bool = False):
     r"""``(values, errors, sizes)``, one entry per member, of the integrals
     :math:`\sum_i \int_{a_i}^{b_i} f_i^{(r)}` of a vector of integrands that share their pieces
     and nodes: ``pieces`` a list of ``(a, b, f, cell)`` as for :func:`gauss_legendre_pieces`,
@@ -457,6 +496,17 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
     weights, about the same on any rule) -- and the result is returned, its ``errors`` the
     full estimates (rounding included), above ``rtol * sizes`` for such a member: the caller
     must check them.
+
+    ``settle`` (for integrals computed at many different arguments in turn: the inner ones of a
+    two-dimensional integral, one per outer node): the level remembered for a cell is one below
+    the accepted one where every member's top coefficient there, :math:`C_n`, is at most
+    :math:`\tau S/(2^{10} N)` (:math:`\tau` = ``rtol``, :math:`S` the member's size, :math:`N`
+    the number of pieces) -- where the rule of the level below would have been accepted on its
+    own share: for :math:`|c_j| \approx sq^j` its estimate is :math:`2^8(2C_{n/2})^2/s \approx
+    2^{10}C_n`. Without it a cell's remembered level only rises (it is the level accepted, and
+    the next evaluation starts there), so the hardest argument met sets the level of every later
+    one (the noisy ReLU's inner integrals: 263,000 nodes per map at 15 digits, against 173,000
+    started at level 1 each time). A starting level changes only where the refinement starts.
 
     ``plateau_exit``: :class:`NotResolved` is raised at once, its ``floor`` set, where for every
     member not accepted the pieces on a noise plateau (``_plateau``) alone exceed its
@@ -496,7 +546,12 @@ def gauss_legendre_fused(pieces, rtol, memory=None, start_level: int = 1,
         if not failing:
             levels: dict = {}
             for p in live:
-                levels[p.cell] = max(levels.get(p.cell, 1), p.level)
+                level = p.level
+                if settle and level > 1 and p.tails is not None and all(
+                        SETTLE * max(abs(t) for t in p.tails[r]) <= rtol * sizes[r] / len(live)
+                        for r in members):
+                    level -= 1  # the level below would have been accepted (``settle``)
+                levels[p.cell] = max(levels.get(p.cell, 1), level)
             memory.update(levels)
             if hints is not None:
                 hints.note(levels)
