@@ -559,11 +559,16 @@ def owens_u_ball(h, a):
 _BALL_MEMO: dict = {}
 
 
-def _memo_key(which: str, h, a):
+def _parts(h, a):
+    """The balls' midpoints and radii as exact ``(mantissa, exponent)`` pairs (the memo's key,
+    computed once per call: ~1 us each)."""
+    return (h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp())
+
+
+def _memo_key(which: str, h, a, parts=None):
     import flint
 
-    return (which, h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp(),
-            flint.ctx.prec)
+    return (which, parts or _parts(h, a), flint.ctx.prec)
 
 
 def _remember(key, value):
@@ -572,17 +577,22 @@ def _remember(key, value):
     _BALL_MEMO[key] = value
 
 
-def _remembered(which: str, h, a, share: bool = True):
+def _remembered(which: str, h, a, share: bool = True, parts=None):
     h, a = _as_ball(h), _as_ball(a)
-    key = _memo_key(which, h, a)
+    parts = parts or _parts(h, a)
+    key = _memo_key(which, h, a, parts)
     hit = _BALL_MEMO.get(key)
     if hit is None:
-        if h.rad() != 0 or a.rad() != 0:
-            hit = _mean_value(which, h, a)
+        if parts[1] != _ZERO or parts[3] != _ZERO:
+            hit = _mean_value(which, h, a, parts)
         else:
-            hit = _t_ball(h, a, share) if which == "T" else _u_ball(h, a)
+            hit = _t_ball(h, a, share, parts) if which == "T" else _u_ball(h, a, parts)
         _remember(key, hit)
     return hit
+
+
+_ZERO = (0, 0)
+"""The ``(mantissa, exponent)`` of a zero radius."""
 
 
 def _derivatives(which: str, h, a):
@@ -614,7 +624,7 @@ def _derivatives(which: str, h, a):
     return -phi * x.erfc() / 2, -da
 
 
-def _mean_value(which: str, h, a):
+def _mean_value(which: str, h, a, parts=None):
     r"""An enclosure of :math:`T(h, a)` or :math:`U(h, a)` (``which``) for balls with a radius,
     :math:`h = h_0 \pm r`, :math:`a = a_0 \pm \rho`, at flint's working precision: by the
     mean-value theorem on the segment from :math:`(h_0, a_0)` to :math:`(h, a)` (inside the box),
@@ -633,14 +643,25 @@ def _mean_value(which: str, h, a):
     arb = flint.arb
     if not (h.is_finite() and a.is_finite()) or (which == "U" and not a > 0):
         return _nan()
-    center = _remembered(which, arb(h.mid()), arb(a.mid()))
+    parts = parts or _parts(h, a)
+    center = _remembered(which, arb(h.mid()), arb(a.mid()),
+                         parts=(parts[0], _ZERO, parts[2], _ZERO))
     if not center.is_finite():
         return center
-    dh, da = _derivative_bounds(which, h, a)
+    key = (parts, flint.ctx.prec)  # (T and U of one box: one evaluation of the bounds)
+    bounds = _BOUNDS.get(key)
+    if bounds is None:
+        if len(_BOUNDS) >= MEMO:
+            _BOUNDS.clear()
+        bounds = _BOUNDS[key] = _derivative_bounds("TU", h, a)
+    dh, da = bounds[0] if which == "T" else bounds[1], bounds[2]
     spread = dh * h.rad() + da * a.rad()
     if not spread.is_finite():
         return _nan()
     return center + arb(0, spread.upper())
+
+
+_BOUNDS: dict = {}
 
 
 def _derivative_bounds(which: str, h, a):
@@ -663,7 +684,8 @@ def _derivative_bounds(which: str, h, a):
     enclosures). Evaluated at
     :math:`64 + \log_2 M` bits, :math:`M \ge h^2(1 + a^2)`: an exponent :math:`M` known to
     :math:`q` bits is a factor :math:`e^{M2^{-q}} < 1 + 2^{-60}` uncertain, so the bounds are
-    within that of the suprema of the bounding formulas."""
+    within that of the suprema of the bounding formulas. ``which == "TU"``: ``(Dh of T, Dh of
+    U, Da)``."""
     import flint
 
     arb = flint.arb
@@ -677,25 +699,31 @@ def _derivative_bounds(which: str, h, a):
         a2 = 1 + a * a
         root = (2 * arb.pi()).sqrt()
         E = (-h2 * a2 / 2).exp()
-        da = E / (2 * arb.pi() * a2)
-        if which == "T":
-            dh = (-h2 / 2).exp() / (2 * root)
-            x = abs(a * h).upper() / arb(2).sqrt()  # |erf x| <= 2|x|/sqrt(pi) as well
+        da = arb(abs(E / (2 * arb.pi() * a2)).upper())
+        phi = (-h2 / 2).exp() / root
+        ah = a * h
+        out = []
+        if "T" in which:
+            dh = phi / 2
+            x = abs(ah).upper() / arb(2).sqrt()  # |erf x| <= 2|x|/sqrt(pi) as well
             if x * 2 < arb.pi().sqrt():
                 dh = dh * 2 * x / arb.pi().sqrt()
-        elif a * h > 0:
-            x = (a * h).lower() / arb(2).sqrt()
-            dh = E / (2 * root)
-            if x * arb.pi().sqrt() > 1:
-                dh = dh / (x * arb.pi().sqrt())
-        else:
-            dh = (-h2 / 2).exp() / root
-        return arb(abs(dh).upper()), arb(abs(da).upper())
+            out.append(arb(abs(dh).upper()))
+        if "U" in which:
+            if ah > 0:
+                x = ah.lower() / arb(2).sqrt()
+                dh = E / (2 * root)
+                if x * arb.pi().sqrt() > 1:
+                    dh = dh / (x * arb.pi().sqrt())
+            else:
+                dh = phi
+            out.append(arb(abs(dh).upper()))
+        return (*out, da)
     finally:
         flint.ctx.prec = old
 
 
-def _t_ball(h, a, share: bool = True):
+def _t_ball(h, a, share: bool = True, parts=None):
     r"""An enclosure of Owen's :math:`T(h, a)` for real balls (python-flint ``arb``) at
     flint's working precision :math:`p`: where :math:`S = \sup s a^2 \le` :data:`SERIES_MAX`,
     :math:`T = e^{-s}F(s, a)/(2\pi)` by the series of ``_series_f`` at :math:`p + 24 +
@@ -716,8 +744,9 @@ def _t_ball(h, a, share: bool = True):
             # T and U from one series: U's difference form sums T at its (higher) precision
             # and leaves that T, rounded to p, in the memo (an integrand naming T(h, a) names
             # U(h, a) too: the committee's channel)
-            owens_u_ball(h, a)
-            hit = _BALL_MEMO.get(_memo_key("T", h, a))
+            parts = parts or _parts(h, a)
+            _remembered("U", h, a, parts=parts)
+            hit = _BALL_MEMO.get(_memo_key("T", h, a, parts))
             if hit is not None:
                 return hit
         bits = p + GUARD + int(math.ceil(S * 1.4426950408889634)) + 8
@@ -744,7 +773,7 @@ def _t_ball(h, a, share: bool = True):
     return +value
 
 
-def _u_ball(h, a):
+def _u_ball(h, a, parts=None):
     r"""An enclosure of :math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)` for
     real balls, :math:`a > 0` (NaN otherwise), at flint's working precision :math:`p`: where
     :math:`S = \sup s a^2 \le` :data:`SERIES_MAX` the difference, :math:`T` by the series at
@@ -766,7 +795,8 @@ def _u_ball(h, a):
             bits = p + GUARD + 2 * int(math.ceil(S * 1.4426950408889634)) + 16 \
                 if S <= SERIES_MAX else p + GUARD
             flint.ctx.prec = bits
-            t_hi = _remembered("T", h, a, share=False)
+            parts = parts or _parts(h, a)
+            t_hi = _remembered("T", h, a, share=False, parts=parts)
             value = (h / flint.arb(2).sqrt()).erfc() / 4 - t_hi
         elif h > 0:
             t_hi = None
@@ -776,7 +806,7 @@ def _u_ball(h, a):
     finally:
         flint.ctx.prec = old
     if t_hi is not None and S <= SERIES_MAX:
-        key = _memo_key("T", h, a)  # (at p: T(h, a) named next costs no second series)
+        key = _memo_key("T", h, a, parts)  # (at p: T(h, a) named next costs no second series)
         if key not in _BALL_MEMO:
             _remember(key, +t_hi)
     return +value
