@@ -101,7 +101,7 @@ MAX_NODES = 1024
 SAFETY = 256
 """The factor of the squared estimate (as ``replica.symbolic.quadrature.SAFETY``)."""
 
-MEMO = 4096
+MEMO = 16384
 """Values remembered (keyed on the arguments' binary values, the function and the precision):
 an integrand and its derivatives name the same :math:`T(h, a)` several times."""
 
