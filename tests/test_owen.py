@@ -242,12 +242,12 @@ def _u_amb(hv, av):
 
 
 def test_derivative_formulas_against_numerical_differentiation():
-    """(~0.4 s at low load, as the first test above; 1.2 s CPU at load 8) owen._derivatives (dT/dh = -phi(h)(Phi(ah) - 1/2), dT/da = e^{-h^2(1+a^2)/2}/(2 pi
-    (1 + a^2)), dU/dh = -phi(h) Phi(-ah), dU/da = -dT/da) at point balls (170 bits) contain
-    mpmath.diff of the tanh-sinh definitions at 60 digits (to 2^-120 of their size: mpmath.diff
-    agrees with itself to about 45 digits), and
-    owen._derivative_bounds (the error functions bounded by exponentials) bound their absolute
-    values from above, within a factor 2.5."""
+    """(~0.4 s at low load, as the first test above; 1.2 s CPU at load 8) owen._derivatives
+    (dT/dh = -phi(h)(Phi(ah) - 1/2), dT/da = e^{-h^2(1+a^2)/2}/(2 pi (1 + a^2)), dU/dh =
+    -phi(h) Phi(-ah), dU/da = -dT/da) at point balls (170 bits) contain mpmath.diff of the
+    tanh-sinh definitions at 60 digits (to 2^-120 of their size: mpmath.diff agrees with itself
+    to about 45 digits), and owen._derivative_bounds (the error functions bounded by
+    exponentials) bound their absolute values from above, within a factor 2.5."""
     import flint
 
     from replica.symbolic.owen import _derivative_bounds, _derivatives
