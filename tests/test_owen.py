@@ -222,3 +222,120 @@ def test_t_and_u_share_one_series_and_one_tail_integral(monkeypatch):
                 _assert_tight_enclosure(ball, ref, (hv, av))
     finally:
         flint.ctx.prec = old
+
+
+# ---------------------------------------------------------------------------------------------
+# balls with a radius (owen._mean_value): the value at the exact midpoint plus the derivatives'
+# suprema over the box times the radii
+# ---------------------------------------------------------------------------------------------
+DERIVATIVE_POINTS = [(0.3, 1.05), (1.5, 1.4), (-0.8, 1.4), (3.0, -0.3), (1e-3, 0.5)]
+DERIVATIVE_POINTS_U = [(1.5, 1.4), (-0.8, 1.4)]
+
+
+def _t_amb(hv, av):
+    """T by the definition at mpmath's working precision (which mpmath.diff raises)."""
+    return mpmath.sign(av) * _t_def(abs(hv), abs(av))
+
+
+def _u_amb(hv, av):
+    return mpmath.erfc(hv / mpmath.sqrt(2)) / 4 - _t_def(hv, av)
+
+
+def test_derivative_formulas_against_numerical_differentiation():
+    """(~0.4 s at low load, as the first test above; 1.2 s CPU at load 8) owen._derivatives
+    (dT/dh = -phi(h)(Phi(ah) - 1/2), dT/da = e^{-h^2(1+a^2)/2}/(2 pi (1 + a^2)), dU/dh =
+    -phi(h) Phi(-ah), dU/da = -dT/da) at point balls (170 bits) contain mpmath.diff of the
+    tanh-sinh definitions at 60 digits (to 2^-120 of their size: mpmath.diff agrees with itself
+    to about 45 digits), and owen._derivative_bounds (the error functions bounded by
+    exponentials) bound their absolute values from above, within a factor 2.5."""
+    import flint
+
+    from replica.symbolic.owen import _derivative_bounds, _derivatives
+
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 170
+        for hv, av in DERIVATIVE_POINTS:
+            with mpmath.workdps(60):
+                h0, a0 = mpmath.mpf(hv), mpmath.mpf(av)
+                refs = {"T": (mpmath.diff(lambda x: _t_amb(x, a0), h0),
+                              mpmath.diff(lambda x: _t_amb(h0, x), a0))}
+            if (hv, av) in DERIVATIVE_POINTS_U:  # (U's difference loses 10 digits at most)
+                with mpmath.workdps(70):
+                    refs["U"] = (mpmath.diff(lambda x: _u_amb(x, a0), h0),
+                                 mpmath.diff(lambda x: _u_amb(h0, x), a0))
+            hb, ab = flint.arb(hv), flint.arb(av)
+            for which, ref in refs.items():
+                balls = _derivatives(which, hb, ab)
+                bounds = _derivative_bounds(which, hb, ab)
+                for ball, r, bound in zip(balls, ref, bounds):
+                    with mpmath.workdps(80):
+                        refb = flint.arb(mpmath.nstr(r, 70))
+                    tol = abs(refb).upper() * flint.arb(2) ** -120
+                    assert (ball + flint.arb(0, tol)).overlaps(refb), (which, hv, av, ball, r)
+                    assert abs(ball).upper() <= bound <= 2.5 * abs(ball).upper(), (
+                        which, hv, av, ball, bound)
+    finally:
+        flint.ctx.prec = old
+
+
+RADIUS_POINTS = [(2.5, 1.4, 1e-12, 1e-12), (-0.8, 1.4, 1e-15, 0.0), (3.0, -0.3, 1e-12, 1e-12)]
+"""(h, a, radius of h, radius of a): the series (2.5), h < 0, a < 0 (T only)."""
+
+RADIUS_POINTS_FAR = [(8.0, 1.4, 0.0, 1e-15), (7.0, 1.386, 1e-30, 1e-30), (10.0, 1.05, 1e-20, 1e-20)]
+"""The tail form (8, 10) and h = 7 at the committee's a with radii of its rounding at 100
+bits."""
+
+
+def test_balls_with_a_radius_enclose_the_values_over_the_box():
+    """(0.5 s) A ball h = h0 +- r, a = a0 +- rho (owens_t_ball / owens_u_ball: the value at the
+    midpoint plus the derivatives' suprema times the radii) contains the 60-digit values at the
+    midpoint and at the corners (h0 +- r, a0 +- rho), and is tight: its radius at most 2.5 times
+    the variation (|T(h0 + r, a0) - T(h0, a0)| + |T(h0, a0 + rho) - T(h0, a0)|) plus 2^-160 of
+    the value. A derivative bound halved leaves a corner outside, doubled the radius is too wide
+    (planted: both fail)."""
+    _check_radius_balls(RADIUS_POINTS)
+
+
+@pytest.mark.slow
+def test_balls_with_a_radius_enclose_the_values_over_the_box_far_out():
+    """(3 s: the references) As above in the tail form and at the committee's a."""
+    _check_radius_balls(RADIUS_POINTS_FAR)
+
+
+def _check_radius_balls(points):
+    import flint
+
+    from replica.symbolic.owen import _BALL_MEMO, owens_t_ball, owens_u_ball
+
+    _BALL_MEMO.clear()
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 170
+        for hv, av, r, rho in points:
+            hb = flint.arb(hv, r)
+            ab = flint.arb(av, rho)
+            assert hb.rad() > 0 or ab.rad() > 0
+            with mpmath.workdps(80):
+                # the exact endpoints of the balls (the radius as python-flint rounded it up)
+                H0, A0 = mpmath.mpf(hv), mpmath.mpf(av)
+                R = mpmath.mpf(flint.arb(hb.rad()).str(50, radius=False))
+                P = mpmath.mpf(flint.arb(ab.rad()).str(50, radius=False))
+                corners = [(H0, A0), (H0 + R, A0), (H0, A0 + P), (H0 - R, A0 - P)]
+            cases = [("T", owens_t_ball, _t_ref)] + (
+                [("U", owens_u_ball, _u_ref)] if av > 0 else [])
+            for which, fn, ref in cases:
+                ball = fn(hb, ab)
+                assert ball.is_finite(), (which, hv, av)
+                values = [ref(x, y, 60) for x, y in corners]
+                for (x, y), v in zip(corners, values):
+                    with mpmath.workdps(80):
+                        vb = flint.arb(mpmath.nstr(v, 70))
+                    assert ball.overlaps(vb), (which, hv, av, x, y, ball, v)
+                with mpmath.workdps(80):
+                    spread = abs(values[1] - values[0]) + abs(values[3] - values[0])
+                    cap = flint.arb(mpmath.nstr(2.5 * spread + abs(values[0]) * mpmath.mpf(2)
+                                                ** -160, 30))
+                assert ball.rad() <= cap, (which, hv, av, ball.rad(), spread)
+    finally:
+        flint.ctx.prec = old

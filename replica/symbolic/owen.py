@@ -64,6 +64,16 @@ bounded and added to the radius, for balls :math:`h`, :math:`a` (:math:`s = h^2/
   :math:`[0, V]` and :math:`\int_V^\infty \le e^{-2saV - sV^2}/((1 + (a + V)^2)2s(a +
   V))`; :math:`T = \tfrac14\operatorname{erfc}(h/\sqrt2) - U`.
 
+These forms are evaluated at *point* balls only: for balls with a radius, :math:`h = h_0 \pm
+r`, :math:`a = a_0 \pm \rho` (the quadrature's nodes and the order parameters carry their
+rounding), the value is the mean-value enclosure :math:`T(h_0, a_0) \pm (r\sup|\partial_hT| +
+\rho\sup|\partial_aT|)` over the box (``_mean_value``; :math:`\partial_hT = -\varphi(h)(\Phi(ah) -
+\tfrac12)`, :math:`\partial_aT = e^{-h^2(1 + a^2)/2}/(2\pi(1 + a^2))`, :math:`\partial_hU =
+-\varphi(h)\Phi(-ah)`, :math:`\partial_aU = -\partial_aT`, bounded in ``_derivative_bounds``),
+likewise for :math:`U`: the series evaluated at a ball :math:`s` would widen by about
+:math:`e^{S}` (its Horner sum of the terms' absolute values), and :math:`U`'s difference lose as
+many bits again (up to 145 of 196 in the committee's 30-digit solve before).
+
 Where an integrand names :math:`T(h, a)` and :math:`U(h, a)` (the committee's channel), both
 come from one evaluation: within the series, :math:`T` is taken (rounded) from the
 higher-precision sum of :math:`U`'s difference form; beyond, :math:`T = \tfrac14
@@ -91,7 +101,7 @@ MAX_NODES = 1024
 SAFETY = 256
 """The factor of the squared estimate (as ``replica.symbolic.quadrature.SAFETY``)."""
 
-MEMO = 4096
+MEMO = 16384
 """Values remembered (keyed on the arguments' binary values, the function and the precision):
 an integrand and its derivatives name the same :math:`T(h, a)` several times."""
 
@@ -549,11 +559,16 @@ def owens_u_ball(h, a):
 _BALL_MEMO: dict = {}
 
 
-def _memo_key(which: str, h, a):
+def _parts(h, a):
+    """The balls' midpoints and radii as exact ``(mantissa, exponent)`` pairs (the memo's key,
+    computed once per call: ~1 us each)."""
+    return (h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp())
+
+
+def _memo_key(which: str, h, a, parts=None):
     import flint
 
-    return (which, h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp(),
-            flint.ctx.prec)
+    return (which, parts or _parts(h, a), flint.ctx.prec)
 
 
 def _remember(key, value):
@@ -562,17 +577,153 @@ def _remember(key, value):
     _BALL_MEMO[key] = value
 
 
-def _remembered(which: str, h, a, share: bool = True):
+def _remembered(which: str, h, a, share: bool = True, parts=None):
     h, a = _as_ball(h), _as_ball(a)
-    key = _memo_key(which, h, a)
+    parts = parts or _parts(h, a)
+    key = _memo_key(which, h, a, parts)
     hit = _BALL_MEMO.get(key)
     if hit is None:
-        hit = _t_ball(h, a, share) if which == "T" else _u_ball(h, a)
+        if parts[1] != _ZERO or parts[3] != _ZERO:
+            hit = _mean_value(which, h, a, parts)
+        else:
+            hit = _t_ball(h, a, share, parts) if which == "T" else _u_ball(h, a, parts)
         _remember(key, hit)
     return hit
 
 
-def _t_ball(h, a, share: bool = True):
+_ZERO = (0, 0)
+"""The ``(mantissa, exponent)`` of a zero radius."""
+
+
+def _derivatives(which: str, h, a):
+    r"""Balls of the partial derivatives :math:`(\partial_h, \partial_a)` of :math:`T(h, a)`
+    (``which == "T"``) or :math:`U(h, a)` (``"U"``) over the balls ``h``, ``a`` (each an
+    enclosure of the derivative's values on the whole box: arb's range enclosures), at flint's
+    working precision:
+
+    .. math::
+        \partial_hT = -\varphi(h)\,\tfrac12\operatorname{erf}\frac{ah}{\sqrt2},\qquad
+        \partial_aT = \frac{e^{-h^2(1 + a^2)/2}}{2\pi(1 + a^2)},\qquad
+        \partial_hU = -\varphi(h)\,\tfrac12\operatorname{erfc}\frac{ah}{\sqrt2},\qquad
+        \partial_aU = -\partial_aT,
+
+    :math:`\varphi(h) = e^{-h^2/2}/\sqrt{2\pi}`: differentiating under the integral,
+    :math:`\partial_hT = -\frac{h}{2\pi}e^{-h^2/2}\int_0^ae^{-h^2x^2/2}dx = -\varphi(h)
+    (\Phi(ah) - \tfrac12)`; the integrand at :math:`x = a` gives :math:`\partial_aT`; and
+    :math:`\partial_h\tfrac14\operatorname{erfc}(h/\sqrt2) = -\varphi(h)/2`, so
+    :math:`\partial_hU = -\varphi(h)(1 - \Phi(ah)) = -\varphi(h)\Phi(-ah)`."""
+    import flint
+
+    arb = flint.arb
+    h2 = h * h
+    phi = (-h2 / 2).exp() / (2 * arb.pi()).sqrt()
+    x = a * h / arb(2).sqrt()
+    da = (-h2 * (1 + a * a) / 2).exp() / (2 * arb.pi() * (1 + a * a))
+    if which == "T":
+        return -phi * x.erf() / 2, da
+    return -phi * x.erfc() / 2, -da
+
+
+def _mean_value(which: str, h, a, parts=None):
+    r"""An enclosure of :math:`T(h, a)` or :math:`U(h, a)` (``which``) for balls with a radius,
+    :math:`h = h_0 \pm r`, :math:`a = a_0 \pm \rho`, at flint's working precision: by the
+    mean-value theorem on the segment from :math:`(h_0, a_0)` to :math:`(h, a)` (inside the box),
+
+    .. math::
+        T(h, a) \in T(h_0, a_0) + [-1, 1]\,\bigl(r\sup_{\rm box}|\partial_hT| +
+        \rho\sup_{\rm box}|\partial_aT|\bigr),
+
+    the value at the exact midpoint a point ball (the series or the tail form, whose balls are
+    then tight: the series' Horner evaluation of a ball :math:`s` would widen by about
+    :math:`e^{sa^2}`, and :math:`U`'s difference lose that many bits again), the suprema from
+    ``_derivatives`` over the box. :math:`U` needs :math:`a > 0` on the whole ball (NaN
+    otherwise), as ``_u_ball``."""
+    import flint
+
+    arb = flint.arb
+    if not (h.is_finite() and a.is_finite()) or (which == "U" and not a > 0):
+        return _nan()
+    parts = parts or _parts(h, a)
+    center = _remembered(which, arb(h.mid()), arb(a.mid()),
+                         parts=(parts[0], _ZERO, parts[2], _ZERO))
+    if not center.is_finite():
+        return center
+    key = (parts, flint.ctx.prec)  # (T and U of one box: one evaluation of the bounds)
+    bounds = _BOUNDS.get(key)
+    if bounds is None:
+        if len(_BOUNDS) >= MEMO:
+            _BOUNDS.clear()
+        bounds = _BOUNDS[key] = _derivative_bounds("TU", h, a)
+    dh, da = bounds[0] if which == "T" else bounds[1], bounds[2]
+    spread = dh * h.rad() + da * a.rad()
+    if not spread.is_finite():
+        return _nan()
+    return center + arb(0, spread.upper())
+
+
+_BOUNDS: dict = {}
+
+
+def _derivative_bounds(which: str, h, a):
+    r"""Upper bounds ``(Dh, Da)`` (``arb``) of :math:`\sup|\partial_hT|` and
+    :math:`\sup|\partial_aT|` (or :math:`U`'s) over the balls ``h``, ``a``, from the formulas
+    of ``_derivatives`` with the error functions bounded by exponentials (the error functions
+    of balls cost 15-20 us, 20 times an exponential): :math:`|\operatorname{erf}x| \le \min(1,
+    2|x|/\sqrt\pi)`,
+    :math:`\operatorname{erfc}x \le e^{-x^2}\min(1, 1/(x\sqrt\pi))` for :math:`x > 0`
+    (:math:`\le 2` else), so with :math:`E = e^{-h^2(1 + a^2)/2}`
+
+    .. math::
+        |\partial_hT| \le \frac{\varphi(h)}2\min\Bigl(1, \frac{\sqrt2|ah|}{\sqrt\pi}\Bigr),
+        \quad
+        |\partial_hU| \le \frac{E}{2\sqrt{2\pi}}\min\Bigl(1, \frac{\sqrt2}{ah\sqrt\pi}
+        \Bigr)\ (ah > 0;\ \varphi(h)\text{ else}),\quad
+        |\partial_aT| = |\partial_aU| = \frac{E}{2\pi(1 + a^2)},
+
+    (the last an equality), each taken at the upper end of its ball over the box (arb's range
+    enclosures). Evaluated at
+    :math:`64 + \log_2 M` bits, :math:`M \ge h^2(1 + a^2)`: an exponent :math:`M` known to
+    :math:`q` bits is a factor :math:`e^{M2^{-q}} < 1 + 2^{-60}` uncertain, so the bounds are
+    within that of the suprema of the bounding formulas. ``which == "TU"``: ``(Dh of T, Dh of
+    U, Da)``."""
+    import flint
+
+    arb = flint.arb
+    big = float((h * h * (1 + a * a)).upper()) if h.is_finite() and a.is_finite() else math.inf
+    if not math.isfinite(big):
+        return arb("inf"), arb("inf")
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 64 + (max(0, math.frexp(big)[1]) if big > 1 else 0)
+        h2 = h * h
+        a2 = 1 + a * a
+        root = (2 * arb.pi()).sqrt()
+        E = (-h2 * a2 / 2).exp()
+        da = arb(abs(E / (2 * arb.pi() * a2)).upper())
+        phi = (-h2 / 2).exp() / root
+        ah = a * h
+        out = []
+        if "T" in which:
+            dh = phi / 2
+            x = abs(ah).upper() / arb(2).sqrt()  # |erf x| <= 2|x|/sqrt(pi) as well
+            if x * 2 < arb.pi().sqrt():
+                dh = dh * 2 * x / arb.pi().sqrt()
+            out.append(arb(abs(dh).upper()))
+        if "U" in which:
+            if ah > 0:
+                x = ah.lower() / arb(2).sqrt()
+                dh = E / (2 * root)
+                if x * arb.pi().sqrt() > 1:
+                    dh = dh / (x * arb.pi().sqrt())
+            else:
+                dh = phi
+            out.append(arb(abs(dh).upper()))
+        return (*out, da)
+    finally:
+        flint.ctx.prec = old
+
+
+def _t_ball(h, a, share: bool = True, parts=None):
     r"""An enclosure of Owen's :math:`T(h, a)` for real balls (python-flint ``arb``) at
     flint's working precision :math:`p`: where :math:`S = \sup s a^2 \le` :data:`SERIES_MAX`,
     :math:`T = e^{-s}F(s, a)/(2\pi)` by the series of ``_series_f`` at :math:`p + 24 +
@@ -593,8 +744,9 @@ def _t_ball(h, a, share: bool = True):
             # T and U from one series: U's difference form sums T at its (higher) precision
             # and leaves that T, rounded to p, in the memo (an integrand naming T(h, a) names
             # U(h, a) too: the committee's channel)
-            owens_u_ball(h, a)
-            hit = _BALL_MEMO.get(_memo_key("T", h, a))
+            parts = parts or _parts(h, a)
+            _remembered("U", h, a, parts=parts)
+            hit = _BALL_MEMO.get(_memo_key("T", h, a, parts))
             if hit is not None:
                 return hit
         bits = p + GUARD + int(math.ceil(S * 1.4426950408889634)) + 8
@@ -621,7 +773,7 @@ def _t_ball(h, a, share: bool = True):
     return +value
 
 
-def _u_ball(h, a):
+def _u_ball(h, a, parts=None):
     r"""An enclosure of :math:`U(h, a) = \tfrac14\operatorname{erfc}(h/\sqrt2) - T(h, a)` for
     real balls, :math:`a > 0` (NaN otherwise), at flint's working precision :math:`p`: where
     :math:`S = \sup s a^2 \le` :data:`SERIES_MAX` the difference, :math:`T` by the series at
@@ -643,7 +795,8 @@ def _u_ball(h, a):
             bits = p + GUARD + 2 * int(math.ceil(S * 1.4426950408889634)) + 16 \
                 if S <= SERIES_MAX else p + GUARD
             flint.ctx.prec = bits
-            t_hi = _remembered("T", h, a, share=False)
+            parts = parts or _parts(h, a)
+            t_hi = _remembered("T", h, a, share=False, parts=parts)
             value = (h / flint.arb(2).sqrt()).erfc() / 4 - t_hi
         elif h > 0:
             t_hi = None
@@ -653,7 +806,7 @@ def _u_ball(h, a):
     finally:
         flint.ctx.prec = old
     if t_hi is not None and S <= SERIES_MAX:
-        key = _memo_key("T", h, a)  # (at p: T(h, a) named next costs no second series)
+        key = _memo_key("T", h, a, parts)  # (at p: T(h, a) named next costs no second series)
         if key not in _BALL_MEMO:
             _remember(key, +t_hi)
     return +value
