@@ -123,11 +123,11 @@ from .result import Status
 ROOT_RTOL = 4e-16
 """Relative step at which a scalar root of the start stops (as in the NumPy path)."""
 ROOT_MAXITER = 200
+"""Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
 PAIR_MIN = 32
 """The smallest batch (``solve_points`` call) whose scalar roots a kernel with one scalar root
 solves as two continuation chains in lock step (:meth:`Kernel._root_pair`); a smaller one is
 one chain."""
-"""Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
 NEWTON_SWEEPS = 100
 """Newton sweeps an iterated point may take in the kernel before it is left to the NumPy path."""
 PARALLEL_MIN = 512
