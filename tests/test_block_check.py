@@ -409,10 +409,14 @@ def test_a_point_ending_at_a_rejected_newton_step_is_staged_at_its_solution(lowr
 def _newton_point_one_by_one(k, P, rtol):
     """The unknowns and relative changes of the kernel's single-thread solve recomputed point by
     point with its one-point functions, as the solve called them before the first Newton sweep
-    was taken eight points at a time: the scalar root (continued from point to point), the
-    start, and ``newton_point`` from it (every sweep, one point at a time)."""
+    was taken eight points at a time: the scalar root (continued from point to point, along
+    the solve's two chains where it has at least ``PAIR_MIN`` points: ``Kernel._root_pair``),
+    the start, and ``newton_point`` from it (every sweep, one point at a time)."""
+    from replica.numerics import kernels
+
     mod, none = k.module, np.zeros(0)
     N = P[0].size
+    mid = (N + 1) // 2 if N >= kernels.PAIR_MIN else N
     Pm = np.empty((k.n_p, N))
     for j, v in enumerate(P):
         Pm[j] = v
@@ -423,6 +427,8 @@ def _newton_point_one_by_one(k, P, rtol):
     X, rel, sweeps = np.empty((k.n, N)), np.empty(N), np.empty(N, dtype=np.int64)
     for i in range(N):
         p = Pm[:, i]
+        if i == mid:  # (the second chain: from no root before)
+            warm = np.full(k.warm_size, np.nan)
         assert mod.root_0_0(p, known, warm, none, none, none, t, W) >= 0
         mod.start_staged(p, known, none, none, none, t, st)
         X[:, i] = mod.s_values_outer(*p, known[0], *st)

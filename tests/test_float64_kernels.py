@@ -191,12 +191,45 @@ def test_a_compiled_check_numba_cannot_type_falls_back(monkeypatch):
     assert kernels.kernel(m) is None
 
 
+def _chain_starts(bounds) -> list:
+    """The first points of the continuation chains of ``solve_points`` calls on the points
+    ``bounds[k] <= i < bounds[k + 1]``: each call's first point, and the middle of a call of at
+    least ``PAIR_MIN`` points (its second chain, ``Kernel._root_pair``)."""
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        out.append(lo)
+        if hi - lo >= kernels.PAIR_MIN:
+            out.append(lo + (hi - lo + 1) // 2)
+    return out
+
+
+def _replayed_steps(k, P, shape, bounds):
+    """The steps of the low-rank kernel's ``root_0_0`` called point by point along the chains
+    of ``solve_points`` calls on the points ``bounds[k] <= i < bounds[k + 1]`` (``P``: the
+    parameters as ``Kernel.__call__`` gets them), each chain from no root before."""
+    N = int(np.prod(shape))
+    Pm = np.empty((k.n_p, N))
+    for j, v in enumerate(P):
+        Pm[j].reshape(shape)[...] = v
+    mod, z = k.module, np.zeros(0)
+    W = np.empty((mod.WS_ROWS, mod.WS_WIDTH))
+    starts = _chain_starts(bounds) + [N]
+    out = np.zeros(N, np.int64)
+    for lo, hi in zip(starts[:-1], starts[1:]):
+        warm = np.full(k.warm_size, np.nan)
+        for i in range(lo, hi):
+            out[i] = mod.root_0_0(np.ascontiguousarray(Pm[:, i]), np.empty(1), warm, z, z, z,
+                                  z, W)
+    return out
+
+
 @numba_missing
 @pytest.mark.slow
 def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeypatch):
     """From ``PARALLEL_MIN`` points on, with several threads, a checked batch is solved and
-    checked in one part of consecutive points per thread (``Kernel._solve_parts_on_threads``),
-    each part's continuation started afresh at its first point. Against the sequential solve
+    checked in chunks of consecutive points (``kernels.chunk_points``) that the threads take in
+    turn (``Kernel._solve_parts_on_threads``), each chunk's continuation started afresh at its
+    first point (below, a chunk is a "part"). Against the sequential solve
     (one thread: the kernel's single loop), on the three benchmark grids (10^4 points), 600
     random low-rank points (converged, not-verified and unconverged ones) and a 600-point curve
     in alpha, in 2, 3 and 7 parts:
@@ -208,14 +241,17 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
       resolution, so two solutions of the same point can be apart by the two estimates
       together (the larger one alone is exceeded: 9.0e-15 apart against estimates of 4.2e-15
       and 6.9e-15 at one point of the tau = 1/2 grid in 3 parts);
-    * each part carries its continuation: the scalar root's safeguarded Newton steps are the
-      sequential solve's at every point but the first ``NEAR`` = 32 of each part (a part solved
-      point by point from the declared start changes them at most points). A part's first roots
-      start from their brackets and may end a few units in the last place from the sequential
-      ones; since the start is the predictor ``2 u_1 - u_2`` (``Kernel._root_solver``) such a
-      difference is carried along the part's next points, and may change their steps: measured
-      on the tau = 1/2 grid in 7 parts, 26 points at most 28 points after a part's start (before
-      the predictor the steps differed only at a part's first four points);
+    * each part carries its continuation, and its chains are where ``_chain_starts`` puts
+      them: the scalar root's safeguarded Newton steps at every point (``ITERS``), of the
+      sequential solve and of the split one, are those of ``root_0_0`` called point by point
+      along the chains of that solve (each chain from no root before: a ``solve_points`` call
+      of at least ``PAIR_MIN`` points solves its roots as two chains, the second from its
+      middle point), replayed here (``_replayed_steps``). (Before, the steps were asserted
+      equal to the sequential solve's at all but the first 32 points of each chain: a part's
+      first roots start from their brackets and may end a few units in the last place from
+      the sequential ones, and the predictor ``2 u_1 - u_2`` carries such a difference along
+      the chain -- with the chunks of the dynamic split, 33 points after a chunk's start on
+      the tau = 1/2 grid in 7 threads.)
     * each point's estimate is the serial check's (``Kernel.check``) at its own solution (where
       the kernel leaves no point to the NumPy path), and with one thread the parts are not used
       (the single loop, bit for bit)."""
@@ -264,6 +300,7 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
         seq_steps, left = steps[-1].copy(), len(calls) > 1
         statuses |= set(np.asarray(seq["status"]).ravel())
         k, P, spec, shape, rtol = calls[-1]
+        seq_want = _replayed_steps(k, P, shape, [0, int(np.prod(shape))])
         for threads in (2, 3, 7):
             monkeypatch.setattr(kernels, "_threads", lambda: threads)
             del used[:], steps[:]
@@ -281,13 +318,13 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
                 apart = np.abs(a - b) / np.maximum(np.abs(a), np.abs(b))
                 bad = est & ~same & ~(apart <= ea + eb)
                 assert not bad.any(), (key, threads, np.flatnonzero(bad)[:5])
-            # the continuation within each part: the root's steps differ only near part starts
-            bounds = kernels.split_points(int(np.prod(shape)), threads)
-            near = np.zeros(int(np.prod(shape)), bool)
-            for lo in bounds[:-1]:
-                near[lo:lo + 32] = True
-            differ = np.flatnonzero(steps[-1] != seq_steps)
-            assert np.all(near[differ]), (threads, differ[~near[differ]][:5])
+            # the continuation within each chain: the root's steps are root_0_0's along them
+            N = int(np.prod(shape))
+            split = kernels.chunk_points(N, threads) if N >= kernels.PARALLEL_MIN else [0, N]
+            for want, got in ((seq_want, seq_steps), (_replayed_steps(k, P, shape, split),
+                                                      steps[-1])):
+                ok = want >= 0  # (a root not found: the point is left, its ITERS not written)
+                assert np.array_equal(got[ok], want[ok]), (threads, len(split))
             if left:
                 continue
             # each point's check is the serial check at its own solution
@@ -301,15 +338,76 @@ def test_split_solve_on_threads_is_the_sequential_solve_to_its_estimates(monkeyp
     assert {"converged", "not-verified", "max-iterations"} <= statuses
 
 
-def test_split_points_covers_the_batch_in_near_equal_parts():
-    """``split_points``: consecutive parts, every point in exactly one, sizes within one."""
-    for N, parts in ((10000, 3), (600, 7), (5, 8), (1, 2), (0, 3), (513, 2)):
-        b = kernels.split_points(N, parts)
-        assert b[0] == 0 and b[-1] == N and len(b) == min(parts, max(N, 1)) + 1
+def test_chunk_points_covers_the_batch_large_chunks_first():
+    """``chunk_points``: consecutive chunks, every point in exactly one; each chunk
+    ``ceil(r / (2 threads))`` of the ``r`` points left, but at least ``smallest`` (the last
+    one possibly shorter), so the sizes never grow and the threads' last chunks are small."""
+    for N, threads, smallest in ((10000, 2, 64), (10000, 7, 64), (600, 3, 64), (513, 2, 64),
+                                 (5, 8, 64), (1, 2, 64), (0, 3, 64), (1000, 2, 1)):
+        b = kernels.chunk_points(N, threads, smallest)
+        assert b[0] == 0 and b[-1] == N and (len(b) > 1) == (N > 0)
         sizes = np.diff(b)
-        assert np.all(sizes >= 0) and sizes.sum() == N
-        if N:
-            assert sizes.min() >= 1 and sizes.max() - sizes.min() <= 1
+        assert np.all(sizes >= 1) and sizes.sum() == N
+        assert np.all(np.diff(sizes) <= 0)  # (never larger than the one before)
+        for lo, size in zip(b[:-1], sizes):
+            r = N - lo
+            assert size == min(r, max(smallest, -(-r // (2 * threads))))
+    assert np.diff(kernels.chunk_points(10000, 2))[0] == 2500
+    assert np.diff(kernels.chunk_points(10000, 2))[-2] == kernels.CHUNK_MIN
+
+
+@numba_missing
+@pytest.mark.slow
+def test_a_held_up_thread_takes_fewer_chunks_and_changes_no_value(monkeypatch):
+    """The dynamic split (``Kernel._solve_parts_on_threads``): the threads take the chunks of
+    ``chunk_points`` from a shared counter, so a thread held up -- here the calling thread,
+    before solving its first chunk, until the other thread has solved four (at most 10 s) --
+    takes fewer of them, and every output of every point is bit for bit that of the same call
+    without the hold-up: each chunk's continuation starts afresh, whichever thread takes it
+    (600 points of a curve in alpha, two threads, seven chunks, each taken exactly once)."""
+    import threading
+
+    taken, hold = [], []
+    done = threading.Event()
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    k = kernels.kernel(machine(replica.models.get("lowrank"), "finite"))
+    assert k is not None, kernels.FALLBACK_REASONS
+    solve = k.solve
+
+    def recording(*args):
+        main = threading.current_thread() is threading.main_thread()
+        if main and hold:
+            hold.pop()
+            done.wait(10.0)
+        got = solve(*args)
+        taken.append((main, args[-2], args[-1]))
+        if sum(1 for m, _, _ in taken if not m) >= 4:
+            done.set()
+        return got
+
+    monkeypatch.setattr(k, "solve", recording)
+    monkeypatch.setattr(kernels, "_threads", lambda: 2)
+    kw = dict(alpha=np.logspace(-0.5, 3, 600), tau=0.5, kappa=0.5, rho=0.3, sigma=0.5, lam=0.1)
+    runs = []
+    for held in (False, True):
+        del taken[:]
+        hold[:] = [True] if held else []
+        done.clear()
+        runs.append((replica.solve_float64("lowrank", **kw), list(taken)))
+    bounds = kernels.chunk_points(600, 2)
+    assert len(bounds) == 8
+    for _, t in runs:
+        assert sorted((lo, hi) for _, lo, hi in t) == list(zip(bounds[:-1], bounds[1:]))
+    mine = sum(1 for main, _, _ in runs[1][1] if main)
+    assert mine <= 3 and len(runs[1][1]) - mine >= 4, runs[1][1]
+    (a, _), (b, _) = runs
+    assert a.keys() == b.keys()
+    for key in a:
+        x, y = np.asarray(a[key]), np.asarray(b[key])
+        if x.dtype.kind in "fc":
+            assert np.array_equal(x.view(np.uint8), y.view(np.uint8)), key
+        else:
+            assert np.array_equal(x, y), key
 
 
 def test_select_is_unrolled_into_the_first_true_value():
@@ -428,3 +526,81 @@ def test_the_start_root_stops_at_its_rounding_floor_and_predicts_along_rows(monk
                         ulps.append(float(abs(mpmath.mpf(known[0]) - u)) / np.spacing(known[0]))
         assert np.mean(steps) <= mean_max, (tau, np.mean(steps))
         assert max(ulps) <= 8, (tau, max(ulps))
+
+
+@numba_missing
+@pytest.mark.slow
+def test_the_roots_in_lock_step_are_root_0_0s_bit_for_bit(monkeypatch):
+    """``root_0_0_pair`` (``Kernel._root_pair``: two continuation chains of the low-rank
+    start's scalar root in one loop) against ``root_0_0`` called point by point along each
+    chain with its own ``warm``: on every fifth row of the tau = 1/2, lam = 0.1 benchmark grid
+    (2000 points; chain a the first 1000, chain b the rest: the two lanes of a step end at
+    different steps at hundreds of pairs), 600 random points (scattered: bisections, starts
+    from brackets) and a 601-point curve in alpha, the same steps, the same root and the same
+    continuation state left, bit for bit, at every point. And ``solve_points`` on the whole
+    batch (at least ``PAIR_MIN`` points) solves its roots as those two chains: its steps
+    (``ITERS``) are those of ``root_0_0`` along its first half and along the rest, each chain
+    from no root before -- on the curve not those of one chain through its middle."""
+    monkeypatch.setenv("REPLICA_NUMBA", "1")
+    m = machine(replica.models.get("lowrank"), "finite")
+    k = kernels.kernel(m)
+    assert k is not None and k._pair, kernels.FALLBACK_REASONS
+    mod = k.module
+    seen = []
+    call = kernels.Kernel.__call__
+    monkeypatch.setattr(kernels.Kernel, "__call__",
+                        lambda self, *a, **kw: seen.append(a) or call(self, *a, **kw))
+    A, R = np.meshgrid(np.logspace(-0.5, 3, 100), np.linspace(0.05, 1.0, 100)[::5])
+    z = np.zeros(0)
+    W = np.empty((mod.WS_ROWS, mod.WS_WIDTH))
+    uneven = 0
+    curve = dict(alpha=np.logspace(-0.5, 3, 601), rho=0.3, tau=0.5, kappa=0.5, sigma=0.5,
+                 lam=0.1)
+    for kw in (dict(alpha=A, rho=R, tau=0.5, kappa=0.5, sigma=0.5, lam=0.1),
+               _lowrank_random_points(600, seed=5), curve):
+        del seen[:]
+        replica.solve_float64("lowrank", **kw)
+        P, _, shape = seen[0][:3]
+        N = int(np.prod(shape))
+        Pm = np.empty((k.n_p, N))
+        for j, v in enumerate(P):
+            Pm[j].reshape(shape)[...] = v
+        mid = (N + 1) // 2
+        # one chain at a time, root_0_0 point by point
+        steps, roots, states = np.zeros(N, np.int64), np.full(N, np.nan), np.zeros((N, 3))
+        for lo, hi in ((0, mid), (mid, N)):
+            warm = np.full(k.warm_size, np.nan)
+            for i in range(lo, hi):
+                known = np.full(1, np.nan)
+                steps[i] = mod.root_0_0(np.ascontiguousarray(Pm[:, i]), known, warm, z, z, z, z, W)
+                roots[i] = known[0]
+                states[i] = warm
+        # the two chains in lock step
+        wa, wb = np.full(3, np.nan), np.full(3, np.nan)
+        for q in range(N - mid):
+            a, b = q, mid + q
+            ka, kb = np.full(1, np.nan), np.full(1, np.nan)
+            ia, ib = mod.root_0_0_pair(np.ascontiguousarray(Pm[:, a]),
+                                       np.ascontiguousarray(Pm[:, b]), ka, kb, wa, wb,
+                                       z, z, z, z, W)
+            assert (ia, ib) == (steps[a], steps[b]), (a, b)
+            uneven += ia != ib
+            for i, ki, wi in ((a, ka, wa), (b, kb, wb)):
+                if steps[i] >= 0:
+                    assert ki[0].tobytes() == roots[i].tobytes(), i
+                assert wi.tobytes() == states[i].tobytes(), i
+        # solve_points' own steps: the two chains
+        its = np.zeros(N, np.int64)
+        k.solve(Pm, z, z, z, np.empty((k.n, N)), its, np.empty(N), np.empty((k.n_report, N)),
+                np.empty(N, np.bool_), np.zeros(N, np.int64), 1e-13, np.empty(N), np.empty(N),
+                np.empty(N, np.int8), False, np.zeros(N, np.bool_), False,
+                np.full(k.warm_size, np.nan), 0, N)
+        assert np.array_equal(its[steps >= 0], steps[steps >= 0])
+        if kw is curve:  # (one chain through the middle of a smooth curve: other steps there)
+            warm, one = np.full(k.warm_size, np.nan), np.zeros(N, np.int64)
+            for i in range(N):
+                one[i] = mod.root_0_0(np.ascontiguousarray(Pm[:, i]), np.empty(1), warm,
+                                      z, z, z, z, W)
+            assert np.array_equal(one[:mid], its[:mid])
+            assert not np.array_equal(one[mid:mid + 3], its[mid:mid + 3])
+    assert uneven > 100

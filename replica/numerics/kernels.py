@@ -78,12 +78,17 @@ code (:func:`~replica.numerics.float64_checks.status_of_codes`); Python only nam
 masks the values. The checks of a batch run after its loop (each point's check depends on
 that point alone) on the calling thread; from :data:`~replica.numerics.kernels.PARALLEL_MIN`
 points on, with Numba's thread count (``NUMBA_NUM_THREADS``, ``numba.set_num_threads``) above
-one, the batch is split into one part of consecutive points per thread, each part solved and
-checked by one call on its own thread (:meth:`Kernel._solve_parts_on_threads`, the compiled
-code releasing the GIL; no more compiled code -- a ``prange`` loop cost 12 s more of
-compilation on first use). Each part's continuation starts afresh at its first point, so the
-values there (and at the few points its root is carried to) may differ from one thread's in
-their last bits, within the error estimates the two report; with one thread, the single loop.
+one, the batch is cut into chunks of consecutive points (:func:`chunk_points`: large first,
+small last) that the threads take in turn from a shared counter, each chunk solved and checked
+by one call (:meth:`Kernel._solve_parts_on_threads`, the compiled code releasing the GIL; no
+more compiled code -- a ``prange`` loop cost 12 s more of compilation on first use). Each
+chunk's continuation starts afresh at its first point, so the values there (and at the few
+points its root is carried to) may differ from one thread's in their last bits, within the
+error estimates the two report; with one thread, the single loop. Where the start has one
+scalar root, a call of at least :data:`PAIR_MIN` points solves its roots first, as two
+continuation chains (its first half and the rest) in lock step (:meth:`Kernel._root_pair`:
+each chain's roots bit for bit those of the single root solver along it), so the second
+chain's first point is a restart too.
 Elsewhere (an operation without
 double-double code, e.g. an infinite constant) the kernel solves and
 :meth:`~replica.numerics.machine.Machine.assess` checks in ``longdouble`` afterwards, as
@@ -119,6 +124,10 @@ ROOT_RTOL = 4e-16
 """Relative step at which a scalar root of the start stops (as in the NumPy path)."""
 ROOT_MAXITER = 200
 """Safeguarded Newton steps a scalar root may take (as in the NumPy path)."""
+PAIR_MIN = 32
+"""The smallest batch (``solve_points`` call) whose scalar roots a kernel with one scalar root
+solves as two continuation chains in lock step (:meth:`Kernel._root_pair`); a smaller one is
+one chain."""
 NEWTON_SWEEPS = 100
 """Newton sweeps an iterated point may take in the kernel before it is left to the NumPy path."""
 PARALLEL_MIN = 512
@@ -128,11 +137,25 @@ PARALLEL_MIN = 512
 (starting threads costs more than a few points)."""
 
 
-def split_points(N: int, parts: int) -> list:
-    """The bounds ``b`` of ``parts`` parts of ``N`` consecutive points (part ``k``: the points
-    ``b[k] <= i < b[k + 1]``), their sizes differing by at most one."""
-    parts = max(1, min(int(parts), N)) if N else 1
-    return [N * k // parts for k in range(parts + 1)]
+CHUNK_MIN = 64
+"""The smallest chunk of :func:`chunk_points` (the last chunks of a batch solved on threads)."""
+
+
+def chunk_points(N: int, threads: int, smallest: int = CHUNK_MIN) -> list:
+    """The bounds ``b`` of the chunks of consecutive points (chunk ``k``: ``b[k] <= i <
+    b[k + 1]``) in which ``threads`` threads take a batch of ``N`` points
+    (:meth:`Kernel._solve_parts_on_threads`): each chunk ``ceil(r / (2 threads))`` of the
+    ``r`` points not yet in a chunk, but at least ``smallest`` (and at most ``r``) -- large
+    chunks first (few restarts of the continuation), small ones last, so that the threads
+    finish within about one small chunk of each other whatever each thread's speed. The bounds
+    depend on ``N`` and ``threads`` only, never on which thread takes which chunk."""
+    step = 2 * max(1, int(threads))
+    smallest = max(1, int(smallest))
+    b = [0]
+    while b[-1] < N:
+        r = N - b[-1]
+        b.append(b[-1] + min(r, max(smallest, -(-r // step))))
+    return b
 
 
 _NONE = np.zeros(0)
@@ -660,6 +683,10 @@ class Kernel:
         # was about half of the solve's time), and the groups are called with their arguments
         # one by one (Kernel._args, _Group.call), not in arrays
         self._rows = []
+        # one scalar root and no inner one: solve_points first solves a batch's roots as two
+        # continuation chains in lock step (root_0_0_pair), then the rest point by point
+        # (a root whose function has no spectral average: with one, its sums dominate a step)
+        self._pair = chains == [1] and not self.groups["s0_0_fdf"].n_inner
         # one solver per root of each chain (inner roots nested in the outer one's h)
         pos = 0
         for k, length in enumerate(chains):
@@ -743,19 +770,54 @@ class Kernel:
                   f"    st = _np.empty({max(ns, 1)})",
                   # continuation: each outer root starts from the previous point's root
                   # where that lies inside this point's bracket
-                  "    warm = WARM",
-                  "    for i in range(LO, HI):",
+                  "    warm = WARM"]
+        if self._pair:
+            lines[:0] = [f"PAIR_MIN = {PAIR_MIN}", ""]
+            # the roots first, as two continuation chains in lock step: chain a the points
+            # LO <= i < MID (from WARM), chain b the points MID <= i < HI (from no root before:
+            # a restart, as at a part's first point), a pair of points a step of root_0_0_pair;
+            # each chain the roots root_0_0 gives point by point along it (Kernel._root_pair).
+            # A batch of fewer than PAIR_MIN points is one chain (MID = HI). WARM is left as
+            # the state after the last point
+            lines += ["    nq = HI - LO if HI > LO else 0",
+                      "    U = _np.empty(nq)",
+                      "    UI = _np.empty(nq, _np.int64)",
+                      "    MID = LO + (HI - LO + 1) // 2 if HI - LO >= PAIR_MIN else HI",
+                      "    wb = _np.full(3, _np.nan)",
+                      "    kb = _np.empty(1)",
+                      "    for q in range(MID - LO):",
+                      "        qa = LO + q",
+                      "        qb = MID + q",
+                      "        if not CONTINUATION:",
+                      "            for j in range(3):",
+                      "                warm[j] = _np.nan",
+                      "                wb[j] = _np.nan",
+                      "        if qb < HI:",
+                      "            ia, ib = root_0_0_pair(P[:, qa], P[:, qb], known, kb, warm, wb,"
+                      " lam, mu, w, t, W)",
+                      "            U[qb - LO] = kb[0]",
+                      "            UI[qb - LO] = ib",
+                      "        else:",
+                      "            ia = root_0_0(P[:, qa], known, warm, lam, mu, w, t, W)",
+                      "        U[qa - LO] = known[0]",
+                      "        UI[qa - LO] = ia",
+                      "    if HI > MID:",
+                      "        for j in range(3):",
+                      "            warm[j] = wb[j]"]
+        lines += ["    for i in range(LO, HI):",
                   "        p = P[:, i]",
-                  "        its = 0",
-                  "        if not CONTINUATION:",
-                  f"            warm = _np.full({self.warm_size}, _np.nan)"]
+                  "        its = 0"]
+        if not self._pair:
+            lines += ["        if not CONTINUATION:",
+                      f"            warm = _np.full({self.warm_size}, _np.nan)"]
         pos = 0
         for k, length in enumerate(chains):
             # a root not found (ROOT_MAXITER steps): the point is left to the NumPy path
             # (SWEEPS -2, X NaN), whose start finds the same root failing there and names the
             # point's status (Machine.grid); the batch goes on (the continuation's roots are
             # those of the point before)
-            lines += [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t, W)",
+            lines += (["        it = UI[i - LO]", "        known[0] = U[i - LO]"] if self._pair
+                      else [f"        it = root_{k}_0(p, known, warm, lam, mu, w, t, W)"]) + [
                       "        if it < 0:",
                       "            SWEEPS[i] = -2",
                       f"            for j in range({n}):",
@@ -1160,68 +1222,126 @@ class Kernel:
         ns = self.n_al + self.n_in
         inner = depth + 1 < length
         name = f"root_{k}_{depth}"
-        inc = "True" if increasing else "False"
         lines = ["@JIT", f"def {name}_h(u, p, known, iw, lam, mu, w, t, W):",
                  f"    known[{pos}] = u"]
         if inner:
             lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t, W) < 0:",
                       "        return _np.nan, _np.nan"]
         fdf = self.groups[f"s{k}_{depth}_fdf"].call(self._args(p=n_p, known=end, st=ns))
-        bracket = self.groups[f"s{k}_{depth}_bracket"].call(self._args(p=n_p, known=pos))
         # the staged values as numbers (start_stage_values), not in a row of W: the compiler
         # then drops the staged values that the root's function does not read, with their
         # operations (the values read are those of start_staged, the same operations)
         lines += (["    st = start_stage_values(p, known, lam, mu, w, t)"] if ns else []) + [
                   f"    r = {fdf}",
                   "    return r[0] + 0.0, r[1] + 0.0", "", "",
-                  "@JIT", f"def {name}(p, known, warm, lam, mu, w, t, W):",
-                  f"    b = {bracket}",
-                  "    lo = b[0] + 0.0", "    hi = b[1] + 0.0", "    x0 = b[2] + 0.0",
-                  "    need = b[3] > 0", "    otherwise = b[4] + 0.0", "    slack = b[5] + 0.0",
-                  "    hi = hi * (1 + slack * 2.2e-16) if _finite(hi) else _np.inf",
-                  "    lo_n = lo if need else 0.0", "    hi_n = hi if need else 1.0",
-                  "    if not (lo_n < x0 and x0 < hi_n):",
-                  "        x0 = 0.5 * (lo_n + hi_n) if _finite(hi_n) else 2 * lo_n + 1",
-                  "    if not need:", "        x0 = 0.5",
-                  f"    prev = warm[{pos}]",
-                  "    if need and lo_n < prev and prev < hi_n:", "        x0 = prev",
-                  f"    xp = 2.0 * prev - warm[{R + pos}]  # (NaN without two roots before)",
-                  f"    if PREDICT and need and warm[{2 * R + pos}] > 0 and lo_n < xp and xp < hi_n:",
-                  "        x0 = xp",
-                  f"    iw = {self._row(3 * R)}",
+                  "@JIT", f"def {name}(p, known, warm, lam, mu, w, t, W):"]
+        lines += self._root_setup(k, depth, pos, R, "", "p", "warm")
+        lines += [f"    iw = {self._row(3 * R)}",
                   f"    for j in range({3 * R}):", "        iw[j] = _np.nan",
                   "    its = 0", "    x = x0",
                   "    if need:",
                   "        lo, hi = lo_n, hi_n",
                   "        found = False",
-                  f"        for it in range(1, {ROOT_MAXITER + 1}):",
-                  f"            fx, dfx = {name}_h(x, p, known, iw, lam, mu, w, t, W)",
-                  f"            if (fx > 0) == {inc}:", "                hi = x",
-                  "            else:", "                lo = x",
-                  "            if dfx == 0 or not (_finite(fx) and _finite(dfx)):",
-                  "                xn = _np.nan", "            else:",
-                  "                xn = x - fx / dfx",
-                  "            if not _finite(xn) or xn <= lo or xn >= hi:",
-                  f"                if _finite(xn) and abs(xn - x) <= {ROOT_RTOL!r} * abs(xn):",
-                  "                    xn = x  # (a step below the tolerance: x is the root)",
-                  "                elif _finite(hi):", "                    xn = 0.5 * (lo + hi)",
-                  "                elif x > 0:", "                    xn = 2 * x",
-                  "                else:", "                    xn = 1 + abs(x)",
-                  "            if fx == 0:", "                xn = x",
-                  f"            done = (abs(xn - x) <= {ROOT_RTOL!r} * abs(xn) or fx == 0"
-                  f" or hi - lo <= {ROOT_RTOL!r} * abs(xn))",
-                  "            x = xn", "            if done:", "                its = it",
+                  f"        for it in range(1, {ROOT_MAXITER + 1}):"]
+        lines += ["            " + ln for ln in self._root_step(name, increasing, "", "p", "known")]
+        lines += ["            if done:", "                its = it",
                   "                found = True", "                break",
                   "        if not found:", "            return -1",
-                  "    u = x if need else otherwise",
-                  f"    warm[{2 * R + pos}] = 1.0 if abs(xp - u) <= abs(prev - u) else 0.0",
-                  f"    warm[{R + pos}] = prev",
-                  f"    warm[{pos}] = u", f"    known[{pos}] = u"]
+                  "    u = x if need else otherwise"]
+        lines += ["    " + ln for ln in self._root_finish(pos, R, "", "warm", "known")]
         if inner:
             lines += [f"    if root_{k}_{depth + 1}(p, known, iw, lam, mu, w, t, W) < 0:",
                       "        return -1"]
         lines += ["    return its", "", ""]
+        if self._pair and (k, depth) == (0, 0):
+            lines += self._root_pair(name, increasing)
         return lines
+
+    def _root_setup(self, k, depth, pos, R, s, p, warm) -> list:
+        """The lines of a root's start (:meth:`_root_solver`): bracket, and the continuation's
+        start from ``warm``; the local names with the suffix ``s`` (a lane of
+        :meth:`_root_pair`), the point's parameters ``p``."""
+        bracket = self.groups[f"s{k}_{depth}_bracket"].call(
+            [a.replace("p[", f"{p}[", 1) for a in self._args(p=self.n_p, known=pos)])
+        return [f"    b{s} = {bracket}",
+                f"    lo{s} = b{s}[0] + 0.0", f"    hi{s} = b{s}[1] + 0.0",
+                f"    x0{s} = b{s}[2] + 0.0",
+                f"    need{s} = b{s}[3] > 0", f"    otherwise{s} = b{s}[4] + 0.0",
+                f"    slack{s} = b{s}[5] + 0.0",
+                f"    hi{s} = hi{s} * (1 + slack{s} * 2.2e-16) if _finite(hi{s}) else _np.inf",
+                f"    lo_n{s} = lo{s} if need{s} else 0.0", f"    hi_n{s} = hi{s} if need{s} else 1.0",
+                f"    if not (lo_n{s} < x0{s} and x0{s} < hi_n{s}):",
+                f"        x0{s} = 0.5 * (lo_n{s} + hi_n{s}) if _finite(hi_n{s}) else 2 * lo_n{s} + 1",
+                f"    if not need{s}:", f"        x0{s} = 0.5",
+                f"    prev{s} = {warm}[{pos}]",
+                f"    if need{s} and lo_n{s} < prev{s} and prev{s} < hi_n{s}:",
+                f"        x0{s} = prev{s}",
+                f"    xp{s} = 2.0 * prev{s} - {warm}[{R + pos}]  # (NaN without two roots before)",
+                f"    if PREDICT and need{s} and {warm}[{2 * R + pos}] > 0 and lo_n{s} < xp{s}"
+                f" and xp{s} < hi_n{s}:",
+                f"        x0{s} = xp{s}"]
+
+    @staticmethod
+    def _root_step(name, increasing, s, p, known) -> list:
+        """One safeguarded Newton step of a root (:meth:`_root_solver`), unindented: from
+        ``x{s}`` in the bracket ``lo{s}, hi{s}`` to ``x{s}``, and ``done{s}``."""
+        inc = "True" if increasing else "False"
+        return [f"fx{s}, dfx{s} = {name}_h(x{s}, {p}, {known}, iw, lam, mu, w, t, W)",
+                f"if (fx{s} > 0) == {inc}:", f"    hi{s} = x{s}",
+                "else:", f"    lo{s} = x{s}",
+                f"if dfx{s} == 0 or not (_finite(fx{s}) and _finite(dfx{s})):",
+                f"    xn{s} = _np.nan", "else:",
+                f"    xn{s} = x{s} - fx{s} / dfx{s}",
+                f"if not _finite(xn{s}) or xn{s} <= lo{s} or xn{s} >= hi{s}:",
+                f"    if _finite(xn{s}) and abs(xn{s} - x{s}) <= {ROOT_RTOL!r} * abs(xn{s}):",
+                f"        xn{s} = x{s}  # (a step below the tolerance: x is the root)",
+                f"    elif _finite(hi{s}):", f"        xn{s} = 0.5 * (lo{s} + hi{s})",
+                f"    elif x{s} > 0:", f"        xn{s} = 2 * x{s}",
+                "    else:", f"        xn{s} = 1 + abs(x{s})",
+                f"if fx{s} == 0:", f"    xn{s} = x{s}",
+                f"done{s} = (abs(xn{s} - x{s}) <= {ROOT_RTOL!r} * abs(xn{s}) or fx{s} == 0"
+                f" or hi{s} - lo{s} <= {ROOT_RTOL!r} * abs(xn{s}))",
+                f"x{s} = xn{s}"]
+
+    @staticmethod
+    def _root_finish(pos, R, s, warm, known) -> list:
+        """The continuation's state after a root ``u{s}`` (:meth:`_root_solver`), unindented."""
+        return [f"{warm}[{2 * R + pos}] = 1.0 if abs(xp{s} - u{s}) <= abs(prev{s} - u{s}) else 0.0",
+                f"{warm}[{R + pos}] = prev{s}",
+                f"{warm}[{pos}] = u{s}", f"{known}[{pos}] = u{s}"]
+
+    def _root_pair(self, name, increasing) -> list:
+        r"""``root_0_0_pair(pa, pb, ka, kb, wa, wb, lam, mu, w, t, W)``: the roots of two
+        points (parameters ``pa``, ``pb``; ``known`` arrays ``ka``, ``kb``; continuation
+        states ``wa``, ``wb``) in one loop, for a kernel whose start has one scalar root and no
+        inner root (:attr:`_pair`). Each lane does the operations of ``root_0_0`` on its own
+        point, step by step (:meth:`_root_setup`, :meth:`_root_step`, :meth:`_root_finish`),
+        and stops where ``root_0_0`` stops: the same root, the same steps and the same state
+        left in its ``warm``, bit for bit. The two lanes are independent, so the processor
+        overlaps one lane's step -- a chain of divisions, each waiting for the one before --
+        with the other's, where one call of ``root_0_0`` at a time leaves it waiting. Returns
+        the two lanes' steps (-1: no convergence in :data:`ROOT_MAXITER` steps, that lane's
+        ``warm`` left as it was, as ``root_0_0`` leaves it)."""
+        out = ["@JIT", f"def {name}_pair(pa, pb, ka, kb, wa, wb, lam, mu, w, t, W):"]
+        for s, p, warm in (("_a", "pa", "wa"), ("_b", "pb", "wb")):
+            out += self._root_setup(0, 0, 0, 1, s, p, warm)
+        out += [f"    iw = {self._row(3)}", "    for j in range(3):", "        iw[j] = _np.nan"]
+        for s in ("_a", "_b"):
+            out += [f"    its{s} = 0", f"    x{s} = x0{s}", f"    lo{s}, hi{s} = lo_n{s}, hi_n{s}",
+                    f"    run{s} = need{s}", f"    found{s} = not need{s}"]
+        out += [f"    for it in range(1, {ROOT_MAXITER + 1}):"]
+        for s, p, known in (("_a", "pa", "ka"), ("_b", "pb", "kb")):
+            out += [f"        if run{s}:"]
+            out += ["            " + ln for ln in self._root_step(name, increasing, s, p, known)]
+            out += [f"            if done{s}:", f"                its{s} = it",
+                    f"                found{s} = True", f"                run{s} = False"]
+        out += ["        if not (run_a or run_b):", "            break"]
+        for s, warm, known in (("_a", "wa", "ka"), ("_b", "wb", "kb")):
+            out += [f"    if found{s}:", f"        u{s} = x{s} if need{s} else otherwise{s}"]
+            out += ["        " + ln for ln in self._root_finish(0, 1, s, warm, known)]
+            out += ["    else:", f"        its{s} = -1"]
+        out += ["    return its_a, its_b", "", ""]
+        return out
 
     # -- the call --------------------------------------------------------------------------------
     def compile_now(self):
@@ -1327,43 +1447,55 @@ class Kernel:
         return out
 
     def _solve_parts_on_threads(self, threads, solve_args, N):
-        """Solve and check the points in ``threads`` parts of consecutive points
-        (:func:`split_points`), each part by one ``solve_points`` call on its own thread (the
-        calling thread takes the first part; the compiled code releases the GIL): each part's
-        continuation starts afresh at its first point, from the declared start, and is carried
-        through the part as in one call. Every output of a point after a part's first point is
-        that of the sequential solve whenever the roots carried to it are; at a part's first
-        point (and where a root carried from it differs) the scalar roots are the same roots
-        reached from other starts, so the values may differ in their last bits -- each within
-        the error estimate its check reports (``tests/test_float64_kernels.py`` compares them).
-        Each point's check depends on that point alone. Returns the first point that failed
-        (``solve_points``' value), or -1."""
+        """Solve and check the points on ``threads`` threads, in the chunks of consecutive
+        points of :func:`chunk_points` (large first, small last): each thread (the calling
+        thread one of them; the compiled code releases the GIL) takes the next chunk not yet
+        taken (a shared counter) and solves and checks it by one ``solve_points`` call, until
+        none is left -- a dynamic split, so a thread slowed by the machine's other work takes
+        fewer points instead of the batch waiting for it. Each chunk's continuation starts
+        afresh at its first point, from the declared start, and is carried through the chunk
+        as in one call, whichever thread takes it: the values depend on the chunks' bounds
+        (``N`` and ``threads``), not on the threads' timing. Every output of a point after a
+        chunk's first point is that of the sequential solve whenever the roots carried to it
+        are; at a chunk's first point (and where a root carried from it differs) the scalar
+        roots are the same roots reached from other starts, so the values may differ in their
+        last bits -- each within the error estimate its check reports
+        (``tests/test_float64_kernels.py`` compares them). Each point's check depends on that
+        point alone. Returns the first point that failed (``solve_points``' value), or -1."""
         import threading
 
-        bounds = split_points(N, threads)
-        failed = [-1] * threads
+        bounds = chunk_points(N, threads)
+        failed: list = []
         errors: list = []
+        lock = threading.Lock()
+        taken = [0]
 
-        def part(k):
-            warm = np.full(self.warm_size, np.nan)
+        def part():
             try:
-                failed[k] = self.solve(*solve_args, False, warm, bounds[k], bounds[k + 1])
+                while not errors:
+                    with lock:
+                        k = taken[0]
+                        taken[0] = k + 1
+                    if k >= len(bounds) - 1:
+                        return
+                    warm = np.full(self.warm_size, np.nan)
+                    f = self.solve(*solve_args, False, warm, bounds[k], bounds[k + 1])
+                    if f >= 0:
+                        failed.append(f)
             except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
                 errors.append(exc)
 
-        workers = [threading.Thread(target=part, args=(k,), daemon=True)
-                   for k in range(1, threads)]
+        workers = [threading.Thread(target=part, daemon=True) for _ in range(1, threads)]
         for t in workers:
             t.start()
         try:
-            part(0)
+            part()
         finally:
             for t in workers:
                 t.join()
         if errors:
             raise errors[0]
-        bad = [f for f in failed if f >= 0]
-        return min(bad) if bad else -1
+        return min(failed) if failed else -1
 
     def check(self, P, spec, X, rep, do):
         """``(condition, error)`` of the compiled check (:mod:`replica.numerics.fused_check`)
