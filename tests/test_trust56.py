@@ -110,3 +110,4 @@ def test_ball_integrands_are_not_probed(monkeypatch):
         assert ev.mp([mpmath.mpf(2)])[0] > 0
     assert all(g.fast is not None for g in ev._gauss["mp"])
     assert calls == []
+
