@@ -681,7 +681,7 @@ def _piece_switches(g, mid, values):
     return [1 if u > 0 else 0 for u in g.arguments(mid, *values)]
 
 
-def _gauss_mp(g: _GaussFunctions, values):
+def _gauss_mp(g: _GaussFunctions, values, rtol=None, spent: int = 0, probed: int = 0):
     r"""The integral at the working precision (``dps`` digits), computed at 20 guard bits:
     adaptive piecewise Gauss--Legendre (:func:`replica.symbolic.quadrature.gauss_legendre_pieces`)
     on the pieces of :math:`[-T, T]` between the breakpoints :math:`-T, -T + 2, \dots, T` and the
@@ -697,10 +697,19 @@ def _gauss_mp(g: _GaussFunctions, values):
     :class:`QuadratureError` where its own estimate fails too. Where the integrand has a
     ball-arithmetic version (``g.fast``; an implicit root in it evaluated at the balls'
     midpoints) the Gauss--Legendre sums and the tails' points are evaluated by it
-    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite."""
+    (:class:`_BallRule`), the mpmath integrand only where a ball is not finite; where there is
+    none, and before the fallback, the rounding of the mpmath integrand is measured
+    (:func:`_noise_bits`) and the integral computed again at a precision raised by the bits it
+    costs, up to ``_PROBE_RAISE_MAX_BITS`` in all, beyond which :class:`QuadratureError`.
+    ``rtol``: the tolerance (default :math:`10^{-{\rm dps}}`); ``spent``: the bits a chain of
+    recomputations has added so far (the budget of :func:`_gauss_mp_rule`), ``probed``: the
+    share of them added for an integrand's rounding."""
     fast = None if g.fast is None else (lambda z, *a, f=g.fast: [f(z, *a)])
-    out = _gauss_mp_rule([g], [values], fast, values, g.levels, prior=g.prior)
-    return _gauss_mp_tanh_sinh(g, values) if out is None else out[0]
+    out = _gauss_mp_rule([g], [values], fast, values, g.levels, prior=g.prior, rtol=rtol,
+                         spent=spent, probed=probed)
+    if out is None:
+        return _gauss_mp_tanh_sinh(g, values, rtol, spent, probed)
+    return out[0]
 
 
 class _FusedGauss:
@@ -792,10 +801,123 @@ _NOISE_GUARD_BITS = 10
 """Bits beyond a noise plateau's excess over the tolerance by which :func:`_gauss_mp_rule`
 raises the working precision (:func:`replica.symbolic.quadrature._plateau`)."""
 
+_PROBE_BITS = 64
+"""The bits beyond the integration's precision at which :func:`_integrand_noise` evaluates the
+mpmath integrands a second time (the reference its rounding is measured against)."""
+
+_PROBE_POINTS = (mpmath.mpf(1) / 2 - mpmath.sqrt(3) / 6, mpmath.mpf(1) / 2 + mpmath.sqrt(3) / 6)
+"""Where :func:`_integrand_noise` probes each piece (fractions of its width: the two-point
+Gauss--Legendre nodes, generic binary fractions -- at a dyadic point such as a piece's midpoint
+a polynomial integrand with exact parameters can be exact and show no rounding at all)."""
+
+_NOISE_MARGIN_BITS = 4
+"""An mpmath integrand's rounding (:func:`_integrand_noise`) is accepted while it is at most
+:math:`2^{-4}` of the tolerance (the rule's own half of it left for the truncation)."""
+
+_PROBE_RAISE_MAX_BITS = 64
+"""The most bits the mpmath-integrand paths (:func:`_gauss_mp_rule` without balls,
+:func:`_gauss_mp_tanh_sinh`) add to the working precision, in one chain of recomputations, for
+a cancellation inside the integrand (:func:`_noise_bits`); beyond (or beyond what
+``_ROUNDING_MAX_BITS`` leaves of the chain's budget), :class:`QuadratureError` naming the
+cancellation. (Small: near the Gardner capacity the integrand reaches the fallback with a real
+cancellation in every Newton trial, and recomputations at hundreds of bits there took minutes
+per solve -- section trust55 of benchmarks/README.md.)"""
+
+_PROBE_DEEP_BITS = 4096
+"""An integrand that is exactly 0 at every probe at both precisions of :func:`_integrand_noise`
+(terms cancelling to 0: more than 64 bits lost at every point) is probed once more at this many
+more bits; where it is not 0 there the cancellation is refused. (An integrand whose terms lose
+more than that at every point is still taken as 0: no finite probe sees it.)"""
+
+
+def _integrand_noise(pieces, count: int, extra: int = _PROBE_BITS):
+    r"""The rounding of mpmath integrands, per member: ``(noise, scale)`` with
+    :math:`E = \sum_p (b_p - a_p)\max_j |f(x_{pj}) - \tilde f(x_{pj})|` and
+    :math:`S' = \sum_p (b_p - a_p)\max_j |\tilde f(x_{pj})|` over the ``pieces``
+    ``(a, b, f, ...)`` (``f(x)`` the list of the ``count`` members' integrands, or a
+    :class:`_HalfLine`), :math:`x_{pj}` the probes ``_PROBE_POINTS`` of each piece and
+    :math:`\tilde f` the same integrand at ``extra`` more bits at the same (exact) point.
+    :math:`E` is of the order of the integrands' rounding error's contribution to the integral:
+    nothing else differs between the two evaluations (the arguments are exact ``mpf``; a
+    half-line's mapped point is computed once, at the working precision). An integrand whose
+    terms cancel at every point (:math:`(f + c)^2 - c^2 - 2cf` with :math:`c = 10^5`: ten
+    digits) keeps that many fewer digits than the working precision -- invisible to the
+    rule's error estimate and to ``mpmath.quad``'s (their levels see the same noise), visible
+    here. A probe where an integrand cannot be evaluated, or is not finite, counts for nothing
+    (the rule says so where it matters)."""
+    noise, scale = [mpmath.mpf(0)] * count, [mpmath.mpf(0)] * count
+    for piece in pieces:
+        a, b, f = piece[:3]
+        width = b - a
+        worst, big = [mpmath.mpf(0)] * count, [mpmath.mpf(0)] * count
+        for u in _PROBE_POINTS:
+            x = a + width * u
+            try:
+                if isinstance(f, _HalfLine):
+                    v = 1 - x
+                    factor = 1 / (v * v)
+                    z = f.c + f.sign * x / v
+                    lo = [factor * w for w in f.point(z)]
+                    with mpmath.extraprec(extra):
+                        hi = [factor * w for w in f.point(z)]
+                else:
+                    lo = f(x)
+                    with mpmath.extraprec(extra):
+                        hi = f(x)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError, ArithmeticError):
+                continue
+            for i, (p, q) in enumerate(zip(lo, hi)):
+                try:
+                    d, m = abs(p - q), abs(q)
+                except TypeError:
+                    continue
+                if not (isinstance(d, mpmath.mpf) and mpmath.isfinite(d)
+                        and isinstance(m, mpmath.mpf) and mpmath.isfinite(m)):
+                    continue
+                worst[i], big[i] = max(worst[i], d), max(big[i], m)
+        noise = [o + width * w for o, w in zip(noise, worst)]
+        scale = [o + width * w for o, w in zip(scale, big)]
+    return noise, scale
+
+
+def _noise_bits(pieces, count: int, rtol) -> int:
+    r"""The bits by which the working precision must rise for the rounding :math:`E` of the
+    ``count`` mpmath integrands on ``pieces`` (:func:`_integrand_noise`) to be at most
+    :math:`2^{-4}` (``_NOISE_MARGIN_BITS``) of ``rtol`` times the probes' own magnitude
+    :math:`S'`: 0 where it is already, else :math:`\lceil\log_2(16E/(\tau S'))\rceil + 10`.
+    A member whose every probe is exactly 0 at both precisions (terms cancelling to 0, or an
+    integrand that is 0) is probed once more at ``_PROBE_DEEP_BITS`` more bits; where it is
+    not 0 there, the bits returned are more than ``_PROBE_RAISE_MAX_BITS`` (refused)."""
+    noise, scale = _integrand_noise(pieces, count)
+    worst = 0
+    for e, s in zip(noise, scale):
+        if e > 0 and s > 0 and e * 2**_NOISE_MARGIN_BITS > rtol * s:
+            worst = max(worst, int(mpmath.ceil(mpmath.log(e * 2**_NOISE_MARGIN_BITS
+                                                          / (rtol * s), 2))) + 10)
+    if any(s == 0 for s in scale):
+        _, deep = _integrand_noise(pieces, count, _PROBE_DEEP_BITS)
+        if any(s == 0 and d > 0 for s, d in zip(scale, deep)):
+            worst = max(worst, _PROBE_DEEP_BITS)
+    return worst
+
+
+def _probe_raise(bits: int, spent: int, probed: int) -> None:
+    """Raises :class:`QuadratureError` where a recomputation at ``bits`` more bits for an mpmath
+    integrand's rounding (:func:`_noise_bits`) would take the chain's bits for it (``probed``
+    so far) beyond ``_PROBE_RAISE_MAX_BITS``, or all its bits (``spent``) beyond
+    ``_ROUNDING_MAX_BITS``."""
+    if probed + bits > _PROBE_RAISE_MAX_BITS or spent + bits > _ROUNDING_MAX_BITS:
+        raise QuadratureError(
+            f"a Gaussian integrand loses more digits to cancellation at every point than the "
+            f"tolerance allows ({bits} more bits asked, measured against its value at "
+            f"{_PROBE_BITS} more bits)",
+            tried=f"its integral at up to {_PROBE_RAISE_MAX_BITS} more bits "
+                  f"({probed} added so far)")
+
 
 def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                    partial: bool = False, prior=None, raised: bool = False, rtol=None,
-                   spent: int = 0, noise=None):
+                   spent: int = 0, noise=None, probed: int = 0):
     r"""The adaptive Gauss--Legendre evaluation of :func:`_gauss_mp` for the integrals
     ``members`` (:class:`_GaussFunctions` sharing their kinks; ``member_values`` the arguments
     of each), their integrands in ball arithmetic by ``fast(z, *switches, *fast_values)`` (a
@@ -826,8 +948,17 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     tolerance (plus 16), at the same tolerance ``rtol`` (default :math:`10^{-{\rm dps}}`),
     again while the radii keep it over, up to :data:`_ROUNDING_MAX_BITS` further bits in all
     (``spent``: the bits this chain of recomputations has added so far, for rounding or
-    noise), the values then rounded to the working precision. (mpmath's integrands, in the
-    tanh--sinh fallback, carry no radius: such a cancellation passes there unseen.)
+    noise), the values then rounded to the working precision.
+
+    **mpmath integrands** (no balls: ``fast`` is ``None``, or no finite ball of an argument)
+    carry no radius, and a cancellation inside them at every node is invisible to the rule's
+    estimate (its levels see the same noise): their rounding is measured first, at two probes
+    per piece against an evaluation at 64 more bits (:func:`_noise_bits`), relative to the
+    probes' magnitude; where it exceeds :math:`2^{-4}` of the tolerance the members are
+    computed again at the working precision raised by the bits it takes, at the same ``rtol``,
+    the bits out of the same budget (``spent``) and at most ``_PROBE_RAISE_MAX_BITS`` in one
+    chain (``probed``: those added so far), beyond which :class:`QuadratureError` naming the
+    cancellation (so also in the tanh--sinh fallback, :func:`_gauss_mp_tanh_sinh`).
 
     A noise plateau (:func:`replica.symbolic.quadrature._plateau`: top coefficients that do not
     shrink from one level to the next, set by the integrand's evaluation noise -- a
@@ -889,8 +1020,15 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
             return point if half is None else _HalfLine(point, rule, half[0], half[1])
 
         pieces = _mp_layout(first.kinks(*member_values[0]), mpmath.mp.prec, make, features)
+        probe_bits = 0
+        if balls is None and not partial and not raised:
+            # the mpmath integrands' own rounding (no radius tells it), probed before the rule
+            # (whose levels would climb on the noise in vain)
+            probe_bits = _noise_bits(pieces, len(members), rtol)
+            if probe_bits:
+                _probe_raise(probe_bits, spent, probed)
         plateau_exit, fail = True, None
-        while True:  # (twice at most: the second time without the plateau exit)
+        while not probe_bits:  # (twice at most: the second time without the plateau exit)
             try:
                 totals, errors, sizes = gauss_legendre_fused(
                     pieces, rtol / 2, memory,
@@ -917,7 +1055,7 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                         break
                     continue
                 break
-        if not noise_bits and fail is not None:
+        if not probe_bits and not noise_bits and fail is not None:
             exc = fail
             if not partial and balls is not None and exc.partial is not None and any(
                     r > rtol * s for r, s in zip(exc.rounding, exc.partial[2])):
@@ -928,11 +1066,18 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
                 return None
             else:
                 totals, errors, sizes = exc.partial
+    if probe_bits:  # the integrands' rounding above the tolerance: the same rule at more bits
+        with mpmath.workprec(mpmath.mp.prec + probe_bits):
+            again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
+                                   prior=prior, rtol=rtol, spent=spent + probe_bits,
+                                   probed=probed + probe_bits)
+        return None if again is None else [+t for t in again]
     if noise_bits:  # a noise plateau above the tolerance: the same rule at more bits
         with mpmath.workprec(mpmath.mp.prec + noise_bits):
             again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
                                    partial=partial, prior=prior, raised=raised, rtol=rtol,
-                                   spent=spent + noise_bits, noise=(floor, noise_bits))
+                                   spent=spent + noise_bits, noise=(floor, noise_bits),
+                                   probed=probed)
         if again is None:
             return None
         if partial or raised:
@@ -953,7 +1098,7 @@ def _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre=None,
     if over:
         with mpmath.workprec(mpmath.mp.prec + bits):
             again = _gauss_mp_rule(members, member_values, fast, fast_values, memory, pre,
-                                   prior=prior, rtol=rtol, spent=spent + bits)
+                                   prior=prior, rtol=rtol, spent=spent + bits, probed=probed)
         return None if again is None else [+t for t in again]
     if raised:
         return [+t for t in totals], sizes
@@ -1126,7 +1271,8 @@ def _quad_finite(f, lo, hi):
     return value, err
 
 
-def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
+def _gauss_mp_tanh_sinh(g: _GaussFunctions, values, rtol=None, spent: int = 0,
+                        probed: int = 0):
     r"""The integral at the working precision by ``mpmath.quad`` (tanh--sinh) on each piece
     between kinks and the cut points at narrow features (:func:`_feature_points`; the infinite
     ends included), at 20 guard bits; raises
@@ -1136,8 +1282,18 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
     pieces are integrated once more with the integrand times :math:`2^{-\lfloor\log_2 S\rfloor}`
     (exact), so that its absolute stop is one relative to the integral. (python-flint's
     ``acb.integral`` was measured slower here: for integrands with the error function its
-    bounds on complex ellipses force ten times as many evaluations.)"""
+    bounds on complex ellipses force ten times as many evaluations.)
+
+    ``mpmath.quad``'s estimate compares levels that share their nodes, so it cannot see the
+    integrand's own rounding: that is measured first (:func:`_noise_bits`, two probes per
+    piece of the Gauss--Legendre layout, relative to the probes' own magnitude) and where it
+    exceeds :math:`2^{-4}` of the tolerance ``rtol`` (default :math:`10^{-{\rm dps}}`) the
+    integral is computed again by :func:`_gauss_mp` at a precision raised by the bits it
+    costs, at the same tolerance, within the budget of :func:`_gauss_mp_rule` (``spent``,
+    ``probed``: the bits added so far), beyond which :class:`QuadratureError` naming the
+    cancellation."""
     dps = mpmath.mp.dps
+    rtol = mpmath.mpf(10) ** -dps if rtol is None else rtol
     with mpmath.workprec(mpmath.mp.prec + 20):
         features = _narrow_features([g], [values])
     with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
@@ -1145,6 +1301,25 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
         cuts = _feature_points(features, mpmath.inf, mpmath.mp.prec)
         kinks = sorted(kinks | set(cuts))
         points = [mpmath.ninf] + kinks + [mpmath.inf]
+
+        def make(mid, half):
+            sw = _piece_switches(g, mid, values)
+
+            def point(z):
+                return [g.integrand(z, *sw, *values)]
+            return point if half is None else _HalfLine(point, None, half[0], half[1])
+
+        # the integrand's own rounding first (no quadrature is spent at a precision that
+        # cannot give the digits)
+        noisy = _noise_bits(_mp_layout(g.kinks(*values), mpmath.mp.prec, make, features), 1,
+                            rtol)
+        if noisy:
+            _probe_raise(noisy, spent, probed)
+    if noisy:
+        with mpmath.workprec(mpmath.mp.prec + noisy):
+            again = _gauss_mp(g, values, rtol, spent + noisy, probed + noisy)
+        return +again
+    with mpmath.workprec(mpmath.mp.prec + 20 + _feature_guard_bits(features)):
         pieces = []
         for lo, hi in zip(points[:-1], points[1:]):
             if lo == hi:
@@ -1164,15 +1339,16 @@ def _gauss_mp_tanh_sinh(g: _GaussFunctions, values):
             return total / scale, size / scale, error / scale
 
         total, size, error = integrate(1)
-        if error > mpmath.mpf(10) ** -dps * size and size > 0:
+        if error > rtol * size and size > 0:
             # mpmath.quad stops where its estimate is below the working epsilon in absolute
             # terms: an integral far from 1 in size (1e-141 at kappa = -25 of
             # perceptron_capacity) stops at an error that is large relative to it. Once more
             # with the integrand scaled by a power of two (exact) that brings it near 1.
             total, size, error = integrate(mpmath.ldexp(1, -int(mpmath.floor(mpmath.log(size, 2)))))
-    if error > mpmath.mpf(10) ** -dps * size:
+    if error > rtol * size:
+        tol = f"1e-{dps}" if rtol == mpmath.mpf(10) ** -dps else mpmath.nstr(rtol, 3)
         raise QuadratureError(f"a Gaussian integral's quadrature error estimate "
-                              f"{mpmath.nstr(error, 3)} exceeds 1e-{dps} of its size "
+                              f"{mpmath.nstr(error, 3)} exceeds {tol} of its size "
                               f"{mpmath.nstr(size, 3)}")
     return +total
 
