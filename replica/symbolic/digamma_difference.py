@@ -66,8 +66,7 @@ two digamma values nearly cancel (:math:`D_0(z) \approx 1/(2z)` against
 The balls are remembered per (order, precision, midpoint, radius), up to ``MEMO_SIZE``
 entries. At mpmath's working precision (:func:`digamma_difference_mp`) the two polygamma
 values are taken at enough further bits to cover their cancellation; in float64
-(:func:`digamma_difference_np`) SciPy's difference below :math:`y = 12` and the asymptotic
-series (10 terms, relative error below :math:`10^{-17}`) above.
+(:func:`digamma_difference_np`) SciPy's two values and their difference, as before.
 """
 
 from __future__ import annotations
@@ -359,43 +358,20 @@ def digamma_difference_mp(n, z):
     return +out
 
 
-_NP_SWITCH = 12.0
-"""Above this :math:`y = z + \\tfrac12` the float64 difference is the asymptotic series."""
-
-_NP_TERMS = 10
-
-
-@functools.lru_cache(maxsize=16)
-def _np_coefficients(n: int):
-    return tuple(p / q for p, q in _asymptotic_coefficients(n)[0][:_NP_TERMS])
-
-
 def digamma_difference_np(n, z):
-    r""":math:`D_n(z)` in float64 (NumPy arrays or scalars): SciPy's
-    ``psi``/``polygamma`` at both points for :math:`y = z + \tfrac12 < 12` (a relative error of
-    at most :math:`\sim 2y\log y` units in the last place), the asymptotic series with 10 terms
-    above (its remainder :math:`< 10^{-17}` of the value there)."""
+    r""":math:`D_n(z)` in float64 (NumPy arrays or scalars): SciPy's ``psi`` (:math:`n = 0`) or
+    ``polygamma`` at both points and their difference -- what the generated code computed
+    before this function (two ``polygamma`` calls), so that float64 curves are unchanged. (Its
+    relative error grows like :math:`2y\log y` units in the last place, :math:`y = z +
+    \tfrac12`; the asymptotic series of the module's docstring would keep 16 digits at large
+    :math:`z`, but it changed the float64 iteration at a non-converging point of phase
+    retrieval's curve above :math:`\alpha_{\rm alg}` (inadmissible -> max-iterations, +0.7 s
+    of the curve), so it is not used here.)"""
     import numpy as np
     from scipy import special
 
     n = int(n)
-    z = np.asarray(z, dtype=np.float64)
     with np.errstate(all="ignore"):
-        y = z + 0.5
-        small = ~(y >= _NP_SWITCH)  # (NaN: the direct form, which gives NaN)
-        ys = np.where(small, y, _NP_SWITCH)
         if n == 0:
-            direct = special.psi(ys + 0.5) - special.psi(ys)
-        else:
-            direct = special.polygamma(n, ys + 0.5) - special.polygamma(n, ys)
-        yl = np.where(small, _NP_SWITCH, y)
-        inv = 1 / yl
-        u = inv * inv
-        acc = np.zeros_like(yl)
-        for e in _np_coefficients(n)[::-1]:
-            acc = acc * u + e
-        far = (acc * u + math.factorial(n) / 2 * inv) * inv ** n
-        if n % 2:
-            far = -far
-        out = np.where(small, direct, far)
-    return out if out.ndim else out[()]
+            return special.psi(z + 1) - special.psi(z + 0.5)
+        return special.polygamma(n, z + 1) - special.polygamma(n, z + 0.5)
