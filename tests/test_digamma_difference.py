@@ -56,17 +56,18 @@ def prec():
     dd._MEMO.clear()
 
 
-ZS = ("0", "1e-12", "0.03", "0.29", "0.5", "0.8", "1.3", "1.77", "3.7", "10", "19.2", "27",
+ZS = ("0", "1e-12", "0.03", "0.29", "0.5", "0.8", "1.3", "1.77", "3.7", "10", "19.2", "23.5", "27",
       "40", "3.3e4", "2.5e62", "1e250")
 
 
 @pytest.mark.parametrize("bits", [96, 140, 196])
 def test_enclosure_contains_the_true_value_and_is_tight(prec, bits):
-    """For n = 0..2 (what the integrands use) at 96, 140 and 196 bits, z from 0 to 1e250 (both series and the centres'
-    boundaries between): the ball of an exact z holds the reference and is at most 2^(10-p) of
-    it wide; a ball of radius 1e-40 or 1e-20 relative holds the reference at both of its ends
-    (the enclosure is of every point) and is at most a few times the first-order width
-    |D_(n+1)| rad wide. Both the asymptotic and the Taylor forms are exercised (counted)."""
+    """For n = 0..2 (what the integrands use) at 96, 140 and 196 bits, z from 0 to 1e250 (both
+    series and the centres' boundaries between): the ball of an exact z holds the reference and
+    is at most 2^(5-p) of it wide (the widest here: 2^(3.7-p)); a ball of radius 1e-30
+    relative holds the reference at both of its ends (the enclosure is of every point) and is
+    at most a few times the first-order width |D_(n+1)| rad wide. Both the asymptotic and the
+    Taylor forms are exercised (counted)."""
     ctx.prec = bits
     used = {"asymptotic": 0, "taylor": 0}
     for zs in ZS:
@@ -77,10 +78,10 @@ def test_enclosure_contains_the_true_value_and_is_tight(prec, bits):
             ref = _ref(n, x)
             got = dd.digamma_difference_ball(n, z0)
             assert _contains(got, ref), (bits, zs, n, got)
-            assert _exact(got.rad()) <= mpmath.mpf(2) ** (10 - bits) * abs(ref), \
+            assert _exact(got.rad()) <= mpmath.mpf(2) ** (5 - bits) * abs(ref), \
                 (bits, zs, n, got)
             used["asymptotic" if dd.asymptotic_ball(n, z0) is not None else "taylor"] += 1
-            for rel in ("1e-40", "1e-20"):
+            for rel in ("1e-30",):
                 if x == 0:
                     continue
                 r = x * mpmath.mpf(rel)
