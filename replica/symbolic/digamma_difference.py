@@ -59,9 +59,9 @@ two digamma values nearly cancel (:math:`D_0(z) \approx 1/(2z)` against
 * *the hull of the values at the ends* on a finite ball right of :math:`-\tfrac12` that no
   series takes whole (:math:`D_n` is monotone there: :func:`hull_ball`);
 * *Arb's functions* elsewhere (a ball that is not finite or reaches :math:`z \le -\tfrac12`,
-  and the ends of a hull that no series takes): :math:`\psi(1 + z) - \psi(\tfrac12 + z)` by ``arb.digamma`` and
-  :math:`D_n = (-1)^{n+1}n!\,[\zeta(n + 1, 1 + z) - \zeta(n + 1, \tfrac12 + z)]` by
-  ``arb.zeta``.
+  and the ends of a hull that no series takes): :math:`\psi(1 + z) - \psi(\tfrac12 + z)`
+  by ``arb.digamma`` and :math:`D_n = (-1)^{n+1}n!\,[\zeta(n + 1, 1 + z) - \zeta(n + 1,
+  \tfrac12 + z)]` by ``arb.zeta``.
 
 The balls are remembered per (order, precision, midpoint, radius), up to ``MEMO_SIZE``
 entries. At mpmath's working precision (:func:`digamma_difference_mp`) the two polygamma
