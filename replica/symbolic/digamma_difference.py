@@ -347,14 +347,31 @@ def taylor_ball(n: int, z, prec=None, tail_scale=1, terms=None):
 
 
 def digamma_difference_mp(n, z):
-    r""":math:`D_n(z)` at mpmath's working precision: ``mpmath.polygamma`` at both points with
-    enough further bits for their cancellation (:math:`\log_2` of :math:`|\psi^{(n)}|/|D_n|`,
-    at most :math:`\log_2(2y\log y)` for :math:`y = |z + \tfrac12| > e`, plus 20)."""
+    r""":math:`D_n(z)` at mpmath's working precision :math:`p`: for real :math:`y = z +
+    \tfrac12` far enough out that at most ``MAX_TERMS`` terms of the asymptotic series reach
+    :math:`2^{-p-4}` (as :func:`asymptotic_ball`), that series at :math:`p + 10` bits;
+    elsewhere ``mpmath.polygamma`` at both points with enough further bits for their
+    cancellation (:math:`\log_2(2y\log y) + 20`, at most :math:`p + 64`)."""
     n = int(n)
-    y = abs(z + mpmath.mpf(1) / 2)
+    prec = mpmath.mp.prec
+    half = mpmath.mpf(1) / 2
+    if isinstance(z, mpmath.mpf) and mpmath.isfinite(z) and z + half > 1:
+        y = z + half
+        ly = float(mpmath.log(y, 2))
+        least = _least_log2_y(n, prec)
+        if ly >= least[-1]:
+            terms = bisect.bisect_left(least, -ly, key=lambda v: -v) + 1
+            with mpmath.extraprec(10):
+                u = 1 / (y * y)
+                acc = mpmath.mpf(0)
+                for p, q in _asymptotic_coefficients(n)[0][terms - 1::-1]:
+                    acc = acc * u + mpmath.mpf(p) / q
+                out = (acc * u + mpmath.factorial(n) / (2 * y)) / y ** n
+            return +out if n % 2 == 0 else -out
+    y = abs(z + half)
     extra = 20 + (int(mpmath.log(2 * y * max(1, mpmath.log(y)), 2)) + 1 if y > 2 else 0)
-    with mpmath.extraprec(extra):
-        out = mpmath.polygamma(n, z + 1) - mpmath.polygamma(n, z + mpmath.mpf(1) / 2)
+    with mpmath.extraprec(min(extra, prec + 64)):
+        out = mpmath.polygamma(n, z + 1) - mpmath.polygamma(n, z + half)
     return +out
 
 
