@@ -26,8 +26,9 @@ the printed 30-digit values are identical between the trees.
 (``--tree``: the tree measured as "this", default this checkout).
 
 ``--parts NAME,...`` instead prints where the time goes, one process per model (:func:`parts`):
-the point's CPU by ``Machine.evaluate`` group and backend and the ball ``polygamma`` calls, the
-curve's CPU and what :func:`replica.numerics.newton._second_look` spent on which points.
+the point's CPU by ``Machine.evaluate`` group and backend and the ball ``polygamma`` (and
+``digamma_difference``) calls, the curve's CPU and what
+:func:`replica.numerics.newton._second_look` spent on which points.
 """
 
 from __future__ import annotations
@@ -200,6 +201,10 @@ namespace = codegen._arb_namespace
 def with_timed_polygamma():
     ns = namespace()
     ns["polygamma"] = lambda n, x: timed(f"ball polygamma({int(n)}, x)", polygamma)(n, x)
+    if "digamma_difference" in ns:  # (psi32: the digamma difference as one function)
+        dd = ns["digamma_difference"]
+        ns["digamma_difference"] = lambda n, z: timed(f"ball digamma_difference({int(n)}, z)",
+                                                      dd)(n, z)
     return ns
 codegen._arb_namespace = with_timed_polygamma
 model = replica.load_model(path)

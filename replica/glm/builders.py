@@ -102,7 +102,7 @@ import sympy
 from ..errors import keywords_checked
 from ..modeling import LAMBDA_I, MU_I, ModelError, Parameter, SaddlePointModel, Stability, avg
 from ..problem import Rule
-from ..symbolic.gaussian import GaussianIntegral, log_erfc, softplus
+from ..symbolic.gaussian import GaussianIntegral, digamma_difference, log_erfc, softplus
 from ..symbolic import Step
 from . import calculus
 from .parts import (CHANNELS, LOSSES, PENALTIES, PRIORS, T, Channel, Gaussian, Loss, PartError,
@@ -1078,10 +1078,17 @@ def _psi_out_abs(channel: Channel, Vv, D: GLMDerivation):
     return _abs_polar(u * omega / Vv, w, Vv, poly_avg, D)
 
 
-def _abs_radial(a):
+def _abs_radial(a, engine: bool = True):
     r""":math:`G(a) = \int_0^\infty ds\,e^{-s}\log 2\cosh(2as)` for :math:`a > 0` in closed form
-    (:func:`_psi_out_abs`)."""
+    (:func:`_psi_out_abs`): :math:`2a + \log 2 - \tfrac12D_0(1/(8a))` with the digamma
+    difference :math:`D_0(z) = \psi(1 + z) - \psi(\tfrac12 + z)` as one function
+    (``replica.symbolic.gaussian.digamma_difference``: generated code evaluates it and its
+    derivatives in one call each, without the cancellation of the two digamma values at large
+    :math:`z`); ``engine=False``: the two ``polygamma`` values, as displayed in the radial
+    step."""
     p = 1 / (8 * a)
+    if engine:
+        return 2 * a + sympy.log(2) - digamma_difference(0, p) / 2
     return 2 * a + sympy.log(2) - (sympy.polygamma(0, 1 + p)
                                    - sympy.polygamma(0, sympy.Rational(1, 2) + p)) / 2
 
@@ -1127,13 +1134,18 @@ def _abs_polar(X, w, Vv, poly_avg, D: GLMDerivation):
           "and phi = 2 theta uniform, independent of s (checked by SymPy).", check_form)
 
     G = _abs_radial(a)
+    G_psi = _abs_radial(a, engine=False)
     k = sympy.Symbol("k", positive=True, integer=True)
+    zz = sympy.Symbol("z", positive=True)
 
     def check_radial():
         """SymPy: the partial fractions 1/(k(1 + 4ak)) = 1/k - 1/(k + 1/(4a)) and
         sum (-1)^(k+1)/k = log 2; mpmath: the digamma form of the alternating sum
         sum_j (-1)^j/(j + x) at two points (nsum), and G(a) against the quadrature of
-        e^{-s} log 2 cosh(2as) at a from 1e-6 to 1e3, to 1e-25 relative."""
+        e^{-s} log 2 cosh(2as) at a from 1e-6 to 1e3, to 1e-25 relative; the engine's G
+        (with digamma_difference) is the displayed one (SymPy), and digamma_difference of
+        orders 0-2 at four points is mpmath's difference of polygamma values at 60 digits, to
+        1e-28 relative."""
         import mpmath
 
         if sympy.simplify(sympy.apart(1 / (k * (1 + 4 * a * k)), k)
@@ -1157,15 +1169,39 @@ def _abs_polar(X, w, Vv, poly_avg, D: GLMDerivation):
                     [0, 1 / (4 * av), 1, mpmath.inf])
                 if abs(closed - quad) > mpmath.mpf(10) ** -25 * abs(quad):
                     return False
+            # the engine's G is the displayed one: D_n(z) is the difference of polygamma
+            # values (SymPy), and its value (replica.symbolic.digamma_difference) is mpmath's
+            # difference at 60 digits, its derivative D_{n+1}
+            if sympy.simplify(G.replace(digamma_difference, lambda n, z: digamma_difference(
+                    n, z).rewrite_polygamma()) - G_psi) != 0:
+                return False
+            if sympy.diff(digamma_difference(0, zz), zz) != digamma_difference(1, zz):
+                return False
+            for nv in (0, 1, 2):
+                for zv in ("1e-3", "0.6", "7", "1e5"):
+                    x = mpmath.mpf(zv)
+                    got = mpmath.mpf(sympy.N(digamma_difference(nv, sympy.Float(zv, 60)), 40))
+                    with mpmath.workdps(60):
+                        x = mpmath.mpf(zv)
+                        ref = mpmath.polygamma(nv, 1 + x) - mpmath.polygamma(nv, x + 0.5)
+                    if abs(got - ref) > mpmath.mpf(10) ** -28 * abs(ref):
+                        return False
         return True
 
-    D.add("channel_radial", {"G": sympy.Eq(sympy.Function("G")(a), G)},
+    D.add("channel_radial", {"G": sympy.Eq(sympy.Function("G")(a), G_psi),
+                             "D": sympy.Eq(digamma_difference(sympy.Symbol("n"), zz),
+                                           sympy.polygamma(sympy.Symbol("n"), 1 + zz)
+                                           - sympy.polygamma(sympy.Symbol("n"),
+                                                             sympy.Rational(1, 2) + zz))},
           "The average over s of log 2 cosh(2 a s), a = |c|: log 2 cosh x = |x| + sum_k "
           "(-1)^(k+1) exp(-2k|x|)/k integrated termwise against exp(-s) gives 2a + sum_k "
           "(-1)^(k+1)/(k(1 + 4ak)); by partial fractions log 2 minus the alternating sum over "
           "k of 1/(k + 1/(4a)), a difference of digamma functions (SymPy: the partial "
           "fractions and log 2; mpmath: the digamma form, and G against quadrature from "
-          "a = 1e-6 to 1e3).", check_radial)
+          "a = 1e-6 to 1e3). The engine evaluates the difference as one function "
+          "digamma_difference(n, z) = psi^(n)(1 + z) - psi^(n)(1/2 + z), its derivative "
+          "digamma_difference(n + 1, z), without the cancellation of the two values at large z "
+          "(checked: SymPy, and against mpmath's difference at 60 digits).", check_radial)
 
     t = sympy.Symbol("t", real=True)
     psi0 = sympy.atan(sympy.sqrt(Vv / m))  # chi_0 of the docstring

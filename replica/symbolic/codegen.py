@@ -141,6 +141,7 @@ def _arb_namespace() -> dict:
         ns[name] = unary(name)
     ns.update(_log_space_balls(ns, lambda v: v if type(v) is arb else arb_of(v)))
     ns["polygamma"] = _ball_polygamma
+    ns["digamma_difference"] = _ball_digamma_difference
     ns["owens_t"] = _ball_owens_t
     ns["owens_u"] = _ball_owens_u
     return ns
@@ -159,6 +160,15 @@ def _ball_owens_u(h, a):
     from .owen import owens_u_ball
 
     return owens_u_ball(h, a)
+
+
+def _ball_digamma_difference(n, z):
+    r""":math:`\psi^{(n)}(1 + z) - \psi^{(n)}(\tfrac12 + z)` of a ball ``z``
+    (``replica.symbolic.gaussian.digamma_difference``):
+    :func:`replica.symbolic.digamma_difference.digamma_difference_ball`."""
+    from .digamma_difference import digamma_difference_ball
+
+    return digamma_difference_ball(n, z)
 
 
 def _ball_polygamma(n, x):
@@ -2498,7 +2508,18 @@ def _mpmath_namespace() -> dict:
     ns.update(_LOG_SPACE_MP)
     ns["owens_t"] = owens_t_mp
     ns["owens_u"] = owens_u_mp
+    ns["digamma_difference"] = digamma_difference_mp
     return ns
+
+
+def digamma_difference_mp(n, z):
+    r""":math:`\psi^{(n)}(1 + z) - \psi^{(n)}(\tfrac12 + z)`
+    (``replica.symbolic.gaussian.digamma_difference``) at mpmath's working precision, the
+    cancellation covered by further bits:
+    :func:`replica.symbolic.digamma_difference.digamma_difference_mp`."""
+    from .digamma_difference import digamma_difference_mp as f
+
+    return f(n, z)
 
 
 def owens_t_mp(h, a):
@@ -2557,19 +2578,22 @@ def _numpy_namespace() -> dict:
             ns[name] = _extended(name)
         ns.update(_log_space_np(ns["erfc"], ns["erfcx"]))
         ns["polygamma"] = _polygamma_np
+        ns["digamma_difference"] = _digamma_difference_np
         ns["owens_t"] = _owens_t_np
         ns["owens_u"] = _owens_u_np
     return ns
 
 
-_SPECIAL_NP = ("polygamma", "owens_t", "owens_u")
+_SPECIAL_NP = ("polygamma", "digamma_difference", "owens_t", "owens_u")
 """Special functions the float64 namespace adds (SciPy's, imported on the first call) beyond
-the error functions and the log-space forms: SymPy's ``polygamma`` and Owen's T
+the error functions and the log-space forms: SymPy's ``polygamma``, the digamma difference
+(``replica.symbolic.gaussian.digamma_difference``) and Owen's T
 (``replica.symbolic.gaussian.owens_t``) and its complement ``owens_u``."""
 
-_SPECIAL_MP = ("owens_t", "owens_u")
+_SPECIAL_MP = ("owens_t", "owens_u", "digamma_difference")
 """Functions of :mod:`replica.symbolic.gaussian` the mpmath namespace adds beyond the
-log-space forms (mpmath has no Owen's T): :func:`owens_t_mp`, :func:`owens_u_mp`."""
+log-space forms (mpmath has no Owen's T): :func:`owens_t_mp`, :func:`owens_u_mp`,
+:func:`digamma_difference_mp` (a difference without its cancellation)."""
 
 
 def _owens_t_np(h, a):
@@ -2608,6 +2632,18 @@ def _polygamma_np(n, x):
         return special.psi(v) if n == 0 else special.polygamma(n, v)
 
     return _first_order_longdouble(f64, lambda v: special.polygamma(n + 1, v))(x)
+
+
+def _digamma_difference_np(n, z):
+    r""":math:`D_n(z) = \psi^{(n)}(1 + z) - \psi^{(n)}(\tfrac12 + z)`
+    (``replica.symbolic.gaussian.digamma_difference``) in float64:
+    :func:`replica.symbolic.digamma_difference.digamma_difference_np`; for ``longdouble``
+    arguments the float64 value plus the first-order correction :math:`D_{n+1}(z_{53})(z -
+    z_{53})` (as :func:`_first_order_longdouble`)."""
+    from .digamma_difference import digamma_difference_np as f
+
+    n = int(n)
+    return _first_order_longdouble(lambda v: f(n, v), lambda v: f(n + 1, v))(z)
 
 
 def _log_space_np(erfc, erfcx) -> dict:

@@ -1171,6 +1171,48 @@ class owens_u(sympy.Function):  # noqa: N801
             abs(sympy.N(h * a, 15)) ** 2))
 
 
+class digamma_difference(sympy.Function):  # noqa: N801
+    r""":math:`D_n(z) = \psi^{(n)}(1 + z) - \psi^{(n)}(\tfrac12 + z)` (integer :math:`n \ge 0`),
+    one function of the code generator (:mod:`replica.symbolic.codegen`) for a difference of
+    two polygamma values: real phase retrieval's radial average
+    :math:`G(a) = 2a + \log 2 - \tfrac12D_0(1/(8a))`. Generated code evaluates it without the
+    cancellation of the difference (:math:`D_0(z) \sim 1/(2z)` against
+    :math:`\psi \sim \log z`) and in one call (:mod:`replica.symbolic.digamma_difference`:
+    real balls by its asymptotic or Taylor series with rigorous remainders, else Arb's
+    functions; mpmath at further bits; float64 by SciPy or the asymptotic series);
+    complex-ball code has none (not enclosable there). Its derivative is
+    :math:`\partial_zD_n = D_{n+1}`. In LaTeX it prints as the difference of polygamma values
+    it stands for."""
+
+    nargs = 2
+
+    def fdiff(self, argindex=2):
+        n, z = self.args
+        if argindex == 2:
+            return digamma_difference(n + 1, z)
+        raise sympy.ArgumentIndexError(self, argindex)
+
+    def rewrite_polygamma(self):
+        """The difference of SymPy's ``polygamma`` it stands for."""
+        n, z = self.args
+        return sympy.polygamma(n, 1 + z) - sympy.polygamma(n, sympy.Rational(1, 2) + z)
+
+    def _eval_evalf(self, prec):
+        import mpmath
+
+        from .digamma_difference import digamma_difference_mp
+
+        if not all(x.is_number for x in self.args):
+            return None
+        n, z = self.args
+        with mpmath.workprec(prec + 20):
+            value = digamma_difference_mp(int(n), mpmath.mpmathify(z.evalf(prec + 20)))
+            return sympy.Float(value, precision=prec)
+
+    def _latex(self, printer):
+        return r"\left(%s\right)" % printer._print(self.rewrite_polygamma())
+
+
 SCALED_ERFC_FROM = sympy.Rational(53, 2)
 r"""Where an integrand's ``erfc`` arguments reach this, its float64 value is taken from the
 scaled form of :func:`scaled_erfc`; where they are below it and the plain form is finite, from
