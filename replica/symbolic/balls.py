@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import mpmath
 
-__all__ = ["NotEnclosable", "arb_of"]
+__all__ = ["NotEnclosable", "arb_of", "ball_key"]
 
 
 class NotEnclosable(ValueError):
@@ -43,3 +43,11 @@ def arb_of(x):
 def _ball_float(sign, man, exp):
     """The exact value of a binary floating-point constant, as a ball of radius 0."""
     return _arb()((-man if sign else man, exp))
+
+
+def ball_key(x):
+    """A ball's exact identity as a hashable key: its midpoint's and radius's binary mantissas
+    and exponents, as integers (equal keys: the same ball, to the last bit) -- what the memos of
+    ball special functions are keyed on, beside the order and the precision."""
+    mid, rad = x.mid().man_exp(), x.rad().man_exp()
+    return int(mid[0]), int(mid[1]), int(rad[0]), int(rad[1])

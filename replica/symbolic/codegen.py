@@ -65,7 +65,7 @@ BACKENDS = {"mp": "mpmath", "np": "numpy", "arb": "arb"}
 """Backend name -> the ``lambdify`` module it uses (``"arb"``: :data:`ARB_NAMESPACE`)."""
 
 
-from .balls import _ARB, NotEnclosable, _arb, _ball_float, arb_of  # noqa: F401 (re-exported)
+from .balls import _ARB, NotEnclosable, _arb, _ball_float, arb_of, ball_key  # noqa: F401 (re-exported)
 
 
 def _ball_ipow(x, n: int):
@@ -185,8 +185,7 @@ def _ball_polygamma(n, x):
     n = int(n)
     x = x if type(x) is arb else arb_of(x)
     prec = _flint_prec()
-    mid, rad = x.mid().man_exp(), x.rad().man_exp()
-    key = (n, prec, int(mid[0]), int(mid[1]), int(rad[0]), int(rad[1]))
+    key = (n, prec, *ball_key(x))
     got = _POLYGAMMA_MEMO.get(key)
     if got is not None:
         return got

@@ -77,7 +77,7 @@ import math
 
 import mpmath
 
-from .balls import _arb, arb_of
+from .balls import _arb, arb_of, ball_key
 
 MAX_TERMS = 40
 """The most terms of the asymptotic series before the Taylor series (or Arb) is used."""
@@ -110,8 +110,7 @@ def digamma_difference_ball(n, z):
     n = int(n)
     z = z if type(z) is arb else arb_of(z)
     prec = _prec()
-    mid, rad = z.mid().man_exp(), z.rad().man_exp()
-    key = (n, prec, int(mid[0]), int(mid[1]), int(rad[0]), int(rad[1]))
+    key = (n, prec, *ball_key(z))
     got = _MEMO.get(key)
     if got is not None:
         return got
