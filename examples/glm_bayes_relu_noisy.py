@@ -43,11 +43,13 @@ free entropy     -1.0648587709802551986
 ===============  ===========================
 
 (``tests/test_glm_bayes_relu_noisy.py`` checks that this m is a fixed point of the state
-evolution written out by hand.) The mpmath evaluation is still slow: at 15 digits one evaluation of the map takes about 15 s
+evolution written out by hand.) The mpmath evaluation is still slow: at 15 digits one evaluation of the map took about 15 s
 of CPU time and of its Jacobian 40 s (each node of the outer rule computes an inner
-integral: about 700 inner integrals, 277,000 evaluations of the integrand in ball
-arithmetic; ``benchmarks/relu2d_map.py``); at 30 digits the map took 69 s before the
-log-space form (not re-measured since). Its derived equations are shown by
+integral: 264 outer nodes, 262,696 evaluations of the integrand in ball arithmetic;
+``benchmarks/relu2d_map.py``); since each inner integral starts one level lower where the
+last one needed less (benchmarks/README.md, section noisy2d) 123,664 evaluations and 8.8 s
+against 16.0 s side by side (20 digits: 13.2 s against 28.4 s); the 20-digit point above was
+not re-timed. At 30 digits the map took 69 s before the log-space form (not re-measured since). Its derived equations are shown by
 
     replica equations --model examples/glm_bayes_relu_noisy.py
 """
