@@ -261,7 +261,7 @@ and serve every precision up to that (each its own number of terms)."""
 
 
 def _terms(prec: int, n: int, a: float) -> int:
-    """The number of Taylor terms :math:`L` at ``prec`` bits for :math:`D_n` about
+    r"""The number of Taylor terms :math:`L` at ``prec`` bits for :math:`D_n` about
     :math:`a_j = a`: :math:`\rho^{L-n}` below :math:`2^{-p-8-8n}/(1 + a)` (the bound of the
     module's docstring is then below :math:`2^{-p-4}` of :math:`|D_n|`)."""
     return int(math.ceil((prec + 8 + n * 8 + math.log2(1 + a)) / -math.log2(RHO))) + n

@@ -108,7 +108,7 @@ from ..errors import ConvergenceError
 
 __all__ = ["QuadratureError", "legendre_rule", "tail_weights", "gauss_legendre_pieces", "gauss_legendre_fused", "gauss_truncation",
            "NotResolved", "LevelHints",
-           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "RULE_STORE", "level_nodes"]
+           "MAX_LEVEL", "MAX_REFINEMENTS", "TAILS", "RULE_STORE", "NOISE_DROP", "level_nodes"]
 
 class QuadratureError(ConvergenceError):
     """A Gaussian integral whose quadrature error estimate is not below the working precision
