@@ -578,9 +578,13 @@ def _remember(key, value):
 
 
 def _remembered(which: str, h, a, share: bool = True, parts=None):
-    h, a = _as_ball(h), _as_ball(a)
-    parts = parts or _parts(h, a)
-    key = _memo_key(which, h, a, parts)
+    import flint
+
+    if type(h) is not flint.arb or type(a) is not flint.arb:
+        h, a = _as_ball(h), _as_ball(a)
+    if parts is None:
+        parts = (h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp())
+    key = (which, parts, flint.ctx.prec)  # (_memo_key's, inline: a call at every node)
     hit = _BALL_MEMO.get(key)
     if hit is None:
         if parts[1] != _ZERO or parts[3] != _ZERO:
