@@ -380,3 +380,22 @@ def _check_radius_balls(points):
                 assert ball.rad() <= cap, (which, hv, av, ball.rad(), spread)
     finally:
         flint.ctx.prec = old
+
+
+def test_a_full_memo_drops_its_older_half(monkeypatch):
+    """(< 0.01 s) The ball memo at MEMO values drops the older half, not all: the values of a
+    solve's last integrands stay for the next solve (a full clear made the second solve of the
+    committee machine redo 290 series); its size stays bounded."""
+    from replica.symbolic import owen
+
+    monkeypatch.setattr(owen, "MEMO", 8)
+    monkeypatch.setattr(owen, "_BALL_MEMO", {})
+    for k in range(8):
+        owen._remember(("T", k), k)
+    assert len(owen._BALL_MEMO) == 8
+    owen._remember(("T", 8), 8)
+    assert list(owen._BALL_MEMO) == [("T", k) for k in range(4, 9)]
+    for k in range(9, 40):
+        owen._remember(("T", k), k)
+        assert len(owen._BALL_MEMO) <= 8
+    assert ("T", 39) in owen._BALL_MEMO and owen._BALL_MEMO[("T", 39)] == 39

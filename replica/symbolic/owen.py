@@ -85,6 +85,7 @@ There is no complex-ball version (``acb``): ``--certify`` refuses an integrand w
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath
@@ -572,8 +573,9 @@ def _memo_key(which: str, h, a, parts=None):
 
 
 def _remember(key, value):
-    if len(_BALL_MEMO) >= MEMO:
-        _BALL_MEMO.clear()
+    if len(_BALL_MEMO) >= MEMO:  # (the older half goes: a solve's last values stay for the next)
+        for old in list(itertools.islice(_BALL_MEMO, MEMO // 2)):
+            del _BALL_MEMO[old]
     _BALL_MEMO[key] = value
 
 
