@@ -143,6 +143,44 @@ def _check_balls(points):
         flint.ctx.prec = old
 
 
+def test_t_alone_sums_one_series_at_its_own_precision(monkeypatch):
+    """(0.1 s) An integrand naming T(h, a) alone (the committee's Gibbs error: U never asked at
+    that a) sums one series at T's precision, p + GUARD + ceil(S log2 e) + 8 bits, and no U
+    (whose difference form would sum T at about twice the further bits); the ball contains the
+    60-digit reference. Asked for U at that a once, T shares U's series again."""
+    import math
+
+    import flint
+
+    from replica.symbolic import owen
+
+    bits, us = [], []
+    series, u_ball = owen._series_f, owen._u_ball
+    monkeypatch.setattr(owen, "_series_f", lambda h, a, b, terms=None: (
+        bits.append(b), series(h, a, b, terms))[1])
+    monkeypatch.setattr(owen, "_u_ball", lambda h, a, parts=None: (
+        us.append(1), u_ball(h, a, parts))[1])
+    old = flint.ctx.prec
+    try:
+        flint.ctx.prec = 170
+        owen._BALL_MEMO.clear()
+        owen._U_WANTED.clear()
+        hv, av = 3.0, 1.4
+        t = owen.owens_t_ball(flint.arb(hv), flint.arb(av))
+        S = hv * hv / 2 * av * av
+        assert us == [] and bits == [170 + owen.GUARD + math.ceil(S * math.log2(math.e)) + 8]
+        _assert_tight_enclosure(t, _t_ref(hv, av, 60), (hv, av))
+        owen.owens_u_ball(flint.arb(2.5), flint.arb(av))  # U asked at a: T shares from now on
+        bits.clear()
+        us.clear()
+        owen.owens_t_ball(flint.arb(3.25), flint.arb(av))
+        S = 3.25 * 3.25 / 2 * av * av
+        c = math.ceil(S * math.log2(math.e))  # (T at U's precision p + GUARD + 2c + 16)
+        assert us == [1] and bits == [170 + owen.GUARD + 2 * c + 16 + owen.GUARD + c + 8]
+    finally:
+        flint.ctx.prec = old
+
+
 def test_truncation_bounds_are_what_makes_the_enclosure():
     """(0.2 s) With the sums cut short on purpose the truncation bounds are most of the radius
     and still enclose: the series F(s, a) with 4 and 8 terms, the tail integral cut at V = 0.02
@@ -194,10 +232,11 @@ def test_mpmath_values_far_out_have_every_digit(h):
 
 
 def test_t_and_u_share_one_series_and_one_tail_integral(monkeypatch):
-    """(0.9 s at load 8: the references) An integrand naming T(h, a) and then U(h, a) (the committee's channel) costs one
-    series sum where s a^2 <= SERIES_MAX (U's difference form sums T at its precision and leaves
-    it, rounded, for T) and one tail integral beyond (T takes U from the memo); both balls
-    contain the 60-digit references and hold 160 bits."""
+    """(0.9 s at load 8: the references) An integrand naming T(h, a) and then U(h, a) (the
+    committee's channel) costs, once U has been asked at that a (a node before), one series sum
+    where s a^2 <= SERIES_MAX (U's difference form sums T at its precision and leaves it,
+    rounded, for T) and one tail integral beyond (T takes U from the memo); both balls contain
+    the 60-digit references and hold 160 bits."""
     import flint
 
     from replica.symbolic import owen
@@ -213,6 +252,8 @@ def test_t_and_u_share_one_series_and_one_tail_integral(monkeypatch):
         flint.ctx.prec = 170
         for hv, av, series, tail in [(3.0, 1.4, 1, 0), (7.5, 1.4, 0, 1)]:
             owen._BALL_MEMO.clear()
+            owen._U_WANTED.clear()
+            owen.owens_u_ball(flint.arb(2.5), flint.arb(av))  # (a node before: U asked at a)
             for k in calls:
                 calls[k] = 0
             hb, ab = flint.arb(hv), flint.arb(av)
@@ -339,3 +380,22 @@ def _check_radius_balls(points):
                 assert ball.rad() <= cap, (which, hv, av, ball.rad(), spread)
     finally:
         flint.ctx.prec = old
+
+
+def test_a_full_memo_drops_its_older_half(monkeypatch):
+    """(< 0.01 s) The ball memo at MEMO values drops the older half, not all: the values of a
+    solve's last integrands stay for the next solve (a full clear made the second solve of the
+    committee machine redo 290 series); its size stays bounded."""
+    from replica.symbolic import owen
+
+    monkeypatch.setattr(owen, "MEMO", 8)
+    monkeypatch.setattr(owen, "_BALL_MEMO", {})
+    for k in range(8):
+        owen._remember(("T", k), k)
+    assert len(owen._BALL_MEMO) == 8
+    owen._remember(("T", 8), 8)
+    assert list(owen._BALL_MEMO) == [("T", k) for k in range(4, 9)]
+    for k in range(9, 40):
+        owen._remember(("T", k), k)
+        assert len(owen._BALL_MEMO) <= 8
+    assert ("T", 39) in owen._BALL_MEMO and owen._BALL_MEMO[("T", 39)] == 39

@@ -142,24 +142,11 @@ def _arb_namespace() -> dict:
     ns.update(_log_space_balls(ns, lambda v: v if type(v) is arb else arb_of(v)))
     ns["polygamma"] = _ball_polygamma
     ns["digamma_difference"] = _ball_digamma_difference
-    ns["owens_t"] = _ball_owens_t
-    ns["owens_u"] = _ball_owens_u
+    from .owen import owens_t_ball, owens_u_ball  # (bound here: a call at every node)
+
+    ns["owens_t"] = owens_t_ball
+    ns["owens_u"] = owens_u_ball
     return ns
-
-
-def _ball_owens_t(h, a):
-    """Owen's :math:`T(h, a)` of balls: :func:`replica.symbolic.owen.owens_t_ball` (every
-    truncation bounded, in the radius)."""
-    from .owen import owens_t_ball
-
-    return owens_t_ball(h, a)
-
-
-def _ball_owens_u(h, a):
-    """:math:`U(h, a)` of balls: :func:`replica.symbolic.owen.owens_u_ball`."""
-    from .owen import owens_u_ball
-
-    return owens_u_ball(h, a)
 
 
 def _ball_digamma_difference(n, z):

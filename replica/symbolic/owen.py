@@ -85,6 +85,7 @@ There is no complex-ball version (``acb``): ``--certify`` refuses an integrand w
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath
@@ -572,15 +573,20 @@ def _memo_key(which: str, h, a, parts=None):
 
 
 def _remember(key, value):
-    if len(_BALL_MEMO) >= MEMO:
-        _BALL_MEMO.clear()
+    if len(_BALL_MEMO) >= MEMO:  # (the older half goes: a solve's last values stay for the next)
+        for old in list(itertools.islice(_BALL_MEMO, MEMO // 2)):
+            del _BALL_MEMO[old]
     _BALL_MEMO[key] = value
 
 
 def _remembered(which: str, h, a, share: bool = True, parts=None):
-    h, a = _as_ball(h), _as_ball(a)
-    parts = parts or _parts(h, a)
-    key = _memo_key(which, h, a, parts)
+    import flint
+
+    if type(h) is not flint.arb or type(a) is not flint.arb:
+        h, a = _as_ball(h), _as_ball(a)
+    if parts is None:
+        parts = (h.mid().man_exp(), h.rad().man_exp(), a.mid().man_exp(), a.rad().man_exp())
+    key = (which, parts, flint.ctx.prec)  # (_memo_key's, inline: a call at every node)
     hit = _BALL_MEMO.get(key)
     if hit is None:
         if parts[1] != _ZERO or parts[3] != _ZERO:
@@ -593,6 +599,11 @@ def _remembered(which: str, h, a, share: bool = True, parts=None):
 
 _ZERO = (0, 0)
 """The ``(mantissa, exponent)`` of a zero radius."""
+
+_U_WANTED: set = set()
+"""The ``(midpoint of a, precision)`` at which :math:`U` has been evaluated (``_u_ball``):
+``_t_ball`` shares its series with :math:`U` only there (a cost, never a value: the ball is an
+enclosure either way)."""
 
 
 def _derivatives(which: str, h, a):
@@ -740,11 +751,13 @@ def _t_ball(h, a, share: bool = True, parts=None):
     p = flint.ctx.prec
     S = float((h * h / 2).upper()) * float(abs(a).upper()) ** 2
     if S <= SERIES_MAX:
-        if share and a > 0:
+        parts = parts or _parts(h, a)
+        if share and a > 0 and (parts[2], p) in _U_WANTED:
             # T and U from one series: U's difference form sums T at its (higher) precision
-            # and leaves that T, rounded to p, in the memo (an integrand naming T(h, a) names
-            # U(h, a) too: the committee's channel)
-            parts = parts or _parts(h, a)
+            # and leaves that T, rounded to p, in the memo -- only where U has been asked at
+            # this a and precision (an integrand naming T(h, a) and U(h, a): the committee's
+            # channel; its first node pays a second series); an integrand naming T alone (the
+            # Gibbs error) sums T at T's precision and no U
             _remembered("U", h, a, parts=parts)
             hit = _BALL_MEMO.get(_memo_key("T", h, a, parts))
             if hit is not None:
@@ -789,13 +802,17 @@ def _u_ball(h, a, parts=None):
         return _nan()
     p = flint.ctx.prec
     S = float((h * h / 2).upper()) * float(a.upper()) ** 2
+    parts = parts or _parts(h, a)
+    if (parts[2], p) not in _U_WANTED:
+        if len(_U_WANTED) >= MEMO:
+            _U_WANTED.clear()
+        _U_WANTED.add((parts[2], p))
     old = flint.ctx.prec
     try:
         if S <= SERIES_MAX or h < 0:
             bits = p + GUARD + 2 * int(math.ceil(S * 1.4426950408889634)) + 16 \
                 if S <= SERIES_MAX else p + GUARD
             flint.ctx.prec = bits
-            parts = parts or _parts(h, a)
             t_hi = _remembered("T", h, a, share=False, parts=parts)
             value = (h / flint.arb(2).sqrt()).erfc() / 4 - t_hi
         elif h > 0:
